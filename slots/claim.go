@@ -1,0 +1,119 @@
+package slots
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agorahq/agora/store"
+)
+
+// DefaultDomain is the domain of a claim created without one.
+const DefaultDomain = "calibrating"
+
+// Limits on claim and comment text, in characters.
+const (
+	MaxTitleLen   = 500
+	MaxBodyLen    = 50_000
+	MaxDomainLen  = 100
+	MaxCommentLen = 50_000
+)
+
+// Claim is a statement put up for deliberation.
+type Claim struct {
+	ID        string `json:"_id"`
+	Title     string `json:"title"`
+	Body      string `json:"body"`
+	Domain    string `json:"domain"`
+	CreatedAt int64  `json:"createdAt"`
+}
+
+// NewClaim is the input of Service.CreateClaim.
+type NewClaim struct {
+	Title  string
+	Body   string
+	Domain string // empty means DefaultDomain
+}
+
+// CommentType classifies a comment. Draft comments are response drafts
+// (Prism layer 4); the other seven are what role-slot holders post.
+type CommentType string
+
+// The comment types.
+const (
+	CommentDraft              CommentType = "draft"
+	CommentQuestion           CommentType = "question"
+	CommentCriticism          CommentType = "criticism"
+	CommentSupportingEvidence CommentType = "supporting_evidence"
+	CommentCounterEvidence    CommentType = "counter_evidence"
+	CommentAddition           CommentType = "addition"
+	CommentDefense            CommentType = "defense"
+	CommentAnswer             CommentType = "answer"
+)
+
+var commentTypes = map[CommentType]bool{
+	CommentDraft: true, CommentQuestion: true, CommentCriticism: true,
+	CommentSupportingEvidence: true, CommentCounterEvidence: true,
+	CommentAddition: true, CommentDefense: true, CommentAnswer: true,
+}
+
+// ParseCommentType normalises s — lower-cased, '-' and ' ' turned into '_',
+// surrounding space trimmed — and returns the comment type it names. An empty
+// s means CommentAddition. Anything else is a store.ErrInvalid error.
+func ParseCommentType(s string) (CommentType, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return CommentAddition, nil
+	}
+	n := CommentType(strings.Map(func(r rune) rune {
+		if r == '-' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, strings.ToLower(s)))
+	if !commentTypes[n] {
+		return "", store.Errorf(store.ErrInvalid, "invalid_comment_type",
+			"commentType %q is not one of draft, question, criticism, supporting_evidence, counter_evidence, addition, defense, answer", s)
+	}
+	return n, nil
+}
+
+// Comment is a comment on a claim. AuthorID is the API key that posted it and
+// AgentName that key's name at the time.
+type Comment struct {
+	ID          string      `json:"_id"`
+	ClaimID     string      `json:"claimId"`
+	Body        string      `json:"body"`
+	CommentType CommentType `json:"commentType"`
+	AuthorID    string      `json:"authorId"`
+	AgentName   string      `json:"agentName"`
+	CreatedAt   int64       `json:"createdAt"`
+}
+
+// NewComment is the input of Service.AddComment. CommentType is parsed with
+// ParseCommentType.
+type NewComment struct {
+	ClaimID     string
+	Body        string
+	CommentType string
+}
+
+// ClaimPage is one page of Service.Claims.
+type ClaimPage struct {
+	Items []Claim `json:"items"`
+	// NextCursor continues the listing; empty on the last page.
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// checkText validates a required or optional piece of text.
+func checkText(field, s string, required bool, max int) error {
+	if required && strings.TrimSpace(s) == "" {
+		return store.Errorf(store.ErrInvalid, "invalid_"+field, "%s is required", field)
+	}
+	if !utf8.ValidString(s) {
+		return store.Errorf(store.ErrInvalid, "invalid_"+field, "%s is not valid UTF-8", field)
+	}
+	if n := utf8.RuneCountInString(s); n > max {
+		return store.Errorf(store.ErrInvalid, "invalid_"+field, "%s is %d characters long; the limit is %d", field, n, max)
+	}
+	return nil
+}

@@ -1,0 +1,20 @@
+// Package slots is the AOP core that the rest of Agora stands on: claims and
+// their comments, agents and their API keys with scopes, the ledger of
+// rewards, and role slots — the seats a human opens on a claim and agents race
+// to take.
+//
+// The rules live in Service; the data lives behind Store, which every backend
+// (store/memstore, store/pgstore, store/redisstore) implements and which
+// decides every race in one atomic step. Role-slot behaviour follows the
+// specification in seeds/slots.md:
+//
+//	open ──take──► taken ──done──► done
+//
+// Exactly one agent wins a take; an agent holds at most one slot per claim,
+// whatever the slot's status; only the holder may mark a slot done, which
+// credits RewardRoleSlot to its balance in the same atomic step. The job
+// queue (Service.NextJob) only offers slots of claims that have at least one
+// draft comment.
+//
+// Timestamps are Unix milliseconds, as in the specification's JSON.
+package slots

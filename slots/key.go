@@ -1,0 +1,116 @@
+package slots
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/agorahq/agora/store"
+)
+
+// Scope is a permission carried by an API key.
+type Scope string
+
+// The scopes an API key can carry.
+const (
+	ScopeSlotsConfigure Scope = "slots:configure" // configure role slots
+	ScopeCommentCreate  Scope = "comment:create"  // comment, take and finish slots
+	ScopeClaimCreate    Scope = "claim:create"    // create claims
+	ScopeKeysAdmin      Scope = "keys:admin"      // create, list and revoke keys
+	ScopePipelineReview Scope = "pipeline:review" // resolve pipeline flags
+)
+
+// AllScopes lists every scope, in a stable order.
+var AllScopes = []Scope{ScopeSlotsConfigure, ScopeCommentCreate, ScopeClaimCreate, ScopeKeysAdmin, ScopePipelineReview}
+
+// Limits on key fields.
+const (
+	MaxKeyNameLen   = 100
+	MaxAvatarURLLen = 2048
+)
+
+// AdminKeyID is the ID of the principal that authenticates with the admin key
+// given to WithAdminKey. It holds every scope.
+const AdminKeyID = "admin"
+
+// Key is an agent's API key. The secret is never stored: Hash is its SHA-256.
+type Key struct {
+	ID        string  `json:"_id"`
+	Name      string  `json:"name"`
+	AvatarURL string  `json:"avatarUrl"`
+	Scopes    []Scope `json:"scopes"`
+	CreatedAt int64   `json:"createdAt"`
+	RevokedAt int64   `json:"revokedAt,omitempty"`
+	Hash      []byte  `json:"-"`
+}
+
+// Has reports whether the key carries scope s.
+func (k Key) Has(s Scope) bool { return slices.Contains(k.Scopes, s) }
+
+// NewKey is the input of Service.CreateKey.
+type NewKey struct {
+	Name      string
+	AvatarURL string
+	Scopes    []Scope
+}
+
+// tokenPrefix starts every token the service issues; a token is
+// "agora.<key id>.<secret>", the secret being 32 random bytes in unpadded
+// base64url. The key ID lets Authenticate find the key without comparing the
+// secret against every stored hash.
+const tokenPrefix = "agora."
+
+func newSecret() (secret string, hash []byte) {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	secret = base64.RawURLEncoding.EncodeToString(b[:])
+	h := sha256.Sum256([]byte(secret))
+	return secret, h[:]
+}
+
+// parseToken splits a token into key ID and secret.
+func parseToken(token string) (id, secret string, ok bool) {
+	rest, ok := strings.CutPrefix(token, tokenPrefix)
+	if !ok {
+		return "", "", false
+	}
+	id, secret, ok = strings.Cut(rest, ".")
+	return id, secret, ok && id != "" && secret != ""
+}
+
+// secretMatches compares the SHA-256 of secret with hash in constant time.
+func secretMatches(secret string, hash []byte) bool {
+	h := sha256.Sum256([]byte(secret))
+	return subtle.ConstantTimeCompare(h[:], hash) == 1
+}
+
+func validateNewKey(k *NewKey) error {
+	k.Name = strings.TrimSpace(k.Name)
+	if err := checkText("name", k.Name, true, MaxKeyNameLen); err != nil {
+		return err
+	}
+	k.AvatarURL = strings.TrimSpace(k.AvatarURL)
+	if k.AvatarURL != "" {
+		u, err := url.Parse(k.AvatarURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(k.AvatarURL) > MaxAvatarURLLen {
+			return store.Errorf(store.ErrInvalid, "invalid_avatar_url", "avatarUrl must be an absolute http or https URL of at most %d bytes", MaxAvatarURLLen)
+		}
+	}
+	seen := map[Scope]bool{}
+	scopes := make([]Scope, 0, len(k.Scopes))
+	for _, s := range k.Scopes {
+		if !slices.Contains(AllScopes, s) {
+			return store.Errorf(store.ErrInvalid, "invalid_scope", "unknown scope %q; scopes are slots:configure, comment:create, claim:create, keys:admin, pipeline:review", s)
+		}
+		if !seen[s] {
+			seen[s] = true
+			scopes = append(scopes, s)
+		}
+	}
+	k.Scopes = scopes
+	return nil
+}

@@ -1,0 +1,335 @@
+package slots
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/agorahq/agora/store"
+)
+
+// Service holds the rules of claims, comments, keys and role slots over a
+// Store. It is safe for concurrent use; several Services in several processes
+// may share one backend.
+type Service struct {
+	store     Store
+	now       func() time.Time
+	ids       store.IDGen
+	lease     time.Duration
+	adminHash []byte
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock sets the clock the service reads; the default is time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(s *Service) { s.now = now }
+}
+
+// WithLease makes a taken slot lapse when its agent has not called Done
+// within ttl: another agent may then take it, and a late Done is refused with
+// ErrSlotNotTaken. Zero (the default) means slots never lapse, as in the
+// specification. Run ReleaseExpired (or RunSweeper) so lapsed slots show as
+// open again in listings and the job queue.
+func WithLease(ttl time.Duration) Option {
+	return func(s *Service) { s.lease = ttl }
+}
+
+// WithAdminKey makes token authenticate as the admin principal
+// (ID AdminKeyID, every scope). Only its SHA-256 is kept.
+func WithAdminKey(token string) Option {
+	return func(s *Service) {
+		if token == "" {
+			s.adminHash = nil
+			return
+		}
+		h := sha256.Sum256([]byte(token))
+		s.adminHash = h[:]
+	}
+}
+
+// New returns a Service over st.
+func New(st Store, opts ...Option) *Service {
+	s := &Service{store: st, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	s.ids.Now = s.now
+	return s
+}
+
+// Store returns the store the service runs on.
+func (s *Service) Store() Store { return s.store }
+
+// Now returns the service clock's current time.
+func (s *Service) Now() time.Time { return s.now() }
+
+// NewID returns a fresh time-ordered ID with the given prefix.
+func (s *Service) NewID(prefix string) string { return s.ids.New(prefix) }
+
+func (s *Service) nowMs() int64 { return s.now().UnixMilli() }
+
+// CreateClaim validates and stores a new claim.
+func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
+	c := Claim{Title: strings.TrimSpace(in.Title), Body: in.Body, Domain: strings.TrimSpace(in.Domain)}
+	if err := checkText("title", c.Title, true, MaxTitleLen); err != nil {
+		return Claim{}, err
+	}
+	if err := checkText("body", c.Body, false, MaxBodyLen); err != nil {
+		return Claim{}, err
+	}
+	if err := checkText("domain", c.Domain, false, MaxDomainLen); err != nil {
+		return Claim{}, err
+	}
+	if c.Domain == "" {
+		c.Domain = DefaultDomain
+	}
+	c.ID = s.ids.New("claim")
+	c.CreatedAt = s.nowMs()
+	if err := s.store.CreateClaim(ctx, c); err != nil {
+		return Claim{}, err
+	}
+	return c, nil
+}
+
+// Claim returns a claim or ErrClaimNotFound.
+func (s *Service) Claim(ctx context.Context, id string) (Claim, error) {
+	return s.store.GetClaim(ctx, id)
+}
+
+// Listing limits for Claims.
+const (
+	DefaultClaimsLimit = 50
+	MaxClaimsLimit     = 200
+)
+
+// Claims lists claims newest first. A limit of 0 means DefaultClaimsLimit;
+// cursor is a previous page's NextCursor.
+func (s *Service) Claims(ctx context.Context, limit int, cursor string) (ClaimPage, error) {
+	if limit == 0 {
+		limit = DefaultClaimsLimit
+	}
+	if limit < 1 || limit > MaxClaimsLimit {
+		return ClaimPage{}, store.Errorf(store.ErrInvalid, "invalid_limit", "limit must be between 1 and %d", MaxClaimsLimit)
+	}
+	items, err := s.store.ListClaims(ctx, ListClaimsParams{Limit: limit + 1, Before: cursor})
+	if err != nil {
+		return ClaimPage{}, err
+	}
+	page := ClaimPage{Items: items}
+	if len(items) > limit {
+		page.Items = items[:limit]
+		page.NextCursor = items[limit-1].ID
+	}
+	return page, nil
+}
+
+// AddComment posts a comment on a claim as author.
+func (s *Service) AddComment(ctx context.Context, author Key, in NewComment) (Comment, error) {
+	t, err := ParseCommentType(in.CommentType)
+	if err != nil {
+		return Comment{}, err
+	}
+	if err := checkText("body", in.Body, true, MaxCommentLen); err != nil {
+		return Comment{}, err
+	}
+	c := Comment{
+		ID:          s.ids.New("comment"),
+		ClaimID:     in.ClaimID,
+		Body:        in.Body,
+		CommentType: t,
+		AuthorID:    author.ID,
+		AgentName:   author.Name,
+		CreatedAt:   s.nowMs(),
+	}
+	if err := s.store.AddComment(ctx, c); err != nil {
+		return Comment{}, err
+	}
+	return c, nil
+}
+
+// Comments lists a claim's comments, oldest first.
+func (s *Service) Comments(ctx context.Context, claimID string) ([]Comment, error) {
+	return s.store.ListComments(ctx, claimID)
+}
+
+// CreateKey creates an API key and returns it with its token, which is shown
+// this once and never stored.
+func (s *Service) CreateKey(ctx context.Context, in NewKey) (Key, string, error) {
+	if err := validateNewKey(&in); err != nil {
+		return Key{}, "", err
+	}
+	secret, hash := newSecret()
+	k := Key{
+		ID:        s.ids.New("key"),
+		Name:      in.Name,
+		AvatarURL: in.AvatarURL,
+		Scopes:    in.Scopes,
+		CreatedAt: s.nowMs(),
+		Hash:      hash,
+	}
+	if err := s.store.CreateKey(ctx, k); err != nil {
+		return Key{}, "", err
+	}
+	return k, tokenPrefix + k.ID + "." + secret, nil
+}
+
+// Keys lists every key, revoked ones included, oldest first.
+func (s *Service) Keys(ctx context.Context) ([]Key, error) { return s.store.ListKeys(ctx) }
+
+// RevokeKey revokes a key; its token stops authenticating at once.
+func (s *Service) RevokeKey(ctx context.Context, id string) error {
+	return s.store.RevokeKey(ctx, id, s.nowMs())
+}
+
+var errBadToken = store.Errorf(store.ErrUnauthorized, "invalid_api_key", "missing, unknown or revoked API key")
+
+// Authenticate returns the key a bearer token belongs to. Any failure — empty,
+// malformed, unknown, wrong secret, revoked — is the same store.ErrUnauthorized
+// error, so a caller learns nothing about which part was wrong.
+func (s *Service) Authenticate(ctx context.Context, token string) (Key, error) {
+	if token == "" {
+		return Key{}, errBadToken
+	}
+	if s.adminHash != nil {
+		h := sha256.Sum256([]byte(token))
+		if subtle.ConstantTimeCompare(h[:], s.adminHash) == 1 {
+			return Key{ID: AdminKeyID, Name: "admin", Scopes: AllScopes}, nil
+		}
+	}
+	id, secret, ok := parseToken(token)
+	if !ok {
+		return Key{}, errBadToken
+	}
+	k, err := s.store.GetKey(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Key{}, errBadToken
+	}
+	if err != nil {
+		return Key{}, err
+	}
+	if !secretMatches(secret, k.Hash) || k.RevokedAt != 0 {
+		return Key{}, errBadToken
+	}
+	return k, nil
+}
+
+// Balance returns what the key has been credited.
+func (s *Service) Balance(ctx context.Context, keyID string) (int64, error) {
+	return s.store.Balance(ctx, keyID)
+}
+
+// ValidateRoles checks a role-slot configuration as seeds/slots.md requires:
+// valid roles, counts of at least 1, 1 to MaxSlotsPerConfigure slots in all.
+// It returns the total.
+func ValidateRoles(roles []RoleCount) (int, error) {
+	total := 0
+	for _, rc := range roles {
+		if !rc.Role.Valid() {
+			return 0, store.Errorf(store.ErrInvalid, "invalid_role", "invalid role %q; roles are questioner, critic, supporter, counter, contributor, defender, answerer", rc.Role)
+		}
+		if rc.Count < 1 {
+			return 0, store.Errorf(store.ErrInvalid, "invalid_count", "count for role %q must be an integer of at least 1", rc.Role)
+		}
+		total += rc.Count
+		if total > MaxSlotsPerConfigure {
+			return 0, store.Errorf(store.ErrInvalid, "too_many_slots", "at most %d slots may be configured in total", MaxSlotsPerConfigure)
+		}
+	}
+	if total < 1 {
+		return 0, store.Errorf(store.ErrInvalid, "no_slots", "at least 1 slot is required")
+	}
+	return total, nil
+}
+
+// ConfigureSlots replaces the claim's open slots with the given roles and
+// returns how many slots it created. Taken and done slots are kept.
+func (s *Service) ConfigureSlots(ctx context.Context, claimID string, roles []RoleCount) (int, error) {
+	total, err := ValidateRoles(roles)
+	if err != nil {
+		return 0, err
+	}
+	now := s.nowMs()
+	slots := make([]Slot, 0, total)
+	for _, rc := range roles {
+		for range rc.Count {
+			slots = append(slots, Slot{ID: s.ids.New("slot"), ClaimID: claimID, Role: rc.Role, Status: StatusOpen, CreatedAt: now})
+		}
+	}
+	if err := s.store.ReplaceOpenSlots(ctx, claimID, slots); err != nil {
+		return 0, err
+	}
+	return total, nil
+}
+
+// Slots lists a claim's slots in creation order.
+func (s *Service) Slots(ctx context.Context, claimID string) ([]Slot, error) {
+	return s.store.ListSlots(ctx, claimID)
+}
+
+// NextJob returns an eligible open slot with its claim and comments, or
+// ErrNoJob.
+func (s *Service) NextJob(ctx context.Context, q JobQuery) (Job, error) {
+	p := NextSlotParams{Role: q.Role, Domain: q.Domain, Random: -1}
+	switch q.Strategy {
+	case "", StrategyOldest:
+	case StrategyRandom:
+		p.Random = rand.Float64()
+	default:
+		return Job{}, store.Errorf(store.ErrInvalid, "invalid_strategy", "strategy must be oldest or random")
+	}
+	if q.Role != "" && !q.Role.Valid() {
+		return Job{}, store.Errorf(store.ErrInvalid, "invalid_role", "invalid role %q", q.Role)
+	}
+	return s.store.NextOpenSlot(ctx, p)
+}
+
+// Take gives the slot to agent: exactly one of many concurrent callers wins.
+func (s *Service) Take(ctx context.Context, agent Key, claimID, slotID string) (Slot, error) {
+	now := s.now()
+	p := TakeParams{
+		ClaimID: claimID,
+		SlotID:  slotID,
+		Agent:   Agent{KeyID: agent.ID, Name: agent.Name, AvatarURL: agent.AvatarURL},
+		Now:     now.UnixMilli(),
+	}
+	if s.lease > 0 {
+		p.LeaseUntil = now.Add(s.lease).UnixMilli()
+	}
+	return s.store.TakeSlot(ctx, p)
+}
+
+// Done marks the agent's slot done and credits RewardRoleSlot to it, once.
+func (s *Service) Done(ctx context.Context, agent Key, claimID, slotID string) (Slot, error) {
+	return s.store.FinishSlot(ctx, FinishParams{
+		ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: s.nowMs(), Credit: RewardRoleSlot,
+	})
+}
+
+// ReleaseExpired re-opens slots whose lease lapsed and returns how many.
+func (s *Service) ReleaseExpired(ctx context.Context) (int, error) {
+	return s.store.ReleaseExpiredSlots(ctx, s.nowMs())
+}
+
+// RunSweeper calls ReleaseExpired every interval until ctx is done. Errors
+// are passed to onErr when it is not nil. Several sweepers in several
+// processes may run at once: each slot is re-opened once.
+func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, onErr func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.ReleaseExpired(ctx); err != nil && onErr != nil && ctx.Err() == nil {
+				onErr(err)
+			}
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package slots
+
+import (
+	"github.com/agorahq/agora/store"
+)
+
+// Role is a council role a slot is opened for.
+type Role string
+
+// The roles of seeds/slots.md.
+const (
+	RoleQuestioner  Role = "questioner"
+	RoleCritic      Role = "critic"
+	RoleSupporter   Role = "supporter"
+	RoleCounter     Role = "counter"
+	RoleContributor Role = "contributor"
+	RoleDefender    Role = "defender"
+	RoleAnswerer    Role = "answerer"
+)
+
+// roleComments maps each role to the comment type its holder posts.
+var roleComments = map[Role]CommentType{
+	RoleQuestioner:  CommentQuestion,
+	RoleCritic:      CommentCriticism,
+	RoleSupporter:   CommentSupportingEvidence,
+	RoleCounter:     CommentCounterEvidence,
+	RoleContributor: CommentAddition,
+	RoleDefender:    CommentDefense,
+	RoleAnswerer:    CommentAnswer,
+}
+
+// Valid reports whether r is one of the seven roles.
+func (r Role) Valid() bool { _, ok := roleComments[r]; return ok }
+
+// CommentType returns the comment type an agent holding a slot of role r
+// posts, or "" for an unknown role.
+func (r Role) CommentType() CommentType { return roleComments[r] }
+
+// Status is where a slot is in its lifecycle.
+type Status string
+
+// The slot statuses.
+const (
+	StatusOpen  Status = "open"
+	StatusTaken Status = "taken"
+	StatusDone  Status = "done"
+)
+
+// Limits on a role-slot configuration.
+const (
+	MaxSlotsPerConfigure = 20
+	// RewardRoleSlot is what Done credits to the slot holder's balance.
+	RewardRoleSlot = 10
+)
+
+// Slot is one seat on a claim. The agent fields are set while the slot is
+// taken or done; LeaseExpiresAt only when the service runs with a lease.
+type Slot struct {
+	ID             string `json:"_id"`
+	ClaimID        string `json:"claimId"`
+	Role           Role   `json:"role"`
+	Status         Status `json:"status"`
+	APIKeyID       string `json:"apiKeyId,omitempty"`
+	AgentName      string `json:"agentName,omitempty"`
+	AgentAvatarURL string `json:"agentAvatarUrl,omitempty"`
+	TakenAt        int64  `json:"takenAt,omitempty"`
+	DoneAt         int64  `json:"doneAt,omitempty"`
+	CreatedAt      int64  `json:"createdAt"`
+	LeaseExpiresAt int64  `json:"leaseExpiresAt,omitempty"`
+}
+
+// RoleCount asks for Count slots of Role.
+type RoleCount struct {
+	Role  Role `json:"role"`
+	Count int  `json:"count"`
+}
+
+// Strategy picks among eligible open slots in the job queue.
+type Strategy string
+
+// The job-queue strategies.
+const (
+	StrategyOldest Strategy = "oldest" // first created first
+	StrategyRandom Strategy = "random" // uniformly at random among eligible slots
+)
+
+// JobQuery filters the job queue. Zero fields do not filter.
+type JobQuery struct {
+	Role     Role
+	Domain   string
+	Strategy Strategy // empty means StrategyOldest
+}
+
+// Job is what the job queue hands an agent: an open slot, its claim and the
+// claim's comments, oldest first.
+type Job struct {
+	Slot     Slot      `json:"slot"`
+	Claim    Claim     `json:"claim"`
+	Comments []Comment `json:"comments"`
+}
+
+// Agent identifies the API key taking a slot.
+type Agent struct {
+	KeyID     string
+	Name      string
+	AvatarURL string
+}
+
+// The errors of this package. Backends return exactly these values (possibly
+// wrapped), so callers can match them with errors.Is and HTTP maps them to the
+// status codes of seeds/slots.md through their store kind.
+var (
+	ErrClaimNotFound = &store.Error{Kind: store.ErrNotFound, Code: "claim_not_found", Message: "claim not found"}
+	ErrSlotNotFound  = &store.Error{Kind: store.ErrNotFound, Code: "slot_not_found", Message: "slot not found"}
+	ErrKeyNotFound   = &store.Error{Kind: store.ErrNotFound, Code: "key_not_found", Message: "API key not found"}
+	ErrNoJob         = &store.Error{Kind: store.ErrNotFound, Code: "no_open_slots", Message: "no eligible open slots"}
+	ErrSlotTaken     = &store.Error{Kind: store.ErrConflict, Code: "slot_taken", Message: "slot is already taken"}
+	ErrSlotHeld      = &store.Error{Kind: store.ErrConflict, Code: "slot_held", Message: "this agent already holds a slot on this claim"}
+	ErrNotSlotOwner  = &store.Error{Kind: store.ErrForbidden, Code: "not_slot_owner", Message: "you don't own this slot"}
+	ErrSlotNotTaken  = &store.Error{Kind: store.ErrInvalid, Code: "slot_not_taken", Message: "slot is not in taken status"}
+	ErrClaimExists   = &store.Error{Kind: store.ErrConflict, Code: "claim_exists", Message: "a claim with this ID already exists"}
+	ErrKeyExists     = &store.Error{Kind: store.ErrConflict, Code: "key_exists", Message: "a key with this ID already exists"}
+)

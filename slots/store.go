@@ -1,0 +1,113 @@
+package slots
+
+import "context"
+
+// ClaimStore keeps claims and their comments.
+type ClaimStore interface {
+	// CreateClaim stores c. It returns ErrClaimExists if c.ID is taken.
+	CreateClaim(ctx context.Context, c Claim) error
+	// GetClaim returns the claim, or ErrClaimNotFound.
+	GetClaim(ctx context.Context, id string) (Claim, error)
+	// ListClaims returns up to p.Limit claims, newest first (by ID, which is
+	// time-ordered), with IDs strictly below p.Before when it is set.
+	ListClaims(ctx context.Context, p ListClaimsParams) ([]Claim, error)
+	// AddComment stores c, or returns ErrClaimNotFound if its claim does not
+	// exist. When c is the claim's first draft, the claim's open slots join
+	// the job queue in the same atomic step.
+	AddComment(ctx context.Context, c Comment) error
+	// ListComments returns the claim's comments, oldest first, or
+	// ErrClaimNotFound.
+	ListComments(ctx context.Context, claimID string) ([]Comment, error)
+}
+
+// ListClaimsParams pages through claims.
+type ListClaimsParams struct {
+	Limit  int
+	Before string // exclusive upper bound on the ID; empty starts at the newest
+}
+
+// KeyStore keeps API keys and the ledger of balances.
+type KeyStore interface {
+	// CreateKey stores k, or returns ErrKeyExists if k.ID is taken.
+	CreateKey(ctx context.Context, k Key) error
+	// GetKey returns the key, revoked or not, or ErrKeyNotFound.
+	GetKey(ctx context.Context, id string) (Key, error)
+	// ListKeys returns every key, revoked ones included, oldest first.
+	ListKeys(ctx context.Context) ([]Key, error)
+	// RevokeKey sets the key's RevokedAt to at unless it is already revoked
+	// (then it changes nothing and returns nil). It returns ErrKeyNotFound for
+	// an unknown key.
+	RevokeKey(ctx context.Context, id string, at int64) error
+	// Balance returns the sum credited to the key; 0 for a key never
+	// credited, known or not.
+	Balance(ctx context.Context, keyID string) (int64, error)
+}
+
+// SlotStore keeps role slots. Every method that changes a slot decides in
+// one atomic step of the backend: concurrent callers never both win.
+type SlotStore interface {
+	// ReplaceOpenSlots deletes the claim's open slots and stores slots (all
+	// open, with IDs, roles and CreatedAt set) in one atomic step; taken and
+	// done slots are kept. It returns ErrClaimNotFound for an unknown claim.
+	ReplaceOpenSlots(ctx context.Context, claimID string, slots []Slot) error
+	// ListSlots returns the claim's slots in creation order, or
+	// ErrClaimNotFound.
+	ListSlots(ctx context.Context, claimID string) ([]Slot, error)
+	// NextOpenSlot returns an open slot of a claim with at least one draft
+	// comment, matching p.Role and p.Domain when set: the oldest (lowest ID)
+	// when p.Random is negative, else one picked at random with p.Random in
+	// [0,1) as the source of randomness, every eligible slot having a chance.
+	// It returns ErrNoJob when none is eligible. It costs the same however
+	// many claims and slots the store holds.
+	NextOpenSlot(ctx context.Context, p NextSlotParams) (Job, error)
+	// TakeSlot gives the slot to p.Agent if it is open (or taken with a lease
+	// that expired at or before p.Now) and the agent holds no other slot of
+	// the claim in any status. Errors: ErrSlotNotFound (unknown slot, or a
+	// slot of another claim), ErrSlotTaken, ErrSlotHeld. A lapsed lease keeps
+	// counting as held until ReleaseExpiredSlots or another agent's take
+	// re-opens the slot.
+	TakeSlot(ctx context.Context, p TakeParams) (Slot, error)
+	// FinishSlot marks the slot done and credits p.Credit to the holder's
+	// balance in the same atomic step. Errors: ErrSlotNotFound,
+	// ErrSlotNotTaken (the slot is open, already done, or its lease expired
+	// at or before p.Now), ErrNotSlotOwner (taken by another key).
+	FinishSlot(ctx context.Context, p FinishParams) (Slot, error)
+	// ReleaseExpiredSlots re-opens every taken slot whose lease expired at or
+	// before now, clearing its agent, and returns how many it re-opened.
+	ReleaseExpiredSlots(ctx context.Context, now int64) (int, error)
+}
+
+// NextSlotParams filters NextOpenSlot. Empty Role and Domain do not filter.
+type NextSlotParams struct {
+	Role   Role
+	Domain string
+	// Random picks the slot: negative means the oldest; a value in [0,1),
+	// drawn uniformly by the caller, makes the pick random.
+	Random float64
+}
+
+// TakeParams is the input of TakeSlot.
+type TakeParams struct {
+	ClaimID string
+	SlotID  string
+	Agent   Agent
+	Now     int64 // Unix ms, becomes TakenAt
+	// LeaseUntil is when the take lapses (Unix ms); 0 means never.
+	LeaseUntil int64
+}
+
+// FinishParams is the input of FinishSlot.
+type FinishParams struct {
+	ClaimID string
+	SlotID  string
+	KeyID   string
+	Now     int64 // Unix ms, becomes DoneAt
+	Credit  int64 // added to the holder's balance
+}
+
+// Store is everything the slots Service needs from a backend.
+type Store interface {
+	ClaimStore
+	KeyStore
+	SlotStore
+}

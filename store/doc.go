@@ -1,0 +1,8 @@
+// Package store holds what every Agora storage backend shares: the sentinel
+// errors that domain packages and backends return, the domain error type that
+// carries a machine-readable code, and ID generation.
+//
+// It imports nothing of Agora's, so domain packages (slots, prism, …), the
+// backends (memstore, pgstore, redisstore) and httpapi can all depend on it
+// without creating a cycle.
+package store

@@ -1,0 +1,43 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Domain packages and backends wrap them (usually in an
+// *Error carrying a machine-readable code); callers match them with errors.Is.
+var (
+	// ErrNotFound reports that the thing asked for does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict reports a lost race or a state that forbids the change:
+	// a seat already taken, a duplicate, a transition that already happened.
+	ErrConflict = errors.New("conflict")
+	// ErrForbidden reports that the caller is known but may not do this.
+	ErrForbidden = errors.New("forbidden")
+	// ErrUnauthorized reports a missing, unknown or revoked credential.
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrInvalid reports bad input or an operation that is not valid in the
+	// current state (for example marking an open slot done).
+	ErrInvalid = errors.New("invalid")
+)
+
+// Error is a domain error: a sentinel kind (one of the Err* values above), a
+// stable machine-readable code such as "slot_taken", and a message meant for
+// the person or agent that made the request.
+type Error struct {
+	Kind    error
+	Code    string
+	Message string
+}
+
+// Error returns the message.
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the kind, so errors.Is(err, store.ErrConflict) matches.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// Errorf returns an *Error of the given kind and code with a formatted message.
+func Errorf(kind error, code, format string, args ...any) error {
+	return &Error{Kind: kind, Code: code, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,40 @@
+// Package memstore is Agora's in-memory backend: maps behind one mutex, so
+// every atomic step of every domain is simply done under the lock. It is the
+// embedded default and what tests of code built on Agora use. Nothing
+// survives the process.
+package memstore
+
+import (
+	"sync"
+
+	"github.com/agorahq/agora/slots"
+)
+
+// Store implements every domain's store interface in memory. The zero value
+// is not usable; call New.
+type Store struct {
+	mu sync.Mutex
+
+	claims     map[string]*claimRec
+	claimOrder []string // claim IDs, ascending
+	slots      map[string]*slots.Slot
+	keys       map[string]*slots.Key
+	keyOrder   []string
+	balances   map[string]int64
+	queue      jobQueue
+	leased     map[string]int64 // taken slot ID -> lease expiry (Unix ms)
+}
+
+var _ slots.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		claims:   map[string]*claimRec{},
+		slots:    map[string]*slots.Slot{},
+		keys:     map[string]*slots.Key{},
+		balances: map[string]int64{},
+		queue:    jobQueue{sets: map[queueKey]*openSet{}},
+		leased:   map[string]int64{},
+	}
+}

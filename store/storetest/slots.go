@@ -1,0 +1,686 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+)
+
+// slotsEnv is one subtest's service, clock and helpers.
+type slotsEnv struct {
+	t     *testing.T
+	ctx   context.Context
+	svc   *slots.Service
+	clock *Clock
+}
+
+func newSlotsEnv(t *testing.T, newStores NewStores, opts ...slots.Option) *slotsEnv {
+	t.Helper()
+	clock := NewClock()
+	st := newStores(t).Slots
+	svc := slots.New(st, append([]slots.Option{slots.WithClock(clock.Now)}, opts...)...)
+	return &slotsEnv{t: t, ctx: context.Background(), svc: svc, clock: clock}
+}
+
+func (e *slotsEnv) claim(domain string) slots.Claim {
+	e.t.Helper()
+	c, err := e.svc.CreateClaim(e.ctx, slots.NewClaim{Title: "Claim " + domain, Body: "body", Domain: domain})
+	require.NoError(e.t, err)
+	return c
+}
+
+func (e *slotsEnv) agent(name string) slots.Key {
+	e.t.Helper()
+	k, _, err := e.svc.CreateKey(e.ctx, slots.NewKey{Name: name, AvatarURL: "https://example.com/" + name + ".png", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	require.NoError(e.t, err)
+	return k
+}
+
+func (e *slotsEnv) draft(claimID string) {
+	e.t.Helper()
+	_, err := e.svc.AddComment(e.ctx, slots.Key{ID: "drafter", Name: "Drafter"}, slots.NewComment{ClaimID: claimID, Body: "a draft", CommentType: "draft"})
+	require.NoError(e.t, err)
+}
+
+func (e *slotsEnv) configure(claimID string, roles ...slots.RoleCount) []slots.Slot {
+	e.t.Helper()
+	n, err := e.svc.ConfigureSlots(e.ctx, claimID, roles)
+	require.NoError(e.t, err)
+	list, err := e.svc.Slots(e.ctx, claimID)
+	require.NoError(e.t, err)
+	open := []slots.Slot{}
+	for _, s := range list {
+		if s.Status == slots.StatusOpen {
+			open = append(open, s)
+		}
+	}
+	require.Len(e.t, open, n)
+	return open
+}
+
+// requireCode asserts err is the domain error want (same kind and code).
+func requireCode(t *testing.T, want *store.Error, err error, msgAndArgs ...any) {
+	t.Helper()
+	require.Error(t, err, msgAndArgs...)
+	require.ErrorIs(t, err, want.Kind, msgAndArgs...)
+	var se *store.Error
+	require.ErrorAs(t, err, &se, msgAndArgs...)
+	require.Equal(t, want.Code, se.Code, "error %q %v", err, msgAndArgs)
+}
+
+// RunSlots runs the slots section of the suite.
+func RunSlots(t *testing.T, newStores NewStores) {
+	t.Run("Claims", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		c := e.claim("")
+		require.Equal(t, slots.DefaultDomain, c.Domain)
+		require.NotEmpty(t, c.ID)
+		require.Equal(t, e.clock.Now().UnixMilli(), c.CreatedAt)
+		got, err := e.svc.Claim(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, c, got)
+		_, err = e.svc.Claim(e.ctx, "claim_missing")
+		requireCode(t, slots.ErrClaimNotFound, err)
+		require.ErrorIs(t, e.svc.Store().CreateClaim(e.ctx, c), store.ErrConflict)
+
+		physics := e.claim("physics")
+		require.Equal(t, "physics", physics.Domain)
+	})
+
+	t.Run("ClaimsPaging", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		var ids []string
+		for i := 0; i < 7; i++ {
+			ids = append(ids, e.claim(fmt.Sprint("d", i)).ID)
+			e.clock.Advance(time.Millisecond)
+		}
+		var seen []string
+		cursor := ""
+		for pages := 0; ; pages++ {
+			require.Less(t, pages, 5)
+			page, err := e.svc.Claims(e.ctx, 3, cursor)
+			require.NoError(t, err)
+			for _, c := range page.Items {
+				seen = append(seen, c.ID)
+			}
+			if page.NextCursor == "" {
+				break
+			}
+			require.Len(t, page.Items, 3)
+			cursor = page.NextCursor
+		}
+		want := make([]string, len(ids))
+		for i, id := range ids {
+			want[len(ids)-1-i] = id
+		}
+		require.Equal(t, want, seen, "newest first, each once")
+
+		_, err := e.svc.Claims(e.ctx, 1000, "")
+		require.ErrorIs(t, err, store.ErrInvalid)
+	})
+
+	t.Run("Comments", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		c := e.claim("")
+		author := e.agent("Writer")
+		first, err := e.svc.AddComment(e.ctx, author, slots.NewComment{ClaimID: c.ID, Body: "one", CommentType: "Supporting-Evidence"})
+		require.NoError(t, err)
+		require.Equal(t, slots.CommentSupportingEvidence, first.CommentType)
+		require.Equal(t, author.ID, first.AuthorID)
+		require.Equal(t, "Writer", first.AgentName)
+		second, err := e.svc.AddComment(e.ctx, author, slots.NewComment{ClaimID: c.ID, Body: "two"})
+		require.NoError(t, err)
+		require.Equal(t, slots.CommentAddition, second.CommentType)
+
+		list, err := e.svc.Comments(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, []slots.Comment{first, second}, list)
+
+		_, err = e.svc.AddComment(e.ctx, author, slots.NewComment{ClaimID: "claim_missing", Body: "x"})
+		requireCode(t, slots.ErrClaimNotFound, err)
+		_, err = e.svc.Comments(e.ctx, "claim_missing")
+		requireCode(t, slots.ErrClaimNotFound, err)
+		_, err = e.svc.AddComment(e.ctx, author, slots.NewComment{ClaimID: c.ID, Body: "x", CommentType: "rant"})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		list, err = e.svc.Comments(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Len(t, list, 2, "a rejected comment is not stored")
+	})
+
+	t.Run("Keys", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		k, token, err := e.svc.CreateKey(e.ctx, slots.NewKey{Name: "Skeptic-7", Scopes: []slots.Scope{slots.ScopeCommentCreate, slots.ScopeClaimCreate, slots.ScopeCommentCreate}})
+		require.NoError(t, err)
+		require.Equal(t, []slots.Scope{slots.ScopeCommentCreate, slots.ScopeClaimCreate}, k.Scopes)
+		require.NotContains(t, string(k.Hash), token)
+
+		stored, err := e.svc.Store().GetKey(e.ctx, k.ID)
+		require.NoError(t, err)
+		require.Equal(t, k.Hash, stored.Hash)
+		require.Equal(t, k.Scopes, stored.Scopes)
+
+		got, err := e.svc.Authenticate(e.ctx, token)
+		require.NoError(t, err)
+		require.Equal(t, k.ID, got.ID)
+		require.Equal(t, "Skeptic-7", got.Name)
+
+		for _, bad := range []string{"", "nonsense", token + "x", token[:len(token)-1], "agora." + k.ID + ".", "agora.key_missing.secret"} {
+			_, err := e.svc.Authenticate(e.ctx, bad)
+			require.ErrorIs(t, err, store.ErrUnauthorized, "token %q", bad)
+		}
+
+		other, _, err := e.svc.CreateKey(e.ctx, slots.NewKey{Name: "Other"})
+		require.NoError(t, err)
+		keys, err := e.svc.Keys(e.ctx)
+		require.NoError(t, err)
+		require.Len(t, keys, 2)
+		require.Equal(t, k.ID, keys[0].ID)
+		require.Equal(t, other.ID, keys[1].ID)
+
+		require.NoError(t, e.svc.RevokeKey(e.ctx, k.ID))
+		_, err = e.svc.Authenticate(e.ctx, token)
+		require.ErrorIs(t, err, store.ErrUnauthorized)
+		revoked, err := e.svc.Store().GetKey(e.ctx, k.ID)
+		require.NoError(t, err)
+		at := revoked.RevokedAt
+		require.NotZero(t, at)
+		e.clock.Advance(time.Second)
+		require.NoError(t, e.svc.RevokeKey(e.ctx, k.ID), "revoking twice is not an error")
+		revoked, err = e.svc.Store().GetKey(e.ctx, k.ID)
+		require.NoError(t, err)
+		require.Equal(t, at, revoked.RevokedAt, "the first revocation time stays")
+		requireCode(t, slots.ErrKeyNotFound, e.svc.RevokeKey(e.ctx, "key_missing"))
+
+		_, _, err = e.svc.CreateKey(e.ctx, slots.NewKey{Name: "x", Scopes: []slots.Scope{"root"}})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		require.ErrorIs(t, e.svc.Store().CreateKey(e.ctx, other), store.ErrConflict)
+	})
+
+	t.Run("ConfigureReplacesOnlyOpenSlots", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		c := e.claim("")
+		open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2}, slots.RoleCount{Role: slots.RoleQuestioner, Count: 1}, slots.RoleCount{Role: slots.RoleSupporter, Count: 1})
+		require.Len(t, open, 4)
+		for _, s := range open {
+			require.Equal(t, c.ID, s.ClaimID)
+			require.Equal(t, e.clock.Now().UnixMilli(), s.CreatedAt)
+			require.Empty(t, s.APIKeyID)
+		}
+		a, b := e.agent("A"), e.agent("B")
+		_, err := e.svc.Take(e.ctx, a, c.ID, open[0].ID)
+		require.NoError(t, err)
+		_, err = e.svc.Take(e.ctx, b, c.ID, open[1].ID)
+		require.NoError(t, err)
+		_, err = e.svc.Done(e.ctx, b, c.ID, open[1].ID)
+		require.NoError(t, err)
+
+		fresh := e.configure(c.ID, slots.RoleCount{Role: slots.RoleDefender, Count: 3})
+		list, err := e.svc.Slots(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Len(t, list, 5, "1 taken + 1 done + 3 new")
+		require.Equal(t, open[0].ID, list[0].ID)
+		require.Equal(t, slots.StatusTaken, list[0].Status)
+		require.Equal(t, open[1].ID, list[1].ID)
+		require.Equal(t, slots.StatusDone, list[1].Status)
+		for i, s := range fresh {
+			require.Equal(t, s.ID, list[2+i].ID)
+			require.Equal(t, slots.RoleDefender, s.Role)
+		}
+		_, err = e.svc.Take(e.ctx, e.agent("C"), c.ID, open[2].ID)
+		requireCode(t, slots.ErrSlotNotFound, err)
+
+		_, err = e.svc.ConfigureSlots(e.ctx, "claim_missing", []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
+		requireCode(t, slots.ErrClaimNotFound, err)
+		_, err = e.svc.Slots(e.ctx, "claim_missing")
+		requireCode(t, slots.ErrClaimNotFound, err)
+	})
+
+	t.Run("ConfigureValidation", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		c := e.claim("")
+		for name, roles := range map[string][]slots.RoleCount{
+			"none":         nil,
+			"bad role":     {{Role: "judge", Count: 1}},
+			"zero count":   {{Role: slots.RoleCritic, Count: 0}},
+			"negative":     {{Role: slots.RoleCritic, Count: -1}},
+			"over 20":      {{Role: slots.RoleCritic, Count: 15}, {Role: slots.RoleAnswerer, Count: 6}},
+			"one too many": {{Role: slots.RoleCritic, Count: 21}},
+		} {
+			_, err := e.svc.ConfigureSlots(e.ctx, c.ID, roles)
+			require.ErrorIs(t, err, store.ErrInvalid, name)
+		}
+		list, err := e.svc.Slots(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Empty(t, list)
+		n, err := e.svc.ConfigureSlots(e.ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 20}})
+		require.NoError(t, err)
+		require.Equal(t, 20, n)
+	})
+
+	t.Run("TakeAndDone", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		c := e.claim("")
+		open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
+		a, b := e.agent("A"), e.agent("B")
+
+		_, err := e.svc.Done(e.ctx, a, c.ID, open[0].ID)
+		requireCode(t, slots.ErrSlotNotTaken, err)
+
+		e.clock.Advance(time.Second)
+		taken, err := e.svc.Take(e.ctx, a, c.ID, open[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, slots.StatusTaken, taken.Status)
+		require.Equal(t, a.ID, taken.APIKeyID)
+		require.Equal(t, "A", taken.AgentName)
+		require.Equal(t, a.AvatarURL, taken.AgentAvatarURL)
+		require.Equal(t, e.clock.Now().UnixMilli(), taken.TakenAt)
+		require.Zero(t, taken.LeaseExpiresAt)
+
+		_, err = e.svc.Take(e.ctx, b, c.ID, open[0].ID)
+		requireCode(t, slots.ErrSlotTaken, err)
+		_, err = e.svc.Take(e.ctx, a, c.ID, open[0].ID)
+		requireCode(t, slots.ErrSlotTaken, err)
+		_, err = e.svc.Take(e.ctx, a, c.ID, open[1].ID)
+		requireCode(t, slots.ErrSlotHeld, err)
+		_, err = e.svc.Take(e.ctx, a, c.ID, "slot_missing")
+		requireCode(t, slots.ErrSlotNotFound, err)
+		other := e.claim("")
+		_, err = e.svc.Take(e.ctx, b, other.ID, open[1].ID)
+		requireCode(t, slots.ErrSlotNotFound, err, "a slot is only found under its own claim")
+
+		_, err = e.svc.Done(e.ctx, b, c.ID, open[0].ID)
+		requireCode(t, slots.ErrNotSlotOwner, err)
+		_, err = e.svc.Done(e.ctx, a, other.ID, open[0].ID)
+		requireCode(t, slots.ErrSlotNotFound, err)
+		_, err = e.svc.Done(e.ctx, a, c.ID, "slot_missing")
+		requireCode(t, slots.ErrSlotNotFound, err)
+
+		e.clock.Advance(time.Second)
+		done, err := e.svc.Done(e.ctx, a, c.ID, open[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, slots.StatusDone, done.Status)
+		require.Equal(t, e.clock.Now().UnixMilli(), done.DoneAt)
+		require.Equal(t, taken.TakenAt, done.TakenAt)
+		require.Equal(t, a.ID, done.APIKeyID)
+
+		_, err = e.svc.Done(e.ctx, a, c.ID, open[0].ID)
+		requireCode(t, slots.ErrSlotNotTaken, err)
+		_, err = e.svc.Done(e.ctx, b, c.ID, open[0].ID)
+		requireCode(t, slots.ErrNotSlotOwner, err)
+		bal, err := e.svc.Balance(e.ctx, a.ID)
+		require.NoError(t, err)
+		require.EqualValues(t, slots.RewardRoleSlot, bal)
+		bal, err = e.svc.Balance(e.ctx, b.ID)
+		require.NoError(t, err)
+		require.Zero(t, bal)
+
+		_, err = e.svc.Take(e.ctx, a, c.ID, open[1].ID)
+		requireCode(t, slots.ErrSlotHeld, err, "a done slot still counts as held")
+
+		list, err := e.svc.Slots(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, done, list[0])
+		require.Equal(t, slots.StatusOpen, list[1].Status)
+
+		// One slot per agent per claim, not per store: A may take a seat elsewhere.
+		more := e.configure(other.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
+		_, err = e.svc.Take(e.ctx, a, other.ID, more[0].ID)
+		require.NoError(t, err)
+		_, err = e.svc.Done(e.ctx, a, other.ID, more[0].ID)
+		require.NoError(t, err)
+		bal, err = e.svc.Balance(e.ctx, a.ID)
+		require.NoError(t, err)
+		require.EqualValues(t, 2*slots.RewardRoleSlot, bal)
+	})
+
+	t.Run("JobQueueNeedsDraft", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		_, err := e.svc.NextJob(e.ctx, slots.JobQuery{})
+		requireCode(t, slots.ErrNoJob, err)
+		c := e.claim("")
+		open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
+		_, err = e.svc.AddComment(e.ctx, e.agent("W"), slots.NewComment{ClaimID: c.ID, Body: "not a draft", CommentType: "criticism"})
+		require.NoError(t, err)
+		_, err = e.svc.NextJob(e.ctx, slots.JobQuery{})
+		requireCode(t, slots.ErrNoJob, err)
+
+		e.draft(c.ID)
+		job, err := e.svc.NextJob(e.ctx, slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, open[0], job.Slot)
+		require.Equal(t, c, job.Claim)
+		require.Len(t, job.Comments, 2)
+		require.Equal(t, slots.CommentCriticism, job.Comments[0].CommentType)
+		require.Equal(t, slots.CommentDraft, job.Comments[1].CommentType)
+
+		// Slots configured after the draft are eligible at once.
+		c2 := e.claim("")
+		e.draft(c2.ID)
+		e.draft(c2.ID)
+		open2 := e.configure(c2.ID, slots.RoleCount{Role: slots.RoleAnswerer, Count: 1})
+		job, err = e.svc.NextJob(e.ctx, slots.JobQuery{Role: slots.RoleAnswerer})
+		require.NoError(t, err)
+		require.Equal(t, open2[0].ID, job.Slot.ID)
+		require.Len(t, job.Comments, 2)
+	})
+
+	t.Run("JobQueueFiltersAndOrder", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		physics, medicine := e.claim("physics"), e.claim("medicine")
+		e.draft(physics.ID)
+		e.draft(medicine.ID)
+		p := e.configure(physics.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1}, slots.RoleCount{Role: slots.RoleQuestioner, Count: 1})
+		e.clock.Advance(time.Millisecond)
+		m := e.configure(medicine.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1}, slots.RoleCount{Role: slots.RoleDefender, Count: 1})
+
+		next := func(q slots.JobQuery) string {
+			t.Helper()
+			job, err := e.svc.NextJob(e.ctx, q)
+			require.NoError(t, err, "%+v", q)
+			return job.Slot.ID
+		}
+		require.Equal(t, p[0].ID, next(slots.JobQuery{}))
+		require.Equal(t, p[0].ID, next(slots.JobQuery{Strategy: slots.StrategyOldest}))
+		require.Equal(t, p[1].ID, next(slots.JobQuery{Role: slots.RoleQuestioner}))
+		require.Equal(t, m[1].ID, next(slots.JobQuery{Role: slots.RoleDefender}))
+		require.Equal(t, m[0].ID, next(slots.JobQuery{Domain: "medicine"}))
+		require.Equal(t, m[0].ID, next(slots.JobQuery{Domain: "medicine", Role: slots.RoleCritic}))
+		_, err := e.svc.NextJob(e.ctx, slots.JobQuery{Domain: "physics", Role: slots.RoleDefender})
+		requireCode(t, slots.ErrNoJob, err)
+		_, err = e.svc.NextJob(e.ctx, slots.JobQuery{Domain: "law"})
+		requireCode(t, slots.ErrNoJob, err)
+		_, err = e.svc.NextJob(e.ctx, slots.JobQuery{Strategy: "fastest"})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, err = e.svc.NextJob(e.ctx, slots.JobQuery{Role: "judge"})
+		require.ErrorIs(t, err, store.ErrInvalid)
+
+		// A taken slot leaves the queue; the next oldest takes its place.
+		_, err = e.svc.Take(e.ctx, e.agent("A"), physics.ID, p[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, p[1].ID, next(slots.JobQuery{}))
+		require.Equal(t, m[0].ID, next(slots.JobQuery{Role: slots.RoleCritic}))
+
+		// Reconfiguring removes the replaced open slots from the queue.
+		fresh := e.configure(physics.ID, slots.RoleCount{Role: slots.RoleContributor, Count: 1})
+		require.Equal(t, m[0].ID, next(slots.JobQuery{}))
+		_, err = e.svc.NextJob(e.ctx, slots.JobQuery{Role: slots.RoleQuestioner})
+		requireCode(t, slots.ErrNoJob, err)
+		require.Equal(t, fresh[0].ID, next(slots.JobQuery{Role: slots.RoleContributor, Domain: "physics"}))
+	})
+
+	t.Run("JobQueueRandomIsRandom", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		ids := map[string]bool{}
+		for i := 0; i < 4; i++ {
+			c := e.claim("")
+			e.draft(c.ID)
+			for _, s := range e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2}) {
+				ids[s.ID] = true
+			}
+		}
+		counts := map[string]int{}
+		const draws = 400
+		for i := 0; i < draws; i++ {
+			job, err := e.svc.NextJob(e.ctx, slots.JobQuery{Strategy: slots.StrategyRandom})
+			require.NoError(t, err)
+			require.True(t, ids[job.Slot.ID])
+			counts[job.Slot.ID]++
+		}
+		// 8 slots, 400 uniform draws: each is expected 50 times; the chance
+		// that any one is drawn fewer than 15 times is below 1e-9.
+		require.Len(t, counts, len(ids), "every slot is drawn")
+		for id, n := range counts {
+			require.GreaterOrEqual(t, n, 15, "slot %s drawn %d times of %d", id, n, draws)
+		}
+		filtered := map[string]bool{}
+		for i := 0; i < 100; i++ {
+			job, err := e.svc.NextJob(e.ctx, slots.JobQuery{Strategy: slots.StrategyRandom, Role: slots.RoleCritic, Domain: slots.DefaultDomain})
+			require.NoError(t, err)
+			filtered[job.Slot.ID] = true
+		}
+		require.Greater(t, len(filtered), 4, "filtered random picks vary too")
+	})
+
+	t.Run("Lease", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores, slots.WithLease(time.Minute))
+		c := e.claim("")
+		e.draft(c.ID)
+		open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
+		a, b := e.agent("A"), e.agent("B")
+
+		taken, err := e.svc.Take(e.ctx, a, c.ID, open[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, e.clock.Now().Add(time.Minute).UnixMilli(), taken.LeaseExpiresAt)
+		e.clock.Advance(59 * time.Second)
+		_, err = e.svc.Take(e.ctx, b, c.ID, open[0].ID)
+		requireCode(t, slots.ErrSlotTaken, err)
+		n, err := e.svc.ReleaseExpired(e.ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+
+		e.clock.Advance(time.Second)
+		_, err = e.svc.Done(e.ctx, a, c.ID, open[0].ID)
+		requireCode(t, slots.ErrSlotNotTaken, err)
+		retaken, err := e.svc.Take(e.ctx, b, c.ID, open[0].ID)
+		require.NoError(t, err, "a lapsed slot can be taken by another agent")
+		require.Equal(t, b.ID, retaken.APIKeyID)
+		_, err = e.svc.Done(e.ctx, a, c.ID, open[0].ID)
+		requireCode(t, slots.ErrNotSlotOwner, err)
+		// A lost its seat, so it may take the other one.
+		_, err = e.svc.Take(e.ctx, a, c.ID, open[1].ID)
+		require.NoError(t, err)
+
+		e.clock.Advance(30 * time.Second)
+		_, err = e.svc.Done(e.ctx, b, c.ID, open[0].ID)
+		require.NoError(t, err)
+		bal, err := e.svc.Balance(e.ctx, b.ID)
+		require.NoError(t, err)
+		require.EqualValues(t, slots.RewardRoleSlot, bal)
+
+		// A's second take lapses; sweeping re-opens it and puts it back in the queue.
+		_, err = e.svc.NextJob(e.ctx, slots.JobQuery{})
+		requireCode(t, slots.ErrNoJob, err)
+		e.clock.Advance(time.Minute)
+		var wg sync.WaitGroup
+		var released atomic.Int64
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				n, err := e.svc.ReleaseExpired(e.ctx)
+				if err == nil {
+					released.Add(int64(n))
+				}
+			}()
+		}
+		wg.Wait()
+		require.EqualValues(t, 1, released.Load(), "concurrent sweeps re-open a slot once")
+		list, err := e.svc.Slots(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, slots.StatusDone, list[0].Status)
+		reopened := list[1]
+		require.Equal(t, slots.StatusOpen, reopened.Status)
+		require.Empty(t, reopened.APIKeyID)
+		require.Empty(t, reopened.AgentName)
+		require.Zero(t, reopened.TakenAt)
+		require.Zero(t, reopened.LeaseExpiresAt)
+		job, err := e.svc.NextJob(e.ctx, slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, open[1].ID, job.Slot.ID)
+		_, err = e.svc.Take(e.ctx, a, c.ID, open[1].ID)
+		require.NoError(t, err, "after the sweep the agent holds nothing here")
+	})
+
+	t.Run("RaceManyAgentsOneSlot", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		const agents = 64
+		keys := make([]slots.Key, agents)
+		for i := range keys {
+			keys[i] = e.agent(fmt.Sprint("racer-", i))
+		}
+		for rep := 0; rep < raceRepeats; rep++ {
+			c := e.claim("")
+			open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
+			var wins, taken atomic.Int64
+			var winner atomic.Value
+			errs := make(chan error, agents)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := 0; i < agents; i++ {
+				wg.Add(1)
+				go func(k slots.Key) {
+					defer wg.Done()
+					<-start
+					_, err := e.svc.Take(e.ctx, k, c.ID, open[0].ID)
+					switch {
+					case err == nil:
+						wins.Add(1)
+						winner.Store(k.ID)
+					case errors.Is(err, slots.ErrSlotTaken):
+						taken.Add(1)
+					default:
+						errs <- err
+					}
+				}(keys[i])
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			require.EqualValues(t, 1, wins.Load(), "exactly one winner")
+			require.EqualValues(t, agents-1, taken.Load())
+			list, err := e.svc.Slots(e.ctx, c.ID)
+			require.NoError(t, err)
+			require.Equal(t, winner.Load(), list[0].APIKeyID)
+		}
+	})
+
+	t.Run("RaceOneAgentManySlots", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		a := e.agent("greedy")
+		for rep := 0; rep < raceRepeats*4; rep++ {
+			c := e.claim("")
+			open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 5})
+			var wins, held atomic.Int64
+			errs := make(chan error, len(open))
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for _, s := range open {
+				wg.Add(1)
+				go func(id string) {
+					defer wg.Done()
+					<-start
+					_, err := e.svc.Take(e.ctx, a, c.ID, id)
+					switch {
+					case err == nil:
+						wins.Add(1)
+					case errors.Is(err, slots.ErrSlotHeld):
+						held.Add(1)
+					default:
+						errs <- err
+					}
+				}(s.ID)
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			require.EqualValues(t, 1, wins.Load(), "one slot per agent per claim")
+			require.EqualValues(t, 4, held.Load())
+			list, err := e.svc.Slots(e.ctx, c.ID)
+			require.NoError(t, err)
+			n := 0
+			for _, s := range list {
+				if s.Status == slots.StatusTaken {
+					n++
+				}
+			}
+			require.Equal(t, 1, n)
+		}
+	})
+
+	t.Run("RaceDoneRetries", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		a := e.agent("retrier")
+		const retries = 1000
+		for rep := 0; rep < raceRepeats; rep++ {
+			c := e.claim("")
+			open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
+			_, err := e.svc.Take(e.ctx, a, c.ID, open[0].ID)
+			require.NoError(t, err)
+			var ok, notTaken atomic.Int64
+			errs := make(chan error, retries)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := 0; i < retries; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					_, err := e.svc.Done(e.ctx, a, c.ID, open[0].ID)
+					switch {
+					case err == nil:
+						ok.Add(1)
+					case errors.Is(err, slots.ErrSlotNotTaken):
+						notTaken.Add(1)
+					default:
+						errs <- err
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			require.EqualValues(t, 1, ok.Load(), "done succeeds once")
+			require.EqualValues(t, retries-1, notTaken.Load())
+			bal, err := e.svc.Balance(e.ctx, a.ID)
+			require.NoError(t, err)
+			require.EqualValues(t, int64(rep+1)*slots.RewardRoleSlot, bal, "credited exactly once per slot")
+		}
+	})
+
+	t.Run("ContextCancelled", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		c := e.claim("")
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := e.svc.Claim(ctx, c.ID)
+		require.ErrorIs(t, err, context.Canceled)
+		_, err = e.svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
+		require.ErrorIs(t, err, context.Canceled)
+		list, err := e.svc.Slots(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Empty(t, list)
+	})
+}

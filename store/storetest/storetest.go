@@ -1,0 +1,65 @@
+// Package storetest is the one conformance suite that every Agora backend
+// runs. A backend's test calls Run with a function returning fresh, isolated
+// stores; the suite checks every behaviour the domain packages rely on,
+// races included, so a behaviour that differs between backends fails here.
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) storetest.Stores {
+//			s := memstore.New()
+//			return storetest.Stores{Slots: s}
+//		})
+//	}
+package storetest
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agorahq/agora/slots"
+)
+
+// Stores is what a backend provides to the suite: one implementation of each
+// domain's store interface (usually the same value).
+type Stores struct {
+	Slots slots.Store
+}
+
+// NewStores returns fresh stores isolated from every other call's: a new
+// memory store, a new key prefix, a new schema. It registers its own cleanup
+// with t.
+type NewStores func(t *testing.T) Stores
+
+// Run runs the whole suite.
+func Run(t *testing.T, newStores NewStores) {
+	t.Run("Slots", func(t *testing.T) { RunSlots(t, newStores) })
+}
+
+// Races are repeated this many times each, so a window that only sometimes
+// opens is likely to be seen.
+const raceRepeats = 5
+
+// Clock is a settable clock for services under test.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock at a fixed, recent instant.
+func NewClock() *Clock {
+	return &Clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
