@@ -1,0 +1,267 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/agorahq/agora/slots"
+)
+
+// AOP returns the handler of the /api/v1 routes over svc: claims, comments,
+// API keys, the caller's profile and the role slots of seeds/slots.md. Mount
+// it at "/api/v1/".
+func AOP(svc *slots.Service, opts ...Option) http.Handler {
+	a := &aop{svc: svc}
+	rt := newRouter(newConfig(opts))
+	auth := func(scope slots.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
+		return route{auth: svc, scope: scope, limited: limited, fn: fn}
+	}
+	rt.handle("POST", "/api/v1/claims", auth(slots.ScopeClaimCreate, false, a.createClaim))
+	rt.handle("GET", "/api/v1/claims", auth("", false, a.listClaims))
+	rt.handle("GET", "/api/v1/claims/{claimId}", auth("", false, a.getClaim))
+	rt.handle("POST", "/api/v1/claims/{claimId}/comments", auth(slots.ScopeCommentCreate, true, a.addComment))
+	rt.handle("GET", "/api/v1/claims/{claimId}/comments", auth("", false, a.listComments))
+	rt.handle("POST", "/api/v1/claims/{claimId}/slots", auth(slots.ScopeSlotsConfigure, false, a.configureSlots))
+	rt.handle("GET", "/api/v1/claims/{claimId}/slots", auth("", false, a.listSlots))
+	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/take", auth(slots.ScopeCommentCreate, true, a.take))
+	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/done", auth(slots.ScopeCommentCreate, true, a.done))
+	rt.handle("GET", "/api/v1/jobs/slots", auth("", false, a.nextJob))
+	rt.handle("POST", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.createKey))
+	rt.handle("GET", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.listKeys))
+	rt.handle("DELETE", "/api/v1/keys/{keyId}", auth(slots.ScopeKeysAdmin, false, a.revokeKey))
+	rt.handle("GET", "/api/v1/me", auth("", false, a.me))
+	return rt
+}
+
+type aop struct {
+	svc *slots.Service
+}
+
+type items[T any] struct {
+	Items []T `json:"items"`
+}
+
+func list[T any](s []T) items[T] {
+	if s == nil {
+		s = []T{}
+	}
+	return items[T]{s}
+}
+
+func (a *aop) createClaim(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Title  string `json:"title"`
+		Body   string `json:"body"`
+		Domain string `json:"domain"`
+	}
+	if err := decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	c, err := a.svc.CreateClaim(r.Context(), slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, c)
+	return nil
+}
+
+func (a *aop) listClaims(w http.ResponseWriter, r *http.Request) error {
+	limit, err := queryInt(r, "limit")
+	if err != nil {
+		return err
+	}
+	if r.URL.Query().Has("limit") && limit == 0 {
+		return invalid("invalid_limit", "limit must be between 1 and %d", slots.MaxClaimsLimit)
+	}
+	page, err := a.svc.Claims(r.Context(), limit, r.URL.Query().Get("cursor"))
+	if err != nil {
+		return err
+	}
+	if page.Items == nil {
+		page.Items = []slots.Claim{}
+	}
+	writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (a *aop) getClaim(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.svc.Claim(r.Context(), r.PathValue("claimId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, c)
+	return nil
+}
+
+func (a *aop) addComment(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Body        string `json:"body"`
+		CommentType string `json:"commentType"`
+	}
+	if err := decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	c, err := a.svc.AddComment(r.Context(), principal(r), slots.NewComment{ClaimID: r.PathValue("claimId"), Body: in.Body, CommentType: in.CommentType})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, c)
+	return nil
+}
+
+func (a *aop) listComments(w http.ResponseWriter, r *http.Request) error {
+	cs, err := a.svc.Comments(r.Context(), r.PathValue("claimId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, list(cs))
+	return nil
+}
+
+func (a *aop) configureSlots(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Roles []struct {
+			Role  slots.Role      `json:"role"`
+			Count json.RawMessage `json:"count"`
+		} `json:"roles"`
+	}
+	if err := decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	roles := make([]slots.RoleCount, 0, len(in.Roles))
+	for _, rc := range in.Roles {
+		n, err := intField("count", rc.Count)
+		if err != nil {
+			return err
+		}
+		roles = append(roles, slots.RoleCount{Role: rc.Role, Count: n})
+	}
+	n, err := a.svc.ConfigureSlots(r.Context(), r.PathValue("claimId"), roles)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"ok": true, "created": n})
+	return nil
+}
+
+func (a *aop) listSlots(w http.ResponseWriter, r *http.Request) error {
+	ss, err := a.svc.Slots(r.Context(), r.PathValue("claimId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, list(ss))
+	return nil
+}
+
+func (a *aop) nextJob(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	job, err := a.svc.NextJob(r.Context(), slots.JobQuery{
+		Role:     slots.Role(q.Get("role")),
+		Domain:   q.Get("domain"),
+		Strategy: slots.Strategy(q.Get("strategy")),
+	})
+	if err != nil {
+		return err
+	}
+	if job.Comments == nil {
+		job.Comments = []slots.Comment{}
+	}
+	writeJSON(w, http.StatusOK, job)
+	return nil
+}
+
+type takeResponse struct {
+	OK      bool       `json:"ok"`
+	SlotID  string     `json:"slotId"`
+	Role    slots.Role `json:"role"`
+	ClaimID string     `json:"claimId"`
+}
+
+func (a *aop) take(w http.ResponseWriter, r *http.Request) error {
+	s, err := a.svc.Take(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, takeResponse{OK: true, SlotID: s.ID, Role: s.Role, ClaimID: s.ClaimID})
+	return nil
+}
+
+func (a *aop) done(w http.ResponseWriter, r *http.Request) error {
+	if _, err := a.svc.Done(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId")); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	return nil
+}
+
+type createdKey struct {
+	ID        string        `json:"_id"`
+	Key       string        `json:"key"`
+	Name      string        `json:"name"`
+	AvatarURL string        `json:"avatarUrl"`
+	Scopes    []slots.Scope `json:"scopes"`
+	CreatedAt int64         `json:"createdAt"`
+}
+
+func (a *aop) createKey(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Name      string        `json:"name"`
+		AvatarURL string        `json:"avatarUrl"`
+		Scopes    []slots.Scope `json:"scopes"`
+	}
+	if err := decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	k, token, err := a.svc.CreateKey(r.Context(), slots.NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: in.Scopes})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, createdKey{ID: k.ID, Key: token, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: scopesOrEmpty(k.Scopes), CreatedAt: k.CreatedAt})
+	return nil
+}
+
+func (a *aop) listKeys(w http.ResponseWriter, r *http.Request) error {
+	ks, err := a.svc.Keys(r.Context())
+	if err != nil {
+		return err
+	}
+	for i := range ks {
+		ks[i].Scopes = scopesOrEmpty(ks[i].Scopes)
+	}
+	writeJSON(w, http.StatusOK, list(ks))
+	return nil
+}
+
+// scopesOrEmpty keeps a key without scopes answering "scopes": [] not null.
+func scopesOrEmpty(s []slots.Scope) []slots.Scope {
+	if s == nil {
+		return []slots.Scope{}
+	}
+	return s
+}
+
+func (a *aop) revokeKey(w http.ResponseWriter, r *http.Request) error {
+	if err := a.svc.RevokeKey(r.Context(), r.PathValue("keyId")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+type profile struct {
+	ID        string        `json:"_id"`
+	Name      string        `json:"name"`
+	AvatarURL string        `json:"avatarUrl"`
+	Scopes    []slots.Scope `json:"scopes"`
+	Balance   int64         `json:"balance"`
+}
+
+func (a *aop) me(w http.ResponseWriter, r *http.Request) error {
+	k := principal(r)
+	bal, err := a.svc.Balance(r.Context(), k.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, profile{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: scopesOrEmpty(k.Scopes), Balance: bal})
+	return nil
+}
