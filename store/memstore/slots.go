@@ -352,4 +352,3 @@ func (s *Store) Balance(ctx context.Context, keyID string) (int64, error) {
 	defer s.mu.Unlock()
 	return s.balances[keyID], nil
 }
-
