@@ -1,0 +1,20 @@
+-- KEYS: claim hash, its comments list, its slots list.
+-- ARGV: namespace, comment JSON, "1" when the comment is a draft.
+local ns = ARGV[1]
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return fail('claim_not_found')
+end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+-- The first draft makes the claim ready: its open slots join the job queue
+-- in this same step, so no agent sees a ready claim without its slots.
+if ARGV[3] == '1' and redis.call('HGET', KEYS[1], 'hasDraft') ~= '1' then
+  redis.call('HSET', KEYS[1], 'hasDraft', '1')
+  local domain = redis.call('HGET', KEYS[1], 'domain')
+  for _, id in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+    local s = redis.call('HMGET', ns .. 'slot:' .. id, 'status', 'role')
+    if s[1] == 'open' then
+      enqueue(ns, id, s[2], domain)
+    end
+  end
+end
+return 1

@@ -1,0 +1,49 @@
+-- Helpers prepended to every script of this package, so each atomic
+-- operation stays one self-contained script while the key layout of the job
+-- queue is written down once.
+--
+-- ARGV[1] of every script that derives keys is the store's namespace,
+-- "{prefix}:". Keys derived inside a script (a slot's hash from a queue
+-- member, a claim's domain indexes) cannot be declared in KEYS without an
+-- extra round trip; they share the namespace's hash tag with the declared
+-- keys, so they live on the same Cluster slot and the script stays
+-- Cluster-safe.
+
+-- fail returns the error reply that interpretError in Go maps to a
+-- slots.Err* value. Two words, so neither Redis nor miniredis prepends "ERR".
+local function fail(code)
+  return redis.error_reply('AGORA ' .. code)
+end
+
+-- queue_keys lists the four job-queue indexes an open slot belongs to: all,
+-- by role, by domain, by role and domain. The role comes first in the last
+-- one because roles never contain ':' while domains may.
+local function queue_keys(ns, role, domain)
+  return {
+    ns .. 'q:all',
+    ns .. 'q:role:' .. role,
+    ns .. 'q:domain:' .. domain,
+    ns .. 'q:role:' .. role .. ':domain:' .. domain,
+  }
+end
+
+-- Score 0 everywhere: members then sort by slot ID, which is time-ordered,
+-- so ZRANGE 0 0 is the oldest slot.
+local function enqueue(ns, id, role, domain)
+  for _, k in ipairs(queue_keys(ns, role, domain)) do
+    redis.call('ZADD', k, 0, id)
+  end
+end
+
+local function dequeue(ns, id, role, domain)
+  for _, k in ipairs(queue_keys(ns, role, domain)) do
+    redis.call('ZREM', k, id)
+  end
+end
+
+-- lapsed reports whether a taken slot's lease (a string field, absent when
+-- the take has no lease) expired at or before now.
+local function lapsed(status, lease, now)
+  local l = tonumber(lease)
+  return status == 'taken' and l ~= nil and l ~= 0 and l <= now
+end

@@ -1,0 +1,166 @@
+package redisstore
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+)
+
+// DefaultPrefix is the key prefix of a store created without WithPrefix.
+const DefaultPrefix = "agora"
+
+// Store implements every domain's store interface on Redis. It holds no
+// state of its own besides the client, so any number of Stores in any
+// number of processes may share one server and prefix.
+type Store struct {
+	client redis.UniversalClient
+	// ns starts every key: "{prefix}:".
+	ns string
+}
+
+var _ slots.Store = (*Store)(nil)
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithPrefix sets the hash tag that starts every key, so several stores
+// (tenants, tests) can share one server without seeing each other's data.
+// An empty prefix is ignored: "{}" is no hash tag at all, and Cluster would
+// then scatter the store's keys over slots where its scripts cannot run.
+func WithPrefix(prefix string) Option {
+	return func(s *Store) {
+		if prefix != "" {
+			s.ns = "{" + prefix + "}:"
+		}
+	}
+}
+
+// New returns a store on client. The caller keeps ownership of the client
+// and closes it.
+func New(client redis.UniversalClient, opts ...Option) *Store {
+	s := &Store{client: client, ns: "{" + DefaultPrefix + "}:"}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Client returns the client the store runs on, so other Redis-backed
+// features of the same process (rate limiting, pub/sub) can share its pool.
+func (s *Store) Client() redis.UniversalClient { return s.client }
+
+func (s *Store) key(parts ...string) string { return s.ns + strings.Join(parts, ":") }
+
+func (s *Store) claimsKey() string   { return s.key("claims") }
+func (s *Store) leasesKey() string   { return s.key("leases") }
+func (s *Store) keysKey() string     { return s.key("keys") }
+func (s *Store) balancesKey() string { return s.key("balances") }
+
+// Per-record keys put the kind before the ID ("comments:<claim>", not
+// "claim:<claim>:comments"): IDs reach the store from URLs, and an ID
+// containing ':' must not name another record's key.
+func (s *Store) claimKey(id string) string    { return s.key("claim", id) }
+func (s *Store) commentsKey(id string) string { return s.key("comments", id) }
+func (s *Store) slotsKey(id string) string    { return s.key("slots", id) }
+func (s *Store) holdersKey(id string) string  { return s.key("holders", id) }
+func (s *Store) slotKey(id string) string     { return s.key("slot", id) }
+func (s *Store) keyKey(id string) string      { return s.key("key", id) }
+
+// queueKey names the job-queue index for a filter; lib.lua's queue_keys
+// names the same four indexes when slots open and close.
+func (s *Store) queueKey(role slots.Role, domain string) string {
+	switch {
+	case role == "" && domain == "":
+		return s.key("q", "all")
+	case domain == "":
+		return s.key("q", "role", string(role))
+	case role == "":
+		return s.key("q", "domain", domain)
+	default:
+		return s.key("q", "role", string(role), "domain", domain)
+	}
+}
+
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+// The scripts, hashed once. Each is lib.lua followed by the operation's
+// own file.
+var (
+	createClaimScript      = newScript("create_claim.lua")
+	addCommentScript       = newScript("add_comment.lua")
+	listCommentsScript     = newScript("list_comments.lua")
+	listClaimsScript       = newScript("list_claims.lua")
+	replaceOpenSlotsScript = newScript("replace_open_slots.lua")
+	listSlotsScript        = newScript("list_slots.lua")
+	nextOpenSlotScript     = newScript("next_open_slot.lua")
+	takeScript             = newScript("take.lua")
+	finishScript           = newScript("finish.lua")
+	releaseExpiredScript   = newScript("release_expired.lua")
+	createKeyScript        = newScript("create_key.lua")
+	revokeKeyScript        = newScript("revoke_key.lua")
+	listKeysScript         = newScript("list_keys.lua")
+)
+
+func newScript(name string) *redis.Script {
+	lib, err := luaFiles.ReadFile("lua/lib.lua")
+	if err != nil {
+		panic(err)
+	}
+	src, err := luaFiles.ReadFile("lua/" + name)
+	if err != nil {
+		panic(err)
+	}
+	return redis.NewScript(string(lib) + "\n-- " + name + "\n" + string(src))
+}
+
+// scriptErrors maps the codes scripts fail with ("AGORA <code>") to the
+// errors of the contract; the codes are those errors' own Codes, so the two
+// cannot drift apart.
+var scriptErrors = func() map[string]error {
+	m := map[string]error{}
+	for _, e := range []*store.Error{
+		slots.ErrClaimNotFound, slots.ErrSlotNotFound, slots.ErrKeyNotFound, slots.ErrNoJob,
+		slots.ErrSlotTaken, slots.ErrSlotHeld, slots.ErrNotSlotOwner, slots.ErrSlotNotTaken,
+		slots.ErrClaimExists, slots.ErrKeyExists,
+	} {
+		m[e.Code] = e
+	}
+	return m
+}()
+
+// scriptErrorPrefix starts every error reply of this package's scripts.
+const scriptErrorPrefix = "AGORA "
+
+// interpretError is the one place Redis errors become Agora's: a script's
+// "AGORA <code>" reply becomes the contract's error value, redis.Nil becomes
+// notFound (the operation's own "not found"), and a failure while ctx is
+// done keeps the context's error in the chain even when go-redis reports it
+// as a network error.
+func interpretError(ctx context.Context, err error, notFound error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, redis.Nil) && notFound != nil {
+		return notFound
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		if code, ok := strings.CutPrefix(rerr.Error(), scriptErrorPrefix); ok {
+			if e, ok := scriptErrors[code]; ok {
+				return e
+			}
+		}
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("redisstore: %w: %w", cerr, err)
+	}
+	return fmt.Errorf("redisstore: %w", err)
+}

@@ -1,0 +1,209 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/internal/testdb"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/redisstore"
+	"github.com/agorahq/agora/store/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+// poolTimeout replaces go-redis's default of 4s: the suite's races start up
+// to 1000 calls at once, which queue for a pool of 10 connections per CPU,
+// and miniredis runs scripts one at a time, slowly under -race on a busy
+// machine. A wait for a connection is not what the suite tests.
+const poolTimeout = 30 * time.Second
+
+// newMiniredisClient returns a client of a fresh miniredis server; both are
+// closed when t ends (the client first: cleanups run last-in first-out).
+func newMiniredisClient(t *testing.T) (*miniredis.Miniredis, *redis.Client) {
+	m := miniredis.RunT(t)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr(), PoolTimeout: poolTimeout})
+	t.Cleanup(func() { _ = c.Close() })
+	return m, c
+}
+
+func TestConformanceMiniredis(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) storetest.Stores {
+		_, c := newMiniredisClient(t)
+		return storetest.Stores{Slots: redisstore.New(c)}
+	})
+}
+
+func TestConformanceRedis(t *testing.T) {
+	t.Parallel()
+	url := testdb.RedisURL(t)
+	storetest.Run(t, func(t *testing.T) storetest.Stores {
+		opts, err := redis.ParseURL(url)
+		require.NoError(t, err)
+		opts.PoolTimeout = poolTimeout
+		c := redis.NewClient(opts)
+		prefix := testdb.UniqueName()
+		t.Cleanup(func() {
+			defer c.Close()
+			deletePrefix(t, c, prefix)
+		})
+		return storetest.Stores{Slots: redisstore.New(c, redisstore.WithPrefix(prefix))}
+	})
+}
+
+// deletePrefix removes one store's keys from a shared server: only keys
+// under its own hash tag, found with SCAN, never FLUSHDB.
+func deletePrefix(t *testing.T, c *redis.Client, prefix string) {
+	ctx := context.Background() // t's own context is already done in cleanup
+	match := "{" + prefix + "}:*"
+	keys := scanAll(t, ctx, c, match)
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		require.NoError(t, c.Unlink(ctx, keys[:n]...).Err())
+		keys = keys[n:]
+	}
+	require.Empty(t, scanAll(t, ctx, c, match), "keys left under %s", match)
+}
+
+func scanAll(t *testing.T, ctx context.Context, c *redis.Client, match string) []string {
+	var keys []string
+	iter := c.Scan(ctx, 0, match, 1000).Iterator()
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+	}
+	require.NoError(t, iter.Err())
+	return keys
+}
+
+// TestKeysStayUnderPrefix runs the whole suite with many stores on one
+// server, each under its own prefix, and then checks that every key the
+// server holds starts with one of those hash tags: nothing is written
+// outside a store's prefix, so prefixes isolate and every key of a store
+// shares its Cluster slot.
+func TestKeysStayUnderPrefix(t *testing.T) {
+	t.Parallel()
+	m, c := newMiniredisClient(t)
+	var mu sync.Mutex
+	namespaces := map[string]bool{"{" + redisstore.DefaultPrefix + "}:": true}
+	t.Run("suite", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) storetest.Stores {
+			prefix := testdb.UniqueName()
+			mu.Lock()
+			namespaces["{"+prefix+"}:"] = true
+			mu.Unlock()
+			return storetest.Stores{Slots: redisstore.New(c, redisstore.WithPrefix(prefix))}
+		})
+	})
+
+	// The default prefix, and an empty one, which must not drop the hash tag.
+	ctx := context.Background()
+	for _, st := range []*redisstore.Store{redisstore.New(c), redisstore.New(c, redisstore.WithPrefix(""))} {
+		svc := slots.New(st)
+		claim, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "default prefix"})
+		require.NoError(t, err)
+		_, err = svc.ConfigureSlots(ctx, claim.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
+		require.NoError(t, err)
+	}
+	require.True(t, m.Exists("{agora}:claims"))
+
+	keys := m.Keys()
+	require.NotEmpty(t, keys)
+	for _, k := range keys {
+		ns, _, ok := strings.Cut(k, ":")
+		require.True(t, ok && namespaces[ns+":"], "key %q is outside every store's prefix", k)
+	}
+}
+
+// TestCancelledContext checks every method, beyond the suite's two: a done
+// context is reported as itself, whatever go-redis wraps it in.
+func TestCancelledContext(t *testing.T) {
+	t.Parallel()
+	_, c := newMiniredisClient(t)
+	st := redisstore.New(c)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	calls := map[string]func() error{
+		"CreateClaim":  func() error { return st.CreateClaim(ctx, slots.Claim{ID: "claim_1"}) },
+		"GetClaim":     func() error { _, err := st.GetClaim(ctx, "claim_1"); return err },
+		"ListClaims":   func() error { _, err := st.ListClaims(ctx, slots.ListClaimsParams{Limit: 1}); return err },
+		"AddComment":   func() error { return st.AddComment(ctx, slots.Comment{ID: "comment_1", ClaimID: "claim_1"}) },
+		"ListComments": func() error { _, err := st.ListComments(ctx, "claim_1"); return err },
+		"ReplaceOpenSlots": func() error {
+			return st.ReplaceOpenSlots(ctx, "claim_1", []slots.Slot{{ID: "slot_1", Role: slots.RoleCritic}})
+		},
+		"ListSlots":    func() error { _, err := st.ListSlots(ctx, "claim_1"); return err },
+		"NextOpenSlot": func() error { _, err := st.NextOpenSlot(ctx, slots.NextSlotParams{Random: -1}); return err },
+		"TakeSlot": func() error {
+			_, err := st.TakeSlot(ctx, slots.TakeParams{ClaimID: "claim_1", SlotID: "slot_1"})
+			return err
+		},
+		"FinishSlot": func() error {
+			_, err := st.FinishSlot(ctx, slots.FinishParams{ClaimID: "claim_1", SlotID: "slot_1"})
+			return err
+		},
+		"ReleaseExpiredSlots": func() error { _, err := st.ReleaseExpiredSlots(ctx, 1); return err },
+		"CreateKey":           func() error { return st.CreateKey(ctx, slots.Key{ID: "key_1"}) },
+		"GetKey":              func() error { _, err := st.GetKey(ctx, "key_1"); return err },
+		"ListKeys":            func() error { _, err := st.ListKeys(ctx); return err },
+		"RevokeKey":           func() error { return st.RevokeKey(ctx, "key_1", 1) },
+		"Balance":             func() error { _, err := st.Balance(ctx, "key_1"); return err },
+	}
+	for name, call := range calls {
+		require.ErrorIs(t, call(), context.Canceled, name)
+	}
+	require.Zero(t, c.DBSize(context.Background()).Val(), "nothing was written")
+}
+
+func TestClientIsTheOneGiven(t *testing.T) {
+	t.Parallel()
+	_, c := newMiniredisClient(t)
+	require.Same(t, c, redisstore.New(c).Client())
+}
+
+func ExampleNew() {
+	m := miniredis.NewMiniRedis()
+	if err := m.Start(); err != nil {
+		panic(err)
+	}
+	defer m.Close()
+	client := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer client.Close()
+
+	ctx := context.Background()
+	svc := slots.New(redisstore.New(client, redisstore.WithPrefix("example")))
+	claim, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "Water boils at 100 °C at sea level"})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := svc.ConfigureSlots(ctx, claim.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}}); err != nil {
+		panic(err)
+	}
+	drafter := slots.Key{ID: "key_drafter", Name: "Drafter"}
+	if _, err := svc.AddComment(ctx, drafter, slots.NewComment{ClaimID: claim.ID, Body: "A draft.", CommentType: "draft"}); err != nil {
+		panic(err)
+	}
+	job, err := svc.NextJob(ctx, slots.JobQuery{Role: slots.RoleCritic})
+	if err != nil {
+		panic(err)
+	}
+	taken, err := svc.Take(ctx, slots.Key{ID: "key_a", Name: "Skeptic-7"}, claim.ID, job.Slot.ID)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(taken.Status, taken.AgentName)
+	_, err = svc.Take(ctx, slots.Key{ID: "key_b", Name: "Late"}, claim.ID, job.Slot.ID)
+	fmt.Println(err)
+	// Output:
+	// taken Skeptic-7
+	// slot is already taken
+}

@@ -1,0 +1,361 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agorahq/agora/slots"
+)
+
+// releaseBatch bounds how many leases one release script looks at, so a
+// sweep after a long outage does not block the server in one long script.
+const releaseBatch = 256
+
+// CreateClaim implements slots.ClaimStore.
+func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
+	err := createClaimScript.Run(ctx, s.client,
+		[]string{s.claimKey(c.ID), s.claimsKey()},
+		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt).Err()
+	return interpretError(ctx, err, nil)
+}
+
+// GetClaim implements slots.ClaimStore.
+func (s *Store) GetClaim(ctx context.Context, id string) (slots.Claim, error) {
+	m, err := s.client.HGetAll(ctx, s.claimKey(id)).Result()
+	if err != nil {
+		return slots.Claim{}, interpretError(ctx, err, slots.ErrClaimNotFound)
+	}
+	if len(m) == 0 {
+		return slots.Claim{}, slots.ErrClaimNotFound
+	}
+	return decodeClaim(m)
+}
+
+// ListClaims implements slots.ClaimStore.
+func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slots.Claim, error) {
+	if p.Limit <= 0 {
+		// LIMIT 0 -1 would mean "no limit" to Redis.
+		return []slots.Claim{}, ctx.Err()
+	}
+	max := "+"
+	if p.Before != "" {
+		max = "(" + p.Before
+	}
+	v, err := listClaimsScript.Run(ctx, s.client, []string{s.claimsKey()}, s.ns, max, p.Limit).Slice()
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	out := make([]slots.Claim, 0, len(v))
+	for _, item := range v {
+		m, err := toRecord(item)
+		if err != nil {
+			return nil, err
+		}
+		c, err := decodeClaim(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// AddComment implements slots.ClaimStore.
+func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("redisstore: encode comment: %w", err)
+	}
+	draft := "0"
+	if c.CommentType == slots.CommentDraft {
+		draft = "1"
+	}
+	err = addCommentScript.Run(ctx, s.client,
+		[]string{s.claimKey(c.ClaimID), s.commentsKey(c.ClaimID), s.slotsKey(c.ClaimID)},
+		s.ns, b, draft).Err()
+	return interpretError(ctx, err, nil)
+}
+
+// ListComments implements slots.ClaimStore.
+func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comment, error) {
+	v, err := listCommentsScript.Run(ctx, s.client,
+		[]string{s.claimKey(claimID), s.commentsKey(claimID)}).Slice()
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	return decodeComments(v)
+}
+
+// ReplaceOpenSlots implements slots.SlotStore.
+func (s *Store) ReplaceOpenSlots(ctx context.Context, claimID string, add []slots.Slot) error {
+	args := make([]any, 0, 2+3*len(add))
+	args = append(args, s.ns, claimID)
+	for _, sl := range add {
+		args = append(args, sl.ID, string(sl.Role), sl.CreatedAt)
+	}
+	err := replaceOpenSlotsScript.Run(ctx, s.client,
+		[]string{s.claimKey(claimID), s.slotsKey(claimID)}, args...).Err()
+	return interpretError(ctx, err, nil)
+}
+
+// ListSlots implements slots.SlotStore.
+func (s *Store) ListSlots(ctx context.Context, claimID string) ([]slots.Slot, error) {
+	v, err := listSlotsScript.Run(ctx, s.client,
+		[]string{s.claimKey(claimID), s.slotsKey(claimID)}, s.ns).Slice()
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	out := make([]slots.Slot, 0, len(v))
+	for _, item := range v {
+		sl, err := decodeSlotReply(item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sl)
+	}
+	return out, nil
+}
+
+// NextOpenSlot implements slots.SlotStore.
+func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots.Job, error) {
+	r := p.Random
+	if r < 0 {
+		r = -1
+	}
+	v, err := nextOpenSlotScript.Run(ctx, s.client,
+		[]string{s.queueKey(p.Role, p.Domain)},
+		s.ns, strconv.FormatFloat(r, 'g', -1, 64)).Slice()
+	if err != nil {
+		return slots.Job{}, interpretError(ctx, err, slots.ErrNoJob)
+	}
+	if len(v) != 3 {
+		return slots.Job{}, fmt.Errorf("redisstore: next open slot: unexpected reply of %d items", len(v))
+	}
+	sl, err := decodeSlotReply(v[0])
+	if err != nil {
+		return slots.Job{}, err
+	}
+	cm, err := toRecord(v[1])
+	if err != nil {
+		return slots.Job{}, err
+	}
+	c, err := decodeClaim(cm)
+	if err != nil {
+		return slots.Job{}, err
+	}
+	list, _ := v[2].([]any)
+	comments, err := decodeComments(list)
+	if err != nil {
+		return slots.Job{}, err
+	}
+	return slots.Job{Slot: sl, Claim: c, Comments: comments}, nil
+}
+
+// TakeSlot implements slots.SlotStore.
+func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, error) {
+	v, err := takeScript.Run(ctx, s.client,
+		[]string{s.slotKey(p.SlotID), s.claimKey(p.ClaimID), s.holdersKey(p.ClaimID), s.leasesKey()},
+		s.ns, p.ClaimID, p.SlotID, p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, p.Now, p.LeaseUntil).Result()
+	if err != nil {
+		return slots.Slot{}, interpretError(ctx, err, nil)
+	}
+	return decodeSlotReply(v)
+}
+
+// FinishSlot implements slots.SlotStore.
+func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slot, error) {
+	v, err := finishScript.Run(ctx, s.client,
+		[]string{s.slotKey(p.SlotID), s.leasesKey(), s.balancesKey()},
+		p.ClaimID, p.SlotID, p.KeyID, p.Now, p.Credit).Result()
+	if err != nil {
+		return slots.Slot{}, interpretError(ctx, err, nil)
+	}
+	return decodeSlotReply(v)
+}
+
+// ReleaseExpiredSlots implements slots.SlotStore.
+func (s *Store) ReleaseExpiredSlots(ctx context.Context, now int64) (int, error) {
+	total := 0
+	for {
+		v, err := releaseExpiredScript.Run(ctx, s.client,
+			[]string{s.leasesKey()}, s.ns, now, releaseBatch).Int64Slice()
+		if err != nil {
+			return total, interpretError(ctx, err, nil)
+		}
+		if len(v) != 2 {
+			return total, fmt.Errorf("redisstore: release expired: unexpected reply of %d items", len(v))
+		}
+		total += int(v[0])
+		if v[1] < releaseBatch {
+			return total, nil
+		}
+	}
+}
+
+// CreateKey implements slots.KeyStore.
+func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
+	scopes, err := json.Marshal(k.Scopes)
+	if err != nil {
+		return fmt.Errorf("redisstore: encode scopes: %w", err)
+	}
+	err = createKeyScript.Run(ctx, s.client,
+		[]string{s.keyKey(k.ID), s.keysKey()},
+		k.ID, k.Name, k.AvatarURL, scopes, k.CreatedAt, k.RevokedAt, hex.EncodeToString(k.Hash)).Err()
+	return interpretError(ctx, err, nil)
+}
+
+// GetKey implements slots.KeyStore.
+func (s *Store) GetKey(ctx context.Context, id string) (slots.Key, error) {
+	m, err := s.client.HGetAll(ctx, s.keyKey(id)).Result()
+	if err != nil {
+		return slots.Key{}, interpretError(ctx, err, slots.ErrKeyNotFound)
+	}
+	if len(m) == 0 {
+		return slots.Key{}, slots.ErrKeyNotFound
+	}
+	return decodeKey(m)
+}
+
+// ListKeys implements slots.KeyStore.
+func (s *Store) ListKeys(ctx context.Context) ([]slots.Key, error) {
+	v, err := listKeysScript.Run(ctx, s.client, []string{s.keysKey()}, s.ns).Slice()
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	out := make([]slots.Key, 0, len(v))
+	for _, item := range v {
+		m, err := toRecord(item)
+		if err != nil {
+			return nil, err
+		}
+		k, err := decodeKey(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// RevokeKey implements slots.KeyStore.
+func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
+	err := revokeKeyScript.Run(ctx, s.client, []string{s.keyKey(id)}, at).Err()
+	return interpretError(ctx, err, nil)
+}
+
+// Balance implements slots.KeyStore.
+func (s *Store) Balance(ctx context.Context, keyID string) (int64, error) {
+	n, err := s.client.HGet(ctx, s.balancesKey(), keyID).Int64()
+	if errors.Is(err, redis.Nil) {
+		// Never credited: the contract's 0, not an error.
+		return 0, nil
+	}
+	if err != nil {
+		return 0, interpretError(ctx, err, nil)
+	}
+	return n, nil
+}
+
+// record is a hash as field -> value, whether it came from HGETALL or from
+// a script's flat field/value array.
+type record map[string]string
+
+// toRecord turns a script's flat HGETALL array into a record.
+func toRecord(v any) (record, error) {
+	a, ok := v.([]any)
+	if !ok || len(a)%2 != 0 {
+		return nil, fmt.Errorf("redisstore: unexpected hash reply %T", v)
+	}
+	r := make(record, len(a)/2)
+	for i := 0; i < len(a); i += 2 {
+		k, ok1 := a[i].(string)
+		val, ok2 := a[i+1].(string)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("redisstore: unexpected hash reply item %T %T", a[i], a[i+1])
+		}
+		r[k] = val
+	}
+	return r, nil
+}
+
+// ints parses the named integer fields into the pointers, an absent field
+// being 0 (the hashes leave out what the JSON would omit).
+func (r record) ints(fields map[string]*int64) error {
+	for f, p := range fields {
+		v, ok := r[f]
+		if !ok || v == "" {
+			*p = 0
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("redisstore: field %s of %s: %w", f, r["_id"], err)
+		}
+		*p = n
+	}
+	return nil
+}
+
+func decodeClaim(r record) (slots.Claim, error) {
+	c := slots.Claim{ID: r["_id"], Title: r["title"], Body: r["body"], Domain: r["domain"]}
+	return c, r.ints(map[string]*int64{"createdAt": &c.CreatedAt})
+}
+
+func decodeSlotReply(v any) (slots.Slot, error) {
+	r, err := toRecord(v)
+	if err != nil {
+		return slots.Slot{}, err
+	}
+	sl := slots.Slot{
+		ID:             r["_id"],
+		ClaimID:        r["claimId"],
+		Role:           slots.Role(r["role"]),
+		Status:         slots.Status(r["status"]),
+		APIKeyID:       r["apiKeyId"],
+		AgentName:      r["agentName"],
+		AgentAvatarURL: r["agentAvatarUrl"],
+	}
+	return sl, r.ints(map[string]*int64{
+		"takenAt":        &sl.TakenAt,
+		"doneAt":         &sl.DoneAt,
+		"createdAt":      &sl.CreatedAt,
+		"leaseExpiresAt": &sl.LeaseExpiresAt,
+	})
+}
+
+func decodeKey(r record) (slots.Key, error) {
+	k := slots.Key{ID: r["_id"], Name: r["name"], AvatarURL: r["avatarUrl"]}
+	if err := json.Unmarshal([]byte(r["scopes"]), &k.Scopes); err != nil {
+		return slots.Key{}, fmt.Errorf("redisstore: scopes of key %s: %w", k.ID, err)
+	}
+	h, err := hex.DecodeString(r["hash"])
+	if err != nil {
+		return slots.Key{}, fmt.Errorf("redisstore: hash of key %s: %w", k.ID, err)
+	}
+	if len(h) > 0 {
+		k.Hash = h
+	}
+	return k, r.ints(map[string]*int64{"createdAt": &k.CreatedAt, "revokedAt": &k.RevokedAt})
+}
+
+func decodeComments(v []any) ([]slots.Comment, error) {
+	out := make([]slots.Comment, 0, len(v))
+	for _, item := range v {
+		b, ok := item.(string)
+		if !ok {
+			return nil, fmt.Errorf("redisstore: unexpected comment reply %T", item)
+		}
+		var c slots.Comment
+		if err := json.Unmarshal([]byte(b), &c); err != nil {
+			return nil, fmt.Errorf("redisstore: decode comment: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
