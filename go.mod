@@ -3,19 +3,18 @@ module github.com/agorahq/agora
 go 1.24.13
 
 require (
+	github.com/alicebob/miniredis/v2 v2.40.0
+	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/google/btree v1.1.3
 	github.com/lib/pq v1.12.3
+	github.com/redis/go-redis/v9 v9.21.0
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/time v0.14.0
 )
 
 require (
-	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/go-redis/redis_rate/v10 v10.0.1 // indirect
-	github.com/jmoiron/sqlx v1.4.0 // indirect
-	github.com/redis/go-redis/v9 v9.21.0 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/time v0.14.0 // indirect
 )

@@ -5,81 +5,102 @@ import (
 	"github.com/google/btree"
 )
 
-// The job queue indexes open slots of claims that have a draft, under four
-// keys per slot (all, by role, by domain, by domain and role), so that every
-// filter combination of NextOpenSlot finds its answer without a scan.
+// The job queue indexes the open slots of claims that have a draft under four
+// keys per slot (all, by role, by domain, by domain and role), so every filter
+// combination of NextOpenSlot finds its answer without a scan.
+//
+// Entries are removed lazily: a take only flips the slot's status, and the
+// queue drops entries that are no longer eligible when a pick meets them.
+// That keeps take — the hot path every agent races on — to a few map
+// operations, and every entry is still removed at most once.
 
 type queueKey struct {
 	role   slots.Role
 	domain string
 }
 
-// openSet is one index: a B-tree by ID for "oldest", and a slice with
-// swap-removal for a uniform random pick in O(1).
+type queueItem struct {
+	seq uint64 // creation order of the slot in this store
+	rec *slotRec
+}
+
+func lessItem(a, b queueItem) bool { return a.seq < b.seq }
+
+// openSet is one index: a B-tree in creation order for "oldest", and a slice
+// with swap-removal for a uniform random pick.
 type openSet struct {
-	tree *btree.BTreeG[string]
-	ids  []string
-	pos  map[string]int
+	tree *btree.BTreeG[queueItem]
+	recs []*slotRec
+	pos  map[*slotRec]int
 }
 
 type jobQueue struct {
 	sets map[queueKey]*openSet
 }
 
-func keysOf(sl *slots.Slot, domain string) [4]queueKey {
-	return [4]queueKey{{}, {role: sl.Role}, {domain: domain}, {role: sl.Role, domain: domain}}
+func keysOf(rec *slotRec) [4]queueKey {
+	d := rec.claim.claim.Domain
+	return [4]queueKey{{}, {role: rec.slot.Role}, {domain: d}, {role: rec.slot.Role, domain: d}}
 }
 
-func (q *jobQueue) add(sl *slots.Slot, domain string) {
-	for _, k := range keysOf(sl, domain) {
+// eligible reports whether rec belongs under k right now.
+func eligible(rec *slotRec, k queueKey) bool {
+	return !rec.deleted && rec.slot.Status == slots.StatusOpen && rec.claim.hasDraft &&
+		(k.role == "" || k.role == rec.slot.Role) &&
+		(k.domain == "" || k.domain == rec.claim.claim.Domain)
+}
+
+// add indexes an eligible slot (again); adding one already indexed is a no-op.
+func (q *jobQueue) add(rec *slotRec) {
+	for _, k := range keysOf(rec) {
 		set := q.sets[k]
 		if set == nil {
-			set = &openSet{tree: btree.NewOrderedG[string](16), pos: map[string]int{}}
+			set = &openSet{tree: btree.NewG(32, lessItem), pos: map[*slotRec]int{}}
 			q.sets[k] = set
 		}
-		if _, ok := set.pos[sl.ID]; ok {
+		if _, ok := set.pos[rec]; ok {
 			continue
 		}
-		set.tree.ReplaceOrInsert(sl.ID)
-		set.pos[sl.ID] = len(set.ids)
-		set.ids = append(set.ids, sl.ID)
+		set.tree.ReplaceOrInsert(queueItem{rec.seq, rec})
+		set.pos[rec] = len(set.recs)
+		set.recs = append(set.recs, rec)
 	}
 }
 
-func (q *jobQueue) remove(sl *slots.Slot, domain string) {
-	for _, k := range keysOf(sl, domain) {
-		set := q.sets[k]
-		if set == nil {
-			continue
-		}
-		i, ok := set.pos[sl.ID]
-		if !ok {
-			continue
-		}
-		set.tree.Delete(sl.ID)
-		last := len(set.ids) - 1
-		set.ids[i] = set.ids[last]
-		set.pos[set.ids[i]] = i
-		set.ids = set.ids[:last]
-		delete(set.pos, sl.ID)
-		if last == 0 {
-			delete(q.sets, k)
-		}
-	}
+func (set *openSet) drop(rec *slotRec) {
+	i := set.pos[rec]
+	set.tree.Delete(queueItem{seq: rec.seq})
+	last := len(set.recs) - 1
+	set.recs[i] = set.recs[last]
+	set.pos[set.recs[i]] = i
+	set.recs[last] = nil
+	set.recs = set.recs[:last]
+	delete(set.pos, rec)
 }
 
-// pick returns the oldest slot ID under k when r < 0, else a random one.
-func (q *jobQueue) pick(k queueKey, r float64) (string, bool) {
+// pick returns the oldest eligible slot under k when r < 0, else a random
+// one, dropping the stale entries it meets.
+func (q *jobQueue) pick(k queueKey, r float64) (*slotRec, bool) {
 	set := q.sets[k]
-	if set == nil || len(set.ids) == 0 {
-		return "", false
+	if set == nil {
+		return nil, false
 	}
-	if r < 0 {
-		return set.tree.Min()
+	for len(set.recs) > 0 {
+		var rec *slotRec
+		if r < 0 {
+			it, _ := set.tree.Min()
+			rec = it.rec
+		} else {
+			i := int(r * float64(len(set.recs)))
+			if i >= len(set.recs) {
+				i = len(set.recs) - 1
+			}
+			rec = set.recs[i]
+		}
+		if eligible(rec, k) {
+			return rec, true
+		}
+		set.drop(rec)
 	}
-	i := int(r * float64(len(set.ids)))
-	if i >= len(set.ids) {
-		i = len(set.ids) - 1
-	}
-	return set.ids[i], true
+	return nil, false
 }

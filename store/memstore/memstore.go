@@ -17,7 +17,8 @@ type Store struct {
 
 	claims     map[string]*claimRec
 	claimOrder []string // claim IDs, ascending
-	slots      map[string]*slots.Slot
+	slots      map[string]*slotRec
+	seq        uint64 // last slotRec.seq handed out
 	keys       map[string]*slots.Key
 	keyOrder   []string
 	balances   map[string]int64
@@ -31,7 +32,7 @@ var _ slots.Store = (*Store)(nil)
 func New() *Store {
 	return &Store{
 		claims:   map[string]*claimRec{},
-		slots:    map[string]*slots.Slot{},
+		slots:    map[string]*slotRec{},
 		keys:     map[string]*slots.Key{},
 		balances: map[string]int64{},
 		queue:    jobQueue{sets: map[queueKey]*openSet{}},

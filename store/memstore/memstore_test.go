@@ -3,6 +3,7 @@ package memstore_test
 import (
 	"testing"
 
+	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
 	"github.com/agorahq/agora/store/storetest"
 )
@@ -12,4 +13,10 @@ func TestConformance(t *testing.T) {
 		s := memstore.New()
 		return storetest.Stores{Slots: s}
 	})
+}
+
+func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, memstore.New()) }
+
+func BenchmarkNextJob(b *testing.B) {
+	storetest.BenchmarkNextJob(b, func(*testing.B) slots.Store { return memstore.New() }, 100_000)
 }

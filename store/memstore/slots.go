@@ -10,9 +10,19 @@ import (
 type claimRec struct {
 	claim    slots.Claim
 	comments []slots.Comment
-	slotIDs  []string          // creation order
-	holders  map[string]string // key ID -> slot ID, any status
-	hasDraft bool
+	slots    []*slotRec          // creation order
+	holders  map[string]*slotRec // key ID -> its slot, any status
+	// holdersCap is the size holders was made for: configuring makes room
+	// for every seat up front so that a take, the hot path, never grows it.
+	holdersCap int
+	hasDraft   bool
+}
+
+type slotRec struct {
+	slot    slots.Slot
+	claim   *claimRec
+	seq     uint64 // creation order in this store, the job queue's "oldest"
+	deleted bool   // replaced by a reconfiguration
 }
 
 // insertSorted inserts id into the ascending slice ids. IDs are time-ordered,
@@ -35,7 +45,7 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 	if _, ok := s.claims[c.ID]; ok {
 		return slots.ErrClaimExists
 	}
-	s.claims[c.ID] = &claimRec{claim: c, holders: map[string]string{}}
+	s.claims[c.ID] = &claimRec{claim: c}
 	s.claimOrder = insertSorted(s.claimOrder, c.ID)
 	return nil
 }
@@ -86,9 +96,9 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	r.comments = append(r.comments, c)
 	if c.CommentType == slots.CommentDraft && !r.hasDraft {
 		r.hasDraft = true
-		for _, id := range r.slotIDs {
-			if sl := s.slots[id]; sl.Status == slots.StatusOpen {
-				s.queue.add(sl, r.claim.Domain)
+		for _, rec := range r.slots {
+			if rec.slot.Status == slots.StatusOpen {
+				s.queue.add(rec)
 			}
 		}
 	}
@@ -120,23 +130,31 @@ func (s *Store) ReplaceOpenSlots(ctx context.Context, claimID string, add []slot
 	if !ok {
 		return slots.ErrClaimNotFound
 	}
-	kept := r.slotIDs[:0]
-	for _, id := range r.slotIDs {
-		sl := s.slots[id]
-		if sl.Status == slots.StatusOpen {
-			s.queue.remove(sl, r.claim.Domain)
-			delete(s.slots, id)
+	kept := r.slots[:0]
+	for _, rec := range r.slots {
+		if rec.slot.Status == slots.StatusOpen {
+			rec.deleted = true // the job queue drops it lazily
+			delete(s.slots, rec.slot.ID)
 			continue
 		}
-		kept = append(kept, id)
+		kept = append(kept, rec)
 	}
-	r.slotIDs = kept
+	clear(r.slots[len(kept):])
+	r.slots = kept
+	if n := len(r.slots) + len(add); n > r.holdersCap {
+		holders := make(map[string]*slotRec, n)
+		for k, v := range r.holders {
+			holders[k] = v
+		}
+		r.holders, r.holdersCap = holders, n
+	}
 	for _, sl := range add {
-		sl := sl
-		s.slots[sl.ID] = &sl
-		r.slotIDs = append(r.slotIDs, sl.ID)
+		s.seq++
+		rec := &slotRec{slot: sl, claim: r, seq: s.seq}
+		s.slots[sl.ID] = rec
+		r.slots = append(r.slots, rec)
 		if r.hasDraft {
-			s.queue.add(&sl, r.claim.Domain)
+			s.queue.add(rec)
 		}
 	}
 	return nil
@@ -153,9 +171,9 @@ func (s *Store) ListSlots(ctx context.Context, claimID string) ([]slots.Slot, er
 	if !ok {
 		return nil, slots.ErrClaimNotFound
 	}
-	out := make([]slots.Slot, 0, len(r.slotIDs))
-	for _, id := range r.slotIDs {
-		out = append(out, *s.slots[id])
+	out := make([]slots.Slot, 0, len(r.slots))
+	for _, rec := range r.slots {
+		out = append(out, rec.slot)
 	}
 	return out, nil
 }
@@ -167,13 +185,12 @@ func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, ok := s.queue.pick(queueKey{role: p.Role, domain: p.Domain}, p.Random)
+	rec, ok := s.queue.pick(queueKey{role: p.Role, domain: p.Domain}, p.Random)
 	if !ok {
 		return slots.Job{}, slots.ErrNoJob
 	}
-	sl := s.slots[id]
-	r := s.claims[sl.ClaimID]
-	return slots.Job{Slot: *sl, Claim: r.claim, Comments: append([]slots.Comment{}, r.comments...)}, nil
+	r := rec.claim
+	return slots.Job{Slot: rec.slot, Claim: r.claim, Comments: append([]slots.Comment{}, r.comments...)}, nil
 }
 
 // TakeSlot implements slots.SlotStore.
@@ -183,28 +200,26 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sl, ok := s.slots[p.SlotID]
-	if !ok || sl.ClaimID != p.ClaimID {
+	rec, ok := s.slots[p.SlotID]
+	if !ok || rec.slot.ClaimID != p.ClaimID {
 		return slots.Slot{}, slots.ErrSlotNotFound
 	}
-	r := s.claims[sl.ClaimID]
+	sl, r := &rec.slot, rec.claim
 	lapsed := sl.Status == slots.StatusTaken && sl.LeaseExpiresAt != 0 && sl.LeaseExpiresAt <= p.Now
 	if sl.Status != slots.StatusOpen && !lapsed {
 		return slots.Slot{}, slots.ErrSlotTaken
 	}
-	if held, ok := r.holders[p.Agent.KeyID]; ok && held != sl.ID {
+	if held, ok := r.holders[p.Agent.KeyID]; ok && held != rec {
 		return slots.Slot{}, slots.ErrSlotHeld
 	}
 	if lapsed {
 		delete(r.holders, sl.APIKeyID)
-	} else if r.hasDraft {
-		s.queue.remove(sl, r.claim.Domain)
 	}
 	sl.Status = slots.StatusTaken
 	sl.APIKeyID, sl.AgentName, sl.AgentAvatarURL = p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL
 	sl.TakenAt = p.Now
 	sl.LeaseExpiresAt = p.LeaseUntil
-	r.holders[p.Agent.KeyID] = sl.ID
+	r.holders[p.Agent.KeyID] = rec
 	if p.LeaseUntil != 0 {
 		s.leased[sl.ID] = p.LeaseUntil
 	} else {
@@ -220,10 +235,11 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sl, ok := s.slots[p.SlotID]
-	if !ok || sl.ClaimID != p.ClaimID {
+	rec, ok := s.slots[p.SlotID]
+	if !ok || rec.slot.ClaimID != p.ClaimID {
 		return slots.Slot{}, slots.ErrSlotNotFound
 	}
+	sl := &rec.slot
 	if err := finishError(sl, p); err != nil {
 		return slots.Slot{}, err
 	}
@@ -261,15 +277,15 @@ func (s *Store) ReleaseExpiredSlots(ctx context.Context, now int64) (int, error)
 		if until > now {
 			continue
 		}
-		sl := s.slots[id]
+		rec := s.slots[id]
+		sl, r := &rec.slot, rec.claim
 		delete(s.leased, id)
-		r := s.claims[sl.ClaimID]
 		delete(r.holders, sl.APIKeyID)
 		sl.Status = slots.StatusOpen
 		sl.APIKeyID, sl.AgentName, sl.AgentAvatarURL = "", "", ""
 		sl.TakenAt, sl.LeaseExpiresAt = 0, 0
 		if r.hasDraft {
-			s.queue.add(sl, r.claim.Domain)
+			s.queue.add(rec)
 		}
 		n++
 	}

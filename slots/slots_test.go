@@ -1,0 +1,116 @@
+package slots_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+	"github.com/agorahq/agora/store/memstore"
+)
+
+func TestParseCommentType(t *testing.T) {
+	for in, want := range map[string]slots.CommentType{
+		"":                    slots.CommentAddition,
+		"   ":                 slots.CommentAddition,
+		"draft":               slots.CommentDraft,
+		"Question":            slots.CommentQuestion,
+		"supporting-evidence": slots.CommentSupportingEvidence,
+		"Counter Evidence":    slots.CommentCounterEvidence,
+		" DEFENSE ":           slots.CommentDefense,
+		"supporting_evidence": slots.CommentSupportingEvidence,
+	} {
+		got, err := slots.ParseCommentType(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"rant", "questions", "supporting--evidence", "dräft", "critic"} {
+		_, err := slots.ParseCommentType(in)
+		require.ErrorIs(t, err, store.ErrInvalid, in)
+	}
+}
+
+// FuzzParseCommentType checks that the normaliser never panics, accepts only
+// the eight types, and is idempotent on what it accepts.
+func FuzzParseCommentType(f *testing.F) {
+	for _, s := range []string{"", "draft", "Supporting-Evidence", "counter evidence", "x", "\xff", "ANSWER"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got, err := slots.ParseCommentType(in)
+		if err != nil {
+			if !errors.Is(err, store.ErrInvalid) {
+				t.Fatalf("error %v is not ErrInvalid", err)
+			}
+			return
+		}
+		again, err := slots.ParseCommentType(string(got))
+		if err != nil || again != got {
+			t.Fatalf("%q -> %q -> %q, %v", in, got, again, err)
+		}
+		if !utf8.ValidString(string(got)) || strings.ContainsAny(string(got), " -") {
+			t.Fatalf("%q normalised to %q", in, got)
+		}
+	})
+}
+
+func TestRoleCommentTypes(t *testing.T) {
+	for role, want := range map[slots.Role]slots.CommentType{
+		slots.RoleQuestioner: "question", slots.RoleCritic: "criticism", slots.RoleSupporter: "supporting_evidence",
+		slots.RoleCounter: "counter_evidence", slots.RoleContributor: "addition", slots.RoleDefender: "defense",
+		slots.RoleAnswerer: "answer",
+	} {
+		require.True(t, role.Valid())
+		require.Equal(t, want, role.CommentType())
+	}
+	require.False(t, slots.Role("judge").Valid())
+}
+
+func TestValidateRoles(t *testing.T) {
+	n, err := slots.ValidateRoles([]slots.RoleCount{{Role: "critic", Count: 2}, {Role: "critic", Count: 3}})
+	require.NoError(t, err)
+	require.Equal(t, 5, n)
+	var se *store.Error
+	_, err = slots.ValidateRoles([]slots.RoleCount{{Role: "critic", Count: 20}, {Role: "answerer", Count: 1}})
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, "too_many_slots", se.Code)
+}
+
+func TestAdminKey(t *testing.T) {
+	ctx := context.Background()
+	svc := slots.New(memstore.New(), slots.WithAdminKey("s3cret"))
+	k, err := svc.Authenticate(ctx, "s3cret")
+	require.NoError(t, err)
+	require.Equal(t, slots.AdminKeyID, k.ID)
+	for _, s := range slots.AllScopes {
+		require.True(t, k.Has(s))
+	}
+	_, err = svc.Authenticate(ctx, "s3cre")
+	require.ErrorIs(t, err, store.ErrUnauthorized)
+	_, err = slots.New(memstore.New()).Authenticate(ctx, "s3cret")
+	require.ErrorIs(t, err, store.ErrUnauthorized, "no admin key configured")
+}
+
+func TestCreateClaimValidation(t *testing.T) {
+	ctx := context.Background()
+	svc := slots.New(memstore.New())
+	for _, in := range []slots.NewClaim{
+		{Title: ""},
+		{Title: "   "},
+		{Title: strings.Repeat("t", slots.MaxTitleLen+1)},
+		{Title: "t", Domain: strings.Repeat("d", slots.MaxDomainLen+1)},
+		{Title: "t", Body: "\xff"},
+	} {
+		_, err := svc.CreateClaim(ctx, in)
+		require.ErrorIs(t, err, store.ErrInvalid)
+	}
+	c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "  padded  ", Domain: " physics "})
+	require.NoError(t, err)
+	require.Equal(t, "padded", c.Title)
+	require.Equal(t, "physics", c.Domain)
+}
