@@ -4,9 +4,13 @@ import (
 	"os"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
+	"github.com/agorahq/agora/store/redisstore"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
@@ -22,7 +26,25 @@ type backend struct {
 func backends() []backend {
 	return []backend{
 		{"memstore", func(t *testing.T) slots.Store { return memstore.New() }},
+		{"miniredis", func(t *testing.T) slots.Store {
+			return redisstore.New(redisClient(t, "redis://"+miniredis.RunT(t).Addr()))
+		}},
+		{"redis", func(t *testing.T) slots.Store {
+			c, prefix := testdb.RedisClient(t)
+			return redisstore.New(c, redisstore.WithPrefix(prefix))
+		}},
 	}
+}
+
+func redisClient(t *testing.T, url string) *redis.Client {
+	t.Helper()
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // forEachBackend runs test once per backend, in parallel.

@@ -15,8 +15,8 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, memstore.New()) }
+func newStore(*testing.B) slots.Store { return memstore.New() }
 
-func BenchmarkNextJob(b *testing.B) {
-	storetest.BenchmarkNextJob(b, func(*testing.B) slots.Store { return memstore.New() }, 100_000)
-}
+func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newStore) }
+
+func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newStore, 100_000) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -60,36 +61,48 @@ func prepareSeats(b *testing.B, svc *slots.Service, n int) []seat {
 	return seats[:n]
 }
 
+// takeChunk bounds how many seats one store holds during BenchmarkTake, so a
+// large b.N measures many stores of realistic size instead of one huge one.
+const takeChunk = 50_000
+
 // BenchmarkTake measures Service.Take, each op winning a different open
-// seat, with 1 and 64 concurrent callers.
-func BenchmarkTake(b *testing.B, st slots.Store) {
-	svc := slots.New(st)
+// seat, with 1 and 64 concurrent callers. Seats are prepared in chunks on
+// fresh stores from newStore, with the timer stopped.
+func BenchmarkTake(b *testing.B, newStore func(b *testing.B) slots.Store) {
 	ctx := context.Background()
 	for _, callers := range []int{1, 64} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
-			seats := prepareSeats(b, svc, b.N)
-			var next atomic.Int64
-			runtime.GC() // the set-up's garbage is not the take's cost
 			b.ReportAllocs()
 			b.ResetTimer()
-			take := func() {
-				s := seats[next.Add(1)-1]
-				if _, err := svc.Take(ctx, s.agent, s.claimID, s.slotID); err != nil {
-					b.Error(err)
+			for left := b.N; left > 0; {
+				n := min(left, takeChunk)
+				left -= n
+				b.StopTimer()
+				svc := slots.New(newStore(b))
+				seats := prepareSeats(b, svc, n)
+				runtime.GC() // the set-up's garbage is not the take's cost
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				b.StartTimer()
+				for range min(callers, n) {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							i := next.Add(1) - 1
+							if i >= int64(len(seats)) {
+								return
+							}
+							s := seats[i]
+							if _, err := svc.Take(ctx, s.agent, s.claimID, s.slotID); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}()
 				}
+				wg.Wait()
 			}
-			if callers == 1 {
-				for range b.N {
-					take()
-				}
-				return
-			}
-			b.SetParallelism((callers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					take()
-				}
-			})
 		})
 	}
 }
