@@ -46,44 +46,21 @@ func TestConformanceMiniredis(t *testing.T) {
 
 func TestConformanceRedis(t *testing.T) {
 	t.Parallel()
-	url := testdb.RedisURL(t)
 	storetest.Run(t, func(t *testing.T) storetest.Stores {
-		opts, err := redis.ParseURL(url)
-		require.NoError(t, err)
-		opts.PoolTimeout = poolTimeout
-		c := redis.NewClient(opts)
-		prefix := testdb.UniqueName()
-		t.Cleanup(func() {
-			defer c.Close()
-			deletePrefix(t, c, prefix)
-		})
+		c, prefix := testdb.RedisClient(t)
 		return storetest.Stores{Slots: redisstore.New(c, redisstore.WithPrefix(prefix))}
 	})
 }
 
-// deletePrefix removes one store's keys from a shared server: only keys
-// under its own hash tag, found with SCAN, never FLUSHDB.
-func deletePrefix(t *testing.T, c *redis.Client, prefix string) {
-	ctx := context.Background() // t's own context is already done in cleanup
-	match := "{" + prefix + "}:*"
-	keys := scanAll(t, ctx, c, match)
-	for len(keys) > 0 {
-		n := min(len(keys), 500)
-		require.NoError(t, c.Unlink(ctx, keys[:n]...).Err())
-		keys = keys[n:]
-	}
-	require.Empty(t, scanAll(t, ctx, c, match), "keys left under %s", match)
+func newRedisStore(b *testing.B) slots.Store {
+	c, prefix := testdb.RedisClient(b)
+	return redisstore.New(c, redisstore.WithPrefix(prefix))
 }
 
-func scanAll(t *testing.T, ctx context.Context, c *redis.Client, match string) []string {
-	var keys []string
-	iter := c.Scan(ctx, 0, match, 1000).Iterator()
-	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-	}
-	require.NoError(t, iter.Err())
-	return keys
-}
+// BenchmarkTake runs against the real server, over loopback.
+func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newRedisStore) }
+
+func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newRedisStore, 100_000) }
 
 // TestKeysStayUnderPrefix runs the whole suite with many stores on one
 // server, each under its own prefix, and then checks that every key the
