@@ -1,0 +1,162 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agorahq/agora/internal/testdb"
+	"github.com/agorahq/agora/slots"
+)
+
+// BenchmarkTakeVsRedisBenchmark compares a take through the whole Go stack
+// (Service.Take → TakeSlot → EVALSHA over go-redis) with redis-benchmark
+// running the same take script on the same server in the same run. The
+// baseline script differs only in a preamble that derives its keys and
+// arguments from one __rand_int__ (redis-benchmark cannot fill several
+// related arguments); the take logic is take.lua itself. It reports the
+// baseline's cost as baseline-ns/op and our share of its throughput as
+// pct-of-baseline.
+//
+//	AGORA_REDIS_URL=redis://127.0.0.1:6379 go test -run x -bench TakeVsRedisBenchmark ./store/redisstore
+func BenchmarkTakeVsRedisBenchmark(b *testing.B) {
+	rb, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		b.Skip("redis-benchmark is not installed (package redis-tools)")
+	}
+	opts, err := redis.ParseURL(testdb.RedisURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	host, port := opts.Addr, "6379"
+	if h, p, ok := cutLast(opts.Addr, ":"); ok {
+		host, port = h, p
+	}
+	ctx := context.Background()
+	for _, callers := range []int{1, 64} {
+		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+			n := max(b.N, 20_000)
+			client, prefix := testdb.RedisClient(b)
+			st := New(client, WithPrefix(prefix))
+
+			// The baseline's seats: slot i of claim i/20, taken by agent i%20.
+			// It draws from 10n slots, so few of its n takes collide.
+			space := 10 * n
+			prepareNumberedSeats(b, st, "base", space)
+			lib, _ := luaFiles.ReadFile("lua/lib.lua")
+			take, _ := luaFiles.ReadFile("lua/take.lua")
+			// redis-benchmark stops at the first error reply, so the rare
+			// collision answers its code as a plain reply instead.
+			preamble := fmt.Sprintf(`local function fail(code) return code end
+local n = tonumber(ARGV[1])
+local ns = %q
+local claim = string.format('base_claim_%%012d', math.floor(n / %d))
+local slot = string.format('base_slot_%%012d', n)
+KEYS[1] = ns .. 'slot:' .. slot
+KEYS[2] = ns .. 'claim:' .. claim
+KEYS[3] = ns .. 'holders:' .. claim
+KEYS[4] = ns .. 'leases'
+ARGV[1], ARGV[2], ARGV[3] = ns, claim, slot
+ARGV[4] = string.format('base_key_%%02d', n %% %d)
+ARGV[5], ARGV[6], ARGV[7], ARGV[8] = 'bench', '', '1700000000000', '0'
+`, st.ns, slots.MaxSlotsPerConfigure, slots.MaxSlotsPerConfigure)
+			sha, err := client.ScriptLoad(ctx, string(lib)+"\n"+preamble+string(take)).Result()
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, err := exec.Command(rb, "-h", host, "-p", port, "-c", strconv.Itoa(callers), "-n", strconv.Itoa(n),
+				"-r", strconv.Itoa(space), "-q", "EVALSHA", sha, "0", "__rand_int__").CombinedOutput()
+			if err != nil {
+				b.Fatalf("redis-benchmark: %v: %s", err, out)
+			}
+			m := regexp.MustCompile(`([0-9.]+) requests per second`).FindAllSubmatch(out, -1)
+			if len(m) == 0 {
+				b.Fatalf("redis-benchmark said: %s", out)
+			}
+			baseRPS, _ := strconv.ParseFloat(string(m[len(m)-1][1]), 64)
+			if won := client.ZCard(ctx, st.key("q", "all")).Val(); int(won) > space-n/2 {
+				b.Fatalf("the baseline took only %d of %d seats", space-int(won), n)
+			}
+
+			svc := slots.New(st)
+			seats := prepareNumberedSeats(b, st, "ours", b.N)
+			runtime.GC()
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for range callers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						i := next.Add(1) - 1
+						if i >= int64(len(seats)) {
+							return
+						}
+						s := seats[i]
+						if _, err := svc.Take(ctx, s.agent, s.claimID, s.slotID); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			ours := float64(b.N) / b.Elapsed().Seconds()
+			b.ReportMetric(1e9/baseRPS, "baseline-ns/op")
+			b.ReportMetric(100*ours/baseRPS, "pct-of-baseline")
+		})
+	}
+}
+
+type numberedSeat struct {
+	claimID, slotID string
+	agent           slots.Key
+}
+
+// prepareNumberedSeats opens n slots with predictable IDs
+// (<tag>_slot_<12 digits>, claims of 20 with a draft) straight through the
+// store, the way the baseline script expects them.
+func prepareNumberedSeats(b *testing.B, st *Store, tag string, n int) []numberedSeat {
+	b.Helper()
+	ctx := context.Background()
+	per := slots.MaxSlotsPerConfigure
+	seats := make([]numberedSeat, 0, n)
+	for c := 0; c*per < n; c++ {
+		claimID := fmt.Sprintf("%s_claim_%012d", tag, c)
+		if err := st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "bench", Domain: "bench", CreatedAt: 1}); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.AddComment(ctx, slots.Comment{ID: claimID + "_draft", ClaimID: claimID, Body: "draft", CommentType: slots.CommentDraft}); err != nil {
+			b.Fatal(err)
+		}
+		batch := make([]slots.Slot, 0, per)
+		for i := c * per; i < min(n, (c+1)*per); i++ {
+			id := fmt.Sprintf("%s_slot_%012d", tag, i)
+			batch = append(batch, slots.Slot{ID: id, ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1})
+			seats = append(seats, numberedSeat{claimID: claimID, slotID: id, agent: slots.Key{ID: fmt.Sprintf("%s_key_%02d", tag, i%per), Name: "bench"}})
+		}
+		if err := st.ReplaceOpenSlots(ctx, claimID, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return seats
+}
+
+func cutLast(s, sep string) (string, string, bool) {
+	for i := len(s) - len(sep); i >= 0; i-- {
+		if s[i:i+len(sep)] == sep {
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return "", "", false
+}
