@@ -29,8 +29,8 @@ func (s *Store) Limiter(perSecond float64, burst int) *Limiter {
 		period *= 60
 	}
 	return &Limiter{
-		rl:     redis_rate.NewLimiter(s.client),
-		limit:  redis_rate.Limit{Rate: max(1, int(rate)), Burst: max(1, burst), Period: period},
+		rl:    redis_rate.NewLimiter(s.client),
+		limit: redis_rate.Limit{Rate: max(1, int(rate)), Burst: max(1, burst), Period: period},
 		// redis_rate puts "rate:" in front; the store's hash tag follows.
 		prefix: s.ns,
 	}
