@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // Store implements every domain's store interface in memory. The zero value
@@ -24,6 +25,8 @@ type Store struct {
 	balances   map[string]int64
 	queue      jobQueue
 	leased     map[string]int64 // taken slot ID -> lease expiry (Unix ms)
+
+	hub store.Hub // the notifier; has its own lock
 }
 
 var _ slots.Store = (*Store)(nil)

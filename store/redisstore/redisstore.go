@@ -22,7 +22,8 @@ const DefaultPrefix = "agora"
 type Store struct {
 	client redis.UniversalClient
 	// ns starts every key: "{prefix}:".
-	ns string
+	ns     string
+	events *notifier
 }
 
 var _ slots.Store = (*Store)(nil)
@@ -45,7 +46,7 @@ func WithPrefix(prefix string) Option {
 // New returns a store on client. The caller keeps ownership of the client
 // and closes it.
 func New(client redis.UniversalClient, opts ...Option) *Store {
-	s := &Store{client: client, ns: "{" + DefaultPrefix + "}:"}
+	s := &Store{client: client, ns: "{" + DefaultPrefix + "}:", events: &notifier{}}
 	for _, o := range opts {
 		o(s)
 	}

@@ -39,8 +39,10 @@ func newMiniredisClient(t *testing.T) (*miniredis.Miniredis, *redis.Client) {
 func TestConformanceMiniredis(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) storetest.Stores {
-		_, c := newMiniredisClient(t)
-		return storetest.Stores{Slots: redisstore.New(c)}
+		m, c := newMiniredisClient(t)
+		peer := redis.NewClient(&redis.Options{Addr: m.Addr(), PoolTimeout: poolTimeout})
+		t.Cleanup(func() { _ = peer.Close() })
+		return stores(t, redisstore.New(c), redisstore.New(peer))
 	})
 }
 
@@ -48,8 +50,15 @@ func TestConformanceRedis(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) storetest.Stores {
 		c, prefix := testdb.RedisClient(t)
-		return storetest.Stores{Slots: redisstore.New(c, redisstore.WithPrefix(prefix))}
+		peer, _ := testdb.RedisClient(t)
+		return stores(t, redisstore.New(c, redisstore.WithPrefix(prefix)), redisstore.New(peer, redisstore.WithPrefix(prefix)))
 	})
+}
+
+// stores pairs a store with a peer: the same data as another process sees it.
+func stores(t *testing.T, st, peer *redisstore.Store) storetest.Stores {
+	t.Cleanup(func() { _ = st.Close(); _ = peer.Close() })
+	return storetest.Stores{Slots: st, Notifier: st, Peer: peer}
 }
 
 func newRedisStore(b *testing.B) slots.Store {
@@ -78,7 +87,8 @@ func TestKeysStayUnderPrefix(t *testing.T) {
 			mu.Lock()
 			namespaces["{"+prefix+"}:"] = true
 			mu.Unlock()
-			return storetest.Stores{Slots: redisstore.New(c, redisstore.WithPrefix(prefix))}
+			st := redisstore.New(c, redisstore.WithPrefix(prefix))
+			return stores(t, st, redisstore.New(c, redisstore.WithPrefix(prefix)))
 		})
 	})
 

@@ -17,12 +17,17 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // Stores is what a backend provides to the suite: one implementation of each
 // domain's store interface (usually the same value).
 type Stores struct {
 	Slots slots.Store
+	// Notifier and Peer are two notifiers on the same backend, as two server
+	// processes sharing it would have them (the same one for memstore).
+	Notifier store.Notifier
+	Peer     store.Notifier
 }
 
 // NewStores returns fresh stores isolated from every other call's: a new
@@ -33,6 +38,7 @@ type NewStores func(t *testing.T) Stores
 // Run runs the whole suite.
 func Run(t *testing.T, newStores NewStores) {
 	t.Run("Slots", func(t *testing.T) { RunSlots(t, newStores) })
+	t.Run("Notifier", func(t *testing.T) { RunNotifier(t, newStores) })
 }
 
 // Races are repeated this many times each, so a window that only sometimes

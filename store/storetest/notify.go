@@ -1,0 +1,105 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/store"
+)
+
+// eventTimeout bounds how long the suite waits for an event that must come.
+const eventTimeout = 5 * time.Second
+
+func receive(t *testing.T, s *store.Subscription) string {
+	t.Helper()
+	select {
+	case p, ok := <-s.C:
+		require.True(t, ok, "subscription closed")
+		return string(p)
+	case <-time.After(eventTimeout):
+		t.Fatal("no event within", eventTimeout)
+	}
+	return ""
+}
+
+func requireNoEvent(t *testing.T, s *store.Subscription) {
+	t.Helper()
+	select {
+	case p := <-s.C:
+		t.Fatalf("unexpected event %q", p)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// RunNotifier runs the notifier section: events reach subscribers of their
+// topic in this process and in another process on the same backend (the
+// Peer), in order, and stop at Close or when the context ends.
+func RunNotifier(t *testing.T, newStores NewStores) {
+	newStores = requireNotifiers(newStores)
+	t.Run("FanOutAcrossProcesses", func(t *testing.T) {
+		t.Parallel()
+		st := newStores(t)
+		ctx := context.Background()
+		here, err := st.Notifier.Subscribe(ctx, "claim:1")
+		require.NoError(t, err)
+		defer here.Close()
+		there, err := st.Peer.Subscribe(ctx, "claim:1")
+		require.NoError(t, err)
+		defer there.Close()
+		other, err := st.Peer.Subscribe(ctx, "claim:2")
+		require.NoError(t, err)
+		defer other.Close()
+
+		for i := 0; i < 10; i++ {
+			require.NoError(t, st.Notifier.Publish(ctx, "claim:1", []byte(fmt.Sprint("v", i))))
+		}
+		for i := 0; i < 10; i++ {
+			require.Equal(t, fmt.Sprint("v", i), receive(t, here))
+			require.Equal(t, fmt.Sprint("v", i), receive(t, there))
+		}
+		require.NoError(t, st.Peer.Publish(ctx, "claim:2", []byte("from the peer")))
+		require.Equal(t, "from the peer", receive(t, other))
+		requireNoEvent(t, here)
+	})
+
+	t.Run("CloseAndCancel", func(t *testing.T) {
+		t.Parallel()
+		st := newStores(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		a, err := st.Notifier.Subscribe(ctx, "topic")
+		require.NoError(t, err)
+		b, err := st.Notifier.Subscribe(context.Background(), "topic")
+		require.NoError(t, err)
+		b.Close()
+		b.Close()
+		_, ok := <-b.C
+		require.False(t, ok, "Close closes C")
+		cancel()
+		select {
+		case _, ok := <-a.C:
+			require.False(t, ok, "a done context closes C")
+		case <-time.After(eventTimeout):
+			t.Fatal("subscription outlived its context")
+		}
+		require.NoError(t, st.Notifier.Publish(context.Background(), "topic", []byte("nobody listens")))
+
+		_, err = st.Notifier.Subscribe(ctx, "topic")
+		require.ErrorIs(t, err, context.Canceled)
+		big := make([]byte, store.MaxEventBytes+1)
+		require.Error(t, st.Notifier.Publish(context.Background(), "topic", big))
+	})
+}
+
+func requireNotifiers(newStores NewStores) NewStores {
+	return func(t *testing.T) Stores {
+		st := newStores(t)
+		if st.Notifier == nil || st.Peer == nil {
+			t.Fatal("storetest: Stores.Notifier and Stores.Peer are required")
+		}
+		return st
+	}
+}
