@@ -11,7 +11,7 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Stores {
 		s := memstore.New()
-		return storetest.Stores{Slots: s, Notifier: s, Peer: s}
+		return storetest.Stores{Slots: s, Discussion: s, Notifier: s, Peer: s}
 	})
 }
 

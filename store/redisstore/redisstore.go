@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -131,6 +132,8 @@ var scriptErrors = func() map[string]error {
 		slots.ErrClaimNotFound, slots.ErrSlotNotFound, slots.ErrKeyNotFound, slots.ErrNoJob,
 		slots.ErrSlotTaken, slots.ErrSlotHeld, slots.ErrNotSlotOwner, slots.ErrSlotNotTaken,
 		slots.ErrClaimExists, slots.ErrKeyExists,
+		discussion.ErrPromptNotFound, discussion.ErrPromptClosed, discussion.ErrAlreadyResponded,
+		discussion.ErrOwnPrompt, discussion.ErrPromptExists,
 	} {
 		m[e.Code] = e
 	}

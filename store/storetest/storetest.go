@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -23,7 +24,8 @@ import (
 // Stores is what a backend provides to the suite: one implementation of each
 // domain's store interface (usually the same value).
 type Stores struct {
-	Slots slots.Store
+	Slots      slots.Store
+	Discussion discussion.Store
 	// Notifier and Peer are two notifiers on the same backend, as two server
 	// processes sharing it would have them (the same one for memstore).
 	Notifier store.Notifier
@@ -39,6 +41,7 @@ type NewStores func(t *testing.T) Stores
 func Run(t *testing.T, newStores NewStores) {
 	t.Run("Slots", func(t *testing.T) { RunSlots(t, newStores) })
 	t.Run("Notifier", func(t *testing.T) { RunNotifier(t, newStores) })
+	t.Run("Discussion", func(t *testing.T) { RunDiscussion(t, newStores) })
 }
 
 // Races are repeated this many times each, so a window that only sometimes

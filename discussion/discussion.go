@@ -1,0 +1,123 @@
+package discussion
+
+import (
+	"time"
+
+	"github.com/agorahq/agora/store"
+)
+
+// Status is where a prompt is in its life.
+type Status string
+
+// The statuses of seeds/discussion.md. Prompts are created collecting;
+// pending exists for compatibility with the specification's schema.
+const (
+	StatusPending    Status = "pending"
+	StatusCollecting Status = "collecting"
+	StatusResolved   Status = "resolved"
+	StatusTimedOut   Status = "timed_out"
+	StatusCancelled  Status = "cancelled"
+)
+
+// Open reports whether a prompt in status s still accepts responses.
+func (s Status) Open() bool { return s == StatusPending || s == StatusCollecting }
+
+// Valid reports whether s is one of the five statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusPending, StatusCollecting, StatusResolved, StatusTimedOut, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// MessageType classifies a squad-chat message.
+type MessageType string
+
+// The message types of seeds/discussion.md.
+const (
+	TypeMessage            MessageType = "message"
+	TypeDiscussionPrompt   MessageType = "discussion_prompt"
+	TypeDiscussionResponse MessageType = "discussion_response"
+	TypeSystem             MessageType = "system"
+)
+
+// Limits on input.
+const (
+	MaxPromptLen          = 10_000
+	MaxMessageLen         = 10_000
+	MaxAgentNameLen       = 100
+	MaxTaskIDLen          = 200
+	DefaultRequired       = 2
+	MaxRequired           = 100
+	DefaultTimeoutMinutes = 30
+	MaxTimeoutMinutes     = 10_080 // a week
+)
+
+// ContextEntry is one response as collected into a prompt.
+type ContextEntry struct {
+	Agent     string    `json:"agent"`
+	Message   string    `json:"message"`
+	IsHuman   bool      `json:"is_human"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Prompt is a question put to the squad.
+type Prompt struct {
+	ID                string         `json:"id"`
+	TaskID            *string        `json:"task_id"`
+	RequesterAgent    string         `json:"requester_agent"`
+	PromptMessage     string         `json:"prompt_message"`
+	RequiredResponses int            `json:"required_responses"`
+	TimeoutMinutes    int            `json:"timeout_minutes"`
+	Status            Status         `json:"status"`
+	CollectedContext  []ContextEntry `json:"collected_context"`
+	SquadChatID       string         `json:"squad_chat_id"`
+	ResolvedAt        *time.Time     `json:"resolved_at"`
+	CreatedAt         time.Time      `json:"created_at"`
+}
+
+// Deadline is when a collecting prompt times out.
+func (p Prompt) Deadline() time.Time {
+	return p.CreatedAt.Add(time.Duration(p.TimeoutMinutes) * time.Minute)
+}
+
+// Ready reports whether the requester can proceed: the prompt resolved or
+// timed out.
+func (p Prompt) Ready() bool { return p.Status == StatusResolved || p.Status == StatusTimedOut }
+
+// Final reports whether the prompt will not change any more.
+func (p Prompt) Final() bool { return !p.Status.Open() }
+
+// AsOf returns the prompt as it stands at now: an open prompt whose deadline
+// has passed is timed out (resolved at its deadline) even before a sweep has
+// recorded it.
+func (p Prompt) AsOf(now time.Time) Prompt {
+	if p.Status.Open() && !now.Before(p.Deadline()) {
+		p.Status = StatusTimedOut
+		d := p.Deadline()
+		p.ResolvedAt = &d
+	}
+	return p
+}
+
+// Message is a squad-chat message. Prompts and responses are messages too,
+// linked to their prompt by DiscussionPromptID.
+type Message struct {
+	ID                 string      `json:"id"`
+	AgentName          string      `json:"agent_name"`
+	Message            string      `json:"message"`
+	IsHuman            bool        `json:"is_human"`
+	MessageType        MessageType `json:"message_type"`
+	DiscussionPromptID *string     `json:"discussion_prompt_id"`
+	CreatedAt          time.Time   `json:"created_at"`
+}
+
+// The errors of this package. Backends return exactly these values.
+var (
+	ErrPromptNotFound   = &store.Error{Kind: store.ErrNotFound, Code: "prompt_not_found", Message: "discussion prompt not found"}
+	ErrPromptClosed     = &store.Error{Kind: store.ErrConflict, Code: "prompt_closed", Message: "the discussion prompt is no longer collecting responses"}
+	ErrAlreadyResponded = &store.Error{Kind: store.ErrConflict, Code: "already_responded", Message: "this agent has already responded to the prompt"}
+	ErrOwnPrompt        = &store.Error{Kind: store.ErrInvalid, Code: "own_prompt", Message: "the requester cannot respond to its own prompt"}
+	ErrPromptExists     = &store.Error{Kind: store.ErrConflict, Code: "prompt_exists", Message: "a prompt with this ID already exists"}
+)

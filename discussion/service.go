@@ -1,0 +1,377 @@
+package discussion
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agorahq/agora/store"
+)
+
+// Service holds the rules of discussion prompts over a Store. Several
+// Services in several processes may share one backend; with a shared
+// Notifier their long polls wake each other.
+type Service struct {
+	store    Store
+	notifier store.Notifier
+	now      func() time.Time
+	ids      store.IDGen
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock sets the clock; the default is time.Now.
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithNotifier makes changes wake Wait callers in every process sharing n.
+// Without one, Wait re-reads the prompt every PollInterval.
+func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notifier = n } }
+
+// New returns a Service over st.
+func New(st Store, opts ...Option) *Service {
+	s := &Service{store: st, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	s.ids.Now = s.now
+	return s
+}
+
+// nowMs is the clock at millisecond precision in UTC, the precision every
+// backend keeps, so a prompt reads back exactly as it was written.
+func (s *Service) nowMs() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+
+func topic(id string) string { return "discussion:" + id }
+
+func (s *Service) changed(ctx context.Context, id string) {
+	if s.notifier != nil {
+		// A lost hint only delays a waiter until its next re-read.
+		_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(id), nil)
+	}
+}
+
+func invalid(code, format string, args ...any) error {
+	return store.Errorf(store.ErrInvalid, code, format, args...)
+}
+
+func checkText(field, v string, max int) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", invalid("invalid_"+field, "%s is required", field)
+	}
+	if !utf8.ValidString(v) {
+		return "", invalid("invalid_"+field, "%s is not valid UTF-8", field)
+	}
+	if n := utf8.RuneCountInString(v); n > max {
+		return "", invalid("invalid_"+field, "%s is %d characters long; the limit is %d", field, n, max)
+	}
+	return v, nil
+}
+
+// NewPrompt is the input of Create. Nil numbers take their defaults.
+type NewPrompt struct {
+	TaskID            *string
+	RequesterAgent    string
+	PromptMessage     string
+	RequiredResponses *int
+	TimeoutMinutes    *int
+}
+
+// Create stores a collecting prompt and its squad-chat message.
+func (s *Service) Create(ctx context.Context, in NewPrompt) (Prompt, Message, error) {
+	requester, err := checkText("requester_agent", in.RequesterAgent, MaxAgentNameLen)
+	if err != nil {
+		return Prompt{}, Message{}, err
+	}
+	text, err := checkText("prompt_message", in.PromptMessage, MaxPromptLen)
+	if err != nil {
+		return Prompt{}, Message{}, err
+	}
+	required := DefaultRequired
+	if in.RequiredResponses != nil {
+		required = *in.RequiredResponses
+	}
+	if required < 1 || required > MaxRequired {
+		return Prompt{}, Message{}, invalid("invalid_required_responses", "required_responses must be an integer from 1 to %d", MaxRequired)
+	}
+	timeout := DefaultTimeoutMinutes
+	if in.TimeoutMinutes != nil {
+		timeout = *in.TimeoutMinutes
+	}
+	if timeout < 1 || timeout > MaxTimeoutMinutes {
+		return Prompt{}, Message{}, invalid("invalid_timeout_minutes", "timeout_minutes must be an integer from 1 to %d", MaxTimeoutMinutes)
+	}
+	var taskID *string
+	if in.TaskID != nil && strings.TrimSpace(*in.TaskID) != "" {
+		t, err := checkText("task_id", *in.TaskID, MaxTaskIDLen)
+		if err != nil {
+			return Prompt{}, Message{}, err
+		}
+		taskID = &t
+	}
+	now := s.nowMs()
+	p := Prompt{
+		ID:                s.ids.New("prompt"),
+		TaskID:            taskID,
+		RequesterAgent:    requester,
+		PromptMessage:     text,
+		RequiredResponses: required,
+		TimeoutMinutes:    timeout,
+		Status:            StatusCollecting,
+		CollectedContext:  []ContextEntry{},
+		CreatedAt:         now,
+	}
+	m := Message{
+		ID:                 s.ids.New("msg"),
+		AgentName:          requester,
+		Message:            text,
+		MessageType:        TypeDiscussionPrompt,
+		DiscussionPromptID: &p.ID,
+		CreatedAt:          now,
+	}
+	p.SquadChatID = m.ID
+	if err := s.store.CreatePrompt(ctx, p, m); err != nil {
+		return Prompt{}, Message{}, err
+	}
+	return p, m, nil
+}
+
+// Get returns a prompt as it stands now (an overdue prompt is timed out).
+func (s *Service) Get(ctx context.Context, id string) (Prompt, error) {
+	p, err := s.store.GetPrompt(ctx, id)
+	if err != nil {
+		return Prompt{}, err
+	}
+	return p.AsOf(s.now()), nil
+}
+
+// Responses returns the squad-chat responses to a prompt, oldest first.
+func (s *Service) Responses(ctx context.Context, id string) ([]Message, error) {
+	return s.store.ListResponses(ctx, id)
+}
+
+// Listing limits.
+const (
+	DefaultListLimit = 100
+	MaxListLimit     = 500
+)
+
+// ListQuery filters List. Empty Statuses means pending and collecting.
+type ListQuery struct {
+	Statuses []Status
+	Agent    string
+	TaskID   string
+	Limit    int // 0 means DefaultListLimit
+}
+
+// List returns prompts newest first, with statuses as they stand now.
+func (s *Service) List(ctx context.Context, q ListQuery) ([]Prompt, error) {
+	want := q.Statuses
+	if len(want) == 0 {
+		want = []Status{StatusPending, StatusCollecting}
+	}
+	for _, st := range want {
+		if !st.Valid() {
+			return nil, invalid("invalid_status", "status %q is not one of pending, collecting, resolved, timed_out, cancelled", st)
+		}
+	}
+	limit := q.Limit
+	if limit == 0 {
+		limit = DefaultListLimit
+	}
+	if limit < 1 || limit > MaxListLimit {
+		return nil, invalid("invalid_limit", "limit must be from 1 to %d", MaxListLimit)
+	}
+	// An overdue prompt is stored as open until swept: ask the store for
+	// open ones too when timed_out is wanted, and filter on the status as
+	// it stands now.
+	stored := slices.Clone(want)
+	if slices.Contains(want, StatusTimedOut) {
+		stored = append(stored, StatusPending, StatusCollecting)
+	}
+	page, err := s.store.ListPrompts(ctx, ListParams{Statuses: stored, Agent: q.Agent, TaskID: q.TaskID, Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	out := []Prompt{}
+	for _, p := range page {
+		if p = p.AsOf(now); slices.Contains(want, p.Status) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Response is the input of Respond.
+type Response struct {
+	AgentName string
+	Message   string
+	IsHuman   bool
+}
+
+// Respond adds an agent's answer to a prompt; the answer that reaches the
+// required count resolves it.
+func (s *Service) Respond(ctx context.Context, id string, in Response) (Prompt, error) {
+	agent, err := checkText("agent_name", in.AgentName, MaxAgentNameLen)
+	if err != nil {
+		return Prompt{}, err
+	}
+	text, err := checkText("message", in.Message, MaxMessageLen)
+	if err != nil {
+		return Prompt{}, err
+	}
+	now := s.nowMs()
+	p, err := s.store.Respond(ctx, RespondParams{
+		PromptID: id,
+		Entry:    ContextEntry{Agent: agent, Message: text, IsHuman: in.IsHuman, CreatedAt: now},
+		Message: Message{
+			ID: s.ids.New("msg"), AgentName: agent, Message: text, IsHuman: in.IsHuman,
+			MessageType: TypeDiscussionResponse, DiscussionPromptID: &id, CreatedAt: now,
+		},
+	})
+	if err != nil {
+		return Prompt{}, err
+	}
+	s.changed(ctx, id)
+	return p, nil
+}
+
+// Action is what a human does to an open prompt.
+type Action string
+
+// The actions of PATCH /api/discussion/{id}.
+const (
+	ActionResolve Action = "resolve"
+	ActionCancel  Action = "cancel"
+)
+
+// Close resolves or cancels an open prompt.
+func (s *Service) Close(ctx context.Context, id string, a Action) (Prompt, error) {
+	var to Status
+	switch a {
+	case ActionResolve:
+		to = StatusResolved
+	case ActionCancel:
+		to = StatusCancelled
+	default:
+		return Prompt{}, invalid("invalid_action", "action must be resolve or cancel")
+	}
+	p, err := s.store.ClosePrompt(ctx, id, to, s.nowMs())
+	if err != nil {
+		return Prompt{}, err
+	}
+	s.changed(ctx, id)
+	return p, nil
+}
+
+// Sweep records the timeout of every overdue prompt and returns how many it
+// timed out. Concurrent sweeps time each prompt out once.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	ids, err := s.store.TimeOut(ctx, s.now())
+	for _, id := range ids {
+		s.changed(ctx, id)
+	}
+	return len(ids), err
+}
+
+// RunSweeper calls Sweep every interval until ctx is done, passing errors to
+// onErr when it is not nil.
+func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, onErr func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.Sweep(ctx); err != nil && onErr != nil && ctx.Err() == nil {
+				onErr(err)
+			}
+		}
+	}
+}
+
+// PollInterval is how often Wait re-reads a prompt: the only wake-up without
+// a Notifier, a safety net with one.
+const PollInterval = time.Second
+
+// MaxWait bounds Wait.
+const MaxWait = 60 * time.Second
+
+// Wait returns the prompt as soon as it is ready or final, or as it stands
+// after d (at most MaxWait), whichever comes first.
+func (s *Service) Wait(ctx context.Context, id string, d time.Duration) (Prompt, error) {
+	d = min(d, MaxWait)
+	var events <-chan []byte
+	if s.notifier != nil && d > 0 {
+		sub, err := s.notifier.Subscribe(ctx, topic(id))
+		if err != nil {
+			return Prompt{}, err
+		}
+		defer sub.Close()
+		events = sub.C
+	}
+	end := time.NewTimer(d)
+	defer end.Stop()
+	for {
+		// Subscribed first, read second: a change between the two still
+		// wakes us.
+		p, err := s.Get(ctx, id)
+		if err != nil || p.Final() || d <= 0 {
+			return p, err
+		}
+		// Wake at the deadline too: the prompt times out then.
+		wake := time.NewTimer(min(PollInterval, max(0, p.Deadline().Sub(s.now()))))
+		select {
+		case <-ctx.Done():
+			wake.Stop()
+			return Prompt{}, ctx.Err()
+		case <-end.C:
+			wake.Stop()
+			return s.Get(ctx, id)
+		case _, ok := <-events:
+			if !ok {
+				events = nil
+			}
+		case <-wake.C:
+		}
+		wake.Stop()
+	}
+}
+
+// PostMessage posts a plain squad-chat message.
+func (s *Service) PostMessage(ctx context.Context, agentName, text string, isHuman bool) (Message, error) {
+	agent, err := checkText("agent_name", agentName, MaxAgentNameLen)
+	if err != nil {
+		return Message{}, err
+	}
+	text, err = checkText("message", text, MaxMessageLen)
+	if err != nil {
+		return Message{}, err
+	}
+	m := Message{ID: s.ids.New("msg"), AgentName: agent, Message: text, IsHuman: isHuman, MessageType: TypeMessage, CreatedAt: s.nowMs()}
+	if err := s.store.PostMessage(ctx, m); err != nil {
+		return Message{}, err
+	}
+	s.changed(ctx, "chat")
+	return m, nil
+}
+
+// Messages lists squad-chat messages newest first.
+func (s *Service) Messages(ctx context.Context, limit int, before string) ([]Message, error) {
+	if limit == 0 {
+		limit = DefaultListLimit
+	}
+	if limit < 1 || limit > MaxListLimit {
+		return nil, invalid("invalid_limit", "limit must be from 1 to %d", MaxListLimit)
+	}
+	ms, err := s.store.ListMessages(ctx, limit, before)
+	if err == nil && ms == nil {
+		ms = []Message{}
+	}
+	return ms, err
+}

@@ -1,0 +1,474 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/store"
+)
+
+type discussionEnv struct {
+	ctx   context.Context
+	svc   *discussion.Service
+	peer  *discussion.Service // another process on the same backend
+	clock *Clock
+}
+
+func newDiscussionEnv(t *testing.T, newStores NewStores) *discussionEnv {
+	t.Helper()
+	st := newStores(t)
+	if st.Discussion == nil {
+		t.Fatal("storetest: Stores.Discussion is required")
+	}
+	clock := NewClock()
+	e := &discussionEnv{ctx: context.Background(), clock: clock}
+	e.svc = discussion.New(st.Discussion, discussion.WithClock(clock.Now), discussion.WithNotifier(st.Notifier))
+	e.peer = discussion.New(st.Discussion, discussion.WithClock(clock.Now), discussion.WithNotifier(st.Peer))
+	return e
+}
+
+func intp(n int) *int { return &n }
+
+func (e *discussionEnv) prompt(t *testing.T, requester string, required, timeout int) discussion.Prompt {
+	t.Helper()
+	p, _, err := e.svc.Create(e.ctx, discussion.NewPrompt{RequesterAgent: requester, PromptMessage: "What should I consider?", RequiredResponses: intp(required), TimeoutMinutes: intp(timeout)})
+	require.NoError(t, err)
+	return p
+}
+
+func (e *discussionEnv) respond(t *testing.T, id, agent string) discussion.Prompt {
+	t.Helper()
+	p, err := e.svc.Respond(e.ctx, id, discussion.Response{AgentName: agent, Message: "Consider " + agent})
+	require.NoError(t, err)
+	return p
+}
+
+// RunDiscussion runs the discussion section of the suite.
+func RunDiscussion(t *testing.T, newStores NewStores) {
+	t.Run("CreateAndGet", func(t *testing.T) {
+		t.Parallel()
+		e := newDiscussionEnv(t, newStores)
+		task := "task-42"
+		p, m, err := e.svc.Create(e.ctx, discussion.NewPrompt{TaskID: &task, RequesterAgent: " Developer ", PromptMessage: "Before X, what should I consider?"})
+		require.NoError(t, err)
+		require.Equal(t, discussion.StatusCollecting, p.Status)
+		require.Equal(t, "Developer", p.RequesterAgent)
+		require.Equal(t, discussion.DefaultRequired, p.RequiredResponses)
+		require.Equal(t, discussion.DefaultTimeoutMinutes, p.TimeoutMinutes)
+		require.Equal(t, &task, p.TaskID)
+		require.Nil(t, p.ResolvedAt)
+		require.Empty(t, p.CollectedContext)
+		require.Equal(t, m.ID, p.SquadChatID)
+		require.Equal(t, discussion.TypeDiscussionPrompt, m.MessageType)
+		require.Equal(t, p.ID, *m.DiscussionPromptID)
+		require.Equal(t, e.clock.Now().UTC(), p.CreatedAt)
+
+		got, err := e.svc.Get(e.ctx, p.ID)
+		require.NoError(t, err)
+		require.Equal(t, p, got)
+		msgs, err := e.svc.Messages(e.ctx, 10, "")
+		require.NoError(t, err)
+		require.Equal(t, []discussion.Message{m}, msgs)
+		_, err = e.svc.Get(e.ctx, "prompt_missing")
+		require.ErrorIs(t, err, discussion.ErrPromptNotFound)
+
+		noTask, _, err := e.svc.Create(e.ctx, discussion.NewPrompt{RequesterAgent: "Developer", PromptMessage: "?"})
+		require.NoError(t, err)
+		got, err = e.svc.Get(e.ctx, noTask.ID)
+		require.NoError(t, err)
+		require.Nil(t, got.TaskID)
+	})
+
+	t.Run("CreateValidation", func(t *testing.T) {
+		t.Parallel()
+		e := newDiscussionEnv(t, newStores)
+		long := string(make([]byte, discussion.MaxPromptLen+1))
+		for name, in := range map[string]discussion.NewPrompt{
+			"no requester":    {PromptMessage: "?"},
+			"no prompt":       {RequesterAgent: "A"},
+			"blank prompt":    {RequesterAgent: "A", PromptMessage: "  "},
+			"long prompt":     {RequesterAgent: "A", PromptMessage: long},
+			"zero required":   {RequesterAgent: "A", PromptMessage: "?", RequiredResponses: intp(0)},
+			"101 required":    {RequesterAgent: "A", PromptMessage: "?", RequiredResponses: intp(101)},
+			"zero timeout":    {RequesterAgent: "A", PromptMessage: "?", TimeoutMinutes: intp(0)},
+			"timeout > week":  {RequesterAgent: "A", PromptMessage: "?", TimeoutMinutes: intp(discussion.MaxTimeoutMinutes + 1)},
+			"invalid utf8":    {RequesterAgent: "A", PromptMessage: "\xff"},
+			"negative timout": {RequesterAgent: "A", PromptMessage: "?", TimeoutMinutes: intp(-5)},
+		} {
+			_, _, err := e.svc.Create(e.ctx, in)
+			require.ErrorIs(t, err, store.ErrInvalid, name)
+		}
+		msgs, err := e.svc.Messages(e.ctx, 10, "")
+		require.NoError(t, err)
+		require.Empty(t, msgs, "nothing written")
+	})
+
+	t.Run("RespondUntilResolved", func(t *testing.T) {
+		t.Parallel()
+		e := newDiscussionEnv(t, newStores)
+		p := e.prompt(t, "Developer", 2, 30)
+		_, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Developer", Message: "me"})
+		require.ErrorIs(t, err, discussion.ErrOwnPrompt)
+		require.ErrorIs(t, err, store.ErrInvalid)
+
+		e.clock.Advance(time.Second)
+		first := e.respond(t, p.ID, "Builder")
+		require.Equal(t, discussion.StatusCollecting, first.Status)
+		require.Len(t, first.CollectedContext, 1)
+		_, err = e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Builder", Message: "again"})
+		require.ErrorIs(t, err, discussion.ErrAlreadyResponded)
+		require.ErrorIs(t, err, store.ErrConflict)
+
+		e.clock.Advance(time.Second)
+		resolved, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Growth", Message: "Also think about it", IsHuman: true})
+		require.NoError(t, err)
+		require.Equal(t, discussion.StatusResolved, resolved.Status)
+		require.NotNil(t, resolved.ResolvedAt)
+		require.Equal(t, e.clock.Now().UTC(), *resolved.ResolvedAt)
+		require.Equal(t, []discussion.ContextEntry{
+			{Agent: "Builder", Message: "Consider Builder", CreatedAt: e.clock.Now().UTC().Add(-time.Second)},
+			{Agent: "Growth", Message: "Also think about it", IsHuman: true, CreatedAt: e.clock.Now().UTC()},
+		}, resolved.CollectedContext)
+		got, err := e.svc.Get(e.ctx, p.ID)
+		require.NoError(t, err)
+		require.Equal(t, resolved, got)
+		require.True(t, got.Ready())
+
+		_, err = e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Late", Message: "x"})
+		require.ErrorIs(t, err, discussion.ErrPromptClosed)
+		_, err = e.svc.Respond(e.ctx, "prompt_missing", discussion.Response{AgentName: "Late", Message: "x"})
+		require.ErrorIs(t, err, discussion.ErrPromptNotFound)
+		_, err = e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "", Message: "x"})
+		require.ErrorIs(t, err, store.ErrInvalid)
+
+		responses, err := e.svc.Responses(e.ctx, p.ID)
+		require.NoError(t, err)
+		require.Len(t, responses, 2)
+		for i, agent := range []string{"Builder", "Growth"} {
+			require.Equal(t, agent, responses[i].AgentName)
+			require.Equal(t, discussion.TypeDiscussionResponse, responses[i].MessageType)
+			require.Equal(t, p.ID, *responses[i].DiscussionPromptID)
+		}
+		require.True(t, responses[1].IsHuman)
+		msgs, err := e.svc.Messages(e.ctx, 10, "")
+		require.NoError(t, err)
+		require.Len(t, msgs, 3, "the prompt and both responses are in the squad chat")
+		_, err = e.svc.Responses(e.ctx, "prompt_missing")
+		require.ErrorIs(t, err, discussion.ErrPromptNotFound)
+	})
+
+	t.Run("RaceFiftyAgentsTenNeeded", func(t *testing.T) {
+		t.Parallel()
+		e := newDiscussionEnv(t, newStores)
+		for rep := 0; rep < raceRepeats; rep++ {
+			p := e.prompt(t, "Developer", 10, 30)
+			var accepted, closed atomic.Int64
+			errs := make(chan error, 50)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := 0; i < 50; i++ {
+				wg.Add(1)
+				go func(agent string) {
+					defer wg.Done()
+					<-start
+					_, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: agent, Message: "hi"})
+					switch {
+					case err == nil:
+						accepted.Add(1)
+					case errors.Is(err, discussion.ErrPromptClosed):
+						closed.Add(1)
+					default:
+						errs <- err
+					}
+				}(fmt.Sprint("agent-", i))
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			require.EqualValues(t, 10, accepted.Load())
+			require.EqualValues(t, 40, closed.Load())
+			got, err := e.svc.Get(e.ctx, p.ID)
+			require.NoError(t, err)
+			require.Equal(t, discussion.StatusResolved, got.Status)
+			require.Len(t, got.CollectedContext, 10)
+			require.NotNil(t, got.ResolvedAt)
+			seen := map[string]bool{}
+			for _, c := range got.CollectedContext {
+				require.False(t, seen[c.Agent])
+				seen[c.Agent] = true
+			}
+			responses, err := e.svc.Responses(e.ctx, p.ID)
+			require.NoError(t, err)
+			require.Len(t, responses, 10, "only accepted responses reach the squad chat")
+		}
+	})
+
+	t.Run("Timeout", func(t *testing.T) {
+		t.Parallel()
+		e := newDiscussionEnv(t, newStores)
+		p := e.prompt(t, "Developer", 3, 5)
+		e.respond(t, p.ID, "Builder")
+		other := e.prompt(t, "Developer", 1, 60)
+
+		e.clock.Advance(5 * time.Minute)
+		got, err := e.svc.Get(e.ctx, p.ID)
+		require.NoError(t, err)
+		require.Equal(t, discussion.StatusTimedOut, got.Status, "overdue reads as timed out before any sweep")
+		require.Equal(t, p.Deadline(), *got.ResolvedAt)
+		require.True(t, got.Ready())
+		require.Len(t, got.CollectedContext, 1, "partial context is kept")
+		_, err = e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Growth", Message: "late"})
+		require.ErrorIs(t, err, discussion.ErrPromptClosed)
+		_, err = e.svc.Close(e.ctx, p.ID, discussion.ActionCancel)
+		require.ErrorIs(t, err, discussion.ErrPromptClosed)
+
+		var wg sync.WaitGroup
+		var swept atomic.Int64
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				n, err := e.svc.Sweep(e.ctx)
+				if err == nil {
+					swept.Add(int64(n))
+				}
+			}()
+		}
+		wg.Wait()
+		require.EqualValues(t, 1, swept.Load(), "concurrent sweeps time a prompt out once")
+		after, err := e.svc.Get(e.ctx, p.ID)
+		require.NoError(t, err)
+		require.Equal(t, got, after, "the sweep records what reads already said")
+		still, err := e.svc.Get(e.ctx, other.ID)
+		require.NoError(t, err)
+		require.Equal(t, discussion.StatusCollecting, still.Status)
+	})
+
+	t.Run("RaceSweepAndResponses", func(t *testing.T) {
+		t.Parallel()
+		e := newDiscussionEnv(t, newStores)
+		for rep := 0; rep < raceRepeats*2; rep++ {
+			p := e.prompt(t, "Developer", 5, 1)
+			e.clock.Advance(59 * time.Second)
+			var mu sync.Mutex
+			var accepted []string
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := 0; i < 10; i++ {
+				wg.Add(1)
+				go func(agent string) {
+					defer wg.Done()
+					<-start
+					_, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: agent, Message: "hi"})
+					if err == nil {
+						mu.Lock()
+						accepted = append(accepted, agent)
+						mu.Unlock()
+					} else if !errors.Is(err, discussion.ErrPromptClosed) {
+						t.Error(err)
+					}
+				}(fmt.Sprint("agent-", i))
+			}
+			for i := 0; i < 3; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					if i == 0 {
+						e.clock.Advance(time.Second) // the deadline passes mid-race
+					}
+					if _, err := e.svc.Sweep(e.ctx); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			if _, err := e.svc.Sweep(e.ctx); err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.svc.Get(e.ctx, p.ID)
+			require.NoError(t, err)
+			var inContext []string
+			for _, c := range got.CollectedContext {
+				inContext = append(inContext, c.Agent)
+			}
+			require.ElementsMatch(t, accepted, inContext, "every accepted response is kept, no other")
+			switch got.Status {
+			case discussion.StatusResolved:
+				require.Len(t, inContext, 5)
+			case discussion.StatusTimedOut:
+				require.Less(t, len(inContext), 5)
+				require.Equal(t, p.Deadline(), *got.ResolvedAt)
+			default:
+				t.Fatalf("status %s", got.Status)
+			}
+		}
+	})
+
+	t.Run("ResolveAndCancel", func(t *testing.T) {
+		t.Parallel()
+		e := newDiscussionEnv(t, newStores)
+		a := e.prompt(t, "Developer", 3, 30)
+		e.respond(t, a.ID, "Builder")
+		e.clock.Advance(time.Second)
+		resolved, err := e.svc.Close(e.ctx, a.ID, discussion.ActionResolve)
+		require.NoError(t, err)
+		require.Equal(t, discussion.StatusResolved, resolved.Status)
+		require.Equal(t, e.clock.Now().UTC(), *resolved.ResolvedAt)
+		require.Len(t, resolved.CollectedContext, 1)
+		_, err = e.svc.Close(e.ctx, a.ID, discussion.ActionCancel)
+		require.ErrorIs(t, err, discussion.ErrPromptClosed)
+
+		b := e.prompt(t, "Developer", 3, 30)
+		cancelled, err := e.svc.Close(e.ctx, b.ID, discussion.ActionCancel)
+		require.NoError(t, err)
+		require.Equal(t, discussion.StatusCancelled, cancelled.Status)
+		require.False(t, cancelled.Ready())
+		require.True(t, cancelled.Final())
+		_, err = e.svc.Close(e.ctx, b.ID, discussion.ActionResolve)
+		require.ErrorIs(t, err, discussion.ErrPromptClosed)
+		_, err = e.svc.Respond(e.ctx, b.ID, discussion.Response{AgentName: "Builder", Message: "x"})
+		require.ErrorIs(t, err, discussion.ErrPromptClosed)
+		_, err = e.svc.Close(e.ctx, "prompt_missing", discussion.ActionCancel)
+		require.ErrorIs(t, err, discussion.ErrPromptNotFound)
+		_, err = e.svc.Close(e.ctx, b.ID, "delete")
+		require.ErrorIs(t, err, store.ErrInvalid)
+
+		// Concurrent resolve and cancel: exactly one wins.
+		for rep := 0; rep < raceRepeats; rep++ {
+			c := e.prompt(t, "Developer", 3, 30)
+			var wins atomic.Int64
+			var wg sync.WaitGroup
+			for _, act := range []discussion.Action{discussion.ActionResolve, discussion.ActionCancel, discussion.ActionResolve, discussion.ActionCancel} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := e.svc.Close(e.ctx, c.ID, act); err == nil {
+						wins.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			require.EqualValues(t, 1, wins.Load())
+		}
+	})
+
+	t.Run("ListFilters", func(t *testing.T) {
+		t.Parallel()
+		e := newDiscussionEnv(t, newStores)
+		ids := func(ps []discussion.Prompt) []string {
+			out := []string{}
+			for _, p := range ps {
+				out = append(out, p.ID)
+			}
+			return out
+		}
+		list := func(q discussion.ListQuery) []string {
+			t.Helper()
+			ps, err := e.svc.List(e.ctx, q)
+			require.NoError(t, err)
+			return ids(ps)
+		}
+		task := "task-1"
+		mine := e.prompt(t, "Builder", 2, 30)
+		e.clock.Advance(time.Millisecond)
+		p1, _, err := e.svc.Create(e.ctx, discussion.NewPrompt{TaskID: &task, RequesterAgent: "Developer", PromptMessage: "?"})
+		require.NoError(t, err)
+		e.clock.Advance(time.Millisecond)
+		answeredByBuilder := e.prompt(t, "Developer", 2, 30)
+		e.respond(t, answeredByBuilder.ID, "Builder")
+		e.clock.Advance(time.Millisecond)
+		done := e.prompt(t, "Developer", 1, 30)
+		e.respond(t, done.ID, "Growth")
+		e.clock.Advance(time.Millisecond)
+		cancelled := e.prompt(t, "Developer", 1, 30)
+		_, err = e.svc.Close(e.ctx, cancelled.ID, discussion.ActionCancel)
+		require.NoError(t, err)
+		e.clock.Advance(time.Millisecond)
+		short := e.prompt(t, "Developer", 1, 1)
+
+		require.Equal(t, []string{short.ID, answeredByBuilder.ID, p1.ID, mine.ID}, list(discussion.ListQuery{}), "open ones, newest first")
+		require.Equal(t, []string{short.ID, p1.ID}, list(discussion.ListQuery{Agent: "Builder"}), "not its own, not answered")
+		require.Equal(t, []string{p1.ID}, list(discussion.ListQuery{TaskID: task}))
+		require.Equal(t, []string{done.ID}, list(discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusResolved}}))
+		require.Equal(t, []string{cancelled.ID, done.ID}, list(discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusResolved, discussion.StatusCancelled}}))
+
+		e.clock.Advance(time.Minute)
+		require.Equal(t, []string{short.ID}, list(discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusTimedOut}}), "overdue counts as timed out before a sweep")
+		require.NotContains(t, list(discussion.ListQuery{}), short.ID)
+		_, err = e.svc.List(e.ctx, discussion.ListQuery{Statuses: []discussion.Status{"open"}})
+		require.ErrorIs(t, err, store.ErrInvalid)
+	})
+
+	t.Run("SquadChat", func(t *testing.T) {
+		t.Parallel()
+		e := newDiscussionEnv(t, newStores)
+		var posted []discussion.Message
+		for i := 0; i < 5; i++ {
+			m, err := e.svc.PostMessage(e.ctx, "Builder", fmt.Sprint("hello ", i), i%2 == 0)
+			require.NoError(t, err)
+			require.Equal(t, discussion.TypeMessage, m.MessageType)
+			require.Nil(t, m.DiscussionPromptID)
+			posted = append(posted, m)
+			e.clock.Advance(time.Millisecond)
+		}
+		page, err := e.svc.Messages(e.ctx, 2, "")
+		require.NoError(t, err)
+		require.Equal(t, []discussion.Message{posted[4], posted[3]}, page)
+		page, err = e.svc.Messages(e.ctx, 10, posted[3].ID)
+		require.NoError(t, err)
+		require.Equal(t, []discussion.Message{posted[2], posted[1], posted[0]}, page)
+		_, err = e.svc.PostMessage(e.ctx, "Builder", " ", false)
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, err = e.svc.Messages(e.ctx, 1000, "")
+		require.ErrorIs(t, err, store.ErrInvalid)
+	})
+
+	t.Run("WaitWakesAcrossProcesses", func(t *testing.T) {
+		t.Parallel()
+		e := newDiscussionEnv(t, newStores)
+		p := e.prompt(t, "Developer", 1, 30)
+		type result struct {
+			p       discussion.Prompt
+			err     error
+			elapsed time.Duration
+		}
+		done := make(chan result, 1)
+		go func() {
+			start := time.Now()
+			got, err := e.svc.Wait(e.ctx, p.ID, 30*time.Second)
+			done <- result{got, err, time.Since(start)}
+		}()
+		// Let the waiter subscribe, then answer through the other process.
+		time.Sleep(200 * time.Millisecond)
+		_, err := e.peer.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Builder", Message: "go"})
+		require.NoError(t, err)
+		select {
+		case r := <-done:
+			require.NoError(t, r.err)
+			require.Equal(t, discussion.StatusResolved, r.p.Status)
+			require.Less(t, r.elapsed, 10*time.Second)
+		case <-time.After(20 * time.Second):
+			t.Fatal("Wait did not return after the resolving response")
+		}
+
+		q := e.prompt(t, "Developer", 1, 30)
+		got, err := e.svc.Wait(e.ctx, q.ID, 50*time.Millisecond)
+		require.NoError(t, err)
+		require.Equal(t, discussion.StatusCollecting, got.Status, "an unchanged prompt after the wait")
+		_, err = e.svc.Wait(e.ctx, "prompt_missing", time.Second)
+		require.ErrorIs(t, err, discussion.ErrPromptNotFound)
+	})
+}
