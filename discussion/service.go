@@ -213,31 +213,33 @@ type Response struct {
 	IsHuman   bool
 }
 
-// Respond adds an agent's answer to a prompt; the answer that reaches the
-// required count resolves it.
-func (s *Service) Respond(ctx context.Context, id string, in Response) (Prompt, error) {
+// Respond adds an agent's answer to a prompt and returns the prompt after
+// it with the answer's squad-chat message; the answer that reaches the
+// required count resolves the prompt.
+func (s *Service) Respond(ctx context.Context, id string, in Response) (Prompt, Message, error) {
 	agent, err := checkText("agent_name", in.AgentName, MaxAgentNameLen)
 	if err != nil {
-		return Prompt{}, err
+		return Prompt{}, Message{}, err
 	}
 	text, err := checkText("message", in.Message, MaxMessageLen)
 	if err != nil {
-		return Prompt{}, err
+		return Prompt{}, Message{}, err
 	}
 	now := s.nowMs()
+	m := Message{
+		ID: s.ids.New("msg"), AgentName: agent, Message: text, IsHuman: in.IsHuman,
+		MessageType: TypeDiscussionResponse, DiscussionPromptID: &id, CreatedAt: now,
+	}
 	p, err := s.store.Respond(ctx, RespondParams{
 		PromptID: id,
 		Entry:    ContextEntry{Agent: agent, Message: text, IsHuman: in.IsHuman, CreatedAt: now},
-		Message: Message{
-			ID: s.ids.New("msg"), AgentName: agent, Message: text, IsHuman: in.IsHuman,
-			MessageType: TypeDiscussionResponse, DiscussionPromptID: &id, CreatedAt: now,
-		},
+		Message:  m,
 	})
 	if err != nil {
-		return Prompt{}, err
+		return Prompt{}, Message{}, err
 	}
 	s.changed(ctx, id)
-	return p, nil
+	return p, m, nil
 }
 
 // Action is what a human does to an open prompt.

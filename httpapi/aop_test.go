@@ -14,6 +14,7 @@ import (
 
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/storetest"
 )
 
 const adminToken = "test-admin-token"
@@ -23,9 +24,9 @@ type apiClient struct {
 	srv *httptest.Server
 }
 
-func newAPI(t *testing.T, st slots.Store, opts ...httpapi.Option) *apiClient {
+func newAPI(t *testing.T, st storetest.Stores, opts ...httpapi.Option) *apiClient {
 	t.Helper()
-	svc := slots.New(st, slots.WithAdminKey(adminToken))
+	svc := slots.New(st.Slots, slots.WithAdminKey(adminToken))
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", httpapi.AOP(svc, opts...))
 	srv := httptest.NewServer(mux)
@@ -111,7 +112,7 @@ func (c *apiClient) claim(token, domain string) string {
 }
 
 func TestAuthentication(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st slots.Store) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
 		for _, tok := range []string{"", "wrong", "agora.key_x.y"} {
 			r := c.expect(401, "GET", "/api/v1/me", tok, nil)
@@ -145,7 +146,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestKeys(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st slots.Store) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
 		r := c.expect(201, "POST", "/api/v1/keys", adminToken, map[string]any{
 			"name": "Skeptic-7", "avatarUrl": "https://example.com/a.png", "scopes": []string{"comment:create", "slots:configure"},
@@ -181,7 +182,7 @@ func TestKeys(t *testing.T) {
 }
 
 func TestClaimsAndComments(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st slots.Store) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
 		_, creator := c.key("creator", slots.ScopeClaimCreate)
 		_, writer := c.key("writer", slots.ScopeCommentCreate)
@@ -234,7 +235,7 @@ func TestClaimsAndComments(t *testing.T) {
 // TestRoleSlotsWorkflow walks the agent loop of seeds/slots.md, checking every
 // documented answer on the way.
 func TestRoleSlotsWorkflow(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st slots.Store) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
 		_, human := c.key("human", slots.ScopeSlotsConfigure, slots.ScopeClaimCreate, slots.ScopeCommentCreate)
 		aID, a := c.key("Skeptic-7", slots.ScopeCommentCreate)
@@ -314,7 +315,7 @@ func TestRoleSlotsWorkflow(t *testing.T) {
 }
 
 func TestConfigureValidation(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st slots.Store) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
 		_, human := c.key("human", slots.ScopeSlotsConfigure, slots.ScopeClaimCreate)
 		path := "/api/v1/claims/" + c.claim(human, "") + "/slots"
@@ -345,7 +346,7 @@ func TestConfigureValidation(t *testing.T) {
 }
 
 func TestOversizeBody(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st slots.Store) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
 		_, human := c.key("human", slots.ScopeClaimCreate)
 		big := `{"title":"t","body":"` + strings.Repeat("x", httpapi.MaxBodyBytes) + `"}`

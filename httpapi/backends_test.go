@@ -8,32 +8,42 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agorahq/agora/internal/testdb"
-	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
 	"github.com/agorahq/agora/store/redisstore"
+	"github.com/agorahq/agora/store/storetest"
 )
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
-// backend makes a fresh, isolated slots.Store for one test.
+// backend makes fresh, isolated stores for one test.
 type backend struct {
 	name string
-	new  func(t *testing.T) slots.Store
+	new  func(t *testing.T) storetest.Stores
 }
 
 // backends lists every backend the HTTP tests run against: each route must
 // answer the same on all of them.
 func backends() []backend {
 	return []backend{
-		{"memstore", func(t *testing.T) slots.Store { return memstore.New() }},
-		{"miniredis", func(t *testing.T) slots.Store {
-			return redisstore.New(redisClient(t, "redis://"+miniredis.RunT(t).Addr()))
+		{"memstore", func(t *testing.T) storetest.Stores {
+			s := memstore.New()
+			return storetest.Stores{Slots: s, Discussion: s, Notifier: s, Peer: s}
 		}},
-		{"redis", func(t *testing.T) slots.Store {
+		{"miniredis", func(t *testing.T) storetest.Stores {
+			url := "redis://" + miniredis.RunT(t).Addr()
+			return redisStores(t, redisstore.New(redisClient(t, url)), redisstore.New(redisClient(t, url)))
+		}},
+		{"redis", func(t *testing.T) storetest.Stores {
 			c, prefix := testdb.RedisClient(t)
-			return redisstore.New(c, redisstore.WithPrefix(prefix))
+			peer, _ := testdb.RedisClient(t)
+			return redisStores(t, redisstore.New(c, redisstore.WithPrefix(prefix)), redisstore.New(peer, redisstore.WithPrefix(prefix)))
 		}},
 	}
+}
+
+func redisStores(t *testing.T, st, peer *redisstore.Store) storetest.Stores {
+	t.Cleanup(func() { _ = st.Close(); _ = peer.Close() })
+	return storetest.Stores{Slots: st, Discussion: st, Notifier: st, Peer: peer}
 }
 
 func redisClient(t *testing.T, url string) *redis.Client {
@@ -48,7 +58,7 @@ func redisClient(t *testing.T, url string) *redis.Client {
 }
 
 // forEachBackend runs test once per backend, in parallel.
-func forEachBackend(t *testing.T, test func(t *testing.T, st slots.Store)) {
+func forEachBackend(t *testing.T, test func(t *testing.T, st storetest.Stores)) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			t.Parallel()

@@ -46,8 +46,9 @@ func (e *discussionEnv) prompt(t *testing.T, requester string, required, timeout
 
 func (e *discussionEnv) respond(t *testing.T, id, agent string) discussion.Prompt {
 	t.Helper()
-	p, err := e.svc.Respond(e.ctx, id, discussion.Response{AgentName: agent, Message: "Consider " + agent})
+	p, m, err := e.svc.Respond(e.ctx, id, discussion.Response{AgentName: agent, Message: "Consider " + agent})
 	require.NoError(t, err)
+	require.Equal(t, discussion.TypeDiscussionResponse, m.MessageType)
 	return p
 }
 
@@ -115,7 +116,7 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		t.Parallel()
 		e := newDiscussionEnv(t, newStores)
 		p := e.prompt(t, "Developer", 2, 30)
-		_, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Developer", Message: "me"})
+		_, _, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Developer", Message: "me"})
 		require.ErrorIs(t, err, discussion.ErrOwnPrompt)
 		require.ErrorIs(t, err, store.ErrInvalid)
 
@@ -123,12 +124,12 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		first := e.respond(t, p.ID, "Builder")
 		require.Equal(t, discussion.StatusCollecting, first.Status)
 		require.Len(t, first.CollectedContext, 1)
-		_, err = e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Builder", Message: "again"})
+		_, _, err = e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Builder", Message: "again"})
 		require.ErrorIs(t, err, discussion.ErrAlreadyResponded)
 		require.ErrorIs(t, err, store.ErrConflict)
 
 		e.clock.Advance(time.Second)
-		resolved, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Growth", Message: "Also think about it", IsHuman: true})
+		resolved, _, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Growth", Message: "Also think about it", IsHuman: true})
 		require.NoError(t, err)
 		require.Equal(t, discussion.StatusResolved, resolved.Status)
 		require.NotNil(t, resolved.ResolvedAt)
@@ -142,11 +143,11 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		require.Equal(t, resolved, got)
 		require.True(t, got.Ready())
 
-		_, err = e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Late", Message: "x"})
+		_, _, err = e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Late", Message: "x"})
 		require.ErrorIs(t, err, discussion.ErrPromptClosed)
-		_, err = e.svc.Respond(e.ctx, "prompt_missing", discussion.Response{AgentName: "Late", Message: "x"})
+		_, _, err = e.svc.Respond(e.ctx, "prompt_missing", discussion.Response{AgentName: "Late", Message: "x"})
 		require.ErrorIs(t, err, discussion.ErrPromptNotFound)
-		_, err = e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "", Message: "x"})
+		_, _, err = e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "", Message: "x"})
 		require.ErrorIs(t, err, store.ErrInvalid)
 
 		responses, err := e.svc.Responses(e.ctx, p.ID)
@@ -179,7 +180,7 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 				go func(agent string) {
 					defer wg.Done()
 					<-start
-					_, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: agent, Message: "hi"})
+					_, _, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: agent, Message: "hi"})
 					switch {
 					case err == nil:
 						accepted.Add(1)
@@ -228,7 +229,7 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		require.Equal(t, p.Deadline(), *got.ResolvedAt)
 		require.True(t, got.Ready())
 		require.Len(t, got.CollectedContext, 1, "partial context is kept")
-		_, err = e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Growth", Message: "late"})
+		_, _, err = e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Growth", Message: "late"})
 		require.ErrorIs(t, err, discussion.ErrPromptClosed)
 		_, err = e.svc.Close(e.ctx, p.ID, discussion.ActionCancel)
 		require.ErrorIs(t, err, discussion.ErrPromptClosed)
@@ -270,7 +271,7 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 				go func(agent string) {
 					defer wg.Done()
 					<-start
-					_, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: agent, Message: "hi"})
+					_, _, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: agent, Message: "hi"})
 					if err == nil {
 						mu.Lock()
 						accepted = append(accepted, agent)
@@ -339,7 +340,7 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		require.True(t, cancelled.Final())
 		_, err = e.svc.Close(e.ctx, b.ID, discussion.ActionResolve)
 		require.ErrorIs(t, err, discussion.ErrPromptClosed)
-		_, err = e.svc.Respond(e.ctx, b.ID, discussion.Response{AgentName: "Builder", Message: "x"})
+		_, _, err = e.svc.Respond(e.ctx, b.ID, discussion.Response{AgentName: "Builder", Message: "x"})
 		require.ErrorIs(t, err, discussion.ErrPromptClosed)
 		_, err = e.svc.Close(e.ctx, "prompt_missing", discussion.ActionCancel)
 		require.ErrorIs(t, err, discussion.ErrPromptNotFound)
@@ -453,7 +454,7 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		}()
 		// Let the waiter subscribe, then answer through the other process.
 		time.Sleep(200 * time.Millisecond)
-		_, err := e.peer.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Builder", Message: "go"})
+		_, _, err := e.peer.Respond(e.ctx, p.ID, discussion.Response{AgentName: "Builder", Message: "go"})
 		require.NoError(t, err)
 		select {
 		case r := <-done:

@@ -1,0 +1,201 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agorahq/agora/discussion"
+)
+
+// Discussion returns the handler of the discussion-prompt and squad-chat
+// routes of seeds/discussion.md. Like the specification, they take no API
+// key. Mount it for "/api/discussion", "/api/discussion/" and
+// "/api/squad-chat".
+func Discussion(svc *discussion.Service, opts ...Option) http.Handler {
+	d := &discussionAPI{svc: svc}
+	rt := newRouter(newConfig(opts))
+	open := func(fn func(http.ResponseWriter, *http.Request) error) route { return route{fn: fn} }
+	rt.handle("POST", "/api/discussion", open(d.create))
+	rt.handle("GET", "/api/discussion", open(d.list))
+	rt.handle("GET", "/api/discussion/{id}", open(d.get))
+	rt.handle("POST", "/api/discussion/{id}", open(d.respond))
+	rt.handle("PATCH", "/api/discussion/{id}", open(d.patch))
+	rt.handle("GET", "/api/squad-chat", open(d.messages))
+	rt.handle("POST", "/api/squad-chat", open(d.post))
+	return rt
+}
+
+type discussionAPI struct {
+	svc *discussion.Service
+}
+
+// optionalInt parses an optional integer field.
+func optionalInt(name string, raw json.RawMessage) (*int, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	n, err := intField(name, raw)
+	if err != nil {
+		return nil, invalid("invalid_"+name, "%s must be an integer", name)
+	}
+	return &n, nil
+}
+
+func (d *discussionAPI) create(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		TaskID            *string         `json:"task_id"`
+		RequesterAgent    string          `json:"requester_agent"`
+		PromptMessage     string          `json:"prompt_message"`
+		RequiredResponses json.RawMessage `json:"required_responses"`
+		TimeoutMinutes    json.RawMessage `json:"timeout_minutes"`
+	}
+	if err := decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	required, err := optionalInt("required_responses", in.RequiredResponses)
+	if err != nil {
+		return err
+	}
+	timeout, err := optionalInt("timeout_minutes", in.TimeoutMinutes)
+	if err != nil {
+		return err
+	}
+	p, m, err := d.svc.Create(r.Context(), discussion.NewPrompt{
+		TaskID: in.TaskID, RequesterAgent: in.RequesterAgent, PromptMessage: in.PromptMessage,
+		RequiredResponses: required, TimeoutMinutes: timeout,
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"prompt": p, "chat": m})
+	return nil
+}
+
+func (d *discussionAPI) list(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	var statuses []discussion.Status
+	for _, v := range q["status"] {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				statuses = append(statuses, discussion.Status(s))
+			}
+		}
+	}
+	limit, err := queryInt(r, "limit")
+	if err != nil {
+		return err
+	}
+	if q.Has("limit") && limit == 0 {
+		return invalid("invalid_limit", "limit must be from 1 to %d", discussion.MaxListLimit)
+	}
+	ps, err := d.svc.List(r.Context(), discussion.ListQuery{Statuses: statuses, Agent: q.Get("agent"), TaskID: q.Get("task_id"), Limit: limit})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"prompts": ps})
+	return nil
+}
+
+// promptView is GET /api/discussion/{id}: the prompt with what a waiting
+// requester needs at the top level.
+type promptView struct {
+	Prompt            discussion.Prompt         `json:"prompt"`
+	Responses         []discussion.Message      `json:"responses"`
+	Ready             bool                      `json:"ready"`
+	Status            discussion.Status         `json:"status"`
+	ResponseCount     int                       `json:"responseCount"`
+	RequiredResponses int                       `json:"requiredResponses"`
+	CollectedContext  []discussion.ContextEntry `json:"collectedContext"`
+}
+
+func (d *discussionAPI) get(w http.ResponseWriter, r *http.Request) error {
+	wait, err := queryInt(r, "wait")
+	if err != nil {
+		return err
+	}
+	if wait < 0 || wait > int(discussion.MaxWait/time.Second) {
+		return invalid("invalid_wait", "wait must be from 0 to %d seconds", int(discussion.MaxWait/time.Second))
+	}
+	p, err := d.svc.Wait(r.Context(), r.PathValue("id"), time.Duration(wait)*time.Second)
+	if err != nil {
+		return err
+	}
+	responses, err := d.svc.Responses(r.Context(), p.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, promptView{
+		Prompt: p, Responses: responses, Ready: p.Ready(), Status: p.Status,
+		ResponseCount: len(p.CollectedContext), RequiredResponses: p.RequiredResponses,
+		CollectedContext: p.CollectedContext,
+	})
+	return nil
+}
+
+type chatInput struct {
+	AgentName string `json:"agent_name"`
+	Message   string `json:"message"`
+	IsHuman   bool   `json:"is_human"`
+}
+
+func (d *discussionAPI) respond(w http.ResponseWriter, r *http.Request) error {
+	var in chatInput
+	if err := decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	p, m, err := d.svc.Respond(r.Context(), r.PathValue("id"), discussion.Response{AgentName: in.AgentName, Message: in.Message, IsHuman: in.IsHuman})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"prompt": p, "chat": m, "ready": p.Ready(),
+		"responseCount": len(p.CollectedContext), "requiredResponses": p.RequiredResponses,
+	})
+	return nil
+}
+
+func (d *discussionAPI) patch(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Action discussion.Action `json:"action"`
+	}
+	if err := decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	p, err := d.svc.Close(r.Context(), r.PathValue("id"), in.Action)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"prompt": p})
+	return nil
+}
+
+func (d *discussionAPI) messages(w http.ResponseWriter, r *http.Request) error {
+	limit, err := queryInt(r, "limit")
+	if err != nil {
+		return err
+	}
+	if r.URL.Query().Has("limit") && limit == 0 {
+		return invalid("invalid_limit", "limit must be from 1 to %d", discussion.MaxListLimit)
+	}
+	ms, err := d.svc.Messages(r.Context(), limit, r.URL.Query().Get("before"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": ms})
+	return nil
+}
+
+func (d *discussionAPI) post(w http.ResponseWriter, r *http.Request) error {
+	var in chatInput
+	if err := decodeBody(w, r, &in); err != nil {
+		return err
+	}
+	m, err := d.svc.PostMessage(r.Context(), in.AgentName, in.Message, in.IsHuman)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, m)
+	return nil
+}

@@ -1,0 +1,180 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/store/storetest"
+)
+
+// newDiscussionAPI serves the discussion routes of one process; peer (when
+// not nil) is a second process on the same backend.
+func newDiscussionAPI(t *testing.T, st storetest.Stores, peer bool) *apiClient {
+	t.Helper()
+	n := st.Notifier
+	if peer {
+		n = st.Peer
+	}
+	svc := discussion.New(st.Discussion, discussion.WithNotifier(n))
+	mux := http.NewServeMux()
+	h := httpapi.Discussion(svc)
+	mux.Handle("/api/discussion", h)
+	mux.Handle("/api/discussion/", h)
+	mux.Handle("/api/squad-chat", h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return &apiClient{t: t, srv: srv}
+}
+
+func TestDiscussionPollingLoop(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+		c := newDiscussionAPI(t, st, false)
+		r := c.expect(201, "POST", "/api/discussion", "", map[string]any{
+			"task_id": "task-1", "requester_agent": "Developer",
+			"prompt_message": "Before implementing feature X, what should I consider?",
+			"required_responses": 2, "timeout_minutes": 30,
+		})
+		prompt := r.body["prompt"].(map[string]any)
+		chat := r.body["chat"].(map[string]any)
+		require.Equal(t, "collecting", prompt["status"])
+		require.Equal(t, "discussion_prompt", chat["message_type"])
+		require.Equal(t, prompt["id"], chat["discussion_prompt_id"])
+		require.Equal(t, chat["id"], prompt["squad_chat_id"])
+		for _, f := range []string{"id", "task_id", "requester_agent", "prompt_message", "required_responses", "timeout_minutes", "status", "collected_context", "squad_chat_id", "resolved_at", "created_at"} {
+			require.Contains(t, prompt, f)
+		}
+		id := prompt["id"].(string)
+
+		// The responder's loop of the specification.
+		pending := c.expect(200, "GET", "/api/discussion?status=collecting&agent=Builder", "", nil).body["prompts"].([]any)
+		require.Len(t, pending, 1)
+		require.Equal(t, id, pending[0].(map[string]any)["id"])
+		resp := c.expect(201, "POST", "/api/discussion/"+id, "", map[string]any{"agent_name": "Builder", "message": "Here are my thoughts...", "is_human": false})
+		require.Equal(t, "discussion_response", resp.body["chat"].(map[string]any)["message_type"])
+		require.Empty(t, c.expect(200, "GET", "/api/discussion?status=collecting&agent=Builder", "", nil).body["prompts"])
+
+		// The requester's polling loop.
+		status := c.expect(200, "GET", "/api/discussion/"+id, "", nil).body
+		require.Equal(t, false, status["ready"])
+		require.EqualValues(t, 1, status["responseCount"])
+		require.EqualValues(t, 2, status["requiredResponses"])
+		c.expect(201, "POST", "/api/discussion/"+id, "", map[string]any{"agent_name": "Growth", "message": "Also think about...", "is_human": true})
+		status = c.expect(200, "GET", "/api/discussion/"+id, "", nil).body
+		require.Equal(t, true, status["ready"])
+		require.Equal(t, "resolved", status["status"])
+		ctx := status["collectedContext"].([]any)
+		require.Len(t, ctx, 2)
+		first := ctx[0].(map[string]any)
+		require.Equal(t, "Builder", first["agent"])
+		require.Equal(t, "Here are my thoughts...", first["message"])
+		require.Equal(t, false, first["is_human"])
+		require.NotEmpty(t, first["created_at"])
+		require.Len(t, status["responses"].([]any), 2)
+		require.NotNil(t, status["prompt"].(map[string]any)["resolved_at"])
+
+		msgs := c.expect(200, "GET", "/api/squad-chat?limit=10", "", nil).body["messages"].([]any)
+		require.Len(t, msgs, 3)
+		require.Equal(t, "discussion_response", msgs[0].(map[string]any)["message_type"])
+		require.Equal(t, "discussion_prompt", msgs[2].(map[string]any)["message_type"])
+	})
+}
+
+func TestDiscussionErrors(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+		c := newDiscussionAPI(t, st, false)
+		for name, body := range map[string]string{
+			"no requester":      `{"prompt_message":"?"}`,
+			"no prompt":         `{"requester_agent":"A"}`,
+			"long prompt":       `{"requester_agent":"A","prompt_message":"` + strings.Repeat("x", 10_001) + `"}`,
+			"required 0":        `{"requester_agent":"A","prompt_message":"?","required_responses":0}`,
+			"required 101":      `{"requester_agent":"A","prompt_message":"?","required_responses":101}`,
+			"required string":   `{"requester_agent":"A","prompt_message":"?","required_responses":"2"}`,
+			"required float":    `{"requester_agent":"A","prompt_message":"?","required_responses":2.5}`,
+			"timeout too long":  `{"requester_agent":"A","prompt_message":"?","timeout_minutes":10081}`,
+			"timeout negative":  `{"requester_agent":"A","prompt_message":"?","timeout_minutes":-1}`,
+			"unknown field":     `{"requester_agent":"A","prompt_message":"?","priority":1}`,
+			"malformed":         `{"requester_agent":`,
+			"requester not str": `{"requester_agent":7,"prompt_message":"?"}`,
+		} {
+			r := c.do("POST", "/api/discussion", "", body)
+			require.Equal(t, 400, r.status, "%s: %s", name, r.raw)
+			r.errCode(t)
+		}
+		require.Empty(t, c.expect(200, "GET", "/api/squad-chat", "", nil).body["messages"], "nothing half-written")
+
+		id := c.expect(201, "POST", "/api/discussion", "", map[string]any{"requester_agent": "Developer", "prompt_message": "?", "required_responses": 1}).body["prompt"].(map[string]any)["id"].(string)
+		r := c.expect(400, "POST", "/api/discussion/"+id, "", map[string]any{"agent_name": "Developer", "message": "me"})
+		require.Equal(t, "own_prompt", r.errCode(t))
+		c.expect(400, "POST", "/api/discussion/"+id, "", map[string]any{"agent_name": "", "message": "x"})
+		c.expect(400, "POST", "/api/discussion/"+id, "", map[string]any{"agent_name": "B", "message": "x", "extra": 1})
+		c.expect(201, "POST", "/api/discussion/"+id, "", map[string]any{"agent_name": "B", "message": "x"})
+		r = c.expect(409, "POST", "/api/discussion/"+id, "", map[string]any{"agent_name": "C", "message": "x"})
+		require.Equal(t, "prompt_closed", r.errCode(t))
+		c.expect(404, "POST", "/api/discussion/prompt_missing", "", map[string]any{"agent_name": "C", "message": "x"})
+		c.expect(404, "GET", "/api/discussion/prompt_missing", "", nil)
+		c.expect(404, "PATCH", "/api/discussion/prompt_missing", "", map[string]any{"action": "cancel"})
+		c.expect(409, "PATCH", "/api/discussion/"+id, "", map[string]any{"action": "cancel"})
+
+		open := c.expect(201, "POST", "/api/discussion", "", map[string]any{"requester_agent": "Developer", "prompt_message": "?"}).body["prompt"].(map[string]any)["id"].(string)
+		c.expect(201, "POST", "/api/discussion/"+open, "", map[string]any{"agent_name": "B", "message": "x"})
+		r = c.expect(409, "POST", "/api/discussion/"+open, "", map[string]any{"agent_name": "B", "message": "again"})
+		require.Equal(t, "already_responded", r.errCode(t))
+		c.expect(400, "PATCH", "/api/discussion/"+open, "", map[string]any{"action": "delete"})
+		patched := c.expect(200, "PATCH", "/api/discussion/"+open, "", map[string]any{"action": "cancel"}).body["prompt"].(map[string]any)
+		require.Equal(t, "cancelled", patched["status"])
+		view := c.expect(200, "GET", "/api/discussion/"+open, "", nil).body
+		require.Equal(t, "cancelled", view["status"])
+		require.Equal(t, false, view["ready"])
+
+		for _, q := range []string{"wait=61", "wait=-1", "wait=x"} {
+			c.expect(400, "GET", "/api/discussion/"+open+"?"+q, "", nil)
+		}
+		c.expect(400, "GET", "/api/discussion?status=open", "", nil)
+		c.expect(400, "GET", "/api/squad-chat?limit=0", "", nil)
+		c.expect(400, "POST", "/api/squad-chat", "", map[string]any{"agent_name": "A"})
+		m := c.expect(201, "POST", "/api/squad-chat", "", map[string]any{"agent_name": "A", "message": "hello", "is_human": true}).body
+		require.Equal(t, "message", m["message_type"])
+		require.Nil(t, m["discussion_prompt_id"])
+		c.expect(405, "DELETE", "/api/discussion/"+open, "", nil)
+	})
+}
+
+// TestDiscussionLongPollAcrossProcesses waits on one server and answers
+// through another sharing the backend.
+func TestDiscussionLongPollAcrossProcesses(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+		a, b := newDiscussionAPI(t, st, false), newDiscussionAPI(t, st, true)
+		id := a.expect(201, "POST", "/api/discussion", "", map[string]any{"requester_agent": "Developer", "prompt_message": "?", "required_responses": 1}).body["prompt"].(map[string]any)["id"].(string)
+
+		type result struct {
+			r  response
+			at time.Time
+		}
+		done := make(chan result, 1)
+		go func() {
+			r := a.do("GET", fmt.Sprintf("/api/discussion/%s?wait=30", id), "", nil)
+			done <- result{r, time.Now()}
+		}()
+		time.Sleep(300 * time.Millisecond) // the waiter is parked
+		answered := time.Now()
+		b.expect(201, "POST", "/api/discussion/"+id, "", map[string]any{"agent_name": "Builder", "message": "go"})
+		select {
+		case res := <-done:
+			require.Equal(t, 200, res.r.status, res.r.raw)
+			require.Equal(t, true, res.r.body["ready"])
+			latency := res.at.Sub(answered)
+			t.Logf("long poll returned %v after the resolving response", latency)
+			require.Less(t, latency, 2*time.Second)
+		case <-time.After(20 * time.Second):
+			t.Fatal("the long poll did not return")
+		}
+	})
+}
