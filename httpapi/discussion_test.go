@@ -39,7 +39,7 @@ func TestDiscussionPollingLoop(t *testing.T) {
 		c := newDiscussionAPI(t, st, false)
 		r := c.expect(201, "POST", "/api/discussion", "", map[string]any{
 			"task_id": "task-1", "requester_agent": "Developer",
-			"prompt_message": "Before implementing feature X, what should I consider?",
+			"prompt_message":     "Before implementing feature X, what should I consider?",
 			"required_responses": 2, "timeout_minutes": 30,
 		})
 		prompt := r.body["prompt"].(map[string]any)
