@@ -13,7 +13,7 @@ import (
 // Events are hints that something changed, delivered at most once: a
 // subscriber that wakes up re-reads the state it watches, and a subscriber
 // that is not keeping up misses events it would only have re-read for
-// anyway (see Subscription). Payloads are small (under 7,000 bytes).
+// anyway (see Subscription). Payloads are small (see MaxEventBytes).
 type Notifier interface {
 	// Publish sends payload to every current subscriber of topic.
 	Publish(ctx context.Context, topic string, payload []byte) error
@@ -22,9 +22,10 @@ type Notifier interface {
 	Subscribe(ctx context.Context, topic string) (*Subscription, error)
 }
 
-// MaxEventBytes is the largest payload a Notifier must carry (PostgreSQL's
-// NOTIFY takes 8,000 bytes, topic included).
-const MaxEventBytes = 7000
+// MaxEventBytes is the largest topic plus payload a Notifier must carry:
+// PostgreSQL's NOTIFY takes 8,000 bytes, and its notifier base64-encodes
+// the payload.
+const MaxEventBytes = 4000
 
 // subscriptionBuffer is how many undelivered events a subscription holds.
 // When it is full a new event is dropped: the subscriber has events pending

@@ -1,0 +1,266 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/agorahq/agora/discussion"
+)
+
+const promptColumns = `id, task_id, requester_agent, prompt_message, required_responses, timeout_minutes,
+	status, collected_context, squad_chat_id, resolved_at, created_at`
+
+type promptRow struct {
+	ID                string      `db:"id"`
+	TaskID            *string     `db:"task_id"`
+	RequesterAgent    string      `db:"requester_agent"`
+	PromptMessage     string      `db:"prompt_message"`
+	RequiredResponses int         `db:"required_responses"`
+	TimeoutMinutes    int         `db:"timeout_minutes"`
+	Status            string      `db:"status"`
+	CollectedContext  []byte      `db:"collected_context"`
+	SquadChatID       string      `db:"squad_chat_id"`
+	ResolvedAt        pq.NullTime `db:"resolved_at"`
+	CreatedAt         time.Time   `db:"created_at"`
+}
+
+// prompt converts a row, with times in UTC as the service wrote them.
+func (r promptRow) prompt() (discussion.Prompt, error) {
+	p := discussion.Prompt{
+		ID: r.ID, TaskID: r.TaskID, RequesterAgent: r.RequesterAgent, PromptMessage: r.PromptMessage,
+		RequiredResponses: r.RequiredResponses, TimeoutMinutes: r.TimeoutMinutes, Status: discussion.Status(r.Status),
+		SquadChatID: r.SquadChatID, CreatedAt: r.CreatedAt.UTC(), CollectedContext: []discussion.ContextEntry{},
+	}
+	if r.ResolvedAt.Valid {
+		t := r.ResolvedAt.Time.UTC()
+		p.ResolvedAt = &t
+	}
+	if err := json.Unmarshal(r.CollectedContext, &p.CollectedContext); err != nil {
+		return discussion.Prompt{}, fmt.Errorf("pgstore: prompt %s context: %w", r.ID, err)
+	}
+	for i := range p.CollectedContext {
+		p.CollectedContext[i].CreatedAt = p.CollectedContext[i].CreatedAt.UTC()
+	}
+	return p, nil
+}
+
+func insertMessage(ctx context.Context, tx *sqlx.Tx, m discussion.Message) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO agora_squad_chat (id, agent_name, message, is_human, message_type, discussion_prompt_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, m.ID, m.AgentName, m.Message, m.IsHuman, string(m.MessageType), m.DiscussionPromptID, m.CreatedAt)
+	return err
+}
+
+// CreatePrompt implements discussion.Store.
+func (s *Store) CreatePrompt(ctx context.Context, p discussion.Prompt, m discussion.Message) error {
+	entries, err := json.Marshal(p.CollectedContext)
+	if err != nil {
+		return err
+	}
+	if p.CollectedContext == nil {
+		entries = []byte("[]")
+	}
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, `INSERT INTO agora_prompts (`+promptColumns+`, deadline)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		p.ID, p.TaskID, p.RequesterAgent, p.PromptMessage, p.RequiredResponses, p.TimeoutMinutes,
+		string(p.Status), entries, p.SquadChatID, p.ResolvedAt, p.CreatedAt, p.Deadline())
+	if isUniqueViolation(err, "agora_prompts_pkey") {
+		return discussion.ErrPromptExists
+	}
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	if err := insertMessage(ctx, tx, m); err != nil {
+		return interpretError(ctx, err)
+	}
+	return interpretError(ctx, tx.Commit())
+}
+
+// GetPrompt implements discussion.Store.
+func (s *Store) GetPrompt(ctx context.Context, id string) (discussion.Prompt, error) {
+	var r promptRow
+	err := s.db.GetContext(ctx, &r, `SELECT `+promptColumns+` FROM agora_prompts WHERE id = $1`, id)
+	if isNoRows(err) {
+		return discussion.Prompt{}, discussion.ErrPromptNotFound
+	}
+	if err != nil {
+		return discussion.Prompt{}, interpretError(ctx, err)
+	}
+	return r.prompt()
+}
+
+func prompts(rows []promptRow) ([]discussion.Prompt, error) {
+	out := make([]discussion.Prompt, 0, len(rows))
+	for _, r := range rows {
+		p, err := r.prompt()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// ListPrompts implements discussion.Store.
+func (s *Store) ListPrompts(ctx context.Context, p discussion.ListParams) ([]discussion.Prompt, error) {
+	statuses := make([]string, len(p.Statuses))
+	for i, st := range p.Statuses {
+		statuses[i] = string(st)
+	}
+	var rows []promptRow
+	err := s.db.SelectContext(ctx, &rows, `SELECT `+promptColumns+` FROM agora_prompts
+		WHERE (cardinality($1::text[]) = 0 OR status = ANY($1))
+			AND ($2 = '' OR task_id = $2)
+			AND ($3 = '' OR (requester_agent <> $3 AND NOT collected_context @> jsonb_build_array(jsonb_build_object('agent', $3::text))))
+		ORDER BY id DESC LIMIT $4`, pq.Array(statuses), p.TaskID, p.Agent, max(p.Limit, 0))
+	if err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	return prompts(rows)
+}
+
+// Respond implements discussion.Store: one transaction holding the prompt's
+// row lock, so concurrent responses are counted one at a time.
+func (s *Store) Respond(ctx context.Context, p discussion.RespondParams) (discussion.Prompt, error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return discussion.Prompt{}, interpretError(ctx, err)
+	}
+	defer tx.Rollback()
+	var r promptRow
+	err = tx.GetContext(ctx, &r, `SELECT `+promptColumns+` FROM agora_prompts WHERE id = $1 FOR UPDATE`, p.PromptID)
+	if isNoRows(err) {
+		return discussion.Prompt{}, discussion.ErrPromptNotFound
+	}
+	if err != nil {
+		return discussion.Prompt{}, interpretError(ctx, err)
+	}
+	cur, err := r.prompt()
+	if err != nil {
+		return discussion.Prompt{}, err
+	}
+	switch {
+	case p.Entry.Agent == cur.RequesterAgent:
+		return discussion.Prompt{}, discussion.ErrOwnPrompt
+	case !cur.Status.Open() || !p.Entry.CreatedAt.Before(cur.Deadline()):
+		return discussion.Prompt{}, discussion.ErrPromptClosed
+	case slices.ContainsFunc(cur.CollectedContext, func(e discussion.ContextEntry) bool { return e.Agent == p.Entry.Agent }):
+		return discussion.Prompt{}, discussion.ErrAlreadyResponded
+	}
+	cur.CollectedContext = append(cur.CollectedContext, p.Entry)
+	if len(cur.CollectedContext) >= cur.RequiredResponses {
+		cur.Status = discussion.StatusResolved
+		at := p.Entry.CreatedAt
+		cur.ResolvedAt = &at
+	}
+	entries, err := json.Marshal(cur.CollectedContext)
+	if err != nil {
+		return discussion.Prompt{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE agora_prompts SET collected_context = $2, status = $3, resolved_at = $4 WHERE id = $1`,
+		cur.ID, entries, string(cur.Status), cur.ResolvedAt); err != nil {
+		return discussion.Prompt{}, interpretError(ctx, err)
+	}
+	if err := insertMessage(ctx, tx, p.Message); err != nil {
+		return discussion.Prompt{}, interpretError(ctx, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return discussion.Prompt{}, interpretError(ctx, err)
+	}
+	return cur, nil
+}
+
+// ClosePrompt implements discussion.Store.
+func (s *Store) ClosePrompt(ctx context.Context, id string, to discussion.Status, now time.Time) (discussion.Prompt, error) {
+	var rows []promptRow
+	err := s.db.SelectContext(ctx, &rows, `
+		UPDATE agora_prompts SET status = $2, resolved_at = $3
+		WHERE id = $1 AND status IN ('pending', 'collecting') AND deadline > $3
+		RETURNING `+promptColumns, id, string(to), now)
+	if err != nil {
+		return discussion.Prompt{}, interpretError(ctx, err)
+	}
+	if len(rows) == 1 {
+		return rows[0].prompt()
+	}
+	if _, err := s.GetPrompt(ctx, id); err != nil {
+		return discussion.Prompt{}, err
+	}
+	return discussion.Prompt{}, discussion.ErrPromptClosed
+}
+
+// TimeOut implements discussion.Store; the UPDATE re-checks each row it
+// waits for, so concurrent sweeps time a prompt out once.
+func (s *Store) TimeOut(ctx context.Context, now time.Time) ([]string, error) {
+	var ids []string
+	err := s.db.SelectContext(ctx, &ids, `
+		UPDATE agora_prompts SET status = 'timed_out', resolved_at = deadline
+		WHERE status IN ('pending', 'collecting') AND deadline <= $1
+		RETURNING id`, now)
+	return ids, interpretError(ctx, err)
+}
+
+const messageColumns = `id, agent_name, message, is_human, message_type, discussion_prompt_id, created_at`
+
+type messageRow struct {
+	ID                 string    `db:"id"`
+	AgentName          string    `db:"agent_name"`
+	Message            string    `db:"message"`
+	IsHuman            bool      `db:"is_human"`
+	MessageType        string    `db:"message_type"`
+	DiscussionPromptID *string   `db:"discussion_prompt_id"`
+	CreatedAt          time.Time `db:"created_at"`
+}
+
+func messages(rows []messageRow) []discussion.Message {
+	out := make([]discussion.Message, len(rows))
+	for i, r := range rows {
+		out[i] = discussion.Message{
+			ID: r.ID, AgentName: r.AgentName, Message: r.Message, IsHuman: r.IsHuman,
+			MessageType: discussion.MessageType(r.MessageType), DiscussionPromptID: r.DiscussionPromptID, CreatedAt: r.CreatedAt.UTC(),
+		}
+	}
+	return out
+}
+
+// ListResponses implements discussion.Store.
+func (s *Store) ListResponses(ctx context.Context, promptID string) ([]discussion.Message, error) {
+	if _, err := s.GetPrompt(ctx, promptID); err != nil {
+		return nil, err
+	}
+	var rows []messageRow
+	err := s.db.SelectContext(ctx, &rows, `SELECT `+messageColumns+` FROM agora_squad_chat
+		WHERE discussion_prompt_id = $1 AND message_type = 'discussion_response' ORDER BY id`, promptID)
+	if err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	return messages(rows), nil
+}
+
+// PostMessage implements discussion.Store.
+func (s *Store) PostMessage(ctx context.Context, m discussion.Message) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_squad_chat (`+messageColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		m.ID, m.AgentName, m.Message, m.IsHuman, string(m.MessageType), m.DiscussionPromptID, m.CreatedAt)
+	return interpretError(ctx, err)
+}
+
+// ListMessages implements discussion.Store.
+func (s *Store) ListMessages(ctx context.Context, limit int, before string) ([]discussion.Message, error) {
+	var rows []messageRow
+	err := s.db.SelectContext(ctx, &rows, `SELECT `+messageColumns+` FROM agora_squad_chat
+		WHERE ($1 = '' OR id < $1) ORDER BY id DESC LIMIT $2`, before, max(limit, 0))
+	if err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	return messages(rows), nil
+}

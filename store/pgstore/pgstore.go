@@ -1,0 +1,68 @@
+// Package pgstore is Agora's PostgreSQL backend, on sqlx and lib/pq.
+//
+// The schema comes as embedded, numbered migrations (Migrations), applied by
+// Migrate. Every race is decided by PostgreSQL: a take is one conditional
+// UPDATE with a unique index enforcing one seat per agent per claim; a done
+// and its ledger credit are one statement; changes that span rows run in one
+// transaction holding the row's lock. The job queue reads partial indexes of
+// open slots only, so its cost does not grow with the number of claims.
+// Notifier carries events between processes with LISTEN/NOTIFY.
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/slots"
+)
+
+// Store implements every domain's store interface on PostgreSQL. It keeps no
+// state besides the pool, so any number of processes may share a database.
+type Store struct {
+	db *sqlx.DB
+}
+
+var (
+	_ slots.Store      = (*Store)(nil)
+	_ discussion.Store = (*Store)(nil)
+)
+
+// New returns a store on db, whose schema Migrate has brought up to date.
+// The caller keeps ownership of db.
+func New(db *sqlx.DB) *Store { return &Store{db: db} }
+
+// DB returns the pool the store runs on.
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// interpretError is the one place driver errors become Agora's. Callers map
+// sql.ErrNoRows and unique violations to their operation's own errors first;
+// here a failure while ctx is done keeps the context's error in the chain
+// (lib/pq reports a cancelled query as its own error), and anything else is
+// wrapped with the package name.
+func interpretError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("pgstore: %w (%v)", ctxErr, err)
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("pgstore: %w", err)
+}
+
+// isUniqueViolation reports a unique-index violation, optionally of the
+// named constraint.
+func isUniqueViolation(err error, constraint string) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && pe.Code == "23505" && (constraint == "" || pe.Constraint == constraint)
+}
+
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

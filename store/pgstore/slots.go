@@ -1,0 +1,482 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/lib/pq"
+
+	"github.com/agorahq/agora/slots"
+)
+
+// CreateClaim implements slots.ClaimStore.
+func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt)
+	if isUniqueViolation(err, "agora_claims_pkey") {
+		return slots.ErrClaimExists
+	}
+	return interpretError(ctx, err)
+}
+
+const claimColumns = `id, title, body, domain, created_at`
+
+type claimRow struct {
+	ID        string `db:"id"`
+	Title     string `db:"title"`
+	Body      string `db:"body"`
+	Domain    string `db:"domain"`
+	CreatedAt int64  `db:"created_at"`
+}
+
+func (r claimRow) claim() slots.Claim {
+	return slots.Claim{ID: r.ID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.CreatedAt}
+}
+
+// GetClaim implements slots.ClaimStore.
+func (s *Store) GetClaim(ctx context.Context, id string) (slots.Claim, error) {
+	var r claimRow
+	err := s.db.GetContext(ctx, &r, `SELECT `+claimColumns+` FROM agora_claims WHERE id = $1`, id)
+	if isNoRows(err) {
+		return slots.Claim{}, slots.ErrClaimNotFound
+	}
+	if err != nil {
+		return slots.Claim{}, interpretError(ctx, err)
+	}
+	return r.claim(), nil
+}
+
+// ListClaims implements slots.ClaimStore.
+func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slots.Claim, error) {
+	var rows []claimRow
+	var err error
+	if p.Before == "" {
+		err = s.db.SelectContext(ctx, &rows, `SELECT `+claimColumns+` FROM agora_claims ORDER BY id DESC LIMIT $1`, max(p.Limit, 0))
+	} else {
+		err = s.db.SelectContext(ctx, &rows, `SELECT `+claimColumns+` FROM agora_claims WHERE id < $1 ORDER BY id DESC LIMIT $2`, p.Before, max(p.Limit, 0))
+	}
+	if err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	out := make([]slots.Claim, len(rows))
+	for i, r := range rows {
+		out[i] = r.claim()
+	}
+	return out, nil
+}
+
+// AddComment implements slots.ClaimStore. A claim's first draft makes its
+// open slots ready for the job queue in the same transaction.
+func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	defer tx.Rollback()
+	// The claim's row lock orders this against ReplaceOpenSlots, which
+	// reads has_draft to mark the slots it inserts.
+	var hasDraft bool
+	err = tx.GetContext(ctx, &hasDraft, `SELECT has_draft FROM agora_claims WHERE id = $1 FOR UPDATE`, c.ClaimID)
+	if isNoRows(err) {
+		return slots.ErrClaimNotFound
+	}
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO agora_comments (id, claim_id, body, comment_type, author_id, agent_name, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.ClaimID, c.Body, string(c.CommentType), c.AuthorID, c.AgentName, c.CreatedAt); err != nil {
+		return interpretError(ctx, err)
+	}
+	if c.CommentType == slots.CommentDraft && !hasDraft {
+		if _, err := tx.ExecContext(ctx, `UPDATE agora_claims SET has_draft = true WHERE id = $1`, c.ClaimID); err != nil {
+			return interpretError(ctx, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE agora_role_slots SET ready = true WHERE claim_id = $1`, c.ClaimID); err != nil {
+			return interpretError(ctx, err)
+		}
+	}
+	return interpretError(ctx, tx.Commit())
+}
+
+// commentsJSON aggregates a claim's comments, oldest first, into the JSON of
+// []slots.Comment, so a claim and its comments come back in one round trip.
+const commentsJSON = `COALESCE((SELECT json_agg(json_build_object(
+	'_id', m.id, 'claimId', m.claim_id, 'body', m.body, 'commentType', m.comment_type,
+	'authorId', m.author_id, 'agentName', m.agent_name, 'createdAt', m.created_at) ORDER BY m.id)
+	FROM agora_comments m WHERE m.claim_id = c.id), '[]')`
+
+// ListComments implements slots.ClaimStore.
+func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comment, error) {
+	var raw []byte
+	err := s.db.GetContext(ctx, &raw, `SELECT `+commentsJSON+` FROM agora_claims c WHERE c.id = $1`, claimID)
+	if isNoRows(err) {
+		return nil, slots.ErrClaimNotFound
+	}
+	if err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	var out []slots.Comment
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("pgstore: comments: %w", err)
+	}
+	return out, nil
+}
+
+const slotColumns = `id, claim_id, role, status, COALESCE(api_key_id, '') AS api_key_id, agent_name, agent_avatar_url,
+	taken_at, done_at, created_at, lease_expires_at`
+
+type slotRow struct {
+	ID             string `db:"id"`
+	ClaimID        string `db:"claim_id"`
+	Role           string `db:"role"`
+	Status         string `db:"status"`
+	APIKeyID       string `db:"api_key_id"`
+	AgentName      string `db:"agent_name"`
+	AgentAvatarURL string `db:"agent_avatar_url"`
+	TakenAt        int64  `db:"taken_at"`
+	DoneAt         int64  `db:"done_at"`
+	CreatedAt      int64  `db:"created_at"`
+	LeaseExpiresAt int64  `db:"lease_expires_at"`
+}
+
+func (r slotRow) slot() slots.Slot {
+	return slots.Slot{
+		ID: r.ID, ClaimID: r.ClaimID, Role: slots.Role(r.Role), Status: slots.Status(r.Status),
+		APIKeyID: r.APIKeyID, AgentName: r.AgentName, AgentAvatarURL: r.AgentAvatarURL,
+		TakenAt: r.TakenAt, DoneAt: r.DoneAt, CreatedAt: r.CreatedAt, LeaseExpiresAt: r.LeaseExpiresAt,
+	}
+}
+
+// ReplaceOpenSlots implements slots.SlotStore.
+func (s *Store) ReplaceOpenSlots(ctx context.Context, claimID string, add []slots.Slot) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	defer tx.Rollback()
+	var c struct {
+		HasDraft bool   `db:"has_draft"`
+		Domain   string `db:"domain"`
+	}
+	err = tx.GetContext(ctx, &c, `SELECT has_draft, domain FROM agora_claims WHERE id = $1 FOR UPDATE`, claimID)
+	if isNoRows(err) {
+		return slots.ErrClaimNotFound
+	}
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM agora_role_slots WHERE claim_id = $1 AND status = 'open'`, claimID); err != nil {
+		return interpretError(ctx, err)
+	}
+	ids := make([]string, len(add))
+	roles := make([]string, len(add))
+	created := make([]int64, len(add))
+	for i, sl := range add {
+		ids[i], roles[i], created[i] = sl.ID, string(sl.Role), sl.CreatedAt
+	}
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO agora_role_slots (id, claim_id, role, status, created_at, ready, domain)
+		SELECT u.id, $1, u.role, 'open', u.created_at, $5, $6
+		FROM unnest($2::text[], $3::text[], $4::bigint[]) AS u (id, role, created_at)`,
+		claimID, pq.Array(ids), pq.Array(roles), pq.Array(created), c.HasDraft, c.Domain); err != nil {
+		return interpretError(ctx, err)
+	}
+	return interpretError(ctx, tx.Commit())
+}
+
+// ListSlots implements slots.SlotStore.
+func (s *Store) ListSlots(ctx context.Context, claimID string) ([]slots.Slot, error) {
+	var rows []struct {
+		slotRow
+		Exists bool `db:"claim_exists"`
+	}
+	// The outer join answers "unknown claim" and "no slots" in one query.
+	err := s.db.SelectContext(ctx, &rows, `
+		SELECT true AS claim_exists, COALESCE(s.id, '') AS id, COALESCE(s.claim_id, '') AS claim_id,
+			COALESCE(s.role, '') AS role, COALESCE(s.status, '') AS status, COALESCE(s.api_key_id, '') AS api_key_id,
+			COALESCE(s.agent_name, '') AS agent_name, COALESCE(s.agent_avatar_url, '') AS agent_avatar_url,
+			COALESCE(s.taken_at, 0) AS taken_at, COALESCE(s.done_at, 0) AS done_at,
+			COALESCE(s.created_at, 0) AS created_at, COALESCE(s.lease_expires_at, 0) AS lease_expires_at
+		FROM agora_claims c LEFT JOIN agora_role_slots s ON s.claim_id = c.id
+		WHERE c.id = $1 ORDER BY s.id`, claimID)
+	if err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	if len(rows) == 0 {
+		return nil, slots.ErrClaimNotFound
+	}
+	out := []slots.Slot{}
+	for _, r := range rows {
+		if r.ID != "" {
+			out = append(out, r.slot())
+		}
+	}
+	return out, nil
+}
+
+// randomWindow is how many eligible slots a random pick chooses among: the
+// next ones in the random order of the rnd column from a random point. A
+// fixed window keeps the cost flat; choosing within it evens out the gaps
+// between rnd values, which alone would favour slots after a wide gap.
+const randomWindow = 64
+
+// nextSlotQuery builds the job-queue query for one filter combination, so
+// each can use its own partial index. Its parameters, in order: the role
+// (when filtered), the domain (when filtered), then for a random pick where
+// the window starts and where in the window to pick.
+func nextSlotQuery(role, domain, random bool) string {
+	where := `status = 'open' AND ready`
+	n := 0
+	param := func() string { n++; return fmt.Sprintf("$%d", n) }
+	if role {
+		where += ` AND role = ` + param()
+	}
+	if domain {
+		where += ` AND domain = ` + param()
+	}
+	pick := `SELECT * FROM agora_role_slots WHERE ` + where + ` ORDER BY id LIMIT 1`
+	if random {
+		start, at := param(), param()
+		pick = fmt.Sprintf(`WITH w AS MATERIALIZED (
+			(SELECT id, rnd FROM agora_role_slots WHERE %[1]s AND rnd >= %[3]s::float8 ORDER BY rnd LIMIT %[2]d)
+			UNION ALL
+			(SELECT id, rnd FROM agora_role_slots WHERE %[1]s AND rnd < %[3]s::float8 ORDER BY rnd LIMIT %[2]d)
+			LIMIT %[2]d)
+		SELECT * FROM agora_role_slots WHERE id = (
+			SELECT id FROM w OFFSET floor(%[4]s::float8 * (SELECT count(*) FROM w))::bigint LIMIT 1)`, where, randomWindow, start, at)
+	}
+	return `WITH s AS (` + pick + `)
+		SELECT s.id, s.claim_id, s.role, s.status, s.created_at,
+			c.title, c.body, c.domain, c.created_at AS claim_created_at, ` + commentsJSON + ` AS comments
+		FROM s JOIN agora_claims c ON c.id = s.claim_id`
+}
+
+var nextSlotQueries = func() map[[3]bool]string {
+	m := map[[3]bool]string{}
+	for _, role := range []bool{false, true} {
+		for _, domain := range []bool{false, true} {
+			for _, random := range []bool{false, true} {
+				m[[3]bool{role, domain, random}] = nextSlotQuery(role, domain, random)
+			}
+		}
+	}
+	return m
+}()
+
+// NextOpenSlot implements slots.SlotStore in one round trip.
+func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots.Job, error) {
+	random := p.Random >= 0
+	q := nextSlotQueries[[3]bool{p.Role != "", p.Domain != "", random}]
+	// The window position comes from the digits of p.Random below the
+	// first ones, which picked where the window starts.
+	_, frac := math.Modf(p.Random * 4096)
+	var r struct {
+		ID             string `db:"id"`
+		ClaimID        string `db:"claim_id"`
+		Role           string `db:"role"`
+		Status         string `db:"status"`
+		CreatedAt      int64  `db:"created_at"`
+		Title          string `db:"title"`
+		Body           string `db:"body"`
+		Domain         string `db:"domain"`
+		ClaimCreatedAt int64  `db:"claim_created_at"`
+		Comments       []byte `db:"comments"`
+	}
+	var args []any
+	if p.Role != "" {
+		args = append(args, string(p.Role))
+	}
+	if p.Domain != "" {
+		args = append(args, p.Domain)
+	}
+	if random {
+		args = append(args, p.Random, frac)
+	}
+	err := s.db.GetContext(ctx, &r, q, args...)
+	if isNoRows(err) {
+		return slots.Job{}, slots.ErrNoJob
+	}
+	if err != nil {
+		return slots.Job{}, interpretError(ctx, err)
+	}
+	job := slots.Job{
+		Slot:  slots.Slot{ID: r.ID, ClaimID: r.ClaimID, Role: slots.Role(r.Role), Status: slots.Status(r.Status), CreatedAt: r.CreatedAt},
+		Claim: slots.Claim{ID: r.ClaimID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.ClaimCreatedAt},
+	}
+	if err := json.Unmarshal(r.Comments, &job.Comments); err != nil {
+		return slots.Job{}, fmt.Errorf("pgstore: comments: %w", err)
+	}
+	return job, nil
+}
+
+// TakeSlot implements slots.SlotStore: one conditional UPDATE; the unique
+// index on (claim_id, api_key_id) refuses a second seat on the claim. The
+// second SELECT runs only when the UPDATE changed nothing, to tell an
+// unknown slot from a taken one, in the same statement.
+func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, error) {
+	var rows []struct {
+		slotRow
+		Updated bool `db:"updated"`
+	}
+	err := s.db.SelectContext(ctx, &rows, `
+		WITH upd AS (
+			UPDATE agora_role_slots SET status = 'taken', api_key_id = $3, agent_name = $4, agent_avatar_url = $5,
+				taken_at = $6, lease_expires_at = $7
+			WHERE id = $1 AND claim_id = $2
+				AND (status = 'open' OR (status = 'taken' AND lease_expires_at <> 0 AND lease_expires_at <= $6))
+			RETURNING `+slotColumns+`)
+		SELECT true AS updated, * FROM upd
+		UNION ALL
+		SELECT false, `+slotColumns+` FROM agora_role_slots
+		WHERE id = $1 AND claim_id = $2 AND NOT EXISTS (SELECT 1 FROM upd)`,
+		p.SlotID, p.ClaimID, p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, p.Now, p.LeaseUntil)
+	if isUniqueViolation(err, "agora_role_slots_holder") {
+		return slots.Slot{}, slots.ErrSlotHeld
+	}
+	if err != nil {
+		return slots.Slot{}, interpretError(ctx, err)
+	}
+	switch {
+	case len(rows) == 0:
+		return slots.Slot{}, slots.ErrSlotNotFound
+	case !rows[0].Updated:
+		return slots.Slot{}, slots.ErrSlotTaken
+	}
+	return rows[0].slot(), nil
+}
+
+// FinishSlot implements slots.SlotStore: the status change and the ledger
+// credit are one statement, so a retried done never credits twice.
+func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slot, error) {
+	var rows []struct {
+		slotRow
+		Updated bool `db:"updated"`
+	}
+	err := s.db.SelectContext(ctx, &rows, `
+		WITH upd AS (
+			UPDATE agora_role_slots SET status = 'done', done_at = $4
+			WHERE id = $1 AND claim_id = $2 AND status = 'taken' AND api_key_id = $3
+				AND (lease_expires_at = 0 OR lease_expires_at > $4)
+			RETURNING `+slotColumns+`),
+		credit AS (
+			INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)
+			SELECT api_key_id, $5, 'role_slot_done', id, $4 FROM upd)
+		SELECT true AS updated, * FROM upd
+		UNION ALL
+		SELECT false, `+slotColumns+` FROM agora_role_slots
+		WHERE id = $1 AND claim_id = $2 AND NOT EXISTS (SELECT 1 FROM upd)`,
+		p.SlotID, p.ClaimID, p.KeyID, p.Now, p.Credit)
+	if err != nil {
+		return slots.Slot{}, interpretError(ctx, err)
+	}
+	if len(rows) == 0 {
+		return slots.Slot{}, slots.ErrSlotNotFound
+	}
+	r := rows[0]
+	switch {
+	case r.Updated:
+		return r.slot(), nil
+	case r.Status == string(slots.StatusOpen):
+		return slots.Slot{}, slots.ErrSlotNotTaken
+	case r.APIKeyID != p.KeyID:
+		return slots.Slot{}, slots.ErrNotSlotOwner
+	}
+	return slots.Slot{}, slots.ErrSlotNotTaken
+}
+
+// ReleaseExpiredSlots implements slots.SlotStore.
+func (s *Store) ReleaseExpiredSlots(ctx context.Context, now int64) (int, error) {
+	res, err := s.db.ExecContext(ctx, `
+		UPDATE agora_role_slots SET status = 'open', api_key_id = NULL, agent_name = '', agent_avatar_url = '',
+			taken_at = 0, lease_expires_at = 0
+		WHERE status = 'taken' AND lease_expires_at <> 0 AND lease_expires_at <= $1`, now)
+	if err != nil {
+		return 0, interpretError(ctx, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), interpretError(ctx, err)
+}
+
+// CreateKey implements slots.KeyStore.
+func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
+	scopes := make([]string, len(k.Scopes))
+	for i, sc := range k.Scopes {
+		scopes[i] = string(sc)
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_keys (id, name, avatar_url, scopes, hash, created_at, revoked_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, k.ID, k.Name, k.AvatarURL, pq.Array(scopes), k.Hash, k.CreatedAt, k.RevokedAt)
+	if isUniqueViolation(err, "agora_keys_pkey") {
+		return slots.ErrKeyExists
+	}
+	return interpretError(ctx, err)
+}
+
+type keyRow struct {
+	ID        string         `db:"id"`
+	Name      string         `db:"name"`
+	AvatarURL string         `db:"avatar_url"`
+	Scopes    pq.StringArray `db:"scopes"`
+	Hash      []byte         `db:"hash"`
+	CreatedAt int64          `db:"created_at"`
+	RevokedAt int64          `db:"revoked_at"`
+}
+
+func (r keyRow) key() slots.Key {
+	k := slots.Key{ID: r.ID, Name: r.Name, AvatarURL: r.AvatarURL, Hash: r.Hash, CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt, Scopes: []slots.Scope{}}
+	for _, sc := range r.Scopes {
+		k.Scopes = append(k.Scopes, slots.Scope(sc))
+	}
+	return k
+}
+
+const keyColumns = `id, name, avatar_url, scopes, hash, created_at, revoked_at`
+
+// GetKey implements slots.KeyStore.
+func (s *Store) GetKey(ctx context.Context, id string) (slots.Key, error) {
+	var r keyRow
+	err := s.db.GetContext(ctx, &r, `SELECT `+keyColumns+` FROM agora_keys WHERE id = $1`, id)
+	if isNoRows(err) {
+		return slots.Key{}, slots.ErrKeyNotFound
+	}
+	if err != nil {
+		return slots.Key{}, interpretError(ctx, err)
+	}
+	return r.key(), nil
+}
+
+// ListKeys implements slots.KeyStore.
+func (s *Store) ListKeys(ctx context.Context) ([]slots.Key, error) {
+	var rows []keyRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+keyColumns+` FROM agora_keys ORDER BY id`); err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	out := make([]slots.Key, len(rows))
+	for i, r := range rows {
+		out[i] = r.key()
+	}
+	return out, nil
+}
+
+// RevokeKey implements slots.KeyStore.
+func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
+	var found bool
+	err := s.db.GetContext(ctx, &found, `
+		WITH upd AS (UPDATE agora_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at = 0 RETURNING id)
+		SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (SELECT 1 FROM agora_keys WHERE id = $1)`, id, at)
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	if !found {
+		return slots.ErrKeyNotFound
+	}
+	return nil
+}
+
+// Balance implements slots.KeyStore.
+func (s *Store) Balance(ctx context.Context, keyID string) (int64, error) {
+	var n int64
+	err := s.db.GetContext(ctx, &n, `SELECT COALESCE(sum(amount), 0) FROM agora_ledger WHERE api_key_id = $1`, keyID)
+	return n, interpretError(ctx, err)
+}
