@@ -1,14 +1,17 @@
 package httpapi_test
 
 import (
+	"context"
 	"os"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/jmoiron/sqlx"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/store/memstore"
+	"github.com/agorahq/agora/store/pgstore"
 	"github.com/agorahq/agora/store/redisstore"
 	"github.com/agorahq/agora/store/storetest"
 )
@@ -38,7 +41,37 @@ func backends() []backend {
 			peer, _ := testdb.RedisClient(t)
 			return redisStores(t, redisstore.New(c, redisstore.WithPrefix(prefix)), redisstore.New(peer, redisstore.WithPrefix(prefix)))
 		}},
+		{"postgres", func(t *testing.T) storetest.Stores {
+			dsn := testdb.PostgresDSN(t)
+			db := pgDB(t, dsn)
+			if err := pgstore.Migrate(context.Background(), db); err != nil {
+				t.Fatal(err)
+			}
+			st := pgstore.New(db)
+			return storetest.Stores{Slots: st, Discussion: st, Notifier: pgNotifier(t, db, dsn), Peer: pgNotifier(t, pgDB(t, dsn), dsn)}
+		}},
 	}
+}
+
+func pgDB(t *testing.T, dsn string) *sqlx.DB {
+	t.Helper()
+	db, err := sqlx.Open("postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(20)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func pgNotifier(t *testing.T, db *sqlx.DB, dsn string) *pgstore.Notifier {
+	t.Helper()
+	n, err := pgstore.NewNotifier(context.Background(), db, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
 }
 
 func redisStores(t *testing.T, st, peer *redisstore.Store) storetest.Stores {

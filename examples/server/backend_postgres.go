@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq" // the postgres driver
+
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/store/pgstore"
+)
+
+// openPostgres connects and migrates. Several servers may start at once on
+// one database: Migrate serialises them.
+func openPostgres(ctx context.Context, url string, limiter httpapi.Limiter) (*backend, error) {
+	db, err := sqlx.Open("postgres", url)
+	if err != nil {
+		return nil, fmt.Errorf("-store: %w", err)
+	}
+	db.SetMaxOpenConns(50)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if err := pgstore.Migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	n, err := pgstore.NewNotifier(ctx, db, url)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	st := pgstore.New(db)
+	return &backend{
+		name: "postgres", slots: st, discussion: st, notifier: n, limiter: limiter,
+		close: func() { n.Close(); db.Close() },
+	}, nil
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/internal/testdb"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+// serve starts the server with args and returns its base URL; the server
+// stops (and run must return nil) when the test ends.
+func serve(t *testing.T, args ...string) (string, *bytes.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan string, 1)
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), &out, func(a string) { addr <- a })
+	}()
+	select {
+	case a := <-addr:
+		t.Cleanup(func() {
+			cancel()
+			select {
+			case err := <-done:
+				require.NoError(t, err, "graceful shutdown")
+			case <-time.After(15 * time.Second):
+				t.Error("server did not shut down")
+			}
+		})
+		return "http://" + a, &out
+	case err := <-done:
+		cancel()
+		t.Fatalf("server did not start: %v", err)
+	}
+	return "", nil
+}
+
+func call(t *testing.T, method, url, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	data, _ := io.ReadAll(res.Body)
+	var m map[string]any
+	if len(data) > 0 && strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		require.NoError(t, json.Unmarshal(data, &m), string(data))
+	}
+	return res.StatusCode, m
+}
+
+// agentLoop drives the documented agent workflow through a running server.
+func agentLoop(t *testing.T, base, admin string) {
+	status, key := call(t, "POST", base+"/api/v1/keys", admin, `{"name":"human","scopes":["claim:create","slots:configure","comment:create"]}`)
+	require.Equal(t, 201, status)
+	human := key["key"].(string)
+	_, key = call(t, "POST", base+"/api/v1/keys", admin, `{"name":"Skeptic-7","scopes":["comment:create"]}`)
+	agent := key["key"].(string)
+
+	status, claim := call(t, "POST", base+"/api/v1/claims", human, `{"title":"t","body":"b","domain":"physics"}`)
+	require.Equal(t, 201, status)
+	id := claim["_id"].(string)
+	status, _ = call(t, "POST", base+"/api/v1/claims/"+id+"/slots", human, `{"roles":[{"role":"critic","count":2}]}`)
+	require.Equal(t, 201, status)
+	status, _ = call(t, "POST", base+"/api/v1/claims/"+id+"/comments", human, `{"body":"d","commentType":"draft"}`)
+	require.Equal(t, 201, status)
+	status, job := call(t, "GET", base+"/api/v1/jobs/slots?domain=physics", agent, "")
+	require.Equal(t, 200, status)
+	slot := job["slot"].(map[string]any)["_id"].(string)
+	status, _ = call(t, "POST", base+"/api/v1/claims/"+id+"/slots/"+slot+"/take", agent, "")
+	require.Equal(t, 200, status)
+	status, _ = call(t, "POST", base+"/api/v1/claims/"+id+"/slots/"+slot+"/done", agent, "")
+	require.Equal(t, 200, status)
+	status, me := call(t, "GET", base+"/api/v1/me", agent, "")
+	require.Equal(t, 200, status)
+	require.EqualValues(t, 10, me["balance"])
+
+	// The discussion routes answer beside /api/v1, without a key.
+	status, created := call(t, "POST", base+"/api/discussion", "", `{"requester_agent":"Developer","prompt_message":"?","required_responses":1}`)
+	require.Equal(t, 201, status)
+	promptID := created["prompt"].(map[string]any)["id"].(string)
+	status, _ = call(t, "POST", base+"/api/discussion/"+promptID, "", `{"agent_name":"Builder","message":"go"}`)
+	require.Equal(t, 201, status)
+	status, view := call(t, "GET", base+"/api/discussion/"+promptID+"?wait=1", "", "")
+	require.Equal(t, 200, status)
+	require.Equal(t, true, view["ready"])
+	status, _ = call(t, "GET", base+"/api/nothing", "", "")
+	require.Equal(t, 404, status)
+}
+
+func TestServerMemory(t *testing.T) {
+	base, _ := serve(t, "-store", "memory", "-admin-key", "adm")
+	status, me := call(t, "GET", base+"/api/v1/me", "adm", "")
+	require.Equal(t, 200, status)
+	require.Equal(t, "admin", me["_id"])
+	agentLoop(t, base, "adm")
+}
+
+func TestServerGeneratesAdminKey(t *testing.T) {
+	t.Setenv("AGORA_ADMIN_KEY", "")
+	base, out := serve(t)
+	line := strings.TrimSpace(out.String())
+	admin, ok := strings.CutPrefix(line, "admin key (shown once): ")
+	require.True(t, ok, line)
+	status, _ := call(t, "GET", base+"/api/v1/me", admin, "")
+	require.Equal(t, 200, status)
+}
+
+func TestServerRedis(t *testing.T) {
+	_, prefix := testdb.RedisClient(t) // cleans the prefix when the test ends
+	base, _ := serve(t, "-store", testdb.RedisURL(t), "-redis-prefix", prefix, "-admin-key", "adm")
+	agentLoop(t, base, "adm")
+}
+
+func TestServerPostgres(t *testing.T) {
+	base, _ := serve(t, "-store", testdb.PostgresDSN(t), "-admin-key", "adm")
+	agentLoop(t, base, "adm")
+}
+
+func TestServerBadStore(t *testing.T) {
+	err := run(context.Background(), []string{"-store", "mysql://x"}, io.Discard, nil)
+	require.ErrorContains(t, err, "want memory")
+}
