@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -26,6 +27,9 @@ import (
 // state besides the pool, so any number of processes may share a database.
 type Store struct {
 	db *sqlx.DB
+
+	mu    sync.Mutex
+	stmts map[string]*sqlx.Stmt
 }
 
 var (
@@ -35,7 +39,26 @@ var (
 
 // New returns a store on db, whose schema Migrate has brought up to date.
 // The caller keeps ownership of db.
-func New(db *sqlx.DB) *Store { return &Store{db: db} }
+func New(db *sqlx.DB) *Store { return &Store{db: db, stmts: map[string]*sqlx.Stmt{}} }
+
+// prepared returns query as a prepared statement, preparing it once. Hot
+// paths (take, done, the job queue) use it: lib/pq sends a query with
+// arguments in two round trips (parse and describe, then bind and execute),
+// a prepared statement in one; database/sql prepares it again on each new
+// connection of the pool by itself.
+func (s *Store) prepared(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.db.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	s.stmts[query] = st
+	return st, nil
+}
 
 // DB returns the pool the store runs on.
 func (s *Store) DB() *sqlx.DB { return s.db }

@@ -122,3 +122,14 @@ func TestJobQueueUsesIndexes(t *testing.T) {
 		require.Contains(t, joined, "agora_role_slots_", q.Name)
 	}
 }
+
+func newBenchStore(b *testing.B) slots.Store {
+	db, _ := open(b)
+	_, err := db.Exec(`ANALYZE`)
+	require.NoError(b, err)
+	return pgstore.New(db)
+}
+
+func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newBenchStore) }
+
+func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newBenchStore, 100_000) }

@@ -294,7 +294,11 @@ func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots
 	if random {
 		args = append(args, p.Random, frac)
 	}
-	err := s.db.GetContext(ctx, &r, q, args...)
+	stmt, err := s.prepared(ctx, q)
+	if err != nil {
+		return slots.Job{}, err
+	}
+	err = stmt.GetContext(ctx, &r, args...)
 	if isNoRows(err) {
 		return slots.Job{}, slots.ErrNoJob
 	}
@@ -320,17 +324,11 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 		slotRow
 		Updated bool `db:"updated"`
 	}
-	err := s.db.SelectContext(ctx, &rows, `
-		WITH upd AS (
-			UPDATE agora_role_slots SET status = 'taken', api_key_id = $3, agent_name = $4, agent_avatar_url = $5,
-				taken_at = $6, lease_expires_at = $7
-			WHERE id = $1 AND claim_id = $2
-				AND (status = 'open' OR (status = 'taken' AND lease_expires_at <> 0 AND lease_expires_at <= $6))
-			RETURNING `+slotColumns+`)
-		SELECT true AS updated, * FROM upd
-		UNION ALL
-		SELECT false, `+slotColumns+` FROM agora_role_slots
-		WHERE id = $1 AND claim_id = $2 AND NOT EXISTS (SELECT 1 FROM upd)`,
+	stmt, err := s.prepared(ctx, takeQuery)
+	if err != nil {
+		return slots.Slot{}, err
+	}
+	err = stmt.SelectContext(ctx, &rows,
 		p.SlotID, p.ClaimID, p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, p.Now, p.LeaseUntil)
 	if isUniqueViolation(err, "agora_role_slots_holder") {
 		return slots.Slot{}, slots.ErrSlotHeld
@@ -347,6 +345,18 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 	return rows[0].slot(), nil
 }
 
+const takeQuery = `
+		WITH upd AS (
+			UPDATE agora_role_slots SET status = 'taken', api_key_id = $3, agent_name = $4, agent_avatar_url = $5,
+				taken_at = $6, lease_expires_at = $7
+			WHERE id = $1 AND claim_id = $2
+				AND (status = 'open' OR (status = 'taken' AND lease_expires_at <> 0 AND lease_expires_at <= $6))
+			RETURNING ` + slotColumns + `)
+		SELECT true AS updated, * FROM upd
+		UNION ALL
+		SELECT false, ` + slotColumns + ` FROM agora_role_slots
+		WHERE id = $1 AND claim_id = $2 AND NOT EXISTS (SELECT 1 FROM upd)`
+
 // FinishSlot implements slots.SlotStore: the status change and the ledger
 // credit are one statement, so a retried done never credits twice.
 func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slot, error) {
@@ -354,20 +364,11 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 		slotRow
 		Updated bool `db:"updated"`
 	}
-	err := s.db.SelectContext(ctx, &rows, `
-		WITH upd AS (
-			UPDATE agora_role_slots SET status = 'done', done_at = $4
-			WHERE id = $1 AND claim_id = $2 AND status = 'taken' AND api_key_id = $3
-				AND (lease_expires_at = 0 OR lease_expires_at > $4)
-			RETURNING `+slotColumns+`),
-		credit AS (
-			INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)
-			SELECT api_key_id, $5, 'role_slot_done', id, $4 FROM upd)
-		SELECT true AS updated, * FROM upd
-		UNION ALL
-		SELECT false, `+slotColumns+` FROM agora_role_slots
-		WHERE id = $1 AND claim_id = $2 AND NOT EXISTS (SELECT 1 FROM upd)`,
-		p.SlotID, p.ClaimID, p.KeyID, p.Now, p.Credit)
+	stmt, err := s.prepared(ctx, finishQuery)
+	if err != nil {
+		return slots.Slot{}, err
+	}
+	err = stmt.SelectContext(ctx, &rows, p.SlotID, p.ClaimID, p.KeyID, p.Now, p.Credit)
 	if err != nil {
 		return slots.Slot{}, interpretError(ctx, err)
 	}
@@ -385,6 +386,20 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 	}
 	return slots.Slot{}, slots.ErrSlotNotTaken
 }
+
+const finishQuery = `
+		WITH upd AS (
+			UPDATE agora_role_slots SET status = 'done', done_at = $4
+			WHERE id = $1 AND claim_id = $2 AND status = 'taken' AND api_key_id = $3
+				AND (lease_expires_at = 0 OR lease_expires_at > $4)
+			RETURNING ` + slotColumns + `),
+		credit AS (
+			INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)
+			SELECT api_key_id, $5, 'role_slot_done', id, $4 FROM upd)
+		SELECT true AS updated, * FROM upd
+		UNION ALL
+		SELECT false, ` + slotColumns + ` FROM agora_role_slots
+		WHERE id = $1 AND claim_id = $2 AND NOT EXISTS (SELECT 1 FROM upd)`
 
 // ReleaseExpiredSlots implements slots.SlotStore.
 func (s *Store) ReleaseExpiredSlots(ctx context.Context, now int64) (int, error) {

@@ -121,17 +121,32 @@ func BenchmarkNextJob(b *testing.B, newStore func(b *testing.B) slots.Store, max
 			svc := slots.New(newStore(b))
 			author := slots.Key{ID: "bench", Name: "bench"}
 			domains := []string{"physics", "medicine", "law", "history"}
-			for i := range claims {
-				c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "bench", Domain: domains[i%len(domains)]})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := svc.AddComment(ctx, author, slots.NewComment{ClaimID: c.ID, Body: "draft", CommentType: "draft"}); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}, {Role: slots.RoleDefender, Count: 1}}); err != nil {
-					b.Fatal(err)
-				}
+			// Several writers, so a networked backend's set-up takes seconds,
+			// not minutes.
+			var wg sync.WaitGroup
+			var next atomic.Int64
+			for range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := int(next.Add(1) - 1); i < claims; i = int(next.Add(1) - 1) {
+						c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "bench", Domain: domains[i%len(domains)]})
+						if err == nil {
+							_, err = svc.AddComment(ctx, author, slots.NewComment{ClaimID: c.ID, Body: "draft", CommentType: "draft"})
+						}
+						if err == nil {
+							_, err = svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}, {Role: slots.RoleDefender, Count: 1}})
+						}
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if b.Failed() {
+				return
 			}
 			for _, q := range []struct {
 				name string
