@@ -283,18 +283,10 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 // RunSweeper calls Sweep every interval until ctx is done, passing errors to
 // onErr when it is not nil.
 func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, onErr func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := s.Sweep(ctx); err != nil && onErr != nil && ctx.Err() == nil {
-				onErr(err)
-			}
-		}
-	}
+	store.Periodically(ctx, interval, func(ctx context.Context) error {
+		_, err := s.Sweep(ctx)
+		return err
+	}, onErr)
 }
 
 // PollInterval is how often Wait re-reads a prompt: the only wake-up without

@@ -320,16 +320,8 @@ func (s *Service) ReleaseExpired(ctx context.Context) (int, error) {
 // are passed to onErr when it is not nil. Several sweepers in several
 // processes may run at once: each slot is re-opened once.
 func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, onErr func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := s.ReleaseExpired(ctx); err != nil && onErr != nil && ctx.Err() == nil {
-				onErr(err)
-			}
-		}
-	}
+	store.Periodically(ctx, interval, func(ctx context.Context) error {
+		_, err := s.ReleaseExpired(ctx)
+		return err
+	}, onErr)
 }

@@ -10,14 +10,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/storetest"
 )
 
 // BenchmarkTakeVsPgbench compares a take through the whole Go stack
@@ -56,8 +55,8 @@ func BenchmarkTakeVsPgbench(b *testing.B) {
 			st := New(db)
 			n := max(b.N, 2000)
 			space := 10 * n
-			numberedSeats(b, st, "base", space)
-			seats := numberedSeats(b, st, "ours", b.N+callers)
+			storetest.NumberedSeats(b, st, "base", space)
+			seats := storetest.NumberedSeats(b, st, "ours", b.N+callers)
 			if _, err := db.Exec(`ANALYZE`); err != nil {
 				b.Fatal(err)
 			}
@@ -91,41 +90,12 @@ RETURNING id, claim_id, role, status, api_key_id, agent_name, agent_avatar_url, 
 			}
 			baseTPS, _ := strconv.ParseFloat(string(m[1]), 64)
 
-			svc := slots.New(st)
-			var next atomic.Int64
-			var wg sync.WaitGroup
 			// pgbench's figure leaves out connecting: warm the pool (and its
 			// prepared statements) with one take per caller first.
-			for _, s := range seats[:callers] {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if _, err := svc.Take(ctx, s.agent, s.claimID, s.slotID); err != nil {
-						b.Error(err)
-					}
-				}()
-			}
-			wg.Wait()
-			seats = seats[callers:]
+			svc := slots.New(st)
+			storetest.TakeSeats(b, svc, seats[:callers], callers)
 			b.ResetTimer()
-			for range callers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for {
-						i := next.Add(1) - 1
-						if i >= int64(len(seats)) {
-							return
-						}
-						s := seats[i]
-						if _, err := svc.Take(ctx, s.agent, s.claimID, s.slotID); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
+			storetest.TakeSeats(b, svc, seats[callers:], callers)
 			b.StopTimer()
 			ours := float64(b.N) / b.Elapsed().Seconds()
 			b.ReportMetric(1e9/baseTPS, "baseline-ns/op")
@@ -134,52 +104,3 @@ RETURNING id, claim_id, role, status, api_key_id, agent_name, agent_avatar_url, 
 	}
 }
 
-type numberedSeat struct {
-	claimID, slotID string
-	agent           slots.Key
-}
-
-// numberedSeats opens n slots with predictable IDs (<tag>_slot_<12 digits>
-// on claims of 20 with a draft), the way the pgbench script expects them.
-func numberedSeats(b *testing.B, st *Store, tag string, n int) []numberedSeat {
-	b.Helper()
-	ctx := context.Background()
-	per := slots.MaxSlotsPerConfigure
-	seats := make([]numberedSeat, 0, n)
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var next atomic.Int64
-	claims := (n + per - 1) / per
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := int(next.Add(1) - 1); c < claims; c = int(next.Add(1) - 1) {
-				claimID := fmt.Sprintf("%s_claim_%012d", tag, c)
-				err := st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "bench", Domain: "bench", CreatedAt: 1})
-				if err == nil {
-					err = st.AddComment(ctx, slots.Comment{ID: claimID + "_draft", ClaimID: claimID, Body: "draft", CommentType: slots.CommentDraft})
-				}
-				batch := make([]slots.Slot, 0, per)
-				var mine []numberedSeat
-				for i := c * per; i < min(n, (c+1)*per); i++ {
-					id := fmt.Sprintf("%s_slot_%012d", tag, i)
-					batch = append(batch, slots.Slot{ID: id, ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1})
-					mine = append(mine, numberedSeat{claimID: claimID, slotID: id, agent: slots.Key{ID: fmt.Sprintf("%s_key_%d", tag, i%per), Name: "bench"}})
-				}
-				if err == nil {
-					err = st.ReplaceOpenSlots(ctx, claimID, batch)
-				}
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				mu.Lock()
-				seats = append(seats, mine...)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return seats
-}

@@ -7,14 +7,13 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/storetest"
 )
 
 // BenchmarkTakeVsRedisBenchmark compares a take through the whole Go stack
@@ -50,7 +49,7 @@ func BenchmarkTakeVsRedisBenchmark(b *testing.B) {
 			// The baseline's seats: slot i of claim i/20, taken by agent i%20.
 			// It draws from 10n slots, so few of its n takes collide.
 			space := 10 * n
-			prepareNumberedSeats(b, st, "base", space)
+			storetest.NumberedSeats(b, st, "base", space)
 			lib, _ := luaFiles.ReadFile("lua/lib.lua")
 			take, _ := luaFiles.ReadFile("lua/take.lua")
 			// redis-benchmark stops at the first error reply, so the rare
@@ -65,7 +64,7 @@ KEYS[2] = ns .. 'claim:' .. claim
 KEYS[3] = ns .. 'holders:' .. claim
 KEYS[4] = ns .. 'leases'
 ARGV[1], ARGV[2], ARGV[3] = ns, claim, slot
-ARGV[4] = string.format('base_key_%%02d', n %% %d)
+ARGV[4] = 'base_key_' .. (n %% %d)
 ARGV[5], ARGV[6], ARGV[7], ARGV[8] = 'bench', '', '1700000000000', '0'
 `, st.ns, slots.MaxSlotsPerConfigure, slots.MaxSlotsPerConfigure)
 			sha, err := client.ScriptLoad(ctx, string(lib)+"\n"+preamble+string(take)).Result()
@@ -87,69 +86,16 @@ ARGV[5], ARGV[6], ARGV[7], ARGV[8] = 'bench', '', '1700000000000', '0'
 			}
 
 			svc := slots.New(st)
-			seats := prepareNumberedSeats(b, st, "ours", b.N)
+			seats := storetest.NumberedSeats(b, st, "ours", b.N)
 			runtime.GC()
-			var next atomic.Int64
-			var wg sync.WaitGroup
 			b.ResetTimer()
-			for range callers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for {
-						i := next.Add(1) - 1
-						if i >= int64(len(seats)) {
-							return
-						}
-						s := seats[i]
-						if _, err := svc.Take(ctx, s.agent, s.claimID, s.slotID); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
+			storetest.TakeSeats(b, svc, seats, callers)
 			b.StopTimer()
 			ours := float64(b.N) / b.Elapsed().Seconds()
 			b.ReportMetric(1e9/baseRPS, "baseline-ns/op")
 			b.ReportMetric(100*ours/baseRPS, "pct-of-baseline")
 		})
 	}
-}
-
-type numberedSeat struct {
-	claimID, slotID string
-	agent           slots.Key
-}
-
-// prepareNumberedSeats opens n slots with predictable IDs
-// (<tag>_slot_<12 digits>, claims of 20 with a draft) straight through the
-// store, the way the baseline script expects them.
-func prepareNumberedSeats(b *testing.B, st *Store, tag string, n int) []numberedSeat {
-	b.Helper()
-	ctx := context.Background()
-	per := slots.MaxSlotsPerConfigure
-	seats := make([]numberedSeat, 0, n)
-	for c := 0; c*per < n; c++ {
-		claimID := fmt.Sprintf("%s_claim_%012d", tag, c)
-		if err := st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "bench", Domain: "bench", CreatedAt: 1}); err != nil {
-			b.Fatal(err)
-		}
-		if err := st.AddComment(ctx, slots.Comment{ID: claimID + "_draft", ClaimID: claimID, Body: "draft", CommentType: slots.CommentDraft}); err != nil {
-			b.Fatal(err)
-		}
-		batch := make([]slots.Slot, 0, per)
-		for i := c * per; i < min(n, (c+1)*per); i++ {
-			id := fmt.Sprintf("%s_slot_%012d", tag, i)
-			batch = append(batch, slots.Slot{ID: id, ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1})
-			seats = append(seats, numberedSeat{claimID: claimID, slotID: id, agent: slots.Key{ID: fmt.Sprintf("%s_key_%02d", tag, i%per), Name: "bench"}})
-		}
-		if err := st.ReplaceOpenSlots(ctx, claimID, batch); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return seats
 }
 
 func cutLast(s, sep string) (string, string, bool) {

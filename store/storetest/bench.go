@@ -16,49 +16,78 @@ import (
 //
 //	func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newStore(b)) }
 
-// seatsPerClaim is how many slots each benchmark claim gets (the most one
-// configuration may open).
-const seatsPerClaim = slots.MaxSlotsPerConfigure
-
-type seat struct {
-	claimID, slotID string
-	agent           slots.Key
+// Seat is an open slot and an agent that holds nothing on its claim.
+type Seat struct {
+	ClaimID, SlotID string
+	Agent           slots.Key
 }
 
-// prepareSeats opens n slots (on claims with a draft, so takes also leave the
-// job queue) and pairs each with an agent that holds nothing on its claim.
-func prepareSeats(b *testing.B, svc *slots.Service, n int) []seat {
+// NumberedSeats opens n slots straight through st with predictable IDs, so
+// that a baseline tool (redis-benchmark, pgbench) can address them from one
+// random number i: slot "<tag>_slot_<i, 12 digits>" of claim
+// "<tag>_claim_<i/20, 12 digits>" (which has a draft, so takes also leave
+// the job queue), for agent "<tag>_key_<i%20>".
+func NumberedSeats(b *testing.B, st slots.Store, tag string, n int) []Seat {
 	b.Helper()
 	ctx := context.Background()
-	agents := make([]slots.Key, seatsPerClaim)
-	for i := range agents {
-		k, _, err := svc.CreateKey(ctx, slots.NewKey{Name: fmt.Sprint("bench-", i)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		agents[i] = k
+	per := slots.MaxSlotsPerConfigure
+	seats := make([]Seat, n)
+	claims := (n + per - 1) / per
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 { // several writers: a networked backend's set-up takes seconds
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := int(next.Add(1) - 1); c < claims; c = int(next.Add(1) - 1) {
+				claimID := fmt.Sprintf("%s_claim_%012d", tag, c)
+				err := st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "bench", Domain: "bench", CreatedAt: 1})
+				if err == nil {
+					err = st.AddComment(ctx, slots.Comment{ID: claimID + "_draft", ClaimID: claimID, Body: "draft", CommentType: slots.CommentDraft})
+				}
+				batch := make([]slots.Slot, 0, per)
+				for i := c * per; i < min(n, (c+1)*per); i++ {
+					id := fmt.Sprintf("%s_slot_%012d", tag, i)
+					batch = append(batch, slots.Slot{ID: id, ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1})
+					seats[i] = Seat{ClaimID: claimID, SlotID: id, Agent: slots.Key{ID: fmt.Sprintf("%s_key_%d", tag, i%per), Name: "bench"}}
+				}
+				if err == nil {
+					err = st.ReplaceOpenSlots(ctx, claimID, batch)
+				}
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
 	}
-	seats := make([]seat, 0, n)
-	for len(seats) < n {
-		c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "bench"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := svc.AddComment(ctx, agents[0], slots.NewComment{ClaimID: c.ID, Body: "draft", CommentType: "draft"}); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: seatsPerClaim}}); err != nil {
-			b.Fatal(err)
-		}
-		list, err := svc.Slots(ctx, c.ID)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i, s := range list {
-			seats = append(seats, seat{claimID: c.ID, slotID: s.ID, agent: agents[i]})
-		}
+	wg.Wait()
+	if b.Failed() {
+		b.FailNow()
 	}
-	return seats[:n]
+	return seats
+}
+
+// TakeSeats takes every seat through svc with callers concurrent callers
+// and returns when all are taken. The caller times it.
+func TakeSeats(b *testing.B, svc *slots.Service, seats []Seat, callers int) {
+	ctx := context.Background()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(callers, len(seats)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(len(seats)); i = next.Add(1) - 1 {
+				s := seats[i]
+				if _, err := svc.Take(ctx, s.Agent, s.ClaimID, s.SlotID); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // takeChunk bounds how many seats one store holds during BenchmarkTake, so a
@@ -69,7 +98,6 @@ const takeChunk = 50_000
 // seat, with 1 and 64 concurrent callers. Seats are prepared in chunks on
 // fresh stores from newStore, with the timer stopped.
 func BenchmarkTake(b *testing.B, newStore func(b *testing.B) slots.Store) {
-	ctx := context.Background()
 	for _, callers := range []int{1, 64} {
 		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
 			b.ReportAllocs()
@@ -78,30 +106,12 @@ func BenchmarkTake(b *testing.B, newStore func(b *testing.B) slots.Store) {
 				n := min(left, takeChunk)
 				left -= n
 				b.StopTimer()
-				svc := slots.New(newStore(b))
-				seats := prepareSeats(b, svc, n)
+				st := newStore(b)
+				seats := NumberedSeats(b, st, "bench", n)
+				svc := slots.New(st)
 				runtime.GC() // the set-up's garbage is not the take's cost
-				var next atomic.Int64
-				var wg sync.WaitGroup
 				b.StartTimer()
-				for range min(callers, n) {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for {
-							i := next.Add(1) - 1
-							if i >= int64(len(seats)) {
-								return
-							}
-							s := seats[i]
-							if _, err := svc.Take(ctx, s.agent, s.claimID, s.slotID); err != nil {
-								b.Error(err)
-								return
-							}
-						}
-					}()
-				}
-				wg.Wait()
+				TakeSeats(b, svc, seats, callers)
 			}
 		})
 	}

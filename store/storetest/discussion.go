@@ -173,26 +173,17 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 			p := e.prompt(t, "Developer", 10, 30)
 			var accepted, closed atomic.Int64
 			errs := make(chan error, 50)
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			for i := 0; i < 50; i++ {
-				wg.Add(1)
-				go func(agent string) {
-					defer wg.Done()
-					<-start
-					_, _, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: agent, Message: "hi"})
-					switch {
-					case err == nil:
-						accepted.Add(1)
-					case errors.Is(err, discussion.ErrPromptClosed):
-						closed.Add(1)
-					default:
-						errs <- err
-					}
-				}(fmt.Sprint("agent-", i))
-			}
-			close(start)
-			wg.Wait()
+			concurrently(50, func(i int) {
+				_, _, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: fmt.Sprint("agent-", i), Message: "hi"})
+				switch {
+				case err == nil:
+					accepted.Add(1)
+				case errors.Is(err, discussion.ErrPromptClosed):
+					closed.Add(1)
+				default:
+					errs <- err
+				}
+			})
 			close(errs)
 			for err := range errs {
 				require.NoError(t, err)
@@ -234,19 +225,13 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		_, err = e.svc.Close(e.ctx, p.ID, discussion.ActionCancel)
 		require.ErrorIs(t, err, discussion.ErrPromptClosed)
 
-		var wg sync.WaitGroup
 		var swept atomic.Int64
-		for i := 0; i < 8; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				n, err := e.svc.Sweep(e.ctx)
-				if err == nil {
-					swept.Add(int64(n))
-				}
-			}()
-		}
-		wg.Wait()
+		concurrently(8, func(int) {
+			n, err := e.svc.Sweep(e.ctx)
+			if err == nil {
+				swept.Add(int64(n))
+			}
+		})
 		require.EqualValues(t, 1, swept.Load(), "concurrent sweeps time a prompt out once")
 		after, err := e.svc.Get(e.ctx, p.ID)
 		require.NoError(t, err)
@@ -264,38 +249,28 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 			e.clock.Advance(59 * time.Second)
 			var mu sync.Mutex
 			var accepted []string
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			for i := 0; i < 10; i++ {
-				wg.Add(1)
-				go func(agent string) {
-					defer wg.Done()
-					<-start
-					_, _, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: agent, Message: "hi"})
-					if err == nil {
-						mu.Lock()
-						accepted = append(accepted, agent)
-						mu.Unlock()
-					} else if !errors.Is(err, discussion.ErrPromptClosed) {
-						t.Error(err)
-					}
-				}(fmt.Sprint("agent-", i))
-			}
-			for i := 0; i < 3; i++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					if i == 0 {
-						e.clock.Advance(time.Second) // the deadline passes mid-race
+			// Ten responders and three sweepers; the first sweeper moves the
+			// clock to the deadline mid-race.
+			concurrently(13, func(i int) {
+				if i >= 10 {
+					if i == 10 {
+						e.clock.Advance(time.Second)
 					}
 					if _, err := e.svc.Sweep(e.ctx); err != nil {
 						t.Error(err)
 					}
-				}()
-			}
-			close(start)
-			wg.Wait()
+					return
+				}
+				agent := fmt.Sprint("agent-", i)
+				_, _, err := e.svc.Respond(e.ctx, p.ID, discussion.Response{AgentName: agent, Message: "hi"})
+				if err == nil {
+					mu.Lock()
+					accepted = append(accepted, agent)
+					mu.Unlock()
+				} else if !errors.Is(err, discussion.ErrPromptClosed) {
+					t.Error(err)
+				}
+			})
 			if _, err := e.svc.Sweep(e.ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -351,17 +326,12 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		for rep := 0; rep < raceRepeats; rep++ {
 			c := e.prompt(t, "Developer", 3, 30)
 			var wins atomic.Int64
-			var wg sync.WaitGroup
-			for _, act := range []discussion.Action{discussion.ActionResolve, discussion.ActionCancel, discussion.ActionResolve, discussion.ActionCancel} {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if _, err := e.svc.Close(e.ctx, c.ID, act); err == nil {
-						wins.Add(1)
-					}
-				}()
-			}
-			wg.Wait()
+			actions := []discussion.Action{discussion.ActionResolve, discussion.ActionCancel, discussion.ActionResolve, discussion.ActionCancel}
+			concurrently(len(actions), func(i int) {
+				if _, err := e.svc.Close(e.ctx, c.ID, actions[i]); err == nil {
+					wins.Add(1)
+				}
+			})
 			require.EqualValues(t, 1, wins.Load())
 		}
 	})

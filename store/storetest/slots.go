@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -501,19 +500,13 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		_, err = e.svc.NextJob(e.ctx, slots.JobQuery{})
 		requireCode(t, slots.ErrNoJob, err)
 		e.clock.Advance(time.Minute)
-		var wg sync.WaitGroup
 		var released atomic.Int64
-		for i := 0; i < 8; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				n, err := e.svc.ReleaseExpired(e.ctx)
-				if err == nil {
-					released.Add(int64(n))
-				}
-			}()
-		}
-		wg.Wait()
+		concurrently(8, func(int) {
+			n, err := e.svc.ReleaseExpired(e.ctx)
+			if err == nil {
+				released.Add(int64(n))
+			}
+		})
 		require.EqualValues(t, 1, released.Load(), "concurrent sweeps re-open a slot once")
 		list, err := e.svc.Slots(e.ctx, c.ID)
 		require.NoError(t, err)
@@ -545,27 +538,18 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			var wins, taken atomic.Int64
 			var winner atomic.Value
 			errs := make(chan error, agents)
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			for i := 0; i < agents; i++ {
-				wg.Add(1)
-				go func(k slots.Key) {
-					defer wg.Done()
-					<-start
-					_, err := e.svc.Take(e.ctx, k, c.ID, open[0].ID)
-					switch {
-					case err == nil:
-						wins.Add(1)
-						winner.Store(k.ID)
-					case errors.Is(err, slots.ErrSlotTaken):
-						taken.Add(1)
-					default:
-						errs <- err
-					}
-				}(keys[i])
-			}
-			close(start)
-			wg.Wait()
+			concurrently(agents, func(i int) {
+				_, err := e.svc.Take(e.ctx, keys[i], c.ID, open[0].ID)
+				switch {
+				case err == nil:
+					wins.Add(1)
+					winner.Store(keys[i].ID)
+				case errors.Is(err, slots.ErrSlotTaken):
+					taken.Add(1)
+				default:
+					errs <- err
+				}
+			})
 			close(errs)
 			for err := range errs {
 				require.NoError(t, err)
@@ -587,26 +571,17 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 5})
 			var wins, held atomic.Int64
 			errs := make(chan error, len(open))
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			for _, s := range open {
-				wg.Add(1)
-				go func(id string) {
-					defer wg.Done()
-					<-start
-					_, err := e.svc.Take(e.ctx, a, c.ID, id)
-					switch {
-					case err == nil:
-						wins.Add(1)
-					case errors.Is(err, slots.ErrSlotHeld):
-						held.Add(1)
-					default:
-						errs <- err
-					}
-				}(s.ID)
-			}
-			close(start)
-			wg.Wait()
+			concurrently(len(open), func(i int) {
+				_, err := e.svc.Take(e.ctx, a, c.ID, open[i].ID)
+				switch {
+				case err == nil:
+					wins.Add(1)
+				case errors.Is(err, slots.ErrSlotHeld):
+					held.Add(1)
+				default:
+					errs <- err
+				}
+			})
 			close(errs)
 			for err := range errs {
 				require.NoError(t, err)
@@ -637,26 +612,17 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			require.NoError(t, err)
 			var ok, notTaken atomic.Int64
 			errs := make(chan error, retries)
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			for i := 0; i < retries; i++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					<-start
-					_, err := e.svc.Done(e.ctx, a, c.ID, open[0].ID)
-					switch {
-					case err == nil:
-						ok.Add(1)
-					case errors.Is(err, slots.ErrSlotNotTaken):
-						notTaken.Add(1)
-					default:
-						errs <- err
-					}
-				}()
-			}
-			close(start)
-			wg.Wait()
+			concurrently(retries, func(int) {
+				_, err := e.svc.Done(e.ctx, a, c.ID, open[0].ID)
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, slots.ErrSlotNotTaken):
+					notTaken.Add(1)
+				default:
+					errs <- err
+				}
+			})
 			close(errs)
 			for err := range errs {
 				require.NoError(t, err)

@@ -48,6 +48,23 @@ func Run(t *testing.T, newStores NewStores) {
 // opens is likely to be seen.
 const raceRepeats = 5
 
+// concurrently runs fn(0) … fn(n-1) in n goroutines released at the same
+// moment, and waits for them all: the shape of every race in the suite.
+func concurrently(n int, fn func(i int)) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			fn(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+}
+
 // Clock is a settable clock for services under test.
 type Clock struct {
 	mu  sync.Mutex
