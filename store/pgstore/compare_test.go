@@ -103,4 +103,3 @@ RETURNING id, claim_id, role, status, api_key_id, agent_name, agent_avatar_url, 
 		})
 	}
 }
-
