@@ -89,3 +89,11 @@ func isUniqueViolation(err error, constraint string) bool {
 }
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// Analyze refreshes the planner's statistics of Agora's tables. Autovacuum
+// keeps them fresh in a running system; call Analyze after a bulk load, so
+// the job queue's queries pick their partial indexes from the first query on.
+func (s *Store) Analyze(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, `ANALYZE agora_claims, agora_comments, agora_role_slots, agora_prompts`)
+	return interpretError(ctx, err)
+}

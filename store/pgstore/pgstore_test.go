@@ -125,8 +125,6 @@ func TestJobQueueUsesIndexes(t *testing.T) {
 
 func newBenchStore(b *testing.B) slots.Store {
 	db, _ := open(b)
-	_, err := db.Exec(`ANALYZE`)
-	require.NoError(b, err)
 	return pgstore.New(db)
 }
 
