@@ -220,7 +220,7 @@ func (s *Store) ListSlots(ctx context.Context, claimID string) ([]slots.Slot, er
 // next ones in the random order of the rnd column from a random point. A
 // fixed window keeps the cost flat; choosing within it evens out the gaps
 // between rnd values, which alone would favour slots after a wide gap.
-const randomWindow = 64
+const randomWindow = 16
 
 // nextSlotQuery builds the job-queue query for one filter combination, so
 // each can use its own partial index. Its parameters, in order: the role
