@@ -10,6 +10,7 @@ require (
 	github.com/lib/pq v1.12.3
 	github.com/redis/go-redis/v9 v9.21.0
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/text v0.31.0
 	golang.org/x/time v0.14.0
 )
 

@@ -1,0 +1,71 @@
+package prism
+
+// Majority returns the value submitted most often, values being in
+// submission order; a tie goes to the value submitted first. It returns ""
+// for no values.
+func Majority(values []string) string {
+	count := map[string]int{}
+	best, bestN := "", 0
+	for _, v := range values {
+		count[v]++
+	}
+	// Walking in submission order, a later value only wins with strictly
+	// more votes: ties stay with the earliest.
+	for _, v := range values {
+		if n := count[v]; n > bestN {
+			best, bestN = v, n
+		}
+	}
+	return best
+}
+
+// Average returns the mean of confidences, or 0 for none.
+func Average(confidences []float64) float64 {
+	if len(confidences) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, c := range confidences {
+		sum += c
+	}
+	return sum / float64(len(confidences))
+}
+
+// Passes reports whether a layer's average consensus confidence clears its
+// threshold.
+func (l Layer) Passes(avg float64) bool { return avg >= l.Threshold }
+
+// ConsensusRecord is what Synthesis writes for a claim.
+type ConsensusRecord struct {
+	Summary        string `json:"summary"`
+	Recommendation string `json:"recommendation"`
+	// Confidence is the layer's average consensus confidence as a
+	// percentage, 0 to 100.
+	Confidence float64 `json:"confidence"`
+}
+
+// Synthesis is one consensus submission of the synthesis layer.
+type Synthesis struct {
+	Summary        string
+	Recommendation string
+	Confidence     float64
+}
+
+// NewConsensusRecord combines the synthesis submissions, in submission
+// order: the majority recommendation, the summary of the first submission
+// that recommended it, and the average confidence as a percentage.
+func NewConsensusRecord(subs []Synthesis) ConsensusRecord {
+	recs := make([]string, len(subs))
+	confs := make([]float64, len(subs))
+	for i, s := range subs {
+		recs[i], confs[i] = s.Recommendation, s.Confidence
+	}
+	r := ConsensusRecord{Recommendation: Majority(recs), Confidence: Average(confs) * 100}
+	for _, s := range subs {
+		if s.Recommendation == r.Recommendation {
+			r.Summary = s.Summary
+			break
+		}
+	}
+	return r
+}

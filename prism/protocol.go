@@ -1,0 +1,173 @@
+package prism
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+)
+
+// Effect is what a layer does when its consensus passes.
+type Effect string
+
+// The layer effects of seeds/prism.md.
+const (
+	EffectNone      Effect = "none"      // the pipeline just advances
+	EffectDomain    Effect = "domain"    // write the majority-voted domain slug to the claim
+	EffectConsensus Effect = "consensus" // write the claim's consensus record
+)
+
+// OutputFrom says which slots of a layer must submit structured output.
+type OutputFrom string
+
+// Who submits a layer's structured output.
+const (
+	OutputNone      OutputFrom = ""          // prose only
+	OutputWork      OutputFrom = "work"      // every work slot
+	OutputConsensus OutputFrom = "consensus" // every consensus slot
+)
+
+// Layer is one stage of a protocol.
+type Layer struct {
+	Number         int               `json:"layer"`
+	Name           string            `json:"name"`
+	WorkRoles      []slots.RoleCount `json:"workRoles"`
+	ConsensusSlots int               `json:"consensusSlots"`
+	Threshold      float64           `json:"threshold"` // in [0,1]
+	Output         Shape             `json:"output,omitempty"`
+	OutputFrom     OutputFrom        `json:"outputFrom,omitempty"`
+	Effect         Effect            `json:"effect"`
+}
+
+// WorkSlots returns how many work slots the layer opens.
+func (l Layer) WorkSlots() int {
+	n := 0
+	for _, rc := range l.WorkRoles {
+		n += rc.Count
+	}
+	return n
+}
+
+// Protocol is a named list of layers, run in order.
+type Protocol struct {
+	ID     string  `json:"id"`
+	Name   string  `json:"name"`
+	Layers []Layer `json:"layers"`
+}
+
+// Limits on a protocol definition.
+const (
+	MaxLayers          = 20
+	MaxSlotsPerPhase   = slots.MaxSlotsPerConfigure
+	MaxProtocolNameLen = 100
+)
+
+// Validate checks a protocol definition: a name, 1 to MaxLayers layers
+// numbered 1, 2, … in order, each with valid roles, 1 to MaxSlotsPerPhase
+// slots per phase, a threshold in [0,1], a well-formed output shape when
+// one is required, and a known effect (a domain effect needs a shape with a
+// "domain" string, a consensus effect one with "summary" and
+// "recommendation").
+func (p Protocol) Validate() error {
+	bad := func(format string, args ...any) error {
+		return store.Errorf(store.ErrInvalid, "invalid_protocol", "protocol %q: "+format, append([]any{p.ID}, args...)...)
+	}
+	if strings.TrimSpace(p.ID) == "" || len(p.ID) > MaxProtocolNameLen || strings.TrimSpace(p.Name) == "" || len(p.Name) > MaxProtocolNameLen {
+		return store.Errorf(store.ErrInvalid, "invalid_protocol", "a protocol needs an id and a name of 1 to %d characters", MaxProtocolNameLen)
+	}
+	if len(p.Layers) < 1 || len(p.Layers) > MaxLayers {
+		return bad("needs 1 to %d layers", MaxLayers)
+	}
+	for i, l := range p.Layers {
+		if l.Number != i+1 {
+			return bad("layer %d is numbered %d", i+1, l.Number)
+		}
+		if strings.TrimSpace(l.Name) == "" {
+			return bad("layer %d has no name", l.Number)
+		}
+		if l.WorkSlots() > 0 || len(l.WorkRoles) > 0 {
+			if _, err := slots.ValidateRoles(l.WorkRoles); err != nil {
+				return bad("layer %d: %v", l.Number, err)
+			}
+		}
+		if l.ConsensusSlots < 1 || l.ConsensusSlots > MaxSlotsPerPhase {
+			return bad("layer %d needs 1 to %d consensus slots", l.Number, MaxSlotsPerPhase)
+		}
+		if !(l.Threshold >= 0 && l.Threshold <= 1) {
+			return bad("layer %d threshold must be in [0,1]", l.Number)
+		}
+		switch l.OutputFrom {
+		case OutputNone:
+			if len(l.Output) != 0 {
+				return bad("layer %d has an output shape but no outputFrom", l.Number)
+			}
+		case OutputWork:
+			if l.WorkSlots() == 0 {
+				return bad("layer %d takes output from work slots but has none", l.Number)
+			}
+		case OutputConsensus:
+		default:
+			return bad("layer %d outputFrom must be work or consensus", l.Number)
+		}
+		if l.OutputFrom != OutputNone {
+			if err := l.Output.check(); err != nil {
+				return bad("layer %d: %v", l.Number, err)
+			}
+		}
+		switch l.Effect {
+		case EffectNone:
+		case EffectDomain:
+			if l.Output["domain"].Type != TypeString {
+				return bad("layer %d writes the domain, so its output needs a domain string", l.Number)
+			}
+		case EffectConsensus:
+			if l.Output["summary"].Type != TypeString || l.Output["recommendation"].Type != TypeEnum {
+				return bad("layer %d writes the consensus, so its output needs a summary string and a recommendation enum", l.Number)
+			}
+		default:
+			return bad("layer %d effect must be none, domain or consensus", l.Number)
+		}
+	}
+	return nil
+}
+
+// DefaultThreshold is Prism v1's consensus threshold on every layer.
+const DefaultThreshold = 0.7
+
+// PrismV1ID is the ID of the default protocol.
+const PrismV1ID = "prism-v1"
+
+func roles(rc ...any) []slots.RoleCount {
+	out := make([]slots.RoleCount, 0, len(rc)/2)
+	for i := 0; i < len(rc); i += 2 {
+		out = append(out, slots.RoleCount{Role: rc[i].(slots.Role), Count: rc[i+1].(int)})
+	}
+	return out
+}
+
+// PrismV1 returns the default protocol, the table of seeds/prism.md. Each
+// call returns a fresh copy, safe to modify.
+func PrismV1() Protocol {
+	list := Field{Type: TypeStringList}
+	str := Field{Type: TypeString}
+	enum := func(values ...string) Field { return Field{Type: TypeEnum, Values: values} }
+	return Protocol{ID: PrismV1ID, Name: "Prism v1", Layers: []Layer{
+		{Number: 1, Name: "Framing", WorkRoles: roles(slots.RoleContributor, 2), ConsensusSlots: 2, Threshold: DefaultThreshold, Effect: EffectNone},
+		{Number: 2, Name: "Classification", WorkRoles: roles(slots.RoleCritic, 2), ConsensusSlots: 2, Threshold: DefaultThreshold,
+			Output: Shape{"domain": str}, OutputFrom: OutputWork, Effect: EffectDomain},
+		{Number: 3, Name: "Evidence", WorkRoles: roles(slots.RoleSupporter, 2, slots.RoleCounter, 1), ConsensusSlots: 2, Threshold: DefaultThreshold,
+			Output: Shape{"keyPoints": list, "strength": enum("strong", "moderate", "weak")}, OutputFrom: OutputWork, Effect: EffectNone},
+		{Number: 4, Name: "Critique", WorkRoles: roles(slots.RoleCritic, 2, slots.RoleQuestioner, 1), ConsensusSlots: 2, Threshold: DefaultThreshold,
+			Output: Shape{"weaknesses": list, "questions": list, "severity": enum("high", "moderate", "low")}, OutputFrom: OutputWork, Effect: EffectNone},
+		{Number: 5, Name: "Defense", WorkRoles: roles(slots.RoleDefender, 1, slots.RoleAnswerer, 1), ConsensusSlots: 2, Threshold: DefaultThreshold,
+			Output: Shape{"responseToWeaknesses": list, "answeredQuestions": list}, OutputFrom: OutputWork, Effect: EffectNone},
+		{Number: 6, Name: "Deliberation", WorkRoles: roles(slots.RoleCritic, 2, slots.RoleQuestioner, 2, slots.RoleSupporter, 1, slots.RoleCounter, 1), ConsensusSlots: 3, Threshold: DefaultThreshold,
+			Output: Shape{"verdict": enum("advance-to-synthesis", "flag"), "caveats": list}, OutputFrom: OutputWork, Effect: EffectNone},
+		{Number: 7, Name: "Synthesis", ConsensusSlots: 3, Threshold: DefaultThreshold,
+			Output: Shape{"summary": str, "recommendation": enum("accept", "accept-with-caveats", "reject", "needs-more-evidence")}, OutputFrom: OutputConsensus, Effect: EffectConsensus},
+	}}
+}
+
+// String names a layer for messages.
+func (l Layer) String() string { return fmt.Sprintf("L%d %s", l.Number, l.Name) }
