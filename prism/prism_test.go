@@ -100,7 +100,7 @@ func TestNormalizeDomain(t *testing.T) {
 	for in, want := range map[string]string{
 		"Cognitive Ethology":      "cognitive-ethology",
 		"public_policy":           "public-policy",
-		"  Machine--Learning!  ":   "machine-learning",
+		"  Machine--Learning!  ":  "machine-learning",
 		"Économie Politique":      "economie-politique",
 		"naïve  café -- crème":    "naive-cafe-creme",
 		"---":                     "",
