@@ -26,7 +26,8 @@ type Store struct {
 	queue      jobQueue
 	leased     map[string]int64 // taken slot ID -> lease expiry (Unix ms)
 
-	disc discussionData
+	disc  discussionData
+	prism prismData
 
 	hub store.Hub // the notifier; has its own lock
 }

@@ -8,12 +8,14 @@ import (
 	"github.com/agorahq/agora/store/storetest"
 )
 
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Stores {
-		s := memstore.New()
-		return storetest.Stores{Slots: s, Discussion: s, Notifier: s, Peer: s}
-	})
+func newStores(*testing.T) storetest.Stores {
+	s := memstore.New()
+	return storetest.Stores{Slots: s, Discussion: s, Prism: s, Notifier: s, Peer: s}
 }
+
+func TestConformance(t *testing.T) { storetest.Run(t, newStores) }
+
+func TestConformancePrism(t *testing.T) { storetest.RunPrism(t, newStores) }
 
 func newStore(*testing.B) slots.Store { return memstore.New() }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -26,6 +27,9 @@ import (
 type Stores struct {
 	Slots      slots.Store
 	Discussion discussion.Store
+	// Prism is run by RunPrism, which joins Run once every backend
+	// implements it (memstore does today).
+	Prism prism.Store
 	// Notifier and Peer are two notifiers on the same backend, as two server
 	// processes sharing it would have them (the same one for memstore).
 	Notifier store.Notifier

@@ -1,0 +1,349 @@
+package prism
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+)
+
+// The engine: pure transitions of a Pipeline. Each works on a copy the
+// Service then saves with compare-and-set; none touches a store.
+
+// Effects are what a transition changes outside the pipeline, saved in the
+// same atomic step as the pipeline itself.
+type Effects struct {
+	Credits []Credit // ledger entries
+	Domain  string   // when set, the claim's new domain
+}
+
+// Credit is one ledger entry.
+type Credit struct {
+	KeyID  string
+	Amount int64
+	Ref    string // the stage slot
+}
+
+// env is what transitions need from the service.
+type env struct {
+	now int64
+	ids *store.IDGen
+}
+
+// newPipeline starts a claim's pipeline at its first layer.
+func newPipeline(claimID, domain string, proto Protocol, e env) Pipeline {
+	p := Pipeline{ClaimID: claimID, Domain: domain, Protocol: proto, Status: StatusActive, Flags: []Flag{}, Slots: []StageSlot{}, Version: 1}
+	p.enterLayer(1, e)
+	return p
+}
+
+// enterLayer opens layer n: its work phase, or its consensus phase when it
+// has no work roles.
+func (p *Pipeline) enterLayer(n int, e env) {
+	p.CurrentLayer, p.Round = n, 1
+	if p.Layer().WorkSlots() > 0 {
+		p.Phase = PhaseWork
+	} else {
+		p.Phase = PhaseConsensus
+	}
+	p.openPhase(e)
+}
+
+// openPhase creates the open slots of the current layer, phase and round.
+func (p *Pipeline) openPhase(e env) {
+	l := p.Layer()
+	add := func(role string) {
+		p.Slots = append(p.Slots, StageSlot{
+			ID: e.ids.New("stage"), ClaimID: p.ClaimID, Layer: l.Number, Phase: p.Phase, Round: p.Round,
+			Role: role, Status: slots.StatusOpen, CreatedAt: e.now,
+		})
+	}
+	if p.Phase == PhaseWork {
+		for _, rc := range l.WorkRoles {
+			for range rc.Count {
+				add(string(rc.Role))
+			}
+		}
+		return
+	}
+	for range l.ConsensusSlots {
+		add(RoleConsensus)
+	}
+}
+
+func lapsed(s *StageSlot, now int64) bool {
+	return s.Status == slots.StatusTaken && s.LeaseExpiresAt != 0 && s.LeaseExpiresAt <= now
+}
+
+// take gives an open slot of the current phase to agent.
+func (p *Pipeline) take(slotID string, agent slots.Agent, now, leaseUntil int64) (StageSlot, error) {
+	s := p.slot(slotID)
+	if s == nil {
+		return StageSlot{}, slots.ErrSlotNotFound
+	}
+	if p.Status != StatusActive {
+		return StageSlot{}, ErrNotActive
+	}
+	if s.Status != slots.StatusOpen && !lapsed(s, now) {
+		return StageSlot{}, slots.ErrSlotTaken
+	}
+	for i := range p.Slots {
+		o := &p.Slots[i]
+		if o.ID != s.ID && o.Layer == s.Layer && o.APIKeyID == agent.KeyID {
+			return StageSlot{}, ErrLayerHeld
+		}
+	}
+	s.Status = slots.StatusTaken
+	s.APIKeyID, s.AgentName, s.AgentAvatarURL = agent.KeyID, agent.Name, agent.AvatarURL
+	s.TakenAt, s.LeaseExpiresAt = now, leaseUntil
+	return *s, nil
+}
+
+// DoneInput is what an agent submits with a stage slot's done.
+type DoneInput struct {
+	Body       string
+	Output     json.RawMessage
+	Confidence *float64
+}
+
+// MaxBodyLen bounds a stage slot's prose.
+const MaxBodyLen = 50_000
+
+// done records an agent's submission, credits it and drives the state
+// machine as far as the submission allows.
+func (p *Pipeline) done(slotID, keyID string, in DoneInput, e env) (Effects, error) {
+	s := p.slot(slotID)
+	switch {
+	case s == nil:
+		return Effects{}, slots.ErrSlotNotFound
+	case s.Status == slots.StatusOpen:
+		return Effects{}, slots.ErrSlotNotTaken
+	case s.APIKeyID != keyID:
+		return Effects{}, slots.ErrNotSlotOwner
+	case s.Status != slots.StatusTaken, lapsed(s, e.now):
+		return Effects{}, slots.ErrSlotNotTaken
+	}
+	l := p.Protocol.Layers[s.Layer-1]
+	if in.Confidence != nil && !(*in.Confidence >= 0 && *in.Confidence <= 1) {
+		return Effects{}, ErrBadConfidence
+	}
+	if s.Phase == PhaseConsensus && in.Confidence == nil {
+		return Effects{}, store.Errorf(store.ErrInvalid, "invalid_confidence", "a consensus slot's done needs a confidence from 0 to 1")
+	}
+	if len(in.Body) > MaxBodyLen {
+		return Effects{}, store.Errorf(store.ErrInvalid, "invalid_body", "body is longer than %d bytes", MaxBodyLen)
+	}
+	out := bytes.TrimSpace(in.Output)
+	if string(out) == "null" {
+		out = nil
+	}
+	if string(l.OutputFrom) == string(s.Phase) {
+		v, err := l.Output.Validate(out)
+		if err != nil {
+			return Effects{}, err
+		}
+		if l.Effect == EffectDomain {
+			if NormalizeDomain(v["domain"].(string)) == "" {
+				return Effects{}, store.Errorf(store.ErrInvalid, "invalid_output", "output field \"domain\" has no letters or digits to make a slug of")
+			}
+		}
+	} else if len(out) > 0 && (!json.Valid(out) || len(out) > MaxOutputBytes) {
+		return Effects{}, store.Errorf(store.ErrInvalid, "invalid_output", "output must be valid JSON of at most %d bytes", MaxOutputBytes)
+	}
+	s.Status, s.DoneAt = slots.StatusDone, e.now
+	s.Body, s.Output, s.Confidence = in.Body, append(json.RawMessage(nil), out...), in.Confidence
+	s.LeaseExpiresAt = 0
+	reward := int64(RewardWork)
+	if s.Phase == PhaseConsensus {
+		reward = RewardConsensus
+	}
+	fx := Effects{Credits: []Credit{{KeyID: keyID, Amount: reward, Ref: s.ID}}}
+	p.advance(&fx, e)
+	return fx, nil
+}
+
+// phaseSlots returns the slots of the current layer, phase and round in
+// the order their agents finished.
+func (p *Pipeline) phaseSlots() []*StageSlot {
+	var out []*StageSlot
+	for i := range p.Slots {
+		s := &p.Slots[i]
+		if s.Layer == p.CurrentLayer && s.Phase == p.Phase && (s.Phase == PhaseWork || s.Round == p.Round) {
+			out = append(out, s)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].DoneAt < out[j].DoneAt })
+	return out
+}
+
+// advance moves on when every slot of the current phase is done.
+func (p *Pipeline) advance(fx *Effects, e env) {
+	phase := p.phaseSlots()
+	for _, s := range phase {
+		if s.Status != slots.StatusDone {
+			return
+		}
+	}
+	if p.Phase == PhaseWork {
+		p.Phase = PhaseConsensus
+		p.openPhase(e)
+		return
+	}
+	confs := make([]float64, 0, len(phase))
+	for _, s := range phase {
+		confs = append(confs, *s.Confidence)
+	}
+	avg := Average(confs)
+	if p.Averages == nil {
+		p.Averages = map[int]float64{}
+	}
+	p.Averages[p.CurrentLayer] = avg
+	l := p.Layer()
+	if !l.Passes(avg) {
+		p.Status = StatusFlagged
+		p.Flags = append(p.Flags, Flag{
+			ID: e.ids.New("flag"), ClaimID: p.ClaimID, Layer: l.Number, Reason: FlagReasonLowConfidence,
+			AvgConfidence: avg, Threshold: l.Threshold, Status: FlagOpen, CreatedAt: e.now,
+		})
+		return
+	}
+	p.pass(fx, e)
+}
+
+// pass applies the current layer's effect and opens the next layer, or
+// completes the pipeline after the last.
+func (p *Pipeline) pass(fx *Effects, e env) {
+	l := p.Layer()
+	switch l.Effect {
+	case EffectDomain:
+		var votes []string
+		for _, s := range p.layerOutputs(l) {
+			var o struct{ Domain string }
+			if json.Unmarshal(s.Output, &o) == nil {
+				if d := NormalizeDomain(o.Domain); d != "" {
+					votes = append(votes, d)
+				}
+			}
+		}
+		if d := Majority(votes); d != "" {
+			p.Domain, fx.Domain = d, d
+		}
+	case EffectConsensus:
+		var subs []Synthesis
+		for _, s := range p.layerOutputs(l) {
+			var o struct{ Summary, Recommendation string }
+			if json.Unmarshal(s.Output, &o) == nil && s.Confidence != nil {
+				subs = append(subs, Synthesis{Summary: o.Summary, Recommendation: o.Recommendation, Confidence: *s.Confidence})
+			}
+		}
+		rec := NewConsensusRecord(subs)
+		p.Consensus = &rec
+	}
+	if p.CurrentLayer == len(p.Protocol.Layers) {
+		p.Status, p.Phase = StatusComplete, ""
+		return
+	}
+	p.enterLayer(p.CurrentLayer+1, e)
+}
+
+// layerOutputs returns the done slots that carry the layer's structured
+// output, in the order they were submitted (for a consensus-phase output,
+// only the current round's).
+func (p *Pipeline) layerOutputs(l Layer) []*StageSlot {
+	var out []*StageSlot
+	for i := range p.Slots {
+		s := &p.Slots[i]
+		if s.Layer == l.Number && string(s.Phase) == string(l.OutputFrom) && s.Status == slots.StatusDone &&
+			(s.Phase == PhaseWork || s.Round == p.Round) {
+			out = append(out, s)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].DoneAt < out[j].DoneAt })
+	return out
+}
+
+// FlagAction is how a reviewer resolves a flag.
+type FlagAction string
+
+// The flag actions.
+const (
+	FlagAdvance FlagAction = "advance" // apply the layer's effect and move on
+	FlagRetry   FlagAction = "retry"   // open a fresh consensus phase for the layer
+)
+
+// MaxNoteLen bounds a reviewer's note.
+const MaxNoteLen = 2000
+
+// resolveFlag applies a reviewer's decision on an open flag.
+func (p *Pipeline) resolveFlag(flagID string, action FlagAction, note, by string, fx *Effects, e env) error {
+	var f *Flag
+	for i := range p.Flags {
+		if p.Flags[i].ID == flagID {
+			f = &p.Flags[i]
+		}
+	}
+	switch {
+	case f == nil:
+		return ErrFlagNotFound
+	case action != FlagAdvance && action != FlagRetry:
+		return store.Errorf(store.ErrInvalid, "invalid_action", "action must be advance or retry")
+	case len(note) > MaxNoteLen:
+		return store.Errorf(store.ErrInvalid, "invalid_note", "note is longer than %d bytes", MaxNoteLen)
+	case f.Status != FlagOpen:
+		return ErrFlagResolved
+	}
+	f.Status, f.Action, f.Note, f.ResolvedBy, f.ResolvedAt = FlagResolved, string(action), strings.TrimSpace(note), by, e.now
+	p.Status = StatusActive
+	if action == FlagAdvance {
+		p.pass(fx, e)
+		return nil
+	}
+	p.Round++
+	p.openPhase(e)
+	return nil
+}
+
+// releaseLapsed re-opens taken slots whose lease expired; it reports
+// whether it changed anything.
+func (p *Pipeline) releaseLapsed(now int64) bool {
+	changed := false
+	for i := range p.Slots {
+		s := &p.Slots[i]
+		if lapsed(s, now) {
+			s.Status = slots.StatusOpen
+			s.APIKeyID, s.AgentName, s.AgentAvatarURL = "", "", ""
+			s.TakenAt, s.LeaseExpiresAt = 0, 0
+			changed = true
+		}
+	}
+	return changed
+}
+
+// NextLease returns the earliest lease expiry of a taken slot, or 0.
+func (p *Pipeline) NextLease() int64 {
+	var next int64
+	for _, s := range p.Slots {
+		if s.Status == slots.StatusTaken && s.LeaseExpiresAt != 0 && (next == 0 || s.LeaseExpiresAt < next) {
+			next = s.LeaseExpiresAt
+		}
+	}
+	return next
+}
+
+// OpenSlots returns the slots an agent could take now: open slots of the
+// current phase of an active pipeline.
+func (p *Pipeline) OpenSlots() []StageSlot {
+	if p.Status != StatusActive {
+		return nil
+	}
+	var out []StageSlot
+	for _, s := range p.Slots {
+		if s.Status == slots.StatusOpen && s.Layer == p.CurrentLayer && s.Phase == p.Phase {
+			out = append(out, s)
+		}
+	}
+	return out
+}

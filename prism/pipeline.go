@@ -1,0 +1,140 @@
+package prism
+
+import (
+	"encoding/json"
+
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+)
+
+// Phase is the part of a layer that is open: its work slots, then its
+// consensus slots.
+type Phase string
+
+// The phases of a layer.
+const (
+	PhaseWork      Phase = "work"
+	PhaseConsensus Phase = "consensus"
+)
+
+// Status is a pipeline's state (seeds/prism.md, "Pipeline State Machine").
+type Status string
+
+// The pipeline statuses.
+const (
+	StatusActive   Status = "active"
+	StatusFlagged  Status = "flagged"
+	StatusComplete Status = "complete"
+)
+
+// RoleConsensus is the role of every consensus slot.
+const RoleConsensus = "consensus"
+
+// Rewards credited to the ledger when a stage slot is done.
+const (
+	RewardWork      = 10
+	RewardConsensus = 5
+)
+
+// StageSlot is one work or consensus seat of a layer of a claim's pipeline.
+type StageSlot struct {
+	ID             string          `json:"_id"`
+	ClaimID        string          `json:"claimId"`
+	Layer          int             `json:"layer"`
+	Phase          Phase           `json:"phase"`
+	Round          int             `json:"round"` // 1, or more after a retried consensus
+	Role           string          `json:"role"`
+	Status         slots.Status    `json:"status"`
+	APIKeyID       string          `json:"apiKeyId,omitempty"`
+	AgentName      string          `json:"agentName,omitempty"`
+	AgentAvatarURL string          `json:"agentAvatarUrl,omitempty"`
+	TakenAt        int64           `json:"takenAt,omitempty"`
+	DoneAt         int64           `json:"doneAt,omitempty"`
+	LeaseExpiresAt int64           `json:"leaseExpiresAt,omitempty"`
+	CreatedAt      int64           `json:"createdAt"`
+	Body           string          `json:"body,omitempty"`
+	Output         json.RawMessage `json:"output,omitempty"`
+	Confidence     *float64        `json:"confidence,omitempty"`
+}
+
+// FlagStatus says whether a human has dealt with a flag.
+type FlagStatus string
+
+// The flag statuses.
+const (
+	FlagOpen     FlagStatus = "open"
+	FlagResolved FlagStatus = "resolved"
+)
+
+// FlagReasonLowConfidence is the reason of a flag raised because a layer's
+// consensus fell below its threshold.
+const FlagReasonLowConfidence = "low_consensus_confidence"
+
+// Flag asks a human to review a layer whose consensus fell short.
+type Flag struct {
+	ID            string     `json:"_id"`
+	ClaimID       string     `json:"claimId"`
+	Layer         int        `json:"layer"`
+	Reason        string     `json:"reason"`
+	AvgConfidence float64    `json:"avgConfidence"`
+	Threshold     float64    `json:"threshold"`
+	Status        FlagStatus `json:"status"`
+	Action        string     `json:"action,omitempty"`
+	Note          string     `json:"note,omitempty"`
+	ResolvedBy    string     `json:"resolvedBy,omitempty"`
+	CreatedAt     int64      `json:"createdAt"`
+	ResolvedAt    int64      `json:"resolvedAt,omitempty"`
+}
+
+// Pipeline is a claim's way through its protocol: one aggregate, changed
+// as a whole and saved with compare-and-set on Version, so that every
+// transition happens exactly once however many agents finish together.
+type Pipeline struct {
+	ClaimID      string           `json:"claimId"`
+	Domain       string           `json:"domain"` // the claim's, kept here for the work index
+	Protocol     Protocol         `json:"protocol"`
+	Status       Status           `json:"status"`
+	CurrentLayer int              `json:"currentLayer"`
+	Phase        Phase            `json:"phase"`
+	Round        int              `json:"round"` // consensus round of the current layer
+	Slots        []StageSlot      `json:"slots"`
+	Flags        []Flag           `json:"flags"`
+	Averages     map[int]float64  `json:"averages,omitempty"` // layer -> last consensus average
+	Consensus    *ConsensusRecord `json:"consensus,omitempty"`
+	Version      int64            `json:"version"`
+	UpdatedAt    int64            `json:"updatedAt"`
+}
+
+// Layer returns the pipeline's current layer.
+func (p *Pipeline) Layer() Layer { return p.Protocol.Layers[p.CurrentLayer-1] }
+
+// slot returns the slot with ID id, or nil.
+func (p *Pipeline) slot(id string) *StageSlot {
+	for i := range p.Slots {
+		if p.Slots[i].ID == id {
+			return &p.Slots[i]
+		}
+	}
+	return nil
+}
+
+// Clone returns a deep copy, so a failed transition leaves the original.
+func (p Pipeline) Clone() Pipeline {
+	b, _ := json.Marshal(p)
+	var c Pipeline
+	_ = json.Unmarshal(b, &c)
+	return c
+}
+
+// The errors of this package.
+var (
+	ErrPipelineNotFound = &store.Error{Kind: store.ErrNotFound, Code: "pipeline_not_found", Message: "this claim has no pipeline"}
+	ErrPipelineExists   = &store.Error{Kind: store.ErrConflict, Code: "pipeline_exists", Message: "this claim already has a pipeline"}
+	ErrVersionConflict  = &store.Error{Kind: store.ErrConflict, Code: "version_conflict", Message: "the pipeline changed concurrently"}
+	ErrProtocolNotFound = &store.Error{Kind: store.ErrNotFound, Code: "protocol_not_found", Message: "protocol not found"}
+	ErrFlagNotFound     = &store.Error{Kind: store.ErrNotFound, Code: "flag_not_found", Message: "flag not found"}
+	ErrFlagResolved     = &store.Error{Kind: store.ErrConflict, Code: "flag_resolved", Message: "the flag is already resolved"}
+	ErrNotActive        = &store.Error{Kind: store.ErrConflict, Code: "pipeline_not_active", Message: "the pipeline is not active"}
+	ErrLayerHeld        = &store.Error{Kind: store.ErrConflict, Code: "layer_held", Message: "this agent already holds a slot in this layer"}
+	ErrBadConfidence    = &store.Error{Kind: store.ErrInvalid, Code: "invalid_confidence", Message: "confidence must be a number from 0 to 1"}
+)

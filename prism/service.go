@@ -1,0 +1,284 @@
+package prism
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+)
+
+// Service runs pipelines over a Store. Every change reads the pipeline,
+// applies a transition of the engine to a copy and saves it with
+// compare-and-set, retrying from a fresh read when another change won: the
+// store's atomic save is what makes each transition happen once.
+type Service struct {
+	store  Store
+	claims slots.ClaimStore
+	now    func() time.Time
+	ids    store.IDGen
+	lease  time.Duration
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock sets the clock; the default is time.Now.
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithLease sets how long a taken stage slot waits for its done before it
+// re-opens (DefaultLease by default; 0 turns leases off).
+func WithLease(d time.Duration) Option { return func(s *Service) { s.lease = d } }
+
+// DefaultLease is how long a stage slot stays taken without a done.
+const DefaultLease = 5 * time.Minute
+
+// New returns a Service over st; claims is where claims live (the slots
+// store of the same backend).
+func New(st Store, claims slots.ClaimStore, opts ...Option) *Service {
+	s := &Service{store: st, claims: claims, now: time.Now, lease: DefaultLease}
+	for _, o := range opts {
+		o(s)
+	}
+	s.ids.Now = s.now
+	return s
+}
+
+func (s *Service) env() env { return env{now: s.now().UnixMilli(), ids: &s.ids} }
+
+// maxAttempts bounds the compare-and-set retries of one change. Each lost
+// attempt means another change was saved, so the loop always progresses;
+// the bound only turns a livelock into an error.
+const maxAttempts = 1000
+
+// change applies fn to a fresh copy of the claim's pipeline and saves it,
+// retrying when another change was saved first.
+func (s *Service) change(ctx context.Context, claimID string, fn func(p *Pipeline, e env) (Effects, error)) (Pipeline, error) {
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		cur, err := s.store.GetPipeline(ctx, claimID)
+		if err != nil {
+			return Pipeline{}, err
+		}
+		next := cur.Clone()
+		e := s.env()
+		fx, err := fn(&next, e)
+		if err != nil {
+			return Pipeline{}, err
+		}
+		next.Version = cur.Version + 1
+		next.UpdatedAt = e.now
+		err = s.store.UpdatePipeline(ctx, next, fx)
+		if err == nil {
+			return next, nil
+		}
+		if !errors.Is(err, ErrVersionConflict) {
+			return Pipeline{}, err
+		}
+		if attempt > 2 {
+			time.Sleep(time.Duration(rand.IntN(1000*min(attempt, 20))) * time.Microsecond)
+		}
+	}
+	return Pipeline{}, store.Errorf(store.ErrConflict, "busy", "the pipeline of claim %s is changing too fast; retry", claimID)
+}
+
+// RegisterProtocol validates and stores a protocol.
+func (s *Service) RegisterProtocol(ctx context.Context, p Protocol) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return s.store.PutProtocol(ctx, p)
+}
+
+// Protocol returns a protocol; Prism v1 is seeded on first use.
+func (s *Service) Protocol(ctx context.Context, id string) (Protocol, error) {
+	if id == "" {
+		id = PrismV1ID
+	}
+	p, err := s.store.GetProtocol(ctx, id)
+	if errors.Is(err, ErrProtocolNotFound) && id == PrismV1ID {
+		p = PrismV1()
+		if err := s.store.PutProtocol(ctx, p); err != nil {
+			return Protocol{}, err
+		}
+		return p, nil
+	}
+	return p, err
+}
+
+// Protocols lists the registered protocols, Prism v1 included.
+func (s *Service) Protocols(ctx context.Context) ([]Protocol, error) {
+	if _, err := s.Protocol(ctx, PrismV1ID); err != nil {
+		return nil, err
+	}
+	return s.store.ListProtocols(ctx)
+}
+
+// Init creates the claim's pipeline under protocolID (Prism v1 when empty)
+// and opens its first layer. It is idempotent: a claim that has a pipeline
+// keeps it, and Init returns it.
+func (s *Service) Init(ctx context.Context, claim slots.Claim, protocolID string) (Pipeline, error) {
+	if p, err := s.store.GetPipeline(ctx, claim.ID); err == nil {
+		return p, nil
+	} else if !errors.Is(err, ErrPipelineNotFound) {
+		return Pipeline{}, err
+	}
+	proto, err := s.Protocol(ctx, protocolID)
+	if err != nil {
+		return Pipeline{}, err
+	}
+	e := s.env()
+	p := newPipeline(claim.ID, claim.Domain, proto, e)
+	p.UpdatedAt = e.now
+	err = s.store.CreatePipeline(ctx, p)
+	if errors.Is(err, ErrPipelineExists) {
+		return s.store.GetPipeline(ctx, claim.ID)
+	}
+	return p, err
+}
+
+// Pipeline returns a claim's pipeline.
+func (s *Service) Pipeline(ctx context.Context, claimID string) (Pipeline, error) {
+	return s.store.GetPipeline(ctx, claimID)
+}
+
+// Take gives a stage slot to agent: exactly one of concurrent callers wins,
+// and an agent holds at most one slot per layer of a claim.
+func (s *Service) Take(ctx context.Context, agent slots.Key, claimID, slotID string) (StageSlot, Pipeline, error) {
+	var taken StageSlot
+	p, err := s.change(ctx, claimID, func(p *Pipeline, e env) (Effects, error) {
+		var lease int64
+		if s.lease > 0 {
+			lease = e.now + s.lease.Milliseconds()
+		}
+		var err error
+		taken, err = p.take(slotID, slots.Agent{KeyID: agent.ID, Name: agent.Name, AvatarURL: agent.AvatarURL}, e.now, lease)
+		return Effects{}, err
+	})
+	if errors.Is(err, ErrPipelineNotFound) {
+		err = slots.ErrSlotNotFound
+	}
+	return taken, p, err
+}
+
+// Done records the agent's submission on its slot, credits it, and moves
+// the pipeline on when the submission completes a phase.
+func (s *Service) Done(ctx context.Context, agent slots.Key, claimID, slotID string, in DoneInput) (Pipeline, error) {
+	p, err := s.change(ctx, claimID, func(p *Pipeline, e env) (Effects, error) {
+		return p.done(slotID, agent.ID, in, e)
+	})
+	if errors.Is(err, ErrPipelineNotFound) {
+		err = slots.ErrSlotNotFound
+	}
+	return p, err
+}
+
+// ResolveFlag applies a reviewer's decision to an open flag.
+func (s *Service) ResolveFlag(ctx context.Context, reviewer slots.Key, claimID, flagID string, action FlagAction, note string) (Pipeline, error) {
+	return s.change(ctx, claimID, func(p *Pipeline, e env) (Effects, error) {
+		var fx Effects
+		err := p.resolveFlag(flagID, action, note, reviewer.ID, &fx, e)
+		return fx, err
+	})
+}
+
+// ReleaseExpired re-opens every stage slot whose lease lapsed and returns
+// how many pipelines changed.
+func (s *Service) ReleaseExpired(ctx context.Context) (int, error) {
+	now := s.now().UnixMilli()
+	ids, err := s.store.LapsedPipelines(ctx, now)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		changed := false
+		_, err := s.change(ctx, id, func(p *Pipeline, e env) (Effects, error) {
+			changed = p.releaseLapsed(e.now)
+			if !changed {
+				return Effects{}, errNothing
+			}
+			return Effects{}, nil
+		})
+		if err != nil && !errors.Is(err, errNothing) {
+			return n, err
+		}
+		if changed && err == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
+var errNothing = errors.New("nothing to change")
+
+// RunSweeper calls ReleaseExpired every interval until ctx is done.
+func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, onErr func(error)) {
+	store.Periodically(ctx, interval, func(ctx context.Context) error {
+		_, err := s.ReleaseExpired(ctx)
+		return err
+	}, onErr)
+}
+
+// Work is what the work queue hands an agent.
+type Work struct {
+	Slot     StageSlot
+	Claim    slots.Claim
+	Pipeline Pipeline
+}
+
+// workCandidates bounds how many indexed slots NextWork looks at to find
+// one the agent may take (it holds none in that layer).
+const workCandidates = 32
+
+// NextWork returns an open stage slot the agent may take: in the current
+// phase of an active pipeline, matching q, in a layer where the agent holds
+// no slot. It returns slots.ErrNoJob when there is none.
+//
+// It looks at the first workCandidates indexed slots only, so an agent that
+// holds a slot in the layers of all of them is told there is no work even
+// when there is more further on; taking work moves it on.
+func (s *Service) NextWork(ctx context.Context, agent slots.Key, q WorkQuery) (Work, error) {
+	q.Limit, q.Random = workCandidates, -1
+	return s.nextWork(ctx, agent, q)
+}
+
+// NextWorkRandom is NextWork picking among eligible slots at random.
+func (s *Service) NextWorkRandom(ctx context.Context, agent slots.Key, q WorkQuery) (Work, error) {
+	q.Limit, q.Random = workCandidates, rand.Float64()
+	return s.nextWork(ctx, agent, q)
+}
+
+func (s *Service) nextWork(ctx context.Context, agent slots.Key, q WorkQuery) (Work, error) {
+	refs, err := s.store.FindWork(ctx, q)
+	if err != nil {
+		return Work{}, err
+	}
+	for _, ref := range refs {
+		p, err := s.store.GetPipeline(ctx, ref.ClaimID)
+		if err != nil {
+			continue // gone or changed since the index was read
+		}
+		sl := p.slot(ref.SlotID)
+		if sl == nil || p.Status != StatusActive || sl.Status != slots.StatusOpen || sl.Layer != p.CurrentLayer || sl.Phase != p.Phase {
+			continue
+		}
+		held := false
+		for _, o := range p.Slots {
+			if o.Layer == sl.Layer && o.APIKeyID == agent.ID {
+				held = true
+				break
+			}
+		}
+		if held {
+			continue
+		}
+		c, err := s.claims.GetClaim(ctx, p.ClaimID)
+		if err != nil {
+			return Work{}, err
+		}
+		return Work{Slot: *sl, Claim: c, Pipeline: p}, nil
+	}
+	return Work{}, slots.ErrNoJob
+}

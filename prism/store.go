@@ -1,0 +1,51 @@
+package prism
+
+import "context"
+
+// Store keeps protocols and pipelines. A pipeline is one aggregate saved
+// with compare-and-set, together with its effects, in one atomic step of
+// the backend.
+type Store interface {
+	// PutProtocol stores p, replacing a protocol with the same ID.
+	PutProtocol(ctx context.Context, p Protocol) error
+	// GetProtocol returns a protocol or ErrProtocolNotFound.
+	GetProtocol(ctx context.Context, id string) (Protocol, error)
+	// ListProtocols returns every protocol, by ID.
+	ListProtocols(ctx context.Context) ([]Protocol, error)
+
+	// CreatePipeline stores p (Version 1), or returns ErrPipelineExists when
+	// the claim has one.
+	CreatePipeline(ctx context.Context, p Pipeline) error
+	// GetPipeline returns a claim's pipeline or ErrPipelineNotFound.
+	GetPipeline(ctx context.Context, claimID string) (Pipeline, error)
+	// UpdatePipeline stores next if the stored pipeline's Version is
+	// next.Version-1, and in the same atomic step credits fx.Credits to the
+	// ledger and, when fx.Domain is set, writes it to the claim (and its
+	// role slots' copy). It returns ErrVersionConflict when the version has
+	// moved on, ErrPipelineNotFound for an unknown claim.
+	UpdatePipeline(ctx context.Context, next Pipeline, fx Effects) error
+	// FindWork returns up to q.Limit open slots of the current phase of
+	// active pipelines matching q, oldest first — or, when q.Random ≥ 0, a
+	// selection in an order randomised with it — from an index: its cost
+	// does not grow with the number of pipelines. The refs are hints read
+	// from the index; the caller re-reads the pipeline.
+	FindWork(ctx context.Context, q WorkQuery) ([]WorkRef, error)
+	// LapsedPipelines returns the claims whose pipeline has a taken slot
+	// with a lease expired at or before now.
+	LapsedPipelines(ctx context.Context, now int64) ([]string, error)
+}
+
+// WorkQuery filters FindWork. Zero fields do not filter.
+type WorkQuery struct {
+	Role   string
+	Layer  int
+	Domain string
+	Random float64 // negative: oldest first
+	Limit  int
+}
+
+// WorkRef points at an open stage slot.
+type WorkRef struct {
+	ClaimID string
+	SlotID  string
+}

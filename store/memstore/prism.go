@@ -1,0 +1,235 @@
+package memstore
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"github.com/google/btree"
+
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+)
+
+var _ prism.Store = (*Store)(nil)
+
+// prismData is the prism part of the store, under Store.mu.
+type prismData struct {
+	protocols map[string]prism.Protocol
+	pipelines map[string]prism.Pipeline
+	// work indexes the open slots of active pipelines under every
+	// combination of their role, layer and domain, by slot ID (oldest
+	// first); workOf remembers what each claim put there.
+	work   map[workKey]*btree.BTreeG[prism.WorkRef]
+	workOf map[string][]workEntry
+}
+
+type workKey struct {
+	role   string
+	layer  int
+	domain string
+}
+
+type workEntry struct {
+	key workKey
+	ref prism.WorkRef
+}
+
+func lessRef(a, b prism.WorkRef) bool { return a.SlotID < b.SlotID }
+
+func (d *prismData) init() {
+	if d.protocols == nil {
+		d.protocols = map[string]prism.Protocol{}
+		d.pipelines = map[string]prism.Pipeline{}
+		d.work = map[workKey]*btree.BTreeG[prism.WorkRef]{}
+		d.workOf = map[string][]workEntry{}
+	}
+}
+
+// reindex replaces a claim's entries in the work index by p's open slots.
+func (d *prismData) reindex(p prism.Pipeline) {
+	for _, e := range d.workOf[p.ClaimID] {
+		if t := d.work[e.key]; t != nil {
+			t.Delete(e.ref)
+			if t.Len() == 0 {
+				delete(d.work, e.key)
+			}
+		}
+	}
+	var entries []workEntry
+	for _, s := range p.OpenSlots() {
+		ref := prism.WorkRef{ClaimID: p.ClaimID, SlotID: s.ID}
+		for _, role := range []string{"", s.Role} {
+			for _, layer := range []int{0, s.Layer} {
+				for _, domain := range []string{"", p.Domain} {
+					k := workKey{role, layer, domain}
+					t := d.work[k]
+					if t == nil {
+						t = btree.NewG(16, lessRef)
+						d.work[k] = t
+					}
+					t.ReplaceOrInsert(ref)
+					entries = append(entries, workEntry{k, ref})
+				}
+			}
+		}
+	}
+	if entries == nil {
+		delete(d.workOf, p.ClaimID)
+	} else {
+		d.workOf[p.ClaimID] = entries
+	}
+}
+
+func clonePipeline(p prism.Pipeline) prism.Pipeline { return p.Clone() }
+
+// PutProtocol implements prism.Store.
+func (s *Store) PutProtocol(ctx context.Context, p prism.Protocol) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prism.init()
+	s.prism.protocols[p.ID] = prism.Pipeline{Protocol: p}.Clone().Protocol
+	return nil
+}
+
+// GetProtocol implements prism.Store.
+func (s *Store) GetProtocol(ctx context.Context, id string) (prism.Protocol, error) {
+	if err := ctx.Err(); err != nil {
+		return prism.Protocol{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.prism.protocols[id]
+	if !ok {
+		return prism.Protocol{}, prism.ErrProtocolNotFound
+	}
+	return prism.Pipeline{Protocol: p}.Clone().Protocol, nil
+}
+
+// ListProtocols implements prism.Store.
+func (s *Store) ListProtocols(ctx context.Context) ([]prism.Protocol, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []prism.Protocol{}
+	for _, p := range s.prism.protocols {
+		out = append(out, prism.Pipeline{Protocol: p}.Clone().Protocol)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// CreatePipeline implements prism.Store.
+func (s *Store) CreatePipeline(ctx context.Context, p prism.Pipeline) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prism.init()
+	if _, ok := s.prism.pipelines[p.ClaimID]; ok {
+		return prism.ErrPipelineExists
+	}
+	if _, ok := s.claims[p.ClaimID]; !ok {
+		return slots.ErrClaimNotFound
+	}
+	p = clonePipeline(p)
+	s.prism.pipelines[p.ClaimID] = p
+	s.prism.reindex(p)
+	return nil
+}
+
+// GetPipeline implements prism.Store.
+func (s *Store) GetPipeline(ctx context.Context, claimID string) (prism.Pipeline, error) {
+	if err := ctx.Err(); err != nil {
+		return prism.Pipeline{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.prism.pipelines[claimID]
+	if !ok {
+		return prism.Pipeline{}, prism.ErrPipelineNotFound
+	}
+	return clonePipeline(p), nil
+}
+
+// UpdatePipeline implements prism.Store.
+func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx prism.Effects) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, ok := s.prism.pipelines[next.ClaimID]
+	if !ok {
+		return prism.ErrPipelineNotFound
+	}
+	if cur.Version != next.Version-1 {
+		return prism.ErrVersionConflict
+	}
+	next = clonePipeline(next)
+	s.prism.pipelines[next.ClaimID] = next
+	s.prism.reindex(next)
+	for _, c := range fx.Credits {
+		s.balances[c.KeyID] += c.Amount
+	}
+	if fx.Domain != "" {
+		r := s.claims[next.ClaimID]
+		r.claim.Domain = fx.Domain
+		if r.hasDraft {
+			for _, rec := range r.slots {
+				if rec.slot.Status == slots.StatusOpen {
+					s.queue.add(rec) // under the new domain; old entries drop lazily
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// FindWork implements prism.Store.
+func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRef, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.prism.work[workKey{q.Role, q.Layer, q.Domain}]
+	if t == nil {
+		return nil, nil
+	}
+	var out []prism.WorkRef
+	t.Ascend(func(r prism.WorkRef) bool {
+		out = append(out, r)
+		return len(out) < q.Limit
+	})
+	if q.Random >= 0 {
+		rng := rand.New(rand.NewPCG(uint64(q.Random*(1<<53)), 0))
+		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	}
+	return out, nil
+}
+
+// LapsedPipelines implements prism.Store. Memory has no lease index; it
+// scans the pipelines, which a sweep every few seconds can afford.
+func (s *Store) LapsedPipelines(ctx context.Context, now int64) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for id, p := range s.prism.pipelines {
+		if l := p.NextLease(); l != 0 && l <= now {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}

@@ -1,0 +1,397 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+)
+
+type prismEnv struct {
+	ctx   context.Context
+	slots *slots.Service
+	svc   *prism.Service
+	clock *Clock
+	keys  []slots.Key
+}
+
+func newPrismEnv(t *testing.T, newStores NewStores, agents int) *prismEnv {
+	t.Helper()
+	st := newStores(t)
+	if st.Prism == nil {
+		t.Fatal("storetest: Stores.Prism is required")
+	}
+	clock := NewClock()
+	e := &prismEnv{ctx: context.Background(), clock: clock}
+	e.slots = slots.New(st.Slots, slots.WithClock(clock.Now))
+	e.svc = prism.New(st.Prism, st.Slots, prism.WithClock(clock.Now), prism.WithLease(5*time.Minute))
+	for i := 0; i < agents; i++ {
+		k, _, err := e.slots.CreateKey(e.ctx, slots.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		require.NoError(t, err)
+		e.keys = append(e.keys, k)
+	}
+	return e
+}
+
+func (e *prismEnv) claim(t *testing.T) (slots.Claim, prism.Pipeline) {
+	t.Helper()
+	c, err := e.slots.CreateClaim(e.ctx, slots.NewClaim{Title: "Crows plan ahead", Body: "Corvids cache food for tomorrow."})
+	require.NoError(t, err)
+	p, err := e.svc.Init(e.ctx, c, "")
+	require.NoError(t, err)
+	return c, p
+}
+
+// outputFor returns valid structured output for a slot, if its layer asks.
+func outputFor(l prism.Layer, phase prism.Phase, i int) json.RawMessage {
+	if string(l.OutputFrom) != string(phase) {
+		return nil
+	}
+	switch l.Number {
+	case 2:
+		return json.RawMessage(`{"domain":"Cognitive Ethology"}`)
+	case 3:
+		return json.RawMessage(`{"keyPoints":["caching"],"strength":"strong"}`)
+	case 4:
+		return json.RawMessage(`{"weaknesses":["small n"],"questions":["which species?"],"severity":"moderate"}`)
+	case 5:
+		return json.RawMessage(`{"responseToWeaknesses":["replicated"],"answeredQuestions":["scrub jays"]}`)
+	case 6:
+		return json.RawMessage(`{"verdict":"advance-to-synthesis","caveats":[]}`)
+	case 7:
+		rec := []string{"accept", "accept-with-caveats", "accept"}[i%3]
+		return json.RawMessage(fmt.Sprintf(`{"summary":"summary %d","recommendation":%q}`, i, rec))
+	}
+	return nil
+}
+
+func conf(v float64) *float64 { return &v }
+
+// finishPhase has distinct agents (from offset on) take and finish every
+// open slot of the pipeline's current phase, with the given confidence.
+func (e *prismEnv) finishPhase(t *testing.T, claimID string, offset int, confidence float64) prism.Pipeline {
+	t.Helper()
+	p, err := e.svc.Pipeline(e.ctx, claimID)
+	require.NoError(t, err)
+	open := p.OpenSlots()
+	require.NotEmpty(t, open)
+	l := p.Layer()
+	for i, s := range open {
+		agent := e.keys[offset+i]
+		_, _, err := e.svc.Take(e.ctx, agent, claimID, s.ID)
+		require.NoError(t, err)
+		e.clock.Advance(time.Millisecond)
+		p, err = e.svc.Done(e.ctx, agent, claimID, s.ID, prism.DoneInput{Body: "reasoning", Output: outputFor(l, s.Phase, i), Confidence: conf(confidence)})
+		require.NoError(t, err)
+	}
+	return p
+}
+
+// RunPrism runs the Prism pipeline section of the suite.
+func RunPrism(t *testing.T, newStores NewStores) {
+	t.Run("FullRunToComplete", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		c, p := e.claim(t)
+		require.Equal(t, prism.StatusActive, p.Status)
+		require.Equal(t, 1, p.CurrentLayer)
+		require.Equal(t, prism.PhaseWork, p.Phase)
+		require.Len(t, p.OpenSlots(), 2)
+		again, err := e.svc.Init(e.ctx, c, "")
+		require.NoError(t, err)
+		require.Equal(t, p.Version, again.Version, "Init is idempotent")
+
+		for layer := 1; layer <= 7; layer++ {
+			p, err = e.svc.Pipeline(e.ctx, c.ID)
+			require.NoError(t, err)
+			require.Equal(t, layer, p.CurrentLayer)
+			if p.Layer().WorkSlots() > 0 {
+				require.Equal(t, prism.PhaseWork, p.Phase)
+				p = e.finishPhase(t, c.ID, 0, 0.8)
+				require.Equal(t, prism.PhaseConsensus, p.Phase, "layer %d", layer)
+				require.Equal(t, layer, p.CurrentLayer)
+			}
+			p = e.finishPhase(t, c.ID, 8, 0.8)
+		}
+		require.Equal(t, prism.StatusComplete, p.Status)
+		require.NotNil(t, p.Consensus)
+		require.Equal(t, "accept", p.Consensus.Recommendation)
+		require.Equal(t, "summary 0", p.Consensus.Summary)
+		require.InDelta(t, 80, p.Consensus.Confidence, 1e-9)
+		claim, err := e.slots.Claim(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, "cognitive-ethology", claim.Domain, "layer 2 wrote the normalised domain")
+
+		// Rewards: every agent did one work and one consensus slot per layer.
+		var total int64
+		for _, k := range e.keys {
+			b, err := e.slots.Balance(e.ctx, k.ID)
+			require.NoError(t, err)
+			total += b
+		}
+		work, cons := 0, 0
+		for _, l := range prism.PrismV1().Layers {
+			work += l.WorkSlots()
+			cons += l.ConsensusSlots
+		}
+		require.EqualValues(t, work*prism.RewardWork+cons*prism.RewardConsensus, total)
+		_, err = e.svc.NextWork(e.ctx, e.keys[0], prism.WorkQuery{})
+		require.ErrorIs(t, err, slots.ErrNoJob, "a complete pipeline offers no work")
+	})
+
+	t.Run("DoneValidation", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		c, _ := e.claim(t)
+		e.finishPhase(t, c.ID, 0, 0.9)
+		p := e.finishPhase(t, c.ID, 8, 0.9) // layer 2 opens
+		require.Equal(t, 2, p.CurrentLayer)
+		s := p.OpenSlots()[0]
+		a, b := e.keys[10], e.keys[11]
+		_, err := e.svc.Done(e.ctx, a, c.ID, s.ID, prism.DoneInput{})
+		require.ErrorIs(t, err, slots.ErrSlotNotTaken)
+		_, _, err = e.svc.Take(e.ctx, a, c.ID, s.ID)
+		require.NoError(t, err)
+		_, _, err = e.svc.Take(e.ctx, b, c.ID, s.ID)
+		require.ErrorIs(t, err, slots.ErrSlotTaken)
+		_, _, err = e.svc.Take(e.ctx, a, c.ID, p.OpenSlots()[1].ID)
+		require.ErrorIs(t, err, prism.ErrLayerHeld)
+		_, err = e.svc.Done(e.ctx, b, c.ID, s.ID, prism.DoneInput{Output: outputFor(p.Layer(), prism.PhaseWork, 0)})
+		require.ErrorIs(t, err, slots.ErrNotSlotOwner)
+		before, err := e.svc.Pipeline(e.ctx, c.ID)
+		require.NoError(t, err)
+		for name, in := range map[string]prism.DoneInput{
+			"no output":      {},
+			"wrong shape":    {Output: json.RawMessage(`{"topic":"x"}`)},
+			"empty slug":     {Output: json.RawMessage(`{"domain":"!!!"}`)},
+			"confidence > 1": {Output: outputFor(p.Layer(), prism.PhaseWork, 0), Confidence: conf(1.5)},
+			"confidence < 0": {Output: outputFor(p.Layer(), prism.PhaseWork, 0), Confidence: conf(-0.1)},
+		} {
+			_, err := e.svc.Done(e.ctx, a, c.ID, s.ID, in)
+			require.ErrorIs(t, err, store.ErrInvalid, name)
+		}
+		after, err := e.svc.Pipeline(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, before.Version, after.Version, "a refused done changes nothing")
+		_, err = e.svc.Done(e.ctx, a, c.ID, "stage_missing", prism.DoneInput{})
+		require.ErrorIs(t, err, slots.ErrSlotNotFound)
+		_, _, err = e.svc.Take(e.ctx, a, "claim_missing", s.ID)
+		require.ErrorIs(t, err, slots.ErrSlotNotFound)
+	})
+
+	t.Run("FlagAndBothResolutions", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		reviewer := slots.Key{ID: "reviewer", Name: "Reviewer"}
+		for _, action := range []prism.FlagAction{prism.FlagRetry, prism.FlagAdvance} {
+			c, _ := e.claim(t)
+			for layer := 1; layer <= 2; layer++ {
+				e.finishPhase(t, c.ID, 0, 0.9)
+				e.finishPhase(t, c.ID, 8, 0.9)
+			}
+			e.finishPhase(t, c.ID, 0, 0.9)
+			p := e.finishPhase(t, c.ID, 8, 0.5) // layer 3's consensus falls short
+			require.Equal(t, prism.StatusFlagged, p.Status)
+			require.Equal(t, 3, p.CurrentLayer)
+			require.Len(t, p.Flags, 1)
+			f := p.Flags[0]
+			require.Equal(t, prism.FlagReasonLowConfidence, f.Reason)
+			require.Equal(t, 3, f.Layer)
+			require.InDelta(t, 0.5, f.AvgConfidence, 1e-9)
+			require.InDelta(t, 0.7, f.Threshold, 1e-9)
+			require.Empty(t, p.OpenSlots(), "a flagged pipeline offers no work")
+
+			_, err := e.svc.ResolveFlag(e.ctx, reviewer, c.ID, f.ID, "ignore", "")
+			require.ErrorIs(t, err, store.ErrInvalid)
+			_, err = e.svc.ResolveFlag(e.ctx, reviewer, c.ID, "flag_missing", action, "")
+			require.ErrorIs(t, err, prism.ErrFlagNotFound)
+			p, err = e.svc.ResolveFlag(e.ctx, reviewer, c.ID, f.ID, action, "looked fine")
+			require.NoError(t, err)
+			require.Equal(t, prism.StatusActive, p.Status)
+			require.Equal(t, prism.FlagResolved, p.Flags[0].Status)
+			_, err = e.svc.ResolveFlag(e.ctx, reviewer, c.ID, f.ID, action, "")
+			require.ErrorIs(t, err, prism.ErrFlagResolved)
+			if action == prism.FlagAdvance {
+				require.Equal(t, 4, p.CurrentLayer)
+				require.Equal(t, prism.PhaseWork, p.Phase)
+				continue
+			}
+			require.Equal(t, 3, p.CurrentLayer)
+			require.Equal(t, prism.PhaseConsensus, p.Phase)
+			require.Equal(t, 2, p.Round)
+			require.Len(t, p.OpenSlots(), 2, "a fresh consensus phase")
+			p = e.finishPhase(t, c.ID, 12, 0.9)
+			require.Equal(t, 4, p.CurrentLayer, "the retried consensus passes")
+		}
+	})
+
+	t.Run("RaceConsensusFinishesTogether", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		repeats := 200
+		if testing.Short() {
+			repeats = 20
+		}
+		for rep := 0; rep < repeats; rep++ {
+			c, _ := e.claim(t)
+			e.finishPhase(t, c.ID, 0, 0.9)
+			p, err := e.svc.Pipeline(e.ctx, c.ID)
+			require.NoError(t, err)
+			open := p.OpenSlots()
+			for i, s := range open {
+				_, _, err := e.svc.Take(e.ctx, e.keys[8+i], c.ID, s.ID)
+				require.NoError(t, err)
+			}
+			var failed atomic.Int64
+			concurrently(len(open), func(i int) {
+				if _, err := e.svc.Done(e.ctx, e.keys[8+i], c.ID, open[i].ID, prism.DoneInput{Confidence: conf(0.9)}); err != nil {
+					failed.Add(1)
+				}
+			})
+			require.Zero(t, failed.Load())
+			p, err = e.svc.Pipeline(e.ctx, c.ID)
+			require.NoError(t, err)
+			require.Equal(t, 2, p.CurrentLayer, "the layer advanced")
+			require.Equal(t, prism.PhaseWork, p.Phase)
+			n := 0
+			for _, s := range p.Slots {
+				if s.Layer == 2 {
+					n++
+				}
+			}
+			require.Equal(t, 2, n, "layer 2 opened exactly once")
+		}
+	})
+
+	t.Run("RaceOneSlotPerLayer", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		for rep := 0; rep < raceRepeats*4; rep++ {
+			c, p := e.claim(t)
+			open := p.OpenSlots()
+			var wins, held atomic.Int64
+			concurrently(len(open), func(i int) {
+				_, _, err := e.svc.Take(e.ctx, e.keys[0], c.ID, open[i].ID)
+				switch {
+				case err == nil:
+					wins.Add(1)
+				case errors.Is(err, prism.ErrLayerHeld):
+					held.Add(1)
+				}
+			})
+			require.EqualValues(t, 1, wins.Load())
+			require.EqualValues(t, len(open)-1, held.Load())
+			// Sixteen agents (the first already seated) race for the seat left.
+			p, err := e.svc.Pipeline(e.ctx, c.ID)
+			require.NoError(t, err)
+			left := p.OpenSlots()
+			require.Len(t, left, 1)
+			var won atomic.Int64
+			concurrently(16, func(i int) {
+				if _, _, err := e.svc.Take(e.ctx, e.keys[i], c.ID, left[0].ID); err == nil {
+					won.Add(1)
+				}
+			})
+			require.EqualValues(t, 1, won.Load())
+			p, err = e.svc.Pipeline(e.ctx, c.ID)
+			require.NoError(t, err)
+			taken := 0
+			for _, s := range p.Slots {
+				if s.APIKeyID != "" {
+					taken++
+				}
+			}
+			require.Equal(t, 2, taken, "each seat went to one agent, one seat per agent")
+		}
+	})
+
+	t.Run("LeaseExpiry", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		c, p := e.claim(t)
+		s := p.OpenSlots()[0]
+		a, b := e.keys[0], e.keys[1]
+		taken, _, err := e.svc.Take(e.ctx, a, c.ID, s.ID)
+		require.NoError(t, err)
+		require.Equal(t, e.clock.Now().Add(5*time.Minute).UnixMilli(), taken.LeaseExpiresAt)
+		e.clock.Advance(5 * time.Minute)
+		_, err = e.svc.Done(e.ctx, a, c.ID, s.ID, prism.DoneInput{})
+		require.ErrorIs(t, err, slots.ErrSlotNotTaken, "a late done is refused")
+		n, err := e.svc.ReleaseExpired(e.ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		n, err = e.svc.ReleaseExpired(e.ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		w, err := e.svc.NextWork(e.ctx, b, prism.WorkQuery{Layer: 1})
+		require.NoError(t, err)
+		require.Equal(t, c.ID, w.Claim.ID)
+		_, _, err = e.svc.Take(e.ctx, b, c.ID, s.ID)
+		require.NoError(t, err, "the re-opened seat can be taken")
+	})
+
+	t.Run("NextWork", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		_, err := e.svc.NextWork(e.ctx, e.keys[0], prism.WorkQuery{})
+		require.ErrorIs(t, err, slots.ErrNoJob)
+		c1, p1 := e.claim(t)
+		e.clock.Advance(time.Millisecond)
+		c2, _ := e.claim(t)
+		w, err := e.svc.NextWork(e.ctx, e.keys[0], prism.WorkQuery{})
+		require.NoError(t, err)
+		require.Equal(t, c1.ID, w.Claim.ID, "oldest first")
+		require.Equal(t, p1.OpenSlots()[0].ID, w.Slot.ID)
+		_, _, err = e.svc.Take(e.ctx, e.keys[0], c1.ID, w.Slot.ID)
+		require.NoError(t, err)
+		w, err = e.svc.NextWork(e.ctx, e.keys[0], prism.WorkQuery{})
+		require.NoError(t, err)
+		require.Equal(t, c2.ID, w.Claim.ID, "not a layer where the agent holds a slot")
+		w, err = e.svc.NextWork(e.ctx, e.keys[1], prism.WorkQuery{Role: "contributor", Layer: 1, Domain: slots.DefaultDomain})
+		require.NoError(t, err)
+		require.Equal(t, c1.ID, w.Claim.ID)
+		_, err = e.svc.NextWork(e.ctx, e.keys[1], prism.WorkQuery{Role: "critic"})
+		require.ErrorIs(t, err, slots.ErrNoJob)
+		_, err = e.svc.NextWork(e.ctx, e.keys[1], prism.WorkQuery{Layer: 2})
+		require.ErrorIs(t, err, slots.ErrNoJob)
+		got := map[string]bool{}
+		for i := 0; i < 50; i++ {
+			w, err := e.svc.NextWorkRandom(e.ctx, e.keys[1], prism.WorkQuery{})
+			require.NoError(t, err)
+			got[w.Slot.ID] = true
+		}
+		require.Greater(t, len(got), 1, "random picks vary")
+	})
+
+	t.Run("Protocols", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 4)
+		ps, err := e.svc.Protocols(e.ctx)
+		require.NoError(t, err)
+		require.Len(t, ps, 1)
+		require.Equal(t, prism.PrismV1(), ps[0], "Prism v1 is seeded on first use")
+		quick := prism.Protocol{ID: "quick", Name: "Quick", Layers: []prism.Layer{
+			{Number: 1, Name: "Vote", ConsensusSlots: 1, Threshold: 0.5, Effect: prism.EffectNone},
+		}}
+		require.NoError(t, e.svc.RegisterProtocol(e.ctx, quick))
+		require.ErrorIs(t, e.svc.RegisterProtocol(e.ctx, prism.Protocol{ID: "bad"}), store.ErrInvalid)
+		c, err := e.slots.CreateClaim(e.ctx, slots.NewClaim{Title: "quick"})
+		require.NoError(t, err)
+		p, err := e.svc.Init(e.ctx, c, "quick")
+		require.NoError(t, err)
+		require.Equal(t, prism.PhaseConsensus, p.Phase, "a layer without work starts in consensus")
+		p = e.finishPhase(t, c.ID, 0, 0.6)
+		require.Equal(t, prism.StatusComplete, p.Status)
+		_, err = e.svc.Init(e.ctx, slots.Claim{ID: "claim_other"}, "missing")
+		require.ErrorIs(t, err, prism.ErrProtocolNotFound)
+	})
+}
