@@ -90,11 +90,16 @@ func isUniqueViolation(err error, constraint string) bool {
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
+func isForeignKeyViolation(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && pe.Code == "23503"
+}
+
 // Analyze vacuums Agora's tables and refreshes the planner's statistics.
 // Autovacuum does both in a running system, some time after a bulk load;
 // call Analyze after one so the job queue's queries pick their partial
 // indexes from the first query on (and benchmarks do not measure autovacuum).
 func (s *Store) Analyze(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, `VACUUM (ANALYZE) agora_claims, agora_comments, agora_role_slots, agora_prompts`)
+	_, err := s.db.ExecContext(ctx, `VACUUM (ANALYZE) agora_claims, agora_comments, agora_role_slots, agora_prompts, agora_pipelines, agora_stage_work`)
 	return interpretError(ctx, err)
 }

@@ -46,7 +46,7 @@ func TestConformance(t *testing.T) {
 		peerDB, err := sqlx.Open("postgres", dsn)
 		require.NoError(t, err)
 		t.Cleanup(func() { peerDB.Close() })
-		return storetest.Stores{Slots: st, Discussion: st, Notifier: notifier(t, db, dsn), Peer: notifier(t, peerDB, dsn)}
+		return storetest.Stores{Slots: st, Discussion: st, Prism: st, Notifier: notifier(t, db, dsn), Peer: notifier(t, peerDB, dsn)}
 	})
 }
 
@@ -80,7 +80,7 @@ func TestMigrateIsIdempotentAndSafeConcurrently(t *testing.T) {
 	require.NoError(t, pgstore.Migrate(ctx, db), "a second run changes nothing")
 	var versions []int
 	require.NoError(t, db.SelectContext(ctx, &versions, `SELECT version FROM agora_migrations ORDER BY version`))
-	require.Equal(t, []int{1, 2}, versions, "each migration recorded once")
+	require.Equal(t, []int{1, 2, 3}, versions, "each migration recorded once")
 }
 
 // TestJobQueueUsesIndexes checks the plans: every job-queue query can be
@@ -131,3 +131,12 @@ func newBenchStore(b *testing.B) slots.Store {
 func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newBenchStore) }
 
 func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newBenchStore, 100_000) }
+
+func TestConformancePrism(t *testing.T) {
+	t.Parallel()
+	storetest.RunPrism(t, func(t *testing.T) storetest.Stores {
+		db, _ := open(t)
+		st := pgstore.New(db)
+		return storetest.Stores{Slots: st, Prism: st}
+	})
+}

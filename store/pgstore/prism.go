@@ -1,0 +1,221 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/lib/pq"
+
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+)
+
+var _ prism.Store = (*Store)(nil)
+
+// PutProtocol implements prism.Store.
+func (s *Store) PutProtocol(ctx context.Context, p prism.Protocol) error {
+	doc, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO agora_protocols (id, doc) VALUES ($1, $2)
+		ON CONFLICT (id) DO UPDATE SET doc = EXCLUDED.doc`, p.ID, doc)
+	return interpretError(ctx, err)
+}
+
+// GetProtocol implements prism.Store.
+func (s *Store) GetProtocol(ctx context.Context, id string) (prism.Protocol, error) {
+	var doc []byte
+	err := s.db.GetContext(ctx, &doc, `SELECT doc FROM agora_protocols WHERE id = $1`, id)
+	if isNoRows(err) {
+		return prism.Protocol{}, prism.ErrProtocolNotFound
+	}
+	if err != nil {
+		return prism.Protocol{}, interpretError(ctx, err)
+	}
+	var p prism.Protocol
+	if err := json.Unmarshal(doc, &p); err != nil {
+		return prism.Protocol{}, fmt.Errorf("pgstore: protocol %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// ListProtocols implements prism.Store.
+func (s *Store) ListProtocols(ctx context.Context) ([]prism.Protocol, error) {
+	var docs [][]byte
+	if err := s.db.SelectContext(ctx, &docs, `SELECT doc FROM agora_protocols ORDER BY id`); err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	out := make([]prism.Protocol, len(docs))
+	for i, d := range docs {
+		if err := json.Unmarshal(d, &out[i]); err != nil {
+			return nil, fmt.Errorf("pgstore: protocol: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// workColumns turns a pipeline's open slots into the arrays the work-index
+// statements unnest.
+func workColumns(p prism.Pipeline) (ids, roles []string, layers []int64) {
+	for _, sl := range p.OpenSlots() {
+		ids = append(ids, sl.ID)
+		roles = append(roles, sl.Role)
+		layers = append(layers, int64(sl.Layer))
+	}
+	return ids, roles, layers
+}
+
+// CreatePipeline implements prism.Store.
+func (s *Store) CreatePipeline(ctx context.Context, p prism.Pipeline) error {
+	doc, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	ids, roles, layers := workColumns(p)
+	_, err = s.db.ExecContext(ctx, `
+		WITH ins AS (
+			INSERT INTO agora_pipelines (claim_id, version, doc, next_lease) VALUES ($1, $2, $3, $4) RETURNING claim_id)
+		INSERT INTO agora_stage_work (slot_id, claim_id, role, layer, domain)
+		SELECT u.id, ins.claim_id, u.role, u.layer, $8 FROM ins, unnest($5::text[], $6::text[], $7::int[]) AS u (id, role, layer)`,
+		p.ClaimID, p.Version, doc, p.NextLease(), pq.Array(ids), pq.Array(roles), pq.Array(layers), p.Domain)
+	switch {
+	case isUniqueViolation(err, "agora_pipelines_pkey"):
+		return prism.ErrPipelineExists
+	case isForeignKeyViolation(err):
+		return slots.ErrClaimNotFound
+	}
+	return interpretError(ctx, err)
+}
+
+// GetPipeline implements prism.Store.
+func (s *Store) GetPipeline(ctx context.Context, claimID string) (prism.Pipeline, error) {
+	var doc []byte
+	err := s.db.GetContext(ctx, &doc, `SELECT doc FROM agora_pipelines WHERE claim_id = $1`, claimID)
+	if isNoRows(err) {
+		return prism.Pipeline{}, prism.ErrPipelineNotFound
+	}
+	if err != nil {
+		return prism.Pipeline{}, interpretError(ctx, err)
+	}
+	var p prism.Pipeline
+	if err := json.Unmarshal(doc, &p); err != nil {
+		return prism.Pipeline{}, fmt.Errorf("pgstore: pipeline %s: %w", claimID, err)
+	}
+	return p, nil
+}
+
+// updatePipelineQuery saves a pipeline and its effects in one statement:
+// the compare-and-set, the work index (rows of slots no longer open go,
+// new open slots come; the two sets are disjoint), the ledger credits, and
+// a new domain on the claim and its role slots. Every part hangs off upd,
+// so nothing happens when the version has moved on.
+const updatePipelineQuery = `
+	WITH upd AS (
+		UPDATE agora_pipelines SET version = $2, doc = $3, next_lease = $4
+		WHERE claim_id = $1 AND version = $2 - 1 RETURNING claim_id),
+	gone AS (
+		DELETE FROM agora_stage_work w USING upd
+		WHERE w.claim_id = upd.claim_id AND NOT (w.slot_id = ANY ($5::text[]))),
+	work AS (
+		INSERT INTO agora_stage_work (slot_id, claim_id, role, layer, domain)
+		SELECT u.id, upd.claim_id, u.role, u.layer, $8 FROM upd, unnest($5::text[], $6::text[], $7::int[]) AS u (id, role, layer)
+		ON CONFLICT (slot_id) DO UPDATE SET domain = EXCLUDED.domain),
+	credit AS (
+		INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)
+		SELECT c.key, c.amount, 'stage_slot_done', c.ref, $12 FROM upd, unnest($9::text[], $10::bigint[], $11::text[]) AS c (key, amount, ref)),
+	claim AS (
+		UPDATE agora_claims SET domain = $13 FROM upd WHERE $13 <> '' AND agora_claims.id = upd.claim_id),
+	roles AS (
+		UPDATE agora_role_slots SET domain = $13 FROM upd WHERE $13 <> '' AND agora_role_slots.claim_id = upd.claim_id)
+	SELECT EXISTS (SELECT 1 FROM upd) AS saved, EXISTS (SELECT 1 FROM agora_pipelines WHERE claim_id = $1) AS found`
+
+// UpdatePipeline implements prism.Store in one round trip.
+func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx prism.Effects) error {
+	doc, err := json.Marshal(next)
+	if err != nil {
+		return err
+	}
+	ids, roles, layers := workColumns(next)
+	var keys, refs []string
+	var amounts []int64
+	for _, c := range fx.Credits {
+		keys, amounts, refs = append(keys, c.KeyID), append(amounts, c.Amount), append(refs, c.Ref)
+	}
+	stmt, err := s.prepared(ctx, updatePipelineQuery)
+	if err != nil {
+		return err
+	}
+	var r struct {
+		Saved bool `db:"saved"`
+		Found bool `db:"found"`
+	}
+	err = stmt.GetContext(ctx, &r, next.ClaimID, next.Version, doc, next.NextLease(),
+		pq.Array(ids), pq.Array(roles), pq.Array(layers), next.Domain,
+		pq.Array(keys), pq.Array(amounts), pq.Array(refs), next.UpdatedAt, fx.Domain)
+	switch {
+	case err != nil:
+		return interpretError(ctx, err)
+	case r.Saved:
+		return nil
+	case !r.Found:
+		return prism.ErrPipelineNotFound
+	}
+	return prism.ErrVersionConflict
+}
+
+// FindWork implements prism.Store: the oldest matching rows of the work
+// index; a random pick shuffles them.
+func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRef, error) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf(cond, len(args)))
+	}
+	if q.Role != "" {
+		add("role = $%d", q.Role)
+	}
+	if q.Layer != 0 {
+		add("layer = $%d", q.Layer)
+	}
+	if q.Domain != "" {
+		add("domain = $%d", q.Domain)
+	}
+	query := `SELECT claim_id, slot_id FROM agora_stage_work`
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	args = append(args, max(q.Limit, 0))
+	query += fmt.Sprintf(` ORDER BY slot_id LIMIT $%d`, len(args))
+	stmt, err := s.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		ClaimID string `db:"claim_id"`
+		SlotID  string `db:"slot_id"`
+	}
+	if err := stmt.SelectContext(ctx, &rows, args...); err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	out := make([]prism.WorkRef, len(rows))
+	for i, r := range rows {
+		out[i] = prism.WorkRef{ClaimID: r.ClaimID, SlotID: r.SlotID}
+	}
+	if q.Random >= 0 {
+		rng := rand.New(rand.NewPCG(uint64(q.Random*(1<<53)), 0))
+		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	}
+	return out, nil
+}
+
+// LapsedPipelines implements prism.Store.
+func (s *Store) LapsedPipelines(ctx context.Context, now int64) ([]string, error) {
+	var ids []string
+	err := s.db.SelectContext(ctx, &ids, `SELECT claim_id FROM agora_pipelines WHERE next_lease <> 0 AND next_lease <= $1 ORDER BY claim_id`, now)
+	return ids, interpretError(ctx, err)
+}
