@@ -15,8 +15,6 @@ func newStores(*testing.T) storetest.Stores {
 
 func TestConformance(t *testing.T) { storetest.Run(t, newStores) }
 
-func TestConformancePrism(t *testing.T) { storetest.RunPrism(t, newStores) }
-
 func newStore(*testing.B) slots.Store { return memstore.New() }
 
 func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newStore) }

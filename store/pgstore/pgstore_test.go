@@ -131,12 +131,3 @@ func newBenchStore(b *testing.B) slots.Store {
 func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newBenchStore) }
 
 func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newBenchStore, 100_000) }
-
-func TestConformancePrism(t *testing.T) {
-	t.Parallel()
-	storetest.RunPrism(t, func(t *testing.T) storetest.Stores {
-		db, _ := open(t)
-		st := pgstore.New(db)
-		return storetest.Stores{Slots: st, Prism: st}
-	})
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -134,6 +135,7 @@ var scriptErrors = func() map[string]error {
 		slots.ErrClaimExists, slots.ErrKeyExists,
 		discussion.ErrPromptNotFound, discussion.ErrPromptClosed, discussion.ErrAlreadyResponded,
 		discussion.ErrOwnPrompt, discussion.ErrPromptExists,
+		prism.ErrPipelineNotFound, prism.ErrPipelineExists, prism.ErrVersionConflict,
 	} {
 		m[e.Code] = e
 	}

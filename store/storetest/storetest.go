@@ -27,9 +27,7 @@ import (
 type Stores struct {
 	Slots      slots.Store
 	Discussion discussion.Store
-	// Prism is run by RunPrism, which joins Run once every backend
-	// implements it (memstore does today).
-	Prism prism.Store
+	Prism      prism.Store
 	// Notifier and Peer are two notifiers on the same backend, as two server
 	// processes sharing it would have them (the same one for memstore).
 	Notifier store.Notifier
@@ -46,6 +44,7 @@ func Run(t *testing.T, newStores NewStores) {
 	t.Run("Slots", func(t *testing.T) { RunSlots(t, newStores) })
 	t.Run("Notifier", func(t *testing.T) { RunNotifier(t, newStores) })
 	t.Run("Discussion", func(t *testing.T) { RunDiscussion(t, newStores) })
+	t.Run("Prism", func(t *testing.T) { RunPrism(t, newStores) })
 }
 
 // Races are repeated this many times each, so a window that only sometimes

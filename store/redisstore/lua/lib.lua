@@ -47,3 +47,37 @@ local function lapsed(status, lease, now)
   local l = tonumber(lease)
   return status == 'taken' and l ~= nil and l ~= 0 and l <= now
 end
+
+-- Prism's work index: the open stage slots of active pipelines, in sorted
+-- sets named for every combination of role, layer and domain ('' and '0'
+-- for "any"), member "<slot ID> <claim ID>" with score 0 so they sort by
+-- slot ID, oldest first. The domain comes last in the name because only it
+-- may contain the separator. pwork:<claim> remembers a claim's entries.
+local function set_work(ns, claim, domain, open)
+  local wk = ns .. 'pwork:' .. claim
+  for _, e in ipairs(redis.call('LRANGE', wk, 0, -1)) do
+    local sep = string.find(e, '\n', 1, true)
+    redis.call('ZREM', string.sub(e, 1, sep - 1), string.sub(e, sep + 1))
+  end
+  redis.call('DEL', wk)
+  for i = 1, #open, 3 do
+    local member = open[i] .. ' ' .. claim
+    for _, role in ipairs({'', open[i + 1]}) do
+      for _, layer in ipairs({'0', open[i + 2]}) do
+        for _, d in ipairs({'', domain}) do
+          local k = ns .. 'w|' .. role .. '|' .. layer .. '|' .. d
+          redis.call('ZADD', k, 0, member)
+          redis.call('RPUSH', wk, k .. '\n' .. member)
+        end
+      end
+    end
+  end
+end
+
+local function set_lease(ns, claim, next_lease)
+  if next_lease == '0' then
+    redis.call('ZREM', ns .. 'pleases', claim)
+  else
+    redis.call('ZADD', ns .. 'pleases', next_lease, claim)
+  end
+end

@@ -1,0 +1,37 @@
+-- KEYS: pipeline hash, claim hash, the claim's role-slot list, balances.
+-- ARGV: namespace, claim ID, new version, doc, next lease, domain, new
+-- claim domain ('' for none), number of credits, the credits as (key,
+-- amount) pairs, then the open slots as (id, role, layer) triples.
+-- Saves the pipeline if its stored version is the one before, with every
+-- effect, or changes nothing.
+local ns, claim = ARGV[1], ARGV[2]
+local cur = redis.call('HGET', KEYS[1], 'version')
+if not cur then
+  return fail('pipeline_not_found')
+end
+if tonumber(cur) ~= tonumber(ARGV[3]) - 1 then
+  return fail('version_conflict')
+end
+redis.call('HSET', KEYS[1], 'version', ARGV[3], 'doc', ARGV[4])
+local ncredits = tonumber(ARGV[8])
+for i = 9, 8 + 2 * ncredits, 2 do
+  redis.call('HINCRBY', KEYS[4], ARGV[i], ARGV[i + 1])
+end
+set_work(ns, claim, ARGV[6], {unpack(ARGV, 9 + 2 * ncredits)})
+set_lease(ns, claim, ARGV[5])
+local new_domain = ARGV[7]
+if new_domain ~= '' then
+  local c = redis.call('HMGET', KEYS[2], 'domain', 'hasDraft')
+  redis.call('HSET', KEYS[2], 'domain', new_domain)
+  -- The claim's open role slots move to the new domain's queue indexes.
+  if c[2] == '1' and c[1] ~= new_domain then
+    for _, id in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+      local s = redis.call('HMGET', ns .. 'slot:' .. id, 'status', 'role')
+      if s[1] == 'open' then
+        dequeue(ns, id, s[2], c[1])
+        enqueue(ns, id, s[2], new_domain)
+      end
+    end
+  end
+end
+return 1

@@ -1,0 +1,149 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agorahq/agora/prism"
+)
+
+var _ prism.Store = (*Store)(nil)
+
+// Prism keys, under the store's hash tag:
+//
+//	protocols          hash: protocol ID -> JSON
+//	pipeline:<claim>   hash: version, doc (the pipeline's JSON)
+//	w|<role>|<layer>|<domain>  zsets of the work index (see lib.lua)
+//	pwork:<claim>      list of the claim's work-index entries
+//	pleases            zset of claims scored by their next lease expiry
+var (
+	prismCreateScript = newScript("prism_create.lua")
+	prismUpdateScript = newScript("prism_update.lua")
+)
+
+func (s *Store) pipelineKey(claimID string) string { return s.key("pipeline", claimID) }
+
+// PutProtocol implements prism.Store.
+func (s *Store) PutProtocol(ctx context.Context, p prism.Protocol) error {
+	doc, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return interpretError(ctx, s.client.HSet(ctx, s.key("protocols"), p.ID, doc).Err(), nil)
+}
+
+// GetProtocol implements prism.Store.
+func (s *Store) GetProtocol(ctx context.Context, id string) (prism.Protocol, error) {
+	doc, err := s.client.HGet(ctx, s.key("protocols"), id).Bytes()
+	if err != nil {
+		return prism.Protocol{}, interpretError(ctx, err, prism.ErrProtocolNotFound)
+	}
+	var p prism.Protocol
+	if err := json.Unmarshal(doc, &p); err != nil {
+		return prism.Protocol{}, fmt.Errorf("redisstore: protocol %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// ListProtocols implements prism.Store.
+func (s *Store) ListProtocols(ctx context.Context) ([]prism.Protocol, error) {
+	m, err := s.client.HGetAll(ctx, s.key("protocols")).Result()
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	out := make([]prism.Protocol, 0, len(m))
+	for id, doc := range m {
+		var p prism.Protocol
+		if err := json.Unmarshal([]byte(doc), &p); err != nil {
+			return nil, fmt.Errorf("redisstore: protocol %s: %w", id, err)
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func openTriples(p prism.Pipeline) []any {
+	var out []any
+	for _, sl := range p.OpenSlots() {
+		out = append(out, sl.ID, sl.Role, sl.Layer)
+	}
+	return out
+}
+
+// CreatePipeline implements prism.Store.
+func (s *Store) CreatePipeline(ctx context.Context, p prism.Pipeline) error {
+	doc, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	args := append([]any{s.ns, p.ClaimID, p.Version, doc, p.NextLease(), p.Domain}, openTriples(p)...)
+	err = prismCreateScript.Run(ctx, s.client, []string{s.pipelineKey(p.ClaimID), s.claimKey(p.ClaimID)}, args...).Err()
+	return interpretError(ctx, err, nil)
+}
+
+// GetPipeline implements prism.Store.
+func (s *Store) GetPipeline(ctx context.Context, claimID string) (prism.Pipeline, error) {
+	doc, err := s.client.HGet(ctx, s.pipelineKey(claimID), "doc").Bytes()
+	if err != nil {
+		return prism.Pipeline{}, interpretError(ctx, err, prism.ErrPipelineNotFound)
+	}
+	var p prism.Pipeline
+	if err := json.Unmarshal(doc, &p); err != nil {
+		return prism.Pipeline{}, fmt.Errorf("redisstore: pipeline %s: %w", claimID, err)
+	}
+	return p, nil
+}
+
+// UpdatePipeline implements prism.Store in one script.
+func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx prism.Effects) error {
+	doc, err := json.Marshal(next)
+	if err != nil {
+		return err
+	}
+	args := []any{s.ns, next.ClaimID, next.Version, doc, next.NextLease(), next.Domain, fx.Domain, len(fx.Credits)}
+	for _, c := range fx.Credits {
+		args = append(args, c.KeyID, c.Amount)
+	}
+	args = append(args, openTriples(next)...)
+	err = prismUpdateScript.Run(ctx, s.client,
+		[]string{s.pipelineKey(next.ClaimID), s.claimKey(next.ClaimID), s.slotsKey(next.ClaimID), s.balancesKey()}, args...).Err()
+	return interpretError(ctx, err, nil)
+}
+
+// FindWork implements prism.Store from the work-index sorted sets.
+func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRef, error) {
+	if q.Limit <= 0 {
+		return nil, ctx.Err()
+	}
+	key := s.ns + "w|" + q.Role + "|" + strconv.Itoa(q.Layer) + "|" + q.Domain
+	members, err := s.client.ZRangeArgs(ctx, redis.ZRangeArgs{Key: key, Start: 0, Stop: q.Limit - 1}).Result()
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	out := make([]prism.WorkRef, 0, len(members))
+	for _, m := range members {
+		slot, claim, ok := strings.Cut(m, " ")
+		if ok {
+			out = append(out, prism.WorkRef{ClaimID: claim, SlotID: slot})
+		}
+	}
+	if q.Random >= 0 {
+		rng := rand.New(rand.NewPCG(uint64(q.Random*(1<<53)), 0))
+		rng.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	}
+	return out, nil
+}
+
+// LapsedPipelines implements prism.Store.
+func (s *Store) LapsedPipelines(ctx context.Context, now int64) ([]string, error) {
+	ids, err := s.client.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.key("pleases"), Start: "-inf", Stop: strconv.FormatInt(now, 10), ByScore: true}).Result()
+	return ids, interpretError(ctx, err, nil)
+}
