@@ -2,17 +2,21 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
+	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // AOP returns the handler of the /api/v1 routes over svc: claims, comments,
 // API keys, the caller's profile and the role slots of seeds/slots.md. Mount
 // it at "/api/v1/".
 func AOP(svc *slots.Service, opts ...Option) http.Handler {
-	a := &aop{svc: svc}
-	rt := newRouter(newConfig(opts))
+	cfg := newConfig(opts)
+	a := &aop{svc: svc, prism: cfg.prism}
+	rt := newRouter(cfg)
 	auth := func(scope slots.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
 		return route{auth: svc, scope: scope, limited: limited, fn: fn}
 	}
@@ -30,11 +34,15 @@ func AOP(svc *slots.Service, opts ...Option) http.Handler {
 	rt.handle("GET", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.listKeys))
 	rt.handle("DELETE", "/api/v1/keys/{keyId}", auth(slots.ScopeKeysAdmin, false, a.revokeKey))
 	rt.handle("GET", "/api/v1/me", auth("", false, a.me))
+	if a.prism != nil {
+		a.routePrism(rt, auth)
+	}
 	return rt
 }
 
 type aop struct {
-	svc *slots.Service
+	svc   *slots.Service
+	prism *prism.Service // nil: no pipeline routes
 }
 
 type items[T any] struct {
@@ -50,16 +58,36 @@ func list[T any](s []T) items[T] {
 
 func (a *aop) createClaim(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
-		Title  string `json:"title"`
-		Body   string `json:"body"`
-		Domain string `json:"domain"`
+		Title    string `json:"title"`
+		Body     string `json:"body"`
+		Domain   string `json:"domain"`
+		Protocol string `json:"protocol"`
 	}
 	if err := decodeBody(w, r, &in); err != nil {
 		return err
 	}
+	if in.Protocol != "" && a.prism == nil {
+		return invalid("invalid_protocol", "this server runs no deliberation pipeline; omit protocol")
+	}
+	if a.prism != nil {
+		// Refuse an unknown protocol before the claim exists.
+		if _, err := a.prism.Protocol(r.Context(), in.Protocol); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return invalid("invalid_protocol", "unknown protocol %q", in.Protocol)
+			}
+			return err
+		}
+	}
 	c, err := a.svc.CreateClaim(r.Context(), slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain})
 	if err != nil {
 		return err
+	}
+	if a.prism != nil {
+		// The claim stands even if this fails; Init is idempotent, so the
+		// host can start the pipeline later.
+		if _, err := a.prism.Init(r.Context(), c, in.Protocol); err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusCreated, c)
 	return nil

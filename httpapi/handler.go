@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -15,6 +16,7 @@ type Option func(*config)
 type config struct {
 	log     *slog.Logger
 	limiter Limiter
+	prism   *prism.Service
 }
 
 // WithLogger sets where unexpected errors are logged; the default is

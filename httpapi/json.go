@@ -34,14 +34,26 @@ func invalid(code, format string, args ...any) error {
 }
 
 // decodeBody reads exactly one JSON object into v, refusing unknown fields,
-// trailing data and bodies over MaxBodyBytes.
+// trailing data, an empty body and bodies over MaxBodyBytes.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	return decode(w, r, v, true)
+}
+
+// decodeOptionalBody is decodeBody for routes whose body may be empty.
+func decodeOptionalBody(w http.ResponseWriter, r *http.Request, v any) error {
+	return decode(w, r, v, false)
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any, required bool) error {
 	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	data, err := io.ReadAll(body)
 	if err != nil {
 		return err // *http.MaxBytesError or a read failure
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
+		if !required {
+			return nil
+		}
 		return invalid("invalid_json", "request body is empty; a JSON object is required")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/memstore"
@@ -17,6 +18,7 @@ type backend struct {
 	name       string
 	slots      slots.Store
 	discussion discussion.Store
+	prism      prism.Store
 	notifier   store.Notifier
 	limiter    httpapi.Limiter
 	close      func()
@@ -27,7 +29,7 @@ func openBackend(ctx context.Context, url, redisPrefix string, rate float64, bur
 	switch {
 	case url == "memory" || url == "":
 		st := memstore.New()
-		return &backend{name: "memory", slots: st, discussion: st, notifier: st, limiter: local, close: func() {}}, nil
+		return &backend{name: "memory", slots: st, discussion: st, prism: st, notifier: st, limiter: local, close: func() {}}, nil
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		return openPostgres(ctx, url, local)
 	case strings.HasPrefix(url, "redis://"), strings.HasPrefix(url, "rediss://"):

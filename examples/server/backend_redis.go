@@ -23,9 +23,9 @@ func openRedis(ctx context.Context, url, prefix string, rate float64, burst int)
 	return &backend{
 		name:       "redis",
 		slots:      st,
-		discussion: st,
-		notifier:   st,
-		limiter:    st.Limiter(rate, burst),
-		close:      func() { st.Close(); client.Close() },
+		discussion: st, prism: st,
+		notifier: st,
+		limiter:  st.Limiter(rate, burst),
+		close:    func() { st.Close(); client.Close() },
 	}, nil
 }

@@ -1,5 +1,6 @@
 // Command server runs every Agora API on one address: /api/v1 (claims,
-// keys, role slots), /api/discussion and /api/squad-chat.
+// keys, role slots, the Prism pipeline), /api/discussion and
+// /api/squad-chat.
 //
 //	go run ./examples/server -addr 127.0.0.1:8080 -store memory
 //	go run ./examples/server -store 'postgres://postgres@127.0.0.1:5432/agora?sslmode=disable'
@@ -30,6 +31,7 @@ import (
 
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -50,6 +52,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	storeURL := fs.String("store", "memory", "backend: memory, postgres://… or redis://…")
 	adminKey := fs.String("admin-key", os.Getenv("AGORA_ADMIN_KEY"), "admin API key (default $AGORA_ADMIN_KEY, else generated)")
 	lease := fs.Duration("lease", 0, "re-open a taken role slot not done within this time (0: never)")
+	stageLease := fs.Duration("stage-lease", prism.DefaultLease, "re-open a taken Prism stage slot not done within this time (0: never)")
 	rate := fs.Float64("rate", httpapi.DefaultRatePerSecond, "take/done/comment requests per second per key")
 	burst := fs.Int("burst", httpapi.DefaultRateBurst, "burst of the per-key rate limit")
 	redisPrefix := fs.String("redis-prefix", "agora", "key prefix (and hash tag) of the Redis store")
@@ -80,8 +83,11 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	disc := discussion.New(backend.discussion, discussion.WithNotifier(backend.notifier))
 	go disc.RunSweeper(ctx, 5*time.Second, func(err error) { log.Error("discussion sweep", "err", err) })
 
+	pipelines := prism.New(backend.prism, backend.slots, prism.WithLease(*stageLease))
+	go pipelines.RunSweeper(ctx, 5*time.Second, func(err error) { log.Error("stage lease sweep", "err", err) })
+
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter)))
+	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter), httpapi.WithPrism(pipelines)))
 	discussionAPI := httpapi.Discussion(disc, httpapi.WithLogger(log))
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat"} {
 		mux.Handle(p, discussionAPI)

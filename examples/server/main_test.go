@@ -92,6 +92,11 @@ func agentLoop(t *testing.T, base, admin string) {
 	require.Equal(t, 200, status)
 	require.EqualValues(t, 10, me["balance"])
 
+	// Claims start their Prism pipeline.
+	status, pipe := call(t, "GET", base+"/api/v1/claims/"+id+"/pipeline", agent, "")
+	require.Equal(t, 200, status)
+	require.Equal(t, "active", pipe["status"])
+
 	// The discussion routes answer beside /api/v1, without a key.
 	status, created := call(t, "POST", base+"/api/discussion", "", `{"requester_agent":"Developer","prompt_message":"?","required_responses":1}`)
 	require.Equal(t, 201, status)

@@ -1,0 +1,158 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/storetest"
+)
+
+func newPrismAPI(t *testing.T, st storetest.Stores) *apiClient {
+	t.Helper()
+	svc := slots.New(st.Slots, slots.WithAdminKey(adminToken))
+	mux := http.NewServeMux()
+	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLimiter(nil), httpapi.WithPrism(prism.New(st.Prism, st.Slots))))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return &apiClient{t: t, srv: srv}
+}
+
+// stageOutput is what an agent submits for a slot of layer n in phase.
+func stageOutput(n int, phase string, i int) map[string]any {
+	out := map[string]any{"body": fmt.Sprintf("reasoning of agent %d", i), "confidence": 0.85}
+	switch {
+	case n == 2 && phase == "work":
+		out["output"] = map[string]any{"domain": []string{"Animal Cognition", "animal_cognition", "Zoology"}[i%3]}
+	case n == 3 && phase == "work":
+		out["output"] = map[string]any{"keyPoints": []string{"caching"}, "strength": "strong"}
+	case n == 4 && phase == "work":
+		out["output"] = map[string]any{"weaknesses": []string{"lab birds"}, "questions": []string{"wild birds?"}, "severity": "low"}
+	case n == 5 && phase == "work":
+		out["output"] = map[string]any{"responseToWeaknesses": []string{"field data"}, "answeredQuestions": []string{"yes"}}
+	case n == 6 && phase == "work":
+		out["output"] = map[string]any{"verdict": "advance-to-synthesis", "caveats": []string{"few species"}}
+	case n == 7:
+		out["output"] = map[string]any{"summary": "Corvids plan ahead.", "recommendation": "accept-with-caveats"}
+	}
+	return out
+}
+
+// TestPrismThroughHTTP drives a claim through all seven layers with nothing
+// but HTTP calls of sixteen agent keys, on every backend.
+func TestPrismThroughHTTP(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		_, human := c.key("human", slots.ScopeClaimCreate, slots.ScopePipelineReview)
+		var agents []string
+		for i := 0; i < 16; i++ {
+			_, tok := c.key(fmt.Sprint("agent-", i), slots.ScopeCommentCreate)
+			agents = append(agents, tok)
+		}
+		claim := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "Crows plan ahead", "body": "Scrub jays cache food for tomorrow."}).body["_id"].(string)
+		view := c.expect(200, "GET", "/api/v1/claims/"+claim+"/pipeline", human, nil).body
+		require.Equal(t, "active", view["status"])
+		require.EqualValues(t, 1, view["currentLayer"])
+		require.Equal(t, "work", view["phase"])
+		require.Equal(t, "prism-v1", view["protocol"])
+		require.Len(t, view["layers"].([]any), 7)
+		c.expect(404, "GET", "/api/v1/claims/"+claim+"/consensus", human, nil)
+
+		for steps := 0; ; steps++ {
+			require.Less(t, steps, 200, "the pipeline did not complete")
+			progressed := false
+			for i, tok := range agents {
+				r := c.do("GET", "/api/v1/jobs/work", tok, nil)
+				if r.status == 404 {
+					continue
+				}
+				require.Equal(t, 200, r.status, r.raw)
+				slot := r.body["slot"].(map[string]any)
+				ctx := r.body["context"].(map[string]any)
+				require.Contains(t, ctx, "priorLayers")
+				require.Contains(t, ctx, "currentLayerWorkOutputs")
+				path := fmt.Sprintf("/api/v1/claims/%s/stage-slots/%s", claim, slot["_id"])
+				take := c.expect(200, "POST", path+"/take", tok, nil).body
+				require.Equal(t, true, take["ok"])
+				require.Equal(t, slot["layer"], take["layer"])
+				done := c.expect(200, "POST", path+"/done", tok, stageOutput(int(slot["layer"].(float64)), slot["phase"].(string), i)).body
+				require.Equal(t, true, done["ok"])
+				progressed = true
+			}
+			view = c.expect(200, "GET", "/api/v1/claims/"+claim+"/pipeline", human, nil).body
+			if view["status"] == "complete" {
+				break
+			}
+			require.True(t, progressed, "no agent found work in %v", view)
+		}
+		got := c.expect(200, "GET", "/api/v1/claims/"+claim, human, nil).body
+		require.Equal(t, "animal-cognition", got["domain"], "layer 2's majority slug")
+		cons := c.expect(200, "GET", "/api/v1/claims/"+claim+"/consensus", human, nil).body
+		require.Equal(t, "accept-with-caveats", cons["recommendation"])
+		require.Equal(t, "Corvids plan ahead.", cons["summary"])
+		require.InDelta(t, 85, cons["confidence"], 1e-9)
+		for _, l := range view["layers"].([]any) {
+			require.Equal(t, "done", l.(map[string]any)["phase"])
+			require.InDelta(t, 0.85, l.(map[string]any)["avgConfidence"], 1e-9)
+		}
+		var total float64
+		for _, tok := range agents {
+			total += c.expect(200, "GET", "/api/v1/me", tok, nil).body["balance"].(float64)
+		}
+		want := 0
+		for _, l := range prism.PrismV1().Layers {
+			want += l.WorkSlots()*prism.RewardWork + l.ConsensusSlots*prism.RewardConsensus
+		}
+		require.EqualValues(t, want, total)
+	})
+}
+
+func TestPrismHTTPErrors(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		_, human := c.key("human", slots.ScopeClaimCreate)
+		_, a := c.key("a", slots.ScopeCommentCreate)
+		_, b := c.key("b", slots.ScopeCommentCreate)
+		_, reviewer := c.key("reviewer", slots.ScopePipelineReview)
+		c.expect(400, "POST", "/api/v1/claims", human, map[string]any{"title": "t", "protocol": "nope"})
+		claim := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "t"}).body["_id"].(string)
+		work := c.expect(200, "GET", "/api/v1/jobs/work?layer=1&role=contributor", a, nil).body
+		path := fmt.Sprintf("/api/v1/claims/%s/stage-slots/%s", claim, work["slot"].(map[string]any)["_id"])
+		c.expect(403, "POST", path+"/take", human, nil)
+		c.expect(404, "POST", "/api/v1/claims/"+claim+"/stage-slots/stage_missing/take", a, nil)
+		c.expect(400, "POST", path+"/done", a, nil)
+		c.expect(200, "POST", path+"/take", a, nil)
+		r := c.expect(409, "POST", path+"/take", b, nil)
+		require.Equal(t, "slot_taken", r.errCode(t))
+		c.expect(403, "POST", path+"/done", b, nil)
+		c.expect(400, "POST", path+"/done", a, map[string]any{"confidence": 2})
+		c.expect(400, "POST", path+"/done", a, map[string]any{"confidence": "high"})
+		c.expect(400, "POST", path+"/done", a, map[string]any{"extra": 1})
+		c.expect(200, "POST", path+"/done", a, nil)
+		c.expect(400, "POST", path+"/done", a, nil)
+		c.expect(400, "GET", "/api/v1/jobs/work?layer=x", a, nil)
+		c.expect(400, "GET", "/api/v1/jobs/work?strategy=best", a, nil)
+		c.expect(404, "GET", "/api/v1/jobs/work?layer=5", a, nil)
+		c.expect(404, "GET", "/api/v1/claims/claim_missing/pipeline", a, nil)
+		require.JSONEq(t, `{"items":[]}`, c.expect(200, "GET", "/api/v1/claims/"+claim+"/flags", a, nil).raw)
+		c.expect(403, "POST", "/api/v1/claims/"+claim+"/flags/flag_x/resolve", a, map[string]any{"action": "advance"})
+		c.expect(404, "POST", "/api/v1/claims/"+claim+"/flags/flag_x/resolve", reviewer, map[string]any{"action": "advance"})
+		protos := c.expect(200, "GET", "/api/v1/protocols", a, nil).body["items"].([]any)
+		require.Len(t, protos, 1)
+		c.expect(403, "POST", "/api/v1/protocols", human, map[string]any{"id": "x"})
+		c.expect(400, "POST", "/api/v1/protocols", adminToken, map[string]any{"id": "x", "name": "X", "layers": []any{}})
+		c.expect(201, "POST", "/api/v1/protocols", adminToken, map[string]any{"id": "quick", "name": "Quick", "layers": []any{
+			map[string]any{"layer": 1, "name": "Vote", "workRoles": []any{}, "consensusSlots": 1, "threshold": 0.5, "effect": "none"},
+		}})
+		quick := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "q", "protocol": "quick"}).body["_id"].(string)
+		v := c.expect(200, "GET", "/api/v1/claims/"+quick+"/pipeline", a, nil).body
+		require.Equal(t, "quick", v["protocol"])
+		require.Equal(t, "consensus", v["phase"])
+	})
+}
