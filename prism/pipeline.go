@@ -2,6 +2,8 @@ package prism
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -120,10 +122,43 @@ func (p *Pipeline) slot(id string) *StageSlot {
 
 // Clone returns a deep copy, so a failed transition leaves the original.
 func (p Pipeline) Clone() Pipeline {
-	b, _ := json.Marshal(p)
-	var c Pipeline
-	_ = json.Unmarshal(b, &c)
-	return c
+	p.Protocol = p.Protocol.Clone()
+	p.Slots = slices.Clone(p.Slots)
+	for i := range p.Slots {
+		s := &p.Slots[i]
+		s.Output = slices.Clone(s.Output)
+		if s.Confidence != nil {
+			c := *s.Confidence
+			s.Confidence = &c
+		}
+	}
+	p.Flags = slices.Clone(p.Flags)
+	if p.Averages != nil {
+		p.Averages = maps.Clone(p.Averages)
+	}
+	if p.Consensus != nil {
+		c := *p.Consensus
+		p.Consensus = &c
+	}
+	return p
+}
+
+// Clone returns a deep copy.
+func (p Protocol) Clone() Protocol {
+	p.Layers = slices.Clone(p.Layers)
+	for i := range p.Layers {
+		l := &p.Layers[i]
+		l.WorkRoles = slices.Clone(l.WorkRoles)
+		if l.Output != nil {
+			out := make(Shape, len(l.Output))
+			for k, f := range l.Output {
+				f.Values = slices.Clone(f.Values)
+				out[k] = f
+			}
+			l.Output = out
+		}
+	}
+	return p
 }
 
 // The errors of this package.

@@ -20,3 +20,10 @@ func newStore(*testing.B) slots.Store { return memstore.New() }
 func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newStore) }
 
 func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newStore, 100_000) }
+
+func BenchmarkNextWork(b *testing.B) {
+	storetest.BenchmarkNextWork(b, func(*testing.B) storetest.Stores {
+		s := memstore.New()
+		return storetest.Stores{Slots: s, Prism: s}
+	}, 100_000)
+}

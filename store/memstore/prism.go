@@ -92,7 +92,7 @@ func (s *Store) PutProtocol(ctx context.Context, p prism.Protocol) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.prism.init()
-	s.prism.protocols[p.ID] = prism.Pipeline{Protocol: p}.Clone().Protocol
+	s.prism.protocols[p.ID] = p.Clone()
 	return nil
 }
 
@@ -107,7 +107,7 @@ func (s *Store) GetProtocol(ctx context.Context, id string) (prism.Protocol, err
 	if !ok {
 		return prism.Protocol{}, prism.ErrProtocolNotFound
 	}
-	return prism.Pipeline{Protocol: p}.Clone().Protocol, nil
+	return p.Clone(), nil
 }
 
 // ListProtocols implements prism.Store.
@@ -119,7 +119,7 @@ func (s *Store) ListProtocols(ctx context.Context) ([]prism.Protocol, error) {
 	defer s.mu.Unlock()
 	out := []prism.Protocol{}
 	for _, p := range s.prism.protocols {
-		out = append(out, prism.Pipeline{Protocol: p}.Clone().Protocol)
+		out = append(out, p.Clone())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil

@@ -131,3 +131,10 @@ func newBenchStore(b *testing.B) slots.Store {
 func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newBenchStore) }
 
 func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newBenchStore, 100_000) }
+
+func BenchmarkNextWork(b *testing.B) {
+	storetest.BenchmarkNextWork(b, func(b *testing.B) storetest.Stores {
+		st := newBenchStore(b).(*pgstore.Store)
+		return storetest.Stores{Slots: st, Prism: st}
+	}, 100_000)
+}

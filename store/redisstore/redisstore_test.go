@@ -194,3 +194,10 @@ func ExampleNew() {
 	// taken Skeptic-7
 	// slot is already taken
 }
+
+func BenchmarkNextWork(b *testing.B) {
+	storetest.BenchmarkNextWork(b, func(b *testing.B) storetest.Stores {
+		st := newRedisStore(b).(*redisstore.Store)
+		return storetest.Stores{Slots: st, Prism: st}
+	}, 100_000)
+}

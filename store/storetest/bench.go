@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -178,6 +179,64 @@ func BenchmarkNextJob(b *testing.B, newStore func(b *testing.B) slots.Store, max
 					b.ReportAllocs()
 					for range b.N {
 						if _, err := svc.NextJob(ctx, q.q); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkNextWork measures the Prism work queue (prism.Service.NextWork)
+// with 100, 10k and 100k active pipelines in the store: its cost must not
+// grow with them. Sizes above maxPipelines are skipped.
+func BenchmarkNextWork(b *testing.B, newStores func(b *testing.B) Stores, maxPipelines int) {
+	ctx := context.Background()
+	for _, n := range []int{100, 10_000, 100_000} {
+		if n > maxPipelines {
+			continue
+		}
+		b.Run(fmt.Sprintf("pipelines=%d", n), func(b *testing.B) {
+			st := newStores(b)
+			claims := slots.New(st.Slots)
+			svc := prism.New(st.Prism, st.Slots)
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+						c, err := claims.CreateClaim(ctx, slots.NewClaim{Title: "bench"})
+						if err == nil {
+							_, err = svc.Init(ctx, c, "")
+						}
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if b.Failed() {
+				return
+			}
+			if a, ok := st.Prism.(interface{ Analyze(context.Context) error }); ok {
+				if err := a.Analyze(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			agent := slots.Key{ID: "bench-agent", Name: "bench"}
+			for _, q := range []struct {
+				name string
+				q    prism.WorkQuery
+			}{{"any", prism.WorkQuery{}}, {"role+layer", prism.WorkQuery{Role: "contributor", Layer: 1}}} {
+				b.Run(q.name, func(b *testing.B) {
+					b.ReportAllocs()
+					for range b.N {
+						if _, err := svc.NextWork(ctx, agent, q.q); err != nil {
 							b.Fatal(err)
 						}
 					}
