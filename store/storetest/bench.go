@@ -17,6 +17,37 @@ import (
 //
 //	func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newStore(b)) }
 
+// load runs fn(0) … fn(n-1) on eight writers, so that a networked backend's
+// bulk set-up takes seconds, not minutes, then refreshes the backend's
+// planner statistics when it keeps any (a database does so by itself some
+// time after a bulk load). It stops the benchmark at the first error.
+func load(b *testing.B, st any, n int, fn func(i int) error) {
+	b.Helper()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if err := fn(i); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if b.Failed() {
+		b.FailNow()
+	}
+	if a, ok := st.(interface{ Analyze(context.Context) error }); ok {
+		if err := a.Analyze(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // Seat is an open slot and an agent that holds nothing on its claim.
 type Seat struct {
 	ClaimID, SlotID string
@@ -34,38 +65,23 @@ func NumberedSeats(b *testing.B, st slots.Store, tag string, n int) []Seat {
 	per := slots.MaxSlotsPerConfigure
 	seats := make([]Seat, n)
 	claims := (n + per - 1) / per
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range 8 { // several writers: a networked backend's set-up takes seconds
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := int(next.Add(1) - 1); c < claims; c = int(next.Add(1) - 1) {
-				claimID := fmt.Sprintf("%s_claim_%012d", tag, c)
-				err := st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "bench", Domain: "bench", CreatedAt: 1})
-				if err == nil {
-					err = st.AddComment(ctx, slots.Comment{ID: claimID + "_draft", ClaimID: claimID, Body: "draft", CommentType: slots.CommentDraft})
-				}
-				batch := make([]slots.Slot, 0, per)
-				for i := c * per; i < min(n, (c+1)*per); i++ {
-					id := fmt.Sprintf("%s_slot_%012d", tag, i)
-					batch = append(batch, slots.Slot{ID: id, ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1})
-					seats[i] = Seat{ClaimID: claimID, SlotID: id, Agent: slots.Key{ID: fmt.Sprintf("%s_key_%d", tag, i%per), Name: "bench"}}
-				}
-				if err == nil {
-					err = st.ReplaceOpenSlots(ctx, claimID, batch)
-				}
-				if err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if b.Failed() {
-		b.FailNow()
-	}
+	load(b, st, claims, func(c int) error {
+		claimID := fmt.Sprintf("%s_claim_%012d", tag, c)
+		err := st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "bench", Domain: "bench", CreatedAt: 1})
+		if err == nil {
+			err = st.AddComment(ctx, slots.Comment{ID: claimID + "_draft", ClaimID: claimID, Body: "draft", CommentType: slots.CommentDraft})
+		}
+		if err != nil {
+			return err
+		}
+		batch := make([]slots.Slot, 0, per)
+		for i := c * per; i < min(n, (c+1)*per); i++ {
+			id := fmt.Sprintf("%s_slot_%012d", tag, i)
+			batch = append(batch, slots.Slot{ID: id, ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1})
+			seats[i] = Seat{ClaimID: claimID, SlotID: id, Agent: slots.Key{ID: fmt.Sprintf("%s_key_%d", tag, i%per), Name: "bench"}}
+		}
+		return st.ReplaceOpenSlots(ctx, claimID, batch)
+	})
 	return seats
 }
 
@@ -133,40 +149,16 @@ func BenchmarkNextJob(b *testing.B, newStore func(b *testing.B) slots.Store, max
 			svc := slots.New(st)
 			author := slots.Key{ID: "bench", Name: "bench"}
 			domains := []string{"physics", "medicine", "law", "history"}
-			// Several writers, so a networked backend's set-up takes seconds,
-			// not minutes.
-			var wg sync.WaitGroup
-			var next atomic.Int64
-			for range 8 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := int(next.Add(1) - 1); i < claims; i = int(next.Add(1) - 1) {
-						c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "bench", Domain: domains[i%len(domains)]})
-						if err == nil {
-							_, err = svc.AddComment(ctx, author, slots.NewComment{ClaimID: c.ID, Body: "draft", CommentType: "draft"})
-						}
-						if err == nil {
-							_, err = svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}, {Role: slots.RoleDefender, Count: 1}})
-						}
-						if err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			if b.Failed() {
-				return
-			}
-			// A database refreshes its planner statistics after a bulk
-			// load by itself, some time later; do it now.
-			if a, ok := st.(interface{ Analyze(context.Context) error }); ok {
-				if err := a.Analyze(ctx); err != nil {
-					b.Fatal(err)
+			load(b, st, claims, func(i int) error {
+				c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "bench", Domain: domains[i%len(domains)]})
+				if err == nil {
+					_, err = svc.AddComment(ctx, author, slots.NewComment{ClaimID: c.ID, Body: "draft", CommentType: "draft"})
 				}
-			}
+				if err == nil {
+					_, err = svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}, {Role: slots.RoleDefender, Count: 1}})
+				}
+				return err
+			})
 			for _, q := range []struct {
 				name string
 				q    slots.JobQuery
@@ -201,33 +193,13 @@ func BenchmarkNextWork(b *testing.B, newStores func(b *testing.B) Stores, maxPip
 			st := newStores(b)
 			claims := slots.New(st.Slots)
 			svc := prism.New(st.Prism, st.Slots)
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			for range 8 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
-						c, err := claims.CreateClaim(ctx, slots.NewClaim{Title: "bench"})
-						if err == nil {
-							_, err = svc.Init(ctx, c, "")
-						}
-						if err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			if b.Failed() {
-				return
-			}
-			if a, ok := st.Prism.(interface{ Analyze(context.Context) error }); ok {
-				if err := a.Analyze(ctx); err != nil {
-					b.Fatal(err)
+			load(b, st.Prism, n, func(int) error {
+				c, err := claims.CreateClaim(ctx, slots.NewClaim{Title: "bench"})
+				if err == nil {
+					_, err = svc.Init(ctx, c, "")
 				}
-			}
+				return err
+			})
 			agent := slots.Key{ID: "bench-agent", Name: "bench"}
 			for _, q := range []struct {
 				name string
