@@ -89,7 +89,7 @@ func (s *Store) CreatePrompt(ctx context.Context, p discussion.Prompt, m discuss
 // GetPrompt implements discussion.Store.
 func (s *Store) GetPrompt(ctx context.Context, id string) (discussion.Prompt, error) {
 	var r promptRow
-	err := s.db.GetContext(ctx, &r, `SELECT `+promptColumns+` FROM agora_prompts WHERE id = $1`, id)
+	err := s.get(ctx, &r, `SELECT `+promptColumns+` FROM agora_prompts WHERE id = $1`, id)
 	if isNoRows(err) {
 		return discussion.Prompt{}, discussion.ErrPromptNotFound
 	}

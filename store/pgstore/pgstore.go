@@ -60,6 +60,15 @@ func (s *Store) prepared(ctx context.Context, query string) (*sqlx.Stmt, error) 
 	return st, nil
 }
 
+// get runs a one-row query as a prepared statement: one round trip.
+func (s *Store) get(ctx context.Context, dest any, query string, args ...any) error {
+	stmt, err := s.prepared(ctx, query)
+	if err != nil {
+		return err
+	}
+	return stmt.GetContext(ctx, dest, args...)
+}
+
 // DB returns the pool the store runs on.
 func (s *Store) DB() *sqlx.DB { return s.db }
 

@@ -94,7 +94,7 @@ func (s *Store) CreatePipeline(ctx context.Context, p prism.Pipeline) error {
 // GetPipeline implements prism.Store.
 func (s *Store) GetPipeline(ctx context.Context, claimID string) (prism.Pipeline, error) {
 	var doc []byte
-	err := s.db.GetContext(ctx, &doc, `SELECT doc FROM agora_pipelines WHERE claim_id = $1`, claimID)
+	err := s.get(ctx, &doc, `SELECT doc FROM agora_pipelines WHERE claim_id = $1`, claimID)
 	if isNoRows(err) {
 		return prism.Pipeline{}, prism.ErrPipelineNotFound
 	}

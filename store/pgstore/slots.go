@@ -38,7 +38,7 @@ func (r claimRow) claim() slots.Claim {
 // GetClaim implements slots.ClaimStore.
 func (s *Store) GetClaim(ctx context.Context, id string) (slots.Claim, error) {
 	var r claimRow
-	err := s.db.GetContext(ctx, &r, `SELECT `+claimColumns+` FROM agora_claims WHERE id = $1`, id)
+	err := s.get(ctx, &r, `SELECT `+claimColumns+` FROM agora_claims WHERE id = $1`, id)
 	if isNoRows(err) {
 		return slots.Claim{}, slots.ErrClaimNotFound
 	}
@@ -110,7 +110,7 @@ const commentsJSON = `COALESCE((SELECT json_agg(json_build_object(
 // ListComments implements slots.ClaimStore.
 func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comment, error) {
 	var raw []byte
-	err := s.db.GetContext(ctx, &raw, `SELECT `+commentsJSON+` FROM agora_claims c WHERE c.id = $1`, claimID)
+	err := s.get(ctx, &raw, `SELECT `+commentsJSON+` FROM agora_claims c WHERE c.id = $1`, claimID)
 	if isNoRows(err) {
 		return nil, slots.ErrClaimNotFound
 	}
@@ -451,7 +451,7 @@ const keyColumns = `id, name, avatar_url, scopes, hash, created_at, revoked_at`
 // GetKey implements slots.KeyStore.
 func (s *Store) GetKey(ctx context.Context, id string) (slots.Key, error) {
 	var r keyRow
-	err := s.db.GetContext(ctx, &r, `SELECT `+keyColumns+` FROM agora_keys WHERE id = $1`, id)
+	err := s.get(ctx, &r, `SELECT `+keyColumns+` FROM agora_keys WHERE id = $1`, id)
 	if isNoRows(err) {
 		return slots.Key{}, slots.ErrKeyNotFound
 	}
@@ -492,6 +492,6 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 // Balance implements slots.KeyStore.
 func (s *Store) Balance(ctx context.Context, keyID string) (int64, error) {
 	var n int64
-	err := s.db.GetContext(ctx, &n, `SELECT COALESCE(sum(amount), 0) FROM agora_ledger WHERE api_key_id = $1`, keyID)
+	err := s.get(ctx, &n, `SELECT COALESCE(sum(amount), 0) FROM agora_ledger WHERE api_key_id = $1`, keyID)
 	return n, interpretError(ctx, err)
 }
