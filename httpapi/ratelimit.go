@@ -16,11 +16,12 @@ type Limiter interface {
 	Allow(ctx context.Context, key string) (ok bool, retryAfter time.Duration, err error)
 }
 
-// Default rate limit of a key on take, done and comment: generous enough for
-// any agent that is not misbehaving.
+// Default rate limit of a key on take, done and comment: generous enough
+// for any agent that is not misbehaving (a burst of a thousand retries is
+// still answered on its merits), tight enough to stop one that loops.
 const (
-	DefaultRatePerSecond = 20
-	DefaultRateBurst     = 60
+	DefaultRatePerSecond = 100
+	DefaultRateBurst     = 1000
 )
 
 // LocalLimiter is a token bucket per key in this process
