@@ -1,0 +1,13 @@
+// Package arena is the Trolley Problem Arena of seeds/arena.md: agents
+// register for a game, rotate through the operator, majority and minority
+// roles round after round, argue in three phases, and the operator decides
+// which track the trolley takes; survivors score, and the game completes
+// when every agent has played every role.
+//
+// A Game is one aggregate. Every action is a pure transition of the engine
+// applied to a copy and saved by the store with compare-and-set on Version
+// — the game's own version field, which rises by exactly one per change —
+// so twenty agents arguing at the same moment move a phase on once.
+//
+// This file set holds the engine; the stores and HTTP routes build on it.
+package arena

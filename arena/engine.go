@@ -1,0 +1,310 @@
+package arena
+
+import (
+	"crypto/sha256"
+	"slices"
+	"time"
+
+	"github.com/agorahq/agora/store"
+)
+
+// env is what transitions need from the service.
+type env struct {
+	now time.Time
+	ids *store.IDGen
+}
+
+// NewGame returns a game waiting for agents.
+func NewGame(id string, minPlayers int, phaseTimeout time.Duration, now time.Time) (Game, error) {
+	if minPlayers == 0 {
+		minPlayers = DefaultMinPlayer
+	}
+	if minPlayers < DefaultMinPlayer || minPlayers > MaxAgents {
+		return Game{}, store.Errorf(store.ErrInvalid, "invalid_min_players", "min_players must be from %d to %d", DefaultMinPlayer, MaxAgents)
+	}
+	if phaseTimeout < 0 || phaseTimeout > 24*time.Hour {
+		return Game{}, store.Errorf(store.ErrInvalid, "invalid_phase_timeout", "phase_timeout_s must be from 0 (off) to 86400")
+	}
+	return Game{
+		ID: id, Status: StatusWaiting, MinPlayers: minPlayers, PhaseTimeout: phaseTimeout,
+		Agents: []Agent{}, Rounds: []Round{}, Scores: map[string]int{}, Feed: []FeedItem{},
+		Version: 1, CreatedAt: now,
+	}, nil
+}
+
+// event appends an event to the feed and notes the time.
+func (g *Game) event(e env, typ string, payload map[string]any) {
+	if payload == nil {
+		payload = map[string]any{}
+	}
+	payload["type"] = typ
+	it := FeedItem{ID: e.ids.New("evt"), Type: "event", Payload: payload, CreatedAt: e.now}
+	if r := g.Current(); r != nil {
+		n, ph := r.Number, r.Phase
+		it.RoundNumber, it.Phase = &n, &ph
+	}
+	g.Feed = append(g.Feed, it)
+	now := e.now
+	g.LastEventAt = &now
+}
+
+func (g *Game) started() bool { return g.Status != StatusWaiting && g.Status != StatusReady }
+
+// register adds an agent while the game has not started.
+func (g *Game) register(name string, token *string, e env) (Agent, error) {
+	if g.started() {
+		return Agent{}, bad("Game already started")
+	}
+	name, err := checkText("display_name", name, MaxNameChars)
+	if err != nil {
+		return Agent{}, err
+	}
+	if len(g.Agents) >= MaxAgents {
+		return Agent{}, bad("Game is full")
+	}
+	a := Agent{ID: e.ids.New("agent"), DisplayName: name}
+	if token != nil && *token != "" {
+		h := sha256.Sum256([]byte(*token))
+		a.TokenHash = h[:]
+	}
+	g.Agents = append(g.Agents, a)
+	g.Scores[a.ID] = 0
+	if len(g.Agents) >= g.MinPlayers {
+		g.Status = StatusReady
+	}
+	g.event(e, "agent_registered", map[string]any{"agent_id": a.ID, "display_name": a.DisplayName})
+	return a, nil
+}
+
+// start begins round one.
+func (g *Game) start(e env) error {
+	switch {
+	case g.started():
+		return bad("Game already started")
+	case g.Status != StatusReady:
+		return bad("Not enough agents to start")
+	}
+	g.event(e, "game_started", nil)
+	g.startRound(e)
+	return nil
+}
+
+// startRound assigns roles so that every agent plays every role in about as
+// many rounds as there are agents. The operator is the first agent (in
+// registration order) who has not been operator — once all have, the first
+// whose coverage is complete, so the seat costs nobody a role still to
+// play. The minority seat goes to the first other agent who has not been
+// minority — once all have, to one who has been majority, so those who
+// still need the majority track stay on it. Everyone else is majority.
+func (g *Game) startRound(e env) {
+	cov := g.Coverage()
+	first := func(ok func(i int, c Coverage) bool) int {
+		for i, c := range cov {
+			if ok(i, c) {
+				return i
+			}
+		}
+		return -1
+	}
+	op := first(func(_ int, c Coverage) bool { return !c.HasBeenOperator })
+	if op < 0 {
+		op = max(0, first(func(_ int, c Coverage) bool { return c.Complete }))
+	}
+	min := first(func(i int, c Coverage) bool { return i != op && !c.HasBeenMinority })
+	if min < 0 {
+		min = first(func(i int, c Coverage) bool { return i != op && c.HasBeenMajority })
+	}
+	if min < 0 {
+		min = (op + 1) % len(g.Agents)
+	}
+	r := Round{ID: e.ids.New("round"), Number: len(g.Rounds) + 1, Operator: g.Agents[op].ID, Minority: []string{g.Agents[min].ID},
+		Majority: []string{}, Arguments: []Argument{}, StartedAt: e.now}
+	for i, a := range g.Agents {
+		if i != op && i != min {
+			r.Majority = append(r.Majority, a.ID)
+		}
+	}
+	g.Rounds = append(g.Rounds, r)
+	g.setPhase(Phase1, e)
+	g.event(e, "round_started", map[string]any{"round_id": r.ID, "operator": r.Operator, "majority": r.Majority, "minority": r.Minority})
+}
+
+var phaseStatus = map[Phase]Status{
+	Phase1: StatusPhase1, Phase2: StatusPhase2, Phase3: StatusPhase3,
+	PhaseAwaiting: StatusAwaiting, PhaseResolved: StatusResolved,
+}
+
+func (g *Game) setPhase(p Phase, e env) {
+	g.Current().Phase = p
+	g.Status = phaseStatus[p]
+	g.PhaseDeadline = nil
+	if g.PhaseTimeout > 0 && p != PhaseResolved {
+		d := e.now.Add(g.PhaseTimeout)
+		g.PhaseDeadline = &d
+	}
+}
+
+func debating(p Phase) bool { return p == Phase1 || p == Phase2 || p == Phase3 }
+
+// round returns the round with ID id if it is the current one.
+func (g *Game) round(id string) (*Round, error) {
+	for i := range g.Rounds {
+		if g.Rounds[i].ID == id {
+			if i != len(g.Rounds)-1 {
+				return nil, bad("Round is over")
+			}
+			return &g.Rounds[i], nil
+		}
+	}
+	return nil, ErrRoundNotFound
+}
+
+// ArguedThisPhase lists the agents who argued in the current phase.
+func (r *Round) ArguedThisPhase() []string {
+	out := []string{}
+	for _, a := range r.Arguments {
+		if a.Phase == r.Phase {
+			out = append(out, a.AgentID)
+		}
+	}
+	return out
+}
+
+// argue records a track agent's argument; the last one of a phase moves the
+// round on.
+func (g *Game) argue(roundID, agentID, text string, e env) error {
+	r, err := g.round(roundID)
+	if err != nil {
+		return err
+	}
+	if !debating(r.Phase) || g.Status == StatusCompleted {
+		return bad("Not in a debate phase")
+	}
+	if !slices.Contains(r.Majority, agentID) && !slices.Contains(r.Minority, agentID) {
+		return bad("Agent not in this round as majority/minority")
+	}
+	if slices.Contains(r.ArguedThisPhase(), agentID) {
+		return bad("Already submitted argument this phase")
+	}
+	text, err = checkText("text", text, MaxArgumentChars)
+	if err != nil {
+		return err
+	}
+	r.Arguments = append(r.Arguments, Argument{AgentID: agentID, Phase: r.Phase, Text: text, CreatedAt: e.now})
+	a := g.agent(agentID)
+	n, ph, id, name, t := r.Number, r.Phase, agentID, a.DisplayName, text
+	g.Feed = append(g.Feed, FeedItem{ID: e.ids.New("arg"), Type: "argument", RoundNumber: &n, Phase: &ph, AgentID: &id, DisplayName: &name, Text: &t, CreatedAt: e.now})
+	now := e.now
+	g.LastEventAt = &now
+	if len(r.ArguedThisPhase()) == len(r.Majority)+len(r.Minority) {
+		g.nextPhase(e)
+	}
+	return nil
+}
+
+// nextPhase moves a debating round to its next phase.
+func (g *Game) nextPhase(e env) {
+	next := map[Phase]Phase{Phase1: Phase2, Phase2: Phase3, Phase3: PhaseAwaiting}[g.Current().Phase]
+	g.setPhase(next, e)
+	g.event(e, "phase_changed", map[string]any{"phase": next})
+}
+
+// decide records the operator's decision.
+func (g *Game) decide(roundID, agentID string, d Decision, e env) error {
+	r, err := g.round(roundID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case r.Phase != PhaseAwaiting:
+		return bad("Not in decision phase")
+	case agentID != r.Operator:
+		return bad("Only operator can submit decision")
+	case d != SaveMajority && d != SaveMinority:
+		return bad("Decision must be save_majority or save_minority")
+	}
+	g.resolve(d, false, e)
+	return nil
+}
+
+// resolve applies a decision: survivors score, the round ends, and the next
+// round starts unless every agent has played every role.
+func (g *Game) resolve(d Decision, forced bool, e env) {
+	r := g.Current()
+	r.Decision, r.Forced = d, forced
+	r.Survivors, r.Lost = slices.Clone(r.Majority), slices.Clone(r.Minority)
+	if d == SaveMinority {
+		r.Survivors, r.Lost = r.Lost, r.Survivors
+	}
+	for _, id := range r.Survivors {
+		g.Scores[id]++
+	}
+	now := e.now
+	r.EndedAt = &now
+	g.setPhase(PhaseResolved, e)
+	g.AnimationCount++
+	g.event(e, "round_resolved", map[string]any{"round_id": r.ID, "decision": d, "forced": forced, "survivors": r.Survivors, "lost": r.Lost})
+	for _, c := range g.Coverage() {
+		if !c.Complete {
+			g.startRound(e)
+			return
+		}
+	}
+	g.Status = StatusCompleted
+	g.PhaseDeadline = nil
+	g.event(e, "game_completed", map[string]any{"scores": g.Scores})
+}
+
+// AdvanceAction is an admin's push of a stuck game.
+type AdvanceAction string
+
+// The advance actions.
+const (
+	ActionNextPhase     AdvanceAction = "next_phase"
+	ActionForceDecision AdvanceAction = "force_decision"
+	ActionResolveRound  AdvanceAction = "resolve_round"
+)
+
+// advance applies an admin action.
+func (g *Game) advance(a AdvanceAction, e env) error {
+	r := g.Current()
+	if r == nil || g.Status == StatusCompleted {
+		return bad("Game is not in a round")
+	}
+	switch a {
+	case ActionNextPhase:
+		if !debating(r.Phase) {
+			return bad("Not in a debate phase")
+		}
+		g.nextPhase(e)
+	case ActionForceDecision:
+		if !debating(r.Phase) {
+			return bad("Not in a debate phase")
+		}
+		g.setPhase(PhaseAwaiting, e)
+		g.event(e, "phase_changed", map[string]any{"phase": PhaseAwaiting, "forced": true})
+	case ActionResolveRound:
+		if r.Phase == PhaseResolved {
+			return bad("Round already resolved")
+		}
+		g.resolve(SaveMajority, true, e)
+	default:
+		return bad("Action must be next_phase, force_decision or resolve_round")
+	}
+	return nil
+}
+
+// sweep applies an overdue phase deadline as the timeouts rule says: a
+// debate phase moves on as next_phase would; an overdue decision is forced
+// and resolved. It reports whether anything changed.
+func (g *Game) sweep(e env) bool {
+	if g.PhaseDeadline == nil || e.now.Before(*g.PhaseDeadline) || g.Status == StatusCompleted {
+		return false
+	}
+	if debating(g.Current().Phase) {
+		g.nextPhase(e)
+	} else {
+		g.resolve(SaveMajority, true, e)
+	}
+	return true
+}

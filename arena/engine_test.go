@@ -1,0 +1,142 @@
+package arena
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/store"
+)
+
+func testEnv() env {
+	return env{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), ids: &store.IDGen{}}
+}
+
+// play registers n agents and plays the game to its end with every track
+// agent arguing and the operator saving the majority, returning rounds.
+func play(t *testing.T, n int) Game {
+	t.Helper()
+	e := testEnv()
+	g, err := NewGame("g", 0, 0, e.now)
+	require.NoError(t, err)
+	for i := 0; i < n; i++ {
+		_, err := g.register(fmt.Sprint("agent-", i), nil, e)
+		require.NoError(t, err)
+		if i < 2 {
+			require.Equal(t, StatusWaiting, g.Status)
+		}
+	}
+	require.Equal(t, StatusReady, g.Status)
+	require.NoError(t, g.start(e))
+	for rounds := 0; g.Status != StatusCompleted; rounds++ {
+		require.Less(t, rounds, 2*n, "the game must end in about n rounds")
+		r := g.Current()
+		require.Len(t, r.Minority, 1)
+		require.GreaterOrEqual(t, len(r.Majority), len(r.Minority))
+		if n >= 4 {
+			require.Greater(t, len(r.Majority), len(r.Minority))
+		}
+		for _, ph := range []Phase{Phase1, Phase2, Phase3} {
+			require.Equal(t, ph, r.Phase)
+			for _, id := range append(append([]string{}, r.Majority...), r.Minority...) {
+				require.NoError(t, g.argue(r.ID, id, "pull the lever", e))
+			}
+		}
+		require.Equal(t, PhaseAwaiting, r.Phase)
+		require.NoError(t, g.decide(r.ID, r.Operator, SaveMajority, e))
+		require.Equal(t, r.Majority, g.Rounds[r.Number-1].Survivors)
+	}
+	for _, c := range g.Coverage() {
+		require.True(t, c.Complete, "%+v", c)
+	}
+	require.LessOrEqual(t, len(g.Rounds), n+1)
+	return g
+}
+
+func TestFullGames(t *testing.T) {
+	for _, n := range []int{3, 4, 5, 7, 10} {
+		t.Run(fmt.Sprint(n, " agents"), func(t *testing.T) {
+			g := play(t, n)
+			total := 0
+			for _, s := range g.Scores {
+				total += s
+			}
+			want := 0
+			for _, r := range g.Rounds {
+				want += len(r.Survivors)
+			}
+			require.Equal(t, want, total, "survivors score one each")
+		})
+	}
+}
+
+func TestRulesAndMessages(t *testing.T) {
+	e := testEnv()
+	_, err := NewGame("g", 2, 0, e.now)
+	require.ErrorIs(t, err, store.ErrInvalid)
+	g, err := NewGame("g", 3, time.Minute, e.now)
+	require.NoError(t, err)
+	require.ErrorContains(t, g.start(e), "Not enough agents")
+	tok := "s3cret"
+	var ids []string
+	for i := 0; i < 3; i++ {
+		var tp *string
+		if i == 0 {
+			tp = &tok
+		}
+		a, err := g.register(fmt.Sprint("A", i), tp, e)
+		require.NoError(t, err)
+		ids = append(ids, a.ID)
+	}
+	require.NoError(t, g.checkToken(ids[0], tok))
+	require.ErrorIs(t, g.checkToken(ids[0], "wrong"), ErrBadToken)
+	require.ErrorIs(t, g.checkToken(ids[0], ""), ErrBadToken)
+	require.NoError(t, g.checkToken(ids[1], ""), "no token registered, none needed")
+
+	require.NoError(t, g.start(e))
+	require.ErrorContains(t, g.start(e), "Game already started")
+	_, err = g.register("late", nil, e)
+	require.ErrorContains(t, err, "Game already started")
+	r := g.Current()
+	require.Equal(t, ids[0], r.Operator)
+	require.ErrorIs(t, g.argue("round_missing", ids[1], "x", e), ErrRoundNotFound)
+	require.ErrorContains(t, g.argue(r.ID, r.Operator, "x", e), "Agent not in this round as majority/minority")
+	require.ErrorIs(t, g.argue(r.ID, r.Minority[0], "   ", e), store.ErrInvalid)
+	require.ErrorIs(t, g.argue(r.ID, r.Minority[0], string(make([]rune, 501)), e), store.ErrInvalid)
+	require.NoError(t, g.argue(r.ID, r.Minority[0], "spare them", e))
+	require.ErrorContains(t, g.argue(r.ID, r.Minority[0], "again", e), "Already submitted argument this phase")
+	require.ErrorContains(t, g.decide(r.ID, r.Operator, SaveMajority, e), "Not in decision phase")
+	require.Equal(t, e.now.Add(time.Minute), *g.PhaseDeadline)
+
+	// The deadline moves the phase on as next_phase would.
+	late := e
+	late.now = e.now.Add(time.Minute)
+	require.True(t, g.sweep(late))
+	require.Equal(t, Phase2, r.Phase)
+	require.False(t, g.sweep(late), "the new phase has its own deadline")
+	require.NoError(t, g.advance(ActionForceDecision, e))
+	require.Equal(t, StatusAwaiting, g.Status)
+	require.ErrorContains(t, g.decide(r.ID, r.Minority[0], SaveMajority, e), "Only operator can submit decision")
+	require.ErrorContains(t, g.decide(r.ID, r.Operator, "save_nobody", e), "Decision must be save_majority or save_minority")
+	require.ErrorContains(t, g.advance("explode", e), "Action must be")
+	require.NoError(t, g.decide(r.ID, r.Operator, SaveMinority, e))
+	require.Equal(t, []string{r.Minority[0]}, g.Rounds[0].Survivors)
+	require.Equal(t, 1, g.Scores[r.Minority[0]])
+	require.Equal(t, 0, g.Scores[r.Operator])
+	require.Equal(t, 2, len(g.Rounds), "the next round starts by itself")
+	require.ErrorContains(t, g.argue(r.ID, r.Minority[0], "x", e), "Round is over")
+
+	// An overdue decision is forced and resolved for the majority.
+	r2 := g.Current()
+	require.NoError(t, g.advance(ActionForceDecision, e))
+	over := e
+	over.now = e.now.Add(2 * time.Minute)
+	require.True(t, g.sweep(over))
+	require.True(t, g.Rounds[1].Forced)
+	require.Equal(t, SaveMajority, g.Rounds[1].Decision)
+	require.Equal(t, r2.Majority, g.Rounds[1].Survivors)
+	require.NoError(t, g.advance(ActionResolveRound, e))
+	require.True(t, g.Rounds[2].Forced)
+}

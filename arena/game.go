@@ -1,0 +1,201 @@
+package arena
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agorahq/agora/store"
+)
+
+// Status is a game's state as the state payload reports it.
+type Status string
+
+// The game statuses of seeds/arena.md.
+const (
+	StatusWaiting    Status = "waiting_for_agents"
+	StatusReady      Status = "ready_to_start"
+	StatusPhase1     Status = "round_phase_1"
+	StatusPhase2     Status = "round_phase_2"
+	StatusPhase3     Status = "round_phase_3"
+	StatusAwaiting   Status = "awaiting_operator_decision"
+	StatusResolved   Status = "round_resolved"
+	StatusCompleted  Status = "game_completed"
+	DefaultMinPlayer        = 3
+)
+
+// Phase is where a round is.
+type Phase string
+
+// The round phases.
+const (
+	Phase1           Phase = "phase_1"
+	Phase2           Phase = "phase_2"
+	Phase3           Phase = "phase_3"
+	PhaseAwaiting    Phase = "awaiting_decision"
+	PhaseResolved    Phase = "resolved"
+	MaxArgumentChars       = 500
+	MaxNameChars           = 100
+	MaxAgents              = 50
+)
+
+// Role is an agent's part in a round.
+type Role string
+
+// The roles.
+const (
+	RoleOperator Role = "operator"
+	RoleMajority Role = "majority"
+	RoleMinority Role = "minority"
+)
+
+// Decision is the operator's choice.
+type Decision string
+
+// The decisions.
+const (
+	SaveMajority Decision = "save_majority"
+	SaveMinority Decision = "save_minority"
+)
+
+// Agent is a registered player. TokenHash is the SHA-256 of the token it
+// registered with, if any.
+type Agent struct {
+	ID          string `json:"id"`
+	DisplayName string `json:"display_name"`
+	TokenHash   []byte `json:"token_hash,omitempty"`
+}
+
+// Argument is one agent's argument in one phase of a round.
+type Argument struct {
+	AgentID   string    `json:"agent_id"`
+	Phase     Phase     `json:"phase"`
+	Text      string    `json:"text"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Round is one trolley problem.
+type Round struct {
+	ID        string     `json:"id"`
+	Number    int        `json:"number"`
+	Operator  string     `json:"operator"`
+	Majority  []string   `json:"majority"`
+	Minority  []string   `json:"minority"`
+	Phase     Phase      `json:"phase"`
+	Arguments []Argument `json:"arguments"`
+	Decision  Decision   `json:"decision,omitempty"`
+	Forced    bool       `json:"forced,omitempty"`
+	Survivors []string   `json:"survivors,omitempty"`
+	Lost      []string   `json:"lost,omitempty"`
+	StartedAt time.Time  `json:"started_at"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
+}
+
+// FeedItem is an argument or an event, as GET /feed lists them.
+type FeedItem struct {
+	ID          string         `json:"id"`
+	Type        string         `json:"type"` // argument or event
+	RoundNumber *int           `json:"round_number"`
+	Phase       *Phase         `json:"phase"`
+	AgentID     *string        `json:"agent_id"`
+	DisplayName *string        `json:"display_name"`
+	Text        *string        `json:"text"`
+	Payload     map[string]any `json:"payload"`
+	CreatedAt   time.Time      `json:"created_at"`
+}
+
+// Game is the aggregate.
+type Game struct {
+	ID             string         `json:"id"`
+	Status         Status         `json:"status"`
+	MinPlayers     int            `json:"min_players"`
+	PhaseTimeout   time.Duration  `json:"phase_timeout"` // 0: no deadline
+	PhaseDeadline  *time.Time     `json:"phase_deadline,omitempty"`
+	Agents         []Agent        `json:"agents"`
+	Rounds         []Round        `json:"rounds"`
+	Scores         map[string]int `json:"scores"`
+	Feed           []FeedItem     `json:"feed"`
+	AnimationCount int            `json:"animation_version"`
+	Version        int64          `json:"version"`
+	CreatedAt      time.Time      `json:"created_at"`
+	LastEventAt    *time.Time     `json:"last_event_at,omitempty"`
+}
+
+// bad is a 400 with one of the specification's messages.
+func bad(msg string) error { return store.Errorf(store.ErrInvalid, "invalid_action", "%s", msg) }
+
+// The errors of this package.
+var (
+	ErrGameNotFound  = &store.Error{Kind: store.ErrNotFound, Code: "game_not_found", Message: "Game not found"}
+	ErrRoundNotFound = &store.Error{Kind: store.ErrNotFound, Code: "round_not_found", Message: "Round not found"}
+	ErrBadToken      = &store.Error{Kind: store.ErrForbidden, Code: "invalid_token", Message: "this agent registered with a token: present it as Authorization: Bearer <token>"}
+)
+
+// agent returns the registered agent with ID id, or nil.
+func (g *Game) agent(id string) *Agent {
+	for i := range g.Agents {
+		if g.Agents[i].ID == id {
+			return &g.Agents[i]
+		}
+	}
+	return nil
+}
+
+// Current returns the round being played, or nil.
+func (g *Game) Current() *Round {
+	if len(g.Rounds) == 0 {
+		return nil
+	}
+	return &g.Rounds[len(g.Rounds)-1]
+}
+
+// checkToken verifies an agent's bearer token when it registered with one.
+func (g *Game) checkToken(agentID, token string) error {
+	a := g.agent(agentID)
+	if a == nil || a.TokenHash == nil {
+		return nil
+	}
+	h := sha256.Sum256([]byte(token))
+	if token == "" || subtle.ConstantTimeCompare(h[:], a.TokenHash) != 1 {
+		return ErrBadToken
+	}
+	return nil
+}
+
+// checkText trims and bounds an argument or name.
+func checkText(field, s string, max int) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > max {
+		return "", store.Errorf(store.ErrInvalid, "invalid_"+field, "%s must be 1 to %d characters", field, max)
+	}
+	return s, nil
+}
+
+// Coverage is one agent's record of roles played.
+type Coverage struct {
+	AgentID         string `json:"agent_id"`
+	DisplayName     string `json:"display_name"`
+	HasBeenOperator bool   `json:"has_been_operator"`
+	HasBeenMajority bool   `json:"has_been_majority"`
+	HasBeenMinority bool   `json:"has_been_minority"`
+	Complete        bool   `json:"complete"`
+}
+
+// Coverage returns every agent's coverage in registration order.
+func (g *Game) Coverage() []Coverage {
+	out := make([]Coverage, 0, len(g.Agents))
+	for _, a := range g.Agents {
+		c := Coverage{AgentID: a.ID, DisplayName: a.DisplayName}
+		for _, r := range g.Rounds {
+			c.HasBeenOperator = c.HasBeenOperator || r.Operator == a.ID
+			c.HasBeenMajority = c.HasBeenMajority || slices.Contains(r.Majority, a.ID)
+			c.HasBeenMinority = c.HasBeenMinority || slices.Contains(r.Minority, a.ID)
+		}
+		c.Complete = c.HasBeenOperator && c.HasBeenMajority && c.HasBeenMinority
+		out = append(out, c)
+	}
+	return out
+}
