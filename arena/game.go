@@ -3,6 +3,7 @@ package arena
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -198,4 +199,23 @@ func (g *Game) Coverage() []Coverage {
 		out = append(out, c)
 	}
 	return out
+}
+
+// Clone returns a deep copy, so a failed transition leaves the original.
+func (g Game) Clone() Game {
+	g.Agents = slices.Clone(g.Agents)
+	for i := range g.Agents {
+		g.Agents[i].TokenHash = slices.Clone(g.Agents[i].TokenHash)
+	}
+	g.Rounds = slices.Clone(g.Rounds)
+	for i := range g.Rounds {
+		r := &g.Rounds[i]
+		r.Majority, r.Minority = slices.Clone(r.Majority), slices.Clone(r.Minority)
+		r.Survivors, r.Lost = slices.Clone(r.Survivors), slices.Clone(r.Lost)
+		r.Arguments = slices.Clone(r.Arguments)
+	}
+	g.Scores = maps.Clone(g.Scores)
+	// Feed items are never changed once written: sharing them is safe.
+	g.Feed = slices.Clip(g.Feed)
+	return g
 }

@@ -7,6 +7,7 @@ package memstore
 import (
 	"sync"
 
+	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -26,8 +27,10 @@ type Store struct {
 	queue      jobQueue
 	leased     map[string]int64 // taken slot ID -> lease expiry (Unix ms)
 
-	disc  discussionData
-	prism prismData
+	disc      discussionData
+	prism     prismData
+	games     map[string]arena.Game
+	gameOrder []string
 
 	hub store.Hub // the notifier; has its own lock
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
@@ -129,18 +130,23 @@ func newScript(name string) *redis.Script {
 // cannot drift apart.
 var scriptErrors = func() map[string]error {
 	m := map[string]error{}
-	for _, e := range []*store.Error{
-		slots.ErrClaimNotFound, slots.ErrSlotNotFound, slots.ErrKeyNotFound, slots.ErrNoJob,
-		slots.ErrSlotTaken, slots.ErrSlotHeld, slots.ErrNotSlotOwner, slots.ErrSlotNotTaken,
-		slots.ErrClaimExists, slots.ErrKeyExists,
-		discussion.ErrPromptNotFound, discussion.ErrPromptClosed, discussion.ErrAlreadyResponded,
-		discussion.ErrOwnPrompt, discussion.ErrPromptExists,
-		prism.ErrPipelineNotFound, prism.ErrPipelineExists, prism.ErrVersionConflict,
-	} {
+	for _, e := range scriptErrorList {
 		m[e.Code] = e
 	}
 	return m
 }()
+
+// scriptErrorList is every error a script may fail with; their codes are
+// distinct (a test checks), so each maps back to itself.
+var scriptErrorList = []*store.Error{
+	slots.ErrClaimNotFound, slots.ErrSlotNotFound, slots.ErrKeyNotFound, slots.ErrNoJob,
+	slots.ErrSlotTaken, slots.ErrSlotHeld, slots.ErrNotSlotOwner, slots.ErrSlotNotTaken,
+	slots.ErrClaimExists, slots.ErrKeyExists,
+	discussion.ErrPromptNotFound, discussion.ErrPromptClosed, discussion.ErrAlreadyResponded,
+	discussion.ErrOwnPrompt, discussion.ErrPromptExists,
+	prism.ErrPipelineNotFound, prism.ErrPipelineExists, prism.ErrVersionConflict,
+	arena.ErrGameNotFound, arena.ErrVersionConflict,
+}
 
 // scriptErrorPrefix starts every error reply of this package's scripts.
 const scriptErrorPrefix = "AGORA "

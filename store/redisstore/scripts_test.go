@@ -23,3 +23,13 @@ func TestScriptsTakeTimeAndChanceFromGo(t *testing.T) {
 		require.False(t, banned.Match(src), "%s reads the server's clock or randomness", f)
 	}
 }
+
+func TestScriptErrorCodesAreDistinct(t *testing.T) {
+	seen := map[string]bool{}
+	for _, e := range scriptErrorList {
+		if seen[e.Code] {
+			t.Fatalf("two errors share the code %q: scripts could not tell them apart", e.Code)
+		}
+		seen[e.Code] = true
+	}
+}

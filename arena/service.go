@@ -1,0 +1,245 @@
+package arena
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/agorahq/agora/store"
+)
+
+// Service runs games over a Store. Every action reads the game, applies a
+// transition of the engine to a copy and saves it with compare-and-set,
+// retrying from a fresh read when another action won; each saved change
+// raises the game's version by exactly one and is announced on the
+// notifier, so long polls and event streams in every process wake up.
+type Service struct {
+	store    Store
+	notifier store.Notifier
+	now      func() time.Time
+	ids      store.IDGen
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock sets the clock; the default is time.Now.
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithNotifier announces every change on n.
+func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notifier = n } }
+
+// New returns a Service over st.
+func New(st Store, opts ...Option) *Service {
+	s := &Service{store: st, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	s.ids.Now = s.now
+	return s
+}
+
+func (s *Service) env() env { return env{now: s.now().UTC().Truncate(time.Millisecond), ids: &s.ids} }
+
+// Topic is the notifier topic of a game; events carry its new version.
+func Topic(gameID string) string { return "arena:" + gameID }
+
+const maxAttempts = 1000
+
+// change applies fn to a copy of the game and saves it.
+func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env) error) (Game, error) {
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		cur, err := s.store.GetGame(ctx, id)
+		if err != nil {
+			return Game{}, err
+		}
+		next := cur.Clone()
+		if err := fn(&next, s.env()); err != nil {
+			return Game{}, err
+		}
+		next.Version = cur.Version + 1
+		err = s.store.UpdateGame(ctx, next)
+		if err == nil {
+			if s.notifier != nil {
+				_ = s.notifier.Publish(context.WithoutCancel(ctx), Topic(id), []byte(strconv.FormatInt(next.Version, 10)))
+			}
+			return next, nil
+		}
+		if !errors.Is(err, ErrVersionConflict) {
+			return Game{}, err
+		}
+		if attempt > 2 {
+			time.Sleep(time.Duration(rand.IntN(1000*min(attempt, 20))) * time.Microsecond)
+		}
+	}
+	return Game{}, store.Errorf(store.ErrConflict, "busy", "game %s is changing too fast; retry", id)
+}
+
+// Create starts a game waiting for agents; 0 means the defaults.
+func (s *Service) Create(ctx context.Context, minPlayers int, phaseTimeout time.Duration) (Game, error) {
+	g, err := NewGame(s.ids.New("game"), minPlayers, phaseTimeout, s.env().now)
+	if err != nil {
+		return Game{}, err
+	}
+	return g, s.store.CreateGame(ctx, g)
+}
+
+// Game returns a game.
+func (s *Service) Game(ctx context.Context, id string) (Game, error) { return s.store.GetGame(ctx, id) }
+
+// List lists games newest first, in status when it is set.
+func (s *Service) List(ctx context.Context, status Status, limit int) ([]Summary, error) {
+	if limit <= 0 || limit > 500 {
+		limit = 100
+	}
+	return s.store.ListGames(ctx, status, limit)
+}
+
+// Register adds an agent; with a token, its actions must present it.
+func (s *Service) Register(ctx context.Context, gameID, name string, token *string) (Agent, error) {
+	var a Agent
+	_, err := s.change(ctx, gameID, func(g *Game, e env) error {
+		var err error
+		a, err = g.register(name, token, e)
+		return err
+	})
+	return a, err
+}
+
+// Start begins the first round.
+func (s *Service) Start(ctx context.Context, gameID string) (Game, error) {
+	return s.change(ctx, gameID, func(g *Game, e env) error { return g.start(e) })
+}
+
+// Argue records an argument; token is the bearer token the request
+// presented.
+func (s *Service) Argue(ctx context.Context, gameID, roundID, agentID, token, text string) (Game, error) {
+	return s.change(ctx, gameID, func(g *Game, e env) error {
+		if err := g.checkToken(agentID, token); err != nil {
+			return err
+		}
+		return g.argue(roundID, agentID, text, e)
+	})
+}
+
+// Decide records the operator's decision.
+func (s *Service) Decide(ctx context.Context, gameID, roundID, agentID, token string, d Decision) (Game, error) {
+	return s.change(ctx, gameID, func(g *Game, e env) error {
+		if err := g.checkToken(agentID, token); err != nil {
+			return err
+		}
+		return g.decide(roundID, agentID, d, e)
+	})
+}
+
+// Advance applies an admin action.
+func (s *Service) Advance(ctx context.Context, gameID string, a AdvanceAction) (Game, error) {
+	return s.change(ctx, gameID, func(g *Game, e env) error { return g.advance(a, e) })
+}
+
+var errNothing = errors.New("nothing to change")
+
+// Sweep advances every game whose phase deadline passed and returns how
+// many it advanced. Sweepers in several processes never advance the same
+// phase twice: the compare-and-set lets one win, and the loser re-reads a
+// game whose deadline is no longer due.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	ids, err := s.store.OverdueGames(ctx, s.now())
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		_, err := s.change(ctx, id, func(g *Game, e env) error {
+			if !g.sweep(e) {
+				return errNothing
+			}
+			return nil
+		})
+		switch {
+		case err == nil:
+			n++
+		case !errors.Is(err, errNothing):
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// RunSweeper calls Sweep every interval until ctx is done.
+func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, onErr func(error)) {
+	store.Periodically(ctx, interval, func(ctx context.Context) error {
+		_, err := s.Sweep(ctx)
+		return err
+	}, onErr)
+}
+
+// MaxWait bounds WaitChange.
+const MaxWait = 30 * time.Second
+
+// WaitChange returns the game as soon as its version is not version, or as
+// it stands after d (at most MaxWait).
+func (s *Service) WaitChange(ctx context.Context, id string, version int64, d time.Duration) (Game, error) {
+	d = min(d, MaxWait)
+	var events <-chan []byte
+	if s.notifier != nil && d > 0 {
+		sub, err := s.notifier.Subscribe(ctx, Topic(id))
+		if err != nil {
+			return Game{}, err
+		}
+		defer sub.Close()
+		events = sub.C
+	}
+	end := time.NewTimer(d)
+	defer end.Stop()
+	for {
+		g, err := s.store.GetGame(ctx, id)
+		if err != nil || g.Version != version || d <= 0 {
+			return g, err
+		}
+		poll := time.NewTimer(time.Second) // a safety net for a lost event
+		select {
+		case <-ctx.Done():
+			poll.Stop()
+			return Game{}, ctx.Err()
+		case <-end.C:
+			poll.Stop()
+			return s.store.GetGame(ctx, id)
+		case _, ok := <-events:
+			if !ok {
+				events = nil
+			}
+		case <-poll.C:
+		}
+		poll.Stop()
+	}
+}
+
+// Subscribe returns the notifier subscription of a game's changes, or nil
+// without a notifier.
+func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription, error) {
+	if s.notifier == nil {
+		return nil, nil
+	}
+	return s.notifier.Subscribe(ctx, Topic(id))
+}
+
+// Demo creates a game with Alice, Bob and Charlie registered.
+func (s *Service) Demo(ctx context.Context) (Game, []Agent, error) {
+	g, err := s.Create(ctx, 0, 0)
+	if err != nil {
+		return Game{}, nil, err
+	}
+	var agents []Agent
+	for _, name := range []string{"Alice", "Bob", "Charlie"} {
+		a, err := s.Register(ctx, g.ID, name, nil)
+		if err != nil {
+			return Game{}, nil, err
+		}
+		agents = append(agents, a)
+	}
+	g, err = s.store.GetGame(ctx, g.ID)
+	return g, agents, err
+}

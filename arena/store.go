@@ -1,0 +1,37 @@
+package arena
+
+import (
+	"context"
+	"time"
+
+	"github.com/agorahq/agora/store"
+)
+
+// ErrVersionConflict is what UpdateGame returns when another change was
+// saved first.
+var ErrVersionConflict = &store.Error{Kind: store.ErrConflict, Code: "game_version_conflict", Message: "the game changed concurrently"}
+
+// Store keeps games, each saved whole with compare-and-set on its version.
+type Store interface {
+	// CreateGame stores g (Version 1).
+	CreateGame(ctx context.Context, g Game) error
+	// GetGame returns a game or ErrGameNotFound.
+	GetGame(ctx context.Context, id string) (Game, error)
+	// ListGames returns up to limit games, newest first, in status when it
+	// is set.
+	ListGames(ctx context.Context, status Status, limit int) ([]Summary, error)
+	// UpdateGame stores next if the stored game's Version is
+	// next.Version-1, else returns ErrVersionConflict (ErrGameNotFound for
+	// an unknown game).
+	UpdateGame(ctx context.Context, next Game) error
+	// OverdueGames returns the games whose phase deadline is at or before
+	// now, from an index.
+	OverdueGames(ctx context.Context, now time.Time) ([]string, error)
+}
+
+// Summary is a game as GET /games lists it.
+type Summary struct {
+	ID        string    `json:"id"`
+	Status    Status    `json:"status"`
+	CreatedAt time.Time `json:"created_at"`
+}

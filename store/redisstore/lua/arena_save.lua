@@ -1,0 +1,30 @@
+-- KEYS: game hash, games index, deadlines index.
+-- ARGV: namespace, game ID, version, status, deadline (ms, '' for none),
+-- doc, created (ms).
+-- Version 1 creates the game; a later version saves it only if the stored
+-- one is the version before (compare-and-set). The status index moves with
+-- the status, so listings by status read one sorted set.
+local ns, id, version = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local cur = redis.call('HMGET', KEYS[1], 'version', 'status')
+if version == 1 then
+  if cur[1] then
+    return fail('game_version_conflict')
+  end
+  redis.call('ZADD', KEYS[2], 0, id)
+else
+  if not cur[1] then
+    return fail('game_not_found')
+  end
+  if tonumber(cur[1]) ~= version - 1 then
+    return fail('game_version_conflict')
+  end
+  redis.call('ZREM', ns .. 'games:' .. cur[2], id)
+end
+redis.call('HSET', KEYS[1], 'version', ARGV[3], 'status', ARGV[4], 'doc', ARGV[6], 'created', ARGV[7])
+redis.call('ZADD', ns .. 'games:' .. ARGV[4], 0, id)
+if ARGV[5] == '' then
+  redis.call('ZREM', KEYS[3], id)
+else
+  redis.call('ZADD', KEYS[3], ARGV[5], id)
+end
+return 1
