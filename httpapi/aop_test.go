@@ -83,7 +83,9 @@ func (c *apiClient) do(method, path, token string, body any) response {
 	out := response{status: res.StatusCode, header: res.Header, raw: string(data)}
 	if len(data) > 0 {
 		require.Equal(c.t, "application/json; charset=utf-8", res.Header.Get("Content-Type"), "%s %s: %s", method, path, data)
-		require.NoError(c.t, json.Unmarshal(data, &out.body), "%s %s answered %q", method, path, data)
+		var v any
+		require.NoError(c.t, json.Unmarshal(data, &v), "%s %s answered %q", method, path, data)
+		out.body, _ = v.(map[string]any) // an array answer stays in raw
 	}
 	return out
 }

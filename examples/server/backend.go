@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/prism"
@@ -19,6 +20,7 @@ type backend struct {
 	slots      slots.Store
 	discussion discussion.Store
 	prism      prism.Store
+	arena      arena.Store
 	notifier   store.Notifier
 	limiter    httpapi.Limiter
 	close      func()
@@ -29,7 +31,7 @@ func openBackend(ctx context.Context, url, redisPrefix string, rate float64, bur
 	switch {
 	case url == "memory" || url == "":
 		st := memstore.New()
-		return &backend{name: "memory", slots: st, discussion: st, prism: st, notifier: st, limiter: local, close: func() {}}, nil
+		return &backend{name: "memory", slots: st, discussion: st, prism: st, arena: st, notifier: st, limiter: local, close: func() {}}, nil
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		return openPostgres(ctx, url, local)
 	case strings.HasPrefix(url, "redis://"), strings.HasPrefix(url, "rediss://"):

@@ -1,6 +1,6 @@
 // Command server runs every Agora API on one address: /api/v1 (claims,
-// keys, role slots, the Prism pipeline), /api/discussion and
-// /api/squad-chat.
+// keys, role slots, the Prism pipeline), the arena under /api/games and
+// /api/demo, /api/discussion and /api/squad-chat.
 //
 //	go run ./examples/server -addr 127.0.0.1:8080 -store memory
 //	go run ./examples/server -store 'postgres://postgres@127.0.0.1:5432/agora?sslmode=disable'
@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/prism"
@@ -88,6 +89,12 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter), httpapi.WithPrism(pipelines)))
+	games := arena.New(backend.arena, arena.WithNotifier(backend.notifier))
+	go games.RunSweeper(ctx, time.Second, func(err error) { log.Error("arena sweep", "err", err) })
+	arenaAPI := httpapi.Arena(games, httpapi.WithLogger(log))
+	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/"} {
+		mux.Handle(p, arenaAPI)
+	}
 	discussionAPI := httpapi.Discussion(disc, httpapi.WithLogger(log))
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat"} {
 		mux.Handle(p, discussionAPI)

@@ -106,6 +106,10 @@ func agentLoop(t *testing.T, base, admin string) {
 	status, view := call(t, "GET", base+"/api/discussion/"+promptID+"?wait=1", "", "")
 	require.Equal(t, 200, status)
 	require.Equal(t, true, view["ready"])
+	status, demo := call(t, "POST", base+"/api/demo/create", "", "")
+	require.Equal(t, 201, status)
+	status, _ = call(t, "GET", base+"/api/games/"+demo["game_id"].(string)+"/state", "", "")
+	require.Equal(t, 200, status)
 	status, _ = call(t, "GET", base+"/api/nothing", "", "")
 	require.Equal(t, 404, status)
 }

@@ -1,0 +1,196 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/store/storetest"
+)
+
+func newArenaAPI(t *testing.T, st storetest.Stores, peer bool) *apiClient {
+	t.Helper()
+	n := st.Notifier
+	if peer {
+		n = st.Peer
+	}
+	h := httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(n)))
+	mux := http.NewServeMux()
+	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/"} {
+		mux.Handle(p, h)
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return &apiClient{t: t, srv: srv}
+}
+
+// TestArenaFiveAgentGame plays a game to its end with HTTP calls only,
+// following the action sequence of arena.md.
+func TestArenaFiveAgentGame(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+		c := newArenaAPI(t, st, false)
+		game := c.expect(201, "POST", "/api/games", "", map[string]any{"min_players": 5}).body["game_id"].(string)
+		base := "/api/games/" + game
+		var agents []string
+		for i := 0; i < 5; i++ {
+			r := c.expect(201, "POST", base+"/agents/register", "", map[string]any{"display_name": fmt.Sprint("Agent ", i), "token": nil}).body
+			require.Equal(t, game, r["game_id"])
+			agents = append(agents, r["agent_id"].(string))
+			if i == 3 {
+				require.Equal(t, "waiting_for_agents", c.expect(200, "GET", base, "", nil).body["status"])
+			}
+		}
+		require.Equal(t, "ready_to_start", c.expect(200, "GET", base+"/state", "", nil).body["status"])
+		c.expect(200, "POST", base+"/start", "", nil)
+		c.expect(400, "POST", base+"/start", "", nil)
+
+		for steps := 0; ; steps++ {
+			require.Less(t, steps, 200)
+			state := c.expect(200, "GET", base+"/state", "", nil).body
+			if state["status"] == "game_completed" {
+				break
+			}
+			acted := false
+			for _, id := range agents {
+				oa := c.expect(200, "GET", base+"/open-actions?agent_id="+id, "", nil).body
+				if oa["can_act"] != true {
+					continue
+				}
+				round := oa["round_id"].(string)
+				switch oa["allowed_action"] {
+				case "argument":
+					c.expect(201, "POST", base+"/rounds/"+round+"/arguments", "", map[string]any{"agent_id": id, "text": "The greater good."})
+				case "decision":
+					c.expect(200, "POST", base+"/rounds/"+round+"/decision", "", map[string]any{"agent_id": id, "decision": "save_majority"})
+				}
+				acted = true
+			}
+			require.True(t, acted, "nobody could act in %v", state)
+		}
+		state := c.expect(200, "GET", base+"/state", "", nil).body
+		for _, f := range []string{"game_id", "status", "current_round_number", "current_round_id", "current_phase", "operator", "majority_agents", "minority_agents", "decision", "round_outcome", "scores", "coverage", "phase_activity", "last_event_at", "board", "version"} {
+			require.Contains(t, state, f)
+		}
+		for _, cov := range state["coverage"].([]any) {
+			require.Equal(t, true, cov.(map[string]any)["complete"])
+		}
+		b := state["board"].(map[string]any)
+		require.Equal(t, "minority", b["selected_branch"])
+		require.Equal(t, "resolved", b["resolution_state"])
+		require.NotEmpty(t, b["survivors"])
+		hist := c.expect(200, "GET", base+"/history", "", nil).body["rounds"].([]any)
+		require.GreaterOrEqual(t, len(hist), 5)
+		feed := c.expect(200, "GET", base+"/feed?limit=5", "", nil).body["items"].([]any)
+		require.Len(t, feed, 5)
+		require.Equal(t, "event", feed[4].(map[string]any)["type"])
+		require.Equal(t, "game_completed", feed[4].(map[string]any)["payload"].(map[string]any)["type"])
+		sb := c.expect(200, "GET", base+"/scoreboard", "", nil).body
+		require.Len(t, sb["scores"].(map[string]any), 5)
+		list := c.expect(200, "GET", "/api/games?status=game_completed", "", nil)
+		require.Contains(t, list.raw, game)
+	})
+}
+
+func TestArenaErrors(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+		c := newArenaAPI(t, st, false)
+		c.expect(404, "GET", "/api/games/game_missing/state", "", nil)
+		c.expect(404, "POST", "/api/games/game_missing/agents/register", "", map[string]any{"display_name": "A"})
+		c.expect(400, "POST", "/api/games", "", map[string]any{"min_players": 2})
+		c.expect(400, "POST", "/api/games", "", map[string]any{"min_players": "3"})
+		demo := c.expect(201, "POST", "/api/demo/create", "", nil).body
+		require.Len(t, demo["agents"].([]any), 3)
+		game := demo["game_id"].(string)
+		base := "/api/games/" + game
+		tok := c.expect(201, "POST", base+"/agents/register", "", map[string]any{"display_name": "Dora", "token": "dora-secret"}).body["agent_id"].(string)
+		c.expect(400, "POST", base+"/agents/register", "", map[string]any{"display_name": ""})
+		c.expect(200, "POST", base+"/start", "", nil)
+		r := c.expect(400, "POST", base+"/agents/register", "", map[string]any{"display_name": "Late"})
+		require.Contains(t, r.body["error"].(map[string]any)["message"], "Game already started")
+
+		state := c.expect(200, "GET", base+"/state", "", nil).body
+		round := state["current_round_id"].(string)
+		op := state["operator"].(map[string]any)["id"].(string)
+		c.expect(404, "POST", base+"/rounds/round_missing/arguments", "", map[string]any{"agent_id": op, "text": "x"})
+		r = c.expect(400, "POST", base+"/rounds/"+round+"/arguments", "", map[string]any{"agent_id": op, "text": "x"})
+		require.Contains(t, r.body["error"].(map[string]any)["message"], "Agent not in this round as majority/minority")
+		r = c.expect(400, "POST", base+"/rounds/"+round+"/decision", "", map[string]any{"agent_id": op, "decision": "save_majority"})
+		require.Contains(t, r.body["error"].(map[string]any)["message"], "Not in decision phase")
+		c.expect(400, "POST", base+"/rounds/"+round+"/arguments", "", map[string]any{"agent_id": op, "text": strings.Repeat("x", 501)})
+		// Dora registered with a token: her actions need it.
+		track := append(state["majority_agents"].([]any), state["minority_agents"].([]any)...)
+		for _, s := range track {
+			if s.(map[string]any)["id"] == tok {
+				c.expect(403, "POST", base+"/rounds/"+round+"/arguments", "", map[string]any{"agent_id": tok, "text": "x"})
+				c.expect(403, "POST", base+"/rounds/"+round+"/arguments", "wrong", map[string]any{"agent_id": tok, "text": "x"})
+				c.expect(201, "POST", base+"/rounds/"+round+"/arguments", "dora-secret", map[string]any{"agent_id": tok, "text": "x"})
+			}
+		}
+		c.expect(400, "POST", base+"/advance", "", map[string]any{"action": "explode"})
+		c.expect(200, "POST", base+"/advance", "", map[string]any{"action": "force_decision"})
+		r = c.expect(400, "POST", base+"/rounds/"+round+"/decision", "", map[string]any{"agent_id": op, "decision": "save_all"})
+		require.Contains(t, r.body["error"].(map[string]any)["message"], "Decision must be save_majority or save_minority")
+		c.expect(200, "POST", base+"/advance", "", map[string]any{"action": "resolve_round"})
+		c.expect(404, "GET", base+"/open-actions?agent_id=agent_missing", "", nil)
+		c.expect(400, "GET", base+"/state?version=x", "", nil)
+		c.expect(400, "GET", base+"/state?version=1&wait=31", "", nil)
+	})
+}
+
+// TestArenaLongPollAndEvents waits on one server for a change made through
+// another sharing the backend, then reads the event stream.
+func TestArenaLongPollAndEvents(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+		a, b := newArenaAPI(t, st, false), newArenaAPI(t, st, true)
+		game := a.expect(201, "POST", "/api/games", "", nil).body["game_id"].(string)
+		base := "/api/games/" + game
+		v := a.expect(200, "GET", base+"/state", "", nil).body["version"].(float64)
+		type result struct {
+			r  response
+			at time.Time
+		}
+		done := make(chan result, 1)
+		go func() {
+			r := a.do("GET", fmt.Sprintf("%s/state?version=%d&wait=20", base, int(v)), "", nil)
+			done <- result{r, time.Now()}
+		}()
+		time.Sleep(300 * time.Millisecond)
+		changed := time.Now()
+		b.expect(201, "POST", base+"/agents/register", "", map[string]any{"display_name": "Alice"})
+		select {
+		case res := <-done:
+			require.Equal(t, 200, res.r.status)
+			require.Equal(t, v+1, res.r.body["version"])
+			t.Logf("long poll returned %v after the change", res.at.Sub(changed))
+			require.Less(t, res.at.Sub(changed), 2*time.Second)
+		case <-time.After(15 * time.Second):
+			t.Fatal("the long poll did not return")
+		}
+
+		req, _ := http.NewRequest("GET", a.srv.URL+base+"/events", nil)
+		req.Header.Set("Last-Event-ID", "0")
+		res, err := a.srv.Client().Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		require.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
+		sc := bufio.NewScanner(res.Body)
+		var lines []string
+		for len(lines) < 4 && sc.Scan() {
+			if l := sc.Text(); l != "" {
+				lines = append(lines, l)
+			}
+		}
+		require.Equal(t, "id: 1", lines[0])
+		require.Equal(t, "event: feed", lines[1])
+		require.Contains(t, lines[2], `"agent_registered"`)
+		require.Equal(t, "event: state", lines[3])
+	})
+}
