@@ -327,6 +327,9 @@ var errAgentNotFound = &store.Error{Kind: store.ErrNotFound, Code: "agent_not_fo
 
 func (a *arenaAPI) openActions(w http.ResponseWriter, r *http.Request) error {
 	agentID := r.URL.Query().Get("agent_id")
+	if agentID == "" {
+		return invalid("invalid_agent_id", "agent_id is required")
+	}
 	g, err := a.svc.Game(r.Context(), r.PathValue("game_id"))
 	if err != nil {
 		return err

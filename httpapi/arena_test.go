@@ -140,6 +140,7 @@ func TestArenaErrors(t *testing.T) {
 		require.Contains(t, r.body["error"].(map[string]any)["message"], "Decision must be save_majority or save_minority")
 		c.expect(200, "POST", base+"/advance", "", map[string]any{"action": "resolve_round"})
 		c.expect(404, "GET", base+"/open-actions?agent_id=agent_missing", "", nil)
+		c.expect(400, "GET", base+"/open-actions", "", nil)
 		c.expect(400, "GET", base+"/state?version=x", "", nil)
 		c.expect(400, "GET", base+"/state?version=1&wait=31", "", nil)
 	})
