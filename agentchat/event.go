@@ -1,0 +1,52 @@
+package agentchat
+
+import "encoding/json"
+
+// EventType names a normalised chat event, as the SSE stream and the
+// stored messages call it.
+type EventType string
+
+// The event types of seeds/agentchat.md.
+const (
+	EventUser       EventType = "user"
+	EventAssistant  EventType = "assistant"
+	EventToolUse    EventType = "tool_use"
+	EventToolResult EventType = "tool_result"
+	EventSystem     EventType = "system"
+	EventError      EventType = "error"
+	EventDone       EventType = "done"
+)
+
+// Event is one normalised event. Which fields are set depends on Type, and
+// they marshal to the SSE data of the specification:
+//
+//	assistant    {"content": "..."}
+//	tool_use     {"tool": "Edit", "input": {...}, "id": "toolu_..."}
+//	tool_result  {"tool": "Edit", "output": "...", "is_error": false, "id": "toolu_..."}
+//	system       {"content": "init", "session_id": "..."}
+//	error        {"content": "Process exited with code 1"}
+//	done         {"conversation_id": "...", "usage": {...}, "cost_usd": 0.01, ...}
+type Event struct {
+	Type EventType `json:"-"`
+
+	Content   string          `json:"content,omitempty"`
+	Tool      string          `json:"tool,omitempty"`
+	ToolUseID string          `json:"id,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	Output    string          `json:"output,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"`
+	SessionID string          `json:"session_id,omitempty"`
+
+	// done only.
+	ConversationID string          `json:"conversation_id,omitempty"`
+	Usage          json.RawMessage `json:"usage,omitempty"`
+	CostUSD        *float64        `json:"cost_usd,omitempty"`
+	NumTurns       *int            `json:"num_turns,omitempty"`
+	Result         string          `json:"result,omitempty"`
+}
+
+// Data returns the event's SSE data: its JSON without the type.
+func (e Event) Data() []byte {
+	b, _ := json.Marshal(e)
+	return b
+}
