@@ -1,0 +1,243 @@
+package agentchat
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var fakeClaude string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agentchat-test-")
+	if err != nil {
+		panic(err)
+	}
+	fakeClaude = filepath.Join(dir, "claude")
+	out, err := exec.Command("go", "build", "-o", fakeClaude, "./testdata/fakeclaude").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building the fake claude: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type fake struct {
+	t      *testing.T
+	runner *CLIRunner
+	record string
+	dir    string
+}
+
+// newFake returns a runner of the fake CLI in mode, with short timeouts.
+func newFake(t *testing.T, mode, fixture string) *fake {
+	t.Helper()
+	dir := t.TempDir()
+	fixtures, err := filepath.Abs(filepath.Join("testdata", "stream-json"))
+	require.NoError(t, err)
+	record := filepath.Join(t.TempDir(), "record")
+	return &fake{t: t, dir: dir, record: record, runner: &CLIRunner{
+		Path: fakeClaude, Dir: dir,
+		Env:          []string{"FAKE_MODE=" + mode, "FAKE_FIXTURE=" + fixture, "FAKE_FIXTURES=" + fixtures, "FAKE_RECORD=" + record, "FROM_ENV_FILE=yes"},
+		SystemPrompt: "You run inside Agora.",
+		IdleTimeout:  2 * time.Second, TotalTimeout: 10 * time.Second, KillGrace: 300 * time.Millisecond, AfterResult: 300 * time.Millisecond,
+	}}
+}
+
+type invocation struct {
+	Args        []string `json:"args"`
+	Stdin       string   `json:"stdin"`
+	Cwd         string   `json:"cwd"`
+	AgoraAgent  string   `json:"agora_agent"`
+	FromEnvFile string   `json:"from_env_file"`
+	Home        string   `json:"home"`
+}
+
+func (f *fake) invocations() []invocation {
+	f.t.Helper()
+	file, err := os.Open(f.record)
+	require.NoError(f.t, err)
+	defer file.Close()
+	var out []invocation
+	sc := bufio.NewScanner(file)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var inv invocation
+		require.NoError(f.t, json.Unmarshal(sc.Bytes(), &inv))
+		out = append(out, inv)
+	}
+	return out
+}
+
+func (f *fake) run(ctx context.Context, req RunRequest) (RunResult, []Event) {
+	f.t.Helper()
+	var mu sync.Mutex
+	var events []Event
+	req.OnEvent = func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	res, err := f.runner.Run(ctx, req)
+	require.NoError(f.t, err)
+	return res, events
+}
+
+func types(evs []Event) []EventType {
+	var out []EventType
+	for _, e := range evs {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func TestRunnerStartsTheCLIAsSpecified(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, "replay", "success_tool_use.jsonl")
+	f.runner.AllowedTools = []string{"Bash", "Read"}
+	msg := "--help me; rm -rf / \"quoted\""
+	res, evs := f.run(context.Background(), RunRequest{Message: msg, SessionID: "-odd-session"})
+	require.Equal(t, []EventType{EventSystem, EventAssistant, EventToolUse, EventToolResult, EventAssistant, EventDone}, types(evs))
+	require.Equal(t, "326bff2f-1227-4fb1-9e44-cb5d0ef09ad6", res.SessionID)
+	require.Zero(t, res.ExitCode)
+	require.Empty(t, res.Stopped)
+	inv := f.invocations()
+	require.Len(t, inv, 1)
+	require.Equal(t, msg, inv[0].Stdin, "the message goes on stdin")
+	for _, a := range inv[0].Args {
+		require.NotContains(t, a, "rm -rf", "never as an argument")
+	}
+	require.Equal(t, []string{"-p", "--output-format", "stream-json", "--verbose", "--resume=-odd-session",
+		"--append-system-prompt", "You run inside Agora.", "--allowedTools", "Bash,Read"}, inv[0].Args)
+	realDir, _ := filepath.EvalSymlinks(f.dir)
+	require.Equal(t, realDir, inv[0].Cwd)
+	require.Equal(t, "1", inv[0].AgoraAgent)
+	require.Equal(t, "yes", inv[0].FromEnvFile)
+	require.Equal(t, os.Getenv("HOME"), inv[0].Home, "the server's own environment passes through")
+}
+
+func TestRunnerPromptFile(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, "replay", "success_tool_use.jsonl")
+	file := filepath.Join(t.TempDir(), "agent_prompt.md")
+	require.NoError(t, os.WriteFile(file, []byte("Only touch client/."), 0o600))
+	f.runner.PromptFile = file
+	f.run(context.Background(), RunRequest{Message: "hi"})
+	args := f.invocations()[0].Args
+	require.Equal(t, "You run inside Agora.\n\nOnly touch client/.", args[len(args)-1])
+	require.NotContains(t, args, "--resume")
+}
+
+func TestRunnerFallsBackWhenResumeFails(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, "bad-resume", "")
+	res, evs := f.run(context.Background(), RunRequest{Message: "and now?", SessionID: "gone", History: []Turn{{"user", "fix the footer"}, {"assistant", "Done."}}})
+	require.True(t, res.FellBack)
+	require.Equal(t, EventSystem, evs[0].Type)
+	require.Contains(t, evs[0].Content, "could not resume")
+	require.Equal(t, []EventType{EventSystem, EventSystem, EventAssistant, EventToolUse, EventToolResult, EventAssistant, EventDone}, types(evs))
+	inv := f.invocations()
+	require.Len(t, inv, 2, "exactly one retry")
+	require.Contains(t, inv[0].Args, "--resume=gone")
+	for _, a := range inv[1].Args {
+		require.False(t, strings.HasPrefix(a, "--resume"))
+	}
+	require.Contains(t, inv[1].Stdin, "fix the footer")
+	require.True(t, strings.HasSuffix(inv[1].Stdin, "and now?"))
+}
+
+func TestRunnerIdleWatchdog(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, "hang", "")
+	f.runner.IdleTimeout = 300 * time.Millisecond
+	res, evs := f.run(context.Background(), RunRequest{Message: "hi"})
+	require.Contains(t, res.Stopped, "no output")
+	require.Equal(t, EventError, evs[len(evs)-1].Type)
+	require.Contains(t, evs[len(evs)-1].Content, "stopped")
+}
+
+func TestRunnerTotalTimeoutDespiteRetries(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, "chatty", "")
+	f.runner.IdleTimeout = 200 * time.Millisecond // api_retry lines keep it from idling
+	f.runner.TotalTimeout = 700 * time.Millisecond
+	res, _ := f.run(context.Background(), RunRequest{Message: "hi"})
+	require.Contains(t, res.Stopped, "still running after")
+}
+
+func TestRunnerKillsLingeringProcess(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, "linger", "")
+	res, evs := f.run(context.Background(), RunRequest{Message: "hi"})
+	require.Contains(t, res.Stopped, "after its result")
+	require.Equal(t, EventDone, evs[len(evs)-1].Type, "a run that produced its result is not an error")
+}
+
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	// A zombie still answers signal 0: look at its state.
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return err == nil && !strings.Contains(string(b), ") Z ")
+}
+
+func TestRunnerCancelStopsTheWholeGroup(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, "grandchild", "")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for {
+			if _, err := os.Stat(f.record + ".child"); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	res, _ := f.run(ctx, RunRequest{Message: "hi"})
+	require.Equal(t, "cancelled", res.Stopped)
+	b, err := os.ReadFile(f.record + ".child")
+	require.NoError(t, err)
+	pid, _ := strconv.Atoi(string(b))
+	require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 20*time.Millisecond, "the grandchild is gone")
+}
+
+func TestRunnerSIGKILLsWhatIgnoresSIGTERM(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, "ignore-term", "")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, _ := f.run(ctx, RunRequest{Message: "hi"})
+	require.Equal(t, "cancelled", res.Stopped)
+	require.Less(t, time.Since(start), 5*time.Second)
+}
+
+func TestRunnerCrashKeepsStderrTail(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, "crash", "")
+	res, evs := f.run(context.Background(), RunRequest{Message: "hi"})
+	require.Equal(t, 3, res.ExitCode)
+	require.LessOrEqual(t, len(res.Stderr), StderrTail)
+	require.Contains(t, res.Stderr, "fatal: the end")
+	last := evs[len(evs)-1]
+	require.Equal(t, EventError, last.Type)
+	require.Contains(t, last.Content, "exited with code 3")
+}
+
+func TestRunnerMissingCLI(t *testing.T) {
+	t.Parallel()
+	_, err := (&CLIRunner{Path: filepath.Join(t.TempDir(), "no-claude")}).Run(context.Background(), RunRequest{Message: "hi"})
+	require.Error(t, err)
+}
