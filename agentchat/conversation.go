@@ -1,0 +1,71 @@
+package agentchat
+
+import (
+	"context"
+	"time"
+
+	"github.com/agorahq/agora/store"
+)
+
+// Status is where a conversation's agent is.
+type Status string
+
+// The conversation statuses.
+const (
+	StatusIdle        Status = "idle"
+	StatusQueued      Status = "queued"
+	StatusRunning     Status = "running"
+	StatusError       Status = "error"
+	StatusInterrupted Status = "interrupted" // left running by a process that stopped
+	StatusCancelled   Status = "cancelled"
+)
+
+// Conversation is one chat with the agent.
+type Conversation struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	SessionID string    `json:"session_id"`
+	Status    Status    `json:"status"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Message is one stored event of a conversation. IDs rise by one per
+// conversation, so a client resumes a stream from the last ID it saw.
+type Message struct {
+	ID             int64     `json:"id"`
+	ConversationID string    `json:"conversation_id"`
+	Type           EventType `json:"type"`
+	Content        string    `json:"content"` // text, or the event's JSON
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// ErrConversationNotFound is returned for an unknown conversation.
+var ErrConversationNotFound = &store.Error{Kind: store.ErrNotFound, Code: "conversation_not_found", Message: "conversation not found"}
+
+// Store keeps conversations and their messages.
+type Store interface {
+	// CreateConversation stores c.
+	CreateConversation(ctx context.Context, c Conversation) error
+	// GetConversation returns a conversation or ErrConversationNotFound.
+	GetConversation(ctx context.Context, id string) (Conversation, error)
+	// ListConversations returns every conversation, most recently updated
+	// first.
+	ListConversations(ctx context.Context) ([]Conversation, error)
+	// DeleteConversation removes a conversation and its messages, or
+	// returns ErrConversationNotFound.
+	DeleteConversation(ctx context.Context, id string) error
+	// UpdateConversation sets the status, session ID and title of a
+	// conversation (empty session and title leave them as they are) and
+	// its UpdatedAt.
+	UpdateConversation(ctx context.Context, id string, status Status, sessionID, title string, at time.Time) error
+	// AppendChatMessage stores a message under the conversation's next ID, in
+	// one atomic step, and returns it.
+	AppendChatMessage(ctx context.Context, m Message) (Message, error)
+	// ListChatMessages returns the conversation's messages with IDs above
+	// after, in order.
+	ListChatMessages(ctx context.Context, conversationID string, after int64) ([]Message, error)
+	// InterruptRunning marks every running or queued conversation
+	// interrupted and returns how many: the runs of a process that stopped.
+	InterruptRunning(ctx context.Context, at time.Time) (int, error)
+}

@@ -1,0 +1,301 @@
+package agentchat
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agorahq/agora/store"
+)
+
+// Service keeps conversations and runs the agent for their messages: one
+// run at a time (the runner works in one directory); messages to other
+// conversations wait in a FIFO queue, or are refused with WithRejectWhenBusy.
+// Every event is stored before it is announced, so a client that lost its
+// stream reads the whole conversation back from the store.
+//
+// The queue lives in this process: run one Service per working directory.
+type Service struct {
+	store    Store
+	runner   Runner
+	notifier store.Notifier
+	now      func() time.Time
+	ids      store.IDGen
+	reject   bool
+
+	base     context.Context
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	active   string             // the conversation running, "" for none
+	cancelFn context.CancelFunc // stops the active run
+	queue    []queued
+}
+
+type queued struct{ conversationID, text string }
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock sets the clock; the default is time.Now.
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithNotifier announces every stored message on n (topic Topic(id)).
+func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notifier = n } }
+
+// WithRejectWhenBusy refuses a message to another conversation while one
+// runs, instead of queueing it.
+func WithRejectWhenBusy() Option { return func(s *Service) { s.reject = true } }
+
+// New returns a Service. Call Start before use and Close when done.
+func New(st Store, runner Runner, opts ...Option) *Service {
+	s := &Service{store: st, runner: runner, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	s.ids.Now = s.now
+	s.base, s.stop = context.WithCancel(context.Background())
+	return s
+}
+
+// Start marks the runs a stopped process left running as interrupted.
+func (s *Service) Start(ctx context.Context) (int, error) {
+	return s.store.InterruptRunning(ctx, s.now().UTC())
+}
+
+// Close stops the running agent and waits for it.
+func (s *Service) Close() {
+	s.stop()
+	s.wg.Wait()
+}
+
+// Topic is the notifier topic of a conversation; events carry the ID of
+// the stored message.
+func Topic(conversationID string) string { return "agentchat:" + conversationID }
+
+// The errors of the service.
+var (
+	ErrBusy       = &store.Error{Kind: store.ErrConflict, Code: "agent_busy", Message: "the agent is working on this conversation; the message is stored and will not start a run"}
+	ErrNotRunning = &store.Error{Kind: store.ErrConflict, Code: "not_running", Message: "the conversation has no running or queued agent"}
+)
+
+// MaxMessageLen bounds a user message.
+const MaxMessageLen = 100_000
+
+// Create starts a conversation.
+func (s *Service) Create(ctx context.Context, title string) (Conversation, error) {
+	title = strings.TrimSpace(title)
+	if utf8.RuneCountInString(title) > 200 {
+		return Conversation{}, store.Errorf(store.ErrInvalid, "invalid_title", "title is longer than 200 characters")
+	}
+	now := s.now().UTC()
+	c := Conversation{ID: s.ids.New("conv"), Title: title, Status: StatusIdle, CreatedAt: now, UpdatedAt: now}
+	return c, s.store.CreateConversation(ctx, c)
+}
+
+// Conversation returns a conversation with its messages.
+func (s *Service) Conversation(ctx context.Context, id string) (Conversation, []Message, error) {
+	c, err := s.store.GetConversation(ctx, id)
+	if err != nil {
+		return Conversation{}, nil, err
+	}
+	ms, err := s.store.ListChatMessages(ctx, id, 0)
+	return c, ms, err
+}
+
+// Conversations lists conversations, most recently updated first.
+func (s *Service) Conversations(ctx context.Context) ([]Conversation, error) {
+	return s.store.ListConversations(ctx)
+}
+
+// Messages returns a conversation's messages after the given ID.
+func (s *Service) Messages(ctx context.Context, id string, after int64) ([]Message, error) {
+	return s.store.ListChatMessages(ctx, id, after)
+}
+
+// Subscribe follows a conversation's new messages (nil without a notifier).
+func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription, error) {
+	if s.notifier == nil {
+		return nil, nil
+	}
+	return s.notifier.Subscribe(ctx, Topic(id))
+}
+
+func (s *Service) append(ctx context.Context, id string, typ EventType, content string) (Message, error) {
+	m, err := s.store.AppendChatMessage(ctx, Message{ConversationID: id, Type: typ, Content: content, CreatedAt: s.now().UTC()})
+	if err == nil && s.notifier != nil {
+		_ = s.notifier.Publish(context.WithoutCancel(ctx), Topic(id), []byte(strconv.FormatInt(m.ID, 10)))
+	}
+	return m, err
+}
+
+// SendResult says what became of a message.
+type SendResult struct {
+	Message Message `json:"message"`
+	Queued  bool    `json:"queued"`
+}
+
+// Send stores the user's message and starts the agent on it — or queues it
+// behind another conversation's run. A message to a conversation whose
+// agent is running or queued is stored and answered ErrBusy.
+func (s *Service) Send(ctx context.Context, id, text string) (SendResult, error) {
+	if strings.TrimSpace(text) == "" || utf8.RuneCountInString(text) > MaxMessageLen || !utf8.ValidString(text) {
+		return SendResult{}, store.Errorf(store.ErrInvalid, "invalid_content", "content must be 1 to %d characters of text", MaxMessageLen)
+	}
+	c, err := s.store.GetConversation(ctx, id)
+	if err != nil {
+		return SendResult{}, err
+	}
+	m, err := s.append(ctx, id, EventUser, text)
+	if err != nil {
+		return SendResult{}, err
+	}
+	if c.Title == "" {
+		title := strings.TrimSpace(text)
+		if r := []rune(title); len(r) > 60 {
+			title = string(r[:60]) + "…"
+		}
+		_ = s.store.UpdateConversation(ctx, id, c.Status, "", title, s.now().UTC())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active == id || slices.ContainsFunc(s.queue, func(q queued) bool { return q.conversationID == id }) {
+		return SendResult{Message: m}, ErrBusy
+	}
+	if s.active != "" {
+		if s.reject {
+			return SendResult{Message: m}, ErrBusy
+		}
+		s.queue = append(s.queue, queued{id, text})
+		return SendResult{Message: m, Queued: true}, s.store.UpdateConversation(ctx, id, StatusQueued, "", "", s.now().UTC())
+	}
+	return SendResult{Message: m}, s.startLocked(id, text)
+}
+
+// startLocked starts a run; s.mu is held.
+func (s *Service) startLocked(id, text string) error {
+	ctx, cancel := context.WithCancel(s.base)
+	if err := s.store.UpdateConversation(ctx, id, StatusRunning, "", "", s.now().UTC()); err != nil {
+		cancel()
+		return err
+	}
+	s.active, s.cancelFn = id, cancel
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer cancel()
+		s.run(ctx, id, text)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.active, s.cancelFn = "", nil
+		for len(s.queue) > 0 && s.base.Err() == nil {
+			next := s.queue[0]
+			s.queue = s.queue[1:]
+			if s.startLocked(next.conversationID, next.text) == nil {
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+// run runs the agent for one message and records how it ended.
+func (s *Service) run(ctx context.Context, id, text string) {
+	bg := context.WithoutCancel(ctx) // storing goes on after a cancel
+	c, err := s.store.GetConversation(bg, id)
+	if err != nil {
+		return
+	}
+	history := s.history(bg, id)
+	failed := false
+	res, err := s.runner.Run(ctx, RunRequest{Message: text, SessionID: c.SessionID, History: history, OnEvent: func(e Event) {
+		// Assistant text is stored as text, every other event as its JSON.
+		content := e.Content
+		switch e.Type {
+		case EventAssistant:
+		case EventDone:
+			e.ConversationID = id
+			content = string(e.Data())
+		case EventError:
+			failed = true
+			content = string(e.Data())
+		default:
+			content = string(e.Data())
+		}
+		_, _ = s.append(bg, id, e.Type, content)
+	}})
+	status := StatusIdle
+	switch {
+	case ctx.Err() != nil:
+		status = StatusCancelled
+		_, _ = s.append(bg, id, EventSystem, string(Event{Content: "cancelled"}.Data()))
+	case err != nil:
+		status = StatusError
+		_, _ = s.append(bg, id, EventError, string(Event{Content: err.Error()}.Data()))
+	case failed:
+		status = StatusError
+	}
+	_ = s.store.UpdateConversation(bg, id, status, res.SessionID, "", s.now().UTC())
+	if s.notifier != nil {
+		_ = s.notifier.Publish(bg, Topic(id), []byte("status"))
+	}
+}
+
+// history rebuilds the conversation's turns for a run that cannot resume.
+func (s *Service) history(ctx context.Context, id string) []Turn {
+	ms, err := s.store.ListChatMessages(ctx, id, 0)
+	if err != nil || len(ms) == 0 {
+		return nil
+	}
+	var turns []Turn
+	for _, m := range ms[:len(ms)-1] { // the last is the message being sent
+		switch m.Type {
+		case EventUser:
+			turns = append(turns, Turn{Role: "user", Content: m.Content})
+		case EventAssistant:
+			turns = append(turns, Turn{Role: "assistant", Content: m.Content})
+		}
+	}
+	return turns
+}
+
+// Cancel stops the conversation's running agent, or takes it out of the
+// queue.
+func (s *Service) Cancel(ctx context.Context, id string) error {
+	if _, err := s.store.GetConversation(ctx, id); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active == id {
+		s.cancelFn()
+		return nil
+	}
+	if i := slices.IndexFunc(s.queue, func(q queued) bool { return q.conversationID == id }); i >= 0 {
+		s.queue = slices.Delete(s.queue, i, i+1)
+		return s.store.UpdateConversation(ctx, id, StatusCancelled, "", "", s.now().UTC())
+	}
+	return ErrNotRunning
+}
+
+// Delete removes a conversation whose agent is not running or queued.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	s.mu.Lock()
+	busy := s.active == id || slices.ContainsFunc(s.queue, func(q queued) bool { return q.conversationID == id })
+	s.mu.Unlock()
+	if busy {
+		return ErrBusy
+	}
+	return s.store.DeleteConversation(ctx, id)
+}
+
+// Running reports the conversation being run, if any.
+func (s *Service) Running() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active
+}

@@ -1,0 +1,189 @@
+package agentchat_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/store/memstore"
+)
+
+// scripted is a Runner that plays back events, waiting on release (when
+// set) before it finishes, so tests control when a run ends.
+type scripted struct {
+	mu       sync.Mutex
+	requests []agentchat.RunRequest
+	release  chan struct{}
+	started  chan string
+}
+
+func (r *scripted) Run(ctx context.Context, req agentchat.RunRequest) (agentchat.RunResult, error) {
+	r.mu.Lock()
+	r.requests = append(r.requests, req)
+	r.mu.Unlock()
+	if r.started != nil {
+		r.started <- req.Message
+	}
+	req.OnEvent(agentchat.Event{Type: agentchat.EventSystem, Content: "init", SessionID: "sess-1"})
+	req.OnEvent(agentchat.Event{Type: agentchat.EventAssistant, Content: "On it: " + req.Message})
+	if r.release != nil {
+		select {
+		case <-r.release:
+		case <-ctx.Done():
+			req.OnEvent(agentchat.Event{Type: agentchat.EventError, Content: "stopped"})
+			return agentchat.RunResult{SessionID: "sess-1", Stopped: "cancelled"}, nil
+		}
+	}
+	req.OnEvent(agentchat.Event{Type: agentchat.EventDone, Result: "ok"})
+	return agentchat.RunResult{SessionID: "sess-1"}, nil
+}
+
+func waitStatus(t *testing.T, svc *agentchat.Service, id string, want agentchat.Status) agentchat.Conversation {
+	t.Helper()
+	var c agentchat.Conversation
+	require.Eventually(t, func() bool {
+		c, _, _ = svc.Conversation(context.Background(), id)
+		return c.Status == want
+	}, 5*time.Second, 5*time.Millisecond, "status %s", want)
+	return c
+}
+
+func TestSendRunsAndStoresEveryEvent(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	svc := agentchat.New(st, &scripted{}, agentchat.WithNotifier(st))
+	defer svc.Close()
+	c, err := svc.Create(ctx, "")
+	require.NoError(t, err)
+	sub, err := svc.Subscribe(ctx, c.ID)
+	require.NoError(t, err)
+	defer sub.Close()
+
+	res, err := svc.Send(ctx, c.ID, "fix the footer")
+	require.NoError(t, err)
+	require.False(t, res.Queued)
+	require.EqualValues(t, 1, res.Message.ID)
+	got := waitStatus(t, svc, c.ID, agentchat.StatusIdle)
+	require.Equal(t, "sess-1", got.SessionID)
+	require.Equal(t, "fix the footer", got.Title)
+	_, ms, err := svc.Conversation(ctx, c.ID)
+	require.NoError(t, err)
+	var types []agentchat.EventType
+	for i, m := range ms {
+		require.EqualValues(t, i+1, m.ID, "IDs rise by one")
+		types = append(types, m.Type)
+	}
+	require.Equal(t, []agentchat.EventType{"user", "system", "assistant", "done"}, types)
+	require.Equal(t, "On it: fix the footer", ms[2].Content)
+	require.Contains(t, ms[3].Content, `"conversation_id":"`+c.ID+`"`)
+	select {
+	case <-sub.C:
+	case <-time.After(time.Second):
+		t.Fatal("no notification")
+	}
+	after, err := svc.Messages(ctx, c.ID, 2)
+	require.NoError(t, err)
+	require.Len(t, after, 2)
+}
+
+func TestOneRunAtATime(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	r := &scripted{release: make(chan struct{}), started: make(chan string, 4)}
+	svc := agentchat.New(st, r)
+	defer svc.Close()
+	a, _ := svc.Create(ctx, "a")
+	b, _ := svc.Create(ctx, "b")
+	_, err := svc.Send(ctx, a.ID, "first")
+	require.NoError(t, err)
+	require.Equal(t, "first", <-r.started)
+	waitStatus(t, svc, a.ID, agentchat.StatusRunning)
+
+	res, err := svc.Send(ctx, a.ID, "again")
+	require.ErrorIs(t, err, agentchat.ErrBusy)
+	require.False(t, res.Queued)
+	require.EqualValues(t, 4, res.Message.ID, "the refused message is stored")
+
+	res, err = svc.Send(ctx, b.ID, "second")
+	require.NoError(t, err)
+	require.True(t, res.Queued)
+	waitStatus(t, svc, b.ID, agentchat.StatusQueued)
+	require.ErrorIs(t, svc.Delete(ctx, b.ID), agentchat.ErrBusy)
+
+	r.release <- struct{}{}
+	require.Equal(t, "second", <-r.started, "the queue runs in order")
+	waitStatus(t, svc, a.ID, agentchat.StatusIdle)
+	r.release <- struct{}{}
+	waitStatus(t, svc, b.ID, agentchat.StatusIdle)
+	require.Len(t, r.requests, 2)
+	require.Equal(t, []agentchat.Turn{{Role: "user", Content: "first"}, {Role: "assistant", Content: "On it: first"}, {Role: "user", Content: "again"}}, historyOf(t, svc, a.ID))
+}
+
+func historyOf(t *testing.T, svc *agentchat.Service, id string) []agentchat.Turn {
+	_, ms, err := svc.Conversation(context.Background(), id)
+	require.NoError(t, err)
+	var out []agentchat.Turn
+	for _, m := range ms {
+		if m.Type == agentchat.EventUser || m.Type == agentchat.EventAssistant {
+			out = append(out, agentchat.Turn{Role: string(m.Type), Content: m.Content})
+		}
+	}
+	return out[:3]
+}
+
+func TestRejectWhenBusy(t *testing.T) {
+	ctx := context.Background()
+	r := &scripted{release: make(chan struct{}), started: make(chan string, 1)}
+	svc := agentchat.New(memstore.New(), r, agentchat.WithRejectWhenBusy())
+	defer svc.Close()
+	a, _ := svc.Create(ctx, "a")
+	b, _ := svc.Create(ctx, "b")
+	_, err := svc.Send(ctx, a.ID, "first")
+	require.NoError(t, err)
+	<-r.started
+	_, err = svc.Send(ctx, b.ID, "second")
+	require.ErrorIs(t, err, agentchat.ErrBusy)
+	close(r.release)
+}
+
+func TestCancelAndInterrupted(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	r := &scripted{release: make(chan struct{}), started: make(chan string, 2)}
+	svc := agentchat.New(st, r)
+	a, _ := svc.Create(ctx, "a")
+	b, _ := svc.Create(ctx, "b")
+	require.ErrorIs(t, svc.Cancel(ctx, a.ID), agentchat.ErrNotRunning)
+	_, err := svc.Send(ctx, a.ID, "long job")
+	require.NoError(t, err)
+	<-r.started
+	_, err = svc.Send(ctx, b.ID, "waiting")
+	require.NoError(t, err)
+	require.NoError(t, svc.Cancel(ctx, b.ID))
+	waitStatus(t, svc, b.ID, agentchat.StatusCancelled)
+	require.NoError(t, svc.Cancel(ctx, a.ID))
+	waitStatus(t, svc, a.ID, agentchat.StatusCancelled)
+	svc.Close()
+	require.Empty(t, svc.Running())
+
+	// A process that died mid-run leaves the conversation running; the
+	// next one to start marks it interrupted.
+	require.NoError(t, st.UpdateConversation(ctx, a.ID, agentchat.StatusRunning, "", "", time.Now()))
+	next := agentchat.New(st, r)
+	defer next.Close()
+	n, err := next.Start(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	c, _, _ := next.Conversation(ctx, a.ID)
+	require.Equal(t, agentchat.StatusInterrupted, c.Status)
+	_, err = next.Send(ctx, "conv_missing", "x")
+	require.ErrorIs(t, err, agentchat.ErrConversationNotFound)
+	_, err = next.Send(ctx, a.ID, " ")
+	require.Error(t, err)
+	require.NoError(t, next.Delete(ctx, b.ID))
+	require.ErrorIs(t, next.Delete(ctx, b.ID), agentchat.ErrConversationNotFound)
+}

@@ -1,0 +1,152 @@
+package memstore
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/agorahq/agora/agentchat"
+)
+
+var _ agentchat.Store = (*Store)(nil)
+
+type chatRec struct {
+	conv     agentchat.Conversation
+	messages []agentchat.Message
+}
+
+// CreateConversation implements agentchat.Store.
+func (s *Store) CreateConversation(ctx context.Context, c agentchat.Conversation) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.chats == nil {
+		s.chats = map[string]*chatRec{}
+	}
+	s.chats[c.ID] = &chatRec{conv: c}
+	return nil
+}
+
+// GetConversation implements agentchat.Store.
+func (s *Store) GetConversation(ctx context.Context, id string) (agentchat.Conversation, error) {
+	if err := ctx.Err(); err != nil {
+		return agentchat.Conversation{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.chats[id]
+	if !ok {
+		return agentchat.Conversation{}, agentchat.ErrConversationNotFound
+	}
+	return r.conv, nil
+}
+
+// ListConversations implements agentchat.Store.
+func (s *Store) ListConversations(ctx context.Context) ([]agentchat.Conversation, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []agentchat.Conversation{}
+	for _, r := range s.chats {
+		out = append(out, r.conv)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].UpdatedAt.Equal(out[j].UpdatedAt) {
+			return out[i].UpdatedAt.After(out[j].UpdatedAt)
+		}
+		return out[i].ID > out[j].ID
+	})
+	return out, nil
+}
+
+// DeleteConversation implements agentchat.Store.
+func (s *Store) DeleteConversation(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.chats[id]; !ok {
+		return agentchat.ErrConversationNotFound
+	}
+	delete(s.chats, id)
+	return nil
+}
+
+// UpdateConversation implements agentchat.Store.
+func (s *Store) UpdateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.chats[id]
+	if !ok {
+		return agentchat.ErrConversationNotFound
+	}
+	r.conv.Status, r.conv.UpdatedAt = status, at
+	if sessionID != "" {
+		r.conv.SessionID = sessionID
+	}
+	if title != "" {
+		r.conv.Title = title
+	}
+	return nil
+}
+
+// AppendChatMessage implements agentchat.Store.
+func (s *Store) AppendChatMessage(ctx context.Context, m agentchat.Message) (agentchat.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return agentchat.Message{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.chats[m.ConversationID]
+	if !ok {
+		return agentchat.Message{}, agentchat.ErrConversationNotFound
+	}
+	m.ID = int64(len(r.messages)) + 1
+	r.messages = append(r.messages, m)
+	return m, nil
+}
+
+// ListChatMessages implements agentchat.Store.
+func (s *Store) ListChatMessages(ctx context.Context, conversationID string, after int64) ([]agentchat.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.chats[conversationID]
+	if !ok {
+		return nil, agentchat.ErrConversationNotFound
+	}
+	if after < 0 {
+		after = 0
+	}
+	if after >= int64(len(r.messages)) {
+		return []agentchat.Message{}, nil
+	}
+	return append([]agentchat.Message{}, r.messages[after:]...), nil
+}
+
+// InterruptRunning implements agentchat.Store.
+func (s *Store) InterruptRunning(ctx context.Context, at time.Time) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.chats {
+		if r.conv.Status == agentchat.StatusRunning || r.conv.Status == agentchat.StatusQueued {
+			r.conv.Status, r.conv.UpdatedAt = agentchat.StatusInterrupted, at
+			n++
+		}
+	}
+	return n, nil
+}
