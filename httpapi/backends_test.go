@@ -30,7 +30,7 @@ func backends() []backend {
 	return []backend{
 		{"memstore", func(t *testing.T) storetest.Stores {
 			s := memstore.New()
-			return storetest.Stores{Slots: s, Discussion: s, Prism: s, Arena: s, Notifier: s, Peer: s}
+			return storetest.Stores{Slots: s, Discussion: s, Prism: s, Arena: s, AgentChat: s, Notifier: s, Peer: s}
 		}},
 		{"miniredis", func(t *testing.T) storetest.Stores {
 			url := "redis://" + miniredis.RunT(t).Addr()
@@ -48,7 +48,7 @@ func backends() []backend {
 				t.Fatal(err)
 			}
 			st := pgstore.New(db)
-			return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, Notifier: pgNotifier(t, db, dsn), Peer: pgNotifier(t, pgDB(t, dsn), dsn)}
+			return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: pgNotifier(t, db, dsn), Peer: pgNotifier(t, pgDB(t, dsn), dsn)}
 		}},
 	}
 }
@@ -76,7 +76,7 @@ func pgNotifier(t *testing.T, db *sqlx.DB, dsn string) *pgstore.Notifier {
 
 func redisStores(t *testing.T, st, peer *redisstore.Store) storetest.Stores {
 	t.Cleanup(func() { _ = st.Close(); _ = peer.Close() })
-	return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, Notifier: st, Peer: peer}
+	return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: st, Peer: peer}
 }
 
 func redisClient(t *testing.T, url string) *redis.Client {

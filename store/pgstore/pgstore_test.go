@@ -46,7 +46,7 @@ func TestConformance(t *testing.T) {
 		peerDB, err := sqlx.Open("postgres", dsn)
 		require.NoError(t, err)
 		t.Cleanup(func() { peerDB.Close() })
-		return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, Notifier: notifier(t, db, dsn), Peer: notifier(t, peerDB, dsn)}
+		return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: notifier(t, db, dsn), Peer: notifier(t, peerDB, dsn)}
 	})
 }
 
@@ -80,7 +80,7 @@ func TestMigrateIsIdempotentAndSafeConcurrently(t *testing.T) {
 	require.NoError(t, pgstore.Migrate(ctx, db), "a second run changes nothing")
 	var versions []int
 	require.NoError(t, db.SelectContext(ctx, &versions, `SELECT version FROM agora_migrations ORDER BY version`))
-	require.Equal(t, []int{1, 2, 3, 4}, versions, "each migration recorded once")
+	require.Equal(t, []int{1, 2, 3, 4, 5}, versions, "each migration recorded once")
 }
 
 // TestJobQueueUsesIndexes checks the plans: every job-queue query can be

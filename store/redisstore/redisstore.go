@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/prism"
@@ -146,6 +147,7 @@ var scriptErrorList = []*store.Error{
 	discussion.ErrOwnPrompt, discussion.ErrPromptExists,
 	prism.ErrPipelineNotFound, prism.ErrPipelineExists, prism.ErrVersionConflict,
 	arena.ErrGameNotFound, arena.ErrVersionConflict,
+	agentchat.ErrConversationNotFound,
 }
 
 // scriptErrorPrefix starts every error reply of this package's scripts.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/prism"
@@ -30,6 +31,7 @@ type Stores struct {
 	Discussion discussion.Store
 	Prism      prism.Store
 	Arena      arena.Store
+	AgentChat  agentchat.Store
 	// Notifier and Peer are two notifiers on the same backend, as two server
 	// processes sharing it would have them (the same one for memstore).
 	Notifier store.Notifier
@@ -48,6 +50,7 @@ func Run(t *testing.T, newStores NewStores) {
 	t.Run("Discussion", func(t *testing.T) { RunDiscussion(t, newStores) })
 	t.Run("Prism", func(t *testing.T) { RunPrism(t, newStores) })
 	t.Run("Arena", func(t *testing.T) { RunArena(t, newStores) })
+	t.Run("AgentChat", func(t *testing.T) { RunAgentChat(t, newStores) })
 }
 
 // Races are repeated this many times each, so a window that only sometimes

@@ -1,0 +1,137 @@
+package pgstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/agorahq/agora/agentchat"
+)
+
+var _ agentchat.Store = (*Store)(nil)
+
+type conversationRow struct {
+	ID        string    `db:"id"`
+	Title     string    `db:"title"`
+	SessionID string    `db:"session_id"`
+	Status    string    `db:"status"`
+	CreatedAt time.Time `db:"created_at"`
+	UpdatedAt time.Time `db:"updated_at"`
+}
+
+func (r conversationRow) conversation() agentchat.Conversation {
+	return agentchat.Conversation{ID: r.ID, Title: r.Title, SessionID: r.SessionID, Status: agentchat.Status(r.Status),
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+}
+
+const conversationColumns = `id, title, session_id, status, created_at, updated_at`
+
+// CreateConversation implements agentchat.Store.
+func (s *Store) CreateConversation(ctx context.Context, c agentchat.Conversation) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_conversations (`+conversationColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+		c.ID, c.Title, c.SessionID, string(c.Status), c.CreatedAt, c.UpdatedAt)
+	return interpretError(ctx, err)
+}
+
+// GetConversation implements agentchat.Store.
+func (s *Store) GetConversation(ctx context.Context, id string) (agentchat.Conversation, error) {
+	var r conversationRow
+	err := s.get(ctx, &r, `SELECT `+conversationColumns+` FROM agora_conversations WHERE id = $1`, id)
+	if isNoRows(err) {
+		return agentchat.Conversation{}, agentchat.ErrConversationNotFound
+	}
+	if err != nil {
+		return agentchat.Conversation{}, interpretError(ctx, err)
+	}
+	return r.conversation(), nil
+}
+
+// ListConversations implements agentchat.Store.
+func (s *Store) ListConversations(ctx context.Context) ([]agentchat.Conversation, error) {
+	var rows []conversationRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+conversationColumns+` FROM agora_conversations ORDER BY updated_at DESC, id DESC`); err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	out := make([]agentchat.Conversation, len(rows))
+	for i, r := range rows {
+		out[i] = r.conversation()
+	}
+	return out, nil
+}
+
+// DeleteConversation implements agentchat.Store; its messages go with it.
+func (s *Store) DeleteConversation(ctx context.Context, id string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM agora_conversations WHERE id = $1`, id)
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return agentchat.ErrConversationNotFound
+	}
+	return nil
+}
+
+// UpdateConversation implements agentchat.Store.
+func (s *Store) UpdateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE agora_conversations SET status = $2,
+		session_id = CASE WHEN $3 = '' THEN session_id ELSE $3 END,
+		title = CASE WHEN $4 = '' THEN title ELSE $4 END, updated_at = $5 WHERE id = $1`,
+		id, string(status), sessionID, title, at)
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return agentchat.ErrConversationNotFound
+	}
+	return nil
+}
+
+// AppendChatMessage implements agentchat.Store in one statement: the
+// conversation's counter row lock orders concurrent appends.
+func (s *Store) AppendChatMessage(ctx context.Context, m agentchat.Message) (agentchat.Message, error) {
+	stmt, err := s.prepared(ctx, `
+		WITH c AS (UPDATE agora_conversations SET last_message = last_message + 1 WHERE id = $1 RETURNING last_message)
+		INSERT INTO agora_chat_messages (conversation_id, id, type, content, created_at)
+		SELECT $1, c.last_message, $2, $3, $4 FROM c RETURNING id`)
+	if err != nil {
+		return agentchat.Message{}, err
+	}
+	err = stmt.GetContext(ctx, &m.ID, m.ConversationID, string(m.Type), m.Content, m.CreatedAt)
+	if isNoRows(err) {
+		return agentchat.Message{}, agentchat.ErrConversationNotFound
+	}
+	return m, interpretError(ctx, err)
+}
+
+// ListChatMessages implements agentchat.Store.
+func (s *Store) ListChatMessages(ctx context.Context, conversationID string, after int64) ([]agentchat.Message, error) {
+	if _, err := s.GetConversation(ctx, conversationID); err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		ID        int64     `db:"id"`
+		Type      string    `db:"type"`
+		Content   string    `db:"content"`
+		CreatedAt time.Time `db:"created_at"`
+	}
+	err := s.db.SelectContext(ctx, &rows, `SELECT id, type, content, created_at FROM agora_chat_messages
+		WHERE conversation_id = $1 AND id > $2 ORDER BY id`, conversationID, after)
+	if err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	out := make([]agentchat.Message, len(rows))
+	for i, r := range rows {
+		out[i] = agentchat.Message{ID: r.ID, ConversationID: conversationID, Type: agentchat.EventType(r.Type), Content: r.Content, CreatedAt: r.CreatedAt.UTC()}
+	}
+	return out, nil
+}
+
+// InterruptRunning implements agentchat.Store.
+func (s *Store) InterruptRunning(ctx context.Context, at time.Time) (int, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE agora_conversations SET status = 'interrupted', updated_at = $1
+		WHERE status IN ('running', 'queued')`, at)
+	if err != nil {
+		return 0, interpretError(ctx, err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), interpretError(ctx, err)
+}

@@ -1,0 +1,150 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agorahq/agora/agentchat"
+)
+
+var _ agentchat.Store = (*Store)(nil)
+
+// agentchat keys, under the store's hash tag:
+//
+//	conv:<id>        hash: id, title, session_id, status, created_at, updated_at, updated_ms
+//	convmsgs:<id>    list of messages (JSON); a message's ID is its position
+//	convs            zset of conversations scored by update time (ms)
+//	convactive       set of running or queued conversations
+var (
+	chatUpdateScript    = newScript("chat_update.lua")
+	chatAppendScript    = newScript("chat_append.lua")
+	chatDeleteScript    = newScript("chat_delete.lua")
+	chatInterruptScript = newScript("chat_interrupt.lua")
+)
+
+func (s *Store) convKey(id string) string     { return s.key("conv", id) }
+func (s *Store) convMsgsKey(id string) string { return s.key("convmsgs", id) }
+
+func (s *Store) updateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time, created *time.Time) error {
+	args := []any{id, string(status), sessionID, title, at.UnixMilli(), stamp(at)}
+	if created != nil {
+		args = append(args, "create", stamp(*created))
+	} else {
+		args = append(args, "update", "")
+	}
+	err := chatUpdateScript.Run(ctx, s.client, []string{s.convKey(id), s.key("convs"), s.key("convactive")}, args...).Err()
+	return interpretError(ctx, err, nil)
+}
+
+// CreateConversation implements agentchat.Store.
+func (s *Store) CreateConversation(ctx context.Context, c agentchat.Conversation) error {
+	return s.updateConversation(ctx, c.ID, c.Status, c.SessionID, c.Title, c.UpdatedAt, &c.CreatedAt)
+}
+
+// UpdateConversation implements agentchat.Store.
+func (s *Store) UpdateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time) error {
+	return s.updateConversation(ctx, id, status, sessionID, title, at, nil)
+}
+
+func decodeConversation(m map[string]string) (agentchat.Conversation, error) {
+	c := agentchat.Conversation{ID: m["id"], Title: m["title"], SessionID: m["session_id"], Status: agentchat.Status(m["status"])}
+	var err error
+	if c.CreatedAt, err = time.Parse(time.RFC3339Nano, m["created_at"]); err != nil {
+		return c, fmt.Errorf("redisstore: conversation %s: %w", c.ID, err)
+	}
+	if c.UpdatedAt, err = time.Parse(time.RFC3339Nano, m["updated_at"]); err != nil {
+		return c, fmt.Errorf("redisstore: conversation %s: %w", c.ID, err)
+	}
+	return c, nil
+}
+
+// GetConversation implements agentchat.Store.
+func (s *Store) GetConversation(ctx context.Context, id string) (agentchat.Conversation, error) {
+	m, err := s.client.HGetAll(ctx, s.convKey(id)).Result()
+	if err != nil {
+		return agentchat.Conversation{}, interpretError(ctx, err, nil)
+	}
+	if len(m) == 0 {
+		return agentchat.Conversation{}, agentchat.ErrConversationNotFound
+	}
+	return decodeConversation(m)
+}
+
+// ListConversations implements agentchat.Store.
+func (s *Store) ListConversations(ctx context.Context) ([]agentchat.Conversation, error) {
+	ids, err := s.client.ZRevRange(ctx, s.key("convs"), 0, -1).Result()
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	cmds, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range ids {
+			p.HGetAll(ctx, s.convKey(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	out := make([]agentchat.Conversation, 0, len(cmds))
+	for _, c := range cmds {
+		m := c.(*redis.MapStringStringCmd).Val()
+		if len(m) == 0 {
+			continue // deleted between the two reads
+		}
+		conv, err := decodeConversation(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, conv)
+	}
+	return out, nil
+}
+
+// DeleteConversation implements agentchat.Store.
+func (s *Store) DeleteConversation(ctx context.Context, id string) error {
+	err := chatDeleteScript.Run(ctx, s.client, []string{s.convKey(id), s.convMsgsKey(id), s.key("convs"), s.key("convactive")}, id).Err()
+	return interpretError(ctx, err, nil)
+}
+
+// AppendChatMessage implements agentchat.Store in one script.
+func (s *Store) AppendChatMessage(ctx context.Context, m agentchat.Message) (agentchat.Message, error) {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return agentchat.Message{}, err
+	}
+	n, err := chatAppendScript.Run(ctx, s.client, []string{s.convKey(m.ConversationID), s.convMsgsKey(m.ConversationID)}, raw).Int64()
+	if err != nil {
+		return agentchat.Message{}, interpretError(ctx, err, nil)
+	}
+	m.ID = n
+	return m, nil
+}
+
+// ListChatMessages implements agentchat.Store.
+func (s *Store) ListChatMessages(ctx context.Context, conversationID string, after int64) ([]agentchat.Message, error) {
+	if _, err := s.GetConversation(ctx, conversationID); err != nil {
+		return nil, err
+	}
+	raws, err := s.client.LRange(ctx, s.convMsgsKey(conversationID), max(after, 0), -1).Result()
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	out := make([]agentchat.Message, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal([]byte(raw), &out[i]); err != nil {
+			return nil, fmt.Errorf("redisstore: chat message: %w", err)
+		}
+		out[i].ID = max(after, 0) + int64(i) + 1
+	}
+	return out, nil
+}
+
+// InterruptRunning implements agentchat.Store.
+func (s *Store) InterruptRunning(ctx context.Context, at time.Time) (int, error) {
+	n, err := chatInterruptScript.Run(ctx, s.client, []string{s.key("convactive")}, s.ns, at.UnixMilli(), stamp(at)).Int()
+	return n, interpretError(ctx, err, nil)
+}

@@ -1,0 +1,22 @@
+-- KEYS: conversation hash, conversations index (by update time), active set.
+-- ARGV: conversation ID, status, session ID ('' keeps it), title ('' keeps
+-- it), updated (ms), updated (text), then for a create the created fields.
+if ARGV[7] == 'create' then
+  redis.call('HSET', KEYS[1], 'id', ARGV[1], 'title', ARGV[4], 'session_id', ARGV[3], 'created_at', ARGV[8])
+elseif redis.call('EXISTS', KEYS[1]) == 0 then
+  return fail('conversation_not_found')
+end
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'updated_at', ARGV[6], 'updated_ms', ARGV[5])
+if ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[1], 'session_id', ARGV[3])
+end
+if ARGV[4] ~= '' then
+  redis.call('HSET', KEYS[1], 'title', ARGV[4])
+end
+redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
+if ARGV[2] == 'running' or ARGV[2] == 'queued' then
+  redis.call('SADD', KEYS[3], ARGV[1])
+else
+  redis.call('SREM', KEYS[3], ARGV[1])
+end
+return 1

@@ -1,0 +1,130 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/agentchat"
+)
+
+// RunAgentChat runs the agentchat section: conversations, messages whose
+// IDs rise by one per conversation even under concurrent appends, and the
+// interruption of runs a stopped process left.
+func RunAgentChat(t *testing.T, newStores NewStores) {
+	newChat := func(t *testing.T) agentchat.Store {
+		st := newStores(t).AgentChat
+		if st == nil {
+			t.Fatal("storetest: Stores.AgentChat is required")
+		}
+		return st
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	conv := func(id string, updated time.Time) agentchat.Conversation {
+		return agentchat.Conversation{ID: id, Title: "t " + id, Status: agentchat.StatusIdle, CreatedAt: at, UpdatedAt: updated}
+	}
+
+	t.Run("Conversations", func(t *testing.T) {
+		t.Parallel()
+		st := newChat(t)
+		ctx := context.Background()
+		a, b := conv("conv_a", at), conv("conv_b", at.Add(time.Second))
+		require.NoError(t, st.CreateConversation(ctx, a))
+		require.NoError(t, st.CreateConversation(ctx, b))
+		got, err := st.GetConversation(ctx, "conv_a")
+		require.NoError(t, err)
+		require.Equal(t, a, got)
+		_, err = st.GetConversation(ctx, "conv_missing")
+		require.ErrorIs(t, err, agentchat.ErrConversationNotFound)
+		list, err := st.ListConversations(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []agentchat.Conversation{b, a}, list, "most recently updated first")
+
+		require.NoError(t, st.UpdateConversation(ctx, "conv_a", agentchat.StatusRunning, "sess", "", at.Add(2*time.Second)))
+		got, err = st.GetConversation(ctx, "conv_a")
+		require.NoError(t, err)
+		require.Equal(t, agentchat.StatusRunning, got.Status)
+		require.Equal(t, "sess", got.SessionID)
+		require.Equal(t, "t conv_a", got.Title, "an empty title keeps the old one")
+		require.NoError(t, st.UpdateConversation(ctx, "conv_a", agentchat.StatusIdle, "", "renamed", at.Add(3*time.Second)))
+		got, _ = st.GetConversation(ctx, "conv_a")
+		require.Equal(t, "sess", got.SessionID, "an empty session keeps the old one")
+		require.Equal(t, "renamed", got.Title)
+		list, _ = st.ListConversations(ctx)
+		require.Equal(t, "conv_a", list[0].ID)
+		require.ErrorIs(t, st.UpdateConversation(ctx, "conv_missing", agentchat.StatusIdle, "", "", at), agentchat.ErrConversationNotFound)
+
+		require.NoError(t, st.DeleteConversation(ctx, "conv_b"))
+		require.ErrorIs(t, st.DeleteConversation(ctx, "conv_b"), agentchat.ErrConversationNotFound)
+		_, err = st.ListChatMessages(ctx, "conv_b", 0)
+		require.ErrorIs(t, err, agentchat.ErrConversationNotFound)
+		list, _ = st.ListConversations(ctx)
+		require.Len(t, list, 1)
+	})
+
+	t.Run("MessagesRiseByOne", func(t *testing.T) {
+		t.Parallel()
+		st := newChat(t)
+		ctx := context.Background()
+		require.NoError(t, st.CreateConversation(ctx, conv("conv_m", at)))
+		const n = 50
+		var mu sync.Mutex
+		var ids []int64
+		concurrently(n, func(i int) {
+			m, err := st.AppendChatMessage(ctx, agentchat.Message{ConversationID: "conv_m", Type: agentchat.EventAssistant, Content: fmt.Sprint("m", i), CreatedAt: at})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			ids = append(ids, m.ID)
+			mu.Unlock()
+		})
+		slices.Sort(ids)
+		for i, id := range ids {
+			require.EqualValues(t, i+1, id)
+		}
+		all, err := st.ListChatMessages(ctx, "conv_m", 0)
+		require.NoError(t, err)
+		require.Len(t, all, n)
+		for i, m := range all {
+			require.EqualValues(t, i+1, m.ID)
+			require.Equal(t, "conv_m", m.ConversationID)
+			require.Equal(t, at, m.CreatedAt)
+		}
+		tail, err := st.ListChatMessages(ctx, "conv_m", 45)
+		require.NoError(t, err)
+		require.Len(t, tail, 5)
+		require.EqualValues(t, 46, tail[0].ID)
+		require.Equal(t, all[45], tail[0])
+		_, err = st.AppendChatMessage(ctx, agentchat.Message{ConversationID: "conv_missing", Type: agentchat.EventUser, Content: "x", CreatedAt: at})
+		require.ErrorIs(t, err, agentchat.ErrConversationNotFound)
+	})
+
+	t.Run("InterruptRunning", func(t *testing.T) {
+		t.Parallel()
+		st := newChat(t)
+		ctx := context.Background()
+		for _, id := range []string{"conv_1", "conv_2", "conv_3"} {
+			require.NoError(t, st.CreateConversation(ctx, conv(id, at)))
+		}
+		require.NoError(t, st.UpdateConversation(ctx, "conv_1", agentchat.StatusRunning, "", "", at))
+		require.NoError(t, st.UpdateConversation(ctx, "conv_2", agentchat.StatusQueued, "", "", at))
+		n, err := st.InterruptRunning(ctx, at.Add(time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		for id, want := range map[string]agentchat.Status{"conv_1": agentchat.StatusInterrupted, "conv_2": agentchat.StatusInterrupted, "conv_3": agentchat.StatusIdle} {
+			c, err := st.GetConversation(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, want, c.Status, id)
+		}
+		n, err = st.InterruptRunning(ctx, at.Add(time.Minute))
+		require.NoError(t, err)
+		require.Zero(t, n)
+	})
+}
