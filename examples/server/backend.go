@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
@@ -21,6 +22,7 @@ type backend struct {
 	discussion discussion.Store
 	prism      prism.Store
 	arena      arena.Store
+	agentchat  agentchat.Store
 	notifier   store.Notifier
 	limiter    httpapi.Limiter
 	close      func()
@@ -31,7 +33,7 @@ func openBackend(ctx context.Context, url, redisPrefix string, rate float64, bur
 	switch {
 	case url == "memory" || url == "":
 		st := memstore.New()
-		return &backend{name: "memory", slots: st, discussion: st, prism: st, arena: st, notifier: st, limiter: local, close: func() {}}, nil
+		return &backend{name: "memory", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: st, limiter: local, close: func() {}}, nil
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		return openPostgres(ctx, url, local)
 	case strings.HasPrefix(url, "redis://"), strings.HasPrefix(url, "rediss://"):

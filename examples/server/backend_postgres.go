@@ -34,7 +34,7 @@ func openPostgres(ctx context.Context, url string, limiter httpapi.Limiter) (*ba
 	}
 	st := pgstore.New(db)
 	return &backend{
-		name: "postgres", slots: st, discussion: st, prism: st, arena: st, notifier: n, limiter: limiter,
+		name: "postgres", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: n, limiter: limiter,
 		close: func() { n.Close(); db.Close() },
 	}, nil
 }

@@ -23,7 +23,7 @@ func openRedis(ctx context.Context, url, prefix string, rate float64, burst int)
 	return &backend{
 		name:       "redis",
 		slots:      st,
-		discussion: st, prism: st, arena: st,
+		discussion: st, prism: st, arena: st, agentchat: st,
 		notifier: st,
 		limiter:  st.Limiter(rate, burst),
 		close:    func() { st.Close(); client.Close() },

@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
@@ -57,6 +58,10 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	rate := fs.Float64("rate", httpapi.DefaultRatePerSecond, "take/done/comment requests per second per key")
 	burst := fs.Int("burst", httpapi.DefaultRateBurst, "burst of the per-key rate limit")
 	redisPrefix := fs.String("redis-prefix", "agora", "key prefix (and hash tag) of the Redis store")
+	agentDir := fs.String("agent-dir", "", "serve /agent/ (the coding-agent chat API) running the agent in this directory")
+	claudePath := fs.String("claude", "claude", "the Claude Code CLI the agent runs")
+	envFile := fs.String("env-file", "", "KEY=value lines added to the agent's environment")
+	agentPrompt := fs.String("agent-prompt", "", "a file appended to the agent's system prompt")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -94,6 +99,29 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	arenaAPI := httpapi.Arena(games, httpapi.WithLogger(log))
 	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/"} {
 		mux.Handle(p, arenaAPI)
+	}
+	if *agentDir != "" {
+		runner := &agentchat.CLIRunner{Path: *claudePath, Dir: *agentDir, PromptFile: *agentPrompt,
+			SystemPrompt: "You are the coding agent of this application, started by its chat. Work in the current directory."}
+		if *envFile != "" {
+			f, err := os.Open(*envFile)
+			if err != nil {
+				return err
+			}
+			runner.Env, err = agentchat.ParseEnvFile(f)
+			f.Close()
+			if err != nil {
+				return err
+			}
+		}
+		chat := agentchat.New(backend.agentchat, runner, agentchat.WithNotifier(backend.notifier))
+		if n, err := chat.Start(ctx); err != nil {
+			return err
+		} else if n > 0 {
+			log.Warn("agent runs left by a stopped server marked interrupted", "count", n)
+		}
+		defer chat.Close()
+		mux.Handle("/agent/", httpapi.AgentChat(chat, httpapi.WithLogger(log)))
 	}
 	discussionAPI := httpapi.Discussion(disc, httpapi.WithLogger(log))
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat"} {

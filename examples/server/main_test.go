@@ -147,3 +147,18 @@ func TestServerBadStore(t *testing.T) {
 	err := run(context.Background(), []string{"-store", "mysql://x"}, io.Discard, nil)
 	require.ErrorContains(t, err, "want memory")
 }
+
+func TestServerAgentChatNeedsAgentDir(t *testing.T) {
+	base, _ := serve(t, "-admin-key", "adm")
+	status, _ := call(t, "GET", base+"/agent/conversations", "", "")
+	require.Equal(t, 404, status, "no -agent-dir, no agent")
+
+	dir := t.TempDir()
+	env := dir + "/agent.env"
+	require.NoError(t, os.WriteFile(env, []byte("FOO=bar\n"), 0o600))
+	base, _ = serve(t, "-admin-key", "adm", "-agent-dir", dir, "-env-file", env, "-claude", "/nonexistent/claude")
+	status, conv := call(t, "POST", base+"/agent/conversations", "", `{"title":"t"}`)
+	require.Equal(t, 201, status)
+	status, _ = call(t, "GET", base+"/agent/conversations/"+conv["id"].(string), "", "")
+	require.Equal(t, 200, status)
+}
