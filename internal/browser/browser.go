@@ -1,0 +1,56 @@
+// Package browser gives tests a real headless Chromium driven through
+// chromedp. Without Chromium on the machine a test is skipped with a
+// message naming the package to install — except when CI=true, where it
+// fails, so a green CI run always means the pages were really tested.
+package browser
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// path finds the Chromium binary.
+func path() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// New returns a chromedp context of a fresh headless Chromium, closed when
+// t ends, with a timeout for the whole test.
+func New(t *testing.T, timeout time.Duration) context.Context {
+	t.Helper()
+	bin := path()
+	if bin == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true and no Chromium: install the chromium package")
+		}
+		t.Skip("no Chromium for this browser test: install the chromium package")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1200, 800),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	return ctx
+}
