@@ -122,6 +122,8 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		}
 		defer chat.Close()
 		mux.Handle("/agent/", httpapi.AgentChat(chat, httpapi.WithLogger(log)))
+		mux.Handle("/chat", agentchat.UI())
+		mux.Handle("/chat/", agentchat.UI())
 	}
 	discussionAPI := httpapi.Discussion(disc, httpapi.WithLogger(log))
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat"} {

@@ -161,4 +161,9 @@ func TestServerAgentChatNeedsAgentDir(t *testing.T) {
 	require.Equal(t, 201, status)
 	status, _ = call(t, "GET", base+"/agent/conversations/"+conv["id"].(string), "", "")
 	require.Equal(t, 200, status)
+	res, err := http.Get(base + "/chat")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, 200, res.StatusCode)
+	require.Contains(t, res.Header.Get("Content-Type"), "text/html")
 }
