@@ -201,7 +201,7 @@ func TestRealClaudeCLI(t *testing.T) {
 	require.NotEmpty(t, session)
 
 	c.post("/agent/conversations/"+id+"/messages", `{"content":"and again"}`, 202)
-	names = streamUntil(t, ctx, stream, 7, "done")
+	names = streamUntil(t, ctx, stream, 8, "done")
 	require.Contains(t, names, "tool_result")
 	conv = waitIdle(t, c, id)
 	require.Equal(t, session, conv["session_id"], "the second message resumed the same session")

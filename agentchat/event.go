@@ -15,6 +15,8 @@ const (
 	EventSystem     EventType = "system"
 	EventError      EventType = "error"
 	EventDone       EventType = "done"
+	// EventStatus ends every run: {"status": "idle|error|interrupted|cancelled"}.
+	EventStatus EventType = "status"
 )
 
 // Event is one normalised event. Which fields are set depends on Type, and

@@ -44,6 +44,7 @@ func TestEveryFixtureThroughTheService(t *testing.T) {
 			if p.Result == nil {
 				want = append(want, agentchat.EventError)
 			}
+			want = append(want, agentchat.EventStatus)
 
 			runner := &agentchat.CLIRunner{
 				Path: agentchat.FakeClaude(), Dir: t.TempDir(),

@@ -2,6 +2,7 @@ package agentchat
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -240,9 +241,10 @@ func (s *Service) run(ctx context.Context, id, text string) {
 		status = StatusError
 	}
 	_ = s.store.UpdateConversation(bg, id, status, res.SessionID, "", s.now().UTC())
-	if s.notifier != nil {
-		_ = s.notifier.Publish(bg, Topic(id), []byte("status"))
-	}
+	// The run ends with a status event, stored like the rest, so a stream
+	// (live or replayed) always tells how the run ended.
+	b, _ := json.Marshal(map[string]Status{"status": status})
+	_, _ = s.append(bg, id, EventStatus, string(b))
 }
 
 // history rebuilds the conversation's turns for a run that cannot resume.

@@ -77,7 +77,7 @@ func TestSendRunsAndStoresEveryEvent(t *testing.T) {
 		require.EqualValues(t, i+1, m.ID, "IDs rise by one")
 		types = append(types, m.Type)
 	}
-	require.Equal(t, []agentchat.EventType{"user", "system", "assistant", "done"}, types)
+	require.Equal(t, []agentchat.EventType{"user", "system", "assistant", "done", "status"}, types)
 	require.Equal(t, "On it: fix the footer", ms[2].Content)
 	require.Contains(t, ms[3].Content, `"conversation_id":"`+c.ID+`"`)
 	select {
@@ -87,7 +87,7 @@ func TestSendRunsAndStoresEveryEvent(t *testing.T) {
 	}
 	after, err := svc.Messages(ctx, c.ID, 2)
 	require.NoError(t, err)
-	require.Len(t, after, 2)
+	require.Len(t, after, 3)
 }
 
 func TestOneRunAtATime(t *testing.T) {

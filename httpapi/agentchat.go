@@ -76,14 +76,14 @@ func (a *chatAPI) send(w http.ResponseWriter, r *http.Request) error {
 	if errors.Is(err, agentchat.ErrBusy) {
 		// The message is stored; it just starts no run.
 		writeJSON(w, http.StatusConflict, map[string]any{
-			"error": errorDetail{agentchat.ErrBusy.Code, agentchat.ErrBusy.Message}, "queued": false, "message": res.Message,
+			"error": errorDetail{agentchat.ErrBusy.Code, agentchat.ErrBusy.Message}, "queued": false, "message_id": res.Message.ID,
 		})
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, res)
+	writeJSON(w, http.StatusAccepted, map[string]any{"queued": res.Queued, "message_id": res.Message.ID})
 	return nil
 }
 

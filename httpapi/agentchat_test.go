@@ -78,6 +78,7 @@ func TestAgentChatHTTP(t *testing.T) {
 		require.Equal(t, "idle", conv["status"])
 		sent := c.expect(202, "POST", "/agent/conversations/"+id+"/messages", "", map[string]any{"content": "fix the footer"}).body
 		require.Equal(t, false, sent["queued"])
+		require.EqualValues(t, 1, sent["message_id"])
 
 		// A first reader sees the run so far; it "reloads" after the tool call.
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -116,7 +117,10 @@ func TestAgentChatHTTP(t *testing.T) {
 			return c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body["conversation"].(map[string]any)["status"] == "idle"
 		}, 5*time.Second, 10*time.Millisecond)
 		full := c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body
-		require.Len(t, full["messages"].([]any), 7, "every event was stored")
+		msgs := full["messages"].([]any)
+		require.Len(t, msgs, 8, "every event was stored")
+		require.Equal(t, "status", msgs[7].(map[string]any)["type"], "a run ends with its status")
+		require.JSONEq(t, `{"status":"idle"}`, msgs[7].(map[string]any)["content"].(string))
 		require.Equal(t, "s1", full["conversation"].(map[string]any)["session_id"])
 		list := c.expect(200, "GET", "/agent/conversations", "", nil).body["conversations"].([]any)
 		require.Len(t, list, 1)

@@ -33,6 +33,7 @@
     lastId = m.id;
     const log = $("log");
     const data = m.type === "user" || m.type === "assistant" ? { content: m.content } : parse(m);
+    if (m.type === "status") return;
     if (m.type === "tool_use" || m.type === "tool_result") {
       if (!tools) { tools = el("div", "tools"); log.appendChild(tools); }
       if (m.type === "tool_use") {
@@ -58,13 +59,13 @@
       log.appendChild(el("div", "msg " + m.type, text));
     }
     log.scrollTop = log.scrollHeight;
-    if (m.type === "done" || m.type === "error") refreshStatus();
+    if (m.type === "status" || m.type === "error") refreshStatus();
   }
 
   function follow(id) {
     if (source) source.close();
     source = new EventSource(api + "/" + encodeURIComponent(id) + "/stream?after=" + lastId);
-    for (const t of ["user", "assistant", "tool_use", "tool_result", "system", "error", "done"]) {
+    for (const t of ["user", "assistant", "tool_use", "tool_result", "system", "error", "done", "status"]) {
       source.addEventListener(t, (ev) => {
         const m = { id: Number(ev.lastEventId), type: t, content: ev.data };
         if (t === "user" || t === "assistant") m.content = JSON.parse(ev.data).content;
