@@ -211,7 +211,9 @@ func TestRealClaudeCLI(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // the CLI is waiting on the API
 	c.post("/agent/conversations/"+id+"/cancel", ``, 200)
 	require.Eventually(t, func() bool { return len(processesWith(marker)) == 0 }, 15*time.Second, 50*time.Millisecond, "no process left behind")
-	require.Eventually(t, func() bool { return c.get("/agent/conversations/"+id)["conversation"].(map[string]any)["status"] == "cancelled" }, 10*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return c.get("/agent/conversations/" + id)["conversation"].(map[string]any)["status"] == "cancelled"
+	}, 10*time.Second, 50*time.Millisecond)
 }
 
 type apiClient struct {
