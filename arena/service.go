@@ -3,7 +3,6 @@ package arena
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -46,35 +45,30 @@ func (s *Service) env() env { return env{now: s.now().UTC().Truncate(time.Millis
 // Topic is the notifier topic of a game; events carry its new version.
 func Topic(gameID string) string { return "arena:" + gameID }
 
-const maxAttempts = 1000
-
-// change applies fn to a copy of the game and saves it.
+// change applies fn to a copy of the game and saves it, retrying when
+// another change was saved first; a saved change is announced.
 func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env) error) (Game, error) {
-	for attempt := 0; attempt < maxAttempts; attempt++ {
+	var saved Game
+	err := store.RetryOnConflict(ctx, ErrVersionConflict, func() error {
 		cur, err := s.store.GetGame(ctx, id)
 		if err != nil {
-			return Game{}, err
+			return err
 		}
 		next := cur.Clone()
 		if err := fn(&next, s.env()); err != nil {
-			return Game{}, err
+			return err
 		}
 		next.Version = cur.Version + 1
-		err = s.store.UpdateGame(ctx, next)
-		if err == nil {
-			if s.notifier != nil {
-				_ = s.notifier.Publish(context.WithoutCancel(ctx), Topic(id), []byte(strconv.FormatInt(next.Version, 10)))
-			}
-			return next, nil
+		if err := s.store.UpdateGame(ctx, next); err != nil {
+			return err
 		}
-		if !errors.Is(err, ErrVersionConflict) {
-			return Game{}, err
-		}
-		if attempt > 2 {
-			time.Sleep(time.Duration(rand.IntN(1000*min(attempt, 20))) * time.Microsecond)
-		}
+		saved = next
+		return nil
+	})
+	if err == nil && s.notifier != nil {
+		_ = s.notifier.Publish(context.WithoutCancel(ctx), Topic(id), []byte(strconv.FormatInt(saved.Version, 10)))
 	}
-	return Game{}, store.Errorf(store.ErrConflict, "busy", "game %s is changing too fast; retry", id)
+	return saved, err
 }
 
 // Create starts a game waiting for agents; 0 means the defaults.

@@ -48,39 +48,30 @@ func New(st Store, claims slots.ClaimStore, opts ...Option) *Service {
 
 func (s *Service) env() env { return env{now: s.now().UnixMilli(), ids: &s.ids} }
 
-// maxAttempts bounds the compare-and-set retries of one change. Each lost
-// attempt means another change was saved, so the loop always progresses;
-// the bound only turns a livelock into an error.
-const maxAttempts = 1000
-
 // change applies fn to a fresh copy of the claim's pipeline and saves it,
 // retrying when another change was saved first.
 func (s *Service) change(ctx context.Context, claimID string, fn func(p *Pipeline, e env) (Effects, error)) (Pipeline, error) {
-	for attempt := 0; attempt < maxAttempts; attempt++ {
+	var saved Pipeline
+	err := store.RetryOnConflict(ctx, ErrVersionConflict, func() error {
 		cur, err := s.store.GetPipeline(ctx, claimID)
 		if err != nil {
-			return Pipeline{}, err
+			return err
 		}
 		next := cur.Clone()
 		e := s.env()
 		fx, err := fn(&next, e)
 		if err != nil {
-			return Pipeline{}, err
+			return err
 		}
 		next.Version = cur.Version + 1
 		next.UpdatedAt = e.now
-		err = s.store.UpdatePipeline(ctx, next, fx)
-		if err == nil {
-			return next, nil
+		if err := s.store.UpdatePipeline(ctx, next, fx); err != nil {
+			return err
 		}
-		if !errors.Is(err, ErrVersionConflict) {
-			return Pipeline{}, err
-		}
-		if attempt > 2 {
-			time.Sleep(time.Duration(rand.IntN(1000*min(attempt, 20))) * time.Microsecond)
-		}
-	}
-	return Pipeline{}, store.Errorf(store.ErrConflict, "busy", "the pipeline of claim %s is changing too fast; retry", claimID)
+		saved = next
+		return nil
+	})
+	return saved, err
 }
 
 // RegisterProtocol validates and stores a protocol.
