@@ -63,8 +63,26 @@ func New(st Store, runner Runner, opts ...Option) *Service {
 	return s
 }
 
-// Start marks the runs a stopped process left running as interrupted.
+// cancelTopic carries cancels between processes: the payload is the
+// conversation whose run (wherever it is) should stop.
+const cancelTopic = "agentchat:cancel"
+
+// Start marks the runs a stopped process left running as interrupted and,
+// with a notifier, starts listening for cancels sent from other processes.
 func (s *Service) Start(ctx context.Context) (int, error) {
+	if s.notifier != nil {
+		sub, err := s.notifier.Subscribe(s.base, cancelTopic)
+		if err != nil {
+			return 0, err
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			for id := range sub.C {
+				s.cancelLocal(context.WithoutCancel(ctx), string(id))
+			}
+		}()
+	}
 	return s.store.InterruptRunning(ctx, s.now().UTC())
 }
 
@@ -268,20 +286,35 @@ func (s *Service) history(ctx context.Context, id string) []Turn {
 // Cancel stops the conversation's running agent, or takes it out of the
 // queue.
 func (s *Service) Cancel(ctx context.Context, id string) error {
-	if _, err := s.store.GetConversation(ctx, id); err != nil {
+	c, err := s.store.GetConversation(ctx, id)
+	if err != nil {
 		return err
 	}
+	if s.cancelLocal(ctx, id) {
+		return nil
+	}
+	// Not here: the run may belong to another process sharing the store.
+	if (c.Status == StatusRunning || c.Status == StatusQueued) && s.notifier != nil {
+		return s.notifier.Publish(ctx, cancelTopic, []byte(id))
+	}
+	return ErrNotRunning
+}
+
+// cancelLocal stops the conversation's run or takes it out of the queue,
+// if this process has it; it reports whether it did.
+func (s *Service) cancelLocal(ctx context.Context, id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.active == id {
 		s.cancelFn()
-		return nil
+		return true
 	}
 	if i := slices.IndexFunc(s.queue, func(q queued) bool { return q.conversationID == id }); i >= 0 {
 		s.queue = slices.Delete(s.queue, i, i+1)
-		return s.store.UpdateConversation(ctx, id, StatusCancelled, "", "", s.now().UTC())
+		_ = s.store.UpdateConversation(ctx, id, StatusCancelled, "", "", s.now().UTC())
+		return true
 	}
-	return ErrNotRunning
+	return false
 }
 
 // Delete removes a conversation whose agent is not running or queued.

@@ -187,3 +187,24 @@ func TestCancelAndInterrupted(t *testing.T) {
 	require.NoError(t, next.Delete(ctx, b.ID))
 	require.ErrorIs(t, next.Delete(ctx, b.ID), agentchat.ErrConversationNotFound)
 }
+
+func TestCancelFromAnotherProcess(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	r := &scripted{release: make(chan struct{}), started: make(chan string, 1)}
+	here := agentchat.New(st, r, agentchat.WithNotifier(st))
+	defer here.Close()
+	there := agentchat.New(st, r, agentchat.WithNotifier(st))
+	defer there.Close()
+	for _, svc := range []*agentchat.Service{here, there} {
+		_, err := svc.Start(ctx)
+		require.NoError(t, err)
+	}
+	c, _ := here.Create(ctx, "remote")
+	_, err := here.Send(ctx, c.ID, "long job")
+	require.NoError(t, err)
+	<-r.started
+	require.NoError(t, there.Cancel(ctx, c.ID), "the other process passes the cancel on")
+	waitStatus(t, here, c.ID, agentchat.StatusCancelled)
+	require.ErrorIs(t, there.Cancel(ctx, c.ID), agentchat.ErrNotRunning)
+}

@@ -35,6 +35,12 @@ func New(t *testing.T, timeout time.Duration) context.Context {
 		}
 		t.Skip("no Chromium for this browser test: install the chromium package")
 	}
+	// Not t.TempDir: Chromium may still write its profile for a moment
+	// after it was told to quit, and TempDir's cleanup fails the test then.
+	profile, err := os.MkdirTemp("", "agora-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin),
 		chromedp.Flag("headless", true),
@@ -45,12 +51,19 @@ func New(t *testing.T, timeout time.Duration) context.Context {
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1200, 800),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+		for i := 0; i < 40 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	return ctx
 }
