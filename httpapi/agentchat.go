@@ -1,23 +1,40 @@
 package httpapi
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/store"
 )
 
 // AgentChat returns the handler of the agent API of seeds/agentchat.md
-// under /agent/conversations. It runs a coding agent on the host: mount it
-// behind the host's own authentication, at "/agent/".
+// under /agent/conversations, and of the chat console at /chat. It runs a
+// coding agent on the host: protect it with WithChatAuth (or the host's own
+// authentication). Mount it at "/agent/", "/chat" and "/chat/", or put it in
+// front of an application with Intercept.
 func AgentChat(svc *agentchat.Service, opts ...Option) http.Handler {
 	a := &chatAPI{svc: svc}
-	rt := newRouter(newConfig(opts))
-	open := func(fn func(http.ResponseWriter, *http.Request) error) route { return route{fn: fn} }
+	cfg := newConfig(opts)
+	rt := newRouter(cfg)
+	open := func(fn func(http.ResponseWriter, *http.Request) error) route {
+		if cfg.chatAuth == nil {
+			return route{fn: fn}
+		}
+		return route{fn: func(w http.ResponseWriter, r *http.Request) error {
+			if _, ok := cfg.chatAuth(r); !ok {
+				return errChatAuth
+			}
+			return fn(w, r)
+		}}
+	}
 	rt.handle("POST", "/agent/conversations", open(a.create))
 	rt.handle("GET", "/agent/conversations", open(a.list))
 	rt.handle("GET", "/agent/conversations/{id}", open(a.get))
@@ -25,7 +42,53 @@ func AgentChat(svc *agentchat.Service, opts ...Option) http.Handler {
 	rt.handle("GET", "/agent/conversations/{id}/stream", open(a.stream))
 	rt.handle("POST", "/agent/conversations/{id}/cancel", open(a.cancel))
 	rt.handle("DELETE", "/agent/conversations/{id}", open(a.delete))
+	ui := agentchat.UI()
+	rt.mux.Handle("GET /chat", ui)
+	rt.mux.Handle("GET /chat/", ui)
 	return rt
+}
+
+var errChatAuth = store.Errorf(store.ErrUnauthorized, "unauthorized", "sign in to use the agent")
+
+// WithChatAuth guards the agent API of AgentChat: auth returns who the
+// request is from and whether it may use the agent. Without it the API is
+// open, as in the specification.
+func WithChatAuth(auth func(*http.Request) (user string, ok bool)) Option {
+	return func(c *config) { c.chatAuth = auth }
+}
+
+// ChatSecret is a WithChatAuth check of a shared secret, presented in the
+// header or in the cookie of the given names (the host sets the cookie; the
+// secret is never served to the page). Compared in constant time.
+func ChatSecret(header, cookie, secret string) func(*http.Request) (string, bool) {
+	want := sha256.Sum256([]byte(secret))
+	match := func(v string) bool {
+		got := sha256.Sum256([]byte(v))
+		return v != "" && subtle.ConstantTimeCompare(got[:], want[:]) == 1
+	}
+	return func(r *http.Request) (string, bool) {
+		if header != "" && match(r.Header.Get(header)) {
+			return "secret", true
+		}
+		if c, err := r.Cookie(cookie); cookie != "" && err == nil && match(c.Value) {
+			return "secret", true
+		}
+		return "", false
+	}
+}
+
+// Intercept serves the agent API and chat console of chat (an AgentChat
+// handler) in front of next — typically an httputil.ReverseProxy to the
+// application — and passes every other request to next untouched.
+func Intercept(chat, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if strings.HasPrefix(p, "/agent/") || p == "/chat" || strings.HasPrefix(p, "/chat/") {
+			chat.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 type chatAPI struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/store/memstore"
 	"github.com/agorahq/agora/store/storetest"
 )
 
@@ -133,4 +134,43 @@ func TestAgentChatHTTP(t *testing.T) {
 		c.expect(204, "DELETE", "/agent/conversations/"+id, "", nil)
 		c.expect(404, "DELETE", "/agent/conversations/"+id, "", nil)
 	})
+}
+
+func TestAgentChatAuthAndIntercept(t *testing.T) {
+	svc := agentchat.New(memstore.New(), gatedRunner{make(chan struct{})})
+	t.Cleanup(svc.Close)
+	chat := httpapi.AgentChat(svc, httpapi.WithChatAuth(httpapi.ChatSecret("X-Agent-Secret", "agent_secret", "s3cret")))
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("the app: " + r.URL.Path)) })
+	srv := httptest.NewServer(httpapi.Intercept(chat, app))
+	t.Cleanup(srv.Close)
+
+	get := func(path string, mod func(*http.Request)) (int, string) {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		if mod != nil {
+			mod(req)
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b := new(strings.Builder)
+		_, _ = bufio.NewReader(res.Body).WriteTo(b)
+		return res.StatusCode, b.String()
+	}
+	status, body := get("/", nil)
+	require.Equal(t, 200, status)
+	require.Equal(t, "the app: /", body, "everything else passes through untouched")
+	status, body = get("/products/7", nil)
+	require.Equal(t, "the app: /products/7", body)
+	status, _ = get("/agent/conversations", nil)
+	require.Equal(t, 401, status)
+	status, _ = get("/agent/conversations", func(r *http.Request) { r.Header.Set("X-Agent-Secret", "wrong") })
+	require.Equal(t, 401, status)
+	status, _ = get("/agent/conversations", func(r *http.Request) { r.Header.Set("X-Agent-Secret", "s3cret") })
+	require.Equal(t, 200, status)
+	status, _ = get("/agent/conversations", func(r *http.Request) { r.AddCookie(&http.Cookie{Name: "agent_secret", Value: "s3cret"}) })
+	require.Equal(t, 200, status)
+	status, body = get("/chat", nil)
+	require.Equal(t, 200, status)
+	require.Contains(t, body, "<textarea")
+	require.NotContains(t, body, "s3cret", "the secret is never served to the page")
 }

@@ -121,9 +121,10 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 			log.Warn("agent runs left by a stopped server marked interrupted", "count", n)
 		}
 		defer chat.Close()
-		mux.Handle("/agent/", httpapi.AgentChat(chat, httpapi.WithLogger(log)))
-		mux.Handle("/chat", agentchat.UI())
-		mux.Handle("/chat/", agentchat.UI())
+		chatAPI := httpapi.AgentChat(chat, httpapi.WithLogger(log))
+		for _, p := range []string{"/agent/", "/chat", "/chat/"} {
+			mux.Handle(p, chatAPI)
+		}
 	}
 	discussionAPI := httpapi.Discussion(disc, httpapi.WithLogger(log))
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat"} {
