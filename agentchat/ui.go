@@ -2,6 +2,7 @@ package agentchat
 
 import (
 	"embed"
+	"strings"
 	"io/fs"
 	"net/http"
 )
@@ -10,8 +11,10 @@ import (
 var uiFiles embed.FS
 
 // UI returns the chat console of seeds/agentchat.md: a self-contained page
-// (vanilla JS, no build step) that talks to the agent API under
-// /agent/conversations. Mount it at "/chat" and "/chat/".
+// at /chat (vanilla JS, no build step) that talks to the agent API under
+// /agent/conversations, and /chat.js, which a host's own page loads to
+// render the console into an element with Agora.chat("#el"). Mount it at
+// "/chat", "/chat/" and "/chat.js".
 func UI() http.Handler {
 	sub, _ := fs.Sub(uiFiles, "ui") // the embedded directory exists
 	files := http.FileServer(http.FS(sub))
@@ -21,9 +24,12 @@ func UI() http.Handler {
 		switch r.URL.Path {
 		case "/chat", "/chat/":
 			http.ServeFileFS(w, r, sub, "index.html")
-		case "/chat/app.js", "/chat/style.css":
+		case "/chat.js", "/chat/style.css":
 			r2 := r.Clone(r.Context())
-			r2.URL.Path = r.URL.Path[len("/chat"):]
+			r2.URL.Path = strings.TrimPrefix(r.URL.Path, "/chat")
+			if r.URL.Path == "/chat.js" {
+				r2.URL.Path = "/chat.js"
+			}
 			files.ServeHTTP(w, r2)
 		default:
 			http.NotFound(w, r)

@@ -33,8 +33,9 @@ func (h hostileRunner) Run(ctx context.Context, req agentchat.RunRequest) (agent
 		return agentchat.RunResult{}, nil
 	}
 	req.OnEvent(agentchat.Event{Type: agentchat.EventToolResult, Tool: "Edit", ToolUseID: "t1", Output: "File edited successfully"})
-	req.OnEvent(agentchat.Event{Type: agentchat.EventAssistant, Content: "Fixed. Want me to deploy?"})
-	req.OnEvent(agentchat.Event{Type: agentchat.EventDone, Result: "ok"})
+	req.OnEvent(agentchat.Event{Type: agentchat.EventAssistant, Content: "Fixed. Want me to deploy?\n\n| file | change |\n|---|---|\n| `styles.css` | **padding** |\n\n- one\n- two\n\n```\n<b>not bold</b>\n```\n[docs](https://example.com/docs) and [bad](javascript:window.__xss=3)"})
+	cost := 0.0123
+	req.OnEvent(agentchat.Event{Type: agentchat.EventDone, Result: "ok", Usage: []byte(`{"input_tokens":2400,"output_tokens":50}`), CostUSD: &cost})
 	return agentchat.RunResult{SessionID: "s"}, nil
 }
 
@@ -50,6 +51,7 @@ func TestChatUIInChromium(t *testing.T) {
 	mux.Handle("/agent/", httpapi.AgentChat(svc))
 	mux.Handle("/chat", agentchat.UI())
 	mux.Handle("/chat/", agentchat.UI())
+	mux.Handle("/chat.js", agentchat.UI())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	// Made after the server, so the browser closes (and drops its event
@@ -59,11 +61,11 @@ func TestChatUIInChromium(t *testing.T) {
 	var text string
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Navigate(srv.URL+"/chat"),
-		chromedp.WaitVisible("#input", chromedp.ByID),
-		chromedp.SendKeys("#input", "the footer overlaps the content on mobile", chromedp.ByID),
-		chromedp.Click("#send", chromedp.ByID),
+		chromedp.WaitVisible("textarea.input", chromedp.ByQuery),
+		chromedp.SendKeys("textarea.input", "the footer overlaps the content on mobile", chromedp.ByQuery),
+		chromedp.Click("button.send", chromedp.ByQuery),
 		chromedp.WaitVisible(`details.tool`, chromedp.ByQuery),
-		chromedp.Text("#log", &text, chromedp.ByID),
+		chromedp.Text(".log", &text, chromedp.ByQuery),
 	))
 	require.Contains(t, text, "the footer overlaps the content on mobile")
 	require.Contains(t, text, `<img src=x onerror="window.__xss=1">`, "markup from the agent shows as text")
@@ -74,25 +76,51 @@ func TestChatUIInChromium(t *testing.T) {
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Reload(),
 		chromedp.WaitVisible(`details.tool`, chromedp.ByQuery),
-		chromedp.Text("#log", &reloaded, chromedp.ByID),
+		chromedp.Text(".log", &reloaded, chromedp.ByQuery),
 	))
 	require.Equal(t, strings.Count(text, "I see the issue"), strings.Count(reloaded, "I see the issue"))
 	require.Contains(t, reloaded, "▸ Edit client/styles.css")
 
 	close(gate)
-	var final string
+	var final, done string
 	var xss any
+	var cells, links, bold, items, agora int
+	var badLink, status string
 	var shot []byte
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.WaitVisible(`.msg.done`, chromedp.ByQuery),
-		chromedp.Text("#log", &final, chromedp.ByID),
+		chromedp.Text(".log", &final, chromedp.ByQuery),
+		chromedp.Text(".msg.done", &done, chromedp.ByQuery),
 		chromedp.Evaluate(`window.__xss`, &xss),
+		chromedp.Evaluate(`document.querySelectorAll(".md table td").length`, &cells),
+		chromedp.Evaluate(`document.querySelectorAll(".md a").length`, &links),
+		chromedp.Evaluate(`document.querySelectorAll(".md b").length`, &bold),
+		chromedp.Evaluate(`document.querySelectorAll(".md li").length`, &items),
+		chromedp.Evaluate(`[...document.querySelectorAll(".md a")].map(a => a.href).join(" ")`, &badLink),
+		chromedp.Evaluate(`typeof window.Agora.chat === "function" ? 1 : 0`, &agora),
+		chromedp.WaitNotPresent(`.status.running`, chromedp.ByQuery),
+		chromedp.Text(".status", &status, chromedp.ByQuery),
 		chromedp.Click(`details.tool summary`, chromedp.ByQuery),
 		chromedp.CaptureScreenshot(&shot),
 	))
 	require.Nil(t, xss, "no agent output ran as script")
 	require.Contains(t, final, "Fixed. Want me to deploy?")
 	require.Equal(t, 1, strings.Count(final, "Fixed. Want me to deploy?"), "nothing shown twice after the reload")
+	require.Equal(t, 2, cells, "the Markdown table is a table")
+	require.Equal(t, 2, items, "the list is a list")
+	require.Equal(t, 1, links, "only the http(s) link is a link")
+	require.Equal(t, "https://example.com/docs", badLink)
+	require.Zero(t, bold, "HTML in a code block stays text")
+	require.Contains(t, final, "<b>not bold</b>")
+	require.Contains(t, final, "[bad](javascript:window.__xss=3)")
+	require.Equal(t, "done · 2400 in / 50 out tokens · $0.0123", done)
+	require.Equal(t, "idle", status)
+	require.Equal(t, 1, agora, "/chat.js exposes Agora.chat")
+	var picker string
+	require.Eventually(t, func() bool {
+		_ = chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector("select.picker").selectedOptions[0].textContent`, &picker))
+		return picker == "the footer overlaps the content on mobile"
+	}, 5*time.Second, 20*time.Millisecond, "the switcher no longer marks it running: %q", picker)
 	if dir := os.Getenv("AGORA_SCREENSHOTS"); dir != "" {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "chat.png"), shot, 0o644))
 	}

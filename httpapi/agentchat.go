@@ -16,10 +16,11 @@ import (
 )
 
 // AgentChat returns the handler of the agent API of seeds/agentchat.md
-// under /agent/conversations, and of the chat console at /chat. It runs a
-// coding agent on the host: protect it with WithChatAuth (or the host's own
-// authentication). Mount it at "/agent/", "/chat" and "/chat/", or put it in
-// front of an application with Intercept.
+// under /agent/conversations, and of the chat console at /chat and
+// /chat.js. It runs a coding agent on the host: protect it with
+// WithChatAuth (or the host's own authentication). Mount it at "/agent/",
+// "/chat", "/chat/" and "/chat.js", or put it in front of an application
+// with Intercept.
 func AgentChat(svc *agentchat.Service, opts ...Option) http.Handler {
 	a := &chatAPI{svc: svc}
 	cfg := newConfig(opts)
@@ -45,6 +46,7 @@ func AgentChat(svc *agentchat.Service, opts ...Option) http.Handler {
 	ui := agentchat.UI()
 	rt.mux.Handle("GET /chat", ui)
 	rt.mux.Handle("GET /chat/", ui)
+	rt.mux.Handle("GET /chat.js", ui)
 	return rt
 }
 
@@ -83,7 +85,7 @@ func ChatSecret(header, cookie, secret string) func(*http.Request) (string, bool
 func Intercept(chat, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
-		if strings.HasPrefix(p, "/agent/") || p == "/chat" || strings.HasPrefix(p, "/chat/") {
+		if strings.HasPrefix(p, "/agent/") || p == "/chat" || p == "/chat.js" || strings.HasPrefix(p, "/chat/") {
 			chat.ServeHTTP(w, r)
 			return
 		}

@@ -171,6 +171,6 @@ func TestAgentChatAuthAndIntercept(t *testing.T) {
 	require.Equal(t, 200, status)
 	status, body = get("/chat", nil)
 	require.Equal(t, 200, status)
-	require.Contains(t, body, "<textarea")
+	require.Contains(t, body, "data-agora-chat")
 	require.NotContains(t, body, "s3cret", "the secret is never served to the page")
 }

@@ -30,7 +30,7 @@ func TestProxyWithChat(t *testing.T) {
 	require.Contains(t, body, "Tiny app")
 	status, body = get("/chat")
 	require.Equal(t, 200, status)
-	require.Contains(t, body, "<textarea")
+	require.Contains(t, body, "data-agora-chat")
 	status, _ = get("/agent/conversations")
 	require.Equal(t, 200, status)
 	cancel()

@@ -122,7 +122,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		}
 		defer chat.Close()
 		chatAPI := httpapi.AgentChat(chat, httpapi.WithLogger(log))
-		for _, p := range []string{"/agent/", "/chat", "/chat/"} {
+		for _, p := range []string{"/agent/", "/chat", "/chat/", "/chat.js"} {
 			mux.Handle(p, chatAPI)
 		}
 	}
