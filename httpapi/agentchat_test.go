@@ -13,6 +13,7 @@ import (
 
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/memstore"
 	"github.com/agorahq/agora/store/storetest"
 )
@@ -173,4 +174,38 @@ func TestAgentChatAuthAndIntercept(t *testing.T) {
 	require.Equal(t, 200, status)
 	require.Contains(t, body, "data-agora-chat")
 	require.NotContains(t, body, "s3cret", "the secret is never served to the page")
+}
+
+// TestAgentChatStreamAcrossProcesses runs the agent in one server and reads
+// its stream from another sharing the backend.
+func TestAgentChatStreamAcrossProcesses(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+		gate := make(chan struct{})
+		close(gate)
+		mk := func(n store.Notifier) *httptest.Server {
+			svc := agentchat.New(st.AgentChat, gatedRunner{gate}, agentchat.WithNotifier(n))
+			t.Cleanup(svc.Close)
+			srv := httptest.NewServer(httpapi.AgentChat(svc))
+			t.Cleanup(srv.Close)
+			return srv
+		}
+		runs, watches := mk(st.Notifier), mk(st.Peer)
+		a := &apiClient{t: t, srv: runs}
+		id := a.expect(201, "POST", "/agent/conversations", "", map[string]any{}).body["id"].(string)
+
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", watches.URL+"/agent/conversations/"+id+"/stream", nil)
+		res, err := watches.Client().Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		a.expect(202, "POST", "/agent/conversations/"+id+"/messages", "", map[string]any{"content": "hello"})
+		events := readSSE(t, res, func(e sseEvent) bool { return e.name == "status" })
+		var names []string
+		for _, e := range events {
+			names = append(names, e.name)
+		}
+		require.Equal(t, []string{"user", "system", "assistant", "tool_use", "tool_result", "done", "status"}, names)
+		require.JSONEq(t, `{"status":"idle"}`, events[len(events)-1].data)
+	})
 }
