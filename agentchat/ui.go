@@ -2,9 +2,9 @@ package agentchat
 
 import (
 	"embed"
-	"strings"
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
 //go:embed ui
