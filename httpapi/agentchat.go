@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agorahq/agora/internal/httpjson"
 	"net/http"
 	"strconv"
 	"strings"
@@ -44,9 +45,9 @@ func AgentChat(svc *agentchat.Service, opts ...Option) http.Handler {
 	rt.handle("POST", "/agent/conversations/{id}/cancel", open(a.cancel))
 	rt.handle("DELETE", "/agent/conversations/{id}", open(a.delete))
 	ui := agentchat.UI()
-	rt.mux.Handle("GET /chat", ui)
-	rt.mux.Handle("GET /chat/", ui)
-	rt.mux.Handle("GET /chat.js", ui)
+	rt.HandleRaw("GET /chat", ui)
+	rt.HandleRaw("GET /chat/", ui)
+	rt.HandleRaw("GET /chat.js", ui)
 	return rt
 }
 
@@ -101,14 +102,14 @@ func (a *chatAPI) create(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		Title string `json:"title"`
 	}
-	if err := decodeOptionalBody(w, r, &in); err != nil {
+	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
 		return err
 	}
 	c, err := a.svc.Create(r.Context(), in.Title)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, c)
+	httpjson.Write(w, http.StatusCreated, c)
 	return nil
 }
 
@@ -117,7 +118,7 @@ func (a *chatAPI) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"conversations": cs})
+	httpjson.Write(w, http.StatusOK, map[string]any{"conversations": cs})
 	return nil
 }
 
@@ -126,7 +127,7 @@ func (a *chatAPI) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"conversation": c, "messages": ms})
+	httpjson.Write(w, http.StatusOK, map[string]any{"conversation": c, "messages": ms})
 	return nil
 }
 
@@ -134,21 +135,21 @@ func (a *chatAPI) send(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		Content string `json:"content"`
 	}
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	res, err := a.svc.Send(r.Context(), r.PathValue("id"), in.Content)
 	if errors.Is(err, agentchat.ErrBusy) {
 		// The message is stored; it just starts no run.
-		writeJSON(w, http.StatusConflict, map[string]any{
-			"error": errorDetail{agentchat.ErrBusy.Code, agentchat.ErrBusy.Message}, "queued": false, "message_id": res.Message.ID,
+		httpjson.Write(w, http.StatusConflict, map[string]any{
+			"error": httpjson.Detail{Code: agentchat.ErrBusy.Code, Message: agentchat.ErrBusy.Message}, "queued": false, "message_id": res.Message.ID,
 		})
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"queued": res.Queued, "message_id": res.Message.ID})
+	httpjson.Write(w, http.StatusAccepted, map[string]any{"queued": res.Queued, "message_id": res.Message.ID})
 	return nil
 }
 
@@ -156,7 +157,7 @@ func (a *chatAPI) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err := a.svc.Cancel(r.Context(), r.PathValue("id")); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	httpjson.Write(w, http.StatusOK, map[string]bool{"ok": true})
 	return nil
 }
 
@@ -189,7 +190,7 @@ func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 	if q := r.URL.Query().Get("after"); q != "" {
 		n, err := strconv.ParseInt(q, 10, 64)
 		if err != nil || n < 0 {
-			return invalid("invalid_after", "after must be a message ID")
+			return httpjson.Invalid("invalid_after", "after must be a message ID")
 		}
 		after = n
 	}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"github.com/agorahq/agora/internal/httpjson"
 	"net/http"
 
 	"github.com/agorahq/agora/prism"
@@ -63,17 +64,17 @@ func (a *aop) createClaim(w http.ResponseWriter, r *http.Request) error {
 		Domain   string `json:"domain"`
 		Protocol string `json:"protocol"`
 	}
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	if in.Protocol != "" && a.prism == nil {
-		return invalid("invalid_protocol", "this server runs no deliberation pipeline; omit protocol")
+		return httpjson.Invalid("invalid_protocol", "this server runs no deliberation pipeline; omit protocol")
 	}
 	if a.prism != nil {
 		// Refuse an unknown protocol before the claim exists.
 		if _, err := a.prism.Protocol(r.Context(), in.Protocol); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
-				return invalid("invalid_protocol", "unknown protocol %q", in.Protocol)
+				return httpjson.Invalid("invalid_protocol", "unknown protocol %q", in.Protocol)
 			}
 			return err
 		}
@@ -89,17 +90,17 @@ func (a *aop) createClaim(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	writeJSON(w, http.StatusCreated, c)
+	httpjson.Write(w, http.StatusCreated, c)
 	return nil
 }
 
 func (a *aop) listClaims(w http.ResponseWriter, r *http.Request) error {
-	limit, err := queryInt(r, "limit")
+	limit, err := httpjson.QueryInt(r, "limit")
 	if err != nil {
 		return err
 	}
 	if r.URL.Query().Has("limit") && limit == 0 {
-		return invalid("invalid_limit", "limit must be between 1 and %d", slots.MaxClaimsLimit)
+		return httpjson.Invalid("invalid_limit", "limit must be between 1 and %d", slots.MaxClaimsLimit)
 	}
 	page, err := a.svc.Claims(r.Context(), limit, r.URL.Query().Get("cursor"))
 	if err != nil {
@@ -108,7 +109,7 @@ func (a *aop) listClaims(w http.ResponseWriter, r *http.Request) error {
 	if page.Items == nil {
 		page.Items = []slots.Claim{}
 	}
-	writeJSON(w, http.StatusOK, page)
+	httpjson.Write(w, http.StatusOK, page)
 	return nil
 }
 
@@ -117,7 +118,7 @@ func (a *aop) getClaim(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, c)
+	httpjson.Write(w, http.StatusOK, c)
 	return nil
 }
 
@@ -126,14 +127,14 @@ func (a *aop) addComment(w http.ResponseWriter, r *http.Request) error {
 		Body        string `json:"body"`
 		CommentType string `json:"commentType"`
 	}
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	c, err := a.svc.AddComment(r.Context(), principal(r), slots.NewComment{ClaimID: r.PathValue("claimId"), Body: in.Body, CommentType: in.CommentType})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, c)
+	httpjson.Write(w, http.StatusCreated, c)
 	return nil
 }
 
@@ -142,7 +143,7 @@ func (a *aop) listComments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, list(cs))
+	httpjson.Write(w, http.StatusOK, list(cs))
 	return nil
 }
 
@@ -153,12 +154,12 @@ func (a *aop) configureSlots(w http.ResponseWriter, r *http.Request) error {
 			Count json.RawMessage `json:"count"`
 		} `json:"roles"`
 	}
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	roles := make([]slots.RoleCount, 0, len(in.Roles))
 	for _, rc := range in.Roles {
-		n, err := intField("count", rc.Count)
+		n, err := httpjson.IntField("count", rc.Count)
 		if err != nil {
 			return err
 		}
@@ -168,7 +169,7 @@ func (a *aop) configureSlots(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"ok": true, "created": n})
+	httpjson.Write(w, http.StatusCreated, map[string]any{"ok": true, "created": n})
 	return nil
 }
 
@@ -177,7 +178,7 @@ func (a *aop) listSlots(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, list(ss))
+	httpjson.Write(w, http.StatusOK, list(ss))
 	return nil
 }
 
@@ -194,7 +195,7 @@ func (a *aop) nextJob(w http.ResponseWriter, r *http.Request) error {
 	if job.Comments == nil {
 		job.Comments = []slots.Comment{}
 	}
-	writeJSON(w, http.StatusOK, job)
+	httpjson.Write(w, http.StatusOK, job)
 	return nil
 }
 
@@ -210,7 +211,7 @@ func (a *aop) take(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, takeResponse{OK: true, SlotID: s.ID, Role: s.Role, ClaimID: s.ClaimID})
+	httpjson.Write(w, http.StatusOK, takeResponse{OK: true, SlotID: s.ID, Role: s.Role, ClaimID: s.ClaimID})
 	return nil
 }
 
@@ -218,7 +219,7 @@ func (a *aop) done(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.svc.Done(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId")); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	httpjson.Write(w, http.StatusOK, map[string]bool{"ok": true})
 	return nil
 }
 
@@ -237,14 +238,14 @@ func (a *aop) createKey(w http.ResponseWriter, r *http.Request) error {
 		AvatarURL string        `json:"avatarUrl"`
 		Scopes    []slots.Scope `json:"scopes"`
 	}
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	k, token, err := a.svc.CreateKey(r.Context(), slots.NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: in.Scopes})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, createdKey{ID: k.ID, Key: token, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: scopesOrEmpty(k.Scopes), CreatedAt: k.CreatedAt})
+	httpjson.Write(w, http.StatusCreated, createdKey{ID: k.ID, Key: token, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: scopesOrEmpty(k.Scopes), CreatedAt: k.CreatedAt})
 	return nil
 }
 
@@ -256,7 +257,7 @@ func (a *aop) listKeys(w http.ResponseWriter, r *http.Request) error {
 	for i := range ks {
 		ks[i].Scopes = scopesOrEmpty(ks[i].Scopes)
 	}
-	writeJSON(w, http.StatusOK, list(ks))
+	httpjson.Write(w, http.StatusOK, list(ks))
 	return nil
 }
 
@@ -290,6 +291,6 @@ func (a *aop) me(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, profile{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: scopesOrEmpty(k.Scopes), Balance: bal})
+	httpjson.Write(w, http.StatusOK, profile{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: scopesOrEmpty(k.Scopes), Balance: bal})
 	return nil
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agorahq/agora/internal/httpjson"
 	"net/http"
 	"slices"
 	"strconv"
@@ -48,21 +49,21 @@ func (a *arenaAPI) create(w http.ResponseWriter, r *http.Request) error {
 		MinPlayers    json.RawMessage `json:"min_players"`
 		PhaseTimeoutS json.RawMessage `json:"phase_timeout_s"`
 	}
-	if err := decodeOptionalBody(w, r, &in); err != nil {
+	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
 		return err
 	}
-	minPlayers, err := optionalInt("min_players", in.MinPlayers)
+	minPlayers, err := httpjson.OptionalInt("min_players", in.MinPlayers)
 	if err != nil {
 		return err
 	}
-	timeout, err := optionalInt("phase_timeout_s", in.PhaseTimeoutS)
+	timeout, err := httpjson.OptionalInt("phase_timeout_s", in.PhaseTimeoutS)
 	if err != nil {
 		return err
 	}
 	mp, ts := 0, 0
 	if minPlayers != nil {
 		if *minPlayers == 0 {
-			return invalid("invalid_min_players", "min_players must be at least %d", arena.DefaultMinPlayer)
+			return httpjson.Invalid("invalid_min_players", "min_players must be at least %d", arena.DefaultMinPlayer)
 		}
 		mp = *minPlayers
 	}
@@ -73,7 +74,7 @@ func (a *arenaAPI) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"game_id": g.ID})
+	httpjson.Write(w, http.StatusCreated, map[string]any{"game_id": g.ID})
 	return nil
 }
 
@@ -82,7 +83,7 @@ func (a *arenaAPI) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, games)
+	httpjson.Write(w, http.StatusOK, games)
 	return nil
 }
 
@@ -100,7 +101,7 @@ func (a *arenaAPI) meta(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpjson.Write(w, http.StatusOK, map[string]any{
 		"id": g.ID, "status": g.Status, "created_at": g.CreatedAt, "current_round_number": len(g.Rounds),
 		"current_phase": currentPhase(g), "min_players": g.MinPlayers,
 	})
@@ -112,14 +113,14 @@ func (a *arenaAPI) register(w http.ResponseWriter, r *http.Request) error {
 		DisplayName string  `json:"display_name"`
 		Token       *string `json:"token"`
 	}
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	ag, err := a.svc.Register(r.Context(), r.PathValue("game_id"), in.DisplayName, in.Token)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"agent_id": ag.ID, "game_id": r.PathValue("game_id")})
+	httpjson.Write(w, http.StatusCreated, map[string]any{"agent_id": ag.ID, "game_id": r.PathValue("game_id")})
 	return nil
 }
 
@@ -128,7 +129,7 @@ func (a *arenaAPI) start(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": g.Status, "message": fmt.Sprintf("Game started with %d agents", len(g.Agents))})
+	httpjson.Write(w, http.StatusOK, map[string]any{"status": g.Status, "message": fmt.Sprintf("Game started with %d agents", len(g.Agents))})
 	return nil
 }
 
@@ -203,18 +204,18 @@ func stateView(g arena.Game) map[string]any {
 func (a *arenaAPI) state(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("game_id")
 	q := r.URL.Query()
-	wait, err := queryInt(r, "wait")
+	wait, err := httpjson.QueryInt(r, "wait")
 	if err != nil {
 		return err
 	}
 	if wait < 0 || wait > int(arena.MaxWait/time.Second) {
-		return invalid("invalid_wait", "wait must be from 0 to %d seconds", int(arena.MaxWait/time.Second))
+		return httpjson.Invalid("invalid_wait", "wait must be from 0 to %d seconds", int(arena.MaxWait/time.Second))
 	}
 	var g arena.Game
 	if q.Has("version") {
 		version, err := strconv.ParseInt(q.Get("version"), 10, 64)
 		if err != nil {
-			return invalid("invalid_version", "version must be an integer")
+			return httpjson.Invalid("invalid_version", "version must be an integer")
 		}
 		g, err = a.svc.WaitChange(r.Context(), id, version, time.Duration(wait)*time.Second)
 		if err != nil {
@@ -223,12 +224,12 @@ func (a *arenaAPI) state(w http.ResponseWriter, r *http.Request) error {
 	} else if g, err = a.svc.Game(r.Context(), id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, stateView(g))
+	httpjson.Write(w, http.StatusOK, stateView(g))
 	return nil
 }
 
 func (a *arenaAPI) feed(w http.ResponseWriter, r *http.Request) error {
-	limit, err := queryInt(r, "limit")
+	limit, err := httpjson.QueryInt(r, "limit")
 	if err != nil {
 		return err
 	}
@@ -236,14 +237,14 @@ func (a *arenaAPI) feed(w http.ResponseWriter, r *http.Request) error {
 		limit = 50
 	}
 	if limit < 1 || limit > 1000 {
-		return invalid("invalid_limit", "limit must be from 1 to 1000")
+		return httpjson.Invalid("invalid_limit", "limit must be from 1 to 1000")
 	}
 	g, err := a.svc.Game(r.Context(), r.PathValue("game_id"))
 	if err != nil {
 		return err
 	}
 	items := g.Feed[max(0, len(g.Feed)-limit):]
-	writeJSON(w, http.StatusOK, map[string]any{"game_id": g.ID, "items": items})
+	httpjson.Write(w, http.StatusOK, map[string]any{"game_id": g.ID, "items": items})
 	return nil
 }
 
@@ -252,7 +253,7 @@ func (a *arenaAPI) scoreboard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"game_id": g.ID, "scores": g.Scores, "coverage": g.Coverage()})
+	httpjson.Write(w, http.StatusOK, map[string]any{"game_id": g.ID, "scores": g.Scores, "coverage": g.Coverage()})
 	return nil
 }
 
@@ -272,7 +273,7 @@ func (a *arenaAPI) history(w http.ResponseWriter, r *http.Request) error {
 			"survivors": rd.Survivors, "lost": rd.Lost, "arguments": rd.Arguments, "resolved_at": rd.EndedAt,
 		})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"game_id": g.ID, "rounds": rounds})
+	httpjson.Write(w, http.StatusOK, map[string]any{"game_id": g.ID, "rounds": rounds})
 	return nil
 }
 
@@ -281,14 +282,14 @@ func (a *arenaAPI) argue(w http.ResponseWriter, r *http.Request) error {
 		AgentID string `json:"agent_id"`
 		Text    string `json:"text"`
 	}
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	g, err := a.svc.Argue(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, bearer(r), in.Text)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"ok": true, "version": g.Version, "current_phase": currentPhase(g)})
+	httpjson.Write(w, http.StatusCreated, map[string]any{"ok": true, "version": g.Version, "current_phase": currentPhase(g)})
 	return nil
 }
 
@@ -297,14 +298,14 @@ func (a *arenaAPI) decide(w http.ResponseWriter, r *http.Request) error {
 		AgentID  string         `json:"agent_id"`
 		Decision arena.Decision `json:"decision"`
 	}
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	g, err := a.svc.Decide(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, bearer(r), in.Decision)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "version": g.Version, "status": g.Status})
+	httpjson.Write(w, http.StatusOK, map[string]any{"ok": true, "version": g.Version, "status": g.Status})
 	return nil
 }
 
@@ -312,14 +313,14 @@ func (a *arenaAPI) advance(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		Action arena.AdvanceAction `json:"action"`
 	}
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	g, err := a.svc.Advance(r.Context(), r.PathValue("game_id"), in.Action)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "status": g.Status, "current_phase": currentPhase(g), "version": g.Version})
+	httpjson.Write(w, http.StatusOK, map[string]any{"ok": true, "status": g.Status, "current_phase": currentPhase(g), "version": g.Version})
 	return nil
 }
 
@@ -328,7 +329,7 @@ var errAgentNotFound = &store.Error{Kind: store.ErrNotFound, Code: "agent_not_fo
 func (a *arenaAPI) openActions(w http.ResponseWriter, r *http.Request) error {
 	agentID := r.URL.Query().Get("agent_id")
 	if agentID == "" {
-		return invalid("invalid_agent_id", "agent_id is required")
+		return httpjson.Invalid("invalid_agent_id", "agent_id is required")
 	}
 	g, err := a.svc.Game(r.Context(), r.PathValue("game_id"))
 	if err != nil {
@@ -359,7 +360,7 @@ func (a *arenaAPI) openActions(w http.ResponseWriter, r *http.Request) error {
 		}
 		out["round_id"] = rd.ID
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, out)
 	return nil
 }
 
@@ -372,7 +373,7 @@ func (a *arenaAPI) demo(w http.ResponseWriter, r *http.Request) error {
 	for _, ag := range agents {
 		out = append(out, map[string]any{"agent_id": ag.ID, "display_name": ag.DisplayName})
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"game_id": g.ID, "agents": out})
+	httpjson.Write(w, http.StatusCreated, map[string]any{"game_id": g.ID, "agents": out})
 	return nil
 }
 

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"github.com/agorahq/agora/internal/httpjson"
 	"net/http"
 	"strings"
 	"time"
@@ -31,18 +32,6 @@ type discussionAPI struct {
 	svc *discussion.Service
 }
 
-// optionalInt parses an optional integer field.
-func optionalInt(name string, raw json.RawMessage) (*int, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	n, err := intField(name, raw)
-	if err != nil {
-		return nil, invalid("invalid_"+name, "%s must be an integer", name)
-	}
-	return &n, nil
-}
-
 func (d *discussionAPI) create(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		TaskID            *string         `json:"task_id"`
@@ -51,14 +40,14 @@ func (d *discussionAPI) create(w http.ResponseWriter, r *http.Request) error {
 		RequiredResponses json.RawMessage `json:"required_responses"`
 		TimeoutMinutes    json.RawMessage `json:"timeout_minutes"`
 	}
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	required, err := optionalInt("required_responses", in.RequiredResponses)
+	required, err := httpjson.OptionalInt("required_responses", in.RequiredResponses)
 	if err != nil {
 		return err
 	}
-	timeout, err := optionalInt("timeout_minutes", in.TimeoutMinutes)
+	timeout, err := httpjson.OptionalInt("timeout_minutes", in.TimeoutMinutes)
 	if err != nil {
 		return err
 	}
@@ -69,7 +58,7 @@ func (d *discussionAPI) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"prompt": p, "chat": m})
+	httpjson.Write(w, http.StatusCreated, map[string]any{"prompt": p, "chat": m})
 	return nil
 }
 
@@ -83,18 +72,18 @@ func (d *discussionAPI) list(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	limit, err := queryInt(r, "limit")
+	limit, err := httpjson.QueryInt(r, "limit")
 	if err != nil {
 		return err
 	}
 	if q.Has("limit") && limit == 0 {
-		return invalid("invalid_limit", "limit must be from 1 to %d", discussion.MaxListLimit)
+		return httpjson.Invalid("invalid_limit", "limit must be from 1 to %d", discussion.MaxListLimit)
 	}
 	ps, err := d.svc.List(r.Context(), discussion.ListQuery{Statuses: statuses, Agent: q.Get("agent"), TaskID: q.Get("task_id"), Limit: limit})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"prompts": ps})
+	httpjson.Write(w, http.StatusOK, map[string]any{"prompts": ps})
 	return nil
 }
 
@@ -111,12 +100,12 @@ type promptView struct {
 }
 
 func (d *discussionAPI) get(w http.ResponseWriter, r *http.Request) error {
-	wait, err := queryInt(r, "wait")
+	wait, err := httpjson.QueryInt(r, "wait")
 	if err != nil {
 		return err
 	}
 	if wait < 0 || wait > int(discussion.MaxWait/time.Second) {
-		return invalid("invalid_wait", "wait must be from 0 to %d seconds", int(discussion.MaxWait/time.Second))
+		return httpjson.Invalid("invalid_wait", "wait must be from 0 to %d seconds", int(discussion.MaxWait/time.Second))
 	}
 	p, err := d.svc.Wait(r.Context(), r.PathValue("id"), time.Duration(wait)*time.Second)
 	if err != nil {
@@ -126,7 +115,7 @@ func (d *discussionAPI) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, promptView{
+	httpjson.Write(w, http.StatusOK, promptView{
 		Prompt: p, Responses: responses, Ready: p.Ready(), Status: p.Status,
 		ResponseCount: len(p.CollectedContext), RequiredResponses: p.RequiredResponses,
 		CollectedContext: p.CollectedContext,
@@ -142,14 +131,14 @@ type chatInput struct {
 
 func (d *discussionAPI) respond(w http.ResponseWriter, r *http.Request) error {
 	var in chatInput
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	p, m, err := d.svc.Respond(r.Context(), r.PathValue("id"), discussion.Response{AgentName: in.AgentName, Message: in.Message, IsHuman: in.IsHuman})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{
+	httpjson.Write(w, http.StatusCreated, map[string]any{
 		"prompt": p, "chat": m, "ready": p.Ready(),
 		"responseCount": len(p.CollectedContext), "requiredResponses": p.RequiredResponses,
 	})
@@ -160,42 +149,42 @@ func (d *discussionAPI) patch(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		Action discussion.Action `json:"action"`
 	}
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	p, err := d.svc.Close(r.Context(), r.PathValue("id"), in.Action)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"prompt": p})
+	httpjson.Write(w, http.StatusOK, map[string]any{"prompt": p})
 	return nil
 }
 
 func (d *discussionAPI) messages(w http.ResponseWriter, r *http.Request) error {
-	limit, err := queryInt(r, "limit")
+	limit, err := httpjson.QueryInt(r, "limit")
 	if err != nil {
 		return err
 	}
 	if r.URL.Query().Has("limit") && limit == 0 {
-		return invalid("invalid_limit", "limit must be from 1 to %d", discussion.MaxListLimit)
+		return httpjson.Invalid("invalid_limit", "limit must be from 1 to %d", discussion.MaxListLimit)
 	}
 	ms, err := d.svc.Messages(r.Context(), limit, r.URL.Query().Get("before"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"messages": ms})
+	httpjson.Write(w, http.StatusOK, map[string]any{"messages": ms})
 	return nil
 }
 
 func (d *discussionAPI) post(w http.ResponseWriter, r *http.Request) error {
 	var in chatInput
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	m, err := d.svc.PostMessage(r.Context(), in.AgentName, in.Message, in.IsHuman)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, m)
+	httpjson.Write(w, http.StatusCreated, m)
 	return nil
 }

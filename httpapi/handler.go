@@ -3,12 +3,14 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
-	"slices"
-	"strings"
 
+	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
+
+// MaxBodyBytes is the largest request body any route accepts.
+const MaxBodyBytes = httpjson.MaxBodyBytes
 
 // Option configures the handlers of this package.
 type Option func(*config)
@@ -38,21 +40,16 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// router is a ServeMux whose every answer, unknown routes and wrong methods
-// included, is JSON.
+// router is httpjson's Router with the /api/v1 rules on top: API keys,
+// scopes and rate limits.
 type router struct {
 	config
-	mux      *http.ServeMux
-	patterns map[string][]string // path pattern -> methods
+	*httpjson.Router
 }
 
 func newRouter(c config) *router {
-	rt := &router{config: c, mux: http.NewServeMux(), patterns: map[string][]string{}}
-	rt.mux.HandleFunc("/", rt.notFound)
-	return rt
+	return &router{config: c, Router: httpjson.NewRouter(c.log)}
 }
-
-func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.mux.ServeHTTP(w, r) }
 
 // route describes one endpoint: who may call it and what it does.
 type route struct {
@@ -63,12 +60,7 @@ type route struct {
 }
 
 func (rt *router) handle(method, path string, rte route) {
-	rt.patterns[path] = append(rt.patterns[path], method)
-	rt.mux.HandleFunc(method+" "+path, func(w http.ResponseWriter, r *http.Request) {
-		if err := rt.serve(w, r, rte); err != nil {
-			writeError(w, r, rt.log, err)
-		}
-	})
+	rt.Handle(method, path, func(w http.ResponseWriter, r *http.Request) error { return rt.serve(w, r, rte) })
 }
 
 func (rt *router) serve(w http.ResponseWriter, r *http.Request, rte route) error {
@@ -88,33 +80,10 @@ func (rt *router) serve(w http.ResponseWriter, r *http.Request, rte route) error
 				return err
 			}
 			if !ok {
-				return &rateLimitedError{retryAfter: wait}
+				return &httpjson.RateLimited{RetryAfter: wait}
 			}
 		}
 		r = r.WithContext(withPrincipal(r.Context(), k))
 	}
 	return rte.fn(w, r)
-}
-
-// notFound answers every request no pattern matched: 405 with Allow when the
-// path exists under other methods, else 404.
-func (rt *router) notFound(w http.ResponseWriter, r *http.Request) {
-	var allow []string
-	for path, methods := range rt.patterns {
-		probe := r.Clone(r.Context())
-		for _, m := range methods {
-			probe.Method = m
-			if _, p := rt.mux.Handler(probe); p == m+" "+path {
-				allow = append(allow, m)
-			}
-		}
-	}
-	if len(allow) > 0 {
-		slices.Sort(allow)
-		allow = slices.Compact(allow)
-		w.Header().Set("Allow", strings.Join(allow, ", "))
-		writeJSON(w, http.StatusMethodNotAllowed, errorBody{errorDetail{"method_not_allowed", r.Method + " is not allowed here; use " + strings.Join(allow, ", ")}})
-		return
-	}
-	writeJSON(w, http.StatusNotFound, errorBody{errorDetail{"route_not_found", "no route for " + r.Method + " " + r.URL.Path}})
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"github.com/agorahq/agora/internal/httpjson"
 	"net/http"
 
 	"github.com/agorahq/agora/prism"
@@ -100,7 +101,7 @@ func submissionsOf(p prism.Pipeline, layer int, phase prism.Phase) []submission 
 
 func (a *aop) nextWork(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	layer, err := queryInt(r, "layer")
+	layer, err := httpjson.QueryInt(r, "layer")
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func (a *aop) nextWork(w http.ResponseWriter, r *http.Request) error {
 	case string(slots.StrategyRandom):
 		work, err = a.prism.NextWorkRandom(r.Context(), principal(r), wq)
 	default:
-		return invalid("invalid_strategy", "strategy must be oldest or random")
+		return httpjson.Invalid("invalid_strategy", "strategy must be oldest or random")
 	}
 	if err != nil {
 		return err
@@ -122,7 +123,7 @@ func (a *aop) nextWork(w http.ResponseWriter, r *http.Request) error {
 	for _, l := range p.Protocol.Layers[:p.CurrentLayer-1] {
 		prior = append(prior, priorLayer{Layer: l.Number, Name: l.Name, Outputs: submissionsOf(p, l.Number, "")})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpjson.Write(w, http.StatusOK, map[string]any{
 		"slot": work.Slot, "claim": work.Claim, "pipeline": viewPipeline(p),
 		"context": map[string]any{"priorLayers": prior, "currentLayerWorkOutputs": submissionsOf(p, p.CurrentLayer, prism.PhaseWork)},
 	})
@@ -134,7 +135,7 @@ func (a *aop) stageTake(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "slotId": s.ID, "claimId": s.ClaimID, "layer": s.Layer, "phase": s.Phase, "role": s.Role})
+	httpjson.Write(w, http.StatusOK, map[string]any{"ok": true, "slotId": s.ID, "claimId": s.ClaimID, "layer": s.Layer, "phase": s.Phase, "role": s.Role})
 	return nil
 }
 
@@ -145,14 +146,14 @@ func (a *aop) stageDone(w http.ResponseWriter, r *http.Request) error {
 		Confidence *float64        `json:"confidence"`
 	}
 	// The body is optional: a work slot of a prose layer may finish without one.
-	if err := decodeOptionalBody(w, r, &in); err != nil {
+	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
 		return err
 	}
 	p, err := a.prism.Done(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId"), prism.DoneInput{Body: in.Body, Output: in.Output, Confidence: in.Confidence})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "pipeline": viewPipeline(p)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"ok": true, "pipeline": viewPipeline(p)})
 	return nil
 }
 
@@ -161,7 +162,7 @@ func (a *aop) pipeline(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, viewPipeline(p))
+	httpjson.Write(w, http.StatusOK, viewPipeline(p))
 	return nil
 }
 
@@ -170,7 +171,7 @@ func (a *aop) flags(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, list(p.Flags))
+	httpjson.Write(w, http.StatusOK, list(p.Flags))
 	return nil
 }
 
@@ -179,14 +180,14 @@ func (a *aop) resolveFlag(w http.ResponseWriter, r *http.Request) error {
 		Action prism.FlagAction `json:"action"`
 		Note   string           `json:"note"`
 	}
-	if err := decodeBody(w, r, &in); err != nil {
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	p, err := a.prism.ResolveFlag(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("flagId"), in.Action, in.Note)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "pipeline": viewPipeline(p)})
+	httpjson.Write(w, http.StatusOK, map[string]any{"ok": true, "pipeline": viewPipeline(p)})
 	return nil
 }
 
@@ -200,7 +201,7 @@ func (a *aop) consensus(w http.ResponseWriter, r *http.Request) error {
 	if p.Consensus == nil {
 		return errNoConsensus
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	httpjson.Write(w, http.StatusOK, map[string]any{
 		"claimId": p.ClaimID, "summary": p.Consensus.Summary,
 		"recommendation": p.Consensus.Recommendation, "confidence": p.Consensus.Confidence,
 	})
@@ -212,18 +213,18 @@ func (a *aop) protocols(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, list(ps))
+	httpjson.Write(w, http.StatusOK, list(ps))
 	return nil
 }
 
 func (a *aop) registerProtocol(w http.ResponseWriter, r *http.Request) error {
 	var p prism.Protocol
-	if err := decodeBody(w, r, &p); err != nil {
+	if err := httpjson.Decode(w, r, &p); err != nil {
 		return err
 	}
 	if err := a.prism.RegisterProtocol(r.Context(), p); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, p)
+	httpjson.Write(w, http.StatusCreated, p)
 	return nil
 }

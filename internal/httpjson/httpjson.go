@@ -1,0 +1,275 @@
+// Package httpjson is how every Agora HTTP handler speaks: JSON bodies
+// read strictly and written one way, and the one function that turns an
+// error into a response, so that httpapi and the handlers of domain
+// packages (agentchat) answer alike. It imports nothing of Agora's but
+// store.
+package httpjson
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agorahq/agora/store"
+)
+
+// ErrRateLimited is the kind of a RateLimited error.
+var ErrRateLimited = errors.New("rate limited")
+
+// RateLimited refuses a request over its rate limit; it is answered 429
+// with Retry-After.
+type RateLimited struct{ RetryAfter time.Duration }
+
+func (e *RateLimited) Error() string { return "rate limit exceeded; retry later" }
+
+// Unwrap returns ErrRateLimited.
+func (e *RateLimited) Unwrap() error { return ErrRateLimited }
+
+// statusOf maps an error's kind to a status code and a fallback code.
+var statusOf = []struct {
+	kind   error
+	status int
+	code   string
+}{
+	{store.ErrInvalid, http.StatusBadRequest, "invalid_request"},
+	{store.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
+	{store.ErrForbidden, http.StatusForbidden, "forbidden"},
+	{store.ErrNotFound, http.StatusNotFound, "not_found"},
+	{store.ErrConflict, http.StatusConflict, "conflict"},
+	{ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
+}
+
+// Body is the shape of every error answer.
+type Body struct {
+	Error Detail `json:"error"`
+}
+
+// Detail says what went wrong: a stable code and a message for people.
+type Detail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// WriteError is the one place an error becomes a response. Domain errors
+// answer as themselves; anything unexpected is logged and answered with a
+// generic 500 that leaks nothing.
+func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var maxBytes *http.MaxBytesError
+	var limited *RateLimited
+	switch {
+	case errors.As(err, &maxBytes):
+		Write(w, http.StatusRequestEntityTooLarge, Body{Detail{"payload_too_large", "request body is larger than " + strconv.FormatInt(maxBytes.Limit, 10) + " bytes"}})
+		return
+	case errors.As(err, &limited):
+		secs := int64((limited.RetryAfter + time.Second - 1) / time.Second)
+		if secs < 1 {
+			secs = 1
+		}
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	case errors.Is(err, context.DeadlineExceeded), r.Context().Err() != nil:
+		Write(w, http.StatusServiceUnavailable, Body{Detail{"unavailable", "the request timed out or was cancelled"}})
+		return
+	}
+	for _, m := range statusOf {
+		if errors.Is(err, m.kind) {
+			code := m.code
+			var se *store.Error
+			if errors.As(err, &se) && se.Code != "" {
+				code = se.Code
+			}
+			Write(w, m.status, Body{Detail{code, err.Error()}})
+			return
+		}
+	}
+	log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	Write(w, http.StatusInternalServerError, Body{Detail{"internal", "internal server error"}})
+}
+
+// MaxBodyBytes is the largest request body any route accepts.
+const MaxBodyBytes = 1 << 20
+
+// Write answers status with v as JSON.
+func Write(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		http.Error(w, `{"error":{"code":"internal","message":"internal server error"}}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// Invalid returns a store.ErrInvalid error with code and message.
+func Invalid(code, format string, args ...any) error {
+	return store.Errorf(store.ErrInvalid, code, format, args...)
+}
+
+// Decode reads exactly one JSON object into v, refusing unknown fields,
+// trailing data, an empty body and bodies over MaxBodyBytes.
+func Decode(w http.ResponseWriter, r *http.Request, v any) error {
+	return decode(w, r, v, true)
+}
+
+// DecodeOptional is Decode for routes whose body may be empty.
+func DecodeOptional(w http.ResponseWriter, r *http.Request, v any) error {
+	return decode(w, r, v, false)
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any, required bool) error {
+	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return err // *http.MaxBytesError or a read failure
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		if !required {
+			return nil
+		}
+		return Invalid("invalid_json", "request body is empty; a JSON object is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return Invalid("invalid_json", "request body is not valid: %s", describeJSONError(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Invalid("invalid_json", "request body has data after the JSON object")
+	}
+	return nil
+}
+
+func describeJSONError(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("malformed JSON at byte %d", syn.Offset)
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			return fmt.Sprintf("field %q must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+		}
+		return fmt.Sprintf("expected %s, not %s", jsonKind(typ.Type.Kind().String()), typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "malformed JSON: unexpected end"
+	}
+	return err.Error() // e.g. `json: unknown field "x"`
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "struct", "map":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// QueryInt parses an optional integer query parameter.
+func QueryInt(r *http.Request, name string) (int, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, Invalid("invalid_"+name, "%s must be an integer", name)
+	}
+	return n, nil
+}
+
+// IntField parses a JSON value that must be an integer (2 or 2.0, never "2"
+// or 2.5).
+func IntField(name string, raw json.RawMessage) (int, error) {
+	raw = bytes.TrimSpace(raw)
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if len(raw) == 0 || raw[0] == '"' || err != nil || f != float64(int64(f)) || f > 1e9 || f < -1e9 {
+		return 0, Invalid("invalid_count", "%s must be an integer", name)
+	}
+	return int(f), nil
+}
+
+// OptionalInt parses an optional integer field: absent or null is nil.
+func OptionalInt(name string, raw json.RawMessage) (*int, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	n, err := IntField(name, raw)
+	if err != nil {
+		return nil, Invalid("invalid_"+name, "%s must be an integer", name)
+	}
+	return &n, nil
+}
+
+// Router is a ServeMux whose every answer, unknown routes and wrong methods
+// included, is JSON, and whose handlers return errors for WriteError.
+type Router struct {
+	Log      *slog.Logger
+	mux      *http.ServeMux
+	patterns map[string][]string // path pattern -> methods
+}
+
+// NewRouter returns an empty Router logging unexpected errors to log.
+func NewRouter(log *slog.Logger) *Router {
+	rt := &Router{Log: log, mux: http.NewServeMux(), patterns: map[string][]string{}}
+	rt.mux.HandleFunc("/", rt.notFound)
+	return rt
+}
+
+// ServeHTTP implements http.Handler.
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.mux.ServeHTTP(w, r) }
+
+// Handle routes method and path (a ServeMux pattern path) to fn; an error
+// fn returns is answered by WriteError.
+func (rt *Router) Handle(method, path string, fn func(w http.ResponseWriter, r *http.Request) error) {
+	rt.patterns[path] = append(rt.patterns[path], method)
+	rt.mux.HandleFunc(method+" "+path, func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			WriteError(w, r, rt.Log, err)
+		}
+	})
+}
+
+// HandleRaw routes a full ServeMux pattern to a plain handler (pages,
+// files).
+func (rt *Router) HandleRaw(pattern string, h http.Handler) { rt.mux.Handle(pattern, h) }
+
+// notFound answers every request no pattern matched: 405 with Allow when the
+// path exists under other methods, else 404.
+func (rt *Router) notFound(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for path, methods := range rt.patterns {
+		probe := r.Clone(r.Context())
+		for _, m := range methods {
+			probe.Method = m
+			if _, p := rt.mux.Handler(probe); p == m+" "+path {
+				allow = append(allow, m)
+			}
+		}
+	}
+	if len(allow) > 0 {
+		slices.Sort(allow)
+		allow = slices.Compact(allow)
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		Write(w, http.StatusMethodNotAllowed, Body{Detail{"method_not_allowed", r.Method + " is not allowed here; use " + strings.Join(allow, ", ")}})
+		return
+	}
+	Write(w, http.StatusNotFound, Body{Detail{"route_not_found", "no route for " + r.Method + " " + r.URL.Path}})
+}
