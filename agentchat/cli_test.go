@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/agentchat"
-	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/store/memstore"
 )
 
@@ -178,7 +177,7 @@ func TestRealClaudeCLI(t *testing.T) {
 	svc := agentchat.New(st, runner, agentchat.WithNotifier(st))
 	t.Cleanup(svc.Close)
 	mux := http.NewServeMux()
-	mux.Handle("/agent/", httpapi.AgentChat(svc))
+	mux.Handle("/agent/", agentchat.Handler(svc))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	c := &apiClient{t: t, base: srv.URL}

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/agentchat"
-	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/internal/browser"
 	"github.com/agorahq/agora/store/memstore"
 )
@@ -48,7 +47,7 @@ func TestChatUIInChromium(t *testing.T) {
 	svc := agentchat.New(st, hostileRunner{gate}, agentchat.WithNotifier(st))
 	t.Cleanup(svc.Close)
 	mux := http.NewServeMux()
-	mux.Handle("/agent/", httpapi.AgentChat(svc))
+	mux.Handle("/agent/", agentchat.Handler(svc))
 	mux.Handle("/chat", agentchat.UI())
 	mux.Handle("/chat/", agentchat.UI())
 	mux.Handle("/chat.js", agentchat.UI())

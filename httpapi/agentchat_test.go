@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/agentchat"
-	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/memstore"
 	"github.com/agorahq/agora/store/storetest"
@@ -70,7 +69,7 @@ func TestAgentChatHTTP(t *testing.T) {
 		svc := agentchat.New(st.AgentChat, gatedRunner{gate}, agentchat.WithNotifier(st.Notifier))
 		t.Cleanup(svc.Close)
 		mux := http.NewServeMux()
-		mux.Handle("/agent/", httpapi.AgentChat(svc))
+		mux.Handle("/agent/", agentchat.Handler(svc))
 		srv := httptest.NewServer(mux)
 		t.Cleanup(srv.Close)
 		c := &apiClient{t: t, srv: srv}
@@ -140,9 +139,9 @@ func TestAgentChatHTTP(t *testing.T) {
 func TestAgentChatAuthAndIntercept(t *testing.T) {
 	svc := agentchat.New(memstore.New(), gatedRunner{make(chan struct{})})
 	t.Cleanup(svc.Close)
-	chat := httpapi.AgentChat(svc, httpapi.WithChatAuth(httpapi.ChatSecret("X-Agent-Secret", "agent_secret", "s3cret")))
+	chat := agentchat.Handler(svc, agentchat.WithAuth(agentchat.Secret("X-Agent-Secret", "agent_secret", "s3cret")))
 	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("the app: " + r.URL.Path)) })
-	srv := httptest.NewServer(httpapi.Intercept(chat, app))
+	srv := httptest.NewServer(agentchat.Intercept(chat, app))
 	t.Cleanup(srv.Close)
 
 	get := func(path string, mod func(*http.Request)) (int, string) {
@@ -185,7 +184,7 @@ func TestAgentChatStreamAcrossProcesses(t *testing.T) {
 		mk := func(n store.Notifier) *httptest.Server {
 			svc := agentchat.New(st.AgentChat, gatedRunner{gate}, agentchat.WithNotifier(n))
 			t.Cleanup(svc.Close)
-			srv := httptest.NewServer(httpapi.AgentChat(svc))
+			srv := httptest.NewServer(agentchat.Handler(svc))
 			t.Cleanup(srv.Close)
 			return srv
 		}

@@ -19,8 +19,6 @@ type config struct {
 	log     *slog.Logger
 	limiter Limiter
 	prism   *prism.Service
-	// chatAuth guards AgentChat's API; nil leaves it open.
-	chatAuth func(*http.Request) (string, bool)
 }
 
 // WithLogger sets where unexpected errors are logged; the default is

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/agentchat"
-	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/store/memstore"
 )
 
@@ -71,11 +70,11 @@ func run(ctx context.Context, args []string, ready func(addr string)) error {
 		return err
 	}
 	defer chat.Close()
-	opts := []httpapi.Option{httpapi.WithLogger(log)}
+	opts := []agentchat.HandlerOption{agentchat.WithLogger(log)}
 	if *secret != "" {
-		opts = append(opts, httpapi.WithChatAuth(httpapi.ChatSecret("X-Agent-Secret", "agent_secret", *secret)))
+		opts = append(opts, agentchat.WithAuth(agentchat.Secret("X-Agent-Secret", "agent_secret", *secret)))
 	}
-	handler := httpapi.Intercept(httpapi.AgentChat(chat, opts...), app)
+	handler := agentchat.Intercept(agentchat.Handler(chat, opts...), app)
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

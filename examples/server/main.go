@@ -121,7 +121,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 			log.Warn("agent runs left by a stopped server marked interrupted", "count", n)
 		}
 		defer chat.Close()
-		chatAPI := httpapi.AgentChat(chat, httpapi.WithLogger(log))
+		chatAPI := agentchat.Handler(chat, agentchat.WithLogger(log))
 		for _, p := range []string{"/agent/", "/chat", "/chat/", "/chat.js"} {
 			mux.Handle(p, chatAPI)
 		}

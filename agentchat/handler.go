@@ -1,4 +1,4 @@
-package httpapi
+package agentchat
 
 import (
 	"crypto/sha256"
@@ -6,64 +6,78 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agorahq/agora/internal/httpjson"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/store"
 )
 
-// AgentChat returns the handler of the agent API of seeds/agentchat.md
-// under /agent/conversations, and of the chat console at /chat and
-// /chat.js. It runs a coding agent on the host: protect it with
-// WithChatAuth (or the host's own authentication). Mount it at "/agent/",
-// "/chat", "/chat/" and "/chat.js", or put it in front of an application
-// with Intercept.
-func AgentChat(svc *agentchat.Service, opts ...Option) http.Handler {
+// HandlerOption configures Handler.
+type HandlerOption func(*handlerConfig)
+
+type handlerConfig struct {
+	log  *slog.Logger
+	auth func(*http.Request) (string, bool)
+}
+
+// WithLogger sets where unexpected errors are logged; the default is
+// slog.Default().
+func WithLogger(l *slog.Logger) HandlerOption { return func(c *handlerConfig) { c.log = l } }
+
+// WithAuth guards the agent API: auth returns who the request is from and
+// whether it may use the agent. Without it the API is open, as in the
+// specification; see Secret for a shared-secret check.
+func WithAuth(auth func(*http.Request) (user string, ok bool)) HandlerOption {
+	return func(c *handlerConfig) { c.auth = auth }
+}
+
+// Handler returns the handler of the agent API of seeds/md under
+// /agent/conversations, and of the chat console at /chat and /chat.js. It
+// runs a coding agent on the host: protect it with WithAuth (or the host's
+// own authentication). Mount it at "/agent/", "/chat", "/chat/" and
+// "/chat.js", or put it in front of an application with Intercept.
+func Handler(svc *Service, opts ...HandlerOption) http.Handler {
+	cfg := handlerConfig{log: slog.Default()}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	a := &chatAPI{svc: svc}
-	cfg := newConfig(opts)
-	rt := newRouter(cfg)
-	open := func(fn func(http.ResponseWriter, *http.Request) error) route {
-		if cfg.chatAuth == nil {
-			return route{fn: fn}
+	rt := httpjson.NewRouter(cfg.log)
+	open := func(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
+		if cfg.auth == nil {
+			return fn
 		}
-		return route{fn: func(w http.ResponseWriter, r *http.Request) error {
-			if _, ok := cfg.chatAuth(r); !ok {
-				return errChatAuth
+		return func(w http.ResponseWriter, r *http.Request) error {
+			if _, ok := cfg.auth(r); !ok {
+				return errAuth
 			}
 			return fn(w, r)
-		}}
+		}
 	}
-	rt.handle("POST", "/agent/conversations", open(a.create))
-	rt.handle("GET", "/agent/conversations", open(a.list))
-	rt.handle("GET", "/agent/conversations/{id}", open(a.get))
-	rt.handle("POST", "/agent/conversations/{id}/messages", open(a.send))
-	rt.handle("GET", "/agent/conversations/{id}/stream", open(a.stream))
-	rt.handle("POST", "/agent/conversations/{id}/cancel", open(a.cancel))
-	rt.handle("DELETE", "/agent/conversations/{id}", open(a.delete))
-	ui := agentchat.UI()
+	rt.Handle("POST", "/agent/conversations", open(a.create))
+	rt.Handle("GET", "/agent/conversations", open(a.list))
+	rt.Handle("GET", "/agent/conversations/{id}", open(a.get))
+	rt.Handle("POST", "/agent/conversations/{id}/messages", open(a.send))
+	rt.Handle("GET", "/agent/conversations/{id}/stream", open(a.stream))
+	rt.Handle("POST", "/agent/conversations/{id}/cancel", open(a.cancel))
+	rt.Handle("DELETE", "/agent/conversations/{id}", open(a.delete))
+	ui := UI()
 	rt.HandleRaw("GET /chat", ui)
 	rt.HandleRaw("GET /chat/", ui)
 	rt.HandleRaw("GET /chat.js", ui)
 	return rt
 }
 
-var errChatAuth = store.Errorf(store.ErrUnauthorized, "unauthorized", "sign in to use the agent")
+var errAuth = store.Errorf(store.ErrUnauthorized, "unauthorized", "sign in to use the agent")
 
-// WithChatAuth guards the agent API of AgentChat: auth returns who the
-// request is from and whether it may use the agent. Without it the API is
-// open, as in the specification.
-func WithChatAuth(auth func(*http.Request) (user string, ok bool)) Option {
-	return func(c *config) { c.chatAuth = auth }
-}
-
-// ChatSecret is a WithChatAuth check of a shared secret, presented in the
+// Secret is a WithAuth check of a shared secret, presented in the
 // header or in the cookie of the given names (the host sets the cookie; the
 // secret is never served to the page). Compared in constant time.
-func ChatSecret(header, cookie, secret string) func(*http.Request) (string, bool) {
+func Secret(header, cookie, secret string) func(*http.Request) (string, bool) {
 	want := sha256.Sum256([]byte(secret))
 	match := func(v string) bool {
 		got := sha256.Sum256([]byte(v))
@@ -80,8 +94,8 @@ func ChatSecret(header, cookie, secret string) func(*http.Request) (string, bool
 	}
 }
 
-// Intercept serves the agent API and chat console of chat (an AgentChat
-// handler) in front of next — typically an httputil.ReverseProxy to the
+// Intercept serves the agent API and chat console of chat (a Handler) in
+// front of next — typically an httputil.ReverseProxy to the
 // application — and passes every other request to next untouched.
 func Intercept(chat, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -95,7 +109,7 @@ func Intercept(chat, next http.Handler) http.Handler {
 }
 
 type chatAPI struct {
-	svc *agentchat.Service
+	svc *Service
 }
 
 func (a *chatAPI) create(w http.ResponseWriter, r *http.Request) error {
@@ -139,10 +153,10 @@ func (a *chatAPI) send(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := a.svc.Send(r.Context(), r.PathValue("id"), in.Content)
-	if errors.Is(err, agentchat.ErrBusy) {
+	if errors.Is(err, ErrBusy) {
 		// The message is stored; it just starts no run.
 		httpjson.Write(w, http.StatusConflict, map[string]any{
-			"error": httpjson.Detail{Code: agentchat.ErrBusy.Code, Message: agentchat.ErrBusy.Message}, "queued": false, "message_id": res.Message.ID,
+			"error": httpjson.Detail{Code: ErrBusy.Code, Message: ErrBusy.Message}, "queued": false, "message_id": res.Message.ID,
 		})
 		return nil
 	}
@@ -171,8 +185,8 @@ func (a *chatAPI) delete(w http.ResponseWriter, r *http.Request) error {
 
 // sseData is a stored message as the stream's data: text messages wrapped
 // as {"content": …}, events as their stored JSON.
-func sseData(m agentchat.Message) []byte {
-	if m.Type == agentchat.EventUser || m.Type == agentchat.EventAssistant {
+func sseData(m Message) []byte {
+	if m.Type == EventUser || m.Type == EventAssistant {
 		b, _ := json.Marshal(map[string]string{"content": m.Content})
 		return b
 	}
