@@ -1,7 +1,11 @@
 package agentchat_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,6 +71,36 @@ func TestEveryFixtureThroughTheService(t *testing.T) {
 				got = append(got, m.Type)
 			}
 			require.Equal(t, want, got)
+
+			// The SSE stream replays exactly the stored events, in order.
+			srv := httptest.NewServer(agentchat.Handler(svc))
+			defer srv.Close()
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(sctx, "GET", srv.URL+"/agent/conversations/"+c.ID+"/stream", nil)
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			var streamed []agentchat.EventType
+			var ids []string
+			sc := bufio.NewScanner(res.Body)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				line := sc.Text()
+				if id, ok := strings.CutPrefix(line, "id: "); ok {
+					ids = append(ids, id)
+				}
+				if name, ok := strings.CutPrefix(line, "event: "); ok {
+					streamed = append(streamed, agentchat.EventType(name))
+					if name == "status" {
+						break
+					}
+				}
+			}
+			res.Body.Close()
+			require.Equal(t, want, streamed)
+			for i, id := range ids {
+				require.Equal(t, fmt.Sprint(i+1), id, "SSE ids are the message IDs")
+			}
 			conv, _, _ := svc.Conversation(ctx, c.ID)
 			failed := p.Result == nil || p.Result.IsError || strings.HasPrefix(p.Result.Subtype, "error")
 			if failed {
