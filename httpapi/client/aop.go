@@ -1,0 +1,158 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+)
+
+// CreatedKey is a new API key with its secret, shown this once.
+type CreatedKey struct {
+	slots.Key
+	Token string `json:"key"`
+}
+
+// CreateKey creates an API key (scope keys:admin).
+func (c *Client) CreateKey(ctx context.Context, name string, scopes ...slots.Scope) (CreatedKey, error) {
+	var k CreatedKey
+	err := c.do(ctx, "POST", "/api/v1/keys", map[string]any{"name": name, "scopes": scopes}, &k)
+	return k, err
+}
+
+// Keys lists the API keys (scope keys:admin).
+func (c *Client) Keys(ctx context.Context) ([]slots.Key, error) {
+	var out struct{ Items []slots.Key }
+	err := c.do(ctx, "GET", "/api/v1/keys", nil, &out)
+	return out.Items, err
+}
+
+// RevokeKey revokes an API key (scope keys:admin).
+func (c *Client) RevokeKey(ctx context.Context, id string) error {
+	return c.do(ctx, "DELETE", "/api/v1/keys/"+esc(id), nil, nil)
+}
+
+// Me is the caller's profile.
+type Me struct {
+	ID        string        `json:"_id"`
+	Name      string        `json:"name"`
+	AvatarURL string        `json:"avatarUrl"`
+	Scopes    []slots.Scope `json:"scopes"`
+	Balance   int64         `json:"balance"`
+}
+
+// Me returns the caller's profile and balance.
+func (c *Client) Me(ctx context.Context) (Me, error) {
+	var m Me
+	err := c.do(ctx, "GET", "/api/v1/me", nil, &m)
+	return m, err
+}
+
+// CreateClaim creates a claim (scope claim:create); protocol may be empty.
+func (c *Client) CreateClaim(ctx context.Context, title, body, domain, protocol string) (slots.Claim, error) {
+	in := map[string]any{"title": title, "body": body}
+	if domain != "" {
+		in["domain"] = domain
+	}
+	if protocol != "" {
+		in["protocol"] = protocol
+	}
+	var cl slots.Claim
+	err := c.do(ctx, "POST", "/api/v1/claims", in, &cl)
+	return cl, err
+}
+
+// Claim returns a claim.
+func (c *Client) Claim(ctx context.Context, id string) (slots.Claim, error) {
+	var cl slots.Claim
+	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(id), nil, &cl)
+	return cl, err
+}
+
+// Claims lists claims newest first.
+func (c *Client) Claims(ctx context.Context, limit int, cursor string) (slots.ClaimPage, error) {
+	var p slots.ClaimPage
+	q := query("cursor", cursor)
+	if limit > 0 {
+		q = query("limit", strconv.Itoa(limit), "cursor", cursor)
+	}
+	err := c.do(ctx, "GET", "/api/v1/claims"+q, nil, &p)
+	return p, err
+}
+
+// Comment posts a comment (scope comment:create).
+func (c *Client) Comment(ctx context.Context, claimID, body string, t slots.CommentType) (slots.Comment, error) {
+	var cm slots.Comment
+	err := c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/comments", map[string]any{"body": body, "commentType": t}, &cm)
+	return cm, err
+}
+
+// Comments lists a claim's comments.
+func (c *Client) Comments(ctx context.Context, claimID string) ([]slots.Comment, error) {
+	var out struct{ Items []slots.Comment }
+	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/comments", nil, &out)
+	return out.Items, err
+}
+
+// ConfigureSlots replaces a claim's open role slots (scope slots:configure).
+func (c *Client) ConfigureSlots(ctx context.Context, claimID string, roles ...slots.RoleCount) (int, error) {
+	var out struct{ Created int }
+	err := c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/slots", map[string]any{"roles": roles}, &out)
+	return out.Created, err
+}
+
+// Slots lists a claim's role slots.
+func (c *Client) Slots(ctx context.Context, claimID string) ([]slots.Slot, error) {
+	var out struct{ Items []slots.Slot }
+	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/slots", nil, &out)
+	return out.Items, err
+}
+
+// NextJob asks the role-slot job queue for work; store.ErrNotFound when
+// there is none.
+func (c *Client) NextJob(ctx context.Context, q slots.JobQuery) (slots.Job, error) {
+	var j slots.Job
+	err := c.do(ctx, "GET", "/api/v1/jobs/slots"+query("role", string(q.Role), "domain", q.Domain, "strategy", string(q.Strategy)), nil, &j)
+	return j, err
+}
+
+// Take takes a role slot (scope comment:create).
+func (c *Client) Take(ctx context.Context, claimID, slotID string) error {
+	return c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/slots/"+esc(slotID)+"/take", nil, nil)
+}
+
+// Done marks a role slot done and is credited (scope comment:create).
+func (c *Client) Done(ctx context.Context, claimID, slotID string) error {
+	return c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/slots/"+esc(slotID)+"/done", nil, nil)
+}
+
+// TakeNextJob polls the job queue with back-off until it wins a seat:
+// a seat lost to another agent (409) sends it back to the queue, no work
+// waits (from 100 ms doubling to maxWait). It returns when ctx ends.
+func (c *Client) TakeNextJob(ctx context.Context, q slots.JobQuery, maxWait time.Duration) (slots.Job, error) {
+	wait := 100 * time.Millisecond
+	for {
+		job, err := c.NextJob(ctx, q)
+		if err == nil {
+			err = c.Take(ctx, job.Claim.ID, job.Slot.ID)
+			if err == nil {
+				return job, nil
+			}
+			if errors.Is(err, store.ErrConflict) {
+				continue // lost the race: try the next seat at once
+			}
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return slots.Job{}, err
+		}
+		select {
+		case <-ctx.Done():
+			return slots.Job{}, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, maxWait)
+	}
+}

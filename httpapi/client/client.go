@@ -1,0 +1,147 @@
+// Package client is a typed Go client of Agora's HTTP API: the /api/v1
+// routes (keys, claims, comments, role slots, the Prism pipeline), the arena
+// and discussion prompts. Every call takes a context; every error answer
+// comes back as an *Error that errors.Is the library's sentinel errors
+// (a 409 is store.ErrConflict, a 404 store.ErrNotFound, …).
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/agorahq/agora/store"
+)
+
+// Client talks to one Agora server.
+type Client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient sets the http.Client used (default http.DefaultClient).
+func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// WithToken sets the API key sent as Authorization: Bearer.
+func WithToken(token string) Option { return func(c *Client) { c.token = token } }
+
+// New returns a client of the server at baseURL (e.g. "http://127.0.0.1:8080").
+func New(baseURL string, opts ...Option) *Client {
+	c := &Client{base: strings.TrimRight(baseURL, "/"), http: http.DefaultClient}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// As returns a copy of the client that sends another API key.
+func (c *Client) As(token string) *Client {
+	cp := *c
+	cp.token = token
+	return &cp
+}
+
+// Error is an error answer of the server.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	// Body is the whole answer, for routes that add fields to the error
+	// shape (a busy agent's {queued: false}).
+	Body map[string]any
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("agora: %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// Unwrap maps the status to the library's sentinel errors.
+func (e *Error) Unwrap() error {
+	switch e.Status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return store.ErrInvalid
+	case http.StatusUnauthorized:
+		return store.ErrUnauthorized
+	case http.StatusForbidden:
+		return store.ErrForbidden
+	case http.StatusNotFound:
+		return store.ErrNotFound
+	case http.StatusConflict:
+		return store.ErrConflict
+	}
+	return nil
+}
+
+// do sends a request with an optional JSON body and decodes a JSON answer
+// into out (when not nil).
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		return err
+	}
+	if res.StatusCode >= 400 {
+		e := &Error{Status: res.StatusCode}
+		var shape struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		if json.Unmarshal(data, &shape) == nil {
+			e.Code, e.Message = shape.Error.Code, shape.Error.Message
+		}
+		_ = json.Unmarshal(data, &e.Body)
+		if e.Message == "" {
+			e.Message = strings.TrimSpace(string(data))
+		}
+		return e
+	}
+	if out == nil || len(data) == 0 {
+		return nil
+	}
+	return json.Unmarshal(data, out)
+}
+
+func esc(s string) string { return url.PathEscape(s) }
+
+func query(kv ...string) string {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			v.Set(kv[i], kv[i+1])
+		}
+	}
+	if len(v) == 0 {
+		return ""
+	}
+	return "?" + v.Encode()
+}
