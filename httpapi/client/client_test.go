@@ -14,6 +14,7 @@ import (
 
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/memstore"
@@ -123,4 +124,35 @@ func TestErrorsMatchTheSentinels(t *testing.T) {
 	require.NoError(t, c.RevokeKey(ctx, k.Key.ID))
 	_, err = c.As(k.Token).Me(ctx)
 	require.ErrorIs(t, err, store.ErrUnauthorized)
+}
+
+func TestPrismThroughTheClient(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	svc := slots.New(st, slots.WithAdminKey(admin))
+	mux := http.NewServeMux()
+	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithPrism(prism.New(st, st))))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c := client.New(srv.URL, client.WithToken(admin))
+	claim, err := c.CreateClaim(ctx, "t", "b", "", "")
+	require.NoError(t, err)
+	p, err := c.Pipeline(ctx, claim.ID)
+	require.NoError(t, err)
+	require.Equal(t, prism.PhaseWork, p.Phase)
+	for i := 0; i < 2; i++ {
+		k, err := c.CreateKey(ctx, fmt.Sprint("w", i), slots.ScopeCommentCreate)
+		require.NoError(t, err)
+		a := c.As(k.Token)
+		w, err := a.NextWork(ctx, "contributor", 1, "")
+		require.NoError(t, err)
+		require.NoError(t, a.TakeStage(ctx, w.Claim.ID, w.Slot.ID))
+		conf := 0.9
+		require.NoError(t, a.FinishStage(ctx, w.Claim.ID, w.Slot.ID, "framing", nil, &conf))
+	}
+	p, err = c.Pipeline(ctx, claim.ID)
+	require.NoError(t, err)
+	require.Equal(t, prism.PhaseConsensus, p.Phase)
+	_, err = c.Consensus(ctx, claim.ID)
+	require.ErrorIs(t, err, store.ErrNotFound)
 }
