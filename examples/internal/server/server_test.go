@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ func serve(t *testing.T, args ...string) (string, *bytes.Buffer) {
 	var out bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), &out, func(a string) { addr <- a })
+		done <- Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), &out, func(a string) { addr <- a })
 	}()
 	select {
 	case a := <-addr:
@@ -144,7 +144,7 @@ func TestServerPostgres(t *testing.T) {
 }
 
 func TestServerBadStore(t *testing.T) {
-	err := run(context.Background(), []string{"-store", "mysql://x"}, io.Discard, nil)
+	err := Run(context.Background(), []string{"-store", "mysql://x"}, io.Discard, nil)
 	require.ErrorContains(t, err, "want memory")
 }
 

@@ -1,0 +1,154 @@
+// Package server is the all-in-one Agora server of examples/server and
+// examples/demo: every API on one address, /api/v1 (claims,
+// keys, role slots, the Prism pipeline), the arena under /api/games and
+// /api/demo, /api/discussion and /api/squad-chat.
+//
+//	go run ./examples/server -addr 127.0.0.1:8080 -store memory
+//	go run ./examples/server -store 'postgres://postgres@127.0.0.1:5432/agora?sslmode=disable'
+//	go run ./examples/server -store redis://127.0.0.1:6379/0
+//
+// The admin key comes from -admin-key or AGORA_ADMIN_KEY; without either the
+// server makes one up and prints it once. Use it to create agents' keys:
+//
+//	curl -X POST localhost:8080/api/v1/keys -H "Authorization: Bearer $ADMIN" \
+//	  -d '{"name":"Skeptic-7","scopes":["comment:create"]}'
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+)
+
+// Run serves until ctx is done, then shuts down gracefully; args are the
+// command line of examples/server. ready, when not nil, is called with the
+// address once the server listens.
+func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr string)) error {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
+	storeURL := fs.String("store", "memory", "backend: memory, postgres://… or redis://…")
+	adminKey := fs.String("admin-key", os.Getenv("AGORA_ADMIN_KEY"), "admin API key (default $AGORA_ADMIN_KEY, else generated)")
+	lease := fs.Duration("lease", 0, "re-open a taken role slot not done within this time (0: never)")
+	stageLease := fs.Duration("stage-lease", prism.DefaultLease, "re-open a taken Prism stage slot not done within this time (0: never)")
+	rate := fs.Float64("rate", httpapi.DefaultRatePerSecond, "take/done/comment requests per second per key")
+	burst := fs.Int("burst", httpapi.DefaultRateBurst, "burst of the per-key rate limit")
+	redisPrefix := fs.String("redis-prefix", "agora", "key prefix (and hash tag) of the Redis store")
+	agentDir := fs.String("agent-dir", "", "serve /agent/ (the coding-agent chat API) running the agent in this directory")
+	claudePath := fs.String("claude", "claude", "the Claude Code CLI the agent runs")
+	envFile := fs.String("env-file", "", "KEY=value lines added to the agent's environment")
+	agentPrompt := fs.String("agent-prompt", "", "a file appended to the agent's system prompt")
+	quiet := fs.Bool("quiet", false, "log errors only")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	level := slog.LevelInfo
+	if *quiet {
+		level = slog.LevelError
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if *adminKey == "" {
+		var b [24]byte
+		_, _ = rand.Read(b[:])
+		*adminKey = "admin-" + base64.RawURLEncoding.EncodeToString(b[:])
+		fmt.Fprintf(stdout, "admin key (shown once): %s\n", *adminKey)
+	}
+
+	backend, err := openBackend(ctx, *storeURL, *redisPrefix, *rate, *burst)
+	if err != nil {
+		return err
+	}
+	defer backend.close()
+	log.Info("store ready", "backend", backend.name)
+
+	svc := slots.New(backend.slots, slots.WithAdminKey(*adminKey), slots.WithLease(*lease))
+	if *lease > 0 {
+		go svc.RunSweeper(ctx, min(*lease/4, time.Second), func(err error) { log.Error("lease sweep", "err", err) })
+	}
+
+	disc := discussion.New(backend.discussion, discussion.WithNotifier(backend.notifier))
+	go disc.RunSweeper(ctx, 5*time.Second, func(err error) { log.Error("discussion sweep", "err", err) })
+
+	pipelines := prism.New(backend.prism, backend.slots, prism.WithLease(*stageLease))
+	go pipelines.RunSweeper(ctx, 5*time.Second, func(err error) { log.Error("stage lease sweep", "err", err) })
+
+	mux := http.NewServeMux()
+	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter), httpapi.WithPrism(pipelines)))
+	games := arena.New(backend.arena, arena.WithNotifier(backend.notifier))
+	go games.RunSweeper(ctx, time.Second, func(err error) { log.Error("arena sweep", "err", err) })
+	arenaAPI := httpapi.Arena(games, httpapi.WithLogger(log))
+	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/"} {
+		mux.Handle(p, arenaAPI)
+	}
+	if *agentDir != "" {
+		runner := &agentchat.CLIRunner{Path: *claudePath, Dir: *agentDir, PromptFile: *agentPrompt,
+			SystemPrompt: "You are the coding agent of this application, started by its chat. Work in the current directory."}
+		if *envFile != "" {
+			f, err := os.Open(*envFile)
+			if err != nil {
+				return err
+			}
+			runner.Env, err = agentchat.ParseEnvFile(f)
+			f.Close()
+			if err != nil {
+				return err
+			}
+		}
+		chat := agentchat.New(backend.agentchat, runner, agentchat.WithNotifier(backend.notifier))
+		if n, err := chat.Start(ctx); err != nil {
+			return err
+		} else if n > 0 {
+			log.Warn("agent runs left by a stopped server marked interrupted", "count", n)
+		}
+		defer chat.Close()
+		chatAPI := agentchat.Handler(chat, agentchat.WithLogger(log))
+		for _, p := range []string{"/agent/", "/chat", "/chat/", "/chat.js"} {
+			mux.Handle(p, chatAPI)
+		}
+	}
+	discussionAPI := httpapi.Discussion(disc, httpapi.WithLogger(log))
+	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat"} {
+		mux.Handle(p, discussionAPI)
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("listening", "addr", "http://"+ln.Addr().String())
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
