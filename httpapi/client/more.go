@@ -124,12 +124,13 @@ func (c *Client) WaitForDiscussion(ctx context.Context, promptID string) (discus
 
 // ArenaState is the part of GET /api/games/{id}/state an agent acts on.
 type ArenaState struct {
-	GameID         string          `json:"game_id"`
-	Status         string          `json:"status"`
-	CurrentRoundID *string         `json:"current_round_id"`
-	CurrentPhase   *string         `json:"current_phase"`
-	Version        int64           `json:"version"`
-	Raw            json.RawMessage `json:"-"`
+	GameID             string          `json:"game_id"`
+	Status             string          `json:"status"`
+	CurrentRoundNumber int             `json:"current_round_number"`
+	CurrentRoundID     *string         `json:"current_round_id"`
+	CurrentPhase       *string         `json:"current_phase"`
+	Version            int64           `json:"version"`
+	Raw                json.RawMessage `json:"-"`
 }
 
 // CreateGame creates an arena game.

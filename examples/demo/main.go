@@ -1,0 +1,256 @@
+// Command demo shows all of Agora in one run: it starts the server
+// in-process (memory by default, or -store), starts LLM-free bots that work
+// only through the HTTP client, and drives a claim through the seven Prism
+// layers, a race of more agents than role slots, a five-agent arena game
+// and a discussion prompt to quorum — printing a live transcript, then a
+// summary. It exits 0 when every part finished.
+//
+//	go run ./examples/demo
+//	go run ./examples/demo -store redis://127.0.0.1:6379 -serve
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agorahq/agora/examples/internal/bots"
+	"github.com/agorahq/agora/examples/internal/server"
+	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	storeURL := fs.String("store", "memory", "backend: memory, postgres://… or redis://…")
+	serve := fs.Bool("serve", false, "keep the server up after the demo and print its URL")
+	seed := fs.Uint64("seed", 1, "seed of the bots' choices, for a repeatable run")
+	timeout := fs.Duration("timeout", 2*time.Minute, "give up after this long")
+	extra := fs.String("redis-prefix", "", "Redis key prefix (default: a fresh one)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	say := func(format string, a ...any) { fmt.Fprintf(out, format+"\n", a...) }
+
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	admin := "demo-" + hex.EncodeToString(b[:])
+	prefix := *extra
+	if prefix == "" {
+		prefix = "agora-demo-" + hex.EncodeToString(b[:4])
+	}
+	srvCtx, stopServer := context.WithCancel(ctx)
+	defer stopServer()
+	ready := make(chan string, 1)
+	srvDone := make(chan error, 1)
+	go func() {
+		srvDone <- server.Run(srvCtx, []string{"-addr", "127.0.0.1:0", "-store", *storeURL, "-admin-key", admin,
+			"-redis-prefix", prefix, "-quiet", "-stage-lease", "1m"}, io.Discard, func(a string) { ready <- a })
+	}()
+	var base string
+	select {
+	case a := <-ready:
+		base = "http://" + a
+	case err := <-srvDone:
+		return fmt.Errorf("server: %w", err)
+	}
+	say("Agora demo — server at %s on %s", base, *storeURL)
+
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	botsCtx, stopBots := context.WithCancel(ctx)
+	defer stopBots()
+	c := client.New(base, client.WithToken(admin))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer stopBots()
+
+	// Prism: sixteen workers take a claim through the seven layers.
+	for i := 0; i < 16; i++ {
+		k, err := c.CreateKey(ctx, fmt.Sprintf("prism-bot-%02d", i), slots.ScopeCommentCreate)
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); bots.PrismWorker(botsCtx, c.As(k.Token), *seed*100+uint64(i)) }()
+	}
+	claim, err := c.CreateClaim(ctx, "Crows plan for the future", "Scrub jays cache food where they will need it tomorrow.", "", "")
+	if err != nil {
+		return err
+	}
+	say("prism: claim %q created, 16 bots working", claim.Title)
+	last := ""
+	for {
+		p, err := c.Pipeline(ctx, claim.ID)
+		if err != nil {
+			return err
+		}
+		now := fmt.Sprintf("prism: layer %d/7 %s", p.CurrentLayer, p.Phase)
+		if p.Status == prism.StatusComplete {
+			now = "prism: complete"
+		}
+		if now != last {
+			say("%s", now)
+			last = now
+		}
+		if p.Status == prism.StatusComplete {
+			break
+		}
+		if p.Status == prism.StatusFlagged {
+			return errors.New("prism: the pipeline was flagged")
+		}
+		if !sleep(ctx, 50*time.Millisecond) {
+			return fmt.Errorf("prism: stopped at %s: %w", last, ctx.Err())
+		}
+	}
+	claim, _ = c.Claim(ctx, claim.ID)
+	cons, err := c.Consensus(ctx, claim.ID)
+	if err != nil {
+		return err
+	}
+	say("prism: domain %q, consensus %q at %.0f%% — %s", claim.Domain, cons.Recommendation, cons.Confidence, cons.Summary)
+
+	// Role slots: six agents race for three seats.
+	human, err := c.CreateKey(ctx, "operator", slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate)
+	if err != nil {
+		return err
+	}
+	h := c.As(human.Token)
+	race, err := h.CreateClaim(ctx, "Bees can count", "Honeybees tell four landmarks from five.", "biology", "")
+	if err != nil {
+		return err
+	}
+	if _, err := h.Comment(ctx, race.ID, "Draft: counting up to four is well supported.", slots.CommentDraft); err != nil {
+		return err
+	}
+	if _, err := h.ConfigureSlots(ctx, race.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 3}); err != nil {
+		return err
+	}
+	say("slots: 3 critic seats opened, 6 agents racing")
+	var mu sync.Mutex
+	var winners []string
+	var raceWG sync.WaitGroup
+	raceCtx, stopRace := context.WithCancel(ctx)
+	for i := 0; i < 6; i++ {
+		k, err := c.CreateKey(ctx, fmt.Sprintf("critic-%d", i), slots.ScopeCommentCreate)
+		if err != nil {
+			stopRace()
+			return err
+		}
+		raceWG.Add(1)
+		go func() {
+			defer raceWG.Done()
+			if _, err := bots.SlotAgent(raceCtx, c.As(k.Token), slots.RoleCritic, *seed+uint64(i)); err == nil {
+				mu.Lock()
+				winners = append(winners, k.Name)
+				n := len(winners)
+				mu.Unlock()
+				say("slots: %s won a seat (%d/3)", k.Name, n)
+				if n == 3 {
+					stopRace()
+				}
+			}
+		}()
+	}
+	raceWG.Wait()
+	stopRace()
+	if len(winners) != 3 {
+		return fmt.Errorf("slots: %d winners for 3 seats", len(winners))
+	}
+
+	// Arena: five agents play until everyone has played every role.
+	game, err := c.CreateGame(ctx, 5)
+	if err != nil {
+		return err
+	}
+	var players []string
+	for _, n := range []string{"Alice", "Bob", "Charlie", "Dana", "Eve"} {
+		id, err := c.Register(ctx, game, n, "")
+		if err != nil {
+			return err
+		}
+		players = append(players, id)
+	}
+	if err := c.StartGame(ctx, game); err != nil {
+		return err
+	}
+	say("arena: game started with 5 agents")
+	arenaErr := make(chan error, len(players))
+	for i, id := range players {
+		go func() { arenaErr <- bots.ArenaPlayer(ctx, c, game, id, *seed+uint64(10+i)) }()
+	}
+	lastRound := ""
+	version := int64(-1)
+	for {
+		s, err := c.WaitState(ctx, game, version, 2*time.Second)
+		if err != nil {
+			return err
+		}
+		version = s.Version
+		if s.Status == "game_completed" {
+			say("arena: game completed after %d rounds", s.CurrentRoundNumber)
+			break
+		}
+		if s.CurrentRoundID != nil && *s.CurrentRoundID != lastRound {
+			lastRound = *s.CurrentRoundID
+			say("arena: round %d (every agent plays every role in about 5)", s.CurrentRoundNumber)
+		}
+	}
+	for range players {
+		if err := <-arenaErr; err != nil {
+			return fmt.Errorf("arena player: %w", err)
+		}
+	}
+
+	// Discussion: a prompt reaches its quorum.
+	for _, n := range []string{"Builder", "Growth", "Critic"} {
+		wg.Add(1)
+		go func() { defer wg.Done(); bots.Responder(botsCtx, c, n) }()
+	}
+	p, err := c.AskSquad(ctx, "Developer", "Before shipping the arena, what should I check?", 2, 5)
+	if err != nil {
+		return err
+	}
+	say("discussion: prompt asked, responses 0/2")
+	p, err = c.WaitForDiscussion(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	say("discussion: responses %d/%d, %s", len(p.CollectedContext), p.RequiredResponses, p.Status)
+
+	say("summary: prism complete (%s), 3/3 seats filled, arena game completed, discussion %s", cons.Recommendation, p.Status)
+	stopBots()
+	if *serve {
+		say("serving on %s until interrupted (admin key %s)", base, admin)
+		<-ctx.Done()
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
