@@ -1,0 +1,78 @@
+// Command agents runs LLM-free Agora agents against a server, using only
+// its HTTP API — they may run on another machine:
+//
+//	go run ./examples/agents -server http://127.0.0.1:8080 -admin-key KEY -prism 16 -responders Builder,Growth
+//	go run ./examples/agents -server … -admin-key KEY -arena GAME_ID -players 5
+//
+// With -admin-key it creates the agents' API keys itself.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/agorahq/agora/examples/internal/bots"
+	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/slots"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "agents:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("agents", flag.ContinueOnError)
+	server := fs.String("server", "http://127.0.0.1:8080", "the Agora server")
+	admin := fs.String("admin-key", os.Getenv("AGORA_ADMIN_KEY"), "an API key with keys:admin, to create the agents' keys")
+	prismN := fs.Int("prism", 0, "how many Prism workers to run")
+	responders := fs.String("responders", "", "comma-separated names of discussion responders")
+	game := fs.String("arena", "", "an arena game to join")
+	players := fs.Int("players", 0, "how many arena players to register in -arena")
+	seed := fs.Uint64("seed", 1, "seed of the agents' choices")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	c := client.New(*server, client.WithToken(*admin))
+	var wg sync.WaitGroup
+	for i := 0; i < *prismN; i++ {
+		k, err := c.CreateKey(ctx, fmt.Sprintf("prism-bot-%02d", i), slots.ScopeCommentCreate)
+		if err != nil {
+			return fmt.Errorf("creating a key (is -admin-key right?): %w", err)
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); bots.PrismWorker(ctx, c.As(k.Token), *seed*100+uint64(i)) }()
+	}
+	for _, name := range strings.Split(*responders, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			wg.Add(1)
+			go func() { defer wg.Done(); bots.Responder(ctx, c, name) }()
+		}
+	}
+	for i := 0; *game != "" && i < *players; i++ {
+		id, err := c.Register(ctx, *game, fmt.Sprintf("player-%d", i), "")
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := bots.ArenaPlayer(ctx, c, *game, id, *seed+uint64(i)); err != nil && ctx.Err() == nil {
+				fmt.Fprintln(os.Stderr, "arena player:", err)
+			}
+		}()
+	}
+	fmt.Printf("agents running against %s; interrupt to stop\n", *server)
+	wg.Wait()
+	return nil
+}
