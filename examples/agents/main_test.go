@@ -19,7 +19,9 @@ func TestPrismWorkersAgainstAServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	ready := make(chan string, 1)
-	go func() { _ = server.Run(ctx, []string{"-addr", "127.0.0.1:0", "-admin-key", "adm", "-quiet"}, io.Discard, func(a string) { ready <- a }) }()
+	go func() {
+		_ = server.Run(ctx, []string{"-addr", "127.0.0.1:0", "-admin-key", "adm", "-quiet"}, io.Discard, func(a string) { ready <- a })
+	}()
 	base := "http://" + <-ready
 	c := client.New(base, client.WithToken("adm"))
 	claim, err := c.CreateClaim(ctx, "t", "b", "", "")
