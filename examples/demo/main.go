@@ -49,7 +49,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	say := func(format string, a ...any) { fmt.Fprintf(out, format+"\n", a...) }
+	var outMu sync.Mutex // bots report from several goroutines
+	say := func(format string, a ...any) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		fmt.Fprintf(out, format+"\n", a...)
+	}
 
 	var b [12]byte
 	_, _ = rand.Read(b[:])
