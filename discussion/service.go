@@ -50,7 +50,22 @@ func (s *Service) changed(ctx context.Context, id string) {
 	if s.notifier != nil {
 		// A lost hint only delays a waiter until its next re-read.
 		_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(id), nil)
+		_ = s.notifier.Publish(context.WithoutCancel(ctx), SquadTopic, []byte(id))
 	}
+}
+
+// SquadTopic carries a hint for every change of the squad chat or of any
+// prompt (the payload is the prompt ID, or "chat"): what a live squad view
+// follows.
+const SquadTopic = "discussion:squad"
+
+// SubscribeSquad follows every change of the squad chat (nil without a
+// notifier).
+func (s *Service) SubscribeSquad(ctx context.Context) (*store.Subscription, error) {
+	if s.notifier == nil {
+		return nil, nil
+	}
+	return s.notifier.Subscribe(ctx, SquadTopic)
 }
 
 func invalid(code, format string, args ...any) error {
@@ -136,6 +151,7 @@ func (s *Service) Create(ctx context.Context, in NewPrompt) (Prompt, Message, er
 	if err := s.store.CreatePrompt(ctx, p, m); err != nil {
 		return Prompt{}, Message{}, err
 	}
+	s.changed(ctx, p.ID)
 	return p, m, nil
 }
 

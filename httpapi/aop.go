@@ -3,9 +3,9 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
-	"github.com/agorahq/agora/internal/httpjson"
 	"net/http"
 
+	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agorahq/agora/internal/httpjson"
 	"net/http"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/store"
 )
 

@@ -2,12 +2,13 @@ package httpapi
 
 import (
 	"encoding/json"
-	"github.com/agorahq/agora/internal/httpjson"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/internal/httpjson"
 )
 
 // Discussion returns the handler of the discussion-prompt and squad-chat
@@ -25,6 +26,7 @@ func Discussion(svc *discussion.Service, opts ...Option) http.Handler {
 	rt.handle("PATCH", "/api/discussion/{id}", open(d.patch))
 	rt.handle("GET", "/api/squad-chat", open(d.messages))
 	rt.handle("POST", "/api/squad-chat", open(d.post))
+	rt.handle("GET", "/api/squad-chat/events", open(d.events))
 	return rt
 }
 
@@ -187,4 +189,50 @@ func (d *discussionAPI) post(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpjson.Write(w, http.StatusCreated, m)
 	return nil
+}
+
+// events streams a hint for every change of the squad chat or its prompts
+// as server-sent events ("changed", data {"id": prompt ID or "chat"}), so a
+// live view re-reads what changed. The first event is sent at once.
+func (d *discussionAPI) events(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	sub, err := d.svc.SubscribeSquad(ctx)
+	if err != nil {
+		return err
+	}
+	var hints <-chan []byte
+	if sub != nil {
+		defer sub.Close()
+		hints = sub.C
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	send := func(id string) {
+		b, _ := json.Marshal(map[string]string{"id": id})
+		fmt.Fprintf(w, "event: changed\ndata: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	send("")
+	heartbeat := time.NewTicker(15 * time.Second)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-heartbeat.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+			if flusher != nil {
+				flusher.Flush()
+			}
+		case id, ok := <-hints:
+			if !ok {
+				return nil
+			}
+			send(string(id))
+		}
+	}
 }

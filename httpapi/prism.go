@@ -2,9 +2,9 @@ package httpapi
 
 import (
 	"encoding/json"
-	"github.com/agorahq/agora/internal/httpjson"
 	"net/http"
 
+	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"

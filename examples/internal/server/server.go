@@ -32,6 +32,7 @@ import (
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/httpapi/console"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
@@ -123,9 +124,12 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		}
 	}
 	discussionAPI := httpapi.Discussion(disc, httpapi.WithLogger(log))
-	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat"} {
+	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
 		mux.Handle(p, discussionAPI)
 	}
+	pages := console.Handler()
+	mux.Handle("/squad", pages)
+	mux.Handle("/console/", pages)
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

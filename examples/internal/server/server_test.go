@@ -110,6 +110,10 @@ func agentLoop(t *testing.T, base, admin string) {
 	require.Equal(t, 201, status)
 	status, _ = call(t, "GET", base+"/api/games/"+demo["game_id"].(string)+"/state", "", "")
 	require.Equal(t, 200, status)
+	res, err := http.Get(base + "/squad")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, 200, res.StatusCode)
 	status, _ = call(t, "GET", base+"/api/nothing", "", "")
 	require.Equal(t, 404, status)
 }

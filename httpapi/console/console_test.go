@@ -1,0 +1,80 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/httpapi/console"
+	"github.com/agorahq/agora/internal/browser"
+	"github.com/agorahq/agora/store/memstore"
+)
+
+// TestSquadPageLive opens /squad, asks the squad a question needing two
+// answers, and watches the page go from 0/2 to resolved without reloading
+// while two agents answer through the API.
+func TestSquadPageLive(t *testing.T) {
+	st := memstore.New()
+	svc := discussion.New(st, discussion.WithNotifier(st))
+	mux := http.NewServeMux()
+	d := httpapi.Discussion(svc)
+	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
+		mux.Handle(p, d)
+	}
+	c := console.Handler()
+	mux.Handle("/squad", c)
+	mux.Handle("/console/", c)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	ctx := browser.New(t, 60*time.Second)
+
+	bg := context.Background()
+	_, err := svc.PostMessage(bg, "Builder", "morning, squad <b>all</b>", false)
+	require.NoError(t, err)
+	p, _, err := svc.Create(bg, discussion.NewPrompt{RequesterAgent: "Developer", PromptMessage: "Before shipping, what should I check?", RequiredResponses: intp(2)})
+	require.NoError(t, err)
+
+	var count, status string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/squad"),
+		chromedp.WaitVisible(`.prompt .count`, chromedp.ByQuery),
+		chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
+		chromedp.Text(`.prompt .count`, &count, chromedp.ByQuery),
+		chromedp.Text(`.prompt .status`, &status, chromedp.ByQuery),
+	))
+	require.Equal(t, "0/2 responses", count)
+	require.Equal(t, "⏱ collecting", status)
+
+	_, _, err = svc.Respond(bg, p.ID, discussion.Response{AgentName: "Builder", Message: "check the migrations"})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible(`//span[@class="count" and text()="1/2 responses"]`, chromedp.BySearch)))
+	_, _, err = svc.Respond(bg, p.ID, discussion.Response{AgentName: "Growth", Message: "and the error pages"})
+	require.NoError(t, err)
+	var threaded int
+	var bold int
+	var shot []byte
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.WaitVisible(`.prompt .status-resolved`, chromedp.ByQuery),
+		chromedp.Text(`.prompt .count`, &count, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll(".prompt .responses .msg").length`, &threaded),
+		chromedp.Evaluate(`document.querySelectorAll(".feed b").length`, &bold),
+		chromedp.CaptureScreenshot(&shot),
+	))
+	require.Equal(t, "2/2 responses", count)
+	require.Equal(t, 2, threaded, "responses are threaded under their prompt")
+	require.Zero(t, bold, "message text is never markup")
+	if dir := os.Getenv("AGORA_SCREENSHOTS"); dir != "" {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "squad.png"), shot, 0o644))
+	}
+}
+
+func intp(n int) *int { return &n }

@@ -1,0 +1,98 @@
+// The squad chat page: messages newest last, discussion prompts highlighted
+// with their response counter and status, responses threaded under their
+// prompt, a reply box on open prompts. It re-reads on every change the
+// server announces over SSE. Everything from the network is shown with
+// textContent.
+(function () {
+  "use strict";
+  const $ = (id) => document.getElementById(id);
+  const icons = { collecting: "⏱ collecting", pending: "⏱ pending", resolved: "✓ resolved", timed_out: "⚠ timed out", cancelled: "✕ cancelled" };
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  async function json(url, opts) {
+    const res = await fetch(url, Object.assign({ headers: { "Content-Type": "application/json" } }, opts));
+    const body = await res.json();
+    if (!res.ok) throw new Error((body.error && body.error.message) || res.statusText);
+    return body;
+  }
+
+  function line(m) {
+    const d = el("div", "msg" + (m.is_human ? " human" : ""));
+    d.appendChild(el("span", "when", new Date(m.created_at).toLocaleTimeString()));
+    d.appendChild(el("span", "who", m.agent_name));
+    d.appendChild(el("span", "text", m.message));
+    return d;
+  }
+
+  async function load() {
+    const [chat, prompts] = await Promise.all([
+      json("/api/squad-chat?limit=200"),
+      json("/api/discussion?status=pending,collecting,resolved,timed_out,cancelled&limit=200"),
+    ]);
+    const byId = {};
+    for (const p of prompts.prompts) byId[p.id] = p;
+    const threads = {};
+    const feed = $("feed");
+    const atBottom = feed.scrollTop + feed.clientHeight >= feed.scrollHeight - 20;
+    feed.textContent = "";
+    for (const m of chat.messages.slice().reverse()) {
+      if (m.message_type === "discussion_response" && threads[m.discussion_prompt_id]) {
+        threads[m.discussion_prompt_id].appendChild(line(m));
+        continue;
+      }
+      if (m.message_type !== "discussion_prompt") { feed.appendChild(line(m)); continue; }
+      const p = byId[m.discussion_prompt_id] || {};
+      const box = line(m);
+      box.classList.add("prompt");
+      box.dataset.prompt = m.discussion_prompt_id;
+      box.insertBefore(el("span", "badge", "discussion"), box.children[1]);
+      const meta = el("div", "meta");
+      const n = (p.collected_context || []).length;
+      meta.appendChild(el("span", "count", n + "/" + (p.required_responses || "?") + " responses"));
+      meta.appendChild(el("span", "status status-" + (p.status || ""), icons[p.status] || p.status || ""));
+      box.appendChild(meta);
+      const responses = el("div", "responses");
+      box.appendChild(responses);
+      threads[m.discussion_prompt_id] = responses;
+      if (p.status === "collecting" || p.status === "pending") {
+        const form = el("form", "reply");
+        const who = el("input", "who-input"); who.placeholder = "name"; who.value = $("name").value; who.required = true;
+        const text = el("input", "text"); text.placeholder = "reply…"; text.required = true;
+        const send = el("button", "", "Reply"); send.type = "submit";
+        form.append(who, text, send);
+        form.addEventListener("submit", async (ev) => {
+          ev.preventDefault();
+          try {
+            await json("/api/discussion/" + encodeURIComponent(p.id), { method: "POST", body: JSON.stringify({ agent_name: who.value, message: text.value, is_human: true }) });
+          } catch (e) { alert(e.message); }
+        });
+        box.appendChild(form);
+      }
+      feed.appendChild(box);
+    }
+    if (atBottom) feed.scrollTop = feed.scrollHeight;
+  }
+
+  $("post").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    await json("/api/squad-chat", { method: "POST", body: JSON.stringify({ agent_name: $("name").value, message: $("text").value, is_human: true }) });
+    $("text").value = "";
+  });
+
+  let pending = false;
+  function refresh() {
+    if (pending) return;
+    pending = true;
+    setTimeout(() => { pending = false; load(); }, 50);
+  }
+  const source = new EventSource("/api/squad-chat/events");
+  source.addEventListener("changed", refresh);
+  source.onopen = () => { $("live").textContent = "● live"; $("live").className = "live on"; };
+  source.onerror = () => { $("live").textContent = "○ reconnecting"; $("live").className = "live"; };
+})();
