@@ -1,20 +1,23 @@
 // Package console serves the operator pages: vanilla JS, embedded, no
 // build step. Today: /squad, the squad chat with discussion prompts
 // highlighted, their response counters and statuses, threaded responses
-// and a reply box, updated live over server-sent events. The pages call
-// the routes of httpapi on the same origin.
+// and a reply box; and /arena/{game_id}, a spectator view of a game. Both
+// update live over server-sent events and call the routes of httpapi on the
+// same origin.
 package console
 
 import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
 //go:embed static
 var files embed.FS
 
-// Handler serves the console pages. Mount it at "/squad" and "/console/".
+// Handler serves the console pages. Mount it at "/squad", "/arena/" and
+// "/console/".
 func Handler() http.Handler {
 	sub, _ := fs.Sub(files, "static") // the embedded directory exists
 	static := http.StripPrefix("/console/", http.FileServer(http.FS(sub)))
@@ -24,7 +27,9 @@ func Handler() http.Handler {
 		switch {
 		case r.URL.Path == "/squad":
 			http.ServeFileFS(w, r, sub, "squad.html")
-		case len(r.URL.Path) > len("/console/") && r.URL.Path[:len("/console/")] == "/console/":
+		case strings.HasPrefix(r.URL.Path, "/arena/") && len(r.URL.Path) > len("/arena/"):
+			http.ServeFileFS(w, r, sub, "arena.html")
+		case strings.HasPrefix(r.URL.Path, "/console/") && len(r.URL.Path) > len("/console/"):
 			static.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/console"
@@ -78,3 +79,61 @@ func TestSquadPageLive(t *testing.T) {
 }
 
 func intp(n int) *int { return &n }
+
+// TestArenaPageDrawsTheDecision watches a game and sees the decision drawn
+// after it happens, without reloading.
+func TestArenaPageDrawsTheDecision(t *testing.T) {
+	st := memstore.New()
+	games := arena.New(st, arena.WithNotifier(st))
+	mux := http.NewServeMux()
+	a := httpapi.Arena(games)
+	mux.Handle("/api/games/", a)
+	c := console.Handler()
+	mux.Handle("/arena/", c)
+	mux.Handle("/console/", c)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	ctx := browser.New(t, 60*time.Second)
+
+	bg := context.Background()
+	g, err := games.Create(bg, 0, 0)
+	require.NoError(t, err)
+	for _, n := range []string{"Alice", "Bob", "Charlie", "Dana"} {
+		_, err := games.Register(bg, g.ID, n, nil)
+		require.NoError(t, err)
+	}
+	g, err = games.Start(bg, g.ID)
+	require.NoError(t, err)
+	var op string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/arena/"+g.ID),
+		chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#majority .agent`, chromedp.ByQuery),
+		chromedp.Text(`#operator`, &op, chromedp.ByID),
+	))
+	require.Equal(t, "Alice", op)
+
+	r := g.Current()
+	for range 3 {
+		for _, id := range append(append([]string{}, r.Majority...), r.Minority...) {
+			g, err = games.Argue(bg, g.ID, r.ID, id, "", "Pull the lever")
+			require.NoError(t, err)
+		}
+		r = g.Current()
+	}
+	_, err = games.Decide(bg, g.ID, r.ID, r.Operator, "", arena.SaveMajority)
+	require.NoError(t, err)
+	var outcome string
+	var shot []byte
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.WaitVisible(`#outcome[data-branch="minority"]`, chromedp.ByQuery),
+		chromedp.Text(`#outcome`, &outcome, chromedp.ByID),
+		chromedp.Sleep(1300*time.Millisecond), // let the trolley arrive for the screenshot
+		chromedp.CaptureScreenshot(&shot),
+	))
+	require.Contains(t, outcome, "the trolley took the minority track. Survived:")
+	require.Contains(t, outcome, "Charlie")
+	if dir := os.Getenv("AGORA_SCREENSHOTS"); dir != "" {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "arena.png"), shot, 0o644))
+	}
+}

@@ -129,6 +129,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	}
 	pages := console.Handler()
 	mux.Handle("/squad", pages)
+	mux.Handle("/arena/", pages)
 	mux.Handle("/console/", pages)
 
 	ln, err := net.Listen("tcp", *addr)
