@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -212,45 +213,27 @@ func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	var hints <-chan []byte
 	if sub != nil {
 		defer sub.Close()
+		hints = sub.C
 	}
-	ms, err := a.svc.Messages(ctx, id, after)
+	ms, err := a.svc.Messages(ctx, id, after) // an unknown conversation is a 404, before the stream starts
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	heartbeat := time.NewTicker(15 * time.Second)
-	defer heartbeat.Stop()
-	for {
+	httpjson.Stream(w, r, hints, time.Second, func(w io.Writer, _ []byte) error {
+		if ms == nil {
+			if ms, err = a.svc.Messages(ctx, id, after); err != nil {
+				return err // deleted, or the store is gone
+			}
+		}
 		for _, m := range ms {
 			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", m.ID, m.Type, sseData(m))
 			after = m.ID
 		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		var events <-chan []byte
-		if sub != nil {
-			events = sub.C
-		}
-		poll := time.NewTimer(time.Second) // a safety net for a lost event
-		select {
-		case <-ctx.Done():
-			poll.Stop()
-			return nil
-		case <-heartbeat.C:
-			fmt.Fprint(w, ": keep-alive\n\n")
-		case <-events:
-		case <-poll.C:
-		}
-		poll.Stop()
-		if ms, err = a.svc.Messages(ctx, id, after); err != nil {
-			return nil // deleted, or the store is gone: the client reconnects
-		}
-	}
+		ms = nil
+		return nil
+	})
+	return nil
 }

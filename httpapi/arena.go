@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -388,25 +389,27 @@ func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	var hints <-chan []byte
 	if sub != nil {
 		defer sub.Close()
+		hints = sub.C
 	}
-	g, err := a.svc.Game(ctx, id)
+	g, err := a.svc.Game(ctx, id) // an unknown game is a 404, before the stream starts
 	if err != nil {
 		return err
 	}
-	flusher, _ := w.(http.Flusher)
 	sent := 0
 	if last, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil && last > 0 {
 		sent = min(last, len(g.Feed))
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	version := int64(-1)
-	heartbeat := time.NewTicker(15 * time.Second)
-	defer heartbeat.Stop()
-	for {
+	version, first := int64(-1), true
+	httpjson.Stream(w, r, hints, time.Second, func(w io.Writer, _ []byte) error {
+		if !first {
+			if g, err = a.svc.Game(ctx, id); err != nil {
+				return err
+			}
+		}
+		first = false
 		for ; sent < len(g.Feed); sent++ {
 			data, _ := json.Marshal(g.Feed[sent])
 			fmt.Fprintf(w, "id: %d\nevent: feed\ndata: %s\n\n", sent+1, data)
@@ -415,26 +418,7 @@ func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 			version = g.Version
 			fmt.Fprintf(w, "event: state\ndata: {\"version\":%d,\"status\":%q}\n\n", g.Version, g.Status)
 		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		var events <-chan []byte
-		if sub != nil {
-			events = sub.C
-		}
-		poll := time.NewTimer(time.Second) // a safety net for a lost event
-		select {
-		case <-ctx.Done():
-			poll.Stop()
-			return nil
-		case <-heartbeat.C:
-			fmt.Fprint(w, ": keep-alive\n\n")
-		case <-events:
-		case <-poll.C:
-		}
-		poll.Stop()
-		if g, err = a.svc.Game(ctx, id); err != nil {
-			return nil // the stream has started; the client reconnects
-		}
-	}
+		return nil
+	})
+	return nil
 }

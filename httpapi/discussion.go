@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -193,10 +194,10 @@ func (d *discussionAPI) post(w http.ResponseWriter, r *http.Request) error {
 
 // events streams a hint for every change of the squad chat or its prompts
 // as server-sent events ("changed", data {"id": prompt ID or "chat"}), so a
-// live view re-reads what changed. The first event is sent at once.
+// live view re-reads what changed. The first event, with an empty id, is
+// sent at once.
 func (d *discussionAPI) events(w http.ResponseWriter, r *http.Request) error {
-	ctx := r.Context()
-	sub, err := d.svc.SubscribeSquad(ctx)
+	sub, err := d.svc.SubscribeSquad(r.Context())
 	if err != nil {
 		return err
 	}
@@ -205,34 +206,10 @@ func (d *discussionAPI) events(w http.ResponseWriter, r *http.Request) error {
 		defer sub.Close()
 		hints = sub.C
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
-	send := func(id string) {
-		b, _ := json.Marshal(map[string]string{"id": id})
-		fmt.Fprintf(w, "event: changed\ndata: %s\n\n", b)
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
-	send("")
-	heartbeat := time.NewTicker(15 * time.Second)
-	defer heartbeat.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-heartbeat.C:
-			fmt.Fprint(w, ": keep-alive\n\n")
-			if flusher != nil {
-				flusher.Flush()
-			}
-		case id, ok := <-hints:
-			if !ok {
-				return nil
-			}
-			send(string(id))
-		}
-	}
+	httpjson.Stream(w, r, hints, 0, func(w io.Writer, hint []byte) error {
+		b, _ := json.Marshal(map[string]string{"id": string(hint)})
+		_, err := fmt.Fprintf(w, "event: changed\ndata: %s\n\n", b)
+		return err
+	})
+	return nil
 }

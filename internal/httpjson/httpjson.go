@@ -273,3 +273,58 @@ func (rt *Router) notFound(w http.ResponseWriter, r *http.Request) {
 	}
 	Write(w, http.StatusNotFound, Body{Detail{"route_not_found", "no route for " + r.Method + " " + r.URL.Path}})
 }
+
+// KeepAlive is how often Stream writes a comment to keep an idle event
+// stream open through proxies.
+const KeepAlive = 15 * time.Second
+
+// Stream answers with a server-sent event stream. It calls send at once
+// and then after every hint on hints (nil for none), passing the hint — and
+// every poll, when poll is not zero, with a nil hint, as a safety net for a
+// hint that was lost — flushing after each call and writing a keep-alive
+// comment every KeepAlive. It returns when the request ends, the hints
+// stop, or send fails (the stream has started: the client reconnects).
+func Stream(w http.ResponseWriter, r *http.Request, hints <-chan []byte, poll time.Duration, send func(w io.Writer, hint []byte) error) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	flush := func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	heartbeat := time.NewTicker(KeepAlive)
+	defer heartbeat.Stop()
+	var tick <-chan time.Time
+	if poll > 0 {
+		t := time.NewTicker(poll)
+		defer t.Stop()
+		tick = t.C
+	}
+	var hint []byte
+	for {
+		if send(w, hint) != nil {
+			return
+		}
+		flush()
+		hint = nil
+		for woke := false; !woke; {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-heartbeat.C:
+				fmt.Fprint(w, ": keep-alive\n\n")
+				flush()
+			case h, ok := <-hints:
+				if !ok {
+					return
+				}
+				hint, woke = h, true
+			case <-tick:
+				woke = true
+			}
+		}
+	}
+}
