@@ -3,7 +3,10 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"time"
 
 	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
@@ -35,6 +38,7 @@ func AOP(svc *slots.Service, opts ...Option) http.Handler {
 	rt.handle("GET", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.listKeys))
 	rt.handle("DELETE", "/api/v1/keys/{keyId}", auth(slots.ScopeKeysAdmin, false, a.revokeKey))
 	rt.handle("GET", "/api/v1/me", auth("", false, a.me))
+	rt.handle("GET", "/api/v1/events", auth("", false, a.events))
 	if a.prism != nil {
 		a.routePrism(rt, auth)
 	}
@@ -292,5 +296,32 @@ func (a *aop) me(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpjson.Write(w, http.StatusOK, profile{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: scopesOrEmpty(k.Scopes), Balance: bal})
+	return nil
+}
+
+// EventsPoll is how often GET /api/v1/events tells its reader to re-read
+// everything when the slots service has no notifier to hint changes.
+const EventsPoll = 2 * time.Second
+
+// events streams a hint for every change of a claim, its comments, role
+// slots or pipeline as server-sent events: "changed", data {"claimId": ID},
+// where an empty ID means several claims may have changed. Readers re-read
+// what they show; the operator console's /jobs page is one.
+func (a *aop) events(w http.ResponseWriter, r *http.Request) error {
+	sub, err := a.svc.SubscribeClaims(r.Context())
+	if err != nil {
+		return err
+	}
+	var hints <-chan []byte
+	poll := EventsPoll
+	if sub != nil {
+		defer sub.Close()
+		hints, poll = sub.C, 0
+	}
+	httpjson.Stream(w, r, hints, poll, func(w io.Writer, hint []byte) error {
+		b, _ := json.Marshal(map[string]string{"claimId": string(hint)})
+		_, err := fmt.Fprintf(w, "event: changed\ndata: %s\n\n", b)
+		return err
+	})
 	return nil
 }

@@ -20,6 +20,7 @@ type Service struct {
 	now    func() time.Time
 	ids    store.IDGen
 	lease  time.Duration
+	notify store.Notifier
 }
 
 // Option configures a Service.
@@ -31,6 +32,11 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 // WithLease sets how long a taken stage slot waits for its done before it
 // re-opens (DefaultLease by default; 0 turns leases off).
 func WithLease(d time.Duration) Option { return func(s *Service) { s.lease = d } }
+
+// WithNotifier makes every change of a pipeline publish its claim's ID on
+// slots.ClaimsTopic, the topic of slots.Service's claim changes, so a live
+// view following one follows both.
+func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notify = n } }
 
 // DefaultLease is how long a stage slot stays taken without a done.
 const DefaultLease = 5 * time.Minute
@@ -71,6 +77,9 @@ func (s *Service) change(ctx context.Context, claimID string, fn func(p *Pipelin
 		saved = next
 		return nil
 	})
+	if err == nil {
+		slots.PublishClaimChange(ctx, s.notify, claimID)
+	}
 	return saved, err
 }
 
@@ -125,6 +134,9 @@ func (s *Service) Init(ctx context.Context, claim slots.Claim, protocolID string
 	err = s.store.CreatePipeline(ctx, p)
 	if errors.Is(err, ErrPipelineExists) {
 		return s.store.GetPipeline(ctx, claim.ID)
+	}
+	if err == nil {
+		slots.PublishClaimChange(ctx, s.notify, claim.ID)
 	}
 	return p, err
 }

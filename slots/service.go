@@ -21,6 +21,7 @@ type Service struct {
 	ids       store.IDGen
 	lease     time.Duration
 	adminHash []byte
+	notifier  store.Notifier
 }
 
 // Option configures a Service.
@@ -50,6 +51,36 @@ func WithAdminKey(token string) Option {
 		}
 		h := sha256.Sum256([]byte(token))
 		s.adminHash = h[:]
+	}
+}
+
+// WithNotifier makes every change of a claim — the claim itself, its
+// comments, its role slots — publish the claim's ID on ClaimsTopic, so live
+// views in every process sharing n follow it (see SubscribeClaims). Give
+// prism.Service the same notifier: pipeline changes go to the same topic.
+func WithNotifier(n store.Notifier) Option {
+	return func(s *Service) { s.notifier = n }
+}
+
+// ClaimsTopic carries a hint for every change of a claim, its comments, its
+// role slots or its Prism pipeline. The payload is the claim's ID, or empty
+// when several claims may have changed at once (lapsed leases re-opened).
+const ClaimsTopic = "slots:claims"
+
+// SubscribeClaims follows ClaimsTopic (nil without a notifier).
+func (s *Service) SubscribeClaims(ctx context.Context) (*store.Subscription, error) {
+	if s.notifier == nil {
+		return nil, nil
+	}
+	return s.notifier.Subscribe(ctx, ClaimsTopic)
+}
+
+// PublishClaimChange publishes claimID on ClaimsTopic through n, when n is
+// not nil. The change is already stored, so the hint outlives the caller's
+// context; a lost hint only delays a live view until its next re-read.
+func PublishClaimChange(ctx context.Context, n store.Notifier, claimID string) {
+	if n != nil {
+		_ = n.Publish(context.WithoutCancel(ctx), ClaimsTopic, []byte(claimID))
 	}
 }
 
@@ -94,6 +125,7 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
 	if err := s.store.CreateClaim(ctx, c); err != nil {
 		return Claim{}, err
 	}
+	PublishClaimChange(ctx, s.notifier, c.ID)
 	return c, nil
 }
 
@@ -150,6 +182,7 @@ func (s *Service) AddComment(ctx context.Context, author Key, in NewComment) (Co
 	if err := s.store.AddComment(ctx, c); err != nil {
 		return Comment{}, err
 	}
+	PublishClaimChange(ctx, s.notifier, c.ClaimID)
 	return c, nil
 }
 
@@ -264,6 +297,7 @@ func (s *Service) ConfigureSlots(ctx context.Context, claimID string, roles []Ro
 	if err := s.store.ReplaceOpenSlots(ctx, claimID, slots); err != nil {
 		return 0, err
 	}
+	PublishClaimChange(ctx, s.notifier, claimID)
 	return total, nil
 }
 
@@ -301,19 +335,31 @@ func (s *Service) Take(ctx context.Context, agent Key, claimID, slotID string) (
 	if s.lease > 0 {
 		p.LeaseUntil = now.Add(s.lease).UnixMilli()
 	}
-	return s.store.TakeSlot(ctx, p)
+	slot, err := s.store.TakeSlot(ctx, p)
+	if err == nil {
+		PublishClaimChange(ctx, s.notifier, claimID)
+	}
+	return slot, err
 }
 
 // Done marks the agent's slot done and credits RewardRoleSlot to it, once.
 func (s *Service) Done(ctx context.Context, agent Key, claimID, slotID string) (Slot, error) {
-	return s.store.FinishSlot(ctx, FinishParams{
+	slot, err := s.store.FinishSlot(ctx, FinishParams{
 		ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: s.nowMs(), Credit: RewardRoleSlot,
 	})
+	if err == nil {
+		PublishClaimChange(ctx, s.notifier, claimID)
+	}
+	return slot, err
 }
 
 // ReleaseExpired re-opens slots whose lease lapsed and returns how many.
 func (s *Service) ReleaseExpired(ctx context.Context) (int, error) {
-	return s.store.ReleaseExpiredSlots(ctx, s.nowMs())
+	n, err := s.store.ReleaseExpiredSlots(ctx, s.nowMs())
+	if n > 0 {
+		PublishClaimChange(ctx, s.notifier, "")
+	}
+	return n, err
 }
 
 // RunSweeper calls ReleaseExpired every interval until ctx is done. Errors

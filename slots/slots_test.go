@@ -114,3 +114,56 @@ func TestCreateClaimValidation(t *testing.T) {
 	require.Equal(t, "padded", c.Title)
 	require.Equal(t, "physics", c.Domain)
 }
+
+// TestChangesArePublished follows ClaimsTopic while a claim is created,
+// commented on, configured, and its slot taken and done: each change
+// publishes the claim's ID once it is stored; a refused change publishes
+// nothing.
+func TestChangesArePublished(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	svc := slots.New(st, slots.WithNotifier(st))
+	sub, err := svc.SubscribeClaims(ctx)
+	require.NoError(t, err)
+	defer sub.Close()
+	next := func() string {
+		t.Helper()
+		select {
+		case b := <-sub.C:
+			return string(b)
+		default:
+			t.Fatal("no event published")
+			return ""
+		}
+	}
+	c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "water boils at 100C"})
+	require.NoError(t, err)
+	require.Equal(t, c.ID, next())
+	agent, _, err := svc.CreateKey(ctx, slots.NewKey{Name: "Ada", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	require.NoError(t, err)
+	_, err = svc.AddComment(ctx, agent, slots.NewComment{ClaimID: c.ID, Body: "a draft", CommentType: "draft"})
+	require.NoError(t, err)
+	require.Equal(t, c.ID, next())
+	_, err = svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
+	require.NoError(t, err)
+	require.Equal(t, c.ID, next())
+	ss, err := svc.Slots(ctx, c.ID)
+	require.NoError(t, err)
+	_, err = svc.Take(ctx, agent, c.ID, ss[0].ID)
+	require.NoError(t, err)
+	require.Equal(t, c.ID, next())
+	_, err = svc.Take(ctx, agent, c.ID, ss[0].ID)
+	require.Error(t, err)
+	_, err = svc.Done(ctx, agent, c.ID, ss[0].ID)
+	require.NoError(t, err)
+	require.Equal(t, c.ID, next(), "the refused take published nothing")
+	select {
+	case b := <-sub.C:
+		t.Fatalf("unexpected event %q", b)
+	default:
+	}
+
+	sub2, err := slots.New(st).SubscribeClaims(ctx)
+	require.NoError(t, err)
+	require.Nil(t, sub2, "no notifier, no subscription")
+}

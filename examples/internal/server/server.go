@@ -78,7 +78,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	defer backend.close()
 	log.Info("store ready", "backend", backend.name)
 
-	svc := slots.New(backend.slots, slots.WithAdminKey(*adminKey), slots.WithLease(*lease))
+	svc := slots.New(backend.slots, slots.WithAdminKey(*adminKey), slots.WithLease(*lease), slots.WithNotifier(backend.notifier))
 	if *lease > 0 {
 		go svc.RunSweeper(ctx, min(*lease/4, time.Second), func(err error) { log.Error("lease sweep", "err", err) })
 	}
@@ -86,7 +86,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	disc := discussion.New(backend.discussion, discussion.WithNotifier(backend.notifier))
 	go disc.RunSweeper(ctx, 5*time.Second, func(err error) { log.Error("discussion sweep", "err", err) })
 
-	pipelines := prism.New(backend.prism, backend.slots, prism.WithLease(*stageLease))
+	pipelines := prism.New(backend.prism, backend.slots, prism.WithLease(*stageLease), prism.WithNotifier(backend.notifier))
 	go pipelines.RunSweeper(ctx, 5*time.Second, func(err error) { log.Error("stage lease sweep", "err", err) })
 
 	mux := http.NewServeMux()
