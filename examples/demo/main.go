@@ -164,7 +164,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		raceWG.Add(1)
 		go func() {
 			defer raceWG.Done()
-			if _, err := bots.SlotAgent(raceCtx, c.As(k.Token), slots.RoleCritic, *seed+uint64(i)); err == nil {
+			if _, err := bots.SlotAgent(raceCtx, c.As(k.Token), slots.RoleCritic, 0, *seed+uint64(i)); err == nil {
 				mu.Lock()
 				winners = append(winners, k.Name)
 				n := len(winners)

@@ -1,9 +1,11 @@
 // Package console serves the operator pages: vanilla JS, embedded, no
-// build step. Today: /squad, the squad chat with discussion prompts
-// highlighted, their response counters and statuses, threaded responses
-// and a reply box; and /arena/{game_id}, a spectator view of a game. Both
-// update live over server-sent events and call the routes of httpapi on the
-// same origin.
+// build step: /jobs, every claim with its 7-layer pipeline bar, its flags,
+// consensus record and role slots (configured with + and −, then watched
+// live); /squad, the squad chat with discussion prompts highlighted, their
+// response counters and statuses, threaded responses and a reply box; and
+// /arena/{game_id}, a spectator view of a game. Every page updates live
+// over server-sent events and calls the routes of httpapi on the same
+// origin; /jobs asks for an API key, kept in the browser tab.
 package console
 
 import (
@@ -16,8 +18,8 @@ import (
 //go:embed static
 var files embed.FS
 
-// Handler serves the console pages. Mount it at "/squad", "/arena/" and
-// "/console/".
+// Handler serves the console pages. Mount it at "/jobs", "/squad",
+// "/arena/" and "/console/".
 func Handler() http.Handler {
 	sub, _ := fs.Sub(files, "static") // the embedded directory exists
 	static := http.StripPrefix("/console/", http.FileServer(http.FS(sub)))
@@ -25,6 +27,8 @@ func Handler() http.Handler {
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		switch {
+		case r.URL.Path == "/jobs":
+			http.ServeFileFS(w, r, sub, "jobs.html")
 		case r.URL.Path == "/squad":
 			http.ServeFileFS(w, r, sub, "squad.html")
 		case strings.HasPrefix(r.URL.Path, "/arena/") && len(r.URL.Path) > len("/arena/"):

@@ -83,15 +83,19 @@ func PrismWorker(ctx context.Context, c *client.Client, seed uint64) {
 	}
 }
 
-// SlotAgent takes one role slot of role, posts its comment and marks it
-// done; it returns the job, or an error when ctx ends first.
-func SlotAgent(ctx context.Context, c *client.Client, role slots.Role, seed uint64) (slots.Job, error) {
+// SlotAgent takes one role slot of role (any role when empty), spends
+// think writing its comment, posts it and marks the slot done; it returns
+// the job, or an error when ctx ends first.
+func SlotAgent(ctx context.Context, c *client.Client, role slots.Role, think time.Duration, seed uint64) (slots.Job, error) {
 	rng := rand.New(rand.NewPCG(seed, seed+1))
 	job, err := c.TakeNextJob(ctx, slots.JobQuery{Role: role}, 200*time.Millisecond)
 	if err != nil {
 		return slots.Job{}, err
 	}
-	if _, err := c.Comment(ctx, job.Claim.ID, Prose(string(role), rng), role.CommentType()); err != nil {
+	if !pause(ctx, think) {
+		return slots.Job{}, ctx.Err()
+	}
+	if _, err := c.Comment(ctx, job.Claim.ID, Prose(string(job.Slot.Role), rng), job.Slot.Role.CommentType()); err != nil {
 		return slots.Job{}, err
 	}
 	return job, c.Done(ctx, job.Claim.ID, job.Slot.ID)

@@ -128,6 +128,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		mux.Handle(p, discussionAPI)
 	}
 	pages := console.Handler()
+	mux.Handle("/jobs", pages)
 	mux.Handle("/squad", pages)
 	mux.Handle("/arena/", pages)
 	mux.Handle("/console/", pages)

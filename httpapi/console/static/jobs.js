@@ -1,0 +1,326 @@
+// The jobs page: every claim with its Prism pipeline drawn as a 7-layer
+// bar; opened, a claim shows its current layer's stage slots, its flags
+// (with advance and retry), its consensus record, and its role slots — the
+// configurator while it has none, then the live slot list. The page
+// re-reads a claim whenever GET /api/v1/events names it. The API key is
+// kept in this tab's sessionStorage (a "#key=" fragment sets it, and is
+// then removed from the address bar). Everything from the network is shown
+// with textContent.
+(function () {
+  "use strict";
+  const $ = (id) => document.getElementById(id);
+  const ROLES = ["questioner", "critic", "supporter", "counter", "contributor", "defender", "answerer"];
+  const MAX_SLOTS = 20;
+  const views = {};   // claim ID -> {root, claim}
+  const counts = {};  // claim ID -> {role: n}, the configurator's state
+  let key = sessionStorage.getItem("agora.apiKey") || "";
+
+  const m = location.hash.match(/^#key=(.+)$/);
+  if (m) {
+    key = decodeURIComponent(m[1]);
+    sessionStorage.setItem("agora.apiKey", key);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function notice(text) {
+    $("notice").hidden = !text;
+    $("notice").textContent = text || "";
+  }
+
+  function setLive(on, text) {
+    $("live").className = "live" + (on ? " on" : "");
+    $("live").textContent = text;
+  }
+
+  async function api(method, path, body) {
+    const opts = { method, headers: { Authorization: "Bearer " + key } };
+    if (body !== undefined) {
+      opts.headers["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(body);
+    }
+    const res = await fetch(path, opts);
+    const data = await res.json().catch(() => ({}));
+    if (!res.ok) {
+      const err = new Error((data.error && data.error.message) || res.statusText);
+      err.status = res.status;
+      throw err;
+    }
+    return data;
+  }
+
+  // --- the pipeline bar -------------------------------------------------
+
+  function stageText(p) {
+    if (!p) return "no pipeline";
+    const n = p.layers.length;
+    const cur = p.layers.find((l) => l.layer === p.currentLayer) || {};
+    if (p.status === "complete") return "✓ complete · " + n + "/" + n + " layers";
+    if (p.status === "flagged") return "⚑ flagged · layer " + p.currentLayer + "/" + n + " · " + cur.name;
+    return "layer " + p.currentLayer + "/" + n + " · " + cur.name + " · " + p.phase;
+  }
+
+  function bar(p) {
+    const b = el("div", "bar");
+    for (let i = 0; i < 7; i++) {
+      const l = p && p.layers[i];
+      const seg = el("span", "seg");
+      if (l) {
+        seg.title = l.layer + ". " + l.name;
+        if (l.phase === "done") seg.classList.add("done");
+        else if (l.layer === p.currentLayer && p.status === "flagged") seg.classList.add("flagged");
+        else if (l.phase === "work" || l.phase === "consensus") seg.classList.add(l.phase);
+      }
+      b.appendChild(seg);
+    }
+    return b;
+  }
+
+  function chip(s) {
+    if (s.status === "open") return el("span", "chip waiting", "waiting");
+    return el("span", "chip " + (s.status === "done" ? "done" : "taken"), s.agentName || s.apiKeyId || "agent");
+  }
+
+  function slotRow(s) {
+    const li = el("li", "slot");
+    li.dataset.slot = s._id;
+    li.appendChild(el("span", "badge-role", s.role));
+    li.appendChild(chip(s));
+    return li;
+  }
+
+  // --- the sections of an opened claim ---------------------------------
+
+  function pipelineSection(p) {
+    const sec = el("section", "pipeline");
+    sec.appendChild(el("h4", "", "Pipeline"));
+    if (!p) { sec.appendChild(el("p", "dim", "This claim has no pipeline.")); return sec; }
+    const names = el("div", "layers");
+    for (const l of p.layers) {
+      const n = el("span", l.layer === p.currentLayer && p.status !== "complete" ? "current" : "", l.layer + ". " + l.name);
+      if (l.avgConfidence !== undefined) n.title = "consensus " + Math.round(l.avgConfidence * 100) + "%";
+      names.appendChild(n);
+    }
+    sec.appendChild(names);
+    const cur = p.layers.find((l) => l.layer === p.currentLayer);
+    if (cur && p.status !== "complete") {
+      const list = el("ul", "slot-list stage-slots");
+      for (const s of cur.slots) if (s.phase === p.phase || p.status === "flagged") list.appendChild(slotRow(s));
+      sec.appendChild(list);
+    }
+    return sec;
+  }
+
+  function flagsSection(claimId, flags) {
+    const sec = el("section", "flags");
+    sec.appendChild(el("h4", "", "Flags"));
+    for (const f of flags) {
+      const d = el("div", "flag " + f.status);
+      d.dataset.flag = f._id;
+      d.appendChild(el("span", "why", "Layer " + f.layer + ": " + f.reason + " (consensus " + Math.round(f.avgConfidence * 100) + "% < " + Math.round(f.threshold * 100) + "%)"));
+      if (f.status === "open") {
+        for (const action of ["advance", "retry"]) {
+          const b = el("button", "flag-" + action, action === "advance" ? "Advance" : "Retry");
+          b.addEventListener("click", async () => {
+            b.disabled = true;
+            try {
+              await api("POST", "/api/v1/claims/" + encodeURIComponent(claimId) + "/flags/" + encodeURIComponent(f._id) + "/resolve", { action });
+            } catch (e) { notice(e.message); b.disabled = false; }
+          });
+          d.appendChild(b);
+        }
+      } else {
+        d.appendChild(el("span", "dim", "resolved: " + (f.action || "")));
+      }
+      sec.appendChild(d);
+    }
+    return sec;
+  }
+
+  function consensusSection(c) {
+    const sec = el("section", "consensus");
+    sec.appendChild(el("h4", "", "Consensus record"));
+    const head = el("p");
+    head.appendChild(el("span", "rec", c.recommendation));
+    head.appendChild(el("span", "dim", " · confidence " + Math.round(c.confidence) + "%"));
+    sec.appendChild(head);
+    sec.appendChild(el("p", "summary", c.summary));
+    return sec;
+  }
+
+  function configurator(claimId) {
+    const c = counts[claimId] || (counts[claimId] = {});
+    const box = el("div", "configurator");
+    const roles = el("div", "roles");
+    const total = el("div", "total");
+    const open = el("button", "open-slots", "Open slots");
+    const err = el("span", "error");
+    const sum = () => ROLES.reduce((t, r) => t + (c[r] || 0), 0);
+    const update = () => {
+      const t = sum();
+      total.textContent = t + "/" + MAX_SLOTS + " slots";
+      open.disabled = t === 0;
+      for (const row of roles.children) {
+        const r = row.dataset.role;
+        row.querySelector(".n").textContent = c[r] || 0;
+        row.querySelector(".minus").disabled = !c[r];
+        row.querySelector(".plus").disabled = t >= MAX_SLOTS;
+      }
+    };
+    for (const r of ROLES) {
+      const row = el("div", "role");
+      row.dataset.role = r;
+      const minus = el("button", "minus", "−");
+      const plus = el("button", "plus", "+");
+      minus.title = "one " + r + " fewer";
+      plus.title = "one more " + r;
+      minus.addEventListener("click", () => { c[r] = Math.max(0, (c[r] || 0) - 1); update(); });
+      plus.addEventListener("click", () => { if (sum() < MAX_SLOTS) c[r] = (c[r] || 0) + 1; update(); });
+      row.append(el("span", "name", r), minus, el("span", "n", "0"), plus);
+      roles.appendChild(row);
+    }
+    open.addEventListener("click", async () => {
+      open.disabled = true;
+      const roles = ROLES.filter((r) => c[r] > 0).map((r) => ({ role: r, count: c[r] }));
+      try {
+        await api("POST", "/api/v1/claims/" + encodeURIComponent(claimId) + "/slots", { roles });
+        delete counts[claimId];
+        refreshClaim(claimId);
+      } catch (e) { err.textContent = " " + e.message; open.disabled = false; }
+    });
+    box.append(roles, total, open, err);
+    update();
+    return box;
+  }
+
+  function roleSlotsSection(claimId, list) {
+    const sec = el("section", "role-slots");
+    sec.appendChild(el("h4", "", "5. Multi-Agent Deliberation — role slots"));
+    if (list.length === 0) { sec.appendChild(configurator(claimId)); return sec; }
+    const ul = el("ul", "slot-list");
+    for (const s of list) ul.appendChild(slotRow(s));
+    sec.appendChild(ul);
+    return sec;
+  }
+
+  // --- claims -----------------------------------------------------------
+
+  function view(c) {
+    let v = views[c._id];
+    if (v) return v;
+    const root = el("details", "claim");
+    root.dataset.claim = c._id;
+    const summary = el("summary");
+    summary.append(el("span", "title", c.title), el("span", "stage", ""), bar(null), el("span", "domain", c.domain));
+    root.append(summary, el("div", "body"));
+    root.addEventListener("toggle", () => { if (root.open) refreshClaim(c._id); });
+    v = views[c._id] = { root, claim: c };
+    return v;
+  }
+
+  async function optional(p) {
+    try { return await p; } catch (e) { if (e.status === 404) return null; throw e; }
+  }
+
+  async function refreshClaim(id) {
+    const v = views[id];
+    if (!v) return loadAll();
+    const p = await optional(api("GET", "/api/v1/claims/" + encodeURIComponent(id) + "/pipeline"));
+    const summary = v.root.querySelector("summary");
+    const stage = summary.querySelector(".stage");
+    stage.textContent = stageText(p);
+    stage.className = "stage" + (p ? " " + p.status : "");
+    summary.replaceChild(bar(p), summary.querySelector(".bar"));
+    if (!v.root.open) return;
+    const [list, flags] = await Promise.all([
+      api("GET", "/api/v1/claims/" + encodeURIComponent(id) + "/slots"),
+      p ? api("GET", "/api/v1/claims/" + encodeURIComponent(id) + "/flags") : { items: [] },
+    ]);
+    const body = el("div", "body");
+    if (v.claim.body) body.appendChild(el("p", "dim", v.claim.body));
+    body.appendChild(pipelineSection(p));
+    if (flags.items.length) body.appendChild(flagsSection(id, flags.items));
+    if (p && p.consensus) body.appendChild(consensusSection(p.consensus));
+    body.appendChild(roleSlotsSection(id, list.items));
+    v.root.replaceChild(body, v.root.querySelector(".body"));
+  }
+
+  async function loadAll() {
+    const page = await api("GET", "/api/v1/claims?limit=50");
+    const box = $("claims");
+    if (page.items.length === 0) notice("No claims yet.");
+    else notice("");
+    box.textContent = "";
+    for (const c of page.items) box.appendChild(view(c).root);
+    await Promise.all(page.items.map((c) => refreshClaim(c._id)));
+  }
+
+  // Changes arrive in bursts (a take, a comment, a done): re-read each
+  // claim once per burst.
+  const due = new Map();
+  function changed(id) {
+    if (due.has(id)) return;
+    due.set(id, setTimeout(() => {
+      due.delete(id);
+      (id && views[id] ? refreshClaim(id) : loadAll()).catch((e) => notice(e.message));
+    }, 60));
+  }
+
+  // EventSource cannot send an Authorization header, so the stream is read
+  // with fetch.
+  async function follow() {
+    for (;;) {
+      try {
+        const res = await fetch("/api/v1/events", { headers: { Authorization: "Bearer " + key } });
+        if (res.status === 401 || res.status === 403) {
+          setLive(false, "○ key refused");
+          notice("The API key was refused. Paste another one above.");
+          return;
+        }
+        if (!res.ok) throw new Error(res.statusText);
+        setLive(true, "● live");
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buf = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += value;
+          let i;
+          while ((i = buf.indexOf("\n\n")) >= 0) {
+            const block = buf.slice(0, i);
+            buf = buf.slice(i + 2);
+            let event = "message", data = "";
+            for (const line of block.split("\n")) {
+              if (line.startsWith("event: ")) event = line.slice(7);
+              else if (line.startsWith("data: ")) data += line.slice(6);
+            }
+            if (event === "changed") changed(JSON.parse(data).claimId || "");
+          }
+        }
+      } catch (e) { /* reconnect below */ }
+      setLive(false, "○ reconnecting");
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  $("keyform").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const k = $("key").value.trim();
+    if (!k) return;
+    sessionStorage.setItem("agora.apiKey", k);
+    location.reload();
+  });
+
+  if (!key) {
+    notice("Paste an API key above to see the claims; configuring slots needs the slots:configure scope.");
+  } else {
+    $("keyform").hidden = true;
+    follow(); // its first event loads everything
+  }
+})();
