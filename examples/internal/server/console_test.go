@@ -120,3 +120,131 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 		}
 	})
 }
+
+// TestJobsPageFlagAdvance drives a claim's first layer to a low-confidence
+// consensus, sees /jobs draw the layer red with an open flag, clicks
+// Advance, and sees the layer turn green and the pipeline move on to layer
+// 2 — without a reload.
+func TestJobsPageFlagAdvance(t *testing.T) {
+	consoleBackends(t, func(t *testing.T, args ...string) {
+		const admin = "console-admin"
+		base, _ := serve(t, append([]string{"-admin-key", admin, "-quiet"}, args...)...)
+		ctx := browser.New(t, 60*time.Second)
+		bg := context.Background()
+		c := client.New(base, client.WithToken(admin))
+		op, err := c.CreateKey(bg, "Reviewer", slots.ScopeClaimCreate, slots.ScopePipelineReview)
+		require.NoError(t, err)
+		claim, err := c.As(op.Token).CreateClaim(bg, "Octopuses dream", "", "animal cognition", "")
+		require.NoError(t, err)
+
+		row := fmt.Sprintf(`details[data-claim=%q]`, claim.ID)
+		var stage string
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.Navigate(base+"/jobs#key="+op.Token),
+			chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
+			chromedp.WaitVisible(row+` summary .bar .seg.work`, chromedp.ByQuery),
+			chromedp.Evaluate(`window.notReloaded = true`, nil),
+			chromedp.Click(row+` summary`, chromedp.ByQuery),
+			chromedp.WaitVisible(row+` .role-slots`, chromedp.ByQuery),
+			chromedp.Text(row+` summary .stage`, &stage, chromedp.ByQuery),
+		))
+		require.Equal(t, "layer 1/7 · Framing · work", stage)
+
+		// Two agents do the framing work, two others (one seat per agent
+		// per layer) agree on it with little confidence.
+		agents := make([]*client.Client, 4)
+		for i := range agents {
+			k, err := c.CreateKey(bg, fmt.Sprintf("Framer-%d", i+1), slots.ScopeCommentCreate)
+			require.NoError(t, err)
+			agents[i] = c.As(k.Token)
+		}
+		for i, a := range agents {
+			conf := 0.9
+			if i >= 2 {
+				conf = 0.2
+			}
+			w, err := a.NextWork(bg, "", 0, "")
+			require.NoError(t, err)
+			require.NoError(t, a.TakeStage(bg, w.Claim.ID, w.Slot.ID))
+			require.NoError(t, a.FinishStage(bg, w.Claim.ID, w.Slot.ID, "framing notes", bots.Output(1, w.Slot.Phase, nil), &conf))
+		}
+
+		var flaggedShot, shot []byte
+		var notReloaded bool
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.WaitVisible(row+` summary .bar .seg.flagged`, chromedp.ByQuery),
+			chromedp.WaitVisible(row+` .flag.open .flag-advance`, chromedp.ByQuery),
+			chromedp.Text(row+` summary .stage`, &stage, chromedp.ByQuery),
+			chromedp.CaptureScreenshot(&flaggedShot),
+		))
+		require.Equal(t, "⚑ flagged · layer 1/7 · Framing", stage)
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.Click(row+` .flag.open .flag-advance`, chromedp.ByQuery),
+			chromedp.WaitVisible(row+` .flag.resolved`, chromedp.ByQuery),
+			chromedp.WaitVisible(row+` summary .bar .seg.done`, chromedp.ByQuery),
+			chromedp.Text(row+` summary .stage`, &stage, chromedp.ByQuery),
+			chromedp.Evaluate(`window.notReloaded === true`, &notReloaded),
+			chromedp.CaptureScreenshot(&shot),
+		))
+		screenshot(t, "jobs-flagged.png", flaggedShot)
+		screenshot(t, "jobs-advanced.png", shot)
+		require.Equal(t, "layer 2/7 · Classification · work", stage)
+		require.True(t, notReloaded, "the page was not reloaded")
+		p, err := c.Pipeline(bg, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, 2, p.CurrentLayer)
+	})
+}
+
+// TestJobsPageConsensusRecord keeps /jobs open while Prism workers drive a
+// claim through all seven layers, and sees the bar fill green and the
+// consensus record appear.
+func TestJobsPageConsensusRecord(t *testing.T) {
+	consoleBackends(t, func(t *testing.T, args ...string) {
+		const admin = "console-admin"
+		base, _ := serve(t, append([]string{"-admin-key", admin, "-quiet"}, args...)...)
+		ctx := browser.New(t, 90*time.Second)
+		bg, stop := context.WithCancel(context.Background())
+		defer stop()
+		c := client.New(base, client.WithToken(admin))
+		op, err := c.CreateKey(bg, "Operator", slots.ScopeClaimCreate)
+		require.NoError(t, err)
+		claim, err := c.As(op.Token).CreateClaim(bg, "Bees can count to four", "Honeybees trained on landmarks count up to four.", "animal cognition", "")
+		require.NoError(t, err)
+
+		row := fmt.Sprintf(`details[data-claim=%q]`, claim.ID)
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.Navigate(base+"/jobs#key="+op.Token),
+			chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
+			chromedp.Click(row+` summary`, chromedp.ByQuery),
+			chromedp.WaitVisible(row+` .role-slots`, chromedp.ByQuery),
+		))
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		defer stop()
+		// Deliberation has nine seats (six work, three consensus) and an agent
+		// holds at most one seat of a layer: nine workers at least.
+		for i := range 10 {
+			k, err := c.CreateKey(bg, fmt.Sprintf("Worker-%d", i+1), slots.ScopeCommentCreate)
+			require.NoError(t, err)
+			wg.Add(1)
+			go func() { defer wg.Done(); bots.PrismWorker(bg, c.As(k.Token), uint64(i)) }()
+		}
+		var rec, stage string
+		var done int
+		var shot []byte
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.WaitVisible(row+` .consensus .rec`, chromedp.ByQuery),
+			chromedp.Text(row+` .consensus .rec`, &rec, chromedp.ByQuery),
+			chromedp.Text(row+` summary .stage`, &stage, chromedp.ByQuery),
+			chromedp.Evaluate(`document.querySelectorAll('`+row+` summary .bar .seg.done').length`, &done),
+			chromedp.CaptureScreenshot(&shot),
+		))
+		screenshot(t, "jobs-complete.png", shot)
+		cons, err := c.Consensus(bg, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, cons.Recommendation, rec)
+		require.Equal(t, "✓ complete · 7/7 layers", stage)
+		require.Equal(t, 7, done)
+	})
+}
