@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +118,5 @@ func TestChatUIInChromium(t *testing.T) {
 		_ = chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector("select.picker").selectedOptions[0].textContent`, &picker))
 		return picker == "the footer overlaps the content on mobile"
 	}, 5*time.Second, 20*time.Millisecond, "the switcher no longer marks it running: %q", picker)
-	if dir := os.Getenv("AGORA_SCREENSHOTS"); dir != "" {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "chat.png"), shot, 0o644))
-	}
+	browser.SaveScreenshot(t, "chat.png", shot)
 }

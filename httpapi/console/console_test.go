@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -73,9 +71,7 @@ func TestSquadPageLive(t *testing.T) {
 	require.Equal(t, "2/2 responses", count)
 	require.Equal(t, 2, threaded, "responses are threaded under their prompt")
 	require.Zero(t, bold, "message text is never markup")
-	if dir := os.Getenv("AGORA_SCREENSHOTS"); dir != "" {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "squad.png"), shot, 0o644))
-	}
+	browser.SaveScreenshot(t, "squad.png", shot)
 }
 
 func intp(n int) *int { return &n }
@@ -133,7 +129,5 @@ func TestArenaPageDrawsTheDecision(t *testing.T) {
 	))
 	require.Contains(t, outcome, "the trolley took the minority track. Survived:")
 	require.Contains(t, outcome, "Charlie")
-	if dir := os.Getenv("AGORA_SCREENSHOTS"); dir != "" {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "arena.png"), shot, 0o644))
-	}
+	browser.SaveScreenshot(t, "arena.png", shot)
 }

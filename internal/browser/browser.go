@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -66,4 +67,21 @@ func New(t *testing.T, timeout time.Duration) context.Context {
 		}
 	})
 	return ctx
+}
+
+// SaveScreenshot keeps png as a test artifact named name in the directory
+// $AGORA_SCREENSHOTS (.ci/run sets it), so a person can look at what the
+// test saw; without the variable it keeps nothing.
+func SaveScreenshot(t *testing.T, name string, png []byte) {
+	t.Helper()
+	dir := os.Getenv("AGORA_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -30,12 +28,6 @@ func consoleBackends(t *testing.T, fn func(t *testing.T, args ...string)) {
 		fn(t, "-store", testdb.RedisURL(t), "-redis-prefix", prefix)
 	})
 	t.Run("postgres", func(t *testing.T) { fn(t, "-store", testdb.PostgresDSN(t)) })
-}
-
-func screenshot(t *testing.T, name string, png []byte) {
-	if dir := os.Getenv("AGORA_SCREENSHOTS"); dir != "" {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), png, 0o644))
-	}
 }
 
 // TestJobsPageSlotsGoLive opens /jobs as an operator with five agents
@@ -108,8 +100,8 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 			chromedp.CaptureScreenshot(&doneShot),
 			chromedp.Evaluate(`window.notReloaded === true`, &notReloaded),
 		))
-		screenshot(t, "jobs-taken.png", takenShot)
-		screenshot(t, "jobs-done.png", doneShot)
+		browser.SaveScreenshot(t, "jobs-taken.png", takenShot)
+		browser.SaveScreenshot(t, "jobs-done.png", doneShot)
 		require.True(t, notReloaded, "the page was not reloaded")
 		slices.Sort(taken)
 		slices.Sort(done)
@@ -186,8 +178,8 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 			chromedp.Evaluate(`window.notReloaded === true`, &notReloaded),
 			chromedp.CaptureScreenshot(&shot),
 		))
-		screenshot(t, "jobs-flagged.png", flaggedShot)
-		screenshot(t, "jobs-advanced.png", shot)
+		browser.SaveScreenshot(t, "jobs-flagged.png", flaggedShot)
+		browser.SaveScreenshot(t, "jobs-advanced.png", shot)
 		require.Equal(t, "layer 2/7 · Classification · work", stage)
 		require.True(t, notReloaded, "the page was not reloaded")
 		p, err := c.Pipeline(bg, claim.ID)
@@ -240,7 +232,7 @@ func TestJobsPageConsensusRecord(t *testing.T) {
 			chromedp.Evaluate(`document.querySelectorAll('`+row+` summary .bar .seg.done').length`, &done),
 			chromedp.CaptureScreenshot(&shot),
 		))
-		screenshot(t, "jobs-complete.png", shot)
+		browser.SaveScreenshot(t, "jobs-complete.png", shot)
 		cons, err := c.Consensus(bg, claim.ID)
 		require.NoError(t, err)
 		require.Equal(t, cons.Recommendation, rec)
