@@ -117,17 +117,61 @@ func TestArenaPageDrawsTheDecision(t *testing.T) {
 		}
 		r = g.Current()
 	}
-	_, err = games.Decide(bg, g.ID, r.ID, r.Operator, "", arena.SaveMajority)
+	resolved := r
+	g, err = games.Decide(bg, g.ID, r.ID, r.Operator, "", arena.SaveMajority)
 	require.NoError(t, err)
-	var outcome string
+	next := g.Current()
+	require.NotEqual(t, resolved.ID, next.ID, "the next round started at once")
+	name := map[string]string{}
+	for _, a := range g.Agents {
+		name[a.ID] = a.DisplayName
+	}
+	names := func(ids []string) []string {
+		out := []string{}
+		for _, id := range ids {
+			out = append(out, name[id])
+		}
+		return out
+	}
+	track := func(id, class string) string {
+		return `Array.from(document.querySelectorAll('#` + id + ` .agent` + class + `')).map(e => e.textContent)`
+	}
+
+	// While the trolley runs, the tracks still show the resolved round:
+	// the minority track taken, its agents lost, the majority saved.
+	var outcome, status string
+	var lost, survived []string
 	var shot []byte
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.WaitVisible(`#outcome[data-branch="minority"]`, chromedp.ByQuery),
 		chromedp.Text(`#outcome`, &outcome, chromedp.ByID),
+		chromedp.Text(`#status`, &status, chromedp.ByID),
+		chromedp.Text(`#operator`, &op, chromedp.ByID),
+		chromedp.Evaluate(track("minority", ".lost"), &lost),
+		chromedp.Evaluate(track("majority", ".survived"), &survived),
 		chromedp.Sleep(1300*time.Millisecond), // let the trolley arrive for the screenshot
 		chromedp.CaptureScreenshot(&shot),
 	))
+	browser.SaveScreenshot(t, "arena.png", shot)
 	require.Contains(t, outcome, "the trolley took the minority track. Survived:")
 	require.Contains(t, outcome, "Charlie")
+	require.Equal(t, "round 1 resolved", status)
+	require.Equal(t, "Alice", op, "the resolved round's operator stays at the lever")
+	require.Equal(t, names(resolved.Minority), lost)
+	require.Equal(t, names(resolved.Majority), survived)
+
+	// Then the page moves on to the round that started.
+	var majority, minority, marked []string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.WaitVisible(`//span[@id="status" and contains(text(), "round 2")]`, chromedp.BySearch),
+		chromedp.Text(`#operator`, &op, chromedp.ByID),
+		chromedp.Evaluate(track("majority", ""), &majority),
+		chromedp.Evaluate(track("minority", ""), &minority),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll('.agent.lost, .agent.survived')).map(e => e.textContent)`, &marked),
+	))
+	require.Equal(t, name[next.Operator], op)
+	require.Equal(t, names(next.Majority), majority)
+	require.Equal(t, names(next.Minority), minority)
+	require.Empty(t, marked, "the new round's agents carry no outcome")
 	browser.SaveScreenshot(t, "arena.png", shot)
 }

@@ -3,12 +3,19 @@
 // when the board's animation_version changes; the scoreboard and the feed
 // beside it. It follows the game's SSE stream and re-reads its state on
 // every event. Names and arguments are shown with textContent.
+//
+// A decision starts the next round at once, so the state read right after
+// it already seats the next round's agents. While the trolley runs (HOLD
+// ms) the tracks keep showing the resolved round — who was lost on the
+// taken track, who survived on the other — and then move on.
 (function () {
   "use strict";
   const $ = (id) => document.getElementById(id);
   const game = decodeURIComponent(location.pathname.split("/").pop());
   const base = "/api/games/" + encodeURIComponent(game);
+  const HOLD = 2500;
   let animation = -1;
+  let holdUntil = 0;
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -17,13 +24,14 @@
     return e;
   }
 
-  function agents(list, box, board) {
+  // agents draws a track: seats of the current round, or (outcome set)
+  // the resolved round's agents marked lost or survived.
+  function agents(list, box, outcome) {
     box.textContent = "";
     for (const a of list) {
       const s = el("span", "agent", a.display_name);
       if (a.argued_this_phase) s.classList.add("argued");
-      if (board.lost && board.lost.includes(a.id)) s.classList.add("lost");
-      if (board.survivors && board.survivors.includes(a.id)) s.classList.add("survived");
+      if (outcome) s.classList.add(outcome);
       box.appendChild(s);
     }
   }
@@ -34,28 +42,50 @@
       fetch(base + "/feed?limit=30").then((r) => r.json()),
     ]);
     const b = state.board || {};
-    $("status").textContent = state.status + (state.current_round_number ? " · round " + state.current_round_number : "");
-    $("operator").textContent = state.operator ? state.operator.display_name : "—";
-    agents(state.majority_agents || [], $("majority"), b);
-    agents(state.minority_agents || [], $("minority"), b);
+    const names = {};
+    for (const c of state.coverage || []) names[c.agent_id] = c.display_name;
     const scene = $("scene");
-    $("track-majority").className = "track majority";
-    $("track-minority").className = "track minority";
-    if (b.selected_branch) {
-      $("track-" + b.selected_branch).classList.add("taken");
-      $("track-" + (b.selected_branch === "majority" ? "minority" : "majority")).classList.add("saved");
-      if (b.animation_version !== animation) {
-        scene.classList.remove("go-majority", "go-minority");
-        void scene.offsetWidth; // restart the animation
-        scene.classList.add("go-" + b.selected_branch);
+    const branch = b.selected_branch;
+    const other = branch === "majority" ? "minority" : "majority";
+    if (branch && b.animation_version !== animation) {
+      scene.classList.remove("go-majority", "go-minority");
+      void scene.offsetWidth; // restart the animation
+      scene.classList.add("go-" + branch);
+      // Seen live (not on the first load): hold the resolved round.
+      if (animation !== -1) {
+        holdUntil = Date.now() + HOLD;
+        setTimeout(refresh, HOLD + 20);
       }
-      const names = {};
-      for (const c of state.coverage || []) names[c.agent_id] = c.display_name;
-      $("outcome").textContent = "Last decision: the trolley took the " + b.selected_branch + " track. Survived: " +
-        (b.survivors || []).map((id) => names[id] || id).join(", ") + ".";
-      $("outcome").dataset.branch = b.selected_branch;
     }
     animation = b.animation_version;
+    const holding = Date.now() < holdUntil;
+    scene.classList.toggle("holding", holding);
+    $("track-majority").className = "track majority";
+    $("track-minority").className = "track minority";
+    if (branch) {
+      $("track-" + branch).classList.add("taken");
+      $("track-" + other).classList.add("saved");
+      $("outcome").textContent = "Last decision: the trolley took the " + branch + " track. Survived: " +
+        (b.survivors || []).map((id) => names[id] || id).join(", ") + ".";
+      $("outcome").dataset.branch = branch;
+    }
+    if (holding) {
+      const n = state.current_round_number - (b.resolution_state === "resolved" ? 0 : 1);
+      $("status").textContent = "round " + n + " resolved";
+    } else {
+      $("status").textContent = state.status + (state.current_round_number ? " · round " + state.current_round_number : "");
+      $("operator").textContent = state.operator ? state.operator.display_name : "—";
+    }
+    if (branch && (holding || b.resolution_state === "resolved")) {
+      // The resolved round: the lost were on the taken track, the
+      // survivors on the other. While holding, its operator stays shown.
+      const seats = (ids) => ids.map((id) => ({ id: id, display_name: names[id] || id }));
+      agents(seats(b.lost || []), $(branch), "lost");
+      agents(seats(b.survivors || []), $(other), "survived");
+    } else {
+      agents(state.majority_agents || [], $("majority"));
+      agents(state.minority_agents || [], $("minority"));
+    }
     const scores = $("scores");
     scores.textContent = "";
     for (const c of state.coverage || []) {
