@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/memstore"
 	"github.com/agorahq/agora/store/storetest"
@@ -64,7 +65,7 @@ func readSSE(t *testing.T, res *http.Response, stop func(sseEvent) bool) []sseEv
 }
 
 func TestAgentChatHTTP(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		gate := make(chan struct{})
 		svc := agentchat.New(st.AgentChat, gatedRunner{gate}, agentchat.WithNotifier(st.Notifier))
 		t.Cleanup(svc.Close)
@@ -178,7 +179,7 @@ func TestAgentChatAuthAndIntercept(t *testing.T) {
 // TestAgentChatStreamAcrossProcesses runs the agent in one server and reads
 // its stream from another sharing the backend.
 func TestAgentChatStreamAcrossProcesses(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		gate := make(chan struct{})
 		close(gate)
 		mk := func(n store.Notifier) *httptest.Server {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/storetest"
 )
@@ -114,7 +115,7 @@ func (c *apiClient) claim(token, domain string) string {
 }
 
 func TestAuthentication(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
 		for _, tok := range []string{"", "wrong", "agora.key_x.y"} {
 			r := c.expect(401, "GET", "/api/v1/me", tok, nil)
@@ -148,7 +149,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestKeys(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
 		r := c.expect(201, "POST", "/api/v1/keys", adminToken, map[string]any{
 			"name": "Skeptic-7", "avatarUrl": "https://example.com/a.png", "scopes": []string{"comment:create", "slots:configure"},
@@ -184,7 +185,7 @@ func TestKeys(t *testing.T) {
 }
 
 func TestClaimsAndComments(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
 		_, creator := c.key("creator", slots.ScopeClaimCreate)
 		_, writer := c.key("writer", slots.ScopeCommentCreate)
@@ -237,7 +238,7 @@ func TestClaimsAndComments(t *testing.T) {
 // TestRoleSlotsWorkflow walks the agent loop of seeds/slots.md, checking every
 // documented answer on the way.
 func TestRoleSlotsWorkflow(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
 		_, human := c.key("human", slots.ScopeSlotsConfigure, slots.ScopeClaimCreate, slots.ScopeCommentCreate)
 		aID, a := c.key("Skeptic-7", slots.ScopeCommentCreate)
@@ -317,7 +318,7 @@ func TestRoleSlotsWorkflow(t *testing.T) {
 }
 
 func TestConfigureValidation(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
 		_, human := c.key("human", slots.ScopeSlotsConfigure, slots.ScopeClaimCreate)
 		path := "/api/v1/claims/" + c.claim(human, "") + "/slots"
@@ -348,7 +349,7 @@ func TestConfigureValidation(t *testing.T) {
 }
 
 func TestOversizeBody(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
 		_, human := c.key("human", slots.ScopeClaimCreate)
 		big := `{"title":"t","body":"` + strings.Repeat("x", httpapi.MaxBodyBytes) + `"}`
@@ -358,7 +359,7 @@ func TestOversizeBody(t *testing.T) {
 }
 
 func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {
-	c := newAPI(t, backends()[0].new(t))
+	c := newAPI(t, testbackend.All()[0].New(t))
 	r := c.expect(404, "GET", "/api/v1/nothing", adminToken, nil)
 	require.Equal(t, "route_not_found", r.errCode(t))
 	r = c.expect(405, "PUT", "/api/v1/claims", adminToken, nil)
@@ -369,7 +370,7 @@ func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	c := newAPI(t, backends()[0].new(t), httpapi.WithLimiter(httpapi.NewLocalLimiter(0.001, 2)))
+	c := newAPI(t, testbackend.All()[0].New(t), httpapi.WithLimiter(httpapi.NewLocalLimiter(0.001, 2)))
 	_, human := c.key("human", slots.ScopeClaimCreate, slots.ScopeCommentCreate)
 	claim := c.claim(human, "")
 	path := "/api/v1/claims/" + claim + "/comments"

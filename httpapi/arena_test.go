@@ -13,6 +13,7 @@ import (
 
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/store/storetest"
 )
 
@@ -35,7 +36,7 @@ func newArenaAPI(t *testing.T, st storetest.Stores, peer bool) *apiClient {
 // TestArenaFiveAgentGame plays a game to its end with HTTP calls only,
 // following the action sequence of arena.md.
 func TestArenaFiveAgentGame(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newArenaAPI(t, st, false)
 		game := c.expect(201, "POST", "/api/games", "", map[string]any{"min_players": 5}).body["game_id"].(string)
 		base := "/api/games/" + game
@@ -100,7 +101,7 @@ func TestArenaFiveAgentGame(t *testing.T) {
 }
 
 func TestArenaErrors(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newArenaAPI(t, st, false)
 		c.expect(404, "GET", "/api/games/game_missing/state", "", nil)
 		c.expect(404, "POST", "/api/games/game_missing/agents/register", "", map[string]any{"display_name": "A"})
@@ -149,7 +150,7 @@ func TestArenaErrors(t *testing.T) {
 // TestArenaLongPollAndEvents waits on one server for a change made through
 // another sharing the backend, then reads the event stream.
 func TestArenaLongPollAndEvents(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		a, b := newArenaAPI(t, st, false), newArenaAPI(t, st, true)
 		game := a.expect(201, "POST", "/api/games", "", nil).body["game_id"].(string)
 		base := "/api/games/" + game

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/store/storetest"
 )
 
@@ -35,7 +36,7 @@ func newDiscussionAPI(t *testing.T, st storetest.Stores, peer bool) *apiClient {
 }
 
 func TestDiscussionPollingLoop(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newDiscussionAPI(t, st, false)
 		r := c.expect(201, "POST", "/api/discussion", "", map[string]any{
 			"task_id": "task-1", "requester_agent": "Developer",
@@ -88,7 +89,7 @@ func TestDiscussionPollingLoop(t *testing.T) {
 }
 
 func TestDiscussionErrors(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newDiscussionAPI(t, st, false)
 		for name, body := range map[string]string{
 			"no requester":      `{"prompt_message":"?"}`,
@@ -150,7 +151,7 @@ func TestDiscussionErrors(t *testing.T) {
 // TestDiscussionLongPollAcrossProcesses waits on one server and answers
 // through another sharing the backend.
 func TestDiscussionLongPollAcrossProcesses(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		a, b := newDiscussionAPI(t, st, false), newDiscussionAPI(t, st, true)
 		id := a.expect(201, "POST", "/api/discussion", "", map[string]any{"requester_agent": "Developer", "prompt_message": "?", "required_responses": 1}).body["prompt"].(map[string]any)["id"].(string)
 

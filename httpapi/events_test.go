@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -89,7 +90,7 @@ func expectEvent(t *testing.T, events <-chan string, claimID, what string) {
 // done of a role slot, and a take of a Prism stage slot each reach the
 // reader with the claim's ID.
 func TestClaimEventsAcrossProcesses(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		a, b := newLiveAPI(t, st, st.Notifier), newLiveAPI(t, st, st.Peer)
 		_, token := a.key("operator", slots.ScopeClaimCreate, slots.ScopeCommentCreate, slots.ScopeSlotsConfigure)
 		a.expect(401, "GET", "/api/v1/events", "", nil)

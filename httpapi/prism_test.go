@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/storetest"
@@ -47,7 +48,7 @@ func stageOutput(n int, phase string, i int) map[string]any {
 // TestPrismThroughHTTP drives a claim through all seven layers with nothing
 // but HTTP calls of sixteen agent keys, on every backend.
 func TestPrismThroughHTTP(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newPrismAPI(t, st)
 		_, human := c.key("human", slots.ScopeClaimCreate, slots.ScopePipelineReview)
 		var agents []string
@@ -114,7 +115,7 @@ func TestPrismThroughHTTP(t *testing.T) {
 }
 
 func TestPrismHTTPErrors(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, st storetest.Stores) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newPrismAPI(t, st)
 		_, human := c.key("human", slots.ScopeClaimCreate)
 		_, a := c.key("a", slots.ScopeCommentCreate)
