@@ -1,0 +1,47 @@
+package prism_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/memstore"
+)
+
+// A claim enters Prism v1: two agents do the framing work of layer 1, two
+// others agree on it with their confidence, and the pipeline moves on to
+// layer 2. One agent holds at most one seat of a layer.
+func Example() {
+	ctx := context.Background()
+	st := memstore.New()
+	claims := slots.New(st)
+	pipelines := prism.New(st, st)
+
+	claim, _ := claims.CreateClaim(ctx, slots.NewClaim{Title: "Crows plan for tomorrow"})
+	p, _ := pipelines.Init(ctx, claim, "") // "" is Prism v1
+	fmt.Println(p.Layer().Name, p.Phase)
+
+	for i := range 4 {
+		agent, _, _ := claims.CreateKey(ctx, slots.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		w, err := pipelines.NextWork(ctx, agent, prism.WorkQuery{})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		_, _, _ = pipelines.Take(ctx, agent, w.Claim.ID, w.Slot.ID)
+		confidence := 0.9
+		p, err = pipelines.Done(ctx, agent, w.Claim.ID, w.Slot.ID, prism.DoneInput{Body: "the claim, framed", Confidence: &confidence})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(w.Slot.Role, "done →", p.Layer().Name, p.Phase)
+	}
+	// Output:
+	// Framing work
+	// contributor done → Framing work
+	// contributor done → Framing consensus
+	// consensus done → Framing consensus
+	// consensus done → Classification work
+}
