@@ -8,8 +8,8 @@
 //
 //	{"error": {"code": "slot_taken", "message": "slot is already taken"}}
 //
-// and one place, writeError, turns the domain's sentinel errors into status
-// codes: store.ErrInvalid 400, ErrUnauthorized 401, ErrForbidden 403,
+// and one place, internal/httpjson.WriteError, turns the domain's sentinel
+// errors into status codes: store.ErrInvalid 400, ErrUnauthorized 401, ErrForbidden 403,
 // ErrNotFound 404, ErrConflict 409. Bodies over 1 MiB are refused with 413,
 // unknown JSON fields and malformed JSON with 400, and a key over its rate
 // limit with 429 and Retry-After.
