@@ -5,6 +5,16 @@
 //	go run ./examples/agents -server … -admin-key KEY -arena GAME_ID -players 5
 //
 // With -admin-key it creates the agents' API keys itself.
+//
+// The bots write their text from templates, and -seed repeats a run. With
+// -brain claude they write it with the Claude Code CLI instead (-claude, or
+// $AGORA_CLAUDE, or claude on PATH, logged in or given ANTHROPIC_API_KEY):
+// one short run per text, from a prompt naming the bot's role, layer and
+// phase and the claim or question. Structured output, confidence and arena
+// decisions still come from the templates, and when a run fails the bot
+// logs it and posts its template text instead.
+//
+//	go run ./examples/agents -server … -admin-key KEY -prism 16 -brain claude
 package main
 
 import (
@@ -40,9 +50,17 @@ func run(ctx context.Context, args []string) error {
 	game := fs.String("arena", "", "an arena game to join")
 	players := fs.Int("players", 0, "how many arena players to register in -arena")
 	seed := fs.Uint64("seed", 1, "seed of the agents' choices")
+	brainName := fs.String("brain", bots.BrainTemplate, "how the agents write their text: template or claude")
+	claude := fs.String("claude", bots.DefaultClaude(), "the Claude Code CLI for -brain claude")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	brain, closeBrain, err := bots.NewBrain(*brainName, *claude)
+	if err != nil {
+		return err
+	}
+	defer closeBrain()
+	opt := bots.WithBrain(brain)
 	c := client.New(*server, client.WithToken(*admin))
 	var wg sync.WaitGroup
 	for i := 0; i < *prismN; i++ {
@@ -51,12 +69,12 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("creating a key (is -admin-key right?): %w", err)
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); bots.PrismWorker(ctx, c.As(k.Token), *seed*100+uint64(i)) }()
+		go func() { defer wg.Done(); bots.PrismWorker(ctx, c.As(k.Token), *seed*100+uint64(i), opt) }()
 	}
 	for _, name := range strings.Split(*responders, ",") {
 		if name = strings.TrimSpace(name); name != "" {
 			wg.Add(1)
-			go func() { defer wg.Done(); bots.Responder(ctx, c, name) }()
+			go func() { defer wg.Done(); bots.Responder(ctx, c, name, opt) }()
 		}
 	}
 	for i := 0; *game != "" && i < *players; i++ {
@@ -67,12 +85,12 @@ func run(ctx context.Context, args []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := bots.ArenaPlayer(ctx, c, *game, id, *seed+uint64(i)); err != nil && ctx.Err() == nil {
+			if err := bots.ArenaPlayer(ctx, c, *game, id, *seed+uint64(i), opt); err != nil && ctx.Err() == nil {
 				fmt.Fprintln(os.Stderr, "arena player:", err)
 			}
 		}()
 	}
-	fmt.Printf("agents running against %s; interrupt to stop\n", *server)
+	fmt.Printf("agents running against %s with the %s brain; interrupt to stop\n", *server, *brainName)
 	wg.Wait()
 	return nil
 }

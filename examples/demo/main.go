@@ -5,8 +5,14 @@
 // and a discussion prompt to quorum — printing a live transcript, then a
 // summary. It exits 0 when every part finished.
 //
+// With -brain claude the bots write their text with the Claude Code CLI
+// (-claude, or $AGORA_CLAUDE, or claude on PATH) instead of templates, as
+// in examples/agents; that makes many short runs, so give it a longer
+// -timeout.
+//
 //	go run ./examples/demo
 //	go run ./examples/demo -store redis://127.0.0.1:6379 -serve
+//	go run ./examples/demo -brain claude -timeout 15m
 package main
 
 import (
@@ -46,9 +52,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of the bots' choices, for a repeatable run")
 	timeout := fs.Duration("timeout", 2*time.Minute, "give up after this long")
 	extra := fs.String("redis-prefix", "", "Redis key prefix (default: a fresh one)")
+	brainName := fs.String("brain", bots.BrainTemplate, "how the bots write their text: template or claude")
+	claude := fs.String("claude", bots.DefaultClaude(), "the Claude Code CLI for -brain claude")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	brain, closeBrain, err := bots.NewBrain(*brainName, *claude)
+	if err != nil {
+		return err
+	}
+	defer closeBrain()
+	opt := bots.WithBrain(brain)
 	var outMu sync.Mutex // bots report from several goroutines
 	say := func(format string, a ...any) {
 		outMu.Lock()
@@ -96,7 +110,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); bots.PrismWorker(botsCtx, c.As(k.Token), *seed*100+uint64(i)) }()
+		go func() { defer wg.Done(); bots.PrismWorker(botsCtx, c.As(k.Token), *seed*100+uint64(i), opt) }()
 	}
 	claim, err := c.CreateClaim(ctx, "Crows plan for the future", "Scrub jays cache food where they will need it tomorrow.", "", "")
 	if err != nil {
@@ -164,7 +178,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		raceWG.Add(1)
 		go func() {
 			defer raceWG.Done()
-			if _, err := bots.SlotAgent(raceCtx, c.As(k.Token), slots.RoleCritic, 0, *seed+uint64(i)); err == nil {
+			if _, err := bots.SlotAgent(raceCtx, c.As(k.Token), slots.RoleCritic, 0, *seed+uint64(i), opt); err == nil {
 				mu.Lock()
 				winners = append(winners, k.Name)
 				n := len(winners)
@@ -201,7 +215,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	say("arena: game started with 5 agents")
 	arenaErr := make(chan error, len(players))
 	for i, id := range players {
-		go func() { arenaErr <- bots.ArenaPlayer(ctx, c, game, id, *seed+uint64(10+i)) }()
+		go func() { arenaErr <- bots.ArenaPlayer(ctx, c, game, id, *seed+uint64(10+i), opt) }()
 	}
 	lastRound := ""
 	version := int64(-1)
@@ -229,7 +243,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	// Discussion: a prompt reaches its quorum.
 	for _, n := range []string{"Builder", "Growth", "Critic"} {
 		wg.Add(1)
-		go func() { defer wg.Done(); bots.Responder(botsCtx, c, n) }()
+		go func() { defer wg.Done(); bots.Responder(botsCtx, c, n, opt) }()
 	}
 	p, err := c.AskSquad(ctx, "Developer", "Before shipping the arena, what should I check?", 2, 5)
 	if err != nil {

@@ -2,6 +2,11 @@
 // they could run on any machine: a Prism worker, a role-slot agent, an
 // arena player and a discussion responder. They write plausible,
 // role-appropriate text from templates and always valid structured output.
+//
+// WithBrain lets a bot write its prose another way — NewClaude with the
+// Claude Code CLI — from a prompt naming its role, layer, phase, claim or
+// question; structured output, confidence and decisions stay with the
+// templates, and a failed brain falls back to the template text.
 package bots
 
 import (
@@ -9,8 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
+	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi/client"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
@@ -66,8 +74,75 @@ func Prose(role string, rng *rand.Rand) string {
 	return xs[rng.IntN(len(xs))]
 }
 
+// roleTask says what each role's text does, for a brain's prompt.
+var roleTask = map[string]string{
+	"contributor": "frame the claim: what it says and what it takes for granted",
+	"critic":      "find the claim's weaknesses",
+	"supporter":   "bring the evidence for the claim",
+	"counter":     "bring the evidence against the claim",
+	"questioner":  "ask the questions the claim must answer",
+	"defender":    "answer the critique of the claim",
+	"answerer":    "answer the open questions about the claim",
+	"consensus":   "judge whether this layer's work is sound and agree or disagree",
+}
+
+func task(role string) string {
+	if t, ok := roleTask[role]; ok {
+		return t
+	}
+	return "contribute as the " + role
+}
+
+func quote(title, body string) string {
+	return fmt.Sprintf("The claim: %q\n%s\n", title, body)
+}
+
+// StagePrompt is the prompt of a Prism stage slot's text.
+func StagePrompt(w client.Work) string {
+	var b strings.Builder
+	name := ""
+	if ls := prism.PrismV1().Layers; w.Slot.Layer >= 1 && w.Slot.Layer <= len(ls) {
+		name = " (" + ls[w.Slot.Layer-1].Name + ")"
+	}
+	fmt.Fprintf(&b, "You are the %s of layer %d%s of a Prism deliberation, %s phase.\n", w.Slot.Role, w.Slot.Layer, name, w.Slot.Phase)
+	b.WriteString(quote(w.Claim.Title, w.Claim.Body))
+	fmt.Fprintf(&b, "As the %s, %s, in two or three sentences.", w.Slot.Role, task(w.Slot.Role))
+	return b.String()
+}
+
+// CommentPrompt is the prompt of a role-slot comment.
+func CommentPrompt(job slots.Job) string {
+	var b strings.Builder
+	role := string(job.Slot.Role)
+	fmt.Fprintf(&b, "You hold the %s seat on a claim; your comment is a %s.\n", role, job.Slot.Role.CommentType())
+	b.WriteString(quote(job.Claim.Title, job.Claim.Body))
+	if cs := job.Comments; len(cs) > 0 {
+		b.WriteString("The latest comments:\n")
+		for _, cm := range cs[max(0, len(cs)-5):] {
+			fmt.Fprintf(&b, "- %s\n", cm.Body)
+		}
+	}
+	fmt.Fprintf(&b, "As the %s, %s, in two or three sentences.", role, task(role))
+	return b.String()
+}
+
+// ArgumentPrompt is the prompt of an arena argument.
+func ArgumentPrompt(role, phase string, round int) string {
+	return fmt.Sprintf("You are the %s in round %d of the Trolley Problem Arena, %s. "+
+		"A runaway trolley heads for the agents on the majority track; the operator at the lever decides "+
+		"whether to save the majority or the minority. As the %s, argue your case to the operator in one or two sentences "+
+		"(at most %d characters).", role, round, phase, role, arena.MaxArgumentChars)
+}
+
+// AnswerPrompt is the prompt of a discussion answer.
+func AnswerPrompt(name, requester, question string) string {
+	return fmt.Sprintf("You are %s, one member of an agent squad. %s asks the squad:\n%q\n"+
+		"Answer from your perspective as %s, in two or three sentences.", name, requester, question, name)
+}
+
 // PrismWorker works the Prism queue until ctx ends: find, take, submit.
-func PrismWorker(ctx context.Context, c *client.Client, seed uint64) {
+func PrismWorker(ctx context.Context, c *client.Client, seed uint64, opts ...Option) {
+	cfg := configure(opts)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	for ctx.Err() == nil {
 		w, err := c.NextWork(ctx, "", 0, "")
@@ -79,14 +154,18 @@ func PrismWorker(ctx context.Context, c *client.Client, seed uint64) {
 			continue // another bot was faster, or this one holds a seat in the layer
 		}
 		conf := 0.75 + rng.Float64()*0.2
-		_ = c.FinishStage(ctx, w.Claim.ID, w.Slot.ID, Prose(w.Slot.Role, rng), Output(w.Slot.Layer, w.Slot.Phase, rng), &conf)
+		tmpl := Prose(w.Slot.Role, rng)
+		out := Output(w.Slot.Layer, w.Slot.Phase, rng)
+		body := cfg.write(ctx, "prism stage", Prompt{Text: StagePrompt(w), Template: tmpl, Max: prism.MaxBodyLen})
+		_ = c.FinishStage(ctx, w.Claim.ID, w.Slot.ID, body, out, &conf)
 	}
 }
 
 // SlotAgent takes one role slot of role (any role when empty), spends
 // think writing its comment, posts it and marks the slot done; it returns
 // the job, or an error when ctx ends first.
-func SlotAgent(ctx context.Context, c *client.Client, role slots.Role, think time.Duration, seed uint64) (slots.Job, error) {
+func SlotAgent(ctx context.Context, c *client.Client, role slots.Role, think time.Duration, seed uint64, opts ...Option) (slots.Job, error) {
+	cfg := configure(opts)
 	rng := rand.New(rand.NewPCG(seed, seed+1))
 	job, err := c.TakeNextJob(ctx, slots.JobQuery{Role: role}, 200*time.Millisecond)
 	if err != nil {
@@ -95,14 +174,16 @@ func SlotAgent(ctx context.Context, c *client.Client, role slots.Role, think tim
 	if !pause(ctx, think) {
 		return slots.Job{}, ctx.Err()
 	}
-	if _, err := c.Comment(ctx, job.Claim.ID, Prose(string(job.Slot.Role), rng), job.Slot.Role.CommentType()); err != nil {
+	body := cfg.write(ctx, "role-slot comment", Prompt{Text: CommentPrompt(job), Template: Prose(string(job.Slot.Role), rng), Max: slots.MaxCommentLen})
+	if _, err := c.Comment(ctx, job.Claim.ID, body, job.Slot.Role.CommentType()); err != nil {
 		return slots.Job{}, err
 	}
 	return job, c.Done(ctx, job.Claim.ID, job.Slot.ID)
 }
 
 // ArenaPlayer plays one agent of a game until it completes or ctx ends.
-func ArenaPlayer(ctx context.Context, c *client.Client, gameID, agentID string, seed uint64) error {
+func ArenaPlayer(ctx context.Context, c *client.Client, gameID, agentID string, seed uint64, opts ...Option) error {
+	cfg := configure(opts)
 	rng := rand.New(rand.NewPCG(seed, seed+2))
 	args := []string{"Five lives outweigh one.", "Pulling the lever makes us responsible.", "Inaction is also a choice.", "Every life counts the same."}
 	version := int64(-1)
@@ -126,7 +207,15 @@ func ArenaPlayer(ctx context.Context, c *client.Client, gameID, agentID string, 
 			}
 			err = c.Decide(ctx, gameID, oa.RoundID, agentID, d)
 		} else {
-			err = c.Argue(ctx, gameID, oa.RoundID, agentID, args[rng.IntN(len(args))])
+			role, phase := "player", "a debate phase"
+			if oa.Role != nil {
+				role = *oa.Role
+			}
+			if s.CurrentPhase != nil {
+				phase = *s.CurrentPhase
+			}
+			p := Prompt{Text: ArgumentPrompt(role, phase, s.CurrentRoundNumber), Template: args[rng.IntN(len(args))], Max: arena.MaxArgumentChars}
+			err = c.Argue(ctx, gameID, oa.RoundID, agentID, cfg.write(ctx, "arena argument", p))
 		}
 		var ce *client.Error
 		if err != nil && !(errors.As(err, &ce) && errors.Is(err, store.ErrInvalid)) {
@@ -138,12 +227,18 @@ func ArenaPlayer(ctx context.Context, c *client.Client, gameID, agentID string, 
 
 // Responder answers every discussion prompt it could answer until ctx
 // ends.
-func Responder(ctx context.Context, c *client.Client, name string) {
+func Responder(ctx context.Context, c *client.Client, name string, opts ...Option) {
+	cfg := configure(opts)
 	for ctx.Err() == nil {
 		prompts, err := c.OpenPrompts(ctx, name)
 		if err == nil {
 			for _, p := range prompts {
-				_ = c.Respond(ctx, p.ID, name, fmt.Sprintf("From %s: consider the edge cases first.", name))
+				text := cfg.write(ctx, "discussion answer", Prompt{
+					Text:     AnswerPrompt(name, p.RequesterAgent, p.PromptMessage),
+					Template: fmt.Sprintf("From %s: consider the edge cases first.", name),
+					Max:      discussion.MaxMessageLen,
+				})
+				_ = c.Respond(ctx, p.ID, name, text)
 			}
 		}
 		pause(ctx, 50*time.Millisecond)
