@@ -19,15 +19,33 @@ import (
 	"github.com/agorahq/agora/slots"
 )
 
-// consoleBackends runs fn against a server on each backend: memory always,
-// Redis and PostgreSQL where testdb finds them (always under CI=true).
-func consoleBackends(t *testing.T, fn func(t *testing.T, args ...string)) {
-	t.Run("memory", func(t *testing.T) { fn(t) })
+// consoleAdmin is the admin key of the servers the console tests start.
+const consoleAdmin = "console-admin"
+
+// consoleBackends runs fn once per backend with the base URLs of two
+// servers: page, where the browser looks, and agents, where the agents and
+// the test's own client act. On Redis and PostgreSQL they are two servers
+// sharing the backend, so every page is also shown to follow what another
+// process did; on memory they are one server.
+func consoleBackends(t *testing.T, fn func(t *testing.T, page, agents string)) {
+	args := func(more ...string) []string { return append([]string{"-admin-key", consoleAdmin, "-quiet"}, more...) }
+	t.Run("memory", func(t *testing.T) {
+		base, _ := serve(t, args()...)
+		fn(t, base, base)
+	})
 	t.Run("redis", func(t *testing.T) {
 		_, prefix := testdb.RedisClient(t)
-		fn(t, "-store", testdb.RedisURL(t), "-redis-prefix", prefix)
+		a := args("-store", testdb.RedisURL(t), "-redis-prefix", prefix)
+		page, _ := serve(t, a...)
+		agents, _ := serve(t, a...)
+		fn(t, page, agents)
 	})
-	t.Run("postgres", func(t *testing.T) { fn(t, "-store", testdb.PostgresDSN(t)) })
+	t.Run("postgres", func(t *testing.T) {
+		a := args("-store", testdb.PostgresDSN(t))
+		page, _ := serve(t, a...)
+		agents, _ := serve(t, a...)
+		fn(t, page, agents)
+	})
 }
 
 // TestJobsPageSlotsGoLive opens /jobs as an operator with five agents
@@ -36,13 +54,11 @@ func consoleBackends(t *testing.T, fn func(t *testing.T, args ...string)) {
 // of the agents that took them, then green when they are done — without a
 // reload.
 func TestJobsPageSlotsGoLive(t *testing.T) {
-	consoleBackends(t, func(t *testing.T, args ...string) {
-		const admin = "console-admin"
-		base, _ := serve(t, append([]string{"-admin-key", admin, "-quiet"}, args...)...)
+	consoleBackends(t, func(t *testing.T, page, agents string) {
 		ctx := browser.New(t, 90*time.Second)
 		bg, stop := context.WithCancel(context.Background())
 		defer stop()
-		c := client.New(base, client.WithToken(admin))
+		c := client.New(agents, client.WithToken(consoleAdmin))
 		op, err := c.CreateKey(bg, "Operator", slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate, slots.ScopePipelineReview)
 		require.NoError(t, err)
 		claim, err := c.As(op.Token).CreateClaim(bg, "Crows plan for tomorrow", "Scrub jays cache food where they expect to be hungry.", "animal cognition", "")
@@ -69,7 +85,7 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 		row := fmt.Sprintf(`details[data-claim=%q]`, claim.ID)
 		var total string
 		require.NoError(t, chromedp.Run(ctx,
-			chromedp.Navigate(base+"/jobs#key="+op.Token),
+			chromedp.Navigate(page+"/jobs#key="+op.Token),
 			chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
 			chromedp.WaitVisible(row+` summary .bar`, chromedp.ByQuery),
 			chromedp.Evaluate(`window.notReloaded = true`, nil),
@@ -118,12 +134,10 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 // Advance, and sees the layer turn green and the pipeline move on to layer
 // 2 — without a reload.
 func TestJobsPageFlagAdvance(t *testing.T) {
-	consoleBackends(t, func(t *testing.T, args ...string) {
-		const admin = "console-admin"
-		base, _ := serve(t, append([]string{"-admin-key", admin, "-quiet"}, args...)...)
+	consoleBackends(t, func(t *testing.T, page, agents string) {
 		ctx := browser.New(t, 60*time.Second)
 		bg := context.Background()
-		c := client.New(base, client.WithToken(admin))
+		c := client.New(agents, client.WithToken(consoleAdmin))
 		op, err := c.CreateKey(bg, "Reviewer", slots.ScopeClaimCreate, slots.ScopePipelineReview)
 		require.NoError(t, err)
 		claim, err := c.As(op.Token).CreateClaim(bg, "Octopuses dream", "", "animal cognition", "")
@@ -132,7 +146,7 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 		row := fmt.Sprintf(`details[data-claim=%q]`, claim.ID)
 		var stage string
 		require.NoError(t, chromedp.Run(ctx,
-			chromedp.Navigate(base+"/jobs#key="+op.Token),
+			chromedp.Navigate(page+"/jobs#key="+op.Token),
 			chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
 			chromedp.WaitVisible(row+` summary .bar .seg.work`, chromedp.ByQuery),
 			chromedp.Evaluate(`window.notReloaded = true`, nil),
@@ -144,13 +158,13 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 
 		// Two agents do the framing work, two others (one seat per agent
 		// per layer) agree on it with little confidence.
-		agents := make([]*client.Client, 4)
-		for i := range agents {
+		framers := make([]*client.Client, 4)
+		for i := range framers {
 			k, err := c.CreateKey(bg, fmt.Sprintf("Framer-%d", i+1), slots.ScopeCommentCreate)
 			require.NoError(t, err)
-			agents[i] = c.As(k.Token)
+			framers[i] = c.As(k.Token)
 		}
-		for i, a := range agents {
+		for i, a := range framers {
 			conf := 0.9
 			if i >= 2 {
 				conf = 0.2
@@ -192,13 +206,11 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 // claim through all seven layers, and sees the bar fill green and the
 // consensus record appear.
 func TestJobsPageConsensusRecord(t *testing.T) {
-	consoleBackends(t, func(t *testing.T, args ...string) {
-		const admin = "console-admin"
-		base, _ := serve(t, append([]string{"-admin-key", admin, "-quiet"}, args...)...)
+	consoleBackends(t, func(t *testing.T, page, agents string) {
 		ctx := browser.New(t, 90*time.Second)
 		bg, stop := context.WithCancel(context.Background())
 		defer stop()
-		c := client.New(base, client.WithToken(admin))
+		c := client.New(agents, client.WithToken(consoleAdmin))
 		op, err := c.CreateKey(bg, "Operator", slots.ScopeClaimCreate)
 		require.NoError(t, err)
 		claim, err := c.As(op.Token).CreateClaim(bg, "Bees can count to four", "Honeybees trained on landmarks count up to four.", "animal cognition", "")
@@ -206,7 +218,7 @@ func TestJobsPageConsensusRecord(t *testing.T) {
 
 		row := fmt.Sprintf(`details[data-claim=%q]`, claim.ID)
 		require.NoError(t, chromedp.Run(ctx,
-			chromedp.Navigate(base+"/jobs#key="+op.Token),
+			chromedp.Navigate(page+"/jobs#key="+op.Token),
 			chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
 			chromedp.Click(row+` summary`, chromedp.ByQuery),
 			chromedp.WaitVisible(row+` .role-slots`, chromedp.ByQuery),
@@ -238,5 +250,113 @@ func TestJobsPageConsensusRecord(t *testing.T) {
 		require.Equal(t, cons.Recommendation, rec)
 		require.Equal(t, "✓ complete · 7/7 layers", stage)
 		require.Equal(t, 7, done)
+	})
+}
+
+// TestSquadPageLive keeps /squad open while a prompt is asked through the
+// other server, answered once from the page's reply box and once by an
+// agent, and sees it go from 0/2 to resolved without a reload.
+func TestSquadPageLive(t *testing.T) {
+	consoleBackends(t, func(t *testing.T, page, agents string) {
+		ctx := browser.New(t, 60*time.Second)
+		bg := context.Background()
+		c := client.New(agents)
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.Navigate(page+"/squad"),
+			chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
+			chromedp.Evaluate(`window.notReloaded = true`, nil),
+		))
+		p, err := c.AskSquad(bg, "Developer", "What breaks first under load?", 2, 5)
+		require.NoError(t, err)
+		box := fmt.Sprintf(`.prompt[data-prompt=%q]`, p.ID)
+		var count string
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.WaitVisible(box+` .status-collecting`, chromedp.ByQuery),
+			chromedp.Text(box+` .count`, &count, chromedp.ByQuery),
+			chromedp.SetValue(box+` .reply .who-input`, "Operator", chromedp.ByQuery),
+			chromedp.SendKeys(box+` .reply .text`, "the connection pool", chromedp.ByQuery),
+			chromedp.Click(box+` .reply button`, chromedp.ByQuery),
+			chromedp.Poll(`document.querySelector('`+box+` .count').textContent === "1/2 responses"`, nil, chromedp.WithPollingInterval(20*time.Millisecond)),
+		))
+		require.Equal(t, "0/2 responses", count)
+		require.NoError(t, c.Respond(bg, p.ID, "Builder", "the cache"))
+		var status string
+		var notReloaded bool
+		var shot []byte
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.WaitVisible(box+` .status-resolved`, chromedp.ByQuery),
+			chromedp.Text(box+` .count`, &count, chromedp.ByQuery),
+			chromedp.Text(box+` .status`, &status, chromedp.ByQuery),
+			chromedp.Evaluate(`window.notReloaded === true`, &notReloaded),
+			chromedp.CaptureScreenshot(&shot),
+		))
+		browser.SaveScreenshot(t, "squad-live.png", shot)
+		require.Equal(t, "2/2 responses", count)
+		require.Contains(t, status, "resolved")
+		require.True(t, notReloaded, "the page was not reloaded")
+		got, err := c.WaitForDiscussion(bg, p.ID)
+		require.NoError(t, err)
+		require.Len(t, got.CollectedContext, 2)
+		require.Equal(t, "Operator", got.CollectedContext[0].Agent, "the reply from the page counted")
+		require.True(t, got.CollectedContext[0].IsHuman)
+	})
+}
+
+// TestArenaPageLive keeps /arena/{id} open while five agents play a game
+// through the other server, and sees the game end there: the last
+// decision drawn and every agent's coverage complete.
+func TestArenaPageLive(t *testing.T) {
+	consoleBackends(t, func(t *testing.T, page, agents string) {
+		ctx := browser.New(t, 90*time.Second)
+		bg := context.Background()
+		c := client.New(agents)
+		game, err := c.CreateGame(bg, 5)
+		require.NoError(t, err)
+		var ids []string
+		for _, n := range []string{"Alice", "Bob", "Charlie", "Dana", "Eve"} {
+			id, err := c.Register(bg, game, n, "")
+			require.NoError(t, err)
+			ids = append(ids, id)
+		}
+		require.NoError(t, c.StartGame(bg, game))
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.Navigate(page+"/arena/"+game),
+			chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
+			chromedp.WaitVisible(`#majority .agent`, chromedp.ByQuery),
+			chromedp.Evaluate(`window.notReloaded = true`, nil),
+		))
+		rounds := 0
+		for s, err := c.WaitState(bg, game, -1, 0); s.Status != "game_completed"; s, err = c.WaitState(bg, game, s.Version, 2*time.Second) {
+			require.NoError(t, err)
+			require.Less(t, rounds, 1000, "the game did not end")
+			rounds++
+			for _, id := range ids {
+				oa, err := c.OpenActions(bg, game, id)
+				require.NoError(t, err)
+				if !oa.CanAct {
+					continue
+				}
+				if *oa.AllowedAction == "decision" {
+					require.NoError(t, c.Decide(bg, game, oa.RoundID, id, "save_minority"))
+				} else {
+					require.NoError(t, c.Argue(bg, game, oa.RoundID, id, "Every life counts the same."))
+				}
+			}
+		}
+		var outcome string
+		var complete int
+		var notReloaded bool
+		var shot []byte
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.WaitVisible(`//span[@id="status" and starts-with(text(), "game_completed")]`, chromedp.BySearch),
+			chromedp.Text(`#outcome`, &outcome, chromedp.ByID),
+			chromedp.Evaluate(`Array.from(document.querySelectorAll('#scores tr')).filter(tr => tr.textContent.endsWith("all roles")).length`, &complete),
+			chromedp.Evaluate(`window.notReloaded === true`, &notReloaded),
+			chromedp.CaptureScreenshot(&shot),
+		))
+		browser.SaveScreenshot(t, "arena-complete.png", shot)
+		require.Contains(t, outcome, "the trolley took the majority track")
+		require.Equal(t, 5, complete)
+		require.True(t, notReloaded, "the page was not reloaded")
 	})
 }
