@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/agorahq/agora/slots"
@@ -75,11 +74,7 @@ func (c *Client) Claim(ctx context.Context, id string) (slots.Claim, error) {
 // Claims lists claims newest first.
 func (c *Client) Claims(ctx context.Context, limit int, cursor string) (slots.ClaimPage, error) {
 	var p slots.ClaimPage
-	q := query("cursor", cursor)
-	if limit > 0 {
-		q = query("limit", strconv.Itoa(limit), "cursor", cursor)
-	}
-	err := c.do(ctx, "GET", "/api/v1/claims"+q, nil, &p)
+	err := c.do(ctx, "GET", "/api/v1/claims"+query("limit", num(limit), "cursor", cursor), nil, &p)
 	return p, err
 }
 
@@ -129,28 +124,45 @@ func (c *Client) Done(ctx context.Context, claimID, slotID string) error {
 	return c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/slots/"+esc(slotID)+"/done", nil, nil)
 }
 
-// TakeNextJob polls the job queue with back-off until it wins a seat:
-// a seat lost to another agent (409) sends it back to the queue, no work
-// waits (from 100 ms doubling to maxWait). It returns when ctx ends.
+// TakeNextJob polls the role-slot job queue until it wins a seat, and
+// returns the job it took. A seat another agent took first (409 slot_taken)
+// sends it back to the queue at once; no work, or a seat this agent may not
+// take (another 409, such as slot_held: it already holds a seat of that
+// claim), makes it wait, from 100 ms doubling up to maxWait (5 s when not
+// positive). It returns when ctx ends, or on any other error.
 func (c *Client) TakeNextJob(ctx context.Context, q slots.JobQuery, maxWait time.Duration) (slots.Job, error) {
-	wait := 100 * time.Millisecond
+	return takeNext(ctx, maxWait,
+		func() (slots.Job, error) { return c.NextJob(ctx, q) },
+		func(j slots.Job) error { return c.Take(ctx, j.Claim.ID, j.Slot.ID) })
+}
+
+// takeNext is the loop of TakeNextJob and TakeNextWork: next finds work
+// (store.ErrNotFound when there is none), take takes it.
+func takeNext[T any](ctx context.Context, maxWait time.Duration, next func() (T, error), take func(T) error) (T, error) {
+	if maxWait <= 0 {
+		maxWait = 5 * time.Second
+	}
+	wait := min(100*time.Millisecond, maxWait)
 	for {
-		job, err := c.NextJob(ctx, q)
+		work, err := next()
 		if err == nil {
-			err = c.Take(ctx, job.Claim.ID, job.Slot.ID)
+			err = take(work)
 			if err == nil {
-				return job, nil
+				return work, nil
 			}
-			if errors.Is(err, store.ErrConflict) {
+			var e *Error
+			if errors.As(err, &e) && e.Code == slots.ErrSlotTaken.Code {
 				continue // lost the race: try the next seat at once
 			}
 		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return slots.Job{}, err
+		if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
+			var zero T
+			return zero, err
 		}
 		select {
 		case <-ctx.Done():
-			return slots.Job{}, ctx.Err()
+			var zero T
+			return zero, ctx.Err()
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, maxWait)

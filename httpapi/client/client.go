@@ -1,18 +1,32 @@
 // Package client is a typed Go client of Agora's HTTP API: the /api/v1
-// routes (keys, claims, comments, role slots, the Prism pipeline), the arena
-// and discussion prompts. Every call takes a context; every error answer
-// comes back as an *Error that errors.Is the library's sentinel errors
-// (a 409 is store.ErrConflict, a 404 store.ErrNotFound, …).
+// routes (keys, claims, comments, role slots, the Prism pipeline with its
+// flags, protocols and consensus, the stream of changed claims), the arena
+// and the discussion prompts with their squad chat. Every call takes a
+// context; every error answer comes back as an *Error that errors.Is the
+// library's sentinel errors (a 409 is store.ErrConflict, a 404
+// store.ErrNotFound, …), and a call that its context ended returns an error
+// that errors.Is ctx.Err().
+//
+// Helpers do what every agent would otherwise write again: TakeNextJob and
+// TakeNextWork poll for a seat with back-off and try the next one when
+// another agent wins the race; WaitState long-polls a game for its next
+// version; WaitForDiscussion waits until a prompt is answered.
+//
+// The event streams (ClaimEvents, SquadEvents, GameEvents) keep a request
+// open until their context ends, so give the client an http.Client without
+// a Timeout when it uses them.
 package client
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/agorahq/agora/store"
@@ -81,20 +95,25 @@ func (e *Error) Unwrap() error {
 	return nil
 }
 
-// do sends a request with an optional JSON body and decodes a JSON answer
-// into out (when not nil).
-func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+// send sends a request with an optional JSON body and returns the answer
+// when its status is below 400, for the caller to read and close. An error
+// answer comes back as an *Error; a request that ctx ended, as an error
+// that errors.Is ctx.Err().
+func (c *Client) send(ctx context.Context, method, path string, in any, header http.Header) (*http.Response, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -104,26 +123,26 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	res, err := c.http.Do(req)
 	if err != nil {
+		return nil, ctxErr(ctx, err)
+	}
+	if res.StatusCode >= 400 {
+		defer res.Body.Close()
+		return nil, readError(res)
+	}
+	return res, nil
+}
+
+// do sends a request with an optional JSON body and decodes a JSON answer
+// into out (when not nil).
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	res, err := c.send(ctx, method, path, in, nil)
+	if err != nil {
 		return err
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(res.Body)
 	if err != nil {
-		return err
-	}
-	if res.StatusCode >= 400 {
-		e := &Error{Status: res.StatusCode}
-		var shape struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
-		if json.Unmarshal(data, &shape) == nil {
-			e.Code, e.Message = shape.Error.Code, shape.Error.Message
-		}
-		_ = json.Unmarshal(data, &e.Body)
-		if e.Message == "" {
-			e.Message = strings.TrimSpace(string(data))
-		}
-		return e
+		return ctxErr(ctx, err)
 	}
 	if out == nil || len(data) == 0 {
 		return nil
@@ -131,8 +150,43 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	return json.Unmarshal(data, out)
 }
 
+// readError turns an error answer into an *Error.
+func readError(res *http.Response) error {
+	data, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	e := &Error{Status: res.StatusCode}
+	var shape struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if json.Unmarshal(data, &shape) == nil {
+		e.Code, e.Message = shape.Error.Code, shape.Error.Message
+	}
+	_ = json.Unmarshal(data, &e.Body)
+	if e.Message == "" {
+		e.Message = strings.TrimSpace(string(data))
+	}
+	return e
+}
+
+// ctxErr makes sure an error caused by the end of ctx matches ctx.Err()
+// with errors.Is, whichever layer of the transport noticed it.
+func ctxErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	return err
+}
+
 func esc(s string) string { return url.PathEscape(s) }
 
+// num is n for a query parameter, or "" (leave it out) when n is 0.
+func num(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// query encodes the pairs of kv whose value is not empty.
 func query(kv ...string) string {
 	v := url.Values{}
 	for i := 0; i+1 < len(kv); i += 2 {

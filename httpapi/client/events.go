@@ -1,0 +1,142 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/agorahq/agora/arena"
+)
+
+// ClaimEvents follows GET /api/v1/events: it sends the ID of every claim
+// whose claim, comments, role slots or pipeline changed, and an empty ID
+// when several claims may have changed (the stream's first event, and
+// every poll of a server without a notifier) — a reader re-reads what it
+// shows. The channel is closed when ctx ends or the stream does; a reader
+// that stops reading must end ctx.
+func (c *Client) ClaimEvents(ctx context.Context) (<-chan string, error) {
+	return subscribe(ctx, c, "/api/v1/events", nil, func(ev event) (string, bool) {
+		var d struct {
+			ClaimID string `json:"claimId"`
+		}
+		return d.ClaimID, ev.name == "changed" && json.Unmarshal([]byte(ev.data), &d) == nil
+	})
+}
+
+// SquadEvents follows GET /api/squad-chat/events: it sends the ID of every
+// discussion prompt that changed, "chat" when a plain message was posted,
+// and an empty ID first. The channel is closed when ctx ends or the
+// stream does; a reader that stops reading must end ctx.
+func (c *Client) SquadEvents(ctx context.Context) (<-chan string, error) {
+	return subscribe(ctx, c, "/api/squad-chat/events", nil, func(ev event) (string, bool) {
+		var d struct {
+			ID string `json:"id"`
+		}
+		return d.ID, ev.name == "changed" && json.Unmarshal([]byte(ev.data), &d) == nil
+	})
+}
+
+// GameEvent is one event of a game's stream: a feed item, or a change of
+// the game's state.
+type GameEvent struct {
+	// Type is "feed" or "state".
+	Type string
+	// Seq is a feed item's position in the game's feed, from 1: pass the
+	// last one seen to GameEvents to resume after it.
+	Seq  int
+	Item arena.FeedItem
+	// Version and Status are the game's after a change.
+	Version int64
+	Status  arena.Status
+}
+
+// GameEvents follows GET /api/games/{id}/events: every feed item after
+// the after-th (0 for all), and a "state" event after every change. The
+// channel is closed when ctx ends or the stream does; a reader that stops
+// reading must end ctx. An unknown game is store.ErrNotFound.
+func (c *Client) GameEvents(ctx context.Context, gameID string, after int) (<-chan GameEvent, error) {
+	var h http.Header
+	if after > 0 {
+		h = http.Header{"Last-Event-Id": {strconv.Itoa(after)}}
+	}
+	return subscribe(ctx, c, "/api/games/"+esc(gameID)+"/events", h, func(ev event) (GameEvent, bool) {
+		g := GameEvent{Type: ev.name}
+		switch ev.name {
+		case "feed":
+			seq, err := strconv.Atoi(ev.id)
+			g.Seq = seq
+			return g, err == nil && json.Unmarshal([]byte(ev.data), &g.Item) == nil
+		case "state":
+			var d struct {
+				Version int64        `json:"version"`
+				Status  arena.Status `json:"status"`
+			}
+			err := json.Unmarshal([]byte(ev.data), &d)
+			g.Version, g.Status = d.Version, d.Status
+			return g, err == nil
+		}
+		return g, false
+	})
+}
+
+// event is one server-sent event.
+type event struct{ id, name, data string }
+
+// maxEventLine bounds one line of an event stream.
+const maxEventLine = 1 << 20
+
+// subscribe opens an event stream and sends what decode keeps of each
+// event on the channel it returns, until ctx ends or the stream does. An
+// error answer comes back as an *Error, before any event.
+func subscribe[T any](ctx context.Context, c *Client, path string, header http.Header, decode func(event) (T, bool)) (<-chan T, error) {
+	h := http.Header{"Accept": {"text/event-stream"}}
+	for k, v := range header {
+		h[k] = v
+	}
+	res, err := c.send(ctx, "GET", path, nil, h)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan T)
+	go func() {
+		defer close(out)
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 0, 64<<10), maxEventLine)
+		var ev event
+		for sc.Scan() {
+			line := sc.Text()
+			if line == "" { // the end of an event
+				if v, ok := decode(ev); ok {
+					select {
+					case out <- v:
+					case <-ctx.Done():
+						return
+					}
+				}
+				ev = event{}
+				continue
+			}
+			if strings.HasPrefix(line, ":") {
+				continue // a comment: keep-alive
+			}
+			field, value, _ := strings.Cut(line, ":")
+			value = strings.TrimPrefix(value, " ")
+			switch field {
+			case "id":
+				ev.id = value
+			case "event":
+				ev.name = value
+			case "data":
+				if ev.data != "" {
+					ev.data += "\n"
+				}
+				ev.data += value
+			}
+		}
+	}()
+	return out, nil
+}
