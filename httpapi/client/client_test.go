@@ -6,153 +6,392 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/internal/testbackend"
+	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
-	"github.com/agorahq/agora/store/memstore"
+	"github.com/agorahq/agora/store/storetest"
 )
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 const admin = "admin-token"
 
-func server(t *testing.T) *client.Client {
+// serve runs the whole HTTP API over st as one server process whose
+// services publish on n, mounted as the all-in-one server mounts it, and
+// returns its URL.
+func serve(t *testing.T, st storetest.Stores, n store.Notifier) string {
 	t.Helper()
-	svc := slots.New(memstore.New(), slots.WithAdminKey(admin))
+	svc := slots.New(st.Slots, slots.WithAdminKey(admin), slots.WithNotifier(n))
+	p := prism.New(st.Prism, st.Slots, prism.WithNotifier(n))
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.AOP(svc))
+	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithPrism(p)))
+	d := httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(n)))
+	for _, path := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
+		mux.Handle(path, d)
+	}
+	a := httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(n)))
+	for _, path := range []string{"/api/games", "/api/games/", "/api/demo/"} {
+		mux.Handle(path, a)
+	}
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return client.New(srv.URL, client.WithToken(admin))
+	return srv.URL
+}
+
+// setup serves the API over st and returns a client with the admin key.
+func setup(t *testing.T, st storetest.Stores) *client.Client {
+	t.Helper()
+	return client.New(serve(t, st, st.Notifier), client.WithToken(admin))
+}
+
+// agent returns a client with a new key of name and scopes.
+func agent(t *testing.T, c *client.Client, name string, scopes ...slots.Scope) *client.Client {
+	t.Helper()
+	k, err := c.CreateKey(t.Context(), name, scopes...)
+	require.NoError(t, err)
+	return c.As(k.Token)
+}
+
+// expectEvent reads events until one is want, failing when the stream
+// ends or none comes in time.
+func expectEvent(t *testing.T, events <-chan string, want, what string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case id, ok := <-events:
+			require.True(t, ok, "the stream ended before %s", what)
+			if id == want {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no event for %s", what)
+		}
+	}
+}
+
+// receive returns the next value of ch, failing when ch is closed or
+// nothing comes within ten seconds.
+func receive[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v, ok := <-ch:
+		require.True(t, ok, "the stream ended")
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing came in ten seconds")
+		panic("unreachable")
+	}
 }
 
 // TestAgentLoop runs the agent loop of slots.md through the client, with
-// more agents than seats racing for them.
+// more agents than seats racing for them: exactly three win, each is
+// credited once, and the others keep polling until they are stopped.
 func TestAgentLoop(t *testing.T) {
-	ctx := context.Background()
-	c := server(t)
-	human, err := c.CreateKey(ctx, "human", slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate)
-	require.NoError(t, err)
-	h := c.As(human.Token)
-	claim, err := h.CreateClaim(ctx, "Crows plan ahead", "Scrub jays cache food.", "biology", "")
-	require.NoError(t, err)
-	n, err := h.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 3})
-	require.NoError(t, err)
-	require.Equal(t, 3, n)
-	_, err = h.Comment(ctx, claim.ID, "a draft", slots.CommentDraft)
-	require.NoError(t, err)
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st)
+		h := agent(t, c, "human", slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate)
+		claim, err := h.CreateClaim(ctx, "Crows plan ahead", "Scrub jays cache food.", "biology", "")
+		require.NoError(t, err)
+		n, err := h.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 3})
+		require.NoError(t, err)
+		require.Equal(t, 3, n)
+		_, err = h.Comment(ctx, claim.ID, "a draft", slots.CommentDraft)
+		require.NoError(t, err)
 
-	var agents []*client.Client
-	for i := 0; i < 6; i++ {
-		k, err := c.CreateKey(ctx, fmt.Sprint("agent-", i), slots.ScopeCommentCreate)
+		var agents []*client.Client
+		for i := 0; i < 6; i++ {
+			agents = append(agents, agent(t, c, fmt.Sprint("agent-", i), slots.ScopeCommentCreate))
+		}
+		// The losers poll until the third winner is done; the timeout only
+		// keeps a broken race from hanging the test.
+		polling, stop := context.WithTimeout(ctx, time.Minute)
+		defer stop()
+		var won atomic.Int32
+		errs := make(chan error, len(agents))
+		var wg sync.WaitGroup
+		for _, a := range agents {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				job, err := a.TakeNextJob(polling, slots.JobQuery{Role: slots.RoleCritic}, 100*time.Millisecond)
+				if err != nil {
+					if !errors.Is(err, context.Canceled) {
+						errs <- fmt.Errorf("a loser stopped with %w", err)
+					}
+					return
+				}
+				if _, err := a.Comment(ctx, job.Claim.ID, "which cohorts?", job.Slot.Role.CommentType()); err != nil {
+					errs <- err
+				}
+				if err := a.Done(ctx, job.Claim.ID, job.Slot.ID); err != nil {
+					errs <- err
+				}
+				if won.Add(1) == 3 {
+					stop()
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		require.EqualValues(t, 3, won.Load(), "three seats, three winners")
+		list, err := h.Slots(ctx, claim.ID)
 		require.NoError(t, err)
-		agents = append(agents, c.As(k.Token))
-	}
-	var mu sync.Mutex
-	won := 0
-	var wg sync.WaitGroup
-	for _, a := range agents {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			defer cancel()
-			job, err := a.TakeNextJob(ctx, slots.JobQuery{Role: slots.RoleCritic}, 200*time.Millisecond)
-			if err != nil {
-				return // no seat left for this one
-			}
-			if _, err := a.Comment(ctx, job.Claim.ID, "which cohorts?", job.Slot.Role.CommentType()); err != nil {
-				t.Error(err)
-			}
-			if err := a.Done(ctx, job.Claim.ID, job.Slot.ID); err != nil {
-				t.Error(err)
-			}
-			mu.Lock()
-			won++
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	require.Equal(t, 3, won, "three seats, three winners")
-	list, err := h.Slots(ctx, claim.ID)
-	require.NoError(t, err)
-	for _, s := range list {
-		require.Equal(t, slots.StatusDone, s.Status)
-	}
-	total := int64(0)
-	for _, a := range agents {
-		me, err := a.Me(ctx)
-		require.NoError(t, err)
-		total += me.Balance
-	}
-	require.EqualValues(t, 3*slots.RewardRoleSlot, total)
+		require.Len(t, list, 3)
+		for _, s := range list {
+			require.Equal(t, slots.StatusDone, s.Status)
+		}
+		total := int64(0)
+		for _, a := range agents {
+			me, err := a.Me(ctx)
+			require.NoError(t, err)
+			require.Contains(t, []int64{0, slots.RewardRoleSlot}, me.Balance)
+			total += me.Balance
+		}
+		require.EqualValues(t, 3*slots.RewardRoleSlot, total)
+	})
 }
 
+// countingTransport counts the requests it sends and closes sent at the
+// first.
+type countingTransport struct {
+	n    atomic.Int32
+	once sync.Once
+	sent chan struct{}
+}
+
+func newCountingTransport() *countingTransport { return &countingTransport{sent: make(chan struct{})} }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	c.once.Do(func() { close(c.sent) })
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestTakeNextJobWaitsOnAHeldClaim: the only open seat is on a claim the
+// agent already holds one of (409 slot_held, not a lost race), so
+// TakeNextJob backs off like it does when there is no work, instead of
+// asking again at once, until its context ends.
+func TestTakeNextJobWaitsOnAHeldClaim(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		url := serve(t, st, st.Notifier)
+		k, err := client.New(url, client.WithToken(admin)).CreateKey(ctx, "human", slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate)
+		require.NoError(t, err)
+		tr := newCountingTransport()
+		h := client.New(url, client.WithToken(k.Token), client.WithHTTPClient(&http.Client{Transport: tr}))
+		claim, err := h.CreateClaim(ctx, "Octopuses dream", "REM-like sleep.", "", "")
+		require.NoError(t, err)
+		_, err = h.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
+		require.NoError(t, err)
+		_, err = h.Comment(ctx, claim.ID, "a draft", slots.CommentDraft)
+		require.NoError(t, err)
+		job, err := h.TakeNextJob(ctx, slots.JobQuery{}, time.Second)
+		require.NoError(t, err)
+		require.Equal(t, claim.ID, job.Claim.ID)
+		err = h.Take(ctx, claim.ID, func() string {
+			list, err := h.Slots(ctx, claim.ID)
+			require.NoError(t, err)
+			for _, s := range list {
+				if s.Status == slots.StatusOpen {
+					return s.ID
+				}
+			}
+			t.Fatal("no open seat left")
+			return ""
+		}())
+		var e *client.Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, slots.ErrSlotHeld.Code, e.Code)
+		require.ErrorIs(t, err, store.ErrConflict)
+
+		before := tr.n.Load()
+		short, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		_, err = h.TakeNextJob(short, slots.JobQuery{}, 100*time.Millisecond)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		// A second of polls 100 ms apart, two requests each, is at most 22
+		// requests; asking again at once would be hundreds.
+		require.LessOrEqual(t, tr.n.Load()-before, int32(22))
+	})
+}
+
+// TestErrorsMatchTheSentinels: every kind of error answer, from each API,
+// matches its sentinel with errors.Is and keeps the server's code.
 func TestErrorsMatchTheSentinels(t *testing.T) {
-	ctx := context.Background()
-	c := server(t)
-	_, err := c.Claim(ctx, "claim_missing")
-	require.ErrorIs(t, err, store.ErrNotFound)
-	var e *client.Error
-	require.True(t, errors.As(err, &e))
-	require.Equal(t, "claim_not_found", e.Code)
-	_, err = c.As("bad").Me(ctx)
-	require.ErrorIs(t, err, store.ErrUnauthorized)
-	k, err := c.CreateKey(ctx, "plain")
-	require.NoError(t, err)
-	_, err = c.As(k.Token).CreateClaim(ctx, "t", "", "", "")
-	require.ErrorIs(t, err, store.ErrForbidden)
-	claim, err := c.CreateClaim(ctx, "t", "", "", "")
-	require.NoError(t, err)
-	_, err = c.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: "judge", Count: 1})
-	require.ErrorIs(t, err, store.ErrInvalid)
-	_, err = c.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
-	require.NoError(t, err)
-	list, _ := c.Slots(ctx, claim.ID)
-	require.NoError(t, c.Take(ctx, claim.ID, list[0].ID))
-	err = c.As(k.Token).Take(ctx, claim.ID, list[0].ID)
-	require.ErrorIs(t, err, store.ErrForbidden, "plain has no comment:create")
-	keys, err := c.Keys(ctx)
-	require.NoError(t, err)
-	require.Len(t, keys, 1)
-	require.NoError(t, c.RevokeKey(ctx, k.Key.ID))
-	_, err = c.As(k.Token).Me(ctx)
-	require.ErrorIs(t, err, store.ErrUnauthorized)
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st)
+		code := func(err error) string {
+			t.Helper()
+			var e *client.Error
+			require.ErrorAs(t, err, &e)
+			require.NotEmpty(t, e.Message)
+			return e.Code
+		}
+
+		// 404
+		_, err := c.Claim(ctx, "claim_missing")
+		require.ErrorIs(t, err, store.ErrNotFound)
+		require.Equal(t, "claim_not_found", code(err))
+		_, err = c.Pipeline(ctx, "claim_missing")
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, err = c.Flags(ctx, "claim_missing")
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, err = c.Prompt(ctx, "prompt_missing", 0)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		require.Equal(t, "prompt_not_found", code(err))
+		_, err = c.Game(ctx, "game_missing")
+		require.ErrorIs(t, err, store.ErrNotFound)
+		require.Equal(t, "game_not_found", code(err))
+
+		// 401
+		_, err = c.As("bad").Me(ctx)
+		require.ErrorIs(t, err, store.ErrUnauthorized)
+		_, err = c.As("").Claims(ctx, 0, "")
+		require.ErrorIs(t, err, store.ErrUnauthorized)
+
+		// 403
+		plain, err := c.CreateKey(ctx, "plain")
+		require.NoError(t, err)
+		_, err = c.As(plain.Token).CreateClaim(ctx, "t", "", "", "")
+		require.ErrorIs(t, err, store.ErrForbidden)
+		require.Equal(t, "missing_scope", code(err))
+		_, err = c.As(plain.Token).CreateKey(ctx, "escalate", slots.ScopeKeysAdmin)
+		require.ErrorIs(t, err, store.ErrForbidden)
+
+		// 400
+		claim, err := c.CreateClaim(ctx, "t", "", "", "")
+		require.NoError(t, err)
+		_, err = c.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: "judge", Count: 1})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, err = c.CreateClaim(ctx, "t", "", "", "no-such-protocol")
+		require.ErrorIs(t, err, store.ErrInvalid)
+		require.Equal(t, "invalid_protocol", code(err))
+		_, err = c.PostMessage(ctx, "Builder", " ", false)
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, err = c.CreateGame(ctx, 2)
+		require.ErrorIs(t, err, store.ErrInvalid)
+
+		// 409
+		_, err = c.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
+		require.NoError(t, err)
+		list, err := c.Slots(ctx, claim.ID)
+		require.NoError(t, err)
+		require.NoError(t, c.Take(ctx, claim.ID, list[0].ID))
+		err = c.As(plain.Token).Take(ctx, claim.ID, list[0].ID)
+		require.ErrorIs(t, err, store.ErrForbidden, "plain has no comment:create")
+		rival := agent(t, c, "rival", slots.ScopeCommentCreate)
+		err = rival.Take(ctx, claim.ID, list[0].ID)
+		require.ErrorIs(t, err, store.ErrConflict)
+		require.Equal(t, slots.ErrSlotTaken.Code, code(err))
+		p, err := c.AskSquad(ctx, "Developer", "?", 1, 0)
+		require.NoError(t, err)
+		require.NoError(t, c.Respond(ctx, p.ID, "Builder", "yes"))
+		err = c.Respond(ctx, p.ID, "Growth", "also yes")
+		require.ErrorIs(t, err, store.ErrConflict)
+		require.Equal(t, discussion.ErrPromptClosed.Code, code(err))
+
+		// Keys: listed, revoked, and then refused.
+		keys, err := c.Keys(ctx)
+		require.NoError(t, err)
+		require.Len(t, keys, 2)
+		require.NoError(t, c.RevokeKey(ctx, plain.Key.ID))
+		_, err = c.As(plain.Token).Me(ctx)
+		require.ErrorIs(t, err, store.ErrUnauthorized)
+		err = c.RevokeKey(ctx, "key_missing")
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
 }
 
-func TestPrismThroughTheClient(t *testing.T) {
-	ctx := context.Background()
-	st := memstore.New()
-	svc := slots.New(st, slots.WithAdminKey(admin))
-	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithPrism(prism.New(st, st))))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	c := client.New(srv.URL, client.WithToken(admin))
-	claim, err := c.CreateClaim(ctx, "t", "b", "", "")
-	require.NoError(t, err)
-	p, err := c.Pipeline(ctx, claim.ID)
-	require.NoError(t, err)
-	require.Equal(t, prism.PhaseWork, p.Phase)
-	for i := 0; i < 2; i++ {
-		k, err := c.CreateKey(ctx, fmt.Sprint("w", i), slots.ScopeCommentCreate)
+// TestContextEndsCalls: a call whose context is already cancelled, or is
+// cancelled while a long poll is parked on the server, returns at once
+// with an error that errors.Is the context's; the helpers' loops stop at
+// their deadline; an event stream closes its channel.
+func TestContextEndsCalls(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		url := serve(t, st, st.Notifier)
+		c := client.New(url, client.WithToken(admin))
+
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err := c.Me(cancelled)
+		require.ErrorIs(t, err, context.Canceled)
+		_, err = c.ClaimEvents(cancelled)
+		require.ErrorIs(t, err, context.Canceled)
+
+		// returns cancels call's context once its request is on its way
+		// and requires the call to end well before its long poll would.
+		returns := func(what string, call func(ctx context.Context, c *client.Client) error) {
+			t.Helper()
+			tr := newCountingTransport()
+			lc := client.New(url, client.WithToken(admin), client.WithHTTPClient(&http.Client{Transport: tr}))
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- call(ctx, lc) }()
+			<-tr.sent
+			cancel()
+			select {
+			case err := <-done:
+				require.ErrorIs(t, err, context.Canceled, what)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s did not return when its context was cancelled", what)
+			}
+		}
+		game, err := c.CreateGame(ctx, 0)
 		require.NoError(t, err)
-		a := c.As(k.Token)
-		w, err := a.NextWork(ctx, "contributor", 1, "")
+		s, err := c.WaitState(ctx, game, -1, 0)
 		require.NoError(t, err)
-		require.NoError(t, a.TakeStage(ctx, w.Claim.ID, w.Slot.ID))
-		conf := 0.9
-		require.NoError(t, a.FinishStage(ctx, w.Claim.ID, w.Slot.ID, "framing", nil, &conf))
-	}
-	p, err = c.Pipeline(ctx, claim.ID)
-	require.NoError(t, err)
-	require.Equal(t, prism.PhaseConsensus, p.Phase)
-	_, err = c.Consensus(ctx, claim.ID)
-	require.ErrorIs(t, err, store.ErrNotFound)
+		returns("WaitState", func(ctx context.Context, c *client.Client) error {
+			_, err := c.WaitState(ctx, game, s.Version, 30*time.Second)
+			return err
+		})
+		p, err := c.AskSquad(ctx, "Developer", "anyone?", 3, 0)
+		require.NoError(t, err)
+		returns("WaitForDiscussion", func(ctx context.Context, c *client.Client) error {
+			_, err := c.WaitForDiscussion(ctx, p.ID)
+			return err
+		})
+
+		short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancelShort()
+		_, err = c.TakeNextJob(short, slots.JobQuery{}, 50*time.Millisecond)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "no work: it polls until the deadline")
+		short, cancelShort = context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancelShort()
+		_, err = c.TakeNextWork(short, "", 0, "", 50*time.Millisecond)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+
+		events, cancelEvents := context.WithCancel(ctx)
+		ch, err := c.ClaimEvents(events)
+		require.NoError(t, err)
+		require.Equal(t, "", receive(t, ch), "the opening event")
+		cancelEvents()
+		select {
+		case _, ok := <-ch:
+			require.False(t, ok, "no event after the context ended")
+		case <-time.After(10 * time.Second):
+			t.Fatal("ClaimEvents did not close its channel when its context ended")
+		}
+	})
 }

@@ -1,0 +1,256 @@
+package client_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/internal/testbackend"
+	"github.com/agorahq/agora/store"
+	"github.com/agorahq/agora/store/storetest"
+)
+
+// TestArenaThroughTheClient plays a three-agent game to its end following
+// the open actions, then reads it back: metadata, the list of games, the
+// history of every round, the scoreboard, the feed, and the feed again as
+// the game's event stream, whole and resumed.
+func TestArenaThroughTheClient(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st).As("")
+		game, err := c.CreateGame(ctx, 3)
+		require.NoError(t, err)
+		var agents []string
+		for _, n := range []string{"Alice", "Bob", "Charlie"} {
+			id, err := c.Register(ctx, game, n, "")
+			require.NoError(t, err)
+			agents = append(agents, id)
+		}
+		require.NoError(t, c.StartGame(ctx, game))
+		version := int64(-1)
+		for steps := 0; ; steps++ {
+			require.Less(t, steps, 100, "the game did not complete")
+			s, err := c.WaitState(ctx, game, version, 5*time.Second)
+			require.NoError(t, err)
+			version = s.Version
+			if s.Status == string(arena.StatusCompleted) {
+				var raw struct {
+					Board struct {
+						ResolutionState string `json:"resolution_state"`
+					} `json:"board"`
+				}
+				require.NoError(t, json.Unmarshal(s.Raw, &raw), "Raw is the whole state")
+				require.Equal(t, "resolved", raw.Board.ResolutionState)
+				break
+			}
+			for _, id := range agents {
+				oa, err := c.OpenActions(ctx, game, id)
+				require.NoError(t, err)
+				if !oa.CanAct {
+					continue
+				}
+				if *oa.AllowedAction == "decision" {
+					require.NoError(t, c.Decide(ctx, game, oa.RoundID, id, "save_majority"))
+				} else {
+					require.NoError(t, c.Argue(ctx, game, oa.RoundID, id, "pull it"))
+				}
+			}
+		}
+
+		meta, err := c.Game(ctx, game)
+		require.NoError(t, err)
+		require.Equal(t, game, meta.ID)
+		require.Equal(t, arena.StatusCompleted, meta.Status)
+		require.Equal(t, 3, meta.MinPlayers)
+		require.Equal(t, arena.PhaseResolved, *meta.CurrentPhase)
+		done, err := c.Games(ctx, arena.StatusCompleted)
+		require.NoError(t, err)
+		require.Equal(t, []arena.Summary{{ID: game, Status: arena.StatusCompleted, CreatedAt: meta.CreatedAt}}, done)
+		waiting, err := c.Games(ctx, arena.StatusWaiting)
+		require.NoError(t, err)
+		require.Empty(t, waiting)
+
+		history, err := c.History(ctx, game)
+		require.NoError(t, err)
+		require.Len(t, history, meta.CurrentRoundNumber)
+		for i, r := range history {
+			require.Equal(t, i+1, r.RoundNumber)
+			require.Equal(t, arena.SaveMajority, r.Decision)
+			require.False(t, r.Forced)
+			require.Equal(t, r.Majority, r.Survivors)
+			require.Equal(t, r.Minority, r.Lost)
+			require.Len(t, r.Arguments, 3*(len(r.Majority)+len(r.Minority)), "three phases of arguments")
+			require.NotNil(t, r.ResolvedAt)
+		}
+		board, err := c.Scoreboard(ctx, game)
+		require.NoError(t, err)
+		require.Len(t, board.Coverage, 3)
+		for _, cv := range board.Coverage {
+			require.True(t, cv.Complete, "%s played every role", cv.DisplayName)
+			survived := 0
+			for _, r := range history {
+				if slices.Contains(r.Survivors, cv.AgentID) {
+					survived++
+				}
+			}
+			require.Equal(t, survived, board.Scores[cv.AgentID])
+		}
+
+		feed, err := c.Feed(ctx, game, 1000)
+		require.NoError(t, err)
+		require.Greater(t, len(feed), 5)
+		tail, err := c.Feed(ctx, game, 5)
+		require.NoError(t, err)
+		require.Equal(t, feed[len(feed)-5:], tail)
+		require.Equal(t, "event", tail[4].Type)
+		require.Equal(t, "game_completed", tail[4].Payload["type"])
+
+		events, err := c.GameEvents(ctx, game, 0)
+		require.NoError(t, err)
+		for i, item := range feed {
+			ev := receive(t, events)
+			require.Equal(t, "feed", ev.Type)
+			require.Equal(t, i+1, ev.Seq)
+			require.Equal(t, item, ev.Item)
+		}
+		ev := receive(t, events)
+		require.Equal(t, "state", ev.Type)
+		require.Equal(t, version, ev.Version)
+		require.Equal(t, arena.StatusCompleted, ev.Status)
+		resumed, err := c.GameEvents(ctx, game, len(feed)-1)
+		require.NoError(t, err)
+		ev = receive(t, resumed)
+		require.Equal(t, len(feed), ev.Seq, "only what came after")
+		require.Equal(t, feed[len(feed)-1], ev.Item)
+	})
+}
+
+// TestArenaAdminAndDemo: a demo game comes with three agents and is ready
+// to start; an admin pushes its first round through every phase with
+// Advance while its event stream follows each change; the forced round is
+// in the history; the arena's errors match their sentinels.
+func TestArenaAdminAndDemo(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st).As("")
+		game, agents, err := c.CreateDemo(ctx)
+		require.NoError(t, err)
+		var names []string
+		for _, a := range agents {
+			require.NotEmpty(t, a.AgentID)
+			names = append(names, a.DisplayName)
+		}
+		require.Equal(t, []string{"Alice", "Bob", "Charlie"}, names)
+		meta, err := c.Game(ctx, game)
+		require.NoError(t, err)
+		require.Equal(t, arena.StatusReady, meta.Status)
+		require.Nil(t, meta.CurrentPhase)
+		require.Zero(t, meta.CurrentRoundNumber)
+		ready, err := c.Games(ctx, arena.StatusReady)
+		require.NoError(t, err)
+		require.Len(t, ready, 1)
+		require.Equal(t, game, ready[0].ID)
+		all, err := c.Games(ctx, "")
+		require.NoError(t, err)
+		require.Len(t, all, 1)
+
+		events, err := c.GameEvents(ctx, game, 0)
+		require.NoError(t, err)
+		// nextState reads the stream up to its next state event and returns
+		// it with the feed items before it.
+		nextState := func() (client.GameEvent, []arena.FeedItem) {
+			t.Helper()
+			var items []arena.FeedItem
+			for {
+				ev := receive(t, events)
+				if ev.Type == "state" {
+					return ev, items
+				}
+				items = append(items, ev.Item)
+			}
+		}
+		first, registered := nextState()
+		require.Equal(t, arena.StatusReady, first.Status)
+		require.Len(t, registered, 3)
+		for i, item := range registered {
+			require.Equal(t, "agent_registered", item.Payload["type"])
+			require.Equal(t, agents[i].AgentID, item.Payload["agent_id"])
+		}
+
+		require.NoError(t, c.StartGame(ctx, game))
+		started, items := nextState()
+		require.Equal(t, arena.StatusPhase1, started.Status)
+		require.Greater(t, started.Version, first.Version)
+		require.NotEmpty(t, items)
+
+		adv, err := c.Advance(ctx, game, arena.ActionNextPhase)
+		require.NoError(t, err)
+		require.Equal(t, arena.StatusPhase2, adv.Status)
+		require.Equal(t, arena.Phase2, *adv.CurrentPhase)
+		ev, items := nextState()
+		require.Equal(t, adv.Version, ev.Version)
+		require.Equal(t, "phase_changed", items[len(items)-1].Payload["type"])
+
+		adv, err = c.Advance(ctx, game, arena.ActionForceDecision)
+		require.NoError(t, err)
+		require.Equal(t, arena.StatusAwaiting, adv.Status)
+		require.Equal(t, arena.PhaseAwaiting, *adv.CurrentPhase)
+		ev, _ = nextState()
+		require.Equal(t, arena.StatusAwaiting, ev.Status)
+		_, err = c.Advance(ctx, game, arena.ActionNextPhase)
+		require.ErrorIs(t, err, store.ErrInvalid, "no debate phase to end")
+
+		adv, err = c.Advance(ctx, game, arena.ActionResolveRound)
+		require.NoError(t, err)
+		require.Equal(t, arena.StatusPhase1, adv.Status, "the next round starts")
+		ev, _ = nextState()
+		require.Equal(t, adv.Version, ev.Version)
+		history, err := c.History(ctx, game)
+		require.NoError(t, err)
+		require.Len(t, history, 1)
+		require.True(t, history[0].Forced)
+		require.Equal(t, arena.SaveMajority, history[0].Decision)
+		require.Empty(t, history[0].Arguments)
+		board, err := c.Scoreboard(ctx, game)
+		require.NoError(t, err)
+		for _, id := range history[0].Survivors {
+			require.Equal(t, 1, board.Scores[id])
+		}
+		meta, err = c.Game(ctx, game)
+		require.NoError(t, err)
+		require.Equal(t, 2, meta.CurrentRoundNumber)
+
+		_, err = c.Advance(ctx, game, "derail")
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, err = c.Advance(ctx, "game_missing", arena.ActionNextPhase)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		_, err = c.Feed(ctx, game, 1001)
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, err = c.GameEvents(ctx, "game_missing", 0)
+		require.ErrorIs(t, err, store.ErrNotFound)
+		for _, read := range []func() error{
+			func() error { _, err := c.Scoreboard(ctx, "game_missing"); return err },
+			func() error { _, err := c.History(ctx, "game_missing"); return err },
+			func() error { _, err := c.Feed(ctx, "game_missing", 0); return err },
+		} {
+			require.ErrorIs(t, read(), store.ErrNotFound)
+		}
+
+		// An agent registered with a token acts only with it.
+		other, err := c.CreateGame(ctx, 0)
+		require.NoError(t, err)
+		dora, err := c.Register(ctx, other, "Dora", "dora-secret")
+		require.NoError(t, err)
+		err = c.Argue(ctx, other, "round_missing", dora, "hear me")
+		require.ErrorIs(t, err, store.ErrForbidden)
+		err = c.As("dora-secret").Argue(ctx, other, "round_missing", dora, "hear me")
+		require.ErrorIs(t, err, store.ErrNotFound, "the token passes; the round does not exist")
+		err = c.StartGame(ctx, other)
+		require.ErrorIs(t, err, store.ErrInvalid, "one agent is not enough")
+	})
+}

@@ -1,0 +1,201 @@
+package client_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/internal/testbackend"
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+	"github.com/agorahq/agora/store/storetest"
+)
+
+// work takes the next stage slot of layer for a and submits it with
+// confidence.
+func work(t *testing.T, a *client.Client, layer int, confidence float64) client.Work {
+	t.Helper()
+	ctx := t.Context()
+	w, err := a.TakeNextWork(ctx, "", layer, "", 50*time.Millisecond)
+	require.NoError(t, err)
+	require.NoError(t, a.FinishStage(ctx, w.Claim.ID, w.Slot.ID, "notes", nil, &confidence))
+	return w
+}
+
+// TestPrismThroughTheClient: a new claim opens Prism v1's first layer;
+// two agents' work moves it to its consensus phase.
+func TestPrismThroughTheClient(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st)
+		claim, err := c.CreateClaim(ctx, "Bees count", "Honeybees track landmarks.", "", "")
+		require.NoError(t, err)
+		p, err := c.Pipeline(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, prism.PrismV1ID, p.Protocol)
+		require.Equal(t, prism.PhaseWork, p.Phase)
+		require.Len(t, p.Layers, 7)
+		require.Equal(t, "work", p.Layers[0].Phase)
+		require.Len(t, p.Layers[0].Slots, 2)
+		for i := 0; i < 2; i++ {
+			w := work(t, agent(t, c, fmt.Sprint("w", i), slots.ScopeCommentCreate), 1, 0.9)
+			require.Equal(t, claim.ID, w.Claim.ID)
+			require.Equal(t, "contributor", w.Slot.Role)
+		}
+		p, err = c.Pipeline(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, prism.PhaseConsensus, p.Phase)
+		_, err = c.Consensus(ctx, claim.ID)
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
+}
+
+// TestFlagsThroughTheClient: a consensus below the layer's threshold
+// raises a flag, listed by Flags; a reviewer retries it (a fresh consensus
+// round, which falls short again) and then advances it (the next layer
+// opens). Resolving a resolved flag is a conflict.
+func TestFlagsThroughTheClient(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st)
+		reviewer := agent(t, c, "reviewer", slots.ScopePipelineReview)
+		me, err := reviewer.Me(ctx)
+		require.NoError(t, err)
+		claim, err := c.CreateClaim(ctx, "Ravens barter", "Ravens trade tokens for food.", "", "")
+		require.NoError(t, err)
+		flags, err := c.Flags(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Empty(t, flags)
+		next := 0
+		worker := func() *client.Client {
+			next++
+			return agent(t, c, fmt.Sprint("worker-", next), slots.ScopeCommentCreate)
+		}
+		work(t, worker(), 1, 0.9)
+		work(t, worker(), 1, 0.9)
+		work(t, worker(), 1, 0.3)
+		work(t, worker(), 1, 0.3)
+
+		p, err := c.Pipeline(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, prism.StatusFlagged, p.Status)
+		flags, err = c.Flags(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Len(t, flags, 1)
+		f := flags[0]
+		require.Equal(t, claim.ID, f.ClaimID)
+		require.Equal(t, 1, f.Layer)
+		require.Equal(t, prism.FlagOpen, f.Status)
+		require.Equal(t, prism.FlagReasonLowConfidence, f.Reason)
+		require.InDelta(t, 0.3, f.AvgConfidence, 1e-9)
+		require.InDelta(t, prism.DefaultThreshold, f.Threshold, 1e-9)
+		_, err = worker().NextWork(ctx, "", 0, "")
+		require.ErrorIs(t, err, store.ErrNotFound, "a flagged pipeline offers no work")
+
+		err = worker().ResolveFlag(ctx, claim.ID, f.ID, prism.FlagRetry, "")
+		require.ErrorIs(t, err, store.ErrForbidden, "pipeline:review is needed")
+		err = reviewer.ResolveFlag(ctx, claim.ID, "flag_missing", prism.FlagRetry, "")
+		require.ErrorIs(t, err, store.ErrNotFound)
+		err = reviewer.ResolveFlag(ctx, claim.ID, f.ID, "ignore", "")
+		require.ErrorIs(t, err, store.ErrInvalid)
+
+		require.NoError(t, reviewer.ResolveFlag(ctx, claim.ID, f.ID, prism.FlagRetry, "ask again"))
+		p, err = c.Pipeline(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, prism.StatusActive, p.Status)
+		require.Equal(t, 1, p.CurrentLayer)
+		require.Equal(t, prism.PhaseConsensus, p.Phase)
+		err = reviewer.ResolveFlag(ctx, claim.ID, f.ID, prism.FlagAdvance, "")
+		require.ErrorIs(t, err, store.ErrConflict, "the flag is resolved")
+		work(t, worker(), 1, 0.4)
+		work(t, worker(), 1, 0.4)
+
+		flags, err = c.Flags(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Len(t, flags, 2)
+		require.Equal(t, prism.FlagResolved, flags[0].Status)
+		require.Equal(t, string(prism.FlagRetry), flags[0].Action)
+		require.Equal(t, "ask again", flags[0].Note)
+		require.Equal(t, me.ID, flags[0].ResolvedBy)
+		require.Equal(t, prism.FlagOpen, flags[1].Status)
+		require.InDelta(t, 0.4, flags[1].AvgConfidence, 1e-9)
+
+		require.NoError(t, reviewer.ResolveFlag(ctx, claim.ID, flags[1].ID, prism.FlagAdvance, ""))
+		p, err = c.Pipeline(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, prism.StatusActive, p.Status)
+		require.Equal(t, 2, p.CurrentLayer)
+		require.Equal(t, prism.PhaseWork, p.Phase)
+		require.Equal(t, "done", p.Layers[0].Phase)
+		require.NotNil(t, p.Layers[0].AvgConfidence)
+		require.InDelta(t, 0.4, *p.Layers[0].AvgConfidence, 1e-9)
+		flags, err = c.Flags(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, string(prism.FlagAdvance), flags[1].Action)
+	})
+}
+
+// TestProtocolsThroughTheClient: Prism v1 is listed from the start; an
+// admin registers a one-layer protocol whose consensus writes the claim's
+// record, a claim runs under it to completion, and Consensus returns the
+// record. A protocol that does not validate is invalid; registering needs
+// keys:admin.
+func TestProtocolsThroughTheClient(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st)
+		protos, err := c.Protocols(ctx)
+		require.NoError(t, err)
+		require.Len(t, protos, 1)
+		require.Equal(t, prism.PrismV1(), protos[0])
+
+		quick := prism.Protocol{ID: "quick-verdict", Name: "Quick verdict", Layers: []prism.Layer{{
+			Number: 1, Name: "Verdict", ConsensusSlots: 1, Threshold: 0.5,
+			Output: prism.Shape{
+				"summary":        {Type: prism.TypeString},
+				"recommendation": {Type: prism.TypeEnum, Values: []string{"accept", "reject"}},
+			},
+			OutputFrom: prism.OutputConsensus, Effect: prism.EffectConsensus,
+		}}}
+		got, err := c.RegisterProtocol(ctx, quick)
+		require.NoError(t, err)
+		require.Equal(t, quick, got)
+		protos, err = c.Protocols(ctx)
+		require.NoError(t, err)
+		require.Len(t, protos, 2)
+		require.Contains(t, protos, quick)
+
+		bad := quick
+		bad.ID, bad.Layers = "empty", nil
+		_, err = c.RegisterProtocol(ctx, bad)
+		require.ErrorIs(t, err, store.ErrInvalid)
+		a := agent(t, c, "voter", slots.ScopeCommentCreate, slots.ScopeClaimCreate)
+		_, err = a.RegisterProtocol(ctx, quick)
+		require.ErrorIs(t, err, store.ErrForbidden)
+
+		claim, err := a.CreateClaim(ctx, "Ants farm", "Leafcutters grow fungus.", "", quick.ID)
+		require.NoError(t, err)
+		p, err := c.Pipeline(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, quick.ID, p.Protocol)
+		require.Equal(t, prism.PhaseConsensus, p.Phase)
+		w, err := a.TakeNextWork(ctx, prism.RoleConsensus, 1, "", 50*time.Millisecond)
+		require.NoError(t, err)
+		conf := 0.8
+		require.NoError(t, a.FinishStage(ctx, claim.ID, w.Slot.ID, "they do",
+			map[string]any{"summary": "Leafcutter ants farm fungus.", "recommendation": "accept"}, &conf))
+		p, err = c.Pipeline(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, prism.StatusComplete, p.Status)
+		rec, err := a.Consensus(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, "Leafcutter ants farm fungus.", rec.Summary)
+		require.Equal(t, "accept", rec.Recommendation)
+		require.InDelta(t, 80, rec.Confidence, 1e-9)
+		require.Equal(t, &rec, p.Consensus)
+	})
+}
