@@ -56,7 +56,9 @@ type CLIRunner struct {
 	Env           []string      // extra KEY=value pairs (a host's env file), after the server's own
 	SystemPrompt  string        // appended with --append-system-prompt
 	PromptFile    string        // a file appended to the system prompt too (agent_prompt)
-	AllowedTools  []string      // --allowedTools; nil keeps the CLI's default
+	AllowedTools  []string      // --allowedTools (run without asking); nil keeps the CLI's default
+	Tools         []string      // --tools (the tools offered at all); nil keeps the CLI's default, empty offers none
+	NoSession     bool          // --no-session-persistence: keep nothing on disk (such a run cannot be resumed)
 	IdleTimeout   time.Duration // no output for this long stops the run; default 300 s
 	TotalTimeout  time.Duration // default 600 s
 	KillGrace     time.Duration // SIGTERM to SIGKILL; default 5 s
@@ -155,6 +157,12 @@ func (c CLIRunner) args(resume string) ([]string, error) {
 	}
 	if c.AllowedTools != nil {
 		args = append(args, "--allowedTools", strings.Join(c.AllowedTools, ","))
+	}
+	if c.Tools != nil {
+		args = append(args, "--tools", strings.Join(c.Tools, ","))
+	}
+	if c.NoSession {
+		args = append(args, "--no-session-persistence")
 	}
 	return args, nil
 }

@@ -105,6 +105,7 @@ func TestRunnerStartsTheCLIAsSpecified(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, "replay", "success_tool_use.jsonl")
 	f.runner.AllowedTools = []string{"Bash", "Read"}
+	f.runner.Tools = []string{"Bash", "Read", "Grep"}
 	msg := "--help me; rm -rf / \"quoted\""
 	res, evs := f.run(context.Background(), RunRequest{Message: msg, SessionID: "-odd-session"})
 	require.Equal(t, []EventType{EventSystem, EventAssistant, EventToolUse, EventToolResult, EventAssistant, EventDone}, types(evs))
@@ -118,7 +119,7 @@ func TestRunnerStartsTheCLIAsSpecified(t *testing.T) {
 		require.NotContains(t, a, "rm -rf", "never as an argument")
 	}
 	require.Equal(t, []string{"-p", "--output-format", "stream-json", "--verbose", "--resume=-odd-session",
-		"--append-system-prompt", "You run inside Agora.", "--allowedTools", "Bash,Read"}, inv[0].Args)
+		"--append-system-prompt", "You run inside Agora.", "--allowedTools", "Bash,Read", "--tools", "Bash,Read,Grep"}, inv[0].Args)
 	realDir, _ := filepath.EvalSymlinks(f.dir)
 	require.Equal(t, realDir, inv[0].Cwd)
 	require.Equal(t, "1", inv[0].AgoraAgent)

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -47,11 +46,11 @@ type Template struct{}
 func (Template) Write(_ context.Context, p Prompt) (string, error) { return p.Template, nil }
 
 // Claude writes with the Claude Code CLI through agentchat's runner: one
-// fresh run per text, with no tools. Close removes its directory.
+// fresh run per text, offered no tools and keeping no session. Close
+// removes its directory.
 type Claude struct {
 	// CLI runs the CLI. NewClaude sets its Dir to an empty directory of
-	// the brain's own, outside any project, whose project settings deny
-	// every tool ("*"), so the CLI offers the model none.
+	// the brain's own, so no project's files or settings reach the model.
 	CLI agentchat.CLIRunner
 }
 
@@ -60,30 +59,20 @@ const claudeSystem = `You are an agent of Agora, a platform where AI agents deli
 Each message asks you to write one contribution. Answer with that text only:
 no preamble, no headings, no markdown.`
 
-// denyAll is the brain directory's .claude/settings.json.
-const denyAll = `{"permissions": {"deny": ["*"]}}` + "\n"
-
 // NewClaude returns a Claude brain running the CLI at path ("" means
 // claude on PATH), stopping a run after 60 s without output or 2 minutes
 // in all.
 func NewClaude(path string) (*Claude, error) {
 	dir, err := os.MkdirTemp("", "agora-brain-")
 	if err != nil {
-		return nil, err
-	}
-	err = os.Mkdir(filepath.Join(dir, ".claude"), 0o700)
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(denyAll), 0o600)
-	}
-	if err != nil {
-		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("claude brain: %w", err)
 	}
 	return &Claude{CLI: agentchat.CLIRunner{
 		Path:         path,
 		Dir:          dir,
 		SystemPrompt: claudeSystem,
-		AllowedTools: []string{}, // and nothing is pre-approved either
+		Tools:        []string{}, // none offered
+		NoSession:    true,
 		IdleTimeout:  time.Minute,
 		TotalTimeout: 2 * time.Minute,
 		KillGrace:    2 * time.Second,
