@@ -94,6 +94,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	say("Agora demo — server at %s on %s", base, *storeURL)
 
+	interrupted := ctx // -serve serves until then, past -timeout
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	botsCtx, stopBots := context.WithCancel(ctx)
@@ -259,8 +260,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	say("summary: prism complete (%s), 3/3 seats filled, arena game completed, discussion %s", cons.Recommendation, p.Status)
 	stopBots()
 	if *serve {
-		say("serving on %s until interrupted (admin key %s)", base, admin)
-		<-ctx.Done()
+		say("serving on %s until interrupted (admin key %s); the console:", base, admin)
+		say("  %s/jobs#key=%s", base, admin)
+		say("  %s/arena/%s", base, game)
+		say("  %s/squad", base)
+		<-interrupted.Done()
 	}
 	return nil
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,3 +37,64 @@ func TestDemoRedis(t *testing.T) {
 }
 
 func TestDemoPostgres(t *testing.T) { demo(t, "-store", testdb.PostgresDSN(t)) }
+
+// syncBuffer is an output the demo writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestDemoServe keeps the server up after the demo, past -timeout, and
+// prints console URLs that answer, until interrupted.
+func TestDemoServe(t *testing.T) {
+	t.Parallel()
+	const timeout = 5 * time.Second
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	var out syncBuffer
+	done := make(chan error, 1)
+	started := time.Now()
+	go func() { done <- run(ctx, []string{"-serve", "-timeout", timeout.String()}, &out) }()
+
+	var urls []string
+	require.Eventually(t, func() bool {
+		text := out.String()
+		i := strings.Index(text, "the console:\n")
+		if i < 0 {
+			return false
+		}
+		urls = strings.Fields(text[i+len("the console:\n"):])
+		return len(urls) == 3
+	}, time.Minute, 20*time.Millisecond, "no console URLs: %s", out.String())
+	get := func() {
+		for _, u := range urls {
+			res, err := http.Get(u)
+			require.NoError(t, err)
+			res.Body.Close()
+			require.Equal(t, http.StatusOK, res.StatusCode, u)
+			require.Contains(t, res.Header.Get("Content-Type"), "text/html", u)
+		}
+	}
+	get()
+	time.Sleep(time.Until(started.Add(timeout + 500*time.Millisecond)))
+	get() // still serving after -timeout
+	select {
+	case err := <-done:
+		t.Fatalf("the demo returned before it was interrupted: %v", err)
+	default:
+	}
+	interrupt()
+	require.NoError(t, <-done)
+}
