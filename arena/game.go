@@ -28,6 +28,15 @@ const (
 	DefaultMinPlayer        = 3
 )
 
+// Valid reports whether s is one of the statuses above.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusWaiting, StatusReady, StatusPhase1, StatusPhase2, StatusPhase3, StatusAwaiting, StatusResolved, StatusCompleted:
+		return true
+	}
+	return false
+}
+
 // Phase is where a round is.
 type Phase string
 

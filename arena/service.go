@@ -83,8 +83,12 @@ func (s *Service) Create(ctx context.Context, minPlayers int, phaseTimeout time.
 // Game returns a game.
 func (s *Service) Game(ctx context.Context, id string) (Game, error) { return s.store.GetGame(ctx, id) }
 
-// List lists games newest first, in status when it is set.
+// List lists games newest first, in status when it is set; an unknown
+// status is a validation error.
 func (s *Service) List(ctx context.Context, status Status, limit int) ([]Summary, error) {
+	if status != "" && !status.Valid() {
+		return nil, store.Errorf(store.ErrInvalid, "invalid_status", "status must be one of waiting_for_agents, ready_to_start, round_phase_1, round_phase_2, round_phase_3, awaiting_operator_decision, round_resolved, game_completed")
+	}
 	if limit <= 0 || limit > 500 {
 		limit = 100
 	}

@@ -107,6 +107,9 @@ func TestArenaErrors(t *testing.T) {
 		c.expect(404, "POST", "/api/games/game_missing/agents/register", "", map[string]any{"display_name": "A"})
 		c.expect(400, "POST", "/api/games", "", map[string]any{"min_players": 2})
 		c.expect(400, "POST", "/api/games", "", map[string]any{"min_players": "3"})
+		r := c.expect(400, "GET", "/api/games?status=bogus", "", nil)
+		require.Equal(t, "invalid_status", r.errCode(t))
+		c.expect(200, "GET", "/api/games?status=game_completed", "", nil)
 		demo := c.expect(201, "POST", "/api/demo/create", "", nil).body
 		require.Len(t, demo["agents"].([]any), 3)
 		game := demo["game_id"].(string)
@@ -114,7 +117,7 @@ func TestArenaErrors(t *testing.T) {
 		tok := c.expect(201, "POST", base+"/agents/register", "", map[string]any{"display_name": "Dora", "token": "dora-secret"}).body["agent_id"].(string)
 		c.expect(400, "POST", base+"/agents/register", "", map[string]any{"display_name": ""})
 		c.expect(200, "POST", base+"/start", "", nil)
-		r := c.expect(400, "POST", base+"/agents/register", "", map[string]any{"display_name": "Late"})
+		r = c.expect(400, "POST", base+"/agents/register", "", map[string]any{"display_name": "Late"})
 		require.Contains(t, r.body["error"].(map[string]any)["message"], "Game already started")
 
 		state := c.expect(200, "GET", base+"/state", "", nil).body
