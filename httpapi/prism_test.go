@@ -151,6 +151,10 @@ func TestPrismHTTPErrors(t *testing.T) {
 		c.expect(201, "POST", "/api/v1/protocols", adminToken, map[string]any{"id": "quick", "name": "Quick", "layers": []any{
 			map[string]any{"layer": 1, "name": "Vote", "workRoles": []any{}, "consensusSlots": 1, "threshold": 0.5, "effect": "none"},
 		}})
+		r = c.expect(409, "POST", "/api/v1/protocols", adminToken, map[string]any{"id": "prism-v1", "name": "Mine", "layers": []any{
+			map[string]any{"layer": 1, "name": "Vote", "workRoles": []any{}, "consensusSlots": 1, "threshold": 0.5, "effect": "none"},
+		}})
+		require.Equal(t, "protocol_reserved", r.errCode(t))
 		quick := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "q", "protocol": "quick"}).body["_id"].(string)
 		v := c.expect(200, "GET", "/api/v1/claims/"+quick+"/pipeline", a, nil).body
 		require.Equal(t, "quick", v["protocol"])

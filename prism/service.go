@@ -83,10 +83,15 @@ func (s *Service) change(ctx context.Context, claimID string, fn func(p *Pipelin
 	return saved, err
 }
 
-// RegisterProtocol validates and stores a protocol.
+// RegisterProtocol validates and stores a protocol, replacing one with the
+// same ID (running pipelines keep the protocol they started with). Prism v1
+// is built in: registering its ID is a conflict.
 func (s *Service) RegisterProtocol(ctx context.Context, p Protocol) error {
 	if err := p.Validate(); err != nil {
 		return err
+	}
+	if p.ID == PrismV1ID {
+		return store.Errorf(store.ErrConflict, "protocol_reserved", "%s is built in and cannot be replaced; register the protocol under another id", PrismV1ID)
 	}
 	return s.store.PutProtocol(ctx, p)
 }
