@@ -129,7 +129,9 @@ func (c *Client) Done(ctx context.Context, claimID, slotID string) error {
 // sends it back to the queue at once; no work, or a seat this agent may not
 // take (another 409, such as slot_held: it already holds a seat of that
 // claim), makes it wait, from 100 ms doubling up to maxWait (5 s when not
-// positive). It returns when ctx ends, or on any other error.
+// positive); over the key's rate limit (429) it waits as long as the
+// server's Retry-After says. It returns when ctx ends, or on any other
+// error.
 func (c *Client) TakeNextJob(ctx context.Context, q slots.JobQuery, maxWait time.Duration) (slots.Job, error) {
 	return takeNext(ctx, maxWait,
 		func() (slots.Job, error) { return c.NextJob(ctx, q) },
@@ -155,7 +157,12 @@ func takeNext[T any](ctx context.Context, maxWait time.Duration, next func() (T,
 				continue // lost the race: try the next seat at once
 			}
 		}
-		if !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
+		pause := wait
+		var e *Error
+		switch {
+		case errors.As(err, &e) && e.RetryAfter > 0 && errors.Is(err, ErrRateLimited):
+			pause = max(pause, e.RetryAfter) // over the key's rate limit: as the server says
+		case !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict):
 			var zero T
 			return zero, err
 		}
@@ -163,7 +170,7 @@ func takeNext[T any](ctx context.Context, maxWait time.Duration, next func() (T,
 		case <-ctx.Done():
 			var zero T
 			return zero, ctx.Err()
-		case <-time.After(wait):
+		case <-time.After(pause):
 		}
 		wait = min(2*wait, maxWait)
 	}

@@ -28,6 +28,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agorahq/agora/store"
 )
@@ -64,11 +65,17 @@ func (c *Client) As(token string) *Client {
 	return &cp
 }
 
+// ErrRateLimited matches (with errors.Is) a 429 answer: the key made too
+// many takes, dones or comments; Error.RetryAfter says when to try again.
+var ErrRateLimited = errors.New("agora: rate limited")
+
 // Error is an error answer of the server.
 type Error struct {
 	Status  int
 	Code    string
 	Message string
+	// RetryAfter is the server's Retry-After on a 429, else zero.
+	RetryAfter time.Duration
 	// Body is the whole answer, for routes that add fields to the error
 	// shape (a busy agent's {queued: false}).
 	Body map[string]any
@@ -91,6 +98,8 @@ func (e *Error) Unwrap() error {
 		return store.ErrNotFound
 	case http.StatusConflict:
 		return store.ErrConflict
+	case http.StatusTooManyRequests:
+		return ErrRateLimited
 	}
 	return nil
 }
@@ -154,6 +163,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 func readError(res *http.Response) error {
 	data, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
 	e := &Error{Status: res.StatusCode}
+	if secs, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && secs > 0 {
+		e.RetryAfter = time.Duration(secs) * time.Second
+	}
 	var shape struct {
 		Error struct{ Code, Message string } `json:"error"`
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
+	"github.com/agorahq/agora/store/memstore"
 	"github.com/agorahq/agora/store/storetest"
 )
 
@@ -394,4 +395,55 @@ func TestContextEndsCalls(t *testing.T) {
 			t.Fatal("ClaimEvents did not close its channel when its context ended")
 		}
 	})
+}
+
+// TestRateLimited: a key over its rate limit gets an error matching
+// client.ErrRateLimited that says when to retry.
+func TestRateLimited(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st := memstore.New()
+	svc := slots.New(st, slots.WithAdminKey(admin))
+	mux := http.NewServeMux()
+	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLimiter(httpapi.NewLocalLimiter(0.1, 1))))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c := client.New(srv.URL, client.WithToken(admin))
+	claim, err := c.CreateClaim(ctx, "t", "", "", "")
+	require.NoError(t, err)
+	_, err = c.Comment(ctx, claim.ID, "first", slots.CommentDraft)
+	require.NoError(t, err)
+	_, err = c.Comment(ctx, claim.ID, "second", slots.CommentDraft)
+	require.ErrorIs(t, err, client.ErrRateLimited)
+	var e *client.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, "rate_limited", e.Code)
+	require.Positive(t, e.RetryAfter)
+	require.NotErrorIs(t, err, store.ErrInvalid)
+}
+
+// TestTakeNextJobWaitsOutTheRateLimit: a take refused with 429 is retried
+// after Retry-After rather than returned to the agent.
+func TestTakeNextJobWaitsOutTheRateLimit(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	st := memstore.New()
+	svc := slots.New(st, slots.WithAdminKey(admin))
+	mux := http.NewServeMux()
+	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLimiter(httpapi.NewLocalLimiter(1, 1))))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c := client.New(srv.URL, client.WithToken(admin))
+	claim, err := c.CreateClaim(ctx, "t", "", "", "")
+	require.NoError(t, err)
+	_, err = c.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
+	require.NoError(t, err)
+	k, err := c.CreateKey(ctx, "agent", slots.ScopeCommentCreate)
+	require.NoError(t, err)
+	a := c.As(k.Token)
+	_, err = a.Comment(ctx, claim.ID, "a draft", slots.CommentDraft) // spends the agent's burst
+	require.NoError(t, err)
+	job, err := a.TakeNextJob(ctx, slots.JobQuery{}, 200*time.Millisecond)
+	require.NoError(t, err, "the 429 was waited out")
+	require.Equal(t, claim.ID, job.Claim.ID)
 }
