@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string) error {
 	c := client.New(*server, client.WithToken(*admin))
 	var wg sync.WaitGroup
 	for i := 0; i < *prismN; i++ {
-		k, err := c.CreateKey(ctx, fmt.Sprintf("prism-bot-%02d", i), slots.ScopeCommentCreate)
+		k, err := c.CreateKey(ctx, slots.NewKey{Name: fmt.Sprintf("prism-bot-%02d", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			return fmt.Errorf("creating a key (is -admin-key right?): %w", err)
 		}
@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 	for i := 0; *game != "" && i < *players; i++ {
-		id, err := c.Register(ctx, *game, fmt.Sprintf("player-%d", i), "")
+		id, err := c.Register(ctx, *game, client.NewAgent{DisplayName: fmt.Sprintf("player-%d", i)})
 		if err != nil {
 			return err
 		}

@@ -106,14 +106,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	// Prism: sixteen workers take a claim through the seven layers.
 	for i := 0; i < 16; i++ {
-		k, err := c.CreateKey(ctx, fmt.Sprintf("prism-bot-%02d", i), slots.ScopeCommentCreate)
+		k, err := c.CreateKey(ctx, slots.NewKey{Name: fmt.Sprintf("prism-bot-%02d", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			return err
 		}
 		wg.Add(1)
 		go func() { defer wg.Done(); bots.PrismWorker(botsCtx, c.As(k.Token), *seed*100+uint64(i), opt) }()
 	}
-	claim, err := c.CreateClaim(ctx, "Crows plan for the future", "Scrub jays cache food where they will need it tomorrow.", "", "")
+	claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "Crows plan for the future", Body: "Scrub jays cache food where they will need it tomorrow."})
 	if err != nil {
 		return err
 	}
@@ -150,12 +150,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	say("prism: domain %q, consensus %q at %.0f%% — %s", claim.Domain, cons.Recommendation, cons.Confidence, cons.Summary)
 
 	// Role slots: six agents race for three seats.
-	human, err := c.CreateKey(ctx, "operator", slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate)
+	human, err := c.CreateKey(ctx, slots.NewKey{Name: "operator", Scopes: []slots.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate}})
 	if err != nil {
 		return err
 	}
 	h := c.As(human.Token)
-	race, err := h.CreateClaim(ctx, "Bees can count", "Honeybees tell four landmarks from five.", "biology", "")
+	race, err := h.CreateClaim(ctx, client.NewClaim{Title: "Bees can count", Body: "Honeybees tell four landmarks from five.", Domain: "biology"})
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var raceWG sync.WaitGroup
 	raceCtx, stopRace := context.WithCancel(ctx)
 	for i := 0; i < 6; i++ {
-		k, err := c.CreateKey(ctx, fmt.Sprintf("critic-%d", i), slots.ScopeCommentCreate)
+		k, err := c.CreateKey(ctx, slots.NewKey{Name: fmt.Sprintf("critic-%d", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			stopRace()
 			return err
@@ -198,13 +198,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	// Arena: five agents play until everyone has played every role.
-	game, err := c.CreateGame(ctx, 5)
+	game, err := c.CreateGame(ctx, client.NewGame{MinPlayers: 5})
 	if err != nil {
 		return err
 	}
 	var players []string
 	for _, n := range []string{"Alice", "Bob", "Charlie", "Dana", "Eve"} {
-		id, err := c.Register(ctx, game, n, "")
+		id, err := c.Register(ctx, game, client.NewAgent{DisplayName: n})
 		if err != nil {
 			return err
 		}
@@ -246,7 +246,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); bots.Responder(botsCtx, c, n, opt) }()
 	}
-	p, err := c.AskSquad(ctx, "Developer", "Before shipping the arena, what should I check?", 2, 5)
+	p, err := c.AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "Before shipping the arena, what should I check?", RequiredResponses: 2, TimeoutMinutes: 5})
 	if err != nil {
 		return err
 	}

@@ -15,11 +15,17 @@ type CreatedKey struct {
 	Token string `json:"key"`
 }
 
-// CreateKey creates an API key (scope keys:admin).
-func (c *Client) CreateKey(ctx context.Context, name string, scopes ...slots.Scope) (CreatedKey, error) {
-	var k CreatedKey
-	err := c.do(ctx, "POST", "/api/v1/keys", map[string]any{"name": name, "scopes": scopes}, &k)
-	return k, err
+// CreateKey creates an API key (scope keys:admin) with the name, avatar
+// URL and scopes of k. An empty AvatarURL is not sent (the key has none);
+// nil Scopes make a key without scopes.
+func (c *Client) CreateKey(ctx context.Context, k slots.NewKey) (CreatedKey, error) {
+	in := map[string]any{"name": k.Name, "scopes": k.Scopes}
+	if k.AvatarURL != "" {
+		in["avatarUrl"] = k.AvatarURL
+	}
+	var out CreatedKey
+	err := c.do(ctx, "POST", "/api/v1/keys", in, &out)
+	return out, err
 }
 
 // Keys lists the API keys (scope keys:admin).
@@ -50,15 +56,23 @@ func (c *Client) Me(ctx context.Context) (Me, error) {
 	return m, err
 }
 
-// CreateClaim creates a claim (scope claim:create); protocol may be empty.
-func (c *Client) CreateClaim(ctx context.Context, title, body, domain, protocol string) (slots.Claim, error) {
-	in := map[string]any{"title": title, "body": body}
-	if domain != "" {
-		in["domain"] = domain
-	}
-	if protocol != "" {
-		in["protocol"] = protocol
-	}
+// NewClaim is the body of POST /api/v1/claims. Empty Domain and Protocol
+// are not sent: the claim gets slots.DefaultDomain and, on a server that
+// runs the Prism pipeline, Prism v1.
+type NewClaim struct {
+	Title string `json:"title"`
+	Body  string `json:"body"`
+	// Domain is the claim's field, which job-queue filters match.
+	Domain string `json:"domain,omitempty"`
+	// Protocol is the ID of the deliberation protocol the claim runs under
+	// (see Protocols); a server without the pipeline refuses any.
+	Protocol string `json:"protocol,omitempty"`
+}
+
+// CreateClaim creates a claim (scope claim:create) and, on a server that
+// runs the Prism pipeline, starts its pipeline. An unknown protocol is
+// store.ErrInvalid.
+func (c *Client) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, error) {
 	var cl slots.Claim
 	err := c.do(ctx, "POST", "/api/v1/claims", in, &cl)
 	return cl, err
@@ -71,10 +85,19 @@ func (c *Client) Claim(ctx context.Context, id string) (slots.Claim, error) {
 	return cl, err
 }
 
-// Claims lists claims newest first.
-func (c *Client) Claims(ctx context.Context, limit int, cursor string) (slots.ClaimPage, error) {
+// ClaimsQuery pages GET /api/v1/claims. Zero fields are not sent.
+type ClaimsQuery struct {
+	// Limit is the page size; 0 takes the server's default, at most
+	// slots.MaxClaimsLimit.
+	Limit int
+	// Cursor is the NextCursor of the previous page; empty for the first.
+	Cursor string
+}
+
+// Claims lists a page of claims newest first.
+func (c *Client) Claims(ctx context.Context, q ClaimsQuery) (slots.ClaimPage, error) {
 	var p slots.ClaimPage
-	err := c.do(ctx, "GET", "/api/v1/claims"+query("limit", num(limit), "cursor", cursor), nil, &p)
+	err := c.do(ctx, "GET", "/api/v1/claims"+query("limit", num(q.Limit), "cursor", q.Cursor), nil, &p)
 	return p, err
 }
 

@@ -9,18 +9,47 @@ import (
 	"github.com/agorahq/agora/arena"
 )
 
-// CreateGame creates an arena game; a minPlayers that is not positive
-// takes the server's default.
-func (c *Client) CreateGame(ctx context.Context, minPlayers int) (string, error) {
+// NewGame is the body of POST /api/games. Zero fields are not sent and
+// take the server's defaults.
+type NewGame struct {
+	// MinPlayers is how many agents must register before the game can
+	// start; 0 means arena.DefaultMinPlayer. Fewer than that, or more than
+	// arena.MaxAgents, is store.ErrInvalid.
+	MinPlayers int
+	// PhaseTimeout is how long each phase of a round may last before the
+	// server moves it on (a debate phase as next_phase would, an overdue
+	// decision forced); 0 means no deadline. It is sent as phase_timeout_s
+	// in whole seconds, rounded away from zero so that a timeout under a
+	// second is not taken for none; more than a day, or less than zero, is
+	// store.ErrInvalid.
+	PhaseTimeout time.Duration
+}
+
+// CreateGame creates an arena game and returns its ID.
+func (c *Client) CreateGame(ctx context.Context, g NewGame) (string, error) {
 	var out struct {
 		GameID string `json:"game_id"`
 	}
 	in := map[string]any{}
-	if minPlayers > 0 {
-		in["min_players"] = minPlayers
+	if g.MinPlayers != 0 {
+		in["min_players"] = g.MinPlayers
+	}
+	if g.PhaseTimeout != 0 {
+		in["phase_timeout_s"] = seconds(g.PhaseTimeout)
 	}
 	err := c.do(ctx, "POST", "/api/games", in, &out)
 	return out.GameID, err
+}
+
+// seconds is d in whole seconds, rounded away from zero.
+func seconds(d time.Duration) int64 {
+	s := int64(d / time.Second)
+	if d%time.Second > 0 {
+		s++
+	} else if d%time.Second < 0 {
+		s--
+	}
+	return s
 }
 
 // Games lists games newest first, only those in status when it is set.
@@ -48,17 +77,20 @@ func (c *Client) Game(ctx context.Context, gameID string) (GameMeta, error) {
 	return m, err
 }
 
-// Register registers an agent; a non-empty token then guards its actions
-// (call them on c.As(token)).
-func (c *Client) Register(ctx context.Context, gameID, name, token string) (string, error) {
+// NewAgent is the body of POST /api/games/{id}/agents/register.
+type NewAgent struct {
+	DisplayName string `json:"display_name"`
+	// Token, when set, guards the agent's actions: call them on
+	// c.As(Token). Empty is not sent: anyone may act as the agent.
+	Token string `json:"token,omitempty"`
+}
+
+// Register registers an agent in a game and returns its ID.
+func (c *Client) Register(ctx context.Context, gameID string, a NewAgent) (string, error) {
 	var out struct {
 		AgentID string `json:"agent_id"`
 	}
-	in := map[string]any{"display_name": name}
-	if token != "" {
-		in["token"] = token
-	}
-	err := c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/agents/register", in, &out)
+	err := c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/agents/register", a, &out)
 	return out.AgentID, err
 }
 
@@ -109,14 +141,30 @@ func (c *Client) OpenActions(ctx context.Context, gameID, agentID string) (OpenA
 	return a, err
 }
 
-// Argue submits an argument.
-func (c *Client) Argue(ctx context.Context, gameID, roundID, agentID, text string) error {
-	return c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/rounds/"+esc(roundID)+"/arguments", map[string]any{"agent_id": agentID, "text": text}, nil)
+// Turn names who acts in which round of which game, for Argue and Decide:
+// the game and round are the route's path, the agent its agent_id. An
+// agent registered with a token acts on c.As(token).
+type Turn struct {
+	GameID  string
+	RoundID string // OpenAction.RoundID or ArenaState.CurrentRoundID
+	AgentID string
 }
 
-// Decide submits the operator's decision.
-func (c *Client) Decide(ctx context.Context, gameID, roundID, agentID, decision string) error {
-	return c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/rounds/"+esc(roundID)+"/decision", map[string]any{"agent_id": agentID, "decision": decision}, nil)
+// path is the route of the turn's round.
+func (t Turn) path() string {
+	return "/api/games/" + esc(t.GameID) + "/rounds/" + esc(t.RoundID)
+}
+
+// Argue submits the turn's agent's argument, 1 to arena.MaxArgumentChars
+// characters, in a debate phase.
+func (c *Client) Argue(ctx context.Context, t Turn, text string) error {
+	return c.do(ctx, "POST", t.path()+"/arguments", map[string]any{"agent_id": t.AgentID, "text": text}, nil)
+}
+
+// Decide submits the decision of the turn's agent, the round's operator,
+// once the round awaits it.
+func (c *Client) Decide(ctx context.Context, t Turn, d arena.Decision) error {
+	return c.do(ctx, "POST", t.path()+"/decision", map[string]any{"agent_id": t.AgentID, "decision": d}, nil)
 }
 
 // Advanced is where a game stands after Advance.

@@ -23,11 +23,11 @@ func TestArenaThroughTheClient(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		ctx := t.Context()
 		c := setup(t, st).As("")
-		game, err := c.CreateGame(ctx, 3)
+		game, err := c.CreateGame(ctx, client.NewGame{MinPlayers: 3})
 		require.NoError(t, err)
 		var agents []string
 		for _, n := range []string{"Alice", "Bob", "Charlie"} {
-			id, err := c.Register(ctx, game, n, "")
+			id, err := c.Register(ctx, game, client.NewAgent{DisplayName: n})
 			require.NoError(t, err)
 			agents = append(agents, id)
 		}
@@ -55,9 +55,9 @@ func TestArenaThroughTheClient(t *testing.T) {
 					continue
 				}
 				if *oa.AllowedAction == "decision" {
-					require.NoError(t, c.Decide(ctx, game, oa.RoundID, id, "save_majority"))
+					require.NoError(t, c.Decide(ctx, client.Turn{GameID: game, RoundID: oa.RoundID, AgentID: id}, "save_majority"))
 				} else {
-					require.NoError(t, c.Argue(ctx, game, oa.RoundID, id, "pull it"))
+					require.NoError(t, c.Argue(ctx, client.Turn{GameID: game, RoundID: oa.RoundID, AgentID: id}, "pull it"))
 				}
 			}
 		}
@@ -242,15 +242,72 @@ func TestArenaAdminAndDemo(t *testing.T) {
 		}
 
 		// An agent registered with a token acts only with it.
-		other, err := c.CreateGame(ctx, 0)
+		other, err := c.CreateGame(ctx, client.NewGame{})
 		require.NoError(t, err)
-		dora, err := c.Register(ctx, other, "Dora", "dora-secret")
+		dora, err := c.Register(ctx, other, client.NewAgent{DisplayName: "Dora", Token: "dora-secret"})
 		require.NoError(t, err)
-		err = c.Argue(ctx, other, "round_missing", dora, "hear me")
+		err = c.Argue(ctx, client.Turn{GameID: other, RoundID: "round_missing", AgentID: dora}, "hear me")
 		require.ErrorIs(t, err, store.ErrForbidden)
-		err = c.As("dora-secret").Argue(ctx, other, "round_missing", dora, "hear me")
+		err = c.As("dora-secret").Argue(ctx, client.Turn{GameID: other, RoundID: "round_missing", AgentID: dora}, "hear me")
 		require.ErrorIs(t, err, store.ErrNotFound, "the token passes; the round does not exist")
 		err = c.StartGame(ctx, other)
 		require.ErrorIs(t, err, store.ErrInvalid, "one agent is not enough")
+	})
+}
+
+// TestGamePhaseTimeout: a game created with a phase timeout has a phase
+// deadline: once it has passed, the sweeper every server runs moves the
+// debate on without an argument, while a game created without one waits
+// for its agents. A timeout over a day, or under zero, is invalid.
+func TestGamePhaseTimeout(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st).As("")
+		start := func(g client.NewGame) string {
+			t.Helper()
+			id, err := c.CreateGame(ctx, g)
+			require.NoError(t, err)
+			for _, n := range []string{"Alice", "Bob", "Charlie"} {
+				_, err := c.Register(ctx, id, client.NewAgent{DisplayName: n})
+				require.NoError(t, err)
+			}
+			require.NoError(t, c.StartGame(ctx, id))
+			return id
+		}
+		timed := start(client.NewGame{PhaseTimeout: time.Minute})
+		untimed := start(client.NewGame{})
+		// sweep runs a sweep over the server's stores, as the server's
+		// sweeper would, with the clock set ahead by ahead.
+		sweep := func(ahead time.Duration) int {
+			t.Helper()
+			games := arena.New(st.Arena, arena.WithNotifier(st.Notifier), arena.WithClock(func() time.Time { return time.Now().Add(ahead) }))
+			n, err := games.Sweep(ctx)
+			require.NoError(t, err)
+			return n
+		}
+		phase := func(game string) arena.Phase {
+			t.Helper()
+			meta, err := c.Game(ctx, game)
+			require.NoError(t, err)
+			require.NotNil(t, meta.CurrentPhase)
+			return *meta.CurrentPhase
+		}
+		require.Zero(t, sweep(50*time.Second), "the deadline is a minute away")
+		require.Equal(t, arena.Phase1, phase(timed))
+		require.Equal(t, 1, sweep(61*time.Second), "the timed game's deadline has passed")
+		require.Equal(t, arena.Phase2, phase(timed))
+		require.Equal(t, arena.Phase1, phase(untimed), "no deadline, no move")
+		feed, err := c.Feed(ctx, timed, 1)
+		require.NoError(t, err)
+		require.Len(t, feed, 1)
+		require.Equal(t, map[string]any{"type": "phase_changed", "phase": string(arena.Phase2)}, feed[0].Payload)
+
+		for _, d := range []time.Duration{25 * time.Hour, -500 * time.Millisecond} {
+			_, err := c.CreateGame(ctx, client.NewGame{PhaseTimeout: d})
+			require.ErrorIs(t, err, store.ErrInvalid, d)
+			var e *client.Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, "invalid_phase_timeout", e.Code)
+		}
 	})
 }

@@ -7,6 +7,12 @@
 // store.ErrNotFound, …), and a call that its context ended returns an error
 // that errors.Is ctx.Err().
 //
+// A call whose route takes optional fields, or more than a few, takes them
+// as a struct (NewClaim, WorkQuery, StageSubmission, NewGame, …, or the
+// library's own input type where it maps one to one, such as
+// slots.NewKey): a zero field is not sent, and the server applies its
+// default.
+//
 // Helpers do what every agent would otherwise write again: TakeNextJob and
 // TakeNextWork poll for a seat with back-off and try the next one when
 // another agent wins the race; WaitState long-polls a game for its next

@@ -62,7 +62,7 @@ func setup(t *testing.T, st storetest.Stores) *client.Client {
 // agent returns a client with a new key of name and scopes.
 func agent(t *testing.T, c *client.Client, name string, scopes ...slots.Scope) *client.Client {
 	t.Helper()
-	k, err := c.CreateKey(t.Context(), name, scopes...)
+	k, err := c.CreateKey(t.Context(), slots.NewKey{Name: name, Scopes: scopes})
 	require.NoError(t, err)
 	return c.As(k.Token)
 }
@@ -107,7 +107,7 @@ func TestAgentLoop(t *testing.T) {
 		ctx := t.Context()
 		c := setup(t, st)
 		h := agent(t, c, "human", slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate)
-		claim, err := h.CreateClaim(ctx, "Crows plan ahead", "Scrub jays cache food.", "biology", "")
+		claim, err := h.CreateClaim(ctx, client.NewClaim{Title: "Crows plan ahead", Body: "Scrub jays cache food.", Domain: "biology"})
 		require.NoError(t, err)
 		n, err := h.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 3})
 		require.NoError(t, err)
@@ -195,11 +195,11 @@ func TestTakeNextJobWaitsOnAHeldClaim(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		ctx := t.Context()
 		url := serve(t, st, st.Notifier)
-		k, err := client.New(url, client.WithToken(admin)).CreateKey(ctx, "human", slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate)
+		k, err := client.New(url, client.WithToken(admin)).CreateKey(ctx, slots.NewKey{Name: "human", Scopes: []slots.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate}})
 		require.NoError(t, err)
 		tr := newCountingTransport()
 		h := client.New(url, client.WithToken(k.Token), client.WithHTTPClient(&http.Client{Transport: tr}))
-		claim, err := h.CreateClaim(ctx, "Octopuses dream", "REM-like sleep.", "", "")
+		claim, err := h.CreateClaim(ctx, client.NewClaim{Title: "Octopuses dream", Body: "REM-like sleep."})
 		require.NoError(t, err)
 		_, err = h.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
 		require.NoError(t, err)
@@ -235,6 +235,52 @@ func TestTakeNextJobWaitsOnAHeldClaim(t *testing.T) {
 	})
 }
 
+// TestKeyAvatar: a key created with an avatar URL carries it in the
+// answer, the key list and its own profile, and the seat it takes shows
+// it; a key created without one has none.
+func TestKeyAvatar(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st)
+		const avatar = "https://example.com/skeptic-7.png"
+		k, err := c.CreateKey(ctx, slots.NewKey{Name: "Skeptic-7", AvatarURL: avatar, Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		require.NoError(t, err)
+		require.Equal(t, avatar, k.AvatarURL)
+		plain, err := c.CreateKey(ctx, slots.NewKey{Name: "plain"})
+		require.NoError(t, err)
+		require.Empty(t, plain.AvatarURL)
+
+		keys, err := c.Keys(ctx)
+		require.NoError(t, err)
+		avatars := map[string]string{}
+		for _, key := range keys {
+			avatars[key.ID] = key.AvatarURL
+		}
+		require.Equal(t, map[string]string{k.ID: avatar, plain.ID: ""}, avatars)
+		a := c.As(k.Token)
+		me, err := a.Me(ctx)
+		require.NoError(t, err)
+		require.Equal(t, avatar, me.AvatarURL)
+		me, err = c.As(plain.Token).Me(ctx)
+		require.NoError(t, err)
+		require.Empty(t, me.AvatarURL)
+
+		claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "Crows use tools", Body: "New Caledonian crows bend hooks."})
+		require.NoError(t, err)
+		_, err = c.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
+		require.NoError(t, err)
+		_, err = c.Comment(ctx, claim.ID, "a draft", slots.CommentDraft)
+		require.NoError(t, err)
+		_, err = a.TakeNextJob(ctx, slots.JobQuery{}, 100*time.Millisecond)
+		require.NoError(t, err)
+		seats, err := c.Slots(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Len(t, seats, 1)
+		require.Equal(t, "Skeptic-7", seats[0].AgentName)
+		require.Equal(t, avatar, seats[0].AgentAvatarURL)
+	})
+}
+
 // TestErrorsMatchTheSentinels: every kind of error answer, from each API,
 // matches its sentinel with errors.Is and keeps the server's code.
 func TestErrorsMatchTheSentinels(t *testing.T) {
@@ -267,29 +313,29 @@ func TestErrorsMatchTheSentinels(t *testing.T) {
 		// 401
 		_, err = c.As("bad").Me(ctx)
 		require.ErrorIs(t, err, store.ErrUnauthorized)
-		_, err = c.As("").Claims(ctx, 0, "")
+		_, err = c.As("").Claims(ctx, client.ClaimsQuery{})
 		require.ErrorIs(t, err, store.ErrUnauthorized)
 
 		// 403
-		plain, err := c.CreateKey(ctx, "plain")
+		plain, err := c.CreateKey(ctx, slots.NewKey{Name: "plain"})
 		require.NoError(t, err)
-		_, err = c.As(plain.Token).CreateClaim(ctx, "t", "", "", "")
+		_, err = c.As(plain.Token).CreateClaim(ctx, client.NewClaim{Title: "t"})
 		require.ErrorIs(t, err, store.ErrForbidden)
 		require.Equal(t, "missing_scope", code(err))
-		_, err = c.As(plain.Token).CreateKey(ctx, "escalate", slots.ScopeKeysAdmin)
+		_, err = c.As(plain.Token).CreateKey(ctx, slots.NewKey{Name: "escalate", Scopes: []slots.Scope{slots.ScopeKeysAdmin}})
 		require.ErrorIs(t, err, store.ErrForbidden)
 
 		// 400
-		claim, err := c.CreateClaim(ctx, "t", "", "", "")
+		claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "t"})
 		require.NoError(t, err)
 		_, err = c.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: "judge", Count: 1})
 		require.ErrorIs(t, err, store.ErrInvalid)
-		_, err = c.CreateClaim(ctx, "t", "", "", "no-such-protocol")
+		_, err = c.CreateClaim(ctx, client.NewClaim{Title: "t", Protocol: "no-such-protocol"})
 		require.ErrorIs(t, err, store.ErrInvalid)
 		require.Equal(t, "invalid_protocol", code(err))
-		_, err = c.PostMessage(ctx, "Builder", " ", false)
+		_, err = c.PostMessage(ctx, client.NewMessage{AgentName: "Builder", Message: " "})
 		require.ErrorIs(t, err, store.ErrInvalid)
-		_, err = c.CreateGame(ctx, 2)
+		_, err = c.CreateGame(ctx, client.NewGame{MinPlayers: 2})
 		require.ErrorIs(t, err, store.ErrInvalid)
 
 		// 409
@@ -304,10 +350,10 @@ func TestErrorsMatchTheSentinels(t *testing.T) {
 		err = rival.Take(ctx, claim.ID, list[0].ID)
 		require.ErrorIs(t, err, store.ErrConflict)
 		require.Equal(t, slots.ErrSlotTaken.Code, code(err))
-		p, err := c.AskSquad(ctx, "Developer", "?", 1, 0)
+		p, err := c.AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "?", RequiredResponses: 1})
 		require.NoError(t, err)
-		require.NoError(t, c.Respond(ctx, p.ID, "Builder", "yes"))
-		err = c.Respond(ctx, p.ID, "Growth", "also yes")
+		require.NoError(t, c.Respond(ctx, p.ID, discussion.Response{AgentName: "Builder", Message: "yes"}))
+		err = c.Respond(ctx, p.ID, discussion.Response{AgentName: "Growth", Message: "also yes"})
 		require.ErrorIs(t, err, store.ErrConflict)
 		require.Equal(t, discussion.ErrPromptClosed.Code, code(err))
 
@@ -359,7 +405,7 @@ func TestContextEndsCalls(t *testing.T) {
 				t.Fatalf("%s did not return when its context was cancelled", what)
 			}
 		}
-		game, err := c.CreateGame(ctx, 0)
+		game, err := c.CreateGame(ctx, client.NewGame{})
 		require.NoError(t, err)
 		s, err := c.WaitState(ctx, game, -1, 0)
 		require.NoError(t, err)
@@ -367,7 +413,7 @@ func TestContextEndsCalls(t *testing.T) {
 			_, err := c.WaitState(ctx, game, s.Version, 30*time.Second)
 			return err
 		})
-		p, err := c.AskSquad(ctx, "Developer", "anyone?", 3, 0)
+		p, err := c.AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "anyone?", RequiredResponses: 3})
 		require.NoError(t, err)
 		returns("WaitForDiscussion", func(ctx context.Context, c *client.Client) error {
 			_, err := c.WaitForDiscussion(ctx, p.ID)
@@ -380,7 +426,7 @@ func TestContextEndsCalls(t *testing.T) {
 		require.ErrorIs(t, err, context.DeadlineExceeded, "no work: it polls until the deadline")
 		short, cancelShort = context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancelShort()
-		_, err = c.TakeNextWork(short, "", 0, "", 50*time.Millisecond)
+		_, err = c.TakeNextWork(short, client.WorkQuery{}, 50*time.Millisecond)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 
 		events, cancelEvents := context.WithCancel(ctx)
@@ -409,7 +455,7 @@ func TestRateLimited(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	c := client.New(srv.URL, client.WithToken(admin))
-	claim, err := c.CreateClaim(ctx, "t", "", "", "")
+	claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "t"})
 	require.NoError(t, err)
 	_, err = c.Comment(ctx, claim.ID, "first", slots.CommentDraft)
 	require.NoError(t, err)
@@ -434,11 +480,11 @@ func TestTakeNextJobWaitsOutTheRateLimit(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	c := client.New(srv.URL, client.WithToken(admin))
-	claim, err := c.CreateClaim(ctx, "t", "", "", "")
+	claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "t"})
 	require.NoError(t, err)
 	_, err = c.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
 	require.NoError(t, err)
-	k, err := c.CreateKey(ctx, "agent", slots.ScopeCommentCreate)
+	k, err := c.CreateKey(ctx, slots.NewKey{Name: "agent", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 	require.NoError(t, err)
 	a := c.As(k.Token)
 	_, err = a.Comment(ctx, claim.ID, "a draft", slots.CommentDraft) // spends the agent's burst

@@ -30,15 +30,34 @@ func (c *Client) Ask(ctx context.Context, in discussion.NewPrompt) (discussion.P
 	return out.Prompt, out.Chat, err
 }
 
-// AskSquad creates a discussion prompt; a required or timeoutMinutes that
-// is not positive takes the server's default.
-func (c *Client) AskSquad(ctx context.Context, requester, prompt string, required, timeoutMinutes int) (discussion.Prompt, error) {
-	in := discussion.NewPrompt{RequesterAgent: requester, PromptMessage: prompt}
-	if required > 0 {
-		in.RequiredResponses = &required
+// Question is a discussion prompt in plain values, for AskSquad: the
+// fields of discussion.NewPrompt without pointers. Zero fields are not
+// sent and take the server's defaults: no task,
+// discussion.DefaultRequired responses, discussion.DefaultTimeoutMinutes.
+type Question struct {
+	// TaskID ties the prompt to a task of the requester's.
+	TaskID         string
+	RequesterAgent string
+	PromptMessage  string
+	// RequiredResponses is how many answers resolve the prompt.
+	RequiredResponses int
+	// TimeoutMinutes is how long the prompt collects answers.
+	TimeoutMinutes int
+}
+
+// AskSquad creates a discussion prompt from q and returns it; Ask does the
+// same from a discussion.NewPrompt and also returns the squad-chat message
+// that announces it.
+func (c *Client) AskSquad(ctx context.Context, q Question) (discussion.Prompt, error) {
+	in := discussion.NewPrompt{RequesterAgent: q.RequesterAgent, PromptMessage: q.PromptMessage}
+	if q.TaskID != "" {
+		in.TaskID = &q.TaskID
 	}
-	if timeoutMinutes > 0 {
-		in.TimeoutMinutes = &timeoutMinutes
+	if q.RequiredResponses != 0 {
+		in.RequiredResponses = &q.RequiredResponses
+	}
+	if q.TimeoutMinutes != 0 {
+		in.TimeoutMinutes = &q.TimeoutMinutes
 	}
 	p, _, err := c.Ask(ctx, in)
 	return p, err
@@ -81,10 +100,21 @@ func (c *Client) Prompt(ctx context.Context, id string, wait time.Duration) (Pro
 	return v, err
 }
 
-// Respond answers a prompt as agent. A prompt no longer collecting, or
-// one agent already answered, is store.ErrConflict.
-func (c *Client) Respond(ctx context.Context, promptID, agent, message string) error {
-	return c.do(ctx, "POST", "/api/discussion/"+esc(promptID), map[string]any{"agent_name": agent, "message": message}, nil)
+// Respond answers a prompt as r.AgentName with r.Message; r.IsHuman marks
+// a person's answer (false is not sent: an agent's). The answer is kept in
+// the prompt's CollectedContext. A prompt no longer collecting, or one the
+// agent already answered, is store.ErrConflict.
+func (c *Client) Respond(ctx context.Context, promptID string, r discussion.Response) error {
+	return c.do(ctx, "POST", "/api/discussion/"+esc(promptID), chatBody(r.AgentName, r.Message, r.IsHuman), nil)
+}
+
+// chatBody is the body of a response or a squad-chat message.
+func chatBody(agent, message string, isHuman bool) map[string]any {
+	in := map[string]any{"agent_name": agent, "message": message}
+	if isHuman {
+		in["is_human"] = true
+	}
+	return in
 }
 
 // ClosePrompt resolves (discussion.ActionResolve) or cancels
@@ -113,18 +143,36 @@ func (c *Client) WaitForDiscussion(ctx context.Context, promptID string) (discus
 	}
 }
 
-// PostMessage posts a plain message to the squad chat.
-func (c *Client) PostMessage(ctx context.Context, agent, message string, isHuman bool) (discussion.Message, error) {
-	var m discussion.Message
-	err := c.do(ctx, "POST", "/api/squad-chat", map[string]any{"agent_name": agent, "message": message, "is_human": isHuman}, &m)
-	return m, err
+// NewMessage is a plain squad-chat message, the body of POST
+// /api/squad-chat. A false IsHuman is not sent: an agent's message.
+type NewMessage struct {
+	AgentName string
+	Message   string
+	// IsHuman marks a person's message.
+	IsHuman bool
+}
+
+// PostMessage posts a plain message to the squad chat and returns it as
+// stored.
+func (c *Client) PostMessage(ctx context.Context, m NewMessage) (discussion.Message, error) {
+	var out discussion.Message
+	err := c.do(ctx, "POST", "/api/squad-chat", chatBody(m.AgentName, m.Message, m.IsHuman), &out)
+	return out, err
+}
+
+// MessagesQuery pages GET /api/squad-chat. Zero fields are not sent.
+type MessagesQuery struct {
+	// Limit is how many messages at most; 0 takes the server's default,
+	// at most discussion.MaxListLimit.
+	Limit int
+	// Before is a message's ID: only older messages are listed.
+	Before string
 }
 
 // Messages lists squad-chat messages newest first — plain messages, and
-// the prompts and responses of discussions — at most limit of them (the
-// server's default when 0), older than the message before when it is set.
-func (c *Client) Messages(ctx context.Context, limit int, before string) ([]discussion.Message, error) {
+// the prompts and responses of discussions — as q pages them.
+func (c *Client) Messages(ctx context.Context, q MessagesQuery) ([]discussion.Message, error) {
 	var out struct{ Messages []discussion.Message }
-	err := c.do(ctx, "GET", "/api/squad-chat"+query("limit", num(limit), "before", before), nil, &out)
+	err := c.do(ctx, "GET", "/api/squad-chat"+query("limit", num(q.Limit), "before", q.Before), nil, &out)
 	return out.Messages, err
 }

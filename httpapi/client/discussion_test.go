@@ -20,7 +20,7 @@ func TestDiscussionThroughTheClient(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		ctx := t.Context()
 		c := setup(t, st).As("")
-		p, err := c.AskSquad(ctx, "Developer", "What should I consider?", 2, 5)
+		p, err := c.AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "What should I consider?", RequiredResponses: 2, TimeoutMinutes: 5})
 		require.NoError(t, err)
 		require.Equal(t, discussion.StatusCollecting, p.Status)
 		type result struct {
@@ -36,7 +36,7 @@ func TestDiscussionThroughTheClient(t *testing.T) {
 			open, err := c.OpenPrompts(ctx, agent)
 			require.NoError(t, err)
 			require.Len(t, open, 1)
-			require.NoError(t, c.Respond(ctx, open[0].ID, agent, "consider "+agent))
+			require.NoError(t, c.Respond(ctx, open[0].ID, discussion.Response{AgentName: agent, Message: "consider " + agent}))
 		}
 		select {
 		case r := <-done:
@@ -92,7 +92,7 @@ func TestPromptsListAndClose(t *testing.T) {
 		list, err = c.Prompts(ctx, discussion.ListQuery{Agent: "Developer"})
 		require.NoError(t, err)
 		require.Equal(t, []string{b.ID}, ids(list), "not its own prompts")
-		require.NoError(t, c.Respond(ctx, b.ID, "Developer", "use a queue"))
+		require.NoError(t, c.Respond(ctx, b.ID, discussion.Response{AgentName: "Developer", Message: "use a queue"}))
 		list, err = c.Prompts(ctx, discussion.ListQuery{Agent: "Developer"})
 		require.NoError(t, err)
 		require.Empty(t, list, "nor one it answered")
@@ -125,7 +125,7 @@ func TestPromptsListAndClose(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrInvalid)
 		_, err = c.ClosePrompt(ctx, "prompt_missing", discussion.ActionCancel)
 		require.ErrorIs(t, err, store.ErrNotFound)
-		err = c.Respond(ctx, a.ID, "Growth", "late")
+		err = c.Respond(ctx, a.ID, discussion.Response{AgentName: "Growth", Message: "late"})
 		require.ErrorIs(t, err, store.ErrConflict)
 
 		v, err = c.Prompt(ctx, a.ID, 0)
@@ -144,6 +144,38 @@ func TestPromptsListAndClose(t *testing.T) {
 	})
 }
 
+// TestHumanResponse: a prompt asked with zero numbers takes the server's
+// defaults and keeps its task; an answer sent with IsHuman is kept as a
+// person's, in the prompt's collected context and among its responses,
+// and an agent's answer is not.
+func TestHumanResponse(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st).As("")
+		p, err := c.AskSquad(ctx, client.Question{TaskID: "task-release", RequesterAgent: "Developer", PromptMessage: "Ship on Friday?"})
+		require.NoError(t, err)
+		require.Equal(t, "task-release", *p.TaskID)
+		require.Equal(t, discussion.DefaultRequired, p.RequiredResponses)
+		require.Equal(t, discussion.DefaultTimeoutMinutes, p.TimeoutMinutes)
+
+		require.NoError(t, c.Respond(ctx, p.ID, discussion.Response{AgentName: "Rosa", Message: "not on a Friday", IsHuman: true}))
+		require.NoError(t, c.Respond(ctx, p.ID, discussion.Response{AgentName: "Builder", Message: "agreed"}))
+		v, err := c.Prompt(ctx, p.ID, 0)
+		require.NoError(t, err)
+		require.True(t, v.Ready)
+		got := map[string]bool{}
+		for _, e := range v.Prompt.CollectedContext {
+			got[e.Agent] = e.IsHuman
+		}
+		require.Equal(t, map[string]bool{"Rosa": true, "Builder": false}, got, "the collected context")
+		got = map[string]bool{}
+		for _, m := range v.Responses {
+			got[m.AgentName] = m.IsHuman
+		}
+		require.Equal(t, map[string]bool{"Rosa": true, "Builder": false}, got, "the responses")
+	})
+}
+
 // TestSquadChat: messages posted through the client are read back newest
 // first with the prompts and responses of discussions, paged with before;
 // SquadEvents tells a reader of each change.
@@ -155,21 +187,21 @@ func TestSquadChat(t *testing.T) {
 		require.NoError(t, err)
 		expectEvent(t, events, "", "the opening event")
 
-		hello, err := c.PostMessage(ctx, "Builder", "hello squad", false)
+		hello, err := c.PostMessage(ctx, client.NewMessage{AgentName: "Builder", Message: "hello squad"})
 		require.NoError(t, err)
 		require.Equal(t, discussion.TypeMessage, hello.MessageType)
 		require.Nil(t, hello.DiscussionPromptID)
 		expectEvent(t, events, "chat", "the message")
-		human, err := c.PostMessage(ctx, "Rosa", "hi team", true)
+		human, err := c.PostMessage(ctx, client.NewMessage{AgentName: "Rosa", Message: "hi team", IsHuman: true})
 		require.NoError(t, err)
 		require.True(t, human.IsHuman)
-		p, err := c.AskSquad(ctx, "Developer", "Ship on Friday?", 1, 0)
+		p, err := c.AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "Ship on Friday?", RequiredResponses: 1})
 		require.NoError(t, err)
 		expectEvent(t, events, p.ID, "the prompt")
-		require.NoError(t, c.Respond(ctx, p.ID, "Growth", "not on a Friday"))
+		require.NoError(t, c.Respond(ctx, p.ID, discussion.Response{AgentName: "Growth", Message: "not on a Friday"}))
 		expectEvent(t, events, p.ID, "the response")
 
-		msgs, err := c.Messages(ctx, 0, "")
+		msgs, err := c.Messages(ctx, client.MessagesQuery{})
 		require.NoError(t, err)
 		require.Len(t, msgs, 4)
 		require.Equal(t, discussion.TypeDiscussionResponse, msgs[0].MessageType)
@@ -177,13 +209,13 @@ func TestSquadChat(t *testing.T) {
 		require.Equal(t, discussion.TypeDiscussionPrompt, msgs[1].MessageType)
 		require.Equal(t, human, msgs[2])
 		require.Equal(t, hello, msgs[3])
-		page, err := c.Messages(ctx, 2, msgs[1].ID)
+		page, err := c.Messages(ctx, client.MessagesQuery{Limit: 2, Before: msgs[1].ID})
 		require.NoError(t, err)
 		require.Equal(t, msgs[2:], page)
 
-		_, err = c.Messages(ctx, -1, "")
+		_, err = c.Messages(ctx, client.MessagesQuery{Limit: -1})
 		require.ErrorIs(t, err, store.ErrInvalid)
-		_, err = c.PostMessage(ctx, "", "who am I", false)
+		_, err = c.PostMessage(ctx, client.NewMessage{Message: "who am I"})
 		require.ErrorIs(t, err, store.ErrInvalid)
 	})
 }

@@ -28,12 +28,12 @@ func TestClaimEvents(t *testing.T) {
 		require.NoError(t, err)
 		expectEvent(t, events, "", "the opening event")
 
-		claim, err := writer.CreateClaim(ctx, "Pigeons read", "They tell words from non-words.", "", "")
+		claim, err := writer.CreateClaim(ctx, client.NewClaim{Title: "Pigeons read", Body: "They tell words from non-words."})
 		require.NoError(t, err)
 		expectEvent(t, events, claim.ID, "the new claim")
 		// A second claim's events come after all of the first's, so the
 		// next event naming the first is its comment's.
-		other, err := writer.CreateClaim(ctx, "Pigeons count", "Up to nine.", "", "")
+		other, err := writer.CreateClaim(ctx, client.NewClaim{Title: "Pigeons count", Body: "Up to nine."})
 		require.NoError(t, err)
 		expectEvent(t, events, other.ID, "the second claim")
 		_, err = writer.Comment(ctx, claim.ID, "which words?", slots.CommentQuestion)

@@ -17,11 +17,28 @@ type Work struct {
 	Context  json.RawMessage `json:"context"`
 }
 
+// WorkQuery filters the Prism work queue (GET /api/v1/jobs/work). Zero
+// fields are not sent: they do not filter, and an empty Strategy takes the
+// server's default, slots.StrategyOldest.
+type WorkQuery struct {
+	// Role is a stage slot's role, such as "contributor" or
+	// prism.RoleConsensus.
+	Role string
+	// Layer is a protocol layer, from 1.
+	Layer int
+	// Domain is a claim's domain.
+	Domain string
+	// Strategy is slots.StrategyOldest (the oldest open slot first) or
+	// slots.StrategyRandom (any eligible slot, so agents polling together
+	// spread out); another value is store.ErrInvalid.
+	Strategy slots.Strategy
+}
+
 // NextWork asks the Prism work queue for a stage slot; store.ErrNotFound
 // when there is none.
-func (c *Client) NextWork(ctx context.Context, role string, layer int, domain string) (Work, error) {
+func (c *Client) NextWork(ctx context.Context, q WorkQuery) (Work, error) {
 	var w Work
-	err := c.do(ctx, "GET", "/api/v1/jobs/work"+query("role", role, "layer", num(layer), "domain", domain), nil, &w)
+	err := c.do(ctx, "GET", "/api/v1/jobs/work"+query("role", q.Role, "layer", num(q.Layer), "domain", q.Domain, "strategy", string(q.Strategy)), nil, &w)
 	return w, err
 }
 
@@ -30,25 +47,31 @@ func (c *Client) TakeStage(ctx context.Context, claimID, slotID string) error {
 	return c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/stage-slots/"+esc(slotID)+"/take", nil, nil)
 }
 
-// TakeNextWork polls the Prism work queue (role, layer and domain filter
-// it when set) until it wins a stage slot, and returns the work it took,
-// with the same back-off as TakeNextJob.
-func (c *Client) TakeNextWork(ctx context.Context, role string, layer int, domain string, maxWait time.Duration) (Work, error) {
+// TakeNextWork polls the Prism work queue, filtered by q, until it wins a
+// stage slot, and returns the work it took, with the same back-off as
+// TakeNextJob.
+func (c *Client) TakeNextWork(ctx context.Context, q WorkQuery, maxWait time.Duration) (Work, error) {
 	return takeNext(ctx, maxWait,
-		func() (Work, error) { return c.NextWork(ctx, role, layer, domain) },
+		func() (Work, error) { return c.NextWork(ctx, q) },
 		func(w Work) error { return c.TakeStage(ctx, w.Claim.ID, w.Slot.ID) })
 }
 
-// FinishStage submits a stage slot's work.
-func (c *Client) FinishStage(ctx context.Context, claimID, slotID, body string, output any, confidence *float64) error {
-	in := map[string]any{"body": body}
-	if output != nil {
-		in["output"] = output
-	}
-	if confidence != nil {
-		in["confidence"] = *confidence
-	}
-	return c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/stage-slots/"+esc(slotID)+"/done", in, nil)
+// StageSubmission is an agent's work on a stage slot it holds, the body of
+// POST .../stage-slots/{id}/done. Zero fields are not sent; which ones a
+// slot needs depends on its layer (see prism.Layer): prose in Body,
+// structured Output of the layer's shape, a Confidence for consensus.
+type StageSubmission struct {
+	// Body is the slot's prose, at most prism.MaxBodyLen bytes.
+	Body string `json:"body,omitempty"`
+	// Output is the structured output, encoded as JSON; nil is not sent.
+	Output any `json:"output,omitempty"`
+	// Confidence is from 0 to 1; nil is not sent.
+	Confidence *float64 `json:"confidence,omitempty"`
+}
+
+// FinishStage submits the work of a stage slot the caller holds.
+func (c *Client) FinishStage(ctx context.Context, claimID, slotID string, s StageSubmission) error {
+	return c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/stage-slots/"+esc(slotID)+"/done", s, nil)
 }
 
 // Pipeline is the view of GET /api/v1/claims/{id}/pipeline.
@@ -96,11 +119,21 @@ func (c *Client) Flags(ctx context.Context, claimID string) ([]prism.Flag, error
 	return out.Items, err
 }
 
-// ResolveFlag resolves a pipeline flag (scope pipeline:review): advance
-// applies the layer's effect and moves on, retry opens a fresh consensus
-// round of the layer. A flag already resolved is store.ErrConflict.
-func (c *Client) ResolveFlag(ctx context.Context, claimID, flagID string, action prism.FlagAction, note string) error {
-	return c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/flags/"+esc(flagID)+"/resolve", map[string]any{"action": action, "note": note}, nil)
+// FlagResolution is a reviewer's answer to a pipeline flag, the body of
+// POST .../flags/{id}/resolve.
+type FlagResolution struct {
+	// Action is prism.FlagAdvance (apply the layer's effect and move on)
+	// or prism.FlagRetry (open a fresh consensus round of the layer).
+	Action prism.FlagAction `json:"action"`
+	// Note is kept with the resolved flag; empty is not sent.
+	Note string `json:"note,omitempty"`
+}
+
+// ResolveFlag resolves a pipeline flag (scope pipeline:review) as r says.
+// A flag already resolved is store.ErrConflict; an unknown action,
+// store.ErrInvalid.
+func (c *Client) ResolveFlag(ctx context.Context, claimID, flagID string, r FlagResolution) error {
+	return c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/flags/"+esc(flagID)+"/resolve", r, nil)
 }
 
 // Protocols lists the deliberation protocols a claim may run under,

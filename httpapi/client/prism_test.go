@@ -20,9 +20,9 @@ import (
 func work(t *testing.T, a *client.Client, layer int, confidence float64) client.Work {
 	t.Helper()
 	ctx := t.Context()
-	w, err := a.TakeNextWork(ctx, "", layer, "", 50*time.Millisecond)
+	w, err := a.TakeNextWork(ctx, client.WorkQuery{Layer: layer}, 50*time.Millisecond)
 	require.NoError(t, err)
-	require.NoError(t, a.FinishStage(ctx, w.Claim.ID, w.Slot.ID, "notes", nil, &confidence))
+	require.NoError(t, a.FinishStage(ctx, w.Claim.ID, w.Slot.ID, client.StageSubmission{Body: "notes", Confidence: &confidence}))
 	return w
 }
 
@@ -32,7 +32,7 @@ func TestPrismThroughTheClient(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		ctx := t.Context()
 		c := setup(t, st)
-		claim, err := c.CreateClaim(ctx, "Bees count", "Honeybees track landmarks.", "", "")
+		claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "Bees count", Body: "Honeybees track landmarks."})
 		require.NoError(t, err)
 		p, err := c.Pipeline(ctx, claim.ID)
 		require.NoError(t, err)
@@ -54,6 +54,46 @@ func TestPrismThroughTheClient(t *testing.T) {
 	})
 }
 
+// TestWorkQueueStrategy: the Prism work queue offers its oldest open stage
+// slot every time, unless asked for strategy=random, which spreads agents
+// over the eligible slots (here the four of two claims' first layers); an
+// unknown strategy is invalid.
+func TestWorkQueueStrategy(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st)
+		first, err := c.CreateClaim(ctx, client.NewClaim{Title: "Crows count", Body: "Up to six."})
+		require.NoError(t, err)
+		_, err = c.CreateClaim(ctx, client.NewClaim{Title: "Crows plan", Body: "They cache for tomorrow."})
+		require.NoError(t, err)
+		a := agent(t, c, "worker", slots.ScopeCommentCreate)
+
+		oldest, err := a.NextWork(ctx, client.WorkQuery{})
+		require.NoError(t, err)
+		require.Equal(t, first.ID, oldest.Claim.ID)
+		random := map[string]bool{}
+		for i := 0; i < 30; i++ {
+			w, err := a.NextWork(ctx, client.WorkQuery{Strategy: slots.StrategyOldest})
+			require.NoError(t, err)
+			require.Equal(t, oldest.Slot.ID, w.Slot.ID, "oldest first, every time")
+			w, err = a.NextWork(ctx, client.WorkQuery{Strategy: slots.StrategyRandom})
+			require.NoError(t, err)
+			random[w.Slot.ID] = true
+		}
+		// Thirty draws among four slots all landing on one: about 1 in 10^17.
+		require.Greater(t, len(random), 1, "random spreads over the open slots")
+		w, err := a.TakeNextWork(ctx, client.WorkQuery{Layer: 1, Strategy: slots.StrategyRandom}, 50*time.Millisecond)
+		require.NoError(t, err)
+		require.Equal(t, 1, w.Slot.Layer)
+
+		_, err = a.NextWork(ctx, client.WorkQuery{Strategy: "newest"})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		var e *client.Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, "invalid_strategy", e.Code)
+	})
+}
+
 // TestFlagsThroughTheClient: a consensus below the layer's threshold
 // raises a flag, listed by Flags; a reviewer retries it (a fresh consensus
 // round, which falls short again) and then advances it (the next layer
@@ -65,7 +105,7 @@ func TestFlagsThroughTheClient(t *testing.T) {
 		reviewer := agent(t, c, "reviewer", slots.ScopePipelineReview)
 		me, err := reviewer.Me(ctx)
 		require.NoError(t, err)
-		claim, err := c.CreateClaim(ctx, "Ravens barter", "Ravens trade tokens for food.", "", "")
+		claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "Ravens barter", Body: "Ravens trade tokens for food."})
 		require.NoError(t, err)
 		flags, err := c.Flags(ctx, claim.ID)
 		require.NoError(t, err)
@@ -93,23 +133,23 @@ func TestFlagsThroughTheClient(t *testing.T) {
 		require.Equal(t, prism.FlagReasonLowConfidence, f.Reason)
 		require.InDelta(t, 0.3, f.AvgConfidence, 1e-9)
 		require.InDelta(t, prism.DefaultThreshold, f.Threshold, 1e-9)
-		_, err = worker().NextWork(ctx, "", 0, "")
+		_, err = worker().NextWork(ctx, client.WorkQuery{})
 		require.ErrorIs(t, err, store.ErrNotFound, "a flagged pipeline offers no work")
 
-		err = worker().ResolveFlag(ctx, claim.ID, f.ID, prism.FlagRetry, "")
+		err = worker().ResolveFlag(ctx, claim.ID, f.ID, client.FlagResolution{Action: prism.FlagRetry})
 		require.ErrorIs(t, err, store.ErrForbidden, "pipeline:review is needed")
-		err = reviewer.ResolveFlag(ctx, claim.ID, "flag_missing", prism.FlagRetry, "")
+		err = reviewer.ResolveFlag(ctx, claim.ID, "flag_missing", client.FlagResolution{Action: prism.FlagRetry})
 		require.ErrorIs(t, err, store.ErrNotFound)
-		err = reviewer.ResolveFlag(ctx, claim.ID, f.ID, "ignore", "")
+		err = reviewer.ResolveFlag(ctx, claim.ID, f.ID, client.FlagResolution{Action: "ignore"})
 		require.ErrorIs(t, err, store.ErrInvalid)
 
-		require.NoError(t, reviewer.ResolveFlag(ctx, claim.ID, f.ID, prism.FlagRetry, "ask again"))
+		require.NoError(t, reviewer.ResolveFlag(ctx, claim.ID, f.ID, client.FlagResolution{Action: prism.FlagRetry, Note: "ask again"}))
 		p, err = c.Pipeline(ctx, claim.ID)
 		require.NoError(t, err)
 		require.Equal(t, prism.StatusActive, p.Status)
 		require.Equal(t, 1, p.CurrentLayer)
 		require.Equal(t, prism.PhaseConsensus, p.Phase)
-		err = reviewer.ResolveFlag(ctx, claim.ID, f.ID, prism.FlagAdvance, "")
+		err = reviewer.ResolveFlag(ctx, claim.ID, f.ID, client.FlagResolution{Action: prism.FlagAdvance})
 		require.ErrorIs(t, err, store.ErrConflict, "the flag is resolved")
 		work(t, worker(), 1, 0.4)
 		work(t, worker(), 1, 0.4)
@@ -124,7 +164,7 @@ func TestFlagsThroughTheClient(t *testing.T) {
 		require.Equal(t, prism.FlagOpen, flags[1].Status)
 		require.InDelta(t, 0.4, flags[1].AvgConfidence, 1e-9)
 
-		require.NoError(t, reviewer.ResolveFlag(ctx, claim.ID, flags[1].ID, prism.FlagAdvance, ""))
+		require.NoError(t, reviewer.ResolveFlag(ctx, claim.ID, flags[1].ID, client.FlagResolution{Action: prism.FlagAdvance}))
 		p, err = c.Pipeline(ctx, claim.ID)
 		require.NoError(t, err)
 		require.Equal(t, prism.StatusActive, p.Status)
@@ -177,17 +217,20 @@ func TestProtocolsThroughTheClient(t *testing.T) {
 		_, err = a.RegisterProtocol(ctx, quick)
 		require.ErrorIs(t, err, store.ErrForbidden)
 
-		claim, err := a.CreateClaim(ctx, "Ants farm", "Leafcutters grow fungus.", "", quick.ID)
+		claim, err := a.CreateClaim(ctx, client.NewClaim{Title: "Ants farm", Body: "Leafcutters grow fungus.", Protocol: quick.ID})
 		require.NoError(t, err)
 		p, err := c.Pipeline(ctx, claim.ID)
 		require.NoError(t, err)
 		require.Equal(t, quick.ID, p.Protocol)
 		require.Equal(t, prism.PhaseConsensus, p.Phase)
-		w, err := a.TakeNextWork(ctx, prism.RoleConsensus, 1, "", 50*time.Millisecond)
+		w, err := a.TakeNextWork(ctx, client.WorkQuery{Role: prism.RoleConsensus, Layer: 1}, 50*time.Millisecond)
 		require.NoError(t, err)
 		conf := 0.8
-		require.NoError(t, a.FinishStage(ctx, claim.ID, w.Slot.ID, "they do",
-			map[string]any{"summary": "Leafcutter ants farm fungus.", "recommendation": "accept"}, &conf))
+		require.NoError(t, a.FinishStage(ctx, claim.ID, w.Slot.ID, client.StageSubmission{
+			Body:       "they do",
+			Output:     map[string]any{"summary": "Leafcutter ants farm fungus.", "recommendation": "accept"},
+			Confidence: &conf,
+		}))
 		p, err = c.Pipeline(ctx, claim.ID)
 		require.NoError(t, err)
 		require.Equal(t, prism.StatusComplete, p.Status)

@@ -145,7 +145,7 @@ func PrismWorker(ctx context.Context, c *client.Client, seed uint64, opts ...Opt
 	cfg := configure(opts)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	for ctx.Err() == nil {
-		w, err := c.NextWork(ctx, "", 0, "")
+		w, err := c.NextWork(ctx, client.WorkQuery{})
 		if err != nil {
 			pause(ctx, 30*time.Millisecond)
 			continue
@@ -157,7 +157,7 @@ func PrismWorker(ctx context.Context, c *client.Client, seed uint64, opts ...Opt
 		tmpl := Prose(w.Slot.Role, rng)
 		out := Output(w.Slot.Layer, w.Slot.Phase, rng)
 		body := cfg.write(ctx, "prism stage", Prompt{Text: StagePrompt(w), Template: tmpl, Max: prism.MaxBodyLen})
-		_ = c.FinishStage(ctx, w.Claim.ID, w.Slot.ID, body, out, &conf)
+		_ = c.FinishStage(ctx, w.Claim.ID, w.Slot.ID, client.StageSubmission{Body: body, Output: out, Confidence: &conf})
 	}
 }
 
@@ -200,12 +200,13 @@ func ArenaPlayer(ctx context.Context, c *client.Client, gameID, agentID string, 
 		if err != nil || !oa.CanAct || oa.AllowedAction == nil {
 			continue
 		}
+		turn := client.Turn{GameID: gameID, RoundID: oa.RoundID, AgentID: agentID}
 		if *oa.AllowedAction == "decision" {
-			d := "save_majority"
+			d := arena.SaveMajority
 			if rng.IntN(4) == 0 {
-				d = "save_minority"
+				d = arena.SaveMinority
 			}
-			err = c.Decide(ctx, gameID, oa.RoundID, agentID, d)
+			err = c.Decide(ctx, turn, d)
 		} else {
 			role, phase := "player", "a debate phase"
 			if oa.Role != nil {
@@ -215,7 +216,7 @@ func ArenaPlayer(ctx context.Context, c *client.Client, gameID, agentID string, 
 				phase = *s.CurrentPhase
 			}
 			p := Prompt{Text: ArgumentPrompt(role, phase, s.CurrentRoundNumber), Template: args[rng.IntN(len(args))], Max: arena.MaxArgumentChars}
-			err = c.Argue(ctx, gameID, oa.RoundID, agentID, cfg.write(ctx, "arena argument", p))
+			err = c.Argue(ctx, turn, cfg.write(ctx, "arena argument", p))
 		}
 		var ce *client.Error
 		if err != nil && !(errors.As(err, &ce) && errors.Is(err, store.ErrInvalid)) {
@@ -238,7 +239,7 @@ func Responder(ctx context.Context, c *client.Client, name string, opts ...Optio
 					Template: fmt.Sprintf("From %s: consider the edge cases first.", name),
 					Max:      discussion.MaxMessageLen,
 				})
-				_ = c.Respond(ctx, p.ID, name, text)
+				_ = c.Respond(ctx, p.ID, discussion.Response{AgentName: name, Message: text})
 			}
 		}
 		pause(ctx, 50*time.Millisecond)

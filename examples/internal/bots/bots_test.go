@@ -54,16 +54,16 @@ func setup(t *testing.T) (context.Context, *client.Client) {
 // the client of an agent that may take it.
 func critique(t *testing.T, ctx context.Context, c *client.Client, title string) (slots.Claim, *client.Client) {
 	t.Helper()
-	op, err := c.CreateKey(ctx, "operator-"+title, slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate)
+	op, err := c.CreateKey(ctx, slots.NewKey{Name: "operator-" + title, Scopes: []slots.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate}})
 	require.NoError(t, err)
 	h := c.As(op.Token)
-	claim, err := h.CreateClaim(ctx, title, "Honeybees tell four landmarks from five.", "biology", "")
+	claim, err := h.CreateClaim(ctx, client.NewClaim{Title: title, Body: "Honeybees tell four landmarks from five.", Domain: "biology"})
 	require.NoError(t, err)
 	_, err = h.Comment(ctx, claim.ID, "Draft: counting up to four is well supported.", slots.CommentDraft)
 	require.NoError(t, err)
 	_, err = h.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
 	require.NoError(t, err)
-	k, err := c.CreateKey(ctx, "critic-"+title, slots.ScopeCommentCreate)
+	k, err := c.CreateKey(ctx, slots.NewKey{Name: "critic-" + title, Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 	require.NoError(t, err)
 	return claim, c.As(k.Token)
 }
@@ -107,7 +107,7 @@ func TestFailingBrainFallsBackToTemplate(t *testing.T) {
 	require.Contains(t, logs.String(), `err="an empty answer"`)
 
 	logs.Reset()
-	p, err := c.AskSquad(ctx, "Developer", "What should I check?", 1, 5)
+	p, err := c.AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "What should I check?", RequiredResponses: 1, TimeoutMinutes: 5})
 	require.NoError(t, err)
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/examples/internal/bots"
 	"github.com/agorahq/agora/httpapi/client"
 	"github.com/agorahq/agora/internal/browser"
@@ -59,9 +60,9 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 		bg, stop := context.WithCancel(context.Background())
 		defer stop()
 		c := client.New(agents, client.WithToken(consoleAdmin))
-		op, err := c.CreateKey(bg, "Operator", slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate, slots.ScopePipelineReview)
+		op, err := c.CreateKey(bg, slots.NewKey{Name: "Operator", Scopes: []slots.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate, slots.ScopePipelineReview}})
 		require.NoError(t, err)
-		claim, err := c.As(op.Token).CreateClaim(bg, "Crows plan for tomorrow", "Scrub jays cache food where they expect to be hungry.", "animal cognition", "")
+		claim, err := c.As(op.Token).CreateClaim(bg, client.NewClaim{Title: "Crows plan for tomorrow", Body: "Scrub jays cache food where they expect to be hungry.", Domain: "animal cognition"})
 		require.NoError(t, err)
 		_, err = c.As(op.Token).Comment(bg, claim.ID, "A draft answer to deliberate on.", slots.CommentDraft)
 		require.NoError(t, err)
@@ -71,7 +72,7 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 		names := []string{"Skeptic-1", "Skeptic-2", "Skeptic-3", "Skeptic-4", "Skeptic-5"}
 		var wg sync.WaitGroup
 		for i, n := range names {
-			k, err := c.CreateKey(bg, n, slots.ScopeCommentCreate)
+			k, err := c.CreateKey(bg, slots.NewKey{Name: n, Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 			require.NoError(t, err)
 			wg.Add(1)
 			go func() {
@@ -138,9 +139,9 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 		ctx := browser.New(t, 60*time.Second)
 		bg := context.Background()
 		c := client.New(agents, client.WithToken(consoleAdmin))
-		op, err := c.CreateKey(bg, "Reviewer", slots.ScopeClaimCreate, slots.ScopePipelineReview)
+		op, err := c.CreateKey(bg, slots.NewKey{Name: "Reviewer", Scopes: []slots.Scope{slots.ScopeClaimCreate, slots.ScopePipelineReview}})
 		require.NoError(t, err)
-		claim, err := c.As(op.Token).CreateClaim(bg, "Octopuses dream", "", "animal cognition", "")
+		claim, err := c.As(op.Token).CreateClaim(bg, client.NewClaim{Title: "Octopuses dream", Domain: "animal cognition"})
 		require.NoError(t, err)
 
 		row := fmt.Sprintf(`details[data-claim=%q]`, claim.ID)
@@ -160,7 +161,7 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 		// per layer) agree on it with little confidence.
 		framers := make([]*client.Client, 4)
 		for i := range framers {
-			k, err := c.CreateKey(bg, fmt.Sprintf("Framer-%d", i+1), slots.ScopeCommentCreate)
+			k, err := c.CreateKey(bg, slots.NewKey{Name: fmt.Sprintf("Framer-%d", i+1), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 			require.NoError(t, err)
 			framers[i] = c.As(k.Token)
 		}
@@ -169,10 +170,10 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 			if i >= 2 {
 				conf = 0.2
 			}
-			w, err := a.NextWork(bg, "", 0, "")
+			w, err := a.NextWork(bg, client.WorkQuery{})
 			require.NoError(t, err)
 			require.NoError(t, a.TakeStage(bg, w.Claim.ID, w.Slot.ID))
-			require.NoError(t, a.FinishStage(bg, w.Claim.ID, w.Slot.ID, "framing notes", bots.Output(1, w.Slot.Phase, nil), &conf))
+			require.NoError(t, a.FinishStage(bg, w.Claim.ID, w.Slot.ID, client.StageSubmission{Body: "framing notes", Output: bots.Output(1, w.Slot.Phase, nil), Confidence: &conf}))
 		}
 
 		var flaggedShot, shot []byte
@@ -211,9 +212,9 @@ func TestJobsPageConsensusRecord(t *testing.T) {
 		bg, stop := context.WithCancel(context.Background())
 		defer stop()
 		c := client.New(agents, client.WithToken(consoleAdmin))
-		op, err := c.CreateKey(bg, "Operator", slots.ScopeClaimCreate)
+		op, err := c.CreateKey(bg, slots.NewKey{Name: "Operator", Scopes: []slots.Scope{slots.ScopeClaimCreate}})
 		require.NoError(t, err)
-		claim, err := c.As(op.Token).CreateClaim(bg, "Bees can count to four", "Honeybees trained on landmarks count up to four.", "animal cognition", "")
+		claim, err := c.As(op.Token).CreateClaim(bg, client.NewClaim{Title: "Bees can count to four", Body: "Honeybees trained on landmarks count up to four.", Domain: "animal cognition"})
 		require.NoError(t, err)
 
 		row := fmt.Sprintf(`details[data-claim=%q]`, claim.ID)
@@ -229,7 +230,7 @@ func TestJobsPageConsensusRecord(t *testing.T) {
 		// Deliberation has nine seats (six work, three consensus) and an agent
 		// holds at most one seat of a layer: nine workers at least.
 		for i := range 10 {
-			k, err := c.CreateKey(bg, fmt.Sprintf("Worker-%d", i+1), slots.ScopeCommentCreate)
+			k, err := c.CreateKey(bg, slots.NewKey{Name: fmt.Sprintf("Worker-%d", i+1), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 			require.NoError(t, err)
 			wg.Add(1)
 			go func() { defer wg.Done(); bots.PrismWorker(bg, c.As(k.Token), uint64(i)) }()
@@ -266,7 +267,7 @@ func TestSquadPageLive(t *testing.T) {
 			chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
 			chromedp.Evaluate(`window.notReloaded = true`, nil),
 		))
-		p, err := c.AskSquad(bg, "Developer", "What breaks first under load?", 2, 5)
+		p, err := c.AskSquad(bg, client.Question{RequesterAgent: "Developer", PromptMessage: "What breaks first under load?", RequiredResponses: 2, TimeoutMinutes: 5})
 		require.NoError(t, err)
 		box := fmt.Sprintf(`.prompt[data-prompt=%q]`, p.ID)
 		var count string
@@ -279,7 +280,7 @@ func TestSquadPageLive(t *testing.T) {
 			chromedp.Poll(`document.querySelector('`+box+` .count').textContent === "1/2 responses"`, nil, chromedp.WithPollingInterval(20*time.Millisecond)),
 		))
 		require.Equal(t, "0/2 responses", count)
-		require.NoError(t, c.Respond(bg, p.ID, "Builder", "the cache"))
+		require.NoError(t, c.Respond(bg, p.ID, discussion.Response{AgentName: "Builder", Message: "the cache"}))
 		var status string
 		var notReloaded bool
 		var shot []byte
@@ -310,11 +311,11 @@ func TestArenaPageLive(t *testing.T) {
 		ctx := browser.New(t, 90*time.Second)
 		bg := context.Background()
 		c := client.New(agents)
-		game, err := c.CreateGame(bg, 5)
+		game, err := c.CreateGame(bg, client.NewGame{MinPlayers: 5})
 		require.NoError(t, err)
 		var ids []string
 		for _, n := range []string{"Alice", "Bob", "Charlie", "Dana", "Eve"} {
-			id, err := c.Register(bg, game, n, "")
+			id, err := c.Register(bg, game, client.NewAgent{DisplayName: n})
 			require.NoError(t, err)
 			ids = append(ids, id)
 		}
