@@ -240,7 +240,7 @@ func TestJobsPageConsensusRecord(t *testing.T) {
 		var shot []byte
 		require.NoError(t, chromedp.Run(ctx,
 			chromedp.WaitVisible(row+` .consensus .rec`, chromedp.ByQuery),
-			chromedp.Text(row+` .consensus .rec`, &rec, chromedp.ByQuery),
+			chromedp.Evaluate(`document.querySelector('`+row+` .consensus .rec').textContent`, &rec), // rebuilt on every change: read in one step
 			chromedp.Text(row+` summary .stage`, &stage, chromedp.ByQuery),
 			chromedp.Evaluate(`document.querySelectorAll('`+row+` summary .bar .seg.done').length`, &done),
 			chromedp.CaptureScreenshot(&shot),
@@ -270,24 +270,43 @@ func TestSquadPageLive(t *testing.T) {
 		p, err := c.AskSquad(bg, client.Question{RequesterAgent: "Developer", PromptMessage: "What breaks first under load?", RequiredResponses: 2, TimeoutMinutes: 5})
 		require.NoError(t, err)
 		box := fmt.Sprintf(`.prompt[data-prompt=%q]`, p.ID)
+		// The page rebuilds its feed on every change: read an element's
+		// text in one evaluation, never from a node found a step earlier.
+		text := func(sel string) string { return `document.querySelector('` + sel + `').textContent` }
 		var count string
 		require.NoError(t, chromedp.Run(ctx,
 			chromedp.WaitVisible(box+` .status-collecting`, chromedp.ByQuery),
-			chromedp.Text(box+` .count`, &count, chromedp.ByQuery),
+			chromedp.Evaluate(text(box+` .count`), &count),
 			chromedp.SetValue(box+` .reply .who-input`, "Operator", chromedp.ByQuery),
-			chromedp.SendKeys(box+` .reply .text`, "the connection pool", chromedp.ByQuery),
+			chromedp.SendKeys(box+` .reply .text`, "the connection", chromedp.ByQuery),
+		))
+		require.Equal(t, "0/2 responses", count)
+
+		// A message from elsewhere re-renders the feed while the operator
+		// is typing: the half-written reply and its focus survive.
+		_, err = c.PostMessage(bg, client.NewMessage{AgentName: "Growth", Message: "deploying at noon"})
+		require.NoError(t, err)
+		var draft, active string
+		var focused bool
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.WaitVisible(`//span[@class="text" and text()="deploying at noon"]`, chromedp.BySearch),
+			chromedp.Value(box+` .reply .text`, &draft, chromedp.ByQuery),
+			chromedp.Evaluate(`document.activeElement.matches('`+box+` .reply .text')`, &focused),
+			chromedp.Evaluate(`document.activeElement.tagName + "." + document.activeElement.className`, &active),
+			chromedp.SendKeys(box+` .reply .text`, " pool", chromedp.ByQuery),
 			chromedp.Click(box+` .reply button`, chromedp.ByQuery),
 			chromedp.Poll(`document.querySelector('`+box+` .count').textContent === "1/2 responses"`, nil, chromedp.WithPollingInterval(20*time.Millisecond)),
 		))
-		require.Equal(t, "0/2 responses", count)
+		require.Equal(t, "the connection", draft, "the draft survived the re-render")
+		require.True(t, focused, "the reply box kept the focus, not %s", active)
 		require.NoError(t, c.Respond(bg, p.ID, discussion.Response{AgentName: "Builder", Message: "the cache"}))
 		var status string
 		var notReloaded bool
 		var shot []byte
 		require.NoError(t, chromedp.Run(ctx,
 			chromedp.WaitVisible(box+` .status-resolved`, chromedp.ByQuery),
-			chromedp.Text(box+` .count`, &count, chromedp.ByQuery),
-			chromedp.Text(box+` .status`, &status, chromedp.ByQuery),
+			chromedp.Evaluate(text(box+` .count`), &count),
+			chromedp.Evaluate(text(box+` .status`), &status),
 			chromedp.Evaluate(`window.notReloaded === true`, &notReloaded),
 			chromedp.CaptureScreenshot(&shot),
 		))
@@ -299,6 +318,7 @@ func TestSquadPageLive(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, got.CollectedContext, 2)
 		require.Equal(t, "Operator", got.CollectedContext[0].Agent, "the reply from the page counted")
+		require.Equal(t, "the connection pool", got.CollectedContext[0].Message)
 		require.True(t, got.CollectedContext[0].IsHuman)
 	})
 }

@@ -2,7 +2,8 @@
 // with their response counter and status, responses threaded under their
 // prompt, a reply box on open prompts. It re-reads on every change the
 // server announces over SSE. Everything from the network is shown with
-// textContent.
+// textContent. A re-read rebuilds the feed, so what a person is typing in a
+// reply box (and where the cursor is) is carried over to the new one.
 (function () {
   "use strict";
   const $ = (id) => document.getElementById(id);
@@ -39,6 +40,14 @@
     for (const p of prompts.prompts) byId[p.id] = p;
     const threads = {};
     const feed = $("feed");
+    const drafts = {}; // prompt ID -> {who, text, focus: class, at: cursor}
+    let refocus = null; // the new input to focus once the feed is in the page
+    for (const f of feed.querySelectorAll(".prompt .reply")) {
+      const d = { who: f.querySelector(".who-input").value, text: f.querySelector(".text").value };
+      const a = document.activeElement;
+      if (a && f.contains(a)) { d.focus = a.className; d.at = a.selectionStart; }
+      drafts[f.closest(".prompt").dataset.prompt] = d;
+    }
     const atBottom = feed.scrollTop + feed.clientHeight >= feed.scrollHeight - 20;
     feed.textContent = "";
     for (const m of chat.messages.slice().reverse()) {
@@ -64,17 +73,32 @@
         const form = el("form", "reply");
         const who = el("input", "who-input"); who.placeholder = "name"; who.value = $("name").value; who.required = true;
         const text = el("input", "text"); text.placeholder = "reply…"; text.required = true;
+        const draft = drafts[p.id];
+        if (draft) { who.value = draft.who; text.value = draft.text; }
         const send = el("button", "", "Reply"); send.type = "submit";
         form.append(who, text, send);
         form.addEventListener("submit", async (ev) => {
           ev.preventDefault();
+          // Cleared before sending, so a re-read meanwhile does not carry
+          // the sent text over; put back if sending fails.
+          const message = text.value;
+          text.value = "";
           try {
-            await json("/api/discussion/" + encodeURIComponent(p.id), { method: "POST", body: JSON.stringify({ agent_name: who.value, message: text.value, is_human: true }) });
-          } catch (e) { alert(e.message); }
+            await json("/api/discussion/" + encodeURIComponent(p.id), { method: "POST", body: JSON.stringify({ agent_name: who.value, message: message, is_human: true }) });
+          } catch (e) {
+            const now = document.querySelector('.prompt[data-prompt="' + CSS.escape(p.id) + '"] .reply .text');
+            if (now && !now.value) now.value = message;
+            alert(e.message);
+          }
         });
         box.appendChild(form);
+        if (draft && draft.focus) refocus = { input: form.querySelector("." + draft.focus.split(" ")[0]), at: draft.at };
       }
       feed.appendChild(box);
+    }
+    if (refocus) {
+      refocus.input.focus();
+      if (refocus.at != null) refocus.input.setSelectionRange(refocus.at, refocus.at);
     }
     if (atBottom) feed.scrollTop = feed.scrollHeight;
   }
