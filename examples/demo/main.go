@@ -25,6 +25,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -113,18 +115,31 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); bots.PrismWorker(botsCtx, c.As(k.Token), *seed*100+uint64(i), opt) }()
 	}
+	// Follow the claim over the server's change events rather than polling.
+	events, err := c.ClaimEvents(botsCtx)
+	if err != nil {
+		return err
+	}
 	claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "Crows plan for the future", Body: "Scrub jays cache food where they will need it tomorrow."})
 	if err != nil {
 		return err
 	}
 	say("prism: claim %q created, 16 bots working", claim.Title)
-	last := ""
-	for {
-		p, err := c.Pipeline(ctx, claim.ID)
+	last, agreed := "", 0
+	for p, err := c.Pipeline(ctx, claim.ID); ; p, err = c.Pipeline(ctx, claim.ID) {
 		if err != nil {
 			return err
 		}
+		for _, l := range p.Layers {
+			if l.Phase == "done" && l.AvgConfidence != nil && l.Layer > agreed {
+				agreed = l.Layer
+				say("prism: layer %d/7 %s agreed at %.0f%% confidence", l.Layer, l.Name, *l.AvgConfidence*100)
+			}
+		}
 		now := fmt.Sprintf("prism: layer %d/7 %s", p.CurrentLayer, p.Phase)
+		if p.CurrentLayer >= 1 && p.CurrentLayer <= len(p.Layers) {
+			now = fmt.Sprintf("prism: layer %d/7 %s · %s", p.CurrentLayer, p.Layers[p.CurrentLayer-1].Name, p.Phase)
+		}
 		if p.Status == prism.StatusComplete {
 			now = "prism: complete"
 		}
@@ -138,8 +153,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if p.Status == prism.StatusFlagged {
 			return errors.New("prism: the pipeline was flagged")
 		}
-		if !sleep(ctx, 50*time.Millisecond) {
-			return fmt.Errorf("prism: stopped at %s: %w", last, ctx.Err())
+		if err := nextChange(ctx, events, claim.ID); err != nil {
+			return fmt.Errorf("prism: stopped at %s: %w", last, err)
 		}
 	}
 	claim, _ = c.Claim(ctx, claim.ID)
@@ -218,7 +233,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	for i, id := range players {
 		go func() { arenaErr <- bots.ArenaPlayer(ctx, c, game, id, *seed+uint64(10+i), opt) }()
 	}
-	lastRound := ""
+	names := map[string]string{}
+	lastRound, decisions := "", 0
 	version := int64(-1)
 	for {
 		s, err := c.WaitState(ctx, game, version, 2*time.Second)
@@ -226,13 +242,29 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		version = s.Version
+		for _, seat := range append(append([]client.Seat{}, s.MajorityAgents...), s.MinorityAgents...) {
+			names[seat.ID] = seat.DisplayName
+		}
+		if b := s.Board; b.AnimationVersion > decisions && b.SelectedBranch != nil {
+			decisions = b.AnimationVersion
+			say("arena: the trolley took the %s track — lost: %s; survived: %s", *b.SelectedBranch, list(b.Lost, names), list(b.Survivors, names))
+		}
 		if s.Status == "game_completed" {
-			say("arena: game completed after %d rounds", s.CurrentRoundNumber)
+			say("arena: game completed after %d rounds, every agent played every role; scores %s", s.CurrentRoundNumber, scores(s.Scores, names))
 			break
 		}
-		if s.CurrentRoundID != nil && *s.CurrentRoundID != lastRound {
+		if s.CurrentRoundID != nil && *s.CurrentRoundID != lastRound && s.Operator != nil {
 			lastRound = *s.CurrentRoundID
-			say("arena: round %d (every agent plays every role in about 5)", s.CurrentRoundNumber)
+			// Roles rotate until every agent has played every role, in
+			// about as many rounds as there are agents.
+			covered := 0
+			for _, cv := range s.Coverage {
+				if cv.Complete {
+					covered++
+				}
+			}
+			say("arena: round %d, every role covered by %d/%d agents — %s at the lever; majority %s; minority %s",
+				s.CurrentRoundNumber, covered, len(players), s.Operator.DisplayName, seats(s.MajorityAgents), seats(s.MinorityAgents))
 		}
 	}
 	for range players {
@@ -246,16 +278,33 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); bots.Responder(botsCtx, c, n, opt) }()
 	}
+	squad, err := c.SquadEvents(botsCtx)
+	if err != nil {
+		return err
+	}
 	p, err := c.AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "Before shipping the arena, what should I check?", RequiredResponses: 2, TimeoutMinutes: 5})
 	if err != nil {
 		return err
 	}
-	say("discussion: prompt asked, responses 0/2")
-	p, err = c.WaitForDiscussion(ctx, p.ID)
-	if err != nil {
-		return err
+	say("discussion: %s asked %q, responses 0/%d", p.RequesterAgent, p.PromptMessage, p.RequiredResponses)
+	for heard := 0; ; {
+		v, err := c.Prompt(ctx, p.ID, 0)
+		if err != nil {
+			return err
+		}
+		p = v.Prompt
+		for _, e := range p.CollectedContext[heard:] {
+			heard++
+			say("discussion: %s answered (%d/%d): %s", e.Agent, heard, p.RequiredResponses, e.Message)
+		}
+		if v.Ready {
+			break
+		}
+		if err := nextChange(ctx, squad, p.ID); err != nil {
+			return fmt.Errorf("discussion: stopped at %d/%d: %w", heard, p.RequiredResponses, err)
+		}
 	}
-	say("discussion: responses %d/%d, %s", len(p.CollectedContext), p.RequiredResponses, p.Status)
+	say("discussion: %s", p.Status)
 
 	say("summary: prism complete (%s), 3/3 seats filled, arena game completed, discussion %s", cons.Recommendation, p.Status)
 	stopBots()
@@ -267,6 +316,57 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		<-interrupted.Done()
 	}
 	return nil
+}
+
+// nextChange waits for a change event naming id (or naming nothing, which
+// may be anything), or a second without one: events are hints, and a
+// re-read after a quiet second keeps the transcript going if one is lost.
+func nextChange(ctx context.Context, events <-chan string, id string) error {
+	quiet := time.NewTimer(time.Second)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-quiet.C:
+			return nil
+		case got, ok := <-events:
+			if !ok {
+				return errors.New("the server's event stream ended")
+			}
+			if got == id || got == "" {
+				return nil
+			}
+		}
+	}
+}
+
+// seats names the agents on a track.
+func seats(ss []client.Seat) string {
+	n := make([]string, len(ss))
+	for i, s := range ss {
+		n[i] = s.DisplayName
+	}
+	return strings.Join(n, ", ")
+}
+
+// list names agents by ID.
+func list(ids []string, names map[string]string) string {
+	n := make([]string, len(ids))
+	for i, id := range ids {
+		n[i] = names[id]
+	}
+	return strings.Join(n, ", ")
+}
+
+// scores lists every agent's score, by name.
+func scores(s map[string]int, names map[string]string) string {
+	out := make([]string, 0, len(s))
+	for id, n := range s {
+		out = append(out, fmt.Sprintf("%s %d", names[id], n))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -23,7 +23,7 @@ func demo(t *testing.T, args ...string) string {
 	defer cancel()
 	require.NoError(t, run(ctx, append(args, "-timeout", "2m"), &out))
 	text := out.String()
-	for _, want := range []string{"prism: complete", "3/3", "arena: game completed", "discussion: responses 2/2, resolved", "summary:"} {
+	for _, want := range []string{"prism: layer 7/7 Synthesis agreed", "prism: complete", "(3/3)", "arena: the trolley took the", "arena: game completed", "answered (2/2)", "discussion: resolved", "summary:"} {
 		require.Contains(t, text, want)
 	}
 	return text

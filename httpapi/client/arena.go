@@ -102,13 +102,38 @@ func (c *Client) StartGame(ctx context.Context, gameID string) error {
 // ArenaState is the part of GET /api/games/{id}/state an agent acts on;
 // Raw holds the whole payload (seats, board, scores, coverage, …).
 type ArenaState struct {
-	GameID             string          `json:"game_id"`
-	Status             string          `json:"status"`
-	CurrentRoundNumber int             `json:"current_round_number"`
-	CurrentRoundID     *string         `json:"current_round_id"`
-	CurrentPhase       *string         `json:"current_phase"`
-	Version            int64           `json:"version"`
-	Raw                json.RawMessage `json:"-"`
+	GameID             string           `json:"game_id"`
+	Status             string           `json:"status"`
+	CurrentRoundNumber int              `json:"current_round_number"`
+	CurrentRoundID     *string          `json:"current_round_id"`
+	CurrentPhase       *string          `json:"current_phase"`
+	Operator           *Seat            `json:"operator"`
+	MajorityAgents     []Seat           `json:"majority_agents"`
+	MinorityAgents     []Seat           `json:"minority_agents"`
+	Scores             map[string]int   `json:"scores"`
+	Coverage           []arena.Coverage `json:"coverage"`
+	Board              Board            `json:"board"`
+	Version            int64            `json:"version"`
+	Raw                json.RawMessage  `json:"-"` // the whole state, every field of arena.md
+}
+
+// Seat is an agent in the current round of an ArenaState.
+type Seat struct {
+	ID              string `json:"id"`
+	DisplayName     string `json:"display_name"`
+	Role            string `json:"role"`
+	ArguedThisPhase *bool  `json:"argued_this_phase,omitempty"`
+}
+
+// Board is the last resolved round as an ArenaState draws it: the branch
+// the trolley took (the lost track), who survived and who was lost, and a
+// version that rises with every decision.
+type Board struct {
+	SelectedBranch   *string  `json:"selected_branch"`
+	ResolutionState  string   `json:"resolution_state"`
+	AnimationVersion int      `json:"animation_version"`
+	Survivors        []string `json:"survivors"`
+	Lost             []string `json:"lost"`
 }
 
 // WaitState long-polls the game until its version is not version (or wait

@@ -46,8 +46,18 @@ func TestArenaThroughTheClient(t *testing.T) {
 				}
 				require.NoError(t, json.Unmarshal(s.Raw, &raw), "Raw is the whole state")
 				require.Equal(t, "resolved", raw.Board.ResolutionState)
+				require.Equal(t, "resolved", s.Board.ResolutionState)
+				require.Equal(t, "minority", *s.Board.SelectedBranch, "save_majority sends the trolley down the minority track")
+				require.Equal(t, s.CurrentRoundNumber, s.Board.AnimationVersion, "one decision a round")
+				require.Len(t, s.Board.Lost, 1)
+				require.Len(t, s.Board.Survivors, 1)
 				break
 			}
+			require.NotNil(t, s.Operator)
+			require.Len(t, s.MajorityAgents, 1)
+			require.Len(t, s.MinorityAgents, 1)
+			require.NotContains(t, []string{s.MajorityAgents[0].ID, s.MinorityAgents[0].ID}, s.Operator.ID)
+			require.Len(t, s.Scores, 3)
 			for _, id := range agents {
 				oa, err := c.OpenActions(ctx, game, id)
 				require.NoError(t, err)
