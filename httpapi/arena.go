@@ -105,6 +105,9 @@ func (a *arenaAPI) meta(w http.ResponseWriter, r *http.Request) error {
 	httpjson.Write(w, http.StatusOK, map[string]any{
 		"id": g.ID, "status": g.Status, "created_at": g.CreatedAt, "current_round_number": len(g.Rounds),
 		"current_phase": currentPhase(g), "min_players": g.MinPlayers,
+		// Beyond arena.md: the game's phase timeout (0: none) and when the
+		// current phase moves on by itself (null: never).
+		"phase_timeout_s": int(g.PhaseTimeout / time.Second), "phase_deadline": g.PhaseDeadline,
 	})
 	return nil
 }
@@ -161,6 +164,7 @@ func stateView(g arena.Game) map[string]any {
 		"majority_agents": []seat{}, "minority_agents": []seat{}, "decision": nil, "round_outcome": nil,
 		"scores": g.Scores, "coverage": g.Coverage(), "phase_activity": []string{},
 		"last_event_at": g.LastEventAt, "version": g.Version,
+		"phase_deadline": g.PhaseDeadline, // beyond arena.md: when the phase moves on by itself (null: never)
 	}
 	b := board{ResolutionState: "pending", AnimationVersion: g.AnimationCount, Survivors: []string{}, Lost: []string{}}
 	if r := g.Current(); r != nil {

@@ -68,6 +68,11 @@ type GameMeta struct {
 	// CurrentPhase is nil before the first round.
 	CurrentPhase *arena.Phase `json:"current_phase"`
 	MinPlayers   int          `json:"min_players"`
+	// PhaseTimeoutS is the game's phase timeout in seconds, 0 for none.
+	PhaseTimeoutS int `json:"phase_timeout_s"`
+	// PhaseDeadline is when the current phase moves on by itself; nil
+	// when it never does.
+	PhaseDeadline *time.Time `json:"phase_deadline"`
 }
 
 // Game returns a game's metadata.

@@ -302,6 +302,15 @@ func TestGamePhaseTimeout(t *testing.T) {
 			require.NotNil(t, meta.CurrentPhase)
 			return *meta.CurrentPhase
 		}
+		meta, err := c.Game(ctx, timed)
+		require.NoError(t, err)
+		require.Equal(t, 60, meta.PhaseTimeoutS)
+		require.NotNil(t, meta.PhaseDeadline)
+		require.WithinDuration(t, time.Now().Add(time.Minute), *meta.PhaseDeadline, 10*time.Second)
+		meta, err = c.Game(ctx, untimed)
+		require.NoError(t, err)
+		require.Zero(t, meta.PhaseTimeoutS)
+		require.Nil(t, meta.PhaseDeadline)
 		require.Zero(t, sweep(50*time.Second), "the deadline is a minute away")
 		require.Equal(t, arena.Phase1, phase(timed))
 		require.Equal(t, 1, sweep(61*time.Second), "the timed game's deadline has passed")
