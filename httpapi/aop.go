@@ -192,6 +192,9 @@ func (a *aop) nextJob(w http.ResponseWriter, r *http.Request) error {
 		Role:     slots.Role(q.Get("role")),
 		Domain:   q.Get("domain"),
 		Strategy: slots.Strategy(q.Get("strategy")),
+		// Claims where the caller already holds a seat are not offered:
+		// its take would be refused with 409 slot_held.
+		AgentKeyID: principal(r).ID,
 	})
 	if err != nil {
 		return err

@@ -307,9 +307,11 @@ func (s *Service) Slots(ctx context.Context, claimID string) ([]Slot, error) {
 }
 
 // NextJob returns an eligible open slot with its claim and comments, or
-// ErrNoJob.
+// ErrNoJob. With q.AgentKeyID set, it only offers slots of claims where that
+// agent holds no slot, so an agent is never sent back to a claim where Take
+// would refuse it with ErrSlotHeld.
 func (s *Service) NextJob(ctx context.Context, q JobQuery) (Job, error) {
-	p := NextSlotParams{Role: q.Role, Domain: q.Domain, Random: -1}
+	p := NextSlotParams{Role: q.Role, Domain: q.Domain, AgentKeyID: q.AgentKeyID, Random: -1}
 	switch q.Strategy {
 	case "", StrategyOldest:
 	case StrategyRandom:

@@ -89,6 +89,11 @@ type JobQuery struct {
 	Role     Role
 	Domain   string
 	Strategy Strategy // empty means StrategyOldest
+	// AgentKeyID is the key ID of the agent asking: the queue skips claims
+	// where it holds a slot (taken or done), which it could not take (one
+	// seat per agent per claim). Empty means nobody in particular. The HTTP
+	// route sets it from the authenticated key; clients do not send it.
+	AgentKeyID string
 }
 
 // Job is what the job queue hands an agent: an open slot, its claim and the

@@ -167,3 +167,38 @@ func TestChangesArePublished(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, sub2, "no notifier, no subscription")
 }
+
+// nextSlotSpy records what the service asks NextOpenSlot.
+type nextSlotSpy struct {
+	slots.Store
+	got []slots.NextSlotParams
+}
+
+func (s *nextSlotSpy) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots.Job, error) {
+	s.got = append(s.got, p)
+	return s.Store.NextOpenSlot(ctx, p)
+}
+
+// TestNextJobAsksForTheAgent: the asking agent's key ID reaches the store
+// with either strategy, so the store can skip the claims it holds; an empty
+// one stays empty.
+func TestNextJobAsksForTheAgent(t *testing.T) {
+	ctx := context.Background()
+	spy := &nextSlotSpy{Store: memstore.New()}
+	svc := slots.New(spy)
+	for _, q := range []slots.JobQuery{
+		{AgentKeyID: "key_a"},
+		{AgentKeyID: "key_a", Strategy: slots.StrategyRandom, Role: slots.RoleCritic, Domain: "law"},
+		{},
+	} {
+		_, err := svc.NextJob(ctx, q)
+		require.ErrorIs(t, err, slots.ErrNoJob)
+	}
+	require.Len(t, spy.got, 3)
+	require.Equal(t, slots.NextSlotParams{AgentKeyID: "key_a", Random: -1}, spy.got[0])
+	require.Equal(t, "key_a", spy.got[1].AgentKeyID)
+	require.Equal(t, slots.RoleCritic, spy.got[1].Role)
+	require.Equal(t, "law", spy.got[1].Domain)
+	require.True(t, spy.got[1].Random >= 0 && spy.got[1].Random < 1)
+	require.Equal(t, slots.NextSlotParams{Random: -1}, spy.got[2])
+}

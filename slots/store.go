@@ -54,11 +54,17 @@ type SlotStore interface {
 	// ErrClaimNotFound.
 	ListSlots(ctx context.Context, claimID string) ([]Slot, error)
 	// NextOpenSlot returns an open slot of a claim with at least one draft
-	// comment, matching p.Role and p.Domain when set: the oldest (lowest ID)
-	// when p.Random is negative, else one picked at random with p.Random in
-	// [0,1) as the source of randomness, every eligible slot having a chance.
-	// It returns ErrNoJob when none is eligible. It costs the same however
-	// many claims and slots the store holds.
+	// comment, matching p.Role and p.Domain when set, on a claim where the
+	// agent p.AgentKeyID holds no slot in any status (the rule of TakeSlot's
+	// ErrSlotHeld; with an empty p.AgentKeyID every claim qualifies). It
+	// picks the oldest such slot (lowest ID) when p.Random is negative, else
+	// one at random with p.Random in [0,1) as the source of randomness,
+	// every eligible slot having a chance. Both strategies decide in one
+	// atomic step: the claim is not held by the agent at the moment of the
+	// pick. It returns ErrNoJob when no slot is eligible. It costs the same
+	// however many claims and slots the store holds; the slots of claims the
+	// agent holds may be stepped over, so for an agent holding a bounded
+	// number of seats the cost stays bounded too.
 	NextOpenSlot(ctx context.Context, p NextSlotParams) (Job, error)
 	// TakeSlot gives the slot to p.Agent if it is open (or taken with a lease
 	// that expired at or before p.Now) and the agent holds no other slot of
@@ -77,10 +83,14 @@ type SlotStore interface {
 	ReleaseExpiredSlots(ctx context.Context, now int64) (int, error)
 }
 
-// NextSlotParams filters NextOpenSlot. Empty Role and Domain do not filter.
+// NextSlotParams filters NextOpenSlot. Empty Role, Domain and AgentKeyID do
+// not filter.
 type NextSlotParams struct {
 	Role   Role
 	Domain string
+	// AgentKeyID is the asking agent: claims where it holds a slot, taken
+	// or done, are skipped.
+	AgentKeyID string
 	// Random picks the slot: negative means the oldest; a value in [0,1),
 	// drawn uniformly by the caller, makes the pick random.
 	Random float64
