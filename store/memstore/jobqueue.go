@@ -13,6 +13,14 @@ import (
 // queue drops entries that are no longer eligible when a pick meets them.
 // That keeps take — the hot path every agent races on — to a few map
 // operations, and every entry is still removed at most once.
+//
+// A pick for an agent steps over (and keeps) the entries of claims where the
+// agent holds a slot, asking each claim's holder index (claimRec.holders:
+// key ID -> its slot in any status, kept by take and the lease sweep, and
+// left alone by reconfiguring, which only replaces open slots). The steps
+// are the open slots of the claims the agent holds — a configuration opens
+// at most slots.MaxSlotsPerConfigure — so the cost stays bounded for an
+// agent holding a bounded number of seats, whatever the store holds.
 
 type queueKey struct {
 	role   slots.Role
@@ -78,12 +86,29 @@ func (set *openSet) drop(rec *slotRec) {
 	delete(set.pos, rec)
 }
 
+// heldBy reports whether agent holds a slot, in any status, on rec's claim;
+// the empty agent holds nothing.
+func heldBy(rec *slotRec, agent string) bool {
+	if agent == "" {
+		return false
+	}
+	_, ok := rec.claim.holders[agent]
+	return ok
+}
+
 // pick returns the oldest eligible slot under k when r < 0, else a random
-// one, dropping the stale entries it meets.
-func (q *jobQueue) pick(k queueKey, r float64) (*slotRec, bool) {
+// one, on a claim where agent holds no slot, dropping the stale entries it
+// meets.
+func (q *jobQueue) pick(k queueKey, r float64, agent string) (*slotRec, bool) {
 	set := q.sets[k]
 	if set == nil {
 		return nil, false
+	}
+	if agent != "" {
+		if r < 0 {
+			return set.oldestFor(k, agent)
+		}
+		return set.randomFor(k, r, agent)
 	}
 	for len(set.recs) > 0 {
 		var rec *slotRec
@@ -91,11 +116,7 @@ func (q *jobQueue) pick(k queueKey, r float64) (*slotRec, bool) {
 			it, _ := set.tree.Min()
 			rec = it.rec
 		} else {
-			i := int(r * float64(len(set.recs)))
-			if i >= len(set.recs) {
-				i = len(set.recs) - 1
-			}
-			rec = set.recs[i]
+			rec = set.recs[set.index(r)]
 		}
 		if eligible(rec, k) {
 			return rec, true
@@ -103,4 +124,64 @@ func (q *jobQueue) pick(k queueKey, r float64) (*slotRec, bool) {
 		set.drop(rec)
 	}
 	return nil, false
+}
+
+// index maps r in [0,1) to a position in recs, which is not empty.
+func (set *openSet) index(r float64) int {
+	return min(int(r*float64(len(set.recs))), len(set.recs)-1)
+}
+
+// oldestFor walks the set in creation order from the oldest entry to the
+// first eligible one whose claim agent does not hold. A stale entry met on
+// the way is dropped and the walk resumes where it was, so each step is
+// either a held claim's open slot (bounded) or a removal (once per entry).
+func (set *openSet) oldestFor(k queueKey, agent string) (*slotRec, bool) {
+	var found, stale *slotRec
+	visit := func(it queueItem) bool {
+		switch {
+		case !eligible(it.rec, k):
+			stale = it.rec
+		case heldBy(it.rec, agent):
+			return true
+		default:
+			found = it.rec
+		}
+		return false
+	}
+	set.tree.Ascend(visit)
+	for stale != nil {
+		from := queueItem{seq: stale.seq}
+		set.drop(stale)
+		stale = nil
+		set.tree.AscendGreaterOrEqual(from, visit)
+	}
+	return found, found != nil
+}
+
+// randomFor starts at the position r picks and walks forward, wrapping
+// around, to the first eligible entry whose claim agent does not hold:
+// every such entry can be the answer. Stale entries met are dropped after
+// the walk, which looks at each entry at most once.
+func (set *openSet) randomFor(k queueKey, r float64, agent string) (*slotRec, bool) {
+	n := len(set.recs)
+	if n == 0 {
+		return nil, false
+	}
+	var found *slotRec
+	var stale []*slotRec
+	for i, step := set.index(r), 0; step < n; i, step = (i+1)%n, step+1 {
+		rec := set.recs[i]
+		if !eligible(rec, k) {
+			stale = append(stale, rec)
+			continue
+		}
+		if !heldBy(rec, agent) {
+			found = rec
+			break
+		}
+	}
+	for _, rec := range stale {
+		set.drop(rec)
+	}
+	return found, found != nil
 }

@@ -5,6 +5,8 @@ type JobQueueQuery struct {
 	Name string
 	SQL  string
 	Args []any
+	// Agent says the query skips the claims an agent holds.
+	Agent bool
 }
 
 // JobQueueQueriesForTest returns every job-queue query, for plan checks.
@@ -12,30 +14,36 @@ func JobQueueQueriesForTest() []JobQueueQuery {
 	var out []JobQueueQuery
 	for k, q := range nextSlotQueries {
 		var args []any
-		if k[0] {
+		if k.role {
 			args = append(args, "critic")
 		}
-		if k[1] {
+		if k.domain {
 			args = append(args, "law")
 		}
-		if k[2] {
+		if k.agent {
+			args = append(args, "key_agent")
+		}
+		if k.random {
 			args = append(args, 0.5, 0.25)
 		}
-		out = append(out, JobQueueQuery{Name: nameOf(k), SQL: q, Args: args})
+		out = append(out, JobQueueQuery{Name: nameOf(k), SQL: q, Args: args, Agent: k.agent})
 	}
 	return out
 }
 
-func nameOf(k [3]bool) string {
+func nameOf(k nextSlotKey) string {
 	n := "oldest"
-	if k[2] {
+	if k.random {
 		n = "random"
 	}
-	if k[0] {
+	if k.role {
 		n += "+role"
 	}
-	if k[1] {
+	if k.domain {
 		n += "+domain"
+	}
+	if k.agent {
+		n += "+agent"
 	}
 	return n
 }

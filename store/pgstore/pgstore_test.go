@@ -84,7 +84,8 @@ func TestMigrateIsIdempotentAndSafeConcurrently(t *testing.T) {
 }
 
 // TestJobQueueUsesIndexes checks the plans: every job-queue query can be
-// answered from a partial index of open slots, never a scan of the table.
+// answered from a partial index of open slots, never a scan of the table,
+// and an agent's query finds the claims it holds through the holder index.
 // With a test-sized table the planner would rightly prefer a scan, so scans
 // are disabled for the EXPLAIN; BenchmarkNextJob shows the cost stays flat
 // at 100k claims, where the planner picks the index by itself.
@@ -120,6 +121,13 @@ func TestJobQueueUsesIndexes(t *testing.T) {
 		}
 		require.NotContains(t, joined, "Seq Scan on agora_role_slots", "%s:\n%s", q.Name, joined)
 		require.Contains(t, joined, "agora_role_slots_", q.Name)
+		if q.Agent {
+			// One probe of the holder index per candidate, by both columns:
+			// never a read of every seat the agent holds.
+			require.Contains(t, joined, "agora_role_slots_holder", "%s:\n%s", q.Name, joined)
+			require.Regexp(t, `Index Cond: \(\(claim_id = q\w*\.claim_id\) AND \(api_key_id = `, joined, q.Name)
+			require.NotContains(t, joined, "Anti Join", "%s:\n%s", q.Name, joined)
+		}
 	}
 }
 

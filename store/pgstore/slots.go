@@ -224,25 +224,38 @@ const randomWindow = 16
 
 // nextSlotQuery builds the job-queue query for one filter combination, so
 // each can use its own partial index. Its parameters, in order: the role
-// (when filtered), the domain (when filtered), then for a random pick where
-// the window starts and where in the window to pick.
-func nextSlotQuery(role, domain, random bool) string {
-	where := `status = 'open' AND ready`
+// (when filtered), the domain (when filtered), the asking agent's key ID
+// (when given), then for a random pick where the window starts and where in
+// the window to pick.
+//
+// An agent's query leaves out the slots of claims where it holds a slot, in
+// the same statement (one snapshot): for each candidate met along the
+// queue's index, one probe of the unique index agora_role_slots_holder
+// (claim_id, api_key_id). The walk steps over at most the open slots of the
+// claims the agent holds, whatever the table holds. OFFSET 0 keeps the
+// NOT EXISTS a per-candidate probe: without it the planner may turn it into
+// an anti-join against every seat the agent ever held, read from the holder
+// index by its second column, a scan that grows with the table.
+func nextSlotQuery(role, domain, agent, random bool) string {
+	where := `q.status = 'open' AND q.ready`
 	n := 0
 	param := func() string { n++; return fmt.Sprintf("$%d", n) }
 	if role {
-		where += ` AND role = ` + param()
+		where += ` AND q.role = ` + param()
 	}
 	if domain {
-		where += ` AND domain = ` + param()
+		where += ` AND q.domain = ` + param()
 	}
-	pick := `SELECT * FROM agora_role_slots WHERE ` + where + ` ORDER BY id LIMIT 1`
+	if agent {
+		where += ` AND NOT EXISTS (SELECT 1 FROM agora_role_slots h WHERE h.claim_id = q.claim_id AND h.api_key_id = ` + param() + ` OFFSET 0)`
+	}
+	pick := `SELECT q.* FROM agora_role_slots q WHERE ` + where + ` ORDER BY q.id LIMIT 1`
 	if random {
 		start, at := param(), param()
 		pick = fmt.Sprintf(`WITH w AS MATERIALIZED (
-			(SELECT id, rnd FROM agora_role_slots WHERE %[1]s AND rnd >= %[3]s::float8 ORDER BY rnd LIMIT %[2]d)
+			(SELECT q.id, q.rnd FROM agora_role_slots q WHERE %[1]s AND q.rnd >= %[3]s::float8 ORDER BY q.rnd LIMIT %[2]d)
 			UNION ALL
-			(SELECT id, rnd FROM agora_role_slots WHERE %[1]s AND rnd < %[3]s::float8 ORDER BY rnd LIMIT %[2]d)
+			(SELECT q.id, q.rnd FROM agora_role_slots q WHERE %[1]s AND q.rnd < %[3]s::float8 ORDER BY q.rnd LIMIT %[2]d)
 			LIMIT %[2]d)
 		SELECT * FROM agora_role_slots WHERE id = (
 			SELECT id FROM w OFFSET floor(%[4]s::float8 * (SELECT count(*) FROM w))::bigint LIMIT 1)`, where, randomWindow, start, at)
@@ -253,12 +266,17 @@ func nextSlotQuery(role, domain, random bool) string {
 		FROM s JOIN agora_claims c ON c.id = s.claim_id`
 }
 
-var nextSlotQueries = func() map[[3]bool]string {
-	m := map[[3]bool]string{}
+// nextSlotKey says which filters a job-queue query has.
+type nextSlotKey struct{ role, domain, agent, random bool }
+
+var nextSlotQueries = func() map[nextSlotKey]string {
+	m := map[nextSlotKey]string{}
 	for _, role := range []bool{false, true} {
 		for _, domain := range []bool{false, true} {
-			for _, random := range []bool{false, true} {
-				m[[3]bool{role, domain, random}] = nextSlotQuery(role, domain, random)
+			for _, agent := range []bool{false, true} {
+				for _, random := range []bool{false, true} {
+					m[nextSlotKey{role, domain, agent, random}] = nextSlotQuery(role, domain, agent, random)
+				}
 			}
 		}
 	}
@@ -268,7 +286,7 @@ var nextSlotQueries = func() map[[3]bool]string {
 // NextOpenSlot implements slots.SlotStore in one round trip.
 func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots.Job, error) {
 	random := p.Random >= 0
-	q := nextSlotQueries[[3]bool{p.Role != "", p.Domain != "", random}]
+	q := nextSlotQueries[nextSlotKey{p.Role != "", p.Domain != "", p.AgentKeyID != "", random}]
 	// The window position comes from the digits of p.Random below the
 	// first ones, which picked where the window starts.
 	_, frac := math.Modf(p.Random * 4096)
@@ -290,6 +308,9 @@ func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots
 	}
 	if p.Domain != "" {
 		args = append(args, p.Domain)
+	}
+	if p.AgentKeyID != "" {
+		args = append(args, p.AgentKeyID)
 	}
 	if random {
 		args = append(args, p.Random, frac)

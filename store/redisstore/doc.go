@@ -53,7 +53,9 @@
 // lists claims newest first from any cursor. The job queue is four indexes
 // per open slot, maintained by the scripts that open and close slots, so
 // NextOpenSlot costs O(log n) whatever the store holds; a random pick is
-// ZCARD then ZRANGE at floor(r*n). No operation uses KEYS or SCAN.
+// ZCARD then ZRANGE at floor(r*n). For an agent, the pick walks on past the
+// slots of claims whose holders hash names it, one step per such slot. No
+// operation uses KEYS or SCAN.
 //
 // # Errors
 //

@@ -122,7 +122,8 @@ func (s *Store) ListSlots(ctx context.Context, claimID string) ([]slots.Slot, er
 	return out, nil
 }
 
-// NextOpenSlot implements slots.SlotStore.
+// NextOpenSlot implements slots.SlotStore in one script: the pick and the
+// check that the agent holds nothing on the slot's claim are one step.
 func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots.Job, error) {
 	r := p.Random
 	if r < 0 {
@@ -130,7 +131,7 @@ func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots
 	}
 	v, err := nextOpenSlotScript.Run(ctx, s.client,
 		[]string{s.queueKey(p.Role, p.Domain)},
-		s.ns, strconv.FormatFloat(r, 'g', -1, 64)).Slice()
+		s.ns, strconv.FormatFloat(r, 'g', -1, 64), p.AgentKeyID).Slice()
 	if err != nil {
 		return slots.Job{}, interpretError(ctx, err, slots.ErrNoJob)
 	}

@@ -459,6 +459,120 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.Greater(t, len(filtered), 4, "filtered random picks vary too")
 	})
 
+	t.Run("JobQueueSkipsHeldClaims", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		c1, c2 := e.claim("physics"), e.claim("physics")
+		e.draft(c1.ID)
+		e.draft(c2.ID)
+		s1 := e.configure(c1.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
+		e.clock.Advance(time.Millisecond)
+		s2 := e.configure(c2.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
+		a, b := e.agent("A"), e.agent("B")
+		_, err := e.svc.Take(e.ctx, a, c1.ID, s1[0].ID)
+		require.NoError(t, err)
+
+		// offered checks every filter combination for agent: the oldest pick
+		// is oldest, and random picks draw every slot of eligible, nothing
+		// else; with no eligible slot, both strategies say ErrNoJob.
+		filters := []slots.JobQuery{{}, {Role: slots.RoleCritic}, {Domain: "physics"}, {Role: slots.RoleCritic, Domain: "physics"}}
+		offered := func(agent string, oldest string, eligible ...string) {
+			t.Helper()
+			for _, q := range filters {
+				q.AgentKeyID = agent
+				job, err := e.svc.NextJob(e.ctx, q)
+				if oldest == "" {
+					requireCode(t, slots.ErrNoJob, err, "%+v", q)
+					q.Strategy = slots.StrategyRandom
+					_, err = e.svc.NextJob(e.ctx, q)
+					requireCode(t, slots.ErrNoJob, err, "%+v", q)
+					continue
+				}
+				require.NoError(t, err, "%+v", q)
+				require.Equal(t, oldest, job.Slot.ID, "%+v", q)
+				require.Equal(t, job.Slot.ClaimID, job.Claim.ID)
+				q.Strategy = slots.StrategyRandom
+				seen := map[string]bool{}
+				for range 100 {
+					job, err := e.svc.NextJob(e.ctx, q)
+					require.NoError(t, err, "%+v", q)
+					require.Contains(t, eligible, job.Slot.ID, "%+v", q)
+					seen[job.Slot.ID] = true
+				}
+				require.Len(t, seen, len(eligible), "every eligible slot is drawn: %+v", q)
+			}
+		}
+
+		// A holds a taken seat on c1, the oldest claim with open slots.
+		offered(a.ID, s2[0].ID, s2[0].ID, s2[1].ID)
+		offered(b.ID, s1[1].ID, s1[1].ID, s2[0].ID, s2[1].ID)
+		offered("", s1[1].ID, s1[1].ID, s2[0].ID, s2[1].ID)
+
+		// A done seat is held too: it is the same for A.
+		_, err = e.svc.Done(e.ctx, a, c1.ID, s1[0].ID)
+		require.NoError(t, err)
+		offered(a.ID, s2[0].ID, s2[0].ID, s2[1].ID)
+		offered(b.ID, s1[1].ID, s1[1].ID, s2[0].ID, s2[1].ID)
+
+		// A holds a seat on every claim with open slots: no job for A.
+		_, err = e.svc.Take(e.ctx, a, c2.ID, s2[0].ID)
+		require.NoError(t, err)
+		offered(a.ID, "")
+		offered(b.ID, s1[1].ID, s1[1].ID, s2[1].ID)
+		offered("", s1[1].ID, s1[1].ID, s2[1].ID)
+
+		// A newer claim is found past both claims A holds.
+		e.clock.Advance(time.Millisecond)
+		c3 := e.claim("physics")
+		e.draft(c3.ID)
+		s3 := e.configure(c3.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
+		offered(a.ID, s3[0].ID, s3[0].ID)
+		_, err = e.svc.Take(e.ctx, a, c3.ID, s3[0].ID)
+		require.NoError(t, err, "what the queue offers, the agent may take")
+	})
+
+	t.Run("JobQueueOffersAReleasedClaimAgain", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores, slots.WithLease(time.Minute))
+		c1, c2 := e.claim(""), e.claim("")
+		e.draft(c1.ID)
+		e.draft(c2.ID)
+		s1 := e.configure(c1.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
+		e.clock.Advance(time.Millisecond)
+		s2 := e.configure(c2.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
+		a := e.agent("A")
+		_, err := e.svc.Take(e.ctx, a, c1.ID, s1[0].ID)
+		require.NoError(t, err)
+		next := func() string {
+			t.Helper()
+			job, err := e.svc.NextJob(e.ctx, slots.JobQuery{AgentKeyID: a.ID})
+			require.NoError(t, err)
+			return job.Slot.ID
+		}
+		require.Equal(t, s2[0].ID, next())
+
+		// The lease lapsed but nothing re-opened the slot: the seat still
+		// counts as A's, for the queue as for a take.
+		e.clock.Advance(time.Minute)
+		require.Equal(t, s2[0].ID, next())
+		_, err = e.svc.Take(e.ctx, a, c1.ID, s1[1].ID)
+		requireCode(t, slots.ErrSlotHeld, err)
+
+		n, err := e.svc.ReleaseExpired(e.ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		require.Equal(t, s1[0].ID, next(), "after the sweep A holds nothing on c1")
+		drawn := map[string]bool{}
+		for range 100 {
+			job, err := e.svc.NextJob(e.ctx, slots.JobQuery{AgentKeyID: a.ID, Strategy: slots.StrategyRandom})
+			require.NoError(t, err)
+			drawn[job.Slot.ClaimID] = true
+		}
+		require.True(t, drawn[c1.ID], "c1 is drawn at random again")
+		_, err = e.svc.Take(e.ctx, a, c1.ID, s1[0].ID)
+		require.NoError(t, err)
+	})
+
 	t.Run("Lease", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores, slots.WithLease(time.Minute))
@@ -559,6 +673,85 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			list, err := e.svc.Slots(e.ctx, c.ID)
 			require.NoError(t, err)
 			require.Equal(t, winner.Load(), list[0].APIKeyID)
+		}
+	})
+
+	// Agents loop on the job queue and take what it offers, as seeds/slots.md
+	// tells them to, over claims with fewer seats than agents: the queue
+	// never offers an agent a claim it holds (its own record of takes says
+	// so), so no take is refused as held, no agent gets two seats of a
+	// claim, and every seat ends up taken.
+	t.Run("RaceAgentsLoopingOnTheQueue", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		const agents, claims = 32, 8
+		keys := make([]slots.Key, agents)
+		held := make([]map[string]bool, agents) // each agent's own record
+		for i := range keys {
+			keys[i] = e.agent(fmt.Sprint("looper-", i))
+			held[i] = map[string]bool{}
+		}
+		for rep := 0; rep < raceRepeats; rep++ {
+			var claimIDs []string
+			for range claims {
+				c := e.claim("")
+				e.draft(c.ID)
+				e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 3}, slots.RoleCount{Role: slots.RoleDefender, Count: 2})
+				claimIDs = append(claimIDs, c.ID)
+			}
+			errs := make(chan error, agents)
+			concurrently(agents, func(i int) {
+				q := slots.JobQuery{AgentKeyID: keys[i].ID}
+				if i%2 == 1 {
+					q.Strategy = slots.StrategyRandom
+				}
+				for asks := 0; ; asks++ {
+					if asks > 10_000 {
+						errs <- fmt.Errorf("agent %d: still asking after %d jobs", i, asks)
+						return
+					}
+					job, err := e.svc.NextJob(e.ctx, q)
+					if errors.Is(err, slots.ErrNoJob) {
+						return
+					}
+					if err != nil {
+						errs <- fmt.Errorf("agent %d: next job: %w", i, err)
+						return
+					}
+					if held[i][job.Claim.ID] || job.Slot.ClaimID != job.Claim.ID {
+						errs <- fmt.Errorf("agent %d was offered slot %s of claim %s, which it holds", i, job.Slot.ID, job.Claim.ID)
+						return
+					}
+					_, err = e.svc.Take(e.ctx, keys[i], job.Claim.ID, job.Slot.ID)
+					switch {
+					case err == nil:
+						held[i][job.Claim.ID] = true
+					case errors.Is(err, slots.ErrSlotTaken):
+						// lost the race for this seat: ask again
+					default:
+						errs <- fmt.Errorf("agent %d: take %s: %w", i, job.Slot.ID, err)
+						return
+					}
+				}
+			})
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			for _, id := range claimIDs {
+				list, err := e.svc.Slots(e.ctx, id)
+				require.NoError(t, err)
+				require.Len(t, list, 5)
+				holders := map[string]bool{}
+				for _, s := range list {
+					require.Equal(t, slots.StatusTaken, s.Status, "every seat is taken")
+					require.False(t, holders[s.APIKeyID], "agent %s holds two seats of %s", s.APIKeyID, id)
+					holders[s.APIKeyID] = true
+				}
+				for i, k := range keys {
+					require.Equal(t, holders[k.ID], held[i][id], "agent %d's record of %s", i, id)
+				}
+			}
 		}
 	})
 
