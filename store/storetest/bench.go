@@ -136,8 +136,10 @@ func BenchmarkTake(b *testing.B, newStore func(b *testing.B) slots.Store) {
 
 // BenchmarkNextJob measures the job queue with 1k, 10k and 100k claims
 // (each with a draft and two open slots) in the store: its cost must not grow
-// with them. Sizes above maxClaims are skipped, so slow backends can bound
-// the set-up time.
+// with them. The holds10 cases ask for an agent that holds a seat on each of
+// the ten oldest claims, whose other open slots the queue must step over.
+// Sizes above maxClaims are skipped, so slow backends can bound the set-up
+// time.
 func BenchmarkNextJob(b *testing.B, newStore func(b *testing.B) slots.Store, maxClaims int) {
 	ctx := context.Background()
 	for _, claims := range []int{1_000, 10_000, 100_000} {
@@ -159,6 +161,18 @@ func BenchmarkNextJob(b *testing.B, newStore func(b *testing.B) slots.Store, max
 				}
 				return err
 			})
+			// The holder takes the critic seat of the oldest claim it holds
+			// nothing on, ten times: the ten oldest claims.
+			holder := slots.Key{ID: "bench-holder", Name: "bench"}
+			for range heldClaims {
+				job, err := svc.NextJob(ctx, slots.JobQuery{Role: slots.RoleCritic, AgentKeyID: holder.ID})
+				if err == nil {
+					_, err = svc.Take(ctx, holder, job.Claim.ID, job.Slot.ID)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
 			for _, q := range []struct {
 				name string
 				q    slots.JobQuery
@@ -166,6 +180,9 @@ func BenchmarkNextJob(b *testing.B, newStore func(b *testing.B) slots.Store, max
 				{"oldest", slots.JobQuery{}},
 				{"random", slots.JobQuery{Strategy: slots.StrategyRandom}},
 				{"role+domain", slots.JobQuery{Role: slots.RoleDefender, Domain: "law"}},
+				{"holds10-oldest", slots.JobQuery{AgentKeyID: holder.ID}},
+				{"holds10-random", slots.JobQuery{Strategy: slots.StrategyRandom, AgentKeyID: holder.ID}},
+				{"holds10-role+domain", slots.JobQuery{Role: slots.RoleDefender, Domain: "law", AgentKeyID: holder.ID}},
 			} {
 				b.Run(q.name, func(b *testing.B) {
 					b.ReportAllocs()
@@ -179,6 +196,10 @@ func BenchmarkNextJob(b *testing.B, newStore func(b *testing.B) slots.Store, max
 		})
 	}
 }
+
+// heldClaims is how many claims the asking agent of BenchmarkNextJob's
+// holds10 cases holds a seat on.
+const heldClaims = 10
 
 // BenchmarkNextWork measures the Prism work queue (prism.Service.NextWork)
 // with 100, 10k and 100k active pipelines in the store: its cost must not
