@@ -188,9 +188,10 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestTakeNextJobWaitsOnAHeldClaim: the only open seat is on a claim the
-// agent already holds one of (409 slot_held, not a lost race), so
-// TakeNextJob backs off like it does when there is no work, instead of
-// asking again at once, until its context ends.
+// agent already holds one of. The job queue knows who asks and offers it
+// nothing (404; a take would be 409 slot_held), so TakeNextJob backs off
+// as it does when there is no work, instead of asking again at once,
+// until its context ends — while another agent is offered the seat.
 func TestTakeNextJobWaitsOnAHeldClaim(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		ctx := t.Context()
@@ -223,6 +224,14 @@ func TestTakeNextJobWaitsOnAHeldClaim(t *testing.T) {
 		require.ErrorAs(t, err, &e)
 		require.Equal(t, slots.ErrSlotHeld.Code, e.Code)
 		require.ErrorIs(t, err, store.ErrConflict)
+
+		_, err = h.NextJob(ctx, slots.JobQuery{})
+		require.ErrorIs(t, err, store.ErrNotFound, "the queue skips a claim the asking agent holds")
+		other, err := client.New(url, client.WithToken(admin)).CreateKey(ctx, slots.NewKey{Name: "other", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		require.NoError(t, err)
+		offered, err := h.As(other.Token).NextJob(ctx, slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, claim.ID, offered.Claim.ID, "but offers it to another agent")
 
 		before := tr.n.Load()
 		short, cancel := context.WithTimeout(ctx, time.Second)
