@@ -7,7 +7,12 @@ import (
 	"github.com/agorahq/agora/store"
 )
 
-var _ store.Notifier = (*Store)(nil)
+var _ store.InProcess = (*Store)(nil)
+
+// PublishesInProcess implements store.InProcess: Publish hands events to
+// this process's subscribers without waiting, so store.Async leaves the
+// Store as it is.
+func (*Store) PublishesInProcess() {}
 
 // Publish implements store.Notifier within this process.
 func (s *Store) Publish(ctx context.Context, topic string, payload []byte) error {
