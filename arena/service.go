@@ -27,8 +27,9 @@ type Option func(*Service)
 // WithClock sets the clock; the default is time.Now.
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
-// WithNotifier announces every change on n.
-func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notifier = n } }
+// WithNotifier announces every change on n, in the background
+// (store.Async): posting an argument waits for the store only.
+func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notifier = store.Async(n) } }
 
 // New returns a Service over st.
 func New(st Store, opts ...Option) *Service {

@@ -27,8 +27,9 @@ type Option func(*Service)
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
 // WithNotifier makes changes wake Wait callers in every process sharing n.
-// Without one, Wait re-reads the prompt every PollInterval.
-func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notifier = n } }
+// Without one, Wait re-reads the prompt every PollInterval. Changes are
+// announced in the background (store.Async).
+func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notifier = store.Async(n) } }
 
 // New returns a Service over st.
 func New(st Store, opts ...Option) *Service {

@@ -35,8 +35,9 @@ func WithLease(d time.Duration) Option { return func(s *Service) { s.lease = d }
 
 // WithNotifier makes every change of a pipeline publish its claim's ID on
 // slots.ClaimsTopic, the topic of slots.Service's claim changes, so a live
-// view following one follows both.
-func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notify = n } }
+// view following one follows both. Announcements go out in the background
+// (store.Async), off the path of a take or a done.
+func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notify = store.Async(n) } }
 
 // DefaultLease is how long a stage slot stays taken without a done.
 const DefaultLease = 5 * time.Minute

@@ -58,8 +58,10 @@ func WithAdminKey(token string) Option {
 // comments, its role slots — publish the claim's ID on ClaimsTopic, so live
 // views in every process sharing n follow it (see SubscribeClaims). Give
 // prism.Service the same notifier: pipeline changes go to the same topic.
+// The announcement goes out in the background (store.Async): a take stays
+// one round trip to the store.
 func WithNotifier(n store.Notifier) Option {
-	return func(s *Service) { s.notifier = n }
+	return func(s *Service) { s.notifier = store.Async(n) }
 }
 
 // ClaimsTopic carries a hint for every change of a claim, its comments, its

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // Benchmarks shared by every backend. A backend's test file calls them with
@@ -113,24 +114,35 @@ const takeChunk = 50_000
 
 // BenchmarkTake measures Service.Take, each op winning a different open
 // seat, with 1 and 64 concurrent callers. Seats are prepared in chunks on
-// fresh stores from newStore, with the timer stopped.
+// fresh stores from newStore, with the timer stopped. Where the store is
+// also a store.Notifier (memstore, redisstore), the notify=true cases give
+// the service that notifier, as a live server does: each take then also
+// announces its claim's change.
 func BenchmarkTake(b *testing.B, newStore func(b *testing.B) slots.Store) {
-	for _, callers := range []int{1, 64} {
-		b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
-			b.ReportAllocs()
-			b.ResetTimer()
-			for left := b.N; left > 0; {
-				n := min(left, takeChunk)
-				left -= n
-				b.StopTimer()
-				st := newStore(b)
-				seats := NumberedSeats(b, st, "bench", n)
-				svc := slots.New(st)
-				runtime.GC() // the set-up's garbage is not the take's cost
-				b.StartTimer()
-				TakeSeats(b, svc, seats, callers)
-			}
-		})
+	for _, notify := range []bool{false, true} {
+		for _, callers := range []int{1, 64} {
+			b.Run(fmt.Sprintf("notify=%t/callers=%d", notify, callers), func(b *testing.B) {
+				b.ReportAllocs()
+				b.ResetTimer()
+				for left := b.N; left > 0; {
+					n := min(left, takeChunk)
+					left -= n
+					b.StopTimer()
+					st := newStore(b)
+					var opts []slots.Option
+					if nt, ok := st.(store.Notifier); ok && notify {
+						opts = append(opts, slots.WithNotifier(nt))
+					} else if notify {
+						b.Skip("the store is not a notifier")
+					}
+					seats := NumberedSeats(b, st, "bench", n)
+					svc := slots.New(st, opts...)
+					runtime.GC() // the set-up's garbage is not the take's cost
+					b.StartTimer()
+					TakeSeats(b, svc, seats, callers)
+				}
+			})
+		}
 	}
 }
 
