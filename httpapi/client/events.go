@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -83,7 +84,10 @@ func (c *Client) GameEvents(ctx context.Context, gameID string, after int) (<-ch
 }
 
 // event is one server-sent event.
-type event struct{ id, name, data string }
+type event struct {
+	id, name, data string
+	dataSeen       bool // a data line came (its value may be empty)
+}
 
 // maxEventLine bounds one line of an event stream.
 const maxEventLine = 1 << 20
@@ -104,39 +108,61 @@ func subscribe[T any](ctx context.Context, c *Client, path string, header http.H
 	go func() {
 		defer close(out)
 		defer res.Body.Close()
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(make([]byte, 0, 64<<10), maxEventLine)
-		var ev event
-		for sc.Scan() {
-			line := sc.Text()
-			if line == "" { // the end of an event
-				if v, ok := decode(ev); ok {
-					select {
-					case out <- v:
-					case <-ctx.Done():
-						return
-					}
-				}
-				ev = event{}
-				continue
+		_ = scanEvents(res.Body, func(ev event) bool {
+			v, ok := decode(ev)
+			if !ok {
+				return true
 			}
-			if strings.HasPrefix(line, ":") {
-				continue // a comment: keep-alive
+			select {
+			case out <- v:
+				return true
+			case <-ctx.Done():
+				return false
 			}
-			field, value, _ := strings.Cut(line, ":")
-			value = strings.TrimPrefix(value, " ")
-			switch field {
-			case "id":
-				ev.id = value
-			case "event":
-				ev.name = value
-			case "data":
-				if ev.data != "" {
-					ev.data += "\n"
-				}
-				ev.data += value
-			}
-		}
+		})
 	}()
 	return out, nil
+}
+
+// scanEvents reads a server-sent event stream and hands each complete
+// event to emit until emit returns false, the stream ends (an event not
+// closed by a blank line is dropped, as the format says), or a line is
+// over maxEventLine. Comments (keep-alives) and unknown fields are skipped;
+// a field without a colon is a field with an empty value.
+func scanEvents(r io.Reader, emit func(event) bool) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxEventLine)
+	var ev event
+	started := false
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" { // the end of an event
+			if started && !emit(ev) {
+				return nil
+			}
+			ev, started = event{}, false
+			continue
+		}
+		if strings.HasPrefix(line, ":") {
+			continue // a comment: keep-alive
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "id":
+			ev.id = value
+		case "event":
+			ev.name = value
+		case "data":
+			if started && ev.dataSeen {
+				ev.data += "\n"
+			}
+			ev.data += value
+			ev.dataSeen = true
+		default:
+			continue
+		}
+		started = true
+	}
+	return sc.Err()
 }
