@@ -94,9 +94,10 @@ func receive[T any](t *testing.T, ch <-chan T) T {
 		require.True(t, ok, "the stream ended")
 		return v
 	case <-time.After(10 * time.Second):
-		t.Fatal("nothing came in ten seconds")
-		panic("unreachable")
 	}
+	t.Fatal("nothing came in ten seconds")
+	var zero T
+	return zero
 }
 
 // TestAgentLoop runs the agent loop of slots.md through the client, with
@@ -452,18 +453,26 @@ func TestContextEndsCalls(t *testing.T) {
 	})
 }
 
+// limited serves the /api/v1 routes on memstore with a rate limit of
+// perSecond takes, dones and comments a second per key (bursts of burst)
+// and returns a client with the admin key. The limit is the server's, not
+// the store's, so one backend shows the client's side of it.
+func limited(t *testing.T, perSecond float64, burst int) *client.Client {
+	t.Helper()
+	svc := slots.New(memstore.New(), slots.WithAdminKey(admin))
+	mux := http.NewServeMux()
+	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLimiter(httpapi.NewLocalLimiter(perSecond, burst))))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return client.New(srv.URL, client.WithToken(admin))
+}
+
 // TestRateLimited: a key over its rate limit gets an error matching
 // client.ErrRateLimited that says when to retry.
 func TestRateLimited(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	st := memstore.New()
-	svc := slots.New(st, slots.WithAdminKey(admin))
-	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLimiter(httpapi.NewLocalLimiter(0.1, 1))))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	c := client.New(srv.URL, client.WithToken(admin))
+	c := limited(t, 0.1, 1)
 	claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "t"})
 	require.NoError(t, err)
 	_, err = c.Comment(ctx, claim.ID, "first", slots.CommentDraft)
@@ -482,13 +491,7 @@ func TestRateLimited(t *testing.T) {
 func TestTakeNextJobWaitsOutTheRateLimit(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	st := memstore.New()
-	svc := slots.New(st, slots.WithAdminKey(admin))
-	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLimiter(httpapi.NewLocalLimiter(1, 1))))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	c := client.New(srv.URL, client.WithToken(admin))
+	c := limited(t, 1, 1)
 	claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "t"})
 	require.NoError(t, err)
 	_, err = c.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
