@@ -87,6 +87,7 @@ type Error struct {
 	Body map[string]any
 }
 
+// Error says the status, the code and the server's message.
 func (e *Error) Error() string {
 	return fmt.Sprintf("agora: %d %s: %s", e.Status, e.Code, e.Message)
 }

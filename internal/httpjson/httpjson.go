@@ -29,6 +29,7 @@ var ErrRateLimited = errors.New("rate limited")
 // with Retry-After.
 type RateLimited struct{ RetryAfter time.Duration }
 
+// Error implements error.
 func (e *RateLimited) Error() string { return "rate limit exceeded; retry later" }
 
 // Unwrap returns ErrRateLimited.
