@@ -3,6 +3,7 @@ package memstore_test
 import (
 	"testing"
 
+	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
 	"github.com/agorahq/agora/store/storetest"
@@ -26,4 +27,8 @@ func BenchmarkNextWork(b *testing.B) {
 		s := memstore.New()
 		return storetest.Stores{Slots: s, Prism: s}
 	}, 100_000)
+}
+
+func BenchmarkArgue(b *testing.B) {
+	storetest.BenchmarkArgue(b, func(*testing.B) arena.Store { return memstore.New() })
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/pgstore"
@@ -139,6 +140,10 @@ func newBenchStore(b *testing.B) slots.Store {
 func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newBenchStore) }
 
 func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newBenchStore, 100_000) }
+
+func BenchmarkArgue(b *testing.B) {
+	storetest.BenchmarkArgue(b, func(b *testing.B) arena.Store { return newBenchStore(b).(*pgstore.Store) })
+}
 
 func BenchmarkNextWork(b *testing.B) {
 	storetest.BenchmarkNextWork(b, func(b *testing.B) storetest.Stores {

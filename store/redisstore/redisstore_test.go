@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/redisstore"
@@ -70,6 +71,10 @@ func newRedisStore(b *testing.B) slots.Store {
 func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newRedisStore) }
 
 func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newRedisStore, 100_000) }
+
+func BenchmarkArgue(b *testing.B) {
+	storetest.BenchmarkArgue(b, func(b *testing.B) arena.Store { return newRedisStore(b).(*redisstore.Store) })
+}
 
 // TestKeysStayUnderPrefix runs the whole suite with many stores on one
 // server, each under its own prefix, and then checks that every key the

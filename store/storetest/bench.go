@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -246,6 +248,66 @@ func BenchmarkNextWork(b *testing.B, newStores func(b *testing.B) Stores, maxPip
 						}
 					}
 				})
+			}
+		})
+	}
+}
+
+// BenchmarkArgue measures arena.Service.Argue: each op posts one argument
+// on a game of five agents. A decision, and a new game once one completes,
+// are made with the timer stopped. With processes=2 two services share the
+// store, as two server processes would, and the arguments alternate between
+// them: each change then follows one the other process made.
+func BenchmarkArgue(b *testing.B, newStore func(b *testing.B) arena.Store) {
+	ctx := context.Background()
+	for _, processes := range []int{1, 2} {
+		b.Run(fmt.Sprintf("processes=%d", processes), func(b *testing.B) {
+			st := newStore(b)
+			svcs := make([]*arena.Service, processes)
+			for i := range svcs {
+				svcs[i] = arena.New(st)
+			}
+			newGame := func() arena.Game {
+				g, err := svcs[0].Create(ctx, 0, 0)
+				for i := 0; i < 5 && err == nil; i++ {
+					_, err = svcs[0].Register(ctx, g.ID, fmt.Sprint("agent-", i), nil)
+				}
+				if err == nil {
+					g, err = svcs[0].Start(ctx, g.ID)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				return g
+			}
+			g := newGame()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				r := g.Current()
+				argued := 0
+				for _, a := range r.Arguments {
+					if a.Phase == r.Phase {
+						argued++
+					}
+				}
+				agent := append(slices.Clone(r.Majority), r.Minority...)[argued]
+				var err error
+				g, err = svcs[i%processes].Argue(ctx, g.ID, r.ID, agent, "", "Five lives outweigh one.")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if g.Current().Phase == arena.PhaseAwaiting {
+					b.StopTimer()
+					g, err = svcs[i%processes].Decide(ctx, g.ID, r.ID, r.Operator, "", arena.SaveMajority)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if g.Status == arena.StatusCompleted {
+						g = newGame()
+					}
+					b.StartTimer()
+				}
 			}
 		})
 	}
