@@ -60,7 +60,7 @@ func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env)
 			return err
 		}
 		next.Version = cur.Version + 1
-		if err := s.store.UpdateGame(ctx, next); err != nil {
+		if _, err := s.store.UpdateGame(ctx, next); err != nil {
 			return err
 		}
 		saved = next

@@ -21,9 +21,12 @@ type Store interface {
 	// is set.
 	ListGames(ctx context.Context, status Status, limit int) ([]Summary, error)
 	// UpdateGame stores next if the stored game's Version is
-	// next.Version-1, else returns ErrVersionConflict (ErrGameNotFound for
-	// an unknown game).
-	UpdateGame(ctx context.Context, next Game) error
+	// next.Version-1. Otherwise it returns ErrVersionConflict together with
+	// the game as it is stored now, read in the same atomic step as the
+	// failed comparison (no extra round trip), so the caller can apply its
+	// change again without reading; current is meaningful only with
+	// ErrVersionConflict. An unknown game is ErrGameNotFound.
+	UpdateGame(ctx context.Context, next Game) (current Game, err error)
 	// OverdueGames returns the games whose phase deadline is at or before
 	// now, from an index.
 	OverdueGames(ctx context.Context, now time.Time) ([]string, error)

@@ -56,22 +56,23 @@ func (s *Store) ListGames(ctx context.Context, status arena.Status, limit int) (
 	return out, nil
 }
 
-// UpdateGame implements arena.Store.
-func (s *Store) UpdateGame(ctx context.Context, next arena.Game) error {
+// UpdateGame implements arena.Store: the comparison, and on a conflict the
+// copy of the stored game, under the mutex.
+func (s *Store) UpdateGame(ctx context.Context, next arena.Game) (arena.Game, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return arena.Game{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.games[next.ID]
 	if !ok {
-		return arena.ErrGameNotFound
+		return arena.Game{}, arena.ErrGameNotFound
 	}
 	if cur.Version != next.Version-1 {
-		return arena.ErrVersionConflict
+		return cur.Clone(), arena.ErrVersionConflict
 	}
 	s.games[next.ID] = next.Clone()
-	return nil
+	return arena.Game{}, nil
 }
 
 // OverdueGames implements arena.Store. Memory has no deadline index; it

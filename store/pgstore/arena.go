@@ -58,34 +58,45 @@ func (s *Store) ListGames(ctx context.Context, status arena.Status, limit int) (
 	return out, nil
 }
 
-// UpdateGame implements arena.Store: one conditional UPDATE.
-func (s *Store) UpdateGame(ctx context.Context, next arena.Game) error {
+// UpdateGame implements arena.Store: one statement, a conditional UPDATE
+// and, only when it matched nothing, the stored game's document. That read
+// locks the row FOR SHARE: under READ COMMITTED a locking read returns the
+// row's newest committed version, where a plain one would return the
+// statement's snapshot — stale when the UPDATE waited for a concurrent save
+// and then found the version moved. The lock ends with the statement.
+func (s *Store) UpdateGame(ctx context.Context, next arena.Game) (arena.Game, error) {
 	doc, err := json.Marshal(next)
 	if err != nil {
-		return err
+		return arena.Game{}, err
 	}
 	stmt, err := s.prepared(ctx, `
 		WITH upd AS (
 			UPDATE agora_games SET status = $2, version = $3, deadline = $4, doc = $5
-			WHERE id = $1 AND version = $3 - 1 RETURNING id)
-		SELECT EXISTS (SELECT 1 FROM upd) AS saved, EXISTS (SELECT 1 FROM agora_games WHERE id = $1) AS found`)
+			WHERE id = $1 AND version = $3 - 1 RETURNING id),
+		cur AS (
+			SELECT doc FROM agora_games WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM upd) FOR SHARE)
+		SELECT EXISTS (SELECT 1 FROM upd) AS saved, (SELECT doc FROM cur) AS doc`)
 	if err != nil {
-		return err
+		return arena.Game{}, err
 	}
 	var r struct {
-		Saved bool `db:"saved"`
-		Found bool `db:"found"`
+		Saved bool   `db:"saved"`
+		Doc   []byte `db:"doc"`
 	}
 	if err := stmt.GetContext(ctx, &r, next.ID, string(next.Status), next.Version, next.PhaseDeadline, doc); err != nil {
-		return interpretError(ctx, err)
+		return arena.Game{}, interpretError(ctx, err)
 	}
 	switch {
 	case r.Saved:
-		return nil
-	case !r.Found:
-		return arena.ErrGameNotFound
+		return arena.Game{}, nil
+	case r.Doc == nil:
+		return arena.Game{}, arena.ErrGameNotFound
 	}
-	return arena.ErrVersionConflict
+	var cur arena.Game
+	if err := json.Unmarshal(r.Doc, &cur); err != nil {
+		return arena.Game{}, fmt.Errorf("pgstore: game %s: %w", next.ID, err)
+	}
+	return cur, arena.ErrVersionConflict
 }
 
 // OverdueGames implements arena.Store.

@@ -22,25 +22,44 @@ var _ arena.Store = (*Store)(nil)
 //	gdeadlines         zset of games scored by their phase deadline (ms)
 var arenaSaveScript = newScript("arena_save.lua")
 
-func (s *Store) saveGame(ctx context.Context, g arena.Game) error {
+// saveGame runs arena_save.lua: it creates the game (Version 1) or saves it
+// with compare-and-set, and on a conflict of a save returns the stored game.
+func (s *Store) saveGame(ctx context.Context, g arena.Game) (arena.Game, error) {
 	doc, err := json.Marshal(g)
 	if err != nil {
-		return err
+		return arena.Game{}, err
 	}
 	deadline := ""
 	if g.PhaseDeadline != nil {
 		deadline = strconv.FormatInt(g.PhaseDeadline.UnixMilli(), 10)
 	}
-	err = arenaSaveScript.Run(ctx, s.client, []string{s.key("game", g.ID), s.key("games"), s.key("gdeadlines")},
-		s.ns, g.ID, g.Version, string(g.Status), deadline, doc, g.CreatedAt.UnixMilli()).Err()
-	return interpretError(ctx, err, nil)
+	res, err := arenaSaveScript.Run(ctx, s.client, []string{s.key("game", g.ID), s.key("games"), s.key("gdeadlines")},
+		s.ns, g.ID, g.Version, string(g.Status), deadline, doc, g.CreatedAt.UnixMilli()).Result()
+	if err != nil {
+		return arena.Game{}, interpretError(ctx, err, nil)
+	}
+	stored, ok := res.(string)
+	if !ok {
+		return arena.Game{}, nil
+	}
+	var cur arena.Game
+	if err := json.Unmarshal([]byte(stored), &cur); err != nil {
+		return arena.Game{}, fmt.Errorf("redisstore: game %s: %w", g.ID, err)
+	}
+	return cur, arena.ErrVersionConflict
 }
 
 // CreateGame implements arena.Store.
-func (s *Store) CreateGame(ctx context.Context, g arena.Game) error { return s.saveGame(ctx, g) }
+func (s *Store) CreateGame(ctx context.Context, g arena.Game) error {
+	_, err := s.saveGame(ctx, g)
+	return err
+}
 
-// UpdateGame implements arena.Store in one script.
-func (s *Store) UpdateGame(ctx context.Context, next arena.Game) error { return s.saveGame(ctx, next) }
+// UpdateGame implements arena.Store in one script, which also reads the
+// stored game when the comparison fails.
+func (s *Store) UpdateGame(ctx context.Context, next arena.Game) (arena.Game, error) {
+	return s.saveGame(ctx, next)
+}
 
 // GetGame implements arena.Store.
 func (s *Store) GetGame(ctx context.Context, id string) (arena.Game, error) {

@@ -17,6 +17,7 @@ import (
 
 type arenaEnv struct {
 	ctx   context.Context
+	store arena.Store
 	svc   *arena.Service
 	peer  *arena.Service
 	clock *Clock
@@ -31,6 +32,7 @@ func newArenaEnv(t *testing.T, newStores NewStores) *arenaEnv {
 	clock := NewClock()
 	return &arenaEnv{
 		ctx:   context.Background(),
+		store: st.Arena,
 		svc:   arena.New(st.Arena, arena.WithClock(clock.Now), arena.WithNotifier(st.Notifier)),
 		peer:  arena.New(st.Arena, arena.WithClock(clock.Now), arena.WithNotifier(st.Peer)),
 		clock: clock,
@@ -134,6 +136,80 @@ func RunArena(t *testing.T, newStores NewStores) {
 				}
 			}
 			require.Equal(t, 1, changes)
+		}
+	})
+
+	t.Run("UpdateGameConflictHandsBackStored", func(t *testing.T) {
+		t.Parallel()
+		e := newArenaEnv(t, newStores)
+		g, _ := e.game(t, 3, time.Minute, false)
+		stored, err := e.store.GetGame(e.ctx, g.ID)
+		require.NoError(t, err)
+		require.Equal(t, g.Version, stored.Version)
+
+		// A save from a stale version, and one from a version not yet
+		// reached: each fails and hands back the stored game.
+		for _, version := range []int64{g.Version, g.Version - 1, g.Version + 2} {
+			next := stored.Clone()
+			next.Version = version
+			next.Status = arena.StatusCompleted
+			cur, err := e.store.UpdateGame(e.ctx, next)
+			require.ErrorIs(t, err, arena.ErrVersionConflict, "version %d", version)
+			require.Equal(t, stored, cur, "version %d: the stored game, as GetGame returns it", version)
+		}
+		again, err := e.store.GetGame(e.ctx, g.ID)
+		require.NoError(t, err)
+		require.Equal(t, stored, again, "a failed save changes nothing")
+
+		next := stored.Clone()
+		next.Version++
+		next.Status = arena.StatusCompleted
+		next.PhaseDeadline = nil
+		_, err = e.store.UpdateGame(e.ctx, next)
+		require.NoError(t, err)
+		saved, err := e.store.GetGame(e.ctx, g.ID)
+		require.NoError(t, err)
+		require.Equal(t, next.Version, saved.Version)
+		require.Equal(t, arena.StatusCompleted, saved.Status)
+		// The one that lost to it is handed back the new game.
+		lost := stored.Clone()
+		lost.Version++
+		cur, err := e.store.UpdateGame(e.ctx, lost)
+		require.ErrorIs(t, err, arena.ErrVersionConflict)
+		require.Equal(t, saved, cur)
+
+		missing := stored.Clone()
+		missing.ID = "game_missing"
+		missing.Version = 2
+		_, err = e.store.UpdateGame(e.ctx, missing)
+		require.ErrorIs(t, err, arena.ErrGameNotFound)
+	})
+
+	t.Run("RaceUpdateGameHandsBackWinner", func(t *testing.T) {
+		t.Parallel()
+		e := newArenaEnv(t, newStores)
+		g, _ := e.game(t, 3, 0, false)
+		for rep := 0; rep < raceRepeats; rep++ {
+			base, err := e.store.GetGame(e.ctx, g.ID)
+			require.NoError(t, err)
+			var saved atomic.Int64
+			concurrently(16, func(i int) {
+				next := base.Clone()
+				next.Version++
+				next.AnimationCount = i
+				cur, err := e.store.UpdateGame(e.ctx, next)
+				switch {
+				case err == nil:
+					saved.Add(1)
+				case !errors.Is(err, arena.ErrVersionConflict):
+					t.Error(err)
+				case cur.Version != base.Version+1:
+					// A loser that waited for the winner's save must see it,
+					// not the game as it was when the loser started.
+					t.Errorf("a conflict handed back version %d, the stored one is %d", cur.Version, base.Version+1)
+				}
+			})
+			require.EqualValues(t, 1, saved.Load())
 		}
 	})
 

@@ -2,8 +2,10 @@
 -- ARGV: namespace, game ID, version, status, deadline (ms, '' for none),
 -- doc, created (ms).
 -- Version 1 creates the game; a later version saves it only if the stored
--- one is the version before (compare-and-set). The status index moves with
--- the status, so listings by status read one sorted set.
+-- one is the version before (compare-and-set), and otherwise returns the
+-- stored document, so the caller can apply its change again without
+-- reading. The status index moves with the status, so listings by status
+-- read one sorted set. Returns 1 when saved.
 local ns, id, version = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local cur = redis.call('HMGET', KEYS[1], 'version', 'status')
 if version == 1 then
@@ -16,7 +18,7 @@ else
     return fail('game_not_found')
   end
   if tonumber(cur[1]) ~= version - 1 then
-    return fail('game_version_conflict')
+    return redis.call('HGET', KEYS[1], 'doc')
   end
   redis.call('ZREM', ns .. 'games:' .. cur[2], id)
 end
