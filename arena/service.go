@@ -4,21 +4,33 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agorahq/agora/store"
 )
 
-// Service runs games over a Store. Every action reads the game, applies a
-// transition of the engine to a copy and saves it with compare-and-set,
-// retrying from a fresh read when another action won; each saved change
-// raises the game's version by exactly one and is announced on the
-// notifier, so long polls and event streams in every process wake up.
+// Service runs games over a Store. Every action applies a transition of
+// the engine to a copy of the game and saves it with compare-and-set, so
+// each saved change raises the game's version by exactly one and is
+// announced on the notifier, and long polls and event streams in every
+// process wake up.
+//
+// The Service remembers the last version of each game it saved or was
+// handed back by the store (a bounded cache), and starts an action from it
+// instead of reading: posting an argument on a game whose last change this
+// process made is one round trip, the save. A remembered game may be stale
+// when another process changed the game since; compare-and-set then
+// refuses the save and hands back the stored game, which the next attempt
+// starts from. An action the remembered game refuses is tried again on the
+// stored game before its error is returned, so a stale copy never turns a
+// valid action into an error, nor lets an invalid one through.
 type Service struct {
 	store    Store
 	notifier store.Notifier
 	now      func() time.Time
 	ids      store.IDGen
+	games    gameCache
 }
 
 // Option configures a Service.
@@ -47,29 +59,99 @@ func (s *Service) env() env { return env{now: s.now().UTC().Truncate(time.Millis
 func Topic(gameID string) string { return "arena:" + gameID }
 
 // change applies fn to a copy of the game and saves it, retrying when
-// another change was saved first; a saved change is announced.
+// another change was saved first; a saved change is announced. It starts
+// from the remembered game when there is one, else reads it; a conflict
+// hands back the stored game, the next attempt's base. fn's error is
+// returned only when fn refused a game known to be the stored one (read,
+// or handed back by a conflict), never for a remembered game alone.
 func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env) error) (Game, error) {
+	base, known := s.games.get(id)
+	current := false // base is the stored game as of this action
 	var saved Game
 	err := store.RetryOnConflict(ctx, ErrVersionConflict, func() error {
-		cur, err := s.store.GetGame(ctx, id)
-		if err != nil {
+		for {
+			if !known {
+				g, err := s.store.GetGame(ctx, id)
+				if err != nil {
+					return err
+				}
+				s.games.put(g)
+				base, known, current = g, true, true
+			}
+			next := base.Clone()
+			if err := fn(&next, s.env()); err != nil {
+				if current {
+					return err
+				}
+				known = false // the remembered game may be stale: ask the store
+				continue
+			}
+			next.Version = base.Version + 1
+			stored, err := s.store.UpdateGame(ctx, next)
+			switch {
+			case err == nil:
+				saved = next
+				s.games.put(next.Clone()) // the caller owns saved
+				return nil
+			case errors.Is(err, ErrVersionConflict) && stored.ID == id && stored.Version > base.Version:
+				s.games.put(stored)
+				base, current = stored, true
+			case errors.Is(err, ErrVersionConflict):
+				known = false // no usable game handed back: read it
+			default:
+				s.games.drop(id)
+			}
 			return err
 		}
-		next := cur.Clone()
-		if err := fn(&next, s.env()); err != nil {
-			return err
-		}
-		next.Version = cur.Version + 1
-		if _, err := s.store.UpdateGame(ctx, next); err != nil {
-			return err
-		}
-		saved = next
-		return nil
 	})
 	if err == nil && s.notifier != nil {
 		_ = s.notifier.Publish(context.WithoutCancel(ctx), Topic(id), []byte(strconv.FormatInt(saved.Version, 10)))
 	}
 	return saved, err
+}
+
+// gameCacheSize bounds how many games a Service remembers.
+const gameCacheSize = 1024
+
+// gameCache remembers the newest version of each game a Service saw saved
+// or read, up to gameCacheSize games, forgetting an arbitrary one when
+// full. Its games are never changed: change applies fn to a Clone.
+type gameCache struct {
+	mu    sync.Mutex
+	games map[string]Game
+}
+
+func (c *gameCache) get(id string) (Game, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, ok := c.games[id]
+	return g, ok
+}
+
+// put remembers g unless a version at least as new is remembered: two
+// actions racing to put keep the newer game.
+func (c *gameCache) put(g Game) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, ok := c.games[g.ID]
+	switch {
+	case ok && old.Version >= g.Version:
+		return
+	case c.games == nil:
+		c.games = make(map[string]Game)
+	case !ok && len(c.games) >= gameCacheSize:
+		for id := range c.games {
+			delete(c.games, id)
+			break
+		}
+	}
+	c.games[g.ID] = g
+}
+
+func (c *gameCache) drop(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.games, id)
 }
 
 // Create starts a game waiting for agents; 0 means the defaults.
@@ -78,7 +160,11 @@ func (s *Service) Create(ctx context.Context, minPlayers int, phaseTimeout time.
 	if err != nil {
 		return Game{}, err
 	}
-	return g, s.store.CreateGame(ctx, g)
+	if err := s.store.CreateGame(ctx, g); err != nil {
+		return g, err
+	}
+	s.games.put(g.Clone()) // the caller owns g
+	return g, nil
 }
 
 // Game returns a game.
@@ -142,8 +228,8 @@ var errNothing = errors.New("nothing to change")
 
 // Sweep advances every game whose phase deadline passed and returns how
 // many it advanced. Sweepers in several processes never advance the same
-// phase twice: the compare-and-set lets one win, and the loser re-reads a
-// game whose deadline is no longer due.
+// phase twice: the compare-and-set lets one win, and the loser is handed
+// back a game whose deadline is no longer due.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	ids, err := s.store.OverdueGames(ctx, s.now())
 	if err != nil {

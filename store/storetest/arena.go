@@ -41,7 +41,13 @@ func newArenaEnv(t *testing.T, newStores NewStores) *arenaEnv {
 
 func (e *arenaEnv) game(t *testing.T, agents int, timeout time.Duration, tokens bool) (arena.Game, []arena.Agent) {
 	t.Helper()
-	g, err := e.svc.Create(e.ctx, 0, timeout)
+	return e.gameOn(t, e.svc, agents, timeout, tokens)
+}
+
+// gameOn is game with every change made through svc.
+func (e *arenaEnv) gameOn(t *testing.T, svc *arena.Service, agents int, timeout time.Duration, tokens bool) (arena.Game, []arena.Agent) {
+	t.Helper()
+	g, err := svc.Create(e.ctx, 0, timeout)
 	require.NoError(t, err)
 	var out []arena.Agent
 	for i := 0; i < agents; i++ {
@@ -50,14 +56,73 @@ func (e *arenaEnv) game(t *testing.T, agents int, timeout time.Duration, tokens 
 			s := fmt.Sprint("token-", i)
 			tok = &s
 		}
-		a, err := e.svc.Register(e.ctx, g.ID, fmt.Sprint("agent-", i), tok)
+		a, err := svc.Register(e.ctx, g.ID, fmt.Sprint("agent-", i), tok)
 		require.NoError(t, err)
 		out = append(out, a)
 	}
-	g, err = e.svc.Start(e.ctx, g.ID)
+	g, err = svc.Start(e.ctx, g.ID)
 	require.NoError(t, err)
 	return g, out
 }
+
+// process returns a service over the env's store, as another server
+// process would have it, and the store as that service sees it, counting
+// its calls.
+func (e *arenaEnv) process() (*arena.Service, *countingArena) {
+	c := &countingArena{Store: e.store, calls: map[string]int{}}
+	return arena.New(c, arena.WithClock(e.clock.Now)), c
+}
+
+// countingArena counts the calls made to an arena.Store: one call is one
+// round trip to a networked backend.
+type countingArena struct {
+	arena.Store
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *countingArena) count(method string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[method]++
+}
+
+// take returns the calls counted since the last take.
+func (c *countingArena) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.calls
+	c.calls = map[string]int{}
+	return out
+}
+
+func (c *countingArena) CreateGame(ctx context.Context, g arena.Game) error {
+	c.count("CreateGame")
+	return c.Store.CreateGame(ctx, g)
+}
+
+func (c *countingArena) GetGame(ctx context.Context, id string) (arena.Game, error) {
+	c.count("GetGame")
+	return c.Store.GetGame(ctx, id)
+}
+
+func (c *countingArena) ListGames(ctx context.Context, status arena.Status, limit int) ([]arena.Summary, error) {
+	c.count("ListGames")
+	return c.Store.ListGames(ctx, status, limit)
+}
+
+func (c *countingArena) UpdateGame(ctx context.Context, next arena.Game) (arena.Game, error) {
+	c.count("UpdateGame")
+	return c.Store.UpdateGame(ctx, next)
+}
+
+func (c *countingArena) OverdueGames(ctx context.Context, now time.Time) ([]string, error) {
+	c.count("OverdueGames")
+	return c.Store.OverdueGames(ctx, now)
+}
+
+// tracks returns a round's majority then minority agents.
+func tracks(r *arena.Round) []string { return append(slices.Clone(r.Majority), r.Minority...) }
 
 // RunArena runs the arena section of the suite.
 func RunArena(t *testing.T, newStores NewStores) {
@@ -110,7 +175,10 @@ func RunArena(t *testing.T, newStores NewStores) {
 			var mu sync.Mutex
 			var versions []int64
 			concurrently(len(track), func(i int) {
-				next, err := e.svc.Argue(e.ctx, g.ID, r.ID, track[i], "", fmt.Sprint("argument ", i))
+				// Half argue through another process, whose remembered game
+				// is stale from the start.
+				svc := []*arena.Service{e.svc, e.peer}[i%2]
+				next, err := svc.Argue(e.ctx, g.ID, r.ID, track[i], "", fmt.Sprint("argument ", i))
 				if err != nil {
 					t.Error(err)
 					return
@@ -211,6 +279,138 @@ func RunArena(t *testing.T, newStores NewStores) {
 			})
 			require.EqualValues(t, 1, saved.Load())
 		}
+	})
+
+	t.Run("ArgueIsOneRoundTrip", func(t *testing.T) {
+		t.Parallel()
+		e := newArenaEnv(t, newStores)
+		a, calls := e.process()
+		g, _ := e.gameOn(t, a, 4, 0, false)
+		require.Equal(t, map[string]int{"CreateGame": 1, "UpdateGame": 5}, calls.take(),
+			"each change follows this process's own: no read")
+		r := g.Current()
+		var err error
+		for _, id := range tracks(r) {
+			g, err = a.Argue(e.ctx, g.ID, r.ID, id, "", "Five lives outweigh one.")
+			require.NoError(t, err)
+			require.Equal(t, map[string]int{"UpdateGame": 1}, calls.take(), "an argument is one round trip")
+		}
+		require.Equal(t, arena.Phase2, g.Current().Phase)
+
+		// Another process moves the game on: the first's remembered game
+		// is stale, the save fails and hands back the stored game, the
+		// next save lands; still no read.
+		_, err = e.peer.Argue(e.ctx, g.ID, r.ID, r.Minority[0], "", "Save the one.")
+		require.NoError(t, err)
+		g, err = a.Argue(e.ctx, g.ID, r.ID, r.Majority[0], "", "Five lives outweigh one.")
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"UpdateGame": 2}, calls.take())
+		require.Len(t, g.Current().ArguedThisPhase(), 2)
+		// An action the remembered game refuses is refused by the stored
+		// game before its error is returned: one read, no save.
+		_, err = a.Argue(e.ctx, g.ID, r.ID, r.Majority[0], "", "again")
+		require.ErrorContains(t, err, "Already submitted argument this phase")
+		require.Equal(t, map[string]int{"GetGame": 1}, calls.take())
+	})
+
+	t.Run("TwoProcessesAlternate", func(t *testing.T) {
+		t.Parallel()
+		e := newArenaEnv(t, newStores)
+		a, callsA := e.process()
+		b, callsB := e.process()
+		procs := []*arena.Service{a, b}
+		calls := []*countingArena{callsA, callsB}
+		g, _ := e.game(t, 4, 0, false)
+		version, arguments, changes, handedBack := g.Version, 0, 0, 0
+		for g.Status != arena.StatusCompleted {
+			p := changes % 2
+			r := g.Current()
+			var err error
+			if r.Phase == arena.PhaseAwaiting {
+				g, err = procs[p].Decide(e.ctx, g.ID, r.ID, r.Operator, "", arena.SaveMajority)
+			} else {
+				id := tracks(r)[len(r.ArguedThisPhase())]
+				g, err = procs[p].Argue(e.ctx, g.ID, r.ID, id, "", fmt.Sprint("argument ", arguments))
+				arguments++
+			}
+			require.NoError(t, err)
+			require.Equal(t, version+1, g.Version, "change %d lands once", changes)
+			version = g.Version
+			// The other process made the last change: a save refused and
+			// handed back the stored game, then the save that lands — or,
+			// when the stale game refused the action, a read and the save.
+			// Never more than the read and save of a process remembering
+			// nothing.
+			n := calls[p].take()
+			require.Equal(t, 2, n["GetGame"]+n["UpdateGame"], "change %d: %v", changes, n)
+			if n["GetGame"] == 0 {
+				handedBack++
+			}
+			changes++
+		}
+		stored, err := e.svc.Game(e.ctx, g.ID)
+		require.NoError(t, err)
+		require.Equal(t, version, stored.Version)
+		total := 0
+		for _, r := range stored.Rounds {
+			total += len(r.Arguments)
+		}
+		require.Equal(t, arguments, total, "every argument stored exactly once")
+		require.Greater(t, handedBack, changes/2, "most changes start from the game a conflict handed back")
+	})
+
+	t.Run("StaleGameNeverDecides", func(t *testing.T) {
+		t.Parallel()
+		e := newArenaEnv(t, newStores)
+		a, callsA := e.process()
+		b, callsB := e.process()
+		g, _ := e.gameOn(t, a, 3, 0, false)
+		r := g.Current()
+		track := tracks(r)
+		require.Len(t, track, 2)
+		_, err := a.Argue(e.ctx, g.ID, r.ID, track[0], "", "phase one")
+		require.NoError(t, err)
+		// b moves the round to phase 2; a still remembers phase 1 with
+		// track[0]'s argument in it.
+		moved, err := b.Argue(e.ctx, g.ID, r.ID, track[1], "", "phase one")
+		require.NoError(t, err)
+		require.Equal(t, arena.Phase2, moved.Current().Phase)
+		callsA.take()
+		callsB.take()
+
+		// Refused on a's stale game ("Already submitted"), valid on the
+		// stored one: it lands.
+		got, err := a.Argue(e.ctx, g.ID, r.ID, track[0], "", "phase two")
+		require.NoError(t, err)
+		require.Equal(t, moved.Version+1, got.Version)
+		require.Equal(t, []string{track[0]}, got.Current().ArguedThisPhase())
+		require.Equal(t, map[string]int{"GetGame": 1, "UpdateGame": 1}, callsA.take())
+
+		// Valid on b's stale game (phase 2 without arguments), refused on
+		// the stored one: the stored game's error, and nothing saved.
+		_, err = b.Argue(e.ctx, g.ID, r.ID, track[0], "", "phase two again")
+		require.ErrorContains(t, err, "Already submitted argument this phase")
+		require.Equal(t, map[string]int{"UpdateGame": 1}, callsB.take(), "the failed save handed back the stored game")
+		stored, err := e.store.GetGame(e.ctx, g.ID)
+		require.NoError(t, err)
+		require.Equal(t, got.Version, stored.Version)
+
+		// The decision: a's remembered game is in phase 2, the stored one
+		// awaits the operator after b finishes the debate.
+		for _, ph := range []arena.Phase{arena.Phase2, arena.Phase3} {
+			for _, id := range track {
+				cur, err := e.store.GetGame(e.ctx, g.ID)
+				require.NoError(t, err)
+				if cur.Current().Phase != ph || slices.Contains(cur.Current().ArguedThisPhase(), id) {
+					continue
+				}
+				_, err = b.Argue(e.ctx, g.ID, r.ID, id, "", "on and on")
+				require.NoError(t, err)
+			}
+		}
+		done, err := a.Decide(e.ctx, g.ID, r.ID, r.Operator, "", arena.SaveMinority)
+		require.NoError(t, err, "Not in decision phase on the stale game only")
+		require.Equal(t, arena.SaveMinority, done.Rounds[0].Decision)
 	})
 
 	t.Run("DeadlineSweepsRace", func(t *testing.T) {
