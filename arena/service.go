@@ -24,7 +24,9 @@ import (
 // refuses the save and hands back the stored game, which the next attempt
 // starts from. An action the remembered game refuses is tried again on the
 // stored game before its error is returned, so a stale copy never turns a
-// valid action into an error, nor lets an invalid one through.
+// valid action into an error, nor lets an invalid one through. Once an
+// action found the remembered game stale, the next reads first (see
+// change).
 type Service struct {
 	store    Store
 	notifier store.Notifier
@@ -64,9 +66,21 @@ func Topic(gameID string) string { return "arena:" + gameID }
 // hands back the stored game, the next attempt's base. fn's error is
 // returned only when fn refused a game known to be the stored one (read,
 // or handed back by a conflict), never for a remembered game alone.
+//
+// When the last action on the game found the remembered game stale (the
+// game is changed by other processes too), change reads first instead: a
+// save from a stale game costs as many round trips as a read and a save,
+// but encodes and sends the whole game once more. An action that reads
+// and finds the remembered version unchanged lets the next one save at
+// once again.
 func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env) error) (Game, error) {
-	base, known := s.games.get(id)
+	base, moved, known := s.games.get(id)
+	remembered := known // base is the remembered game
+	if moved {
+		known = false
+	}
 	current := false // base is the stored game as of this action
+	stale := false   // this action found the remembered game stale
 	var saved Game
 	err := store.RetryOnConflict(ctx, ErrVersionConflict, func() error {
 		for {
@@ -75,8 +89,9 @@ func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env)
 				if err != nil {
 					return err
 				}
-				s.games.put(g)
-				base, known, current = g, true, true
+				stale = stale || remembered && g.Version != base.Version
+				s.games.put(g, stale)
+				base, known, current, remembered = g, true, true, false
 			}
 			next := base.Clone()
 			if err := fn(&next, s.env()); err != nil {
@@ -91,11 +106,12 @@ func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env)
 			switch {
 			case err == nil:
 				saved = next
-				s.games.put(next.Clone()) // the caller owns saved
+				s.games.put(next.Clone(), stale) // the caller owns saved
 				return nil
 			case errors.Is(err, ErrVersionConflict) && stored.ID == id && stored.Version > base.Version:
-				s.games.put(stored)
-				base, current = stored, true
+				stale = true
+				s.games.put(stored, true)
+				base, current, remembered = stored, true, false
 			case errors.Is(err, ErrVersionConflict):
 				known = false // no usable game handed back: read it
 			default:
@@ -115,37 +131,54 @@ const gameCacheSize = 1024
 
 // gameCache remembers the newest version of each game a Service saw saved
 // or read, up to gameCacheSize games, forgetting an arbitrary one when
-// full. Its games are never changed: change applies fn to a Clone.
+// full, and whether the last action on the game found the game it
+// remembered stale. Its games are never changed: change applies fn to a
+// Clone.
 type gameCache struct {
 	mu    sync.Mutex
-	games map[string]Game
+	games map[string]cachedGame
 }
 
-func (c *gameCache) get(id string) (Game, bool) {
+type cachedGame struct {
+	game  Game
+	moved bool // the last action found the remembered game stale
+}
+
+func (c *gameCache) get(id string) (g Game, moved, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g, ok := c.games[id]
-	return g, ok
+	e, ok := c.games[id]
+	return e.game, e.moved, ok
 }
 
 // put remembers g unless a version at least as new is remembered: two
-// actions racing to put keep the newer game.
-func (c *gameCache) put(g Game) {
+// actions racing to put keep the newer game. moved says whether the
+// action that saw g found the remembered game stale; an older game never
+// clears the mark.
+func (c *gameCache) put(g Game, moved bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old, ok := c.games[g.ID]
+	e, ok := c.games[g.ID]
 	switch {
-	case ok && old.Version >= g.Version:
+	case ok && e.game.Version > g.Version:
+		if moved {
+			e.moved = true
+			c.games[g.ID] = e
+		}
+		return
+	case ok && e.game.Version == g.Version:
+		e.moved = moved
+		c.games[g.ID] = e
 		return
 	case c.games == nil:
-		c.games = make(map[string]Game)
+		c.games = make(map[string]cachedGame)
 	case !ok && len(c.games) >= gameCacheSize:
 		for id := range c.games {
 			delete(c.games, id)
 			break
 		}
 	}
-	c.games[g.ID] = g
+	c.games[g.ID] = cachedGame{game: g, moved: moved}
 }
 
 func (c *gameCache) drop(id string) {
@@ -163,7 +196,7 @@ func (s *Service) Create(ctx context.Context, minPlayers int, phaseTimeout time.
 	if err := s.store.CreateGame(ctx, g); err != nil {
 		return g, err
 	}
-	s.games.put(g.Clone()) // the caller owns g
+	s.games.put(g.Clone(), false) // the caller owns g
 	return g, nil
 }
 
