@@ -32,3 +32,10 @@ func BenchmarkNextWork(b *testing.B) {
 func BenchmarkArgue(b *testing.B) {
 	storetest.BenchmarkArgue(b, func(*testing.B) arena.Store { return memstore.New() })
 }
+
+func BenchmarkStageTake(b *testing.B) {
+	storetest.BenchmarkStageTake(b, func(*testing.B) storetest.Stores {
+		s := memstore.New()
+		return storetest.Stores{Slots: s, Prism: s}
+	})
+}

@@ -206,3 +206,10 @@ func BenchmarkNextWork(b *testing.B) {
 		return storetest.Stores{Slots: st, Prism: st}
 	}, 100_000)
 }
+
+func BenchmarkStageTake(b *testing.B) {
+	storetest.BenchmarkStageTake(b, func(b *testing.B) storetest.Stores {
+		st := newRedisStore(b).(*redisstore.Store)
+		return storetest.Stores{Slots: st, Prism: st}
+	})
+}

@@ -312,3 +312,75 @@ func BenchmarkArgue(b *testing.B, newStore func(b *testing.B) arena.Store) {
 		})
 	}
 }
+
+// BenchmarkStageTake measures the Prism stage-slot hot path through
+// prism.Service: each op is one change of a pipeline, a Take of the first
+// open slot of the current phase or the Done of the slot taken just before
+// (confidence 0.9, so every layer passes), by an agent holding nothing in
+// that layer. A new claim, once a pipeline completes, is made with the
+// timer stopped. With processes=2 two services share the store, as two
+// server processes would, and the changes alternate between them: each
+// change then follows one the other process made.
+func BenchmarkStageTake(b *testing.B, newStores func(b *testing.B) Stores) {
+	ctx := context.Background()
+	for _, processes := range []int{1, 2} {
+		b.Run(fmt.Sprintf("processes=%d", processes), func(b *testing.B) {
+			st := newStores(b)
+			claims := slots.New(st.Slots)
+			svcs := make([]*prism.Service, processes)
+			for i := range svcs {
+				svcs[i] = prism.New(st.Prism, st.Slots)
+			}
+			var agents []slots.Key
+			for i := range 16 {
+				k, _, err := claims.CreateKey(ctx, slots.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				agents = append(agents, k)
+			}
+			newPipeline := func() prism.Pipeline {
+				c, err := claims.CreateClaim(ctx, slots.NewClaim{Title: "bench"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := svcs[0].Init(ctx, c, "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				return p
+			}
+			p := newPipeline()
+			var taken prism.StageSlot // the slot taken by the last op, if any
+			var agent slots.Key
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				svc := svcs[i%processes]
+				var err error
+				if taken.ID == "" {
+					seated := 0
+					for _, s := range p.Slots {
+						if s.Layer == p.CurrentLayer && s.APIKeyID != "" {
+							seated++
+						}
+					}
+					agent = agents[seated]
+					taken, p, err = svc.Take(ctx, agent, p.ClaimID, p.OpenSlots()[0].ID)
+				} else {
+					l := p.Layer()
+					p, err = svc.Done(ctx, agent, p.ClaimID, taken.ID, prism.DoneInput{Body: "reasoning", Output: outputFor(l, taken.Phase, 0), Confidence: conf(0.9)})
+					taken = prism.StageSlot{}
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if p.Status == prism.StatusComplete {
+					b.StopTimer()
+					p = newPipeline()
+					b.StartTimer()
+				}
+			}
+		})
+	}
+}
