@@ -72,7 +72,7 @@ func (s *Service) change(ctx context.Context, claimID string, fn func(p *Pipelin
 		}
 		next.Version = cur.Version + 1
 		next.UpdatedAt = e.now
-		if err := s.store.UpdatePipeline(ctx, next, fx); err != nil {
+		if _, err := s.store.UpdatePipeline(ctx, next, fx); err != nil {
 			return err
 		}
 		saved = next

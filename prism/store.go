@@ -21,9 +21,13 @@ type Store interface {
 	// UpdatePipeline stores next if the stored pipeline's Version is
 	// next.Version-1, and in the same atomic step credits fx.Credits to the
 	// ledger and, when fx.Domain is set, writes it to the claim (and its
-	// role slots' copy). It returns ErrVersionConflict when the version has
-	// moved on, ErrPipelineNotFound for an unknown claim.
-	UpdatePipeline(ctx context.Context, next Pipeline, fx Effects) error
+	// role slots' copy). Otherwise it applies none of fx and returns
+	// ErrVersionConflict together with the pipeline as it is stored now,
+	// read in the same atomic step as the failed comparison (no extra round
+	// trip), so the caller can apply its change again without reading;
+	// current is meaningful only with ErrVersionConflict. An unknown claim
+	// is ErrPipelineNotFound.
+	UpdatePipeline(ctx context.Context, next Pipeline, fx Effects) (current Pipeline, err error)
 	// FindWork returns up to q.Limit open slots of the current phase of
 	// active pipelines matching q, oldest first — or, when q.Random ≥ 0, a
 	// selection in an order randomised with it — from an index: its cost

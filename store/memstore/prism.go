@@ -159,19 +159,20 @@ func (s *Store) GetPipeline(ctx context.Context, claimID string) (prism.Pipeline
 	return clonePipeline(p), nil
 }
 
-// UpdatePipeline implements prism.Store.
-func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx prism.Effects) error {
+// UpdatePipeline implements prism.Store: the comparison, the effects and,
+// on a conflict, the copy of the stored pipeline, under the mutex.
+func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx prism.Effects) (prism.Pipeline, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return prism.Pipeline{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.prism.pipelines[next.ClaimID]
 	if !ok {
-		return prism.ErrPipelineNotFound
+		return prism.Pipeline{}, prism.ErrPipelineNotFound
 	}
 	if cur.Version != next.Version-1 {
-		return prism.ErrVersionConflict
+		return clonePipeline(cur), prism.ErrVersionConflict
 	}
 	next = clonePipeline(next)
 	s.prism.pipelines[next.ClaimID] = next
@@ -190,7 +191,7 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 			}
 		}
 	}
-	return nil
+	return prism.Pipeline{}, nil
 }
 
 // FindWork implements prism.Store.

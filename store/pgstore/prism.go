@@ -112,7 +112,12 @@ func (s *Store) GetPipeline(ctx context.Context, claimID string) (prism.Pipeline
 // the compare-and-set, the work index (rows of slots no longer open go,
 // new open slots come; the two sets are disjoint), the ledger credits, and
 // a new domain on the claim and its role slots. Every part hangs off upd,
-// so nothing happens when the version has moved on.
+// so nothing happens when the version has moved on; then, and only then,
+// cur reads the stored pipeline's document. That read locks the row FOR
+// SHARE: under READ COMMITTED a locking read returns the row's newest
+// committed version, where a plain one would return the statement's
+// snapshot — stale when the UPDATE waited for a concurrent save and then
+// found the version moved. The lock ends with the statement.
 const updatePipelineQuery = `
 	WITH upd AS (
 		UPDATE agora_pipelines SET version = $2, doc = $3, next_lease = $4
@@ -130,14 +135,17 @@ const updatePipelineQuery = `
 	claim AS (
 		UPDATE agora_claims SET domain = $13 FROM upd WHERE $13 <> '' AND agora_claims.id = upd.claim_id),
 	roles AS (
-		UPDATE agora_role_slots SET domain = $13 FROM upd WHERE $13 <> '' AND agora_role_slots.claim_id = upd.claim_id)
-	SELECT EXISTS (SELECT 1 FROM upd) AS saved, EXISTS (SELECT 1 FROM agora_pipelines WHERE claim_id = $1) AS found`
+		UPDATE agora_role_slots SET domain = $13 FROM upd WHERE $13 <> '' AND agora_role_slots.claim_id = upd.claim_id),
+	cur AS (
+		SELECT doc FROM agora_pipelines WHERE claim_id = $1 AND NOT EXISTS (SELECT 1 FROM upd) FOR SHARE)
+	SELECT EXISTS (SELECT 1 FROM upd) AS saved, (SELECT doc FROM cur) AS doc`
 
-// UpdatePipeline implements prism.Store in one round trip.
-func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx prism.Effects) error {
+// UpdatePipeline implements prism.Store in one round trip, which also
+// reads the stored pipeline when the comparison fails.
+func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx prism.Effects) (prism.Pipeline, error) {
 	doc, err := json.Marshal(next)
 	if err != nil {
-		return err
+		return prism.Pipeline{}, err
 	}
 	ids, roles, layers := workColumns(next)
 	var keys, refs []string
@@ -147,24 +155,28 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 	}
 	stmt, err := s.prepared(ctx, updatePipelineQuery)
 	if err != nil {
-		return err
+		return prism.Pipeline{}, err
 	}
 	var r struct {
-		Saved bool `db:"saved"`
-		Found bool `db:"found"`
+		Saved bool   `db:"saved"`
+		Doc   []byte `db:"doc"`
 	}
 	err = stmt.GetContext(ctx, &r, next.ClaimID, next.Version, doc, next.NextLease(),
 		pq.Array(ids), pq.Array(roles), pq.Array(layers), next.Domain,
 		pq.Array(keys), pq.Array(amounts), pq.Array(refs), next.UpdatedAt, fx.Domain)
 	switch {
 	case err != nil:
-		return interpretError(ctx, err)
+		return prism.Pipeline{}, interpretError(ctx, err)
 	case r.Saved:
-		return nil
-	case !r.Found:
-		return prism.ErrPipelineNotFound
+		return prism.Pipeline{}, nil
+	case r.Doc == nil:
+		return prism.Pipeline{}, prism.ErrPipelineNotFound
 	}
-	return prism.ErrVersionConflict
+	var cur prism.Pipeline
+	if err := json.Unmarshal(r.Doc, &cur); err != nil {
+		return prism.Pipeline{}, fmt.Errorf("pgstore: pipeline %s: %w", next.ClaimID, err)
+	}
+	return cur, prism.ErrVersionConflict
 }
 
 // FindWork implements prism.Store: the oldest matching rows of the work

@@ -102,20 +102,32 @@ func (s *Store) GetPipeline(ctx context.Context, claimID string) (prism.Pipeline
 	return p, nil
 }
 
-// UpdatePipeline implements prism.Store in one script.
-func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx prism.Effects) error {
+// UpdatePipeline implements prism.Store in one script, which also reads
+// the stored pipeline when the comparison fails.
+func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx prism.Effects) (prism.Pipeline, error) {
 	doc, err := json.Marshal(next)
 	if err != nil {
-		return err
+		return prism.Pipeline{}, err
 	}
 	args := []any{s.ns, next.ClaimID, next.Version, doc, next.NextLease(), next.Domain, fx.Domain, len(fx.Credits)}
 	for _, c := range fx.Credits {
 		args = append(args, c.KeyID, c.Amount)
 	}
 	args = append(args, openTriples(next)...)
-	err = prismUpdateScript.Run(ctx, s.client,
-		[]string{s.pipelineKey(next.ClaimID), s.claimKey(next.ClaimID), s.slotsKey(next.ClaimID), s.balancesKey()}, args...).Err()
-	return interpretError(ctx, err, nil)
+	res, err := prismUpdateScript.Run(ctx, s.client,
+		[]string{s.pipelineKey(next.ClaimID), s.claimKey(next.ClaimID), s.slotsKey(next.ClaimID), s.balancesKey()}, args...).Result()
+	if err != nil {
+		return prism.Pipeline{}, interpretError(ctx, err, nil)
+	}
+	stored, ok := res.(string)
+	if !ok {
+		return prism.Pipeline{}, nil
+	}
+	var cur prism.Pipeline
+	if err := json.Unmarshal([]byte(stored), &cur); err != nil {
+		return prism.Pipeline{}, fmt.Errorf("redisstore: pipeline %s: %w", next.ClaimID, err)
+	}
+	return cur, prism.ErrVersionConflict
 }
 
 // FindWork implements prism.Store from the work-index sorted sets.

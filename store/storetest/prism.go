@@ -18,6 +18,7 @@ import (
 
 type prismEnv struct {
 	ctx   context.Context
+	store prism.Store
 	slots *slots.Service
 	svc   *prism.Service
 	clock *Clock
@@ -31,7 +32,7 @@ func newPrismEnv(t *testing.T, newStores NewStores, agents int) *prismEnv {
 		t.Fatal("storetest: Stores.Prism is required")
 	}
 	clock := NewClock()
-	e := &prismEnv{ctx: context.Background(), clock: clock}
+	e := &prismEnv{ctx: context.Background(), store: st.Prism, clock: clock}
 	e.slots = slots.New(st.Slots, slots.WithClock(clock.Now))
 	e.svc = prism.New(st.Prism, st.Slots, prism.WithClock(clock.Now), prism.WithLease(5*time.Minute))
 	for i := 0; i < agents; i++ {
@@ -337,6 +338,98 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.Equal(t, c.ID, w.Claim.ID)
 		_, _, err = e.svc.Take(e.ctx, b, c.ID, s.ID)
 		require.NoError(t, err, "the re-opened seat can be taken")
+	})
+
+	t.Run("UpdatePipelineConflictHandsBackStored", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		c, _ := e.claim(t)
+		e.finishPhase(t, c.ID, 0, 0.9)
+		stored, err := e.store.GetPipeline(e.ctx, c.ID)
+		require.NoError(t, err)
+		agent := e.keys[12]
+		fx := prism.Effects{Credits: []prism.Credit{{KeyID: agent.ID, Amount: 7, Ref: "stage_x"}}, Domain: "refused-domain"}
+
+		// A save from a stale version, and one from a version not yet
+		// reached: each fails, applies none of its effects and hands back
+		// the stored pipeline.
+		for _, version := range []int64{stored.Version, stored.Version - 1, stored.Version + 2} {
+			next := stored.Clone()
+			next.Version = version
+			next.Status = prism.StatusFlagged
+			cur, err := e.store.UpdatePipeline(e.ctx, next, fx)
+			require.ErrorIs(t, err, prism.ErrVersionConflict, "version %d", version)
+			require.Equal(t, stored, cur, "version %d: the stored pipeline, as GetPipeline returns it", version)
+		}
+		again, err := e.store.GetPipeline(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, stored, again, "a failed save changes nothing")
+		b, err := e.slots.Balance(e.ctx, agent.ID)
+		require.NoError(t, err)
+		require.Zero(t, b, "a failed save credits nothing")
+		claim, err := e.slots.Claim(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.NotEqual(t, fx.Domain, claim.Domain, "a failed save writes no domain")
+
+		next := stored.Clone()
+		next.Version++
+		next.Status = prism.StatusFlagged
+		_, err = e.store.UpdatePipeline(e.ctx, next, fx)
+		require.NoError(t, err)
+		saved, err := e.store.GetPipeline(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, next.Version, saved.Version)
+		require.Equal(t, prism.StatusFlagged, saved.Status)
+		b, err = e.slots.Balance(e.ctx, agent.ID)
+		require.NoError(t, err)
+		require.EqualValues(t, 7, b, "the save that lands credits once")
+		// The one that lost to it is handed back the new pipeline.
+		lost := stored.Clone()
+		lost.Version++
+		cur, err := e.store.UpdatePipeline(e.ctx, lost, fx)
+		require.ErrorIs(t, err, prism.ErrVersionConflict)
+		require.Equal(t, saved, cur)
+		b, err = e.slots.Balance(e.ctx, agent.ID)
+		require.NoError(t, err)
+		require.EqualValues(t, 7, b)
+
+		missing := stored.Clone()
+		missing.ClaimID = "claim_missing"
+		missing.Version = 2
+		_, err = e.store.UpdatePipeline(e.ctx, missing, prism.Effects{})
+		require.ErrorIs(t, err, prism.ErrPipelineNotFound)
+	})
+
+	t.Run("RaceUpdatePipelineHandsBackWinner", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		c, _ := e.claim(t)
+		for rep := 0; rep < raceRepeats; rep++ {
+			base, err := e.store.GetPipeline(e.ctx, c.ID)
+			require.NoError(t, err)
+			var saved atomic.Int64
+			concurrently(16, func(i int) {
+				next := base.Clone()
+				next.Version++
+				next.UpdatedAt = int64(i)
+				fx := prism.Effects{Credits: []prism.Credit{{KeyID: e.keys[0].ID, Amount: 1, Ref: fmt.Sprint("stage_", rep, "_", i)}}}
+				cur, err := e.store.UpdatePipeline(e.ctx, next, fx)
+				switch {
+				case err == nil:
+					saved.Add(1)
+				case !errors.Is(err, prism.ErrVersionConflict):
+					t.Error(err)
+				case cur.Version != base.Version+1:
+					// A loser that waited for the winner's save must see it,
+					// not the pipeline as it was when the loser started.
+					t.Errorf("a conflict handed back version %d, the stored one is %d", cur.Version, base.Version+1)
+				}
+			})
+			require.EqualValues(t, 1, saved.Load())
+		}
+		b, err := e.slots.Balance(e.ctx, e.keys[0].ID)
+		require.NoError(t, err)
+		require.EqualValues(t, raceRepeats, b, "only the winners credited")
 	})
 
 	t.Run("NextWork", func(t *testing.T) {

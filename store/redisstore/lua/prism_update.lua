@@ -3,14 +3,15 @@
 -- claim domain ('' for none), number of credits, the credits as (key,
 -- amount) pairs, then the open slots as (id, role, layer) triples.
 -- Saves the pipeline if its stored version is the one before, with every
--- effect, or changes nothing.
+-- effect, and returns 1; otherwise changes nothing and returns the stored
+-- document, so the caller can apply its change again without reading.
 local ns, claim = ARGV[1], ARGV[2]
-local cur = redis.call('HGET', KEYS[1], 'version')
-if not cur then
+local cur = redis.call('HMGET', KEYS[1], 'version', 'doc')
+if not cur[1] then
   return fail('pipeline_not_found')
 end
-if tonumber(cur) ~= tonumber(ARGV[3]) - 1 then
-  return fail('version_conflict')
+if tonumber(cur[1]) ~= tonumber(ARGV[3]) - 1 then
+  return cur[2]
 end
 redis.call('HSET', KEYS[1], 'version', ARGV[3], 'doc', ARGV[4])
 local ncredits = tonumber(ARGV[8])
