@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/agorahq/agora/store"
@@ -32,7 +31,7 @@ type Service struct {
 	notifier store.Notifier
 	now      func() time.Time
 	ids      store.IDGen
-	games    gameCache
+	games    store.Versions[Game]
 }
 
 // Option configures a Service.
@@ -74,7 +73,7 @@ func Topic(gameID string) string { return "arena:" + gameID }
 // and finds the remembered version unchanged lets the next one save at
 // once again.
 func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env) error) (Game, error) {
-	base, moved, known := s.games.get(id)
+	base, moved, known := s.games.Get(id)
 	remembered := known // base is the remembered game
 	if moved {
 		known = false
@@ -90,7 +89,7 @@ func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env)
 					return err
 				}
 				stale = stale || remembered && g.Version != base.Version
-				s.games.put(g, stale)
+				s.games.Put(id, g.Version, g, stale)
 				base, known, current, remembered = g, true, true, false
 			}
 			next := base.Clone()
@@ -106,16 +105,16 @@ func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env)
 			switch {
 			case err == nil:
 				saved = next
-				s.games.put(next.Clone(), stale) // the caller owns saved
+				s.games.Put(id, next.Version, next.Clone(), stale) // the caller owns saved
 				return nil
 			case errors.Is(err, ErrVersionConflict) && stored.ID == id && stored.Version > base.Version:
 				stale = true
-				s.games.put(stored, true)
+				s.games.Put(id, stored.Version, stored, true)
 				base, current, remembered = stored, true, false
 			case errors.Is(err, ErrVersionConflict):
 				known = false // no usable game handed back: read it
 			default:
-				s.games.drop(id)
+				s.games.Drop(id)
 			}
 			return err
 		}
@@ -124,67 +123,6 @@ func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env)
 		_ = s.notifier.Publish(context.WithoutCancel(ctx), Topic(id), []byte(strconv.FormatInt(saved.Version, 10)))
 	}
 	return saved, err
-}
-
-// gameCacheSize bounds how many games a Service remembers.
-const gameCacheSize = 1024
-
-// gameCache remembers the newest version of each game a Service saw saved
-// or read, up to gameCacheSize games, forgetting an arbitrary one when
-// full, and whether the last action on the game found the game it
-// remembered stale. Its games are never changed: change applies fn to a
-// Clone.
-type gameCache struct {
-	mu    sync.Mutex
-	games map[string]cachedGame
-}
-
-type cachedGame struct {
-	game  Game
-	moved bool // the last action found the remembered game stale
-}
-
-func (c *gameCache) get(id string) (g Game, moved, ok bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.games[id]
-	return e.game, e.moved, ok
-}
-
-// put remembers g unless a version at least as new is remembered: two
-// actions racing to put keep the newer game. moved says whether the
-// action that saw g found the remembered game stale; an older game never
-// clears the mark.
-func (c *gameCache) put(g Game, moved bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.games[g.ID]
-	switch {
-	case ok && e.game.Version > g.Version:
-		if moved {
-			e.moved = true
-			c.games[g.ID] = e
-		}
-		return
-	case ok && e.game.Version == g.Version:
-		e.moved = moved
-		c.games[g.ID] = e
-		return
-	case c.games == nil:
-		c.games = make(map[string]cachedGame)
-	case !ok && len(c.games) >= gameCacheSize:
-		for id := range c.games {
-			delete(c.games, id)
-			break
-		}
-	}
-	c.games[g.ID] = cachedGame{game: g, moved: moved}
-}
-
-func (c *gameCache) drop(id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.games, id)
 }
 
 // Create starts a game waiting for agents; 0 means the defaults.
@@ -196,7 +134,7 @@ func (s *Service) Create(ctx context.Context, minPlayers int, phaseTimeout time.
 	if err := s.store.CreateGame(ctx, g); err != nil {
 		return g, err
 	}
-	s.games.put(g.Clone(), false) // the caller owns g
+	s.games.Put(g.ID, g.Version, g.Clone(), false) // the caller owns g
 	return g, nil
 }
 
