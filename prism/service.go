@@ -10,17 +10,30 @@ import (
 	"github.com/agorahq/agora/store"
 )
 
-// Service runs pipelines over a Store. Every change reads the pipeline,
-// applies a transition of the engine to a copy and saves it with
-// compare-and-set, retrying from a fresh read when another change won: the
-// store's atomic save is what makes each transition happen once.
+// Service runs pipelines over a Store. Every change applies a transition
+// of the engine to a copy of the pipeline and saves it with
+// compare-and-set, together with its effects: the store's atomic save is
+// what makes each transition happen once.
+//
+// The Service remembers the last version of each pipeline it saved or was
+// handed back by the store (a bounded cache, store.Versions), and starts a
+// change from it instead of reading: taking or finishing a stage slot of a
+// pipeline whose last change this process made is one round trip, the
+// save. A remembered pipeline may be stale when another process changed it
+// since; compare-and-set then refuses the save and hands back the stored
+// pipeline, which the next attempt starts from. A change the remembered
+// pipeline refuses is tried again on the stored one before its error is
+// returned, so a stale copy never turns a valid take or done into an
+// error, nor lets an invalid one through. Once a change found the
+// remembered pipeline stale, the next reads first (see change).
 type Service struct {
-	store  Store
-	claims slots.ClaimStore
-	now    func() time.Time
-	ids    store.IDGen
-	lease  time.Duration
-	notify store.Notifier
+	store     Store
+	claims    slots.ClaimStore
+	now       func() time.Time
+	ids       store.IDGen
+	lease     time.Duration
+	notify    store.Notifier
+	pipelines store.Versions[Pipeline]
 }
 
 // Option configures a Service.
@@ -55,28 +68,69 @@ func New(st Store, claims slots.ClaimStore, opts ...Option) *Service {
 
 func (s *Service) env() env { return env{now: s.now().UnixMilli(), ids: &s.ids} }
 
-// change applies fn to a fresh copy of the claim's pipeline and saves it,
-// retrying when another change was saved first.
+// change applies fn to a copy of the claim's pipeline and saves it with
+// fn's effects, retrying when another change was saved first; a saved
+// change is announced. It starts from the remembered pipeline when there
+// is one, else reads it; a conflict hands back the stored pipeline, the
+// next attempt's base. fn's error is returned only when fn refused a
+// pipeline known to be the stored one (read, or handed back by a
+// conflict), never for a remembered pipeline alone.
+//
+// When the last change of the pipeline found the remembered one stale (the
+// pipeline is changed by other processes too), change reads first
+// instead: a save from a stale pipeline costs as many round trips as a
+// read and a save, but encodes and sends the whole pipeline once more. A
+// change that reads and finds the remembered version unchanged lets the
+// next one save at once again.
 func (s *Service) change(ctx context.Context, claimID string, fn func(p *Pipeline, e env) (Effects, error)) (Pipeline, error) {
+	base, moved, known := s.pipelines.Get(claimID)
+	remembered := known // base is the remembered pipeline
+	if moved {
+		known = false
+	}
+	current := false // base is the stored pipeline as of this change
+	stale := false   // this change found the remembered pipeline stale
 	var saved Pipeline
 	err := store.RetryOnConflict(ctx, ErrVersionConflict, func() error {
-		cur, err := s.store.GetPipeline(ctx, claimID)
-		if err != nil {
+		for {
+			if !known {
+				p, err := s.store.GetPipeline(ctx, claimID)
+				if err != nil {
+					return err
+				}
+				stale = stale || remembered && p.Version != base.Version
+				s.pipelines.Put(claimID, p.Version, p, stale)
+				base, known, current, remembered = p, true, true, false
+			}
+			next := base.Clone()
+			e := s.env()
+			fx, err := fn(&next, e)
+			if err != nil {
+				if current {
+					return err
+				}
+				known = false // the remembered pipeline may be stale: ask the store
+				continue
+			}
+			next.Version = base.Version + 1
+			next.UpdatedAt = e.now
+			stored, err := s.store.UpdatePipeline(ctx, next, fx)
+			switch {
+			case err == nil:
+				saved = next
+				s.pipelines.Put(claimID, next.Version, next.Clone(), stale) // the caller owns saved
+				return nil
+			case errors.Is(err, ErrVersionConflict) && stored.ClaimID == claimID && stored.Version > base.Version:
+				stale = true
+				s.pipelines.Put(claimID, stored.Version, stored, true)
+				base, current, remembered = stored, true, false
+			case errors.Is(err, ErrVersionConflict):
+				known = false // no usable pipeline handed back: read it
+			default:
+				s.pipelines.Drop(claimID)
+			}
 			return err
 		}
-		next := cur.Clone()
-		e := s.env()
-		fx, err := fn(&next, e)
-		if err != nil {
-			return err
-		}
-		next.Version = cur.Version + 1
-		next.UpdatedAt = e.now
-		if _, err := s.store.UpdatePipeline(ctx, next, fx); err != nil {
-			return err
-		}
-		saved = next
-		return nil
 	})
 	if err == nil {
 		slots.PublishClaimChange(ctx, s.notify, claimID)
@@ -142,6 +196,7 @@ func (s *Service) Init(ctx context.Context, claim slots.Claim, protocolID string
 		return s.store.GetPipeline(ctx, claim.ID)
 	}
 	if err == nil {
+		s.pipelines.Put(p.ClaimID, p.Version, p.Clone(), false) // the caller owns p
 		slots.PublishClaimChange(ctx, s.notify, claim.ID)
 	}
 	return p, err

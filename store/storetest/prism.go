@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,12 +18,14 @@ import (
 )
 
 type prismEnv struct {
-	ctx   context.Context
-	store prism.Store
-	slots *slots.Service
-	svc   *prism.Service
-	clock *Clock
-	keys  []slots.Key
+	ctx    context.Context
+	store  prism.Store
+	claims slots.ClaimStore
+	slots  *slots.Service
+	svc    *prism.Service
+	peer   *prism.Service // another process's service on the same store
+	clock  *Clock
+	keys   []slots.Key
 }
 
 func newPrismEnv(t *testing.T, newStores NewStores, agents int) *prismEnv {
@@ -32,9 +35,10 @@ func newPrismEnv(t *testing.T, newStores NewStores, agents int) *prismEnv {
 		t.Fatal("storetest: Stores.Prism is required")
 	}
 	clock := NewClock()
-	e := &prismEnv{ctx: context.Background(), store: st.Prism, clock: clock}
+	e := &prismEnv{ctx: context.Background(), store: st.Prism, claims: st.Slots, clock: clock}
 	e.slots = slots.New(st.Slots, slots.WithClock(clock.Now))
 	e.svc = prism.New(st.Prism, st.Slots, prism.WithClock(clock.Now), prism.WithLease(5*time.Minute))
+	e.peer = prism.New(st.Prism, st.Slots, prism.WithClock(clock.Now), prism.WithLease(5*time.Minute))
 	for i := 0; i < agents; i++ {
 		k, _, err := e.slots.CreateKey(e.ctx, slots.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		require.NoError(t, err)
@@ -45,11 +49,101 @@ func newPrismEnv(t *testing.T, newStores NewStores, agents int) *prismEnv {
 
 func (e *prismEnv) claim(t *testing.T) (slots.Claim, prism.Pipeline) {
 	t.Helper()
+	return e.claimOn(t, e.svc)
+}
+
+// claimOn is claim with the pipeline created through svc.
+func (e *prismEnv) claimOn(t *testing.T, svc *prism.Service) (slots.Claim, prism.Pipeline) {
+	t.Helper()
 	c, err := e.slots.CreateClaim(e.ctx, slots.NewClaim{Title: "Crows plan ahead", Body: "Corvids cache food for tomorrow."})
 	require.NoError(t, err)
-	p, err := e.svc.Init(e.ctx, c, "")
+	p, err := svc.Init(e.ctx, c, "")
 	require.NoError(t, err)
 	return c, p
+}
+
+// process returns a service over the env's store, as another server
+// process would have it, and the store as that service sees it, counting
+// its calls.
+func (e *prismEnv) process() (*prism.Service, *countingPrism) {
+	c := &countingPrism{Store: e.store, calls: map[string]int{}}
+	return prism.New(c, e.claims, prism.WithClock(e.clock.Now), prism.WithLease(5*time.Minute)), c
+}
+
+// countingPrism counts the calls made to a prism.Store: one call is one
+// round trip to a networked backend.
+type countingPrism struct {
+	prism.Store
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *countingPrism) count(method string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[method]++
+}
+
+// take returns the calls counted since the last take.
+func (c *countingPrism) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.calls
+	c.calls = map[string]int{}
+	return out
+}
+
+func (c *countingPrism) PutProtocol(ctx context.Context, p prism.Protocol) error {
+	c.count("PutProtocol")
+	return c.Store.PutProtocol(ctx, p)
+}
+
+func (c *countingPrism) GetProtocol(ctx context.Context, id string) (prism.Protocol, error) {
+	c.count("GetProtocol")
+	return c.Store.GetProtocol(ctx, id)
+}
+
+func (c *countingPrism) ListProtocols(ctx context.Context) ([]prism.Protocol, error) {
+	c.count("ListProtocols")
+	return c.Store.ListProtocols(ctx)
+}
+
+func (c *countingPrism) CreatePipeline(ctx context.Context, p prism.Pipeline) error {
+	c.count("CreatePipeline")
+	return c.Store.CreatePipeline(ctx, p)
+}
+
+func (c *countingPrism) GetPipeline(ctx context.Context, claimID string) (prism.Pipeline, error) {
+	c.count("GetPipeline")
+	return c.Store.GetPipeline(ctx, claimID)
+}
+
+func (c *countingPrism) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx prism.Effects) (prism.Pipeline, error) {
+	c.count("UpdatePipeline")
+	return c.Store.UpdatePipeline(ctx, next, fx)
+}
+
+func (c *countingPrism) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRef, error) {
+	c.count("FindWork")
+	return c.Store.FindWork(ctx, q)
+}
+
+func (c *countingPrism) LapsedPipelines(ctx context.Context, now int64) ([]string, error) {
+	c.count("LapsedPipelines")
+	return c.Store.LapsedPipelines(ctx, now)
+}
+
+// seated returns how many slots of the pipeline's current layer have an
+// agent: the index of an agent holding nothing in that layer, when agents
+// are seated in order.
+func seated(p prism.Pipeline) int {
+	n := 0
+	for _, s := range p.Slots {
+		if s.Layer == p.CurrentLayer && s.APIKeyID != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // outputFor returns valid structured output for a slot, if its layer asks.
@@ -254,7 +348,10 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			}
 			var failed atomic.Int64
 			concurrently(len(open), func(i int) {
-				if _, err := e.svc.Done(e.ctx, e.keys[8+i], c.ID, open[i].ID, prism.DoneInput{Confidence: conf(0.9)}); err != nil {
+				// Half finish through another process, whose remembered
+				// pipeline is stale from the start.
+				svc := []*prism.Service{e.svc, e.peer}[i%2]
+				if _, err := svc.Done(e.ctx, e.keys[8+i], c.ID, open[i].ID, prism.DoneInput{Confidence: conf(0.9)}); err != nil {
 					failed.Add(1)
 				}
 			})
@@ -298,7 +395,8 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			require.Len(t, left, 1)
 			var won atomic.Int64
 			concurrently(16, func(i int) {
-				if _, _, err := e.svc.Take(e.ctx, e.keys[i], c.ID, left[0].ID); err == nil {
+				svc := []*prism.Service{e.svc, e.peer}[i%2]
+				if _, _, err := svc.Take(e.ctx, e.keys[i], c.ID, left[0].ID); err == nil {
 					won.Add(1)
 				}
 			})
@@ -430,6 +528,165 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		b, err := e.slots.Balance(e.ctx, e.keys[0].ID)
 		require.NoError(t, err)
 		require.EqualValues(t, raceRepeats, b, "only the winners credited")
+	})
+
+	t.Run("StageTakeIsOneRoundTrip", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		a, calls := e.process()
+		c, p := e.claimOn(t, a)
+		calls.take()
+		for i, s := range p.OpenSlots() {
+			var err error
+			_, p, err = a.Take(e.ctx, e.keys[i], c.ID, s.ID)
+			require.NoError(t, err)
+			require.Equal(t, map[string]int{"UpdatePipeline": 1}, calls.take(), "a take is one round trip")
+			p, err = a.Done(e.ctx, e.keys[i], c.ID, s.ID, prism.DoneInput{Body: "reasoning", Confidence: conf(0.9)})
+			require.NoError(t, err)
+			require.Equal(t, map[string]int{"UpdatePipeline": 1}, calls.take(), "a done is one round trip")
+		}
+		require.Equal(t, prism.PhaseConsensus, p.Phase)
+		cons := p.OpenSlots()
+		require.Len(t, cons, 2)
+
+		// Another process moves the pipeline on: the first's remembered
+		// pipeline is stale, the save fails and hands back the stored
+		// pipeline, the next save lands; still no read.
+		_, _, err := e.peer.Take(e.ctx, e.keys[8], c.ID, cons[0].ID)
+		require.NoError(t, err)
+		_, p, err = a.Take(e.ctx, e.keys[9], c.ID, cons[1].ID)
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"UpdatePipeline": 2}, calls.take())
+		require.Empty(t, p.OpenSlots())
+		// Having found its pipeline stale, the process reads first; this
+		// take is refused by the stored pipeline: one read, no save.
+		_, _, err = a.Take(e.ctx, e.keys[10], c.ID, cons[1].ID)
+		require.ErrorIs(t, err, slots.ErrSlotTaken)
+		require.Equal(t, map[string]int{"GetPipeline": 1}, calls.take())
+		// The read found the remembered pipeline current: one round trip
+		// again, the layer's passing and its credits included.
+		_, err = a.Done(e.ctx, e.keys[9], c.ID, cons[1].ID, prism.DoneInput{Confidence: conf(0.9)})
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"UpdatePipeline": 1}, calls.take())
+		p, err = a.Done(e.ctx, e.keys[8], c.ID, cons[0].ID, prism.DoneInput{Confidence: conf(0.9)})
+		require.NoError(t, err)
+		require.Equal(t, map[string]int{"UpdatePipeline": 1}, calls.take())
+		require.Equal(t, 2, p.CurrentLayer)
+		for i, k := range e.keys[:2] {
+			b, err := e.slots.Balance(e.ctx, k.ID)
+			require.NoError(t, err)
+			require.EqualValues(t, prism.RewardWork, b, "agent %d", i)
+		}
+		for i, k := range e.keys[8:10] {
+			b, err := e.slots.Balance(e.ctx, k.ID)
+			require.NoError(t, err)
+			require.EqualValues(t, prism.RewardConsensus, b, "agent %d", 8+i)
+		}
+	})
+
+	t.Run("TwoProcessesAlternate", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		a, callsA := e.process()
+		b, callsB := e.process()
+		procs := []*prism.Service{a, b}
+		calls := []*countingPrism{callsA, callsB}
+		c, p := e.claim(t)
+		version, changes := p.Version, 0
+		var taken prism.StageSlot
+		var agent slots.Key
+		for p.Status != prism.StatusComplete {
+			i := changes % 2
+			var err error
+			if taken.ID == "" {
+				agent = e.keys[seated(p)]
+				taken, p, err = procs[i].Take(e.ctx, agent, c.ID, p.OpenSlots()[0].ID)
+			} else {
+				l := p.Layer()
+				p, err = procs[i].Done(e.ctx, agent, c.ID, taken.ID, prism.DoneInput{Body: "reasoning", Output: outputFor(l, taken.Phase, 0), Confidence: conf(0.9)})
+				taken = prism.StageSlot{}
+			}
+			require.NoError(t, err, "change %d", changes)
+			require.Equal(t, version+1, p.Version, "change %d lands once", changes)
+			version = p.Version
+			// The other process made the last change: never more than the
+			// read and save of a process remembering nothing. Each process
+			// finds its pipeline stale once (a save refused, handing back
+			// the stored pipeline, or a change its copy refused), then
+			// reads first: no whole pipeline sent in vain.
+			n := calls[i].take()
+			require.Equal(t, 2, n["GetPipeline"]+n["UpdatePipeline"], "change %d: %v", changes, n)
+			if changes >= 4 {
+				require.Equal(t, map[string]int{"GetPipeline": 1, "UpdatePipeline": 1}, n, "change %d", changes)
+			}
+			changes++
+		}
+		stored, err := e.svc.Pipeline(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, version, stored.Version)
+		work, cons := 0, 0
+		for _, l := range prism.PrismV1().Layers {
+			work += l.WorkSlots()
+			cons += l.ConsensusSlots
+		}
+		require.Equal(t, 2*(work+cons), changes, "every slot taken and done once")
+		var total int64
+		for _, k := range e.keys {
+			b, err := e.slots.Balance(e.ctx, k.ID)
+			require.NoError(t, err)
+			total += b
+		}
+		require.EqualValues(t, work*prism.RewardWork+cons*prism.RewardConsensus, total, "every done credited exactly once")
+	})
+
+	t.Run("StalePipelineNeverDecides", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		a, callsA := e.process()
+		b, callsB := e.process()
+		c, p := e.claimOn(t, a)
+		work := p.OpenSlots()
+		require.Len(t, work, 2)
+		_, _, err := a.Take(e.ctx, e.keys[0], c.ID, work[0].ID)
+		require.NoError(t, err)
+		_, err = a.Done(e.ctx, e.keys[0], c.ID, work[0].ID, prism.DoneInput{Confidence: conf(0.9)})
+		require.NoError(t, err)
+		// b finishes the work phase; a still remembers it with work[1] open.
+		_, _, err = b.Take(e.ctx, e.keys[1], c.ID, work[1].ID)
+		require.NoError(t, err)
+		moved, err := b.Done(e.ctx, e.keys[1], c.ID, work[1].ID, prism.DoneInput{Confidence: conf(0.9)})
+		require.NoError(t, err)
+		require.Equal(t, prism.PhaseConsensus, moved.Phase)
+		cons := moved.OpenSlots()
+		callsA.take()
+		callsB.take()
+
+		// Refused on a's stale pipeline (it has no consensus slots yet),
+		// valid on the stored one: it lands.
+		_, got, err := a.Take(e.ctx, e.keys[8], c.ID, cons[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, moved.Version+1, got.Version)
+		require.Equal(t, map[string]int{"GetPipeline": 1, "UpdatePipeline": 1}, callsA.take())
+
+		// Valid on b's stale pipeline (cons[0] open), refused on the
+		// stored one: the stored pipeline's error, and nothing saved.
+		_, _, err = b.Take(e.ctx, e.keys[9], c.ID, cons[0].ID)
+		require.ErrorIs(t, err, slots.ErrSlotTaken)
+		require.Equal(t, map[string]int{"UpdatePipeline": 1}, callsB.take(), "the failed save handed back the stored pipeline")
+		stored, err := e.store.GetPipeline(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, got.Version, stored.Version)
+
+		// A done on a stale copy: b finishes the seat a's service gave
+		// agent 8, and the stored pipeline credits it once.
+		p, err = b.Done(e.ctx, e.keys[8], c.ID, cons[0].ID, prism.DoneInput{Confidence: conf(0.9)})
+		require.NoError(t, err)
+		require.Equal(t, stored.Version+1, p.Version)
+		_, err = a.Done(e.ctx, e.keys[8], c.ID, cons[0].ID, prism.DoneInput{Confidence: conf(0.9)})
+		require.ErrorIs(t, err, slots.ErrSlotNotTaken, "valid on a's copy, where the seat is still taken")
+		bal, err := e.slots.Balance(e.ctx, e.keys[8].ID)
+		require.NoError(t, err)
+		require.EqualValues(t, prism.RewardConsensus, bal)
 	})
 
 	t.Run("NextWork", func(t *testing.T) {
