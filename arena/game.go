@@ -140,6 +140,7 @@ func bad(msg string) error { return store.Errorf(store.ErrInvalid, "invalid_acti
 // The errors of this package.
 var (
 	ErrGameNotFound  = &store.Error{Kind: store.ErrNotFound, Code: "game_not_found", Message: "Game not found"}
+	ErrGameExists    = &store.Error{Kind: store.ErrConflict, Code: "game_exists", Message: "a game with this id exists"}
 	ErrRoundNotFound = &store.Error{Kind: store.ErrNotFound, Code: "round_not_found", Message: "Round not found"}
 	ErrBadToken      = &store.Error{Kind: store.ErrForbidden, Code: "invalid_token", Message: "this agent registered with a token: present it as Authorization: Bearer <token>"}
 )

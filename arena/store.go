@@ -13,7 +13,8 @@ var ErrVersionConflict = &store.Error{Kind: store.ErrConflict, Code: "game_versi
 
 // Store keeps games, each saved whole with compare-and-set on its version.
 type Store interface {
-	// CreateGame stores g (Version 1).
+	// CreateGame stores g (Version 1), or returns ErrGameExists, changing
+	// nothing, when a game has its ID.
 	CreateGame(ctx context.Context, g Game) error
 	// GetGame returns a game or ErrGameNotFound.
 	GetGame(ctx context.Context, id string) (Game, error)
@@ -25,7 +26,8 @@ type Store interface {
 	// the game as it is stored now, read in the same atomic step as the
 	// failed comparison (no extra round trip), so the caller can apply its
 	// change again without reading; current is meaningful only with
-	// ErrVersionConflict. An unknown game is ErrGameNotFound.
+	// ErrVersionConflict. An unknown game is ErrGameNotFound, whatever
+	// next.Version says: UpdateGame never creates a game.
 	UpdateGame(ctx context.Context, next Game) (current Game, err error)
 	// OverdueGames returns the games whose phase deadline is at or before
 	// now, from an index.

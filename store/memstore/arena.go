@@ -20,6 +20,9 @@ func (s *Store) CreateGame(ctx context.Context, g arena.Game) error {
 	if s.games == nil {
 		s.games = map[string]arena.Game{}
 	}
+	if _, ok := s.games[g.ID]; ok {
+		return arena.ErrGameExists
+	}
 	s.games[g.ID] = g.Clone()
 	s.gameOrder = insertSorted(s.gameOrder, g.ID)
 	return nil

@@ -17,9 +17,18 @@ func (s *Store) CreateGame(ctx context.Context, g arena.Game) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO agora_games (id, status, created_at, version, deadline, doc) VALUES ($1, $2, $3, $4, $5, $6)`,
+	res, err := s.db.ExecContext(ctx, `INSERT INTO agora_games (id, status, created_at, version, deadline, doc) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (id) DO NOTHING`,
 		g.ID, string(g.Status), g.CreatedAt, g.Version, g.PhaseDeadline, doc)
-	return interpretError(ctx, err)
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return interpretError(ctx, err)
+	} else if n == 0 {
+		return arena.ErrGameExists
+	}
+	return nil
 }
 
 // GetGame implements arena.Store.

@@ -24,7 +24,7 @@ var arenaSaveScript = newScript("arena_save.lua")
 
 // saveGame runs arena_save.lua: it creates the game (Version 1) or saves it
 // with compare-and-set, and on a conflict of a save returns the stored game.
-func (s *Store) saveGame(ctx context.Context, g arena.Game) (arena.Game, error) {
+func (s *Store) saveGame(ctx context.Context, g arena.Game, create bool) (arena.Game, error) {
 	doc, err := json.Marshal(g)
 	if err != nil {
 		return arena.Game{}, err
@@ -34,7 +34,7 @@ func (s *Store) saveGame(ctx context.Context, g arena.Game) (arena.Game, error) 
 		deadline = strconv.FormatInt(g.PhaseDeadline.UnixMilli(), 10)
 	}
 	res, err := arenaSaveScript.Run(ctx, s.client, []string{s.key("game", g.ID), s.key("games"), s.key("gdeadlines")},
-		s.ns, g.ID, g.Version, string(g.Status), deadline, doc, g.CreatedAt.UnixMilli()).Result()
+		s.ns, g.ID, g.Version, string(g.Status), deadline, doc, g.CreatedAt.UnixMilli(), create).Result()
 	if err != nil {
 		return arena.Game{}, interpretError(ctx, err, nil)
 	}
@@ -51,14 +51,14 @@ func (s *Store) saveGame(ctx context.Context, g arena.Game) (arena.Game, error) 
 
 // CreateGame implements arena.Store.
 func (s *Store) CreateGame(ctx context.Context, g arena.Game) error {
-	_, err := s.saveGame(ctx, g)
+	_, err := s.saveGame(ctx, g, true)
 	return err
 }
 
 // UpdateGame implements arena.Store in one script, which also reads the
 // stored game when the comparison fails.
 func (s *Store) UpdateGame(ctx context.Context, next arena.Game) (arena.Game, error) {
-	return s.saveGame(ctx, next)
+	return s.saveGame(ctx, next, false)
 }
 
 // GetGame implements arena.Store.

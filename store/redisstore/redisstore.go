@@ -146,7 +146,7 @@ var scriptErrorList = []*store.Error{
 	discussion.ErrPromptNotFound, discussion.ErrPromptClosed, discussion.ErrAlreadyResponded,
 	discussion.ErrOwnPrompt, discussion.ErrPromptExists,
 	prism.ErrPipelineNotFound, prism.ErrPipelineExists, prism.ErrVersionConflict,
-	arena.ErrGameNotFound, arena.ErrVersionConflict,
+	arena.ErrGameNotFound, arena.ErrGameExists, arena.ErrVersionConflict,
 	agentchat.ErrConversationNotFound,
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/store"
 )
 
 type arenaEnv struct {
@@ -246,11 +247,34 @@ func RunArena(t *testing.T, newStores NewStores) {
 		require.ErrorIs(t, err, arena.ErrVersionConflict)
 		require.Equal(t, saved, cur)
 
-		missing := stored.Clone()
-		missing.ID = "game_missing"
-		missing.Version = 2
-		_, err = e.store.UpdateGame(e.ctx, missing)
-		require.ErrorIs(t, err, arena.ErrGameNotFound)
+		// UpdateGame never creates a game, whatever the version says.
+		for _, version := range []int64{1, 2} {
+			missing := stored.Clone()
+			missing.ID = "game_missing"
+			missing.Version = version
+			_, err = e.store.UpdateGame(e.ctx, missing)
+			require.ErrorIs(t, err, arena.ErrGameNotFound, "version %d", version)
+			_, err = e.store.GetGame(e.ctx, missing.ID)
+			require.ErrorIs(t, err, arena.ErrGameNotFound, "version %d", version)
+		}
+	})
+
+	t.Run("CreateGameRefusesATakenID", func(t *testing.T) {
+		t.Parallel()
+		e := newArenaEnv(t, newStores)
+		g, _ := e.game(t, 3, 0, false)
+		stored, err := e.store.GetGame(e.ctx, g.ID)
+		require.NoError(t, err)
+		again := stored.Clone()
+		again.Version = 1
+		again.Status = arena.StatusWaiting
+		again.Agents = nil
+		err = e.store.CreateGame(e.ctx, again)
+		require.ErrorIs(t, err, arena.ErrGameExists)
+		require.ErrorIs(t, err, store.ErrConflict)
+		after, err := e.store.GetGame(e.ctx, g.ID)
+		require.NoError(t, err)
+		require.Equal(t, stored, after, "the game is as it was")
 	})
 
 	t.Run("RaceUpdateGameHandsBackWinner", func(t *testing.T) {

@@ -1,16 +1,16 @@
 -- KEYS: game hash, games index, deadlines index.
 -- ARGV: namespace, game ID, version, status, deadline (ms, '' for none),
--- doc, created (ms).
--- Version 1 creates the game; a later version saves it only if the stored
--- one is the version before (compare-and-set), and otherwise returns the
--- stored document, so the caller can apply its change again without
--- reading. The status index moves with the status, so listings by status
+-- doc, created (ms), create ('1' to create, '0' to update).
+-- Create stores a game whose ID is free; update saves an existing game
+-- only if the stored one is the version before (compare-and-set), and
+-- otherwise returns the stored document, so the caller can apply its
+-- change again without reading. The status index moves with the status, so listings by status
 -- read one sorted set. Returns 1 when saved.
 local ns, id, version = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local cur = redis.call('HMGET', KEYS[1], 'version', 'status')
-if version == 1 then
+if ARGV[8] == '1' then
   if cur[1] then
-    return fail('game_version_conflict')
+    return fail('game_exists')
   end
   redis.call('ZADD', KEYS[2], 0, id)
 else
