@@ -70,7 +70,7 @@ func (e *arenaEnv) gameOn(t *testing.T, svc *arena.Service, agents int, timeout 
 // process would have it, and the store as that service sees it, counting
 // its calls.
 func (e *arenaEnv) process() (*arena.Service, *countingArena) {
-	c := &countingArena{Store: e.store, calls: map[string]int{}}
+	c := &countingArena{Store: e.store}
 	return arena.New(c, arena.WithClock(e.clock.Now)), c
 }
 
@@ -78,21 +78,32 @@ func (e *arenaEnv) process() (*arena.Service, *countingArena) {
 // round trip to a networked backend.
 type countingArena struct {
 	arena.Store
+	callCounter
+}
+
+// callCounter counts calls by method name, for the counting stores.
+type callCounter struct {
 	mu    sync.Mutex
 	calls map[string]int
 }
 
-func (c *countingArena) count(method string) {
+func (c *callCounter) count(method string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.calls == nil {
+		c.calls = map[string]int{}
+	}
 	c.calls[method]++
 }
 
 // take returns the calls counted since the last take.
-func (c *countingArena) take() map[string]int {
+func (c *callCounter) take() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := c.calls
+	if out == nil {
+		out = map[string]int{}
+	}
 	c.calls = map[string]int{}
 	return out
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -66,7 +65,7 @@ func (e *prismEnv) claimOn(t *testing.T, svc *prism.Service) (slots.Claim, prism
 // process would have it, and the store as that service sees it, counting
 // its calls.
 func (e *prismEnv) process() (*prism.Service, *countingPrism) {
-	c := &countingPrism{Store: e.store, calls: map[string]int{}}
+	c := &countingPrism{Store: e.store}
 	return prism.New(c, e.claims, prism.WithClock(e.clock.Now), prism.WithLease(5*time.Minute)), c
 }
 
@@ -74,23 +73,7 @@ func (e *prismEnv) process() (*prism.Service, *countingPrism) {
 // round trip to a networked backend.
 type countingPrism struct {
 	prism.Store
-	mu    sync.Mutex
-	calls map[string]int
-}
-
-func (c *countingPrism) count(method string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.calls[method]++
-}
-
-// take returns the calls counted since the last take.
-func (c *countingPrism) take() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.calls
-	c.calls = map[string]int{}
-	return out
+	callCounter
 }
 
 func (c *countingPrism) PutProtocol(ctx context.Context, p prism.Protocol) error {
