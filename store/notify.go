@@ -13,7 +13,10 @@ import (
 // Events are hints that something changed, delivered at most once: a
 // subscriber that wakes up re-reads the state it watches, and a subscriber
 // that is not keeping up misses events it would only have re-read for
-// anyway (see Subscription). Payloads are small (see MaxEventBytes).
+// anyway (see Subscription). Payloads are small (see MaxEventBytes). An
+// empty payload may arrive on any topic at any time: it says events may
+// have been lost (the notifier reconnected, see Hub.Resync), so the
+// subscriber re-reads everything it shows.
 type Notifier interface {
 	// Publish sends payload to every current subscriber of topic.
 	Publish(ctx context.Context, topic string, payload []byte) error
@@ -95,6 +98,24 @@ func (h *Hub) Deliver(topic string, payload []byte) {
 		select {
 		case s.c <- payload:
 		default: // full: the subscriber has a wake-up pending already
+		}
+	}
+}
+
+// Resync hands an empty payload to every subscription of every topic, as if
+// each had been told "something changed, re-read it all". The PostgreSQL and
+// Redis notifiers call it when their listening connection comes back after
+// a cut, since events published meanwhile were never received: a live view
+// that re-reads on every event catches up instead of missing them for good.
+func (h *Hub) Resync() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, subs := range h.subs {
+		for s := range subs {
+			select {
+			case s.c <- nil:
+			default: // full: the subscriber has a wake-up pending already
+			}
 		}
 	}
 }

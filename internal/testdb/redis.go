@@ -9,7 +9,8 @@ import (
 )
 
 // RedisClient returns a client of the real Redis server of RedisURL and a
-// fresh key prefix for the test. When t ends it deletes the keys under the
+// fresh key prefix for the test, which is also the client's name on the
+// server (CLIENT LIST). When t ends it deletes the keys under the
 // prefix's hash tag (found with SCAN: the server is shared, never flushed),
 // fails if any are left, and closes the client.
 func RedisClient(t testing.TB) (*redis.Client, string) {
@@ -20,8 +21,9 @@ func RedisClient(t testing.TB) (*redis.Client, string) {
 	}
 	// The suites' races run a thousand callers against one pool.
 	opts.PoolTimeout = 30 * time.Second
-	c := redis.NewClient(opts)
 	prefix := UniqueName()
+	opts.ClientName = prefix // so a test can find its connections in CLIENT LIST
+	c := redis.NewClient(opts)
 	t.Cleanup(func() {
 		defer c.Close()
 		ctx := context.Background() // t's context is already done in cleanup

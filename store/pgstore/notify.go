@@ -58,7 +58,11 @@ func (n *Notifier) run() {
 				return
 			}
 			if ev == nil {
-				continue // the connection was re-established; events may have been missed
+				// The connection was cut and re-established: events
+				// published meanwhile never arrived, so every subscriber
+				// re-reads what it shows.
+				n.hub.Resync()
+				continue
 			}
 			topic, enc, ok := strings.Cut(ev.Extra, " ")
 			if !ok {

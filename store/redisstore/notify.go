@@ -57,10 +57,20 @@ func (s *Store) Subscribe(ctx context.Context, topic string) (*store.Subscriptio
 		}
 		n.pubsub = ps
 		go func() {
-			for m := range ps.Channel() {
-				topic, payload, ok := bytes.Cut([]byte(m.Payload), []byte{0})
-				if ok {
-					n.hub.Deliver(string(topic), payload)
+			// go-redis re-subscribes by itself after a cut connection; the
+			// confirmation it then receives tells that events published
+			// meanwhile were lost, so every subscriber re-reads.
+			for m := range ps.ChannelWithSubscriptions() {
+				switch m := m.(type) {
+				case *redis.Subscription:
+					if m.Kind == "subscribe" {
+						n.hub.Resync()
+					}
+				case *redis.Message:
+					topic, payload, ok := bytes.Cut([]byte(m.Payload), []byte{0})
+					if ok {
+						n.hub.Deliver(string(topic), payload)
+					}
 				}
 			}
 		}()

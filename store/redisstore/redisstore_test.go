@@ -43,6 +43,8 @@ func TestConformanceMiniredis(t *testing.T) {
 		m, c := newMiniredisClient(t)
 		peer := redis.NewClient(&redis.Options{Addr: m.Addr(), PoolTimeout: poolTimeout})
 		t.Cleanup(func() { _ = peer.Close() })
+		// No CutPeer: miniredis can neither kill one client nor restart
+		// while one is subscribed; the real server's run cuts the peer.
 		return stores(t, redisstore.New(c), redisstore.New(peer))
 	})
 }
@@ -51,9 +53,33 @@ func TestConformanceRedis(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) storetest.Stores {
 		c, prefix := testdb.RedisClient(t)
-		peer, _ := testdb.RedisClient(t)
-		return stores(t, redisstore.New(c, redisstore.WithPrefix(prefix)), redisstore.New(peer, redisstore.WithPrefix(prefix)))
+		peer, peerName := testdb.RedisClient(t)
+		st := stores(t, redisstore.New(c, redisstore.WithPrefix(prefix)), redisstore.New(peer, redisstore.WithPrefix(prefix)))
+		st.CutPeer = func(t *testing.T) { killSubscriber(t, c, peerName) }
+		return st
 	})
+}
+
+// killSubscriber kills the subscribing connection of the client named name
+// (testdb names each client after its prefix), as a network fault would.
+func killSubscriber(t *testing.T, c *redis.Client, name string) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := c.ClientList(ctx).Result()
+	require.NoError(t, err)
+	killed := 0
+	for _, line := range strings.Split(list, "\n") {
+		fields := map[string]string{}
+		for _, f := range strings.Fields(line) {
+			k, v, _ := strings.Cut(f, "=")
+			fields[k] = v
+		}
+		if fields["name"] == name && fields["sub"] != "0" {
+			require.NoError(t, c.Do(ctx, "CLIENT", "KILL", "ID", fields["id"]).Err())
+			killed++
+		}
+	}
+	require.Positive(t, killed, "no subscribing connection named %s", name)
 }
 
 // stores pairs a store with a peer: the same data as another process sees it.

@@ -66,6 +66,30 @@ func RunNotifier(t *testing.T, newStores NewStores) {
 		requireNoEvent(t, here)
 	})
 
+	t.Run("ResyncAfterCut", func(t *testing.T) {
+		t.Parallel()
+		st := newStores(t)
+		if st.CutPeer == nil {
+			t.Skip("this backend's notifier has no connection to cut")
+		}
+		ctx := context.Background()
+		sub, err := st.Peer.Subscribe(ctx, "claim:1")
+		require.NoError(t, err)
+		defer sub.Close()
+		require.NoError(t, st.Notifier.Publish(ctx, "claim:1", []byte("before")))
+		require.Equal(t, "before", receive(t, sub))
+
+		st.CutPeer(t)
+		// Published while the peer may be away: it may never arrive, so
+		// the peer's subscribers must be told to re-read once it is back.
+		require.NoError(t, st.Notifier.Publish(ctx, "claim:1", []byte("during")))
+		for got := receive(t, sub); got != ""; got = receive(t, sub) {
+			require.Equal(t, "during", got, "only the event published during the cut may come before the re-read")
+		}
+		require.NoError(t, st.Notifier.Publish(ctx, "claim:1", []byte("after")))
+		require.Equal(t, "after", receive(t, sub), "events flow again after the reconnect")
+	})
+
 	t.Run("CloseAndCancel", func(t *testing.T) {
 		t.Parallel()
 		st := newStores(t)

@@ -36,6 +36,10 @@ type Stores struct {
 	// processes sharing it would have them (the same one for memstore).
 	Notifier store.Notifier
 	Peer     store.Notifier
+	// CutPeer, when the backend's notifier holds a connection, cuts the
+	// Peer's listening connection the way a network fault or a restarted
+	// server would (nil for memory, which has none).
+	CutPeer func(t *testing.T)
 }
 
 // NewStores returns fresh stores isolated from every other call's: a new
