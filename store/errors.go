@@ -20,6 +20,11 @@ var (
 	// ErrInvalid reports bad input or an operation that is not valid in the
 	// current state (for example marking an open slot done).
 	ErrInvalid = errors.New("invalid")
+	// ErrUnavailable reports that the backend could not be reached or did
+	// not answer within its deadline: nothing is known to have changed, and
+	// the same request may be tried again later. Backends wrap their
+	// connection failures with it; HTTP answers it 503 with Retry-After.
+	ErrUnavailable = errors.New("store unavailable")
 )
 
 // Error is a domain error: a sentinel kind (one of the Err* values above), a

@@ -49,6 +49,11 @@ var statusOf = []struct {
 	{ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
 }
 
+// UnavailableRetryAfter is the Retry-After of a 503 answered because the
+// store could not be reached: a database coming back is usually back within
+// seconds.
+const UnavailableRetryAfter = 2 * time.Second
+
 // Body is the shape of every error answer.
 type Body struct {
 	Error Detail `json:"error"`
@@ -77,7 +82,14 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		}
 		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	case errors.Is(err, context.DeadlineExceeded), r.Context().Err() != nil:
+		w.Header().Set("Retry-After", strconv.Itoa(int(UnavailableRetryAfter/time.Second)))
 		Write(w, http.StatusServiceUnavailable, Body{Detail{"unavailable", "the request timed out or was cancelled"}})
+		return
+	case errors.Is(err, store.ErrUnavailable):
+		// The driver's words name hosts and ports: logged, not answered.
+		log.WarnContext(r.Context(), "store unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", strconv.Itoa(int(UnavailableRetryAfter/time.Second)))
+		Write(w, http.StatusServiceUnavailable, Body{Detail{"unavailable", "the store is unavailable; retry later"}})
 		return
 	}
 	for _, m := range statusOf {
@@ -279,22 +291,34 @@ func (rt *Router) notFound(w http.ResponseWriter, r *http.Request) {
 // stream open through proxies.
 const KeepAlive = 15 * time.Second
 
+// StreamWriteTimeout is how long one write of an event stream may wait for
+// a client that does not read before the stream is ended.
+const StreamWriteTimeout = 30 * time.Second
+
 // Stream answers with a server-sent event stream. It calls send at once
 // and then after every hint on hints (nil for none), passing the hint — and
 // every poll, when poll is not zero, with a nil hint, as a safety net for a
 // hint that was lost — flushing after each call and writing a keep-alive
 // comment every KeepAlive. It returns when the request ends, the hints
 // stop, or send fails (the stream has started: the client reconnects).
+//
+// A HEAD request is answered with the headers alone. A stream is exempt from
+// the server's read and write timeouts, which bound ordinary requests;
+// instead each write must reach the client within StreamWriteTimeout, so a
+// client that stops reading is hung up on rather than held forever.
 func Stream(w http.ResponseWriter, r *http.Request, hints <-chan []byte, poll time.Duration, send func(w io.Writer, hint []byte) error) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	flusher, _ := w.(http.Flusher)
+	if r.Method == http.MethodHead {
+		return
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{}) // errors: the writer cannot; nothing to lift
 	flush := func() {
-		if flusher != nil {
-			flusher.Flush()
-		}
+		_ = rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout))
+		_ = rc.Flush()
 	}
 	heartbeat := time.NewTicker(KeepAlive)
 	defer heartbeat.Stop()
@@ -306,6 +330,7 @@ func Stream(w http.ResponseWriter, r *http.Request, hints <-chan []byte, poll ti
 	}
 	var hint []byte
 	for {
+		_ = rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout))
 		if send(w, hint) != nil {
 			return
 		}
@@ -316,7 +341,10 @@ func Stream(w http.ResponseWriter, r *http.Request, hints <-chan []byte, poll ti
 			case <-r.Context().Done():
 				return
 			case <-heartbeat.C:
-				fmt.Fprint(w, ": keep-alive\n\n")
+				_ = rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout))
+				if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+					return
+				}
 				flush()
 			case h, ok := <-hints:
 				if !ok {

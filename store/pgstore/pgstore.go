@@ -12,15 +12,20 @@ package pgstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"sync"
+	"syscall"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // Store implements every domain's store interface on PostgreSQL. It keeps no
@@ -87,7 +92,29 @@ func interpretError(ctx context.Context, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	if unreachable(err) {
+		return fmt.Errorf("pgstore: %w: %w", store.ErrUnavailable, err)
+	}
 	return fmt.Errorf("pgstore: %w", err)
+}
+
+// unreachable reports an error that says nothing about the request, only
+// that the database could not be reached or did not answer: a refused or
+// cut connection, a read past the call deadline (Open), a server shutting
+// down, starting up or out of connections.
+func unreachable(err error) bool {
+	var pe *pq.Error
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "57P01", "57P02", "57P03", "53300": // shutdown, crash shutdown, cannot connect now, too many connections
+			return true
+		}
+		return pe.Code.Class() == "08" // connection exception
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // isUniqueViolation reports a unique-index violation, optionally of the

@@ -22,9 +22,8 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 func open(t testing.TB) (*sqlx.DB, string) {
 	t.Helper()
 	dsn := testdb.PostgresDSN(t)
-	db, err := sqlx.Open("postgres", dsn)
+	db, err := pgstore.Open(dsn, pgstore.PoolOptions{MaxOpenConns: 20})
 	require.NoError(t, err)
-	db.SetMaxOpenConns(20)
 	t.Cleanup(func() { db.Close() })
 	require.NoError(t, pgstore.Migrate(context.Background(), db))
 	return db, dsn

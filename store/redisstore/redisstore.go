@@ -5,7 +5,10 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 
 	"github.com/redis/go-redis/v9"
 
@@ -176,5 +179,19 @@ func interpretError(ctx context.Context, err error, notFound error) error {
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("redisstore: %w: %w", cerr, err)
 	}
+	if unreachable(err) {
+		return fmt.Errorf("redisstore: %w: %w", store.ErrUnavailable, err)
+	}
 	return fmt.Errorf("redisstore: %w", err)
+}
+
+// unreachable reports an error that says nothing about the request, only
+// that Redis could not be reached or did not answer in time: a refused or
+// cut connection, a read or write past go-redis's timeouts, no pooled
+// connection in time, a server still loading its data.
+func unreachable(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, redis.ErrPoolTimeout) || redis.IsLoadingError(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
