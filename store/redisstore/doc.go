@@ -38,6 +38,7 @@
 //	{p}:keys                            zset, every API key ID, score 0
 //	{p}:key:<key>                       hash _id name avatarUrl scopes(JSON) createdAt hash(hex) [revokedAt]
 //	{p}:balances                        hash key ID -> balance
+//	{p}:marker                          a value WatchForReset looks for: gone means the data was lost
 //
 // The prefix in braces is a Redis Cluster hash tag: only it is hashed, so
 // every key of a store lives in one Cluster slot. That is what lets each

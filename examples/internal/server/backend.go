@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/arena"
@@ -28,16 +30,27 @@ type backend struct {
 	close      func()
 }
 
-func openBackend(ctx context.Context, url, redisPrefix string, rate float64, burst int) (*backend, error) {
-	local := httpapi.NewLocalLimiter(rate, burst)
+// backendConfig is what the command line says of the store.
+type backendConfig struct {
+	url         string
+	redisPrefix string
+	rate        float64
+	burst       int
+	timeout     time.Duration // how long one store call may wait for the database
+	maxConns    int           // the PostgreSQL pool's size
+	log         *slog.Logger
+}
+
+func openBackend(ctx context.Context, c backendConfig) (*backend, error) {
+	local := httpapi.NewLocalLimiter(c.rate, c.burst)
 	switch {
-	case url == "memory" || url == "":
+	case c.url == "memory" || c.url == "":
 		st := memstore.New()
 		return &backend{name: "memory", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: st, limiter: local, close: func() {}}, nil
-	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		return openPostgres(ctx, url, local)
-	case strings.HasPrefix(url, "redis://"), strings.HasPrefix(url, "rediss://"):
-		return openRedis(ctx, url, redisPrefix, rate, burst)
+	case strings.HasPrefix(c.url, "postgres://"), strings.HasPrefix(c.url, "postgresql://"):
+		return openPostgres(ctx, c, local)
+	case strings.HasPrefix(c.url, "redis://"), strings.HasPrefix(c.url, "rediss://"):
+		return openRedis(ctx, c)
 	}
-	return nil, fmt.Errorf("-store %q: want memory, postgres://… or redis://…", url)
+	return nil, fmt.Errorf("-store %q: want memory, postgres://… or redis://…", c.url)
 }

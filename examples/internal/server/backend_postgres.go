@@ -4,21 +4,18 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq" // the postgres driver
-
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/store/pgstore"
 )
 
 // openPostgres connects and migrates. Several servers may start at once on
 // one database: Migrate serialises them.
-func openPostgres(ctx context.Context, url string, limiter httpapi.Limiter) (*backend, error) {
-	db, err := sqlx.Open("postgres", url)
+func openPostgres(ctx context.Context, c backendConfig, limiter httpapi.Limiter) (*backend, error) {
+	url := c.url
+	db, err := pgstore.Open(url, pgstore.PoolOptions{MaxOpenConns: c.maxConns, CallTimeout: c.timeout})
 	if err != nil {
 		return nil, fmt.Errorf("-store: %w", err)
 	}
-	db.SetMaxOpenConns(50)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("postgres: %w", err)

@@ -35,7 +35,12 @@ import (
 	"github.com/agorahq/agora/httpapi/console"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/pgstore"
 )
+
+// shutdownGrace is how long requests in progress have to finish once
+// shutdown begins before every request's context is cancelled.
+const shutdownGrace = 300 * time.Millisecond
 
 // Run serves until ctx is done, then shuts down gracefully; args are the
 // command line of examples/server. ready, when not nil, is called with the
@@ -55,6 +60,9 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	envFile := fs.String("env-file", "", "KEY=value lines added to the agent's environment")
 	agentPrompt := fs.String("agent-prompt", "", "a file appended to the agent's system prompt")
 	quiet := fs.Bool("quiet", false, "log errors only")
+	storeTimeout := fs.Duration("store-timeout", pgstore.DefaultCallTimeout, "longest wait for the database in one store call; past it the request answers 503")
+	pgConns := fs.Int("pg-conns", pgstore.DefaultMaxOpenConns, "PostgreSQL connections in the pool, all kept open while idle")
+	maxConns := fs.Int("max-conns", 0, "most client connections served at once, streams included; more wait to be accepted (0: no limit)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -71,7 +79,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		fmt.Fprintf(stdout, "admin key (shown once): %s\n", *adminKey)
 	}
 
-	backend, err := openBackend(ctx, *storeURL, *redisPrefix, *rate, *burst)
+	backend, err := openBackend(ctx, backendConfig{url: *storeURL, redisPrefix: *redisPrefix, rate: *rate, burst: *burst,
+		timeout: *storeTimeout, maxConns: *pgConns, log: log})
 	if err != nil {
 		return err
 	}
@@ -137,7 +146,27 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if *maxConns > 0 {
+		ln = limitListener(ln, *maxConns)
+	}
+	// Every request's context ends a moment after shutdown begins, so that
+	// event streams and long polls, which would otherwise hold the shutdown
+	// for as long as they last, end too; requests already answering finish.
+	base, hangUp := context.WithCancel(context.Background())
+	defer hangUp()
+	srv := &http.Server{
+		Handler:     cleanPaths(mux),
+		BaseContext: func(net.Listener) context.Context { return base },
+		// A slow client cannot hold a connection: headers within 10 s, the
+		// whole (at most 1 MiB) body within 30 s, the answer written within
+		// 90 s (the longest long poll is 60 s, plus the store's deadline);
+		// event streams lift the read and write deadlines for themselves.
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      90 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	srv.RegisterOnShutdown(func() { time.AfterFunc(shutdownGrace, hangUp) })
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("listening", "addr", "http://"+ln.Addr().String())

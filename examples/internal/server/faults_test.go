@@ -1,0 +1,101 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestShutdownEndsStreams: shutting down with event streams open ends them
+// and returns nil, instead of waiting for the streams' clients to leave.
+func TestShutdownEndsStreams(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-quiet", "-admin-key", "admin-test"}, new(strings.Builder), func(a string) { addr <- a })
+	}()
+	base := "http://" + <-addr
+	for _, path := range []string{"/api/squad-chat/events", "/api/v1/events"} {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer admin-test")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode, path)
+		line, err := bufio.NewReader(res.Body).ReadString('\n')
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(line, "event: "), line)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "shutdown with streams open")
+	case <-time.After(30 * time.Second):
+		t.Fatal("shutdown waited on the open streams")
+	}
+}
+
+func TestHeadOnAStreamAnswersAtOnce(t *testing.T) {
+	t.Parallel()
+	base, _ := serve(t, "-quiet")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "HEAD", base+"/api/squad-chat/events", nil)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
+}
+
+func TestUncleanPathsAreRefused(t *testing.T) {
+	t.Parallel()
+	base, _ := serve(t, "-quiet")
+	for _, p := range []string{"/api/../api/games", "/api/games/..", "/api//games", "/api/./games"} {
+		c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		require.NoError(t, err)
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", p)
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err, p)
+		res.Body.Close()
+		c.Close()
+		require.Equal(t, http.StatusBadRequest, res.StatusCode, p)
+		require.Contains(t, res.Header.Get("Content-Type"), "application/json", p)
+	}
+	requireServes(t, base+"/api/games")
+}
+
+// TestStalledClientsDoNotStopOthers: a thousand connections that send their
+// headers and never their body hold nothing the server needs to answer
+// anyone else.
+func TestStalledClientsDoNotStopOthers(t *testing.T) {
+	t.Parallel()
+	base, _ := serve(t, "-quiet")
+	host := strings.TrimPrefix(base, "http://")
+	for i := 0; i < 1000; i++ {
+		c, err := net.Dial("tcp", host)
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = fmt.Fprintf(c, "POST /api/discussion HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+		require.NoError(t, err)
+	}
+	requireServes(t, base+"/api/games")
+}
+
+func requireServes(t *testing.T, url string) {
+	t.Helper()
+	res, err := http.Get(url)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode, url)
+}
