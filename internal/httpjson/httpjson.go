@@ -153,6 +153,9 @@ func decode(w http.ResponseWriter, r *http.Request, v any, required bool) error 
 		}
 		return Invalid("invalid_json", "request body is empty; a JSON object is required")
 	}
+	if err := checkJSONText(data); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -195,15 +198,17 @@ func jsonKind(goKind string) string {
 	return "a number"
 }
 
-// QueryInt parses an optional integer query parameter.
+// QueryInt parses an optional integer query parameter. Like IntField it
+// takes no more than nine digits: every count, limit and layer fits, and a
+// larger number would overflow a PostgreSQL integer column.
 func QueryInt(r *http.Request, name string) (int, error) {
 	s := r.URL.Query().Get(name)
 	if s == "" {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, Invalid("invalid_"+name, "%s must be an integer", name)
+	if err != nil || n > 1e9 || n < -1e9 {
+		return 0, Invalid("invalid_"+name, "%s must be an integer from -1000000000 to 1000000000", name)
 	}
 	return n, nil
 }
@@ -254,10 +259,27 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.mux.Ser
 func (rt *Router) Handle(method, path string, fn func(w http.ResponseWriter, r *http.Request) error) {
 	rt.patterns[path] = append(rt.patterns[path], method)
 	rt.mux.HandleFunc(method+" "+path, func(w http.ResponseWriter, r *http.Request) {
-		if err := fn(w, r); err != nil {
+		err := checkURL(r)
+		if err == nil {
+			err = fn(w, r)
+		}
+		if err != nil {
 			WriteError(w, r, rt.Log, err)
 		}
 	})
+}
+
+// Routes lists the "METHOD /path" patterns Handle registered, sorted: what
+// a sweep over every route, an API document or a front door lists.
+func (rt *Router) Routes() []string {
+	var out []string
+	for path, methods := range rt.patterns {
+		for _, m := range methods {
+			out = append(out, m+" "+path)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // HandleRaw routes a full ServeMux pattern to a plain handler (pages,

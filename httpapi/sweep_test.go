@@ -1,0 +1,129 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/internal/testbackend"
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/storetest"
+)
+
+// idleRunner is an agent that answers nothing at once.
+type idleRunner struct{}
+
+func (idleRunner) Run(context.Context, agentchat.RunRequest) (agentchat.RunResult, error) {
+	return agentchat.RunResult{}, nil
+}
+
+// hostile are the values the sweep puts where a route takes an ID, escaped
+// for a URL path.
+var hostile = []string{"x", "a%00b", "%ff%fe", "%c0%80", strings.Repeat("z", 3000), "999999999999999999999", "-1", "%20"}
+
+// hostileQueries go after every route's path.
+var hostileQueries = []string{"", "?limit=999999999999&layer=999999999999&after=99999999999999999999&version=999999999999999999999&wait=0",
+	"?cursor=%00&domain=%ff&role=a%00&status=%fe&type=%00", "?limit=-5&wait=0&strategy=%00"}
+
+// hostileBodies are sent to every route that takes a body.
+var hostileBodies = []string{`{"title":"\u0000","body":"b","name":"a\u0000"}`, "{\"title\":\"\xff\xfe\"}", `{"content":"x\u0000y"}`,
+	`{"x":1e999}`, `{"min_players":99999999999999999999}`, `[]`, `{}`}
+
+// TestSweepEveryRoute sends NUL characters, invalid UTF-8, overflowing
+// numbers and odd IDs to every route of every handler, on every backend:
+// no answer is a 5xx, and every backend answers every request alike.
+func TestSweepEveryRoute(t *testing.T) {
+	answers := map[string]map[string]int{} // backend -> request -> status
+	var order []string
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		const admin = "admin-sweep"
+		svc := slots.New(st.Slots, slots.WithAdminKey(admin), slots.WithNotifier(st.Notifier))
+		pipelines := prism.New(st.Prism, st.Slots, prism.WithNotifier(st.Notifier))
+		chat := agentchat.New(st.AgentChat, idleRunner{}, agentchat.WithNotifier(st.Notifier))
+		t.Cleanup(chat.Close)
+		handlers := map[string]http.Handler{
+			"aop":        httpapi.AOP(svc, httpapi.WithPrism(pipelines), httpapi.WithLimiter(nil)),
+			"arena":      httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(st.Notifier))),
+			"discussion": httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier))),
+			"agentchat":  agentchat.Handler(chat),
+		}
+		got := map[string]int{}
+		mine := order == nil
+		for _, name := range []string{"aop", "arena", "discussion", "agentchat"} {
+			h := handlers[name]
+			lister, ok := h.(interface{ Routes() []string })
+			require.True(t, ok, "%s lists its routes", name)
+			routes := lister.Routes()
+			require.NotEmpty(t, routes, name)
+			for _, route := range routes {
+				method, pattern, _ := strings.Cut(route, " ")
+				streams := strings.HasSuffix(pattern, "/events") || strings.HasSuffix(pattern, "/stream")
+				if streams {
+					method = "HEAD" // a GET would stream until the test ends
+				}
+				for _, id := range hostile {
+					path := fillPattern(pattern, id)
+					for _, q := range hostileQueries {
+						bodies := []string{""}
+						if method != "GET" && method != "HEAD" {
+							bodies = hostileBodies
+						}
+						for _, body := range bodies {
+							req := httptest.NewRequest(method, "http://agora.test"+path+q, strings.NewReader(body))
+							req.Header.Set("Authorization", "Bearer "+admin)
+							req.Header.Set("Content-Type", "application/json")
+							rec := httptest.NewRecorder()
+							h.ServeHTTP(rec, req)
+							key := fmt.Sprintf("%s %s%s %q", method, path, q, body)
+							if len(key) > 300 {
+								key = key[:150] + "…" + key[len(key)-150:]
+							}
+							require.Less(t, rec.Code, 500, "%s answered %d: %s", key, rec.Code, rec.Body)
+							got[key] = rec.Code
+							if mine {
+								order = append(order, key)
+							}
+						}
+					}
+				}
+			}
+		}
+		answers[t.Name()] = got
+	})
+	var first string
+	for name := range answers {
+		if first == "" {
+			first = name
+			continue
+		}
+		for _, key := range order {
+			require.Equal(t, answers[first][key], answers[name][key], "%s: %s and %s answer differently", key, first, name)
+		}
+	}
+}
+
+// fillPattern puts id (already escaped) in place of every {wildcard}.
+func fillPattern(pattern, id string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(pattern, '{')
+		if i < 0 {
+			b.WriteString(pattern)
+			return b.String()
+		}
+		j := strings.IndexByte(pattern[i:], '}')
+		b.WriteString(pattern[:i])
+		b.WriteString(id)
+		pattern = pattern[i+j+1:]
+	}
+}
