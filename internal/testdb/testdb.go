@@ -133,32 +133,57 @@ func pgBinary(name string) (string, error) {
 	return "", fmt.Errorf("%s not found", name)
 }
 
-// startPostgres runs initdb and pg_ctl in a temporary directory. PostgreSQL
-// refuses to run as root, so as root it runs them as the postgres user.
+// startPostgres runs a cluster of the package's tests in a temporary
+// directory, stopped by Main.
 func startPostgres() (string, error) {
-	initdb, err := pgBinary("initdb")
-	if err != nil {
-		return "", err
-	}
-	pgctl, err := pgBinary("pg_ctl")
-	if err != nil {
-		return "", err
-	}
 	dir, err := os.MkdirTemp("", "agora-pg-")
 	if err != nil {
 		return "", err
+	}
+	c, err := newCluster(dir)
+	if err == nil {
+		err = c.start()
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	stops = append(stops, func() {
+		_ = c.stop()
+		_ = os.RemoveAll(dir)
+	})
+	return c.dsn, nil
+}
+
+// cluster is a PostgreSQL data directory on a free loopback port.
+type cluster struct {
+	dsn   string
+	start func() error // pg_ctl start, waiting until it accepts connections
+	stop  func() error // pg_ctl stop -m immediate: no checkpoint, as a crash
+}
+
+// newCluster runs initdb in dir. PostgreSQL refuses to run as root, so as
+// root it runs its commands as the postgres user.
+func newCluster(dir string) (*cluster, error) {
+	initdb, err := pgBinary("initdb")
+	if err != nil {
+		return nil, err
+	}
+	pgctl, err := pgBinary("pg_ctl")
+	if err != nil {
+		return nil, err
 	}
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			return "", fmt.Errorf("running as root and there is no postgres user: %w", err)
+			return nil, fmt.Errorf("running as root and there is no postgres user: %w", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 		if err := os.Chown(dir, uid, gid); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	run := func(name string, args ...string) error {
@@ -172,21 +197,20 @@ func startPostgres() (string, error) {
 	}
 	data := filepath.Join(dir, "data")
 	if err := run(initdb, "-D", data, "-U", "postgres", "--auth=trust", "--no-sync"); err != nil {
-		return "", err
+		return nil, err
 	}
 	port, err := freePort()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", port, dir)
-	if err := run(pgctl, "-D", data, "-o", opts, "-w", "-l", filepath.Join(dir, "log"), "start"); err != nil {
-		return "", err
-	}
-	stops = append(stops, func() {
-		_ = run(pgctl, "-D", data, "-m", "immediate", "stop")
-		_ = os.RemoveAll(dir)
-	})
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port), nil
+	return &cluster{
+		dsn: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
+		start: func() error {
+			return run(pgctl, "-D", data, "-o", opts, "-w", "-l", filepath.Join(dir, "log"), "start")
+		},
+		stop: func() error { return run(pgctl, "-D", data, "-m", "immediate", "-w", "stop") },
+	}, nil
 }
 
 var (

@@ -39,7 +39,9 @@ func NewNotifier(ctx context.Context, db *sqlx.DB, dsn string) (*Notifier, error
 		return nil, interpretError(ctx, err)
 	}
 	n := &Notifier{db: db, channel: "agora_events_" + schema, done: make(chan struct{})}
-	n.listener = pq.NewListener(dsn, 100*time.Millisecond, 10*time.Second, nil)
+	// Reconnect attempts back off from 100 ms to a second at most, so a
+	// database that comes back is heard from within about a second.
+	n.listener = pq.NewListener(dsn, 100*time.Millisecond, time.Second, nil)
 	if err := n.listener.Listen(n.channel); err != nil {
 		n.listener.Close()
 		return nil, fmt.Errorf("pgstore: listen: %w", err)

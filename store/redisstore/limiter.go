@@ -40,7 +40,7 @@ func (s *Store) Limiter(perSecond float64, burst int) *Limiter {
 func (l *Limiter) Allow(ctx context.Context, key string) (bool, time.Duration, error) {
 	res, err := l.rl.Allow(ctx, l.prefix+key, l.limit)
 	if err != nil {
-		return false, 0, fmt.Errorf("redisstore: rate limit: %w", err)
+		return false, 0, fmt.Errorf("rate limit: %w", interpretError(ctx, err, nil))
 	}
 	if res.Allowed > 0 {
 		return true, 0, nil
