@@ -99,3 +99,37 @@ func requireServes(t *testing.T, url string) {
 	res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode, url)
 }
+
+// TestMaxConnsHoldsTheRestBack: with -max-conns 2 and two connections
+// stalled, a third is answered only once one of them is gone.
+func TestMaxConnsHoldsTheRestBack(t *testing.T) {
+	t.Parallel()
+	base, _ := serve(t, "-quiet", "-max-conns", "2")
+	host := strings.TrimPrefix(base, "http://")
+	var stalled []net.Conn
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("tcp", host)
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = fmt.Fprintf(c, "POST /api/discussion HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+		require.NoError(t, err)
+		stalled = append(stalled, c)
+	}
+	answered := make(chan int, 1)
+	go func() {
+		res, err := http.Get(base + "/api/games")
+		if err != nil {
+			answered <- 0
+			return
+		}
+		res.Body.Close()
+		answered <- res.StatusCode
+	}()
+	select {
+	case s := <-answered:
+		t.Fatalf("a third connection was served (%d) while two were held", s)
+	case <-time.After(300 * time.Millisecond):
+	}
+	stalled[0].Close()
+	require.Equal(t, http.StatusOK, <-answered)
+}
