@@ -1,6 +1,6 @@
 module github.com/agorahq/agora
 
-go 1.24.13
+go 1.25.0
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0

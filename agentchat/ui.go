@@ -19,8 +19,11 @@ func UI() http.Handler {
 	sub, _ := fs.Sub(uiFiles, "ui") // the embedded directory exists
 	files := http.FileServer(http.FS(sub))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; frame-ancestors 'self'")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		// No other site may frame the page (clickjacking); older browsers
+		// read X-Frame-Options.
+		w.Header().Set("X-Frame-Options", "SAMEORIGIN")
 		switch r.URL.Path {
 		case "/chat", "/chat/":
 			http.ServeFileFS(w, r, sub, "index.html")

@@ -46,17 +46,7 @@ func TestSweepEveryRoute(t *testing.T) {
 	answers := map[string]map[string]int{} // backend -> request -> status
 	var order []string
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
-		const admin = "admin-sweep"
-		svc := slots.New(st.Slots, slots.WithAdminKey(admin), slots.WithNotifier(st.Notifier))
-		pipelines := prism.New(st.Prism, st.Slots, prism.WithNotifier(st.Notifier))
-		chat := agentchat.New(st.AgentChat, idleRunner{}, agentchat.WithNotifier(st.Notifier))
-		t.Cleanup(chat.Close)
-		handlers := map[string]http.Handler{
-			"aop":        httpapi.AOP(svc, httpapi.WithPrism(pipelines), httpapi.WithLimiter(nil)),
-			"arena":      httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(st.Notifier))),
-			"discussion": httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier))),
-			"agentchat":  agentchat.Handler(chat),
-		}
+		handlers := everyHandler(t, st)
 		got := map[string]int{}
 		mine := order == nil
 		for _, name := range []string{"aop", "arena", "discussion", "agentchat"} {
@@ -110,6 +100,62 @@ func TestSweepEveryRoute(t *testing.T) {
 			require.Equal(t, answers[first][key], answers[name][key], "%s: %s and %s answer differently", key, first, name)
 		}
 	}
+}
+
+const admin = "admin-sweep"
+
+// everyHandler builds the four route families on st, admin being the admin
+// key.
+func everyHandler(t *testing.T, st storetest.Stores) map[string]http.Handler {
+	svc := slots.New(st.Slots, slots.WithAdminKey(admin), slots.WithNotifier(st.Notifier))
+	pipelines := prism.New(st.Prism, st.Slots, prism.WithNotifier(st.Notifier))
+	chat := agentchat.New(st.AgentChat, idleRunner{}, agentchat.WithNotifier(st.Notifier))
+	t.Cleanup(chat.Close)
+	return map[string]http.Handler{
+		"aop":        httpapi.AOP(svc, httpapi.WithPrism(pipelines), httpapi.WithLimiter(nil)),
+		"arena":      httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(st.Notifier))),
+		"discussion": httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier))),
+		"agentchat":  agentchat.Handler(chat),
+	}
+}
+
+// TestCrossSiteWritesAreRefused: a browser POST from another site (the
+// headers Chromium sends with it) is a 403 on every route that changes
+// something, on every backend, before the route runs; the same request
+// from a page of the same origin, or from a client that is not a browser,
+// reaches the route.
+func TestCrossSiteWritesAreRefused(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		for name, h := range everyHandler(t, st) {
+			for _, route := range h.(interface{ Routes() []string }).Routes() {
+				method, pattern, _ := strings.Cut(route, " ")
+				if method == "GET" {
+					continue
+				}
+				path := fillPattern(pattern, "x")
+				send := func(headers map[string]string) *httptest.ResponseRecorder {
+					req := httptest.NewRequest(method, "http://agora.test"+path, strings.NewReader(`{}`))
+					req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
+					req.Header.Set("Authorization", "Bearer "+admin)
+					for k, v := range headers {
+						req.Header.Set(k, v)
+					}
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, req)
+					return rec
+				}
+				rec := send(map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Origin": "https://evil.example"})
+				require.Equal(t, http.StatusForbidden, rec.Code, "%s %s", name, route)
+				require.Contains(t, rec.Body.String(), `"cross_origin"`, "%s %s", name, route)
+				rec = send(map[string]string{"Origin": "https://evil.example"}) // an older browser: Origin alone
+				require.Equal(t, http.StatusForbidden, rec.Code, "%s %s", name, route)
+				for _, headers := range []map[string]string{{"Sec-Fetch-Site": "same-origin", "Origin": "http://agora.test"}, {}} {
+					rec = send(headers)
+					require.NotContains(t, rec.Body.String(), `"cross_origin"`, "%s %s %v", name, route, headers)
+				}
+			}
+		}
+	})
 }
 
 // fillPattern puts id (already escaped) in place of every {wildcard}.

@@ -24,8 +24,11 @@ func Handler() http.Handler {
 	sub, _ := fs.Sub(files, "static") // the embedded directory exists
 	static := http.StripPrefix("/console/", http.FileServer(http.FS(sub)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; frame-ancestors 'self'")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		// No other site may frame the page (clickjacking); older browsers
+		// read X-Frame-Options.
+		w.Header().Set("X-Frame-Options", "SAMEORIGIN")
 		switch {
 		case r.URL.Path == "/jobs":
 			http.ServeFileFS(w, r, sub, "jobs.html")

@@ -238,15 +238,26 @@ func OptionalInt(name string, raw json.RawMessage) (*int, error) {
 
 // Router is a ServeMux whose every answer, unknown routes and wrong methods
 // included, is JSON, and whose handlers return errors for WriteError.
+//
+// It refuses, before any handler runs, a request a browser sent from
+// another site to change something (CrossOrigin: a POST from someone
+// else's page, which a browser sends without asking first when its body is
+// text/plain, and with the user's cookies) and one whose path or query
+// breaks the text rule (text.go). Clients that are not browsers send no
+// Sec-Fetch-Site or Origin header and are not affected.
 type Router struct {
-	Log      *slog.Logger
-	mux      *http.ServeMux
-	patterns map[string][]string // path pattern -> methods
+	Log *slog.Logger
+	// CrossOrigin decides which cross-origin browser requests are
+	// refused; by default every unsafe one (no trusted origins). A host
+	// that serves a page from another origin adds it as trusted.
+	CrossOrigin *http.CrossOriginProtection
+	mux         *http.ServeMux
+	patterns    map[string][]string // path pattern -> methods
 }
 
 // NewRouter returns an empty Router logging unexpected errors to log.
 func NewRouter(log *slog.Logger) *Router {
-	rt := &Router{Log: log, mux: http.NewServeMux(), patterns: map[string][]string{}}
+	rt := &Router{Log: log, CrossOrigin: http.NewCrossOriginProtection(), mux: http.NewServeMux(), patterns: map[string][]string{}}
 	rt.mux.HandleFunc("/", rt.notFound)
 	return rt
 }
@@ -260,6 +271,11 @@ func (rt *Router) Handle(method, path string, fn func(w http.ResponseWriter, r *
 	rt.patterns[path] = append(rt.patterns[path], method)
 	rt.mux.HandleFunc(method+" "+path, func(w http.ResponseWriter, r *http.Request) {
 		err := checkURL(r)
+		if err == nil && rt.CrossOrigin != nil {
+			if rt.CrossOrigin.Check(r) != nil {
+				err = store.Errorf(store.ErrForbidden, "cross_origin", "a browser request from another site may not change anything here")
+			}
+		}
 		if err == nil {
 			err = fn(w, r)
 		}

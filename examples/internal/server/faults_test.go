@@ -133,3 +133,17 @@ func TestMaxConnsHoldsTheRestBack(t *testing.T) {
 	stalled[0].Close()
 	require.Equal(t, http.StatusOK, <-answered)
 }
+
+// TestPagesRefuseFraming: no other site may frame a page.
+func TestPagesRefuseFraming(t *testing.T) {
+	t.Parallel()
+	base, _ := serve(t, "-quiet", "-agent-dir", t.TempDir(), "-claude", "/nonexistent/claude")
+	for _, p := range []string{"/jobs", "/squad", "/arena/g1", "/chat"} {
+		res, err := http.Get(base + p)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode, p)
+		require.Contains(t, res.Header.Get("Content-Security-Policy"), "frame-ancestors 'self'", p)
+		require.Equal(t, "SAMEORIGIN", res.Header.Get("X-Frame-Options"), p)
+	}
+}

@@ -49,7 +49,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	storeURL := fs.String("store", "memory", "backend: memory, postgres://… or redis://…")
-	adminKey := fs.String("admin-key", os.Getenv("AGORA_ADMIN_KEY"), "admin API key (default $AGORA_ADMIN_KEY, else generated)")
+	adminKey := fs.String("admin-key", os.Getenv("AGORA_ADMIN_KEY"), "admin API key (default $AGORA_ADMIN_KEY, else generated); prefer the environment variable: a flag's value shows in ps to every user of the machine")
 	lease := fs.Duration("lease", 0, "re-open a taken role slot not done within this time (0: never)")
 	stageLease := fs.Duration("stage-lease", prism.DefaultLease, "re-open a taken Prism stage slot not done within this time (0: never)")
 	rate := fs.Float64("rate", httpapi.DefaultRatePerSecond, "take/done/comment requests per second per key")
