@@ -15,9 +15,30 @@ const (
 	EventSystem     EventType = "system"
 	EventError      EventType = "error"
 	EventDone       EventType = "done"
-	// EventStatus ends every run: {"status": "idle|error|interrupted|cancelled"}.
+	// EventStatus ends every run; its data is a StatusData.
 	EventStatus EventType = "status"
 )
+
+// StatusData is the data of a status event: how a run ended, in the
+// statuses slot-machine's chat page knows (idle, error, interrupted). A
+// cancelled run ends as the original ends one, with status error (its
+// stopped process exits with an error), and Cancelled set so a client can
+// tell the two apart; the conversation itself is StatusCancelled.
+type StatusData struct {
+	Status    Status `json:"status"`
+	Cancelled bool   `json:"cancelled,omitempty"`
+}
+
+// closingStatus is the status event that ends a run which left the
+// conversation in status s.
+func closingStatus(s Status) string {
+	d := StatusData{Status: s}
+	if s == StatusCancelled {
+		d = StatusData{Status: StatusError, Cancelled: true}
+	}
+	b, _ := json.Marshal(d)
+	return string(b)
+}
 
 // Event is one normalised event. Which fields are set depends on Type, and
 // they marshal to the SSE data of the specification:

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,31 @@ type HandlerOption func(*handlerConfig)
 type handlerConfig struct {
 	log  *slog.Logger
 	auth func(*http.Request) (string, bool)
+	look ChatConfig // AuthMode and AuthSecret come from the auth scheme
+	css  string
+}
+
+// WithLook sets what GET /chat/config tells slot-machine's chat page to
+// show: its title (default "Agora") and accent colour (any CSS colour;
+// empty keeps the page's own), and css, served at /chat.css for the page
+// to load (empty serves an empty sheet).
+func WithLook(title, accent, css string) HandlerOption {
+	return func(c *handlerConfig) {
+		c.look.ChatTitle, c.look.ChatAccent, c.css = title, accent, css
+	}
+}
+
+// ChatConfig is GET /chat/config: the settings slot-machine's chat page
+// reads when it loads. AuthMode is "none" for an open API, "hmac" and
+// "trusted" for the signed-user header schemes (the page then sends
+// X-SlotMachine-User), or the name of another scheme; AuthSecret is the
+// key the page signs with, served only when the host chose so (see
+// SignedUser).
+type ChatConfig struct {
+	AuthMode   string `json:"authMode"`
+	AuthSecret string `json:"authSecret"`
+	ChatTitle  string `json:"chatTitle"`
+	ChatAccent string `json:"chatAccent"`
 }
 
 // WithLogger sets where unexpected errors are logged; the default is
@@ -42,9 +68,12 @@ func WithAuth(auth func(*http.Request) (user string, ok bool)) HandlerOption {
 // own authentication). Mount it at "/agent/", "/chat", "/chat/" and
 // "/chat.js", or put it in front of an application with Intercept.
 func Handler(svc *Service, opts ...HandlerOption) http.Handler {
-	cfg := handlerConfig{log: slog.Default()}
+	cfg := handlerConfig{log: slog.Default(), look: ChatConfig{AuthMode: "none", ChatTitle: "Agora"}}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.auth != nil && cfg.look.AuthMode == "none" {
+		cfg.look.AuthMode = "custom"
 	}
 	a := &chatAPI{svc: svc}
 	rt := httpjson.NewRouter(cfg.log)
@@ -66,6 +95,14 @@ func Handler(svc *Service, opts ...HandlerOption) http.Handler {
 	rt.Handle("GET", "/agent/conversations/{id}/stream", open(a.stream))
 	rt.Handle("POST", "/agent/conversations/{id}/cancel", open(a.cancel))
 	rt.Handle("DELETE", "/agent/conversations/{id}", open(a.delete))
+	rt.Handle("GET", "/chat/config", func(w http.ResponseWriter, r *http.Request) error {
+		httpjson.Write(w, http.StatusOK, cfg.look)
+		return nil
+	})
+	rt.HandleRaw("GET /chat.css", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		_, _ = io.WriteString(w, cfg.css)
+	}))
 	ui := UI()
 	rt.HandleRaw("GET /chat", ui)
 	rt.HandleRaw("GET /chat/", ui)
@@ -101,7 +138,7 @@ func Secret(header, cookie, secret string) func(*http.Request) (string, bool) {
 func Intercept(chat, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
-		if strings.HasPrefix(p, "/agent/") || p == "/chat" || p == "/chat.js" || strings.HasPrefix(p, "/chat/") {
+		if strings.HasPrefix(p, "/agent/") || p == "/chat" || p == "/chat.js" || p == "/chat.css" || strings.HasPrefix(p, "/chat/") {
 			chat.ServeHTTP(w, r)
 			return
 		}
@@ -128,12 +165,17 @@ func (a *chatAPI) create(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// list answers a JSON array of conversations, most recently updated first,
+// as slot-machine's chat page reads it.
 func (a *chatAPI) list(w http.ResponseWriter, r *http.Request) error {
 	cs, err := a.svc.Conversations(r.Context())
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"conversations": cs})
+	if cs == nil {
+		cs = []Conversation{}
+	}
+	httpjson.Write(w, http.StatusOK, cs)
 	return nil
 }
 
@@ -195,19 +237,19 @@ func sseData(m Message) []byte {
 }
 
 // stream sends the conversation's messages as server-sent events — event
-// name the message type, id the message ID — from after Last-Event-ID (or
-// ?after=N) on, then follows new ones. Every message was stored before it
-// is sent, so a reconnecting client loses nothing.
+// name the message type, id the message ID — from after Last-Event-ID (or,
+// without the header, ?after=N) on, then follows new ones. The header wins:
+// a browser's EventSource reconnects to the URL it was opened with, ?after
+// included, and says in the header how far it really got. Every message was
+// stored before it is sent, so a reconnecting client loses nothing. The
+// closing status of a run that a later user message superseded is not
+// replayed: a stream opened for a new message starts with that message.
 func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	after, _ := strconv.ParseInt(r.Header.Get("Last-Event-ID"), 10, 64)
-	if q := r.URL.Query().Get("after"); q != "" {
-		n, err := strconv.ParseInt(q, 10, 64)
-		if err != nil || n < 0 {
-			return httpjson.Invalid("invalid_after", "after must be a message ID")
-		}
-		after = n
+	after, err := streamStart(r)
+	if err != nil {
+		return err
 	}
 	sub, err := a.svc.Subscribe(ctx, id)
 	if err != nil {
@@ -228,12 +270,39 @@ func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 				return err // deleted, or the store is gone
 			}
 		}
-		for _, m := range ms {
-			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", m.ID, m.Type, sseData(m))
+		for i, m := range ms {
 			after = m.ID
+			if m.Type == EventStatus && supersededStatus(ms[i+1:]) {
+				continue
+			}
+			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", m.ID, m.Type, sseData(m))
 		}
 		ms = nil
 		return nil
 	})
 	return nil
+}
+
+// streamStart is the message ID a stream starts after: Last-Event-ID when
+// the request has one, else ?after, else 0.
+func streamStart(r *http.Request) (int64, error) {
+	v, what := r.Header.Get("Last-Event-ID"), "Last-Event-ID"
+	if v == "" {
+		v, what = r.URL.Query().Get("after"), "after"
+	}
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, httpjson.Invalid("invalid_after", "%s must be a message ID", what)
+	}
+	return n, nil
+}
+
+// supersededStatus reports whether a status event followed by later (the
+// messages stored after it) closed a run that a new user message has
+// superseded.
+func supersededStatus(later []Message) bool {
+	return slices.ContainsFunc(later, func(m Message) bool { return m.Type == EventUser })
 }

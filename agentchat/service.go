@@ -2,7 +2,6 @@ package agentchat
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -261,8 +260,7 @@ func (s *Service) run(ctx context.Context, id, text string) {
 	_ = s.store.UpdateConversation(bg, id, status, res.SessionID, "", s.now().UTC())
 	// The run ends with a status event, stored like the rest, so a stream
 	// (live or replayed) always tells how the run ended.
-	b, _ := json.Marshal(map[string]Status{"status": status})
-	_, _ = s.append(bg, id, EventStatus, string(b))
+	_, _ = s.append(bg, id, EventStatus, closingStatus(status))
 }
 
 // history rebuilds the conversation's turns for a run that cannot resume.
@@ -312,6 +310,8 @@ func (s *Service) cancelLocal(ctx context.Context, id string) bool {
 	if i := slices.IndexFunc(s.queue, func(q queued) bool { return q.conversationID == id }); i >= 0 {
 		s.queue = slices.Delete(s.queue, i, i+1)
 		_ = s.store.UpdateConversation(ctx, id, StatusCancelled, "", "", s.now().UTC())
+		// A stream waiting for the queued run learns it will not come.
+		_, _ = s.append(context.WithoutCancel(ctx), id, EventStatus, closingStatus(StatusCancelled))
 		return true
 	}
 	return false

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -115,19 +116,24 @@ func TestAgentChatHTTP(t *testing.T) {
 		require.Contains(t, rest[1].data, "index.html")
 		require.Contains(t, rest[2].data, `"conversation_id":"`+id+`"`)
 
+		// The run is over once its status event is stored.
 		require.Eventually(t, func() bool {
-			return c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body["conversation"].(map[string]any)["status"] == "idle"
+			return len(c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body["messages"].([]any)) == 8
 		}, 5*time.Second, 10*time.Millisecond)
 		full := c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body
+		require.Equal(t, "idle", full["conversation"].(map[string]any)["status"])
 		msgs := full["messages"].([]any)
 		require.Len(t, msgs, 8, "every event was stored")
 		require.Equal(t, "status", msgs[7].(map[string]any)["type"], "a run ends with its status")
 		require.JSONEq(t, `{"status":"idle"}`, msgs[7].(map[string]any)["content"].(string))
 		require.Equal(t, "s1", full["conversation"].(map[string]any)["session_id"])
-		list := c.expect(200, "GET", "/agent/conversations", "", nil).body["conversations"].([]any)
+		var list []map[string]any
+		require.NoError(t, json.Unmarshal([]byte(c.expect(200, "GET", "/agent/conversations", "", nil).raw), &list))
 		require.Len(t, list, 1)
 
-		c.expect(409, "POST", "/agent/conversations/"+id+"/cancel", "", nil)
+		require.Eventually(t, func() bool { // the service lets go of the run just after storing its end
+			return c.do("POST", "/agent/conversations/"+id+"/cancel", "", nil).status == 409
+		}, 5*time.Second, 10*time.Millisecond)
 		c.expect(404, "GET", "/agent/conversations/conv_missing", "", nil)
 		c.expect(404, "POST", "/agent/conversations/conv_missing/messages", "", map[string]any{"content": "x"})
 		c.expect(400, "POST", "/agent/conversations/"+id+"/messages", "", map[string]any{"content": ""})
@@ -207,5 +213,138 @@ func TestAgentChatStreamAcrossProcesses(t *testing.T) {
 		}
 		require.Equal(t, []string{"user", "system", "assistant", "tool_use", "tool_result", "done", "status"}, names)
 		require.JSONEq(t, `{"status":"idle"}`, events[len(events)-1].data)
+	})
+}
+
+// newChatServer serves the agent API and the chat routes of one process on
+// st, running runner.
+func newChatServer(t *testing.T, st storetest.Stores, runner agentchat.Runner, opts ...agentchat.HandlerOption) (*agentchat.Service, *apiClient) {
+	t.Helper()
+	svc := agentchat.New(st.AgentChat, runner, agentchat.WithNotifier(st.Notifier))
+	t.Cleanup(svc.Close)
+	srv := httptest.NewServer(agentchat.Intercept(agentchat.Handler(svc, opts...), http.NotFoundHandler()))
+	t.Cleanup(srv.Close)
+	return svc, &apiClient{t: t, srv: srv}
+}
+
+// openStream opens a conversation's stream with ?after (when not empty)
+// and a Last-Event-ID header (when not empty); it is closed with t.
+func openStream(t *testing.T, c *apiClient, id, after, lastEventID string) *http.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	url := c.srv.URL + "/agent/conversations/" + id + "/stream"
+	if after != "" {
+		url += "?after=" + after
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	res, err := c.srv.Client().Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { res.Body.Close() })
+	require.Equal(t, 200, res.StatusCode)
+	return res
+}
+
+func eventNames(es []sseEvent) []string {
+	var names []string
+	for _, e := range es {
+		names = append(names, e.name)
+	}
+	return names
+}
+
+func isStatus(e sseEvent) bool { return e.name == "status" }
+
+// TestAgentChatPageWire pins what slot-machine's chat page relies on, on
+// every backend: the conversation list is a JSON array; Last-Event-ID wins
+// over ?after; a second message's stream, opened after the last event the
+// page saw, starts with that message and not with the previous run's
+// closing status; /chat/config and /chat.css answer.
+func TestAgentChatPageWire(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		gate := make(chan struct{})
+		close(gate)
+		_, c := newChatServer(t, st, gatedRunner{gate})
+
+		empty := c.expect(200, "GET", "/agent/conversations", "", nil)
+		require.JSONEq(t, `[]`, empty.raw, "no conversations is an empty array")
+		id := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		c.expect(202, "POST", "/agent/conversations/"+id+"/messages", "", map[string]any{"content": "first"})
+		run1 := readSSE(t, openStream(t, c, id, "", ""), isStatus)
+		require.Equal(t, []string{"user", "system", "assistant", "tool_use", "tool_result", "done", "status"}, eventNames(run1))
+		require.JSONEq(t, `{"status":"idle"}`, run1[6].data)
+		doneID := run1[5].id // the page tracks ids of every event but status
+
+		var list []map[string]any
+		require.NoError(t, json.Unmarshal([]byte(c.expect(200, "GET", "/agent/conversations", "", nil).raw), &list))
+		require.Len(t, list, 1)
+		require.Equal(t, id, list[0]["id"])
+		require.Equal(t, "first", list[0]["title"])
+		for _, f := range []string{"status", "created_at", "updated_at"} {
+			require.Contains(t, list[0], f)
+		}
+
+		// The header wins over ?after: an EventSource reconnects to its
+		// first URL and says in the header how far it got.
+		replay := readSSE(t, openStream(t, c, id, "0", run1[4].id), isStatus)
+		require.Equal(t, []string{"done", "status"}, eventNames(replay))
+		replay = readSSE(t, openStream(t, c, id, "3", ""), isStatus)
+		require.Equal(t, []string{"tool_use", "tool_result", "done", "status"}, eventNames(replay), "?after without the header")
+		c.expect(400, "GET", "/agent/conversations/"+id+"/stream?after=x", "", nil)
+
+		// The second message: the page reconnects after the done it saw.
+		c.expect(202, "POST", "/agent/conversations/"+id+"/messages", "", map[string]any{"content": "second"})
+		run2 := readSSE(t, openStream(t, c, id, doneID, ""), isStatus)
+		require.Equal(t, []string{"user", "system", "assistant", "tool_use", "tool_result", "done", "status"}, eventNames(run2),
+			"the new run's stream opens with its message, not the previous run's status")
+		require.JSONEq(t, `{"content":"second"}`, run2[0].data)
+		require.JSONEq(t, `{"content":"Looking at second"}`, run2[2].data)
+		run2 = readSSE(t, openStream(t, c, id, "", doneID), isStatus)
+		require.Equal(t, "user", run2[0].name, "the same through Last-Event-ID")
+
+		cfg := c.expect(200, "GET", "/chat/config", "", nil)
+		require.JSONEq(t, `{"authMode":"none","authSecret":"","chatTitle":"Agora","chatAccent":""}`, cfg.raw)
+		res, err := c.srv.Client().Get(c.srv.URL + "/chat.css")
+		require.NoError(t, err)
+		defer res.Body.Close()
+		require.Equal(t, 200, res.StatusCode)
+		require.Contains(t, res.Header.Get("Content-Type"), "text/css")
+	})
+}
+
+// TestAgentChatCancelEndsLikeTheOriginal cancels a running and a queued
+// run on every backend: each stream ends with status error (the status
+// slot-machine's page knows a stopped run by) marked cancelled, and the
+// conversation is cancelled.
+func TestAgentChatCancelEndsLikeTheOriginal(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		_, c := newChatServer(t, st, gatedRunner{make(chan struct{})})
+		running := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		queued := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		c.expect(202, "POST", "/agent/conversations/"+running+"/messages", "", map[string]any{"content": "hang"})
+		require.Equal(t, true, c.expect(202, "POST", "/agent/conversations/"+queued+"/messages", "", map[string]any{"content": "wait"}).body["queued"])
+
+		stream := openStream(t, c, running, "", "")
+		readSSE(t, stream, func(e sseEvent) bool { return e.name == "tool_use" })
+		waiting := openStream(t, c, queued, "", "")
+		readSSE(t, waiting, func(e sseEvent) bool { return e.name == "user" })
+
+		c.expect(200, "POST", "/agent/conversations/"+queued+"/cancel", "", nil)
+		end := readSSE(t, waiting, isStatus)
+		require.JSONEq(t, `{"status":"error","cancelled":true}`, end[len(end)-1].data)
+
+		c.expect(200, "POST", "/agent/conversations/"+running+"/cancel", "", nil)
+		end = readSSE(t, stream, isStatus)
+		require.Equal(t, []string{"system", "status"}, eventNames(end))
+		require.JSONEq(t, `{"content":"cancelled"}`, end[0].data)
+		require.JSONEq(t, `{"status":"error","cancelled":true}`, end[1].data)
+		for _, id := range []string{running, queued} {
+			require.Eventually(t, func() bool {
+				return c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body["conversation"].(map[string]any)["status"] == "cancelled"
+			}, 5*time.Second, 10*time.Millisecond)
+		}
 	})
 }

@@ -119,7 +119,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		}
 		defer chat.Close()
 		chatAPI := agentchat.Handler(chat, agentchat.WithLogger(log))
-		for _, p := range []string{"/agent/", "/chat", "/chat/", "/chat.js"} {
+		for _, p := range []string{"/agent/", "/chat", "/chat/", "/chat.js", "/chat.css"} {
 			mux.Handle(p, chatAPI)
 		}
 	}
