@@ -230,12 +230,38 @@ func (s *Service) run(ctx context.Context, id, text string) {
 	}
 	history := s.history(bg, id)
 	failed := false
+	var titles titleFilter
+	setTitle := func(title string) {
+		if title != "" {
+			_ = s.store.UpdateConversation(bg, id, StatusRunning, "", title, s.now().UTC())
+		}
+	}
+	flush := func() {
+		if held := titles.Flush(); held != "" {
+			_, _ = s.append(bg, id, EventAssistant, held)
+		}
+	}
 	res, err := s.runner.Run(ctx, RunRequest{Message: text, SessionID: c.SessionID, History: history, OnEvent: func(e Event) {
-		// Assistant text is stored as text, every other event as its JSON.
+		// Assistant text is stored as text, without the agent's title
+		// markers; every other event as its JSON.
 		content := e.Content
+		if e.Type == EventAssistant {
+			var title string
+			content, title = titles.Feed(content)
+			setTitle(title)
+			if content == "" {
+				return
+			}
+		} else {
+			flush()
+		}
 		switch e.Type {
 		case EventAssistant:
 		case EventDone:
+			if result, title, ok := stripTitles(e.Result); ok {
+				e.Result = strings.TrimSpace(result)
+				setTitle(title)
+			}
 			e.ConversationID = id
 			content = string(e.Data())
 		case EventError:
@@ -246,6 +272,7 @@ func (s *Service) run(ctx context.Context, id, text string) {
 		}
 		_, _ = s.append(bg, id, e.Type, content)
 	}})
+	flush()
 	status := StatusIdle
 	switch {
 	case ctx.Err() != nil:

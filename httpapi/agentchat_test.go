@@ -348,3 +348,77 @@ func TestAgentChatCancelEndsLikeTheOriginal(t *testing.T) {
 		}
 	})
 }
+
+// titleRunner answers as slot-machine's test agent does, its title marker
+// split across chunks, when the message starts with "title:"; plainly
+// otherwise.
+type titleRunner struct{}
+
+func (titleRunner) Run(ctx context.Context, req agentchat.RunRequest) (agentchat.RunResult, error) {
+	title, titled := strings.CutPrefix(req.Message, "title:")
+	chunks := []string{"working on: " + req.Message}
+	result := "done: " + req.Message
+	if titled {
+		chunks = []string{"[[TIT", "LE: " + title, "]]", "\nworking on: " + req.Message}
+		result = "[[TITLE: " + title + "]]\n" + result
+	}
+	req.OnEvent(agentchat.Event{Type: agentchat.EventSystem, Content: "init", SessionID: "s1"})
+	for _, c := range chunks {
+		req.OnEvent(agentchat.Event{Type: agentchat.EventAssistant, Content: c})
+	}
+	req.OnEvent(agentchat.Event{Type: agentchat.EventToolUse, Tool: "Edit", ToolUseID: "tool_001", Input: []byte(`{}`)})
+	req.OnEvent(agentchat.Event{Type: agentchat.EventToolResult, Tool: "Edit", ToolUseID: "tool_001", Output: "File edited successfully"})
+	req.OnEvent(agentchat.Event{Type: agentchat.EventDone, Result: result})
+	return agentchat.RunResult{SessionID: "s1"}, nil
+}
+
+// TestAgentChatTitles runs slot-machine's TestAutoTitling on every backend:
+// the agent's [[TITLE: …]] marker, split across chunks, is neither streamed
+// nor stored, and becomes the conversation's title; a later marker renames
+// it; without one the first message is the title.
+func TestAgentChatTitles(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		_, c := newChatServer(t, st, titleRunner{})
+		id := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		c.expect(202, "POST", "/agent/conversations/"+id+"/messages", "", map[string]any{"content": "title:fix the login bug"})
+		events := readSSE(t, openStream(t, c, id, "", ""), func(e sseEvent) bool { return e.name == "done" })
+		var text strings.Builder
+		for _, e := range events {
+			require.NotContains(t, e.data, "[[TITLE:", "the stream never carries the marker")
+			require.NotContains(t, e.data, "TITLE", "nor a piece of it")
+			if e.name == "assistant" {
+				var d struct{ Content string }
+				require.NoError(t, json.Unmarshal([]byte(e.data), &d))
+				text.WriteString(d.Content)
+			}
+		}
+		require.Equal(t, "working on: title:fix the login bug", text.String())
+		require.JSONEq(t, `{"conversation_id":"`+id+`","result":"done: title:fix the login bug"}`, events[len(events)-1].data, "nor the result")
+
+		conv := c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body
+		require.Equal(t, "fix the login bug", conv["conversation"].(map[string]any)["title"])
+		for _, m := range conv["messages"].([]any) {
+			if m.(map[string]any)["type"] != "user" {
+				require.NotContains(t, m.(map[string]any)["content"], "TITLE", "stored without the marker")
+			}
+		}
+
+		require.Eventually(t, func() bool {
+			return c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body["conversation"].(map[string]any)["status"] == "idle"
+		}, 5*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool {
+			return c.do("POST", "/agent/conversations/"+id+"/messages", "", map[string]any{"content": "title:login bug, part 2"}).status == 202
+		}, 5*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool {
+			return c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body["conversation"].(map[string]any)["title"] == "login bug, part 2"
+		}, 5*time.Second, 10*time.Millisecond, "a later marker renames the conversation")
+
+		plain := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		require.Eventually(t, func() bool {
+			return c.do("POST", "/agent/conversations/"+plain+"/messages", "", map[string]any{"content": "what is in the footer?"}).status == 202
+		}, 5*time.Second, 10*time.Millisecond)
+		readSSE(t, openStream(t, c, plain, "", ""), func(e sseEvent) bool { return e.name == "done" })
+		require.Equal(t, "what is in the footer?", c.expect(200, "GET", "/agent/conversations/"+plain, "", nil).body["conversation"].(map[string]any)["title"],
+			"without a marker the first message is the title")
+	})
+}

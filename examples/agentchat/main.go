@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, ready func(addr string)) error {
 		app = httputil.NewSingleHostReverseProxy(u)
 	}
 	st := memstore.New()
-	chat := agentchat.New(st, &agentchat.CLIRunner{Path: *claude, Dir: *dir}, agentchat.WithNotifier(st))
+	chat := agentchat.New(st, &agentchat.CLIRunner{Path: *claude, Dir: *dir, SystemPrompt: agentchat.TitleInstructions}, agentchat.WithNotifier(st))
 	if _, err := chat.Start(ctx); err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	}
 	if *agentDir != "" {
 		runner := &agentchat.CLIRunner{Path: *claudePath, Dir: *agentDir, PromptFile: *agentPrompt,
-			SystemPrompt: "You are the coding agent of this application, started by its chat. Work in the current directory."}
+			SystemPrompt: "You are the coding agent of this application, started by its chat. Work in the current directory.\n\n" + agentchat.TitleInstructions}
 		if *envFile != "" {
 			f, err := os.Open(*envFile)
 			if err != nil {
