@@ -1,8 +1,6 @@
 package agentchat
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/internal/httpjson"
-	"github.com/agorahq/agora/store"
 )
 
 // HandlerOption configures Handler.
@@ -23,8 +20,8 @@ type HandlerOption func(*handlerConfig)
 
 type handlerConfig struct {
 	log  *slog.Logger
-	auth func(*http.Request) (string, bool)
-	look ChatConfig // AuthMode and AuthSecret come from the auth scheme
+	auth Auth
+	look ChatConfig // AuthMode and AuthSecret come from auth
 	css  string
 }
 
@@ -55,35 +52,33 @@ type ChatConfig struct {
 // slog.Default().
 func WithLogger(l *slog.Logger) HandlerOption { return func(c *handlerConfig) { c.log = l } }
 
-// WithAuth guards the agent API: auth returns who the request is from and
-// whether it may use the agent. Without it the API is open, as in the
-// specification; see Secret for a shared-secret check.
-func WithAuth(auth func(*http.Request) (user string, ok bool)) HandlerOption {
-	return func(c *handlerConfig) { c.auth = auth }
-}
-
-// Handler returns the handler of the agent API of seeds/md under
-// /agent/conversations, and of the chat console at /chat and /chat.js. It
-// runs a coding agent on the host: protect it with WithAuth (or the host's
-// own authentication). Mount it at "/agent/", "/chat", "/chat/" and
+// Handler returns the handler of the agent API of seeds/agentchat.md under
+// /agent/conversations, of the chat console at /chat and /chat.js, and of
+// /chat/config and /chat.css for slot-machine's chat page. It runs a coding
+// agent on the host: protect it with WithAuth (or the host's own
+// authentication); /chat, /chat.js, /chat/config and /chat.css stay open,
+// as in slot-machine. Mount it at "/agent/", "/chat", "/chat/" and
 // "/chat.js", or put it in front of an application with Intercept.
 func Handler(svc *Service, opts ...HandlerOption) http.Handler {
-	cfg := handlerConfig{log: slog.Default(), look: ChatConfig{AuthMode: "none", ChatTitle: "Agora"}}
+	cfg := handlerConfig{log: slog.Default(), auth: NoAuth(), look: ChatConfig{ChatTitle: "Agora"}}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.auth != nil && cfg.look.AuthMode == "none" {
-		cfg.look.AuthMode = "custom"
-	}
+	cfg.look.AuthMode, cfg.look.AuthSecret = cfg.auth.Mode, cfg.auth.PageSecret
 	a := &chatAPI{svc: svc}
 	rt := httpjson.NewRouter(cfg.log)
 	open := func(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
-		if cfg.auth == nil {
+		if cfg.auth.Authenticate == nil {
 			return fn
 		}
 		return func(w http.ResponseWriter, r *http.Request) error {
-			if _, ok := cfg.auth(r); !ok {
-				return errAuth
+			_, err := cfg.auth.Authenticate(r)
+			if errors.Is(err, ErrAuthUnavailable) {
+				httpjson.Write(w, http.StatusServiceUnavailable, httpjson.Body{Error: httpjson.Detail{Code: "auth_unavailable", Message: err.Error()}})
+				return nil
+			}
+			if err != nil {
+				return err
 			}
 			return fn(w, r)
 		}
@@ -108,28 +103,6 @@ func Handler(svc *Service, opts ...HandlerOption) http.Handler {
 	rt.HandleRaw("GET /chat/", ui)
 	rt.HandleRaw("GET /chat.js", ui)
 	return rt
-}
-
-var errAuth = store.Errorf(store.ErrUnauthorized, "unauthorized", "sign in to use the agent")
-
-// Secret is a WithAuth check of a shared secret, presented in the
-// header or in the cookie of the given names (the host sets the cookie; the
-// secret is never served to the page). Compared in constant time.
-func Secret(header, cookie, secret string) func(*http.Request) (string, bool) {
-	want := sha256.Sum256([]byte(secret))
-	match := func(v string) bool {
-		got := sha256.Sum256([]byte(v))
-		return v != "" && subtle.ConstantTimeCompare(got[:], want[:]) == 1
-	}
-	return func(r *http.Request) (string, bool) {
-		if header != "" && match(r.Header.Get(header)) {
-			return "secret", true
-		}
-		if c, err := r.Cookie(cookie); cookie != "" && err == nil && match(c.Value) {
-			return "secret", true
-		}
-		return "", false
-	}
 }
 
 // Intercept serves the agent API and chat console of chat (a Handler) in

@@ -422,3 +422,104 @@ func TestAgentChatTitles(t *testing.T) {
 			"without a marker the first message is the title")
 	})
 }
+
+// status does a request of the agent API with the given headers and
+// returns its status code and body.
+func status(t *testing.T, c *apiClient, method, path string, header map[string]string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, c.srv.URL+path, nil)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := c.srv.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b := new(strings.Builder)
+	_, _ = bufio.NewReader(res.Body).WriteTo(b)
+	return res.StatusCode, b.String()
+}
+
+// TestAgentChatAuthSchemes pins the auth options on every backend:
+// slot-machine's signed X-SlotMachine-User header (TestHMACAuthRejects
+// Unauthenticated: 401 without it, /chat open), its trusted header, and
+// seeds/agentchat.md's delegation to the application's auth endpoint with
+// the request's cookies and Authorization forwarded; /chat/config names
+// the scheme.
+func TestAgentChatAuthSchemes(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		const secret = "deadbeef1234"
+		_, c := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(agentchat.SignedUser(secret, true)))
+		for _, m := range []string{"GET", "POST"} {
+			code, _ := status(t, c, m, "/agent/conversations", nil)
+			require.Equal(t, 401, code, m)
+		}
+		code, _ := status(t, c, "GET", "/agent/conversations", map[string]string{"X-SlotMachine-User": "alice:badsig"})
+		require.Equal(t, 401, code)
+		code, body := status(t, c, "GET", "/agent/conversations", map[string]string{"X-SlotMachine-User": agentchat.SignUser(secret, "alice")})
+		require.Equal(t, 200, code, body)
+		require.JSONEq(t, `[]`, body)
+		code, body = status(t, c, "GET", "/chat", nil)
+		require.Equal(t, 200, code)
+		require.Contains(t, body, "<html")
+		code, body = status(t, c, "GET", "/chat/config", nil)
+		require.Equal(t, 200, code)
+		require.JSONEq(t, `{"authMode":"hmac","authSecret":"deadbeef1234","chatTitle":"Agora","chatAccent":""}`, body, "served to the page, as chosen")
+
+		_, kept := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(agentchat.SignedUser(secret, false)), agentchat.WithLook("Shop", "#c2410c", "body{}"))
+		_, body = status(t, kept, "GET", "/chat/config", nil)
+		require.JSONEq(t, `{"authMode":"hmac","authSecret":"","chatTitle":"Shop","chatAccent":"#c2410c"}`, body)
+		_, body = status(t, kept, "GET", "/chat.css", nil)
+		require.Equal(t, "body{}", body)
+
+		_, trusted := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(agentchat.TrustedUser()))
+		code, _ = status(t, trusted, "GET", "/agent/conversations", map[string]string{"X-SlotMachine-User": "bob"})
+		require.Equal(t, 200, code)
+		_, body = status(t, trusted, "GET", "/chat/config", nil)
+		require.Contains(t, body, `"authMode":"trusted"`)
+
+		// Delegation: the application decides from the cookies and
+		// Authorization it is sent.
+		type seen struct{ cookie, authorization string }
+		asked := make(chan seen, 16)
+		app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			asked <- seen{r.Header.Get("Cookie"), r.Header.Get("Authorization")}
+			switch {
+			case r.URL.Path == "/broken":
+				w.WriteHeader(500)
+			case strings.Contains(r.Header.Get("Cookie"), "session=ok"), r.Header.Get("Authorization") == "Bearer ok":
+				w.Header().Set("X-SlotMachine-User", "carol")
+				w.WriteHeader(204)
+			default:
+				w.WriteHeader(401)
+			}
+		}))
+		t.Cleanup(app.Close)
+		auth, err := agentchat.Delegate(app.URL+"/auth", nil)
+		require.NoError(t, err)
+		_, d := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(auth))
+		code, _ = status(t, d, "GET", "/agent/conversations", map[string]string{"Cookie": "session=nope; theme=dark"})
+		require.Equal(t, 401, code)
+		require.Equal(t, seen{"session=nope; theme=dark", ""}, <-asked, "cookies forwarded as sent")
+		code, _ = status(t, d, "GET", "/agent/conversations", map[string]string{"Cookie": "session=ok"})
+		require.Equal(t, 200, code)
+		<-asked
+		code, _ = status(t, d, "POST", "/agent/conversations", map[string]string{"Authorization": "Bearer ok"})
+		require.Equal(t, 201, code)
+		require.Equal(t, seen{"", "Bearer ok"}, <-asked, "Authorization forwarded")
+		code, _ = status(t, d, "GET", "/chat/config", nil)
+		require.Equal(t, 200, code, "the page's config does not ask the application")
+		require.Empty(t, asked)
+
+		broken, err := agentchat.Delegate(app.URL+"/broken", nil)
+		require.NoError(t, err)
+		_, b := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(broken))
+		code, body = status(t, b, "GET", "/agent/conversations", map[string]string{"Cookie": "session=ok"})
+		require.Equal(t, 503, code, "an application that cannot answer is no 500 and no 401")
+		require.Contains(t, body, `"code":"auth_unavailable"`)
+		gone, err := agentchat.Delegate("http://127.0.0.1:1/auth", nil)
+		require.NoError(t, err)
+		_, g := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(gone))
+		code, _ = status(t, g, "GET", "/agent/conversations", nil)
+		require.Equal(t, 503, code)
+	})
+}

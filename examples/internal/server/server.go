@@ -55,6 +55,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	envFile := fs.String("env-file", "", "KEY=value lines added to the agent's environment")
 	agentPrompt := fs.String("agent-prompt", "", "a file appended to the agent's system prompt")
 	quiet := fs.Bool("quiet", false, "log errors only")
+	var chatAuth agentchat.AuthConfig
+	chatAuth.Flags(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -118,7 +120,11 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 			log.Warn("agent runs left by a stopped server marked interrupted", "count", n)
 		}
 		defer chat.Close()
-		chatAPI := agentchat.Handler(chat, agentchat.WithLogger(log))
+		auth, err := chatAuth.Auth()
+		if err != nil {
+			return err
+		}
+		chatAPI := agentchat.Handler(chat, agentchat.WithLogger(log), agentchat.WithAuthScheme(auth))
 		for _, p := range []string{"/agent/", "/chat", "/chat/", "/chat.js", "/chat.css"} {
 			mux.Handle(p, chatAPI)
 		}
