@@ -17,6 +17,7 @@ import (
 
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/internal/browser"
+	"github.com/agorahq/agora/internal/fakeanthropic"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/store/storetest"
 )
@@ -256,5 +257,85 @@ func TestSlotMachineChatPageDelegated(t *testing.T) {
 		))
 		require.Equal(t, 1, toolCount)
 		browser.SaveScreenshot(t, strings.ReplaceAll(t.Name(), "/", "-")+".png", png)
+	})
+}
+
+// TestSlotMachineChatPageRealCLI drives slot-machine's page against Agora
+// on every backend with the real Claude Code CLI as the agent, talking to a
+// fake Messages API: the agent runs a command (a tool pill), answers with a
+// title marker the page never shows, and a run hanging on the API is
+// cancelled from the page.
+func TestSlotMachineChatPageRealCLI(t *testing.T) {
+	path := os.Getenv(chatPageEnv)
+	if path == "" {
+		t.Skip(chatPageEnv + " is not set: point it at slot-machine's cmd/slot-machine/static/chat.html to drive that page against Agora")
+	}
+	page, err := os.ReadFile(path)
+	require.NoError(t, err)
+	bin := fakeanthropic.CLI(t)
+	api := fakeanthropic.Start(t, func(prompt string) string {
+		if prompt == "" { // the request carrying the command's result
+			return "[[TITLE: Echo check]]\nThe command printed hello."
+		}
+		return ""
+	})
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		runner := &agentchat.CLIRunner{
+			Path: bin, Dir: t.TempDir(), AllowedTools: []string{"Bash"}, SystemPrompt: agentchat.TitleInstructions,
+			Env:         api.Env(t.TempDir()),
+			IdleTimeout: 30 * time.Second, TotalTimeout: 90 * time.Second, KillGrace: 2 * time.Second, AfterResult: 2 * time.Second,
+		}
+		svc := agentchat.New(st.AgentChat, runner, agentchat.WithNotifier(st.Notifier))
+		t.Cleanup(svc.Close)
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /chat", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write(page)
+		})
+		h := agentchat.Handler(svc)
+		for _, p := range []string{"/agent/", "/chat/", "/chat.css"} {
+			mux.Handle(p, h)
+		}
+		srv := httptest.NewServer(mux)
+		t.Cleanup(srv.Close)
+
+		ctx := browser.New(t, 3*time.Minute)
+		var errs pageErrors
+		errs.listen(ctx)
+		var transcript, title, status string
+		var png []byte
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.Navigate(srv.URL+"/chat"),
+			chromedp.WaitVisible(`.sm-empty`, chromedp.ByQuery),
+			chromedp.SetValue(`#sm-input`, "run echo hello", chromedp.ByID),
+			chromedp.Click(`#sm-send`, chromedp.ByID),
+			chromedp.WaitVisible(`.sm-tool`, chromedp.ByQuery),
+			chromedp.Poll(`!document.getElementById('sm-input').disabled && document.getElementById('sm-title').textContent === 'Echo check'`, nil, chromedp.WithPollingTimeout(90*time.Second)),
+			chromedp.Text(`#sm-messages`, &transcript, chromedp.ByID),
+			chromedp.Text(`#sm-title`, &title, chromedp.ByID),
+			chromedp.Text(`#sm-status`, &status, chromedp.ByID),
+			chromedp.CaptureScreenshot(&png),
+		))
+		browser.SaveScreenshot(t, strings.ReplaceAll(t.Name(), "/", "-")+"-reply.png", png)
+		require.Contains(t, transcript, "The command printed hello.")
+		require.NotContains(t, transcript, "TITLE")
+		require.Empty(t, status)
+
+		asked := api.ToolRequests()
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.SetValue(`#sm-input`, "HANG_NOW please", chromedp.ByID),
+			chromedp.Click(`#sm-send`, chromedp.ByID),
+			chromedp.Poll(`document.getElementById('sm-status').textContent === 'Agent is working…'`, nil, chromedp.WithPollingTimeout(30*time.Second)),
+		))
+		require.Eventually(t, func() bool { return api.ToolRequests() > asked }, 60*time.Second, 50*time.Millisecond, "the CLI reaches the hanging API call")
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.Click(`#sm-send`, chromedp.ByID),
+			chromedp.Poll(`!document.getElementById('sm-input').disabled`, nil, chromedp.WithPollingTimeout(60*time.Second)),
+			chromedp.Text(`#sm-status`, &status, chromedp.ByID),
+			chromedp.CaptureScreenshot(&png),
+		))
+		browser.SaveScreenshot(t, strings.ReplaceAll(t.Name(), "/", "-")+"-cancelled.png", png)
+		require.Equal(t, "Agent encountered an error.", status)
+		require.Empty(t, errs.get(), "the page threw")
 	})
 }
