@@ -99,10 +99,11 @@ func (p *pageErrors) get() []string {
 	return append([]string(nil), p.list...)
 }
 
-// serveChatPage serves the page at /chat in front of Agora's agent API.
-func serveChatPage(t *testing.T, page []byte, st storetest.Stores, opts ...agentchat.HandlerOption) *httptest.Server {
+// serveChatPage serves the page at /chat in front of Agora's agent API,
+// which runs runner.
+func serveChatPage(t *testing.T, page []byte, st storetest.Stores, runner agentchat.Runner, opts ...agentchat.HandlerOption) *httptest.Server {
 	t.Helper()
-	svc := agentchat.New(st.AgentChat, pageRunner{}, agentchat.WithNotifier(st.Notifier))
+	svc := agentchat.New(st.AgentChat, runner, agentchat.WithNotifier(st.Notifier))
 	t.Cleanup(svc.Close)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /chat", func(w http.ResponseWriter, r *http.Request) {
@@ -132,7 +133,7 @@ func TestSlotMachineChatPage(t *testing.T) {
 	page, err := os.ReadFile(path)
 	require.NoError(t, err)
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
-		srv := serveChatPage(t, page, st)
+		srv := serveChatPage(t, page, st, pageRunner{})
 		ctx := browser.New(t, 90*time.Second)
 		var errs pageErrors
 		errs.listen(ctx)
@@ -239,7 +240,7 @@ func TestSlotMachineChatPageDelegated(t *testing.T) {
 	auth, err := agentchat.Delegate(app.URL+"/auth", nil)
 	require.NoError(t, err)
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
-		srv := serveChatPage(t, page, st, agentchat.WithAuthScheme(auth))
+		srv := serveChatPage(t, page, st, pageRunner{}, agentchat.WithAuthScheme(auth))
 		ctx := browser.New(t, 60*time.Second)
 		var png []byte
 		var toolCount int
@@ -285,19 +286,7 @@ func TestSlotMachineChatPageRealCLI(t *testing.T) {
 			Env:         api.Env(t.TempDir()),
 			IdleTimeout: 30 * time.Second, TotalTimeout: 90 * time.Second, KillGrace: 2 * time.Second, AfterResult: 2 * time.Second,
 		}
-		svc := agentchat.New(st.AgentChat, runner, agentchat.WithNotifier(st.Notifier))
-		t.Cleanup(svc.Close)
-		mux := http.NewServeMux()
-		mux.HandleFunc("GET /chat", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			_, _ = w.Write(page)
-		})
-		h := agentchat.Handler(svc)
-		for _, p := range []string{"/agent/", "/chat/", "/chat.css"} {
-			mux.Handle(p, h)
-		}
-		srv := httptest.NewServer(mux)
-		t.Cleanup(srv.Close)
+		srv := serveChatPage(t, page, st, runner)
 
 		ctx := browser.New(t, 3*time.Minute)
 		var errs pageErrors
