@@ -46,7 +46,7 @@ func closingStatus(s Status) string {
 //	assistant    {"content": "..."}
 //	tool_use     {"tool": "Edit", "input": {...}, "id": "toolu_..."}
 //	tool_result  {"tool": "Edit", "output": "...", "is_error": false, "id": "toolu_..."}
-//	system       {"content": "init", "session_id": "..."}
+//	system       {"content": "init", "session_id": "...", "subtype": "init"}
 //	error        {"content": "Process exited with code 1"}
 //	done         {"conversation_id": "...", "usage": {...}, "cost_usd": 0.01, ...}
 type Event struct {
@@ -59,6 +59,9 @@ type Event struct {
 	Output    string          `json:"output,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
 	SessionID string          `json:"session_id,omitempty"`
+	// Subtype is the CLI's subtype of a system event ("init"), which
+	// slot-machine's page reads.
+	Subtype string `json:"subtype,omitempty"`
 
 	// done only.
 	ConversationID string          `json:"conversation_id,omitempty"`
