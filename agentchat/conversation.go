@@ -20,6 +20,10 @@ const (
 	StatusCancelled   Status = "cancelled"
 )
 
+// Busy reports whether a conversation in status s has a run going or
+// waiting.
+func (s Status) Busy() bool { return s == StatusRunning || s == StatusQueued }
+
 // Conversation is one chat with the agent.
 type Conversation struct {
 	ID        string    `json:"id"`

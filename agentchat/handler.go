@@ -214,9 +214,15 @@ func sseData(m Message) []byte {
 // without the header, ?after=N) on, then follows new ones. The header wins:
 // a browser's EventSource reconnects to the URL it was opened with, ?after
 // included, and says in the header how far it really got. Every message was
-// stored before it is sent, so a reconnecting client loses nothing. The
-// closing status of a run that a later user message superseded is not
-// replayed: a stream opened for a new message starts with that message.
+// stored before it is sent, so a reconnecting client loses nothing.
+//
+// Two rules keep slot-machine's chat page, which closes its stream at the
+// first status event, on the run it is waiting for: the closing status of
+// a run that a later user message superseded (see superseded) is not
+// replayed; and the stream of a conversation whose run a stopped server
+// left interrupted (no status event stored) starts with that status as an
+// event without an id, as slot-machine's stream of a conversation with no
+// run going ends.
 func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	id := r.PathValue("id")
@@ -233,10 +239,20 @@ func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 		defer sub.Close()
 		hints = sub.C
 	}
-	ms, err := a.svc.Messages(ctx, id, after) // an unknown conversation is a 404, before the stream starts
+	// An unknown conversation is a 404, before the stream starts.
+	conv, err := a.svc.Get(ctx, id)
 	if err != nil {
 		return err
 	}
+	ms, err := a.svc.Messages(ctx, id, after)
+	if err != nil {
+		return err
+	}
+	busy := func() bool {
+		c, err := a.svc.Get(ctx, id)
+		return err == nil && c.Status.Busy()
+	}
+	first := true
 	httpjson.Stream(w, r, hints, time.Second, func(w io.Writer, _ []byte) error {
 		if ms == nil {
 			if ms, err = a.svc.Messages(ctx, id, after); err != nil {
@@ -245,12 +261,15 @@ func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 		}
 		for i, m := range ms {
 			after = m.ID
-			if m.Type == EventStatus && supersededStatus(ms[i+1:]) {
+			if m.Type == EventStatus && superseded(ms[i+1:], busy) {
 				continue
 			}
 			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", m.ID, m.Type, sseData(m))
 		}
-		ms = nil
+		if first && conv.Status == StatusInterrupted && (len(ms) == 0 || ms[len(ms)-1].Type != EventStatus) {
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", EventStatus, closingStatus(conv.Status))
+		}
+		first, ms = false, nil
 		return nil
 	})
 	return nil
@@ -273,9 +292,17 @@ func streamStart(r *http.Request) (int64, error) {
 	return n, nil
 }
 
-// supersededStatus reports whether a status event followed by later (the
-// messages stored after it) closed a run that a new user message has
-// superseded.
-func supersededStatus(later []Message) bool {
-	return slices.ContainsFunc(later, func(m Message) bool { return m.Type == EventUser })
+// superseded reports whether a status event, followed by later (the
+// messages stored after it), closed a run that a new user message has
+// superseded: a user message comes later, and a run started after it
+// (something else was stored after it) or is starting (busy).
+func superseded(later []Message, busy func() bool) bool {
+	i := slices.IndexFunc(later, func(m Message) bool { return m.Type == EventUser })
+	if i < 0 {
+		return false
+	}
+	if slices.ContainsFunc(later[i+1:], func(m Message) bool { return m.Type != EventUser }) {
+		return true
+	}
+	return busy()
 }

@@ -125,6 +125,11 @@ func (s *Service) Conversation(ctx context.Context, id string) (Conversation, []
 	return c, ms, err
 }
 
+// Get returns a conversation without its messages.
+func (s *Service) Get(ctx context.Context, id string) (Conversation, error) {
+	return s.store.GetConversation(ctx, id)
+}
+
 // Conversations lists conversations, most recently updated first.
 func (s *Service) Conversations(ctx context.Context) ([]Conversation, error) {
 	return s.store.ListConversations(ctx)
@@ -164,6 +169,11 @@ func (s *Service) Send(ctx context.Context, id, text string) (SendResult, error)
 	if strings.TrimSpace(text) == "" || utf8.RuneCountInString(text) > MaxMessageLen || !utf8.ValidString(text) {
 		return SendResult{}, store.Errorf(store.ErrInvalid, "invalid_content", "content must be 1 to %d characters of text", MaxMessageLen)
 	}
+	// The message is stored under the lock that ends runs too, so it is
+	// stored after the closing status of a run it did not catch (and
+	// answered ErrBusy only while that run is still going).
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	c, err := s.store.GetConversation(ctx, id)
 	if err != nil {
 		return SendResult{}, err
@@ -179,8 +189,6 @@ func (s *Service) Send(ctx context.Context, id, text string) (SendResult, error)
 		}
 		_ = s.store.UpdateConversation(ctx, id, c.Status, "", title, s.now().UTC())
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.active == id || slices.ContainsFunc(s.queue, func(q queued) bool { return q.conversationID == id }) {
 		return SendResult{Message: m}, ErrBusy
 	}
@@ -206,9 +214,16 @@ func (s *Service) startLocked(id, text string) error {
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
-		s.run(ctx, id, text)
+		status, session := s.run(ctx, id, text)
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		// How the run ended is stored under the lock Send takes, so no
+		// message is stored between the run's end and its status event.
+		bg := context.WithoutCancel(ctx)
+		_ = s.store.UpdateConversation(bg, id, status, session, "", s.now().UTC())
+		// The run ends with a status event, stored like the rest, so a
+		// stream (live or replayed) always tells how the run ended.
+		_, _ = s.append(bg, id, EventStatus, closingStatus(status))
 		s.active, s.cancelFn = "", nil
 		for len(s.queue) > 0 && s.base.Err() == nil {
 			next := s.queue[0]
@@ -221,12 +236,13 @@ func (s *Service) startLocked(id, text string) error {
 	return nil
 }
 
-// run runs the agent for one message and records how it ended.
-func (s *Service) run(ctx context.Context, id, text string) {
+// run runs the agent for one message and returns how it ended and the
+// session to resume.
+func (s *Service) run(ctx context.Context, id, text string) (Status, string) {
 	bg := context.WithoutCancel(ctx) // storing goes on after a cancel
 	c, err := s.store.GetConversation(bg, id)
 	if err != nil {
-		return
+		return StatusError, ""
 	}
 	history := s.history(bg, id)
 	failed := false
@@ -284,10 +300,7 @@ func (s *Service) run(ctx context.Context, id, text string) {
 	case failed:
 		status = StatusError
 	}
-	_ = s.store.UpdateConversation(bg, id, status, res.SessionID, "", s.now().UTC())
-	// The run ends with a status event, stored like the rest, so a stream
-	// (live or replayed) always tells how the run ended.
-	_, _ = s.append(bg, id, EventStatus, closingStatus(status))
+	return status, res.SessionID
 }
 
 // history rebuilds the conversation's turns for a run that cannot resume.

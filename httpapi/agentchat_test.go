@@ -523,3 +523,48 @@ func TestAgentChatAuthSchemes(t *testing.T) {
 		require.Equal(t, 503, code)
 	})
 }
+
+// TestAgentChatStreamEdges pins, on every backend, the two stream rules
+// that keep slot-machine's page on its run: a closing status is replayed
+// when the user message after it started no run (the agent was busy with
+// another conversation), and a run a stopped server left interrupted is
+// told by a status event at the stream's start.
+func TestAgentChatStreamEdges(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		svc := agentchat.New(st.AgentChat, pageRunner{}, agentchat.WithNotifier(st.Notifier), agentchat.WithRejectWhenBusy())
+		t.Cleanup(svc.Close)
+		srv := httptest.NewServer(agentchat.Handler(svc))
+		t.Cleanup(srv.Close)
+		c := &apiClient{t: t, srv: srv}
+
+		b := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		c.expect(202, "POST", "/agent/conversations/"+b+"/messages", "", map[string]any{"content": "first"})
+		readSSE(t, openStream(t, c, b, "", ""), isStatus)
+		a := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		c.expect(202, "POST", "/agent/conversations/"+a+"/messages", "", map[string]any{"content": "hang here"})
+		c.expect(409, "POST", "/agent/conversations/"+b+"/messages", "", map[string]any{"content": "while a runs"})
+		events := readSSE(t, openStream(t, c, b, "", ""), isStatus)
+		require.Equal(t, "done", events[len(events)-2].name, "b's run ended, and no run followed its last message")
+		require.JSONEq(t, `{"status":"idle"}`, events[len(events)-1].data)
+		c.expect(200, "POST", "/agent/conversations/"+a+"/cancel", "", nil)
+
+		// A server stopped mid-run: its successor marks the run interrupted.
+		ctx := context.Background()
+		conv := agentchat.Conversation{ID: "conv_left_running", Status: agentchat.StatusRunning, CreatedAt: time.Now().UTC(), UpdatedAt: time.Now().UTC()}
+		require.NoError(t, st.AgentChat.CreateConversation(ctx, conv))
+		_, err := st.AgentChat.AppendChatMessage(ctx, agentchat.Message{ConversationID: conv.ID, Type: agentchat.EventUser, Content: "lost", CreatedAt: time.Now().UTC()})
+		require.NoError(t, err)
+		next := agentchat.New(st.AgentChat, pageRunner{}, agentchat.WithNotifier(st.Notifier))
+		t.Cleanup(next.Close)
+		n, err := next.Start(ctx)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, n, 1)
+		srv2 := httptest.NewServer(agentchat.Handler(next))
+		t.Cleanup(srv2.Close)
+		c2 := &apiClient{t: t, srv: srv2}
+		events = readSSE(t, openStream(t, c2, conv.ID, "", "1"), isStatus)
+		require.Len(t, events, 1)
+		require.Empty(t, events[0].id, "not a stored message")
+		require.JSONEq(t, `{"status":"interrupted"}`, events[0].data)
+	})
+}
