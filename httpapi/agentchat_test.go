@@ -393,6 +393,20 @@ func TestAgentChatTitles(t *testing.T) {
 			}
 		}
 		require.Equal(t, "working on: title:fix the login bug", text.String())
+		// TestToolEventsForwardedThroughSSE: the fields the page reads.
+		var use, result map[string]any
+		for _, e := range events {
+			switch e.name {
+			case "tool_use":
+				require.NoError(t, json.Unmarshal([]byte(e.data), &use))
+			case "tool_result":
+				require.NoError(t, json.Unmarshal([]byte(e.data), &result))
+			}
+		}
+		require.Equal(t, "Edit", use["tool"])
+		require.Equal(t, "tool_001", use["id"])
+		require.Equal(t, "tool_001", result["id"])
+		require.Equal(t, "File edited successfully", result["output"])
 		require.JSONEq(t, `{"conversation_id":"`+id+`","result":"done: title:fix the login bug"}`, events[len(events)-1].data, "nor the result")
 
 		conv := c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body
