@@ -57,8 +57,8 @@ func WithLogger(l *slog.Logger) HandlerOption { return func(c *handlerConfig) { 
 // /chat/config and /chat.css for slot-machine's chat page. It runs a coding
 // agent on the host: protect it with WithAuth (or the host's own
 // authentication); /chat, /chat.js, /chat/config and /chat.css stay open,
-// as in slot-machine. Mount it at "/agent/", "/chat", "/chat/" and
-// "/chat.js", or put it in front of an application with Intercept.
+// as in slot-machine. Mount it at "/agent/", "/chat", "/chat/", "/chat.js"
+// and "/chat.css", or put it in front of an application with Intercept.
 func Handler(svc *Service, opts ...HandlerOption) http.Handler {
 	cfg := handlerConfig{log: slog.Default(), auth: NoAuth(), look: ChatConfig{ChatTitle: "Agora"}}
 	for _, o := range opts {
@@ -74,7 +74,10 @@ func Handler(svc *Service, opts ...HandlerOption) http.Handler {
 		return func(w http.ResponseWriter, r *http.Request) error {
 			_, err := cfg.auth.Authenticate(r)
 			if errors.Is(err, ErrAuthUnavailable) {
-				httpjson.Write(w, http.StatusServiceUnavailable, httpjson.Body{Error: httpjson.Detail{Code: "auth_unavailable", Message: err.Error()}})
+				// What went wrong with the application stays in the log.
+				cfg.log.WarnContext(r.Context(), "agent chat auth", "err", err)
+				httpjson.Write(w, http.StatusServiceUnavailable, httpjson.Body{Error: httpjson.Detail{
+					Code: "auth_unavailable", Message: "the application could not say whether you may use the agent; try again later"}})
 				return nil
 			}
 			if err != nil {

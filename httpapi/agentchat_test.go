@@ -530,6 +530,7 @@ func TestAgentChatAuthSchemes(t *testing.T) {
 		code, body = status(t, b, "GET", "/agent/conversations", map[string]string{"Cookie": "session=ok"})
 		require.Equal(t, 503, code, "an application that cannot answer is no 500 and no 401")
 		require.Contains(t, body, `"code":"auth_unavailable"`)
+		require.NotContains(t, body, app.URL[len("http://"):], "nothing of the application's address reaches the client")
 		gone, err := agentchat.Delegate("http://127.0.0.1:1/auth", nil)
 		require.NoError(t, err)
 		_, g := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(gone))
