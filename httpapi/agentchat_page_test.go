@@ -27,6 +27,39 @@ import (
 // not Agora's: it is read from where the tester keeps it.
 const chatPageEnv = "AGORA_SLOTMACHINE_CHAT_HTML"
 
+// chatPage reads the page chatPageEnv names, or skips the test.
+func chatPage(t *testing.T) []byte {
+	t.Helper()
+	path := os.Getenv(chatPageEnv)
+	if path == "" {
+		t.Skip(chatPageEnv + " is not set: point it at slot-machine's cmd/slot-machine/static/chat.html to drive that page against Agora")
+	}
+	page, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return page
+}
+
+// pageIdle waits until the page takes input again with no status shown.
+func pageIdle(timeout time.Duration) chromedp.Action {
+	return chromedp.Poll(`!document.getElementById('sm-input').disabled && document.getElementById('sm-status').textContent === ''`, nil, chromedp.WithPollingTimeout(timeout))
+}
+
+// pageOpen loads the page at base and waits for its first-visit state.
+func pageOpen(base string) chromedp.Tasks {
+	return chromedp.Tasks{
+		chromedp.Navigate(base + "/chat"),
+		chromedp.WaitVisible(`.sm-empty`, chromedp.ByQuery),
+	}
+}
+
+// pageSend types text into the page and presses its send button.
+func pageSend(text string) chromedp.Tasks {
+	return chromedp.Tasks{
+		chromedp.SetValue(`#sm-input`, text, chromedp.ByID),
+		chromedp.Click(`#sm-send`, chromedp.ByID),
+	}
+}
+
 // pageRunner answers like a coding agent, a little at a time so that the
 // page streams: a title marker split across chunks, text, a tool call and
 // its result, closing text. A message containing "hang" waits after its
@@ -126,12 +159,7 @@ func serveChatPage(t *testing.T, page []byte, st storetest.Stores, runner agentc
 // a reload without repeating text, and cancels a run, after which the page
 // takes input again.
 func TestSlotMachineChatPage(t *testing.T) {
-	path := os.Getenv(chatPageEnv)
-	if path == "" {
-		t.Skip(chatPageEnv + " is not set: point it at slot-machine's cmd/slot-machine/static/chat.html to drive that page against Agora")
-	}
-	page, err := os.ReadFile(path)
-	require.NoError(t, err)
+	page := chatPage(t)
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		srv := serveChatPage(t, page, st, pageRunner{})
 		ctx := browser.New(t, 90*time.Second)
@@ -147,25 +175,18 @@ func TestSlotMachineChatPage(t *testing.T) {
 				return nil
 			})
 		}
-		idle := chromedp.Poll(`!document.getElementById('sm-input').disabled && document.getElementById('sm-status').textContent === ''`, nil, chromedp.WithPollingTimeout(20*time.Second))
-		send := func(text string) chromedp.Tasks {
-			return chromedp.Tasks{
-				chromedp.SetValue(`#sm-input`, text, chromedp.ByID),
-				chromedp.Click(`#sm-send`, chromedp.ByID),
-			}
-		}
+		idle := pageIdle(20 * time.Second)
 		var empty, convItems int
 		var title, transcript string
 		require.NoError(t, chromedp.Run(ctx,
-			chromedp.Navigate(srv.URL+"/chat"),
-			chromedp.WaitVisible(`.sm-empty`, chromedp.ByQuery),
+			pageOpen(srv.URL),
 			chromedp.Evaluate(`document.querySelectorAll('.sm-empty').length`, &empty),
-			send("the footer overlaps the content on mobile"),
+			pageSend("the footer overlaps the content on mobile"),
 			chromedp.WaitVisible(`.sm-tool`, chromedp.ByQuery),
 			idle,
 			chromedp.Poll(`document.getElementById('sm-title').textContent === 'Footer layout'`, nil, chromedp.WithPollingTimeout(10*time.Second)),
 			shot("first-reply"),
-			send("and the colour"),
+			pageSend("and the colour"),
 			chromedp.Poll(`document.querySelectorAll('.sm-tool').length === 2`, nil, chromedp.WithPollingTimeout(20*time.Second)),
 			idle,
 			chromedp.Poll(`document.getElementById('sm-messages').textContent.includes('Looking at and the colour now.')`, nil, chromedp.WithPollingTimeout(10*time.Second)),
@@ -199,7 +220,7 @@ func TestSlotMachineChatPage(t *testing.T) {
 		var status string
 		var disabled bool
 		require.NoError(t, chromedp.Run(ctx,
-			send("hang on the header"),
+			pageSend("hang on the header"),
 			chromedp.Poll(`document.querySelectorAll('.sm-tool').length === 3`, nil, chromedp.WithPollingTimeout(20*time.Second)),
 			chromedp.Text(`#sm-status`, &status, chromedp.ByID),
 			shot("working"),
@@ -223,12 +244,7 @@ func TestSlotMachineChatPage(t *testing.T) {
 // endpoint on every API call and stream, so the page works signed in and
 // not at all signed out.
 func TestSlotMachineChatPageDelegated(t *testing.T) {
-	path := os.Getenv(chatPageEnv)
-	if path == "" {
-		t.Skip(chatPageEnv + " is not set: point it at slot-machine's cmd/slot-machine/static/chat.html to drive that page against Agora")
-	}
-	page, err := os.ReadFile(path)
-	require.NoError(t, err)
+	page := chatPage(t)
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if c, err := r.Cookie("session"); err == nil && c.Value == "signed-in" {
 			w.WriteHeader(204)
@@ -248,10 +264,8 @@ func TestSlotMachineChatPageDelegated(t *testing.T) {
 			chromedp.ActionFunc(func(ctx context.Context) error {
 				return network.SetCookie("session", "signed-in").WithURL(srv.URL).Do(ctx)
 			}),
-			chromedp.Navigate(srv.URL+"/chat"),
-			chromedp.WaitVisible(`.sm-empty`, chromedp.ByQuery),
-			chromedp.SetValue(`#sm-input`, "the footer", chromedp.ByID),
-			chromedp.Click(`#sm-send`, chromedp.ByID),
+			pageOpen(srv.URL),
+			pageSend("the footer"),
 			chromedp.Poll(`!document.getElementById('sm-input').disabled && document.getElementById('sm-messages').textContent.includes('Fixed: the body')`, nil, chromedp.WithPollingTimeout(20*time.Second)),
 			chromedp.Evaluate(`document.querySelectorAll('.sm-tool').length`, &toolCount),
 			chromedp.CaptureScreenshot(&png),
@@ -267,12 +281,7 @@ func TestSlotMachineChatPageDelegated(t *testing.T) {
 // title marker the page never shows, and a run hanging on the API is
 // cancelled from the page.
 func TestSlotMachineChatPageRealCLI(t *testing.T) {
-	path := os.Getenv(chatPageEnv)
-	if path == "" {
-		t.Skip(chatPageEnv + " is not set: point it at slot-machine's cmd/slot-machine/static/chat.html to drive that page against Agora")
-	}
-	page, err := os.ReadFile(path)
-	require.NoError(t, err)
+	page := chatPage(t)
 	bin := fakeanthropic.CLI(t)
 	api := fakeanthropic.Start(t, func(prompt string) string {
 		if prompt == "" { // the request carrying the command's result
@@ -294,10 +303,8 @@ func TestSlotMachineChatPageRealCLI(t *testing.T) {
 		var transcript, title, status string
 		var png []byte
 		require.NoError(t, chromedp.Run(ctx,
-			chromedp.Navigate(srv.URL+"/chat"),
-			chromedp.WaitVisible(`.sm-empty`, chromedp.ByQuery),
-			chromedp.SetValue(`#sm-input`, "run echo hello", chromedp.ByID),
-			chromedp.Click(`#sm-send`, chromedp.ByID),
+			pageOpen(srv.URL),
+			pageSend("run echo hello"),
 			chromedp.WaitVisible(`.sm-tool`, chromedp.ByQuery),
 			chromedp.Poll(`!document.getElementById('sm-input').disabled && document.getElementById('sm-title').textContent === 'Echo check'`, nil, chromedp.WithPollingTimeout(90*time.Second)),
 			chromedp.Text(`#sm-messages`, &transcript, chromedp.ByID),
@@ -312,8 +319,7 @@ func TestSlotMachineChatPageRealCLI(t *testing.T) {
 
 		asked := api.ToolRequests()
 		require.NoError(t, chromedp.Run(ctx,
-			chromedp.SetValue(`#sm-input`, "HANG_NOW please", chromedp.ByID),
-			chromedp.Click(`#sm-send`, chromedp.ByID),
+			pageSend("HANG_NOW please"),
 			chromedp.Poll(`document.getElementById('sm-status').textContent === 'Agent is working…'`, nil, chromedp.WithPollingTimeout(30*time.Second)),
 		))
 		require.Eventually(t, func() bool { return api.ToolRequests() > asked }, 60*time.Second, 50*time.Millisecond, "the CLI reaches the hanging API call")
@@ -325,6 +331,107 @@ func TestSlotMachineChatPageRealCLI(t *testing.T) {
 		))
 		browser.SaveScreenshot(t, strings.ReplaceAll(t.Name(), "/", "-")+"-cancelled.png", png)
 		require.Equal(t, "Agent encountered an error.", status)
+		require.Empty(t, errs.get(), "the page threw")
+	})
+}
+
+// cutWriter ends a stream's request once it has written n events.
+type cutWriter struct {
+	http.ResponseWriter
+	n      int
+	cancel context.CancelFunc
+}
+
+func (w *cutWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	if w.n -= strings.Count(string(b), "\nevent: ") + strings.Count(string(b[:min(len(b), 7)]), "event: "); w.n <= 0 {
+		w.cancel()
+	}
+	return n, err
+}
+
+func (w *cutWriter) Flush() { w.ResponseWriter.(http.Flusher).Flush() }
+
+// TestSlotMachineChatPageReconnects cuts the stream of the page's second
+// message after a few events, on every backend: the page's EventSource
+// reconnects to its first URL, ?after included, with Last-Event-ID, and the
+// reply is shown once.
+func TestSlotMachineChatPageReconnects(t *testing.T) {
+	page := chatPage(t)
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		chat := serveChatPage(t, page, st, pageRunner{})
+		var mu sync.Mutex
+		var reconnects []string // the ?after and Last-Event-ID of streams reopened by the browser
+		cut := false
+		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			proxy := func(w http.ResponseWriter, r *http.Request) {
+				req, _ := http.NewRequestWithContext(r.Context(), r.Method, chat.URL+r.URL.RequestURI(), r.Body)
+				req.Header = r.Header.Clone()
+				res, err := http.DefaultTransport.RoundTrip(req)
+				if err != nil {
+					return
+				}
+				defer res.Body.Close()
+				for k, v := range res.Header {
+					w.Header()[k] = v
+				}
+				w.WriteHeader(res.StatusCode)
+				buf := make([]byte, 4096)
+				for {
+					n, err := res.Body.Read(buf)
+					if n > 0 {
+						_, _ = w.Write(buf[:n])
+						if f, ok := w.(http.Flusher); ok {
+							f.Flush()
+						}
+					}
+					if err != nil || r.Context().Err() != nil {
+						return
+					}
+				}
+			}
+			if strings.HasSuffix(r.URL.Path, "/stream") && r.URL.Query().Get("after") != "" {
+				mu.Lock()
+				first := !cut
+				cut = true
+				if r.Header.Get("Last-Event-ID") != "" {
+					reconnects = append(reconnects, r.URL.Query().Get("after")+" "+r.Header.Get("Last-Event-ID"))
+				}
+				mu.Unlock()
+				if first {
+					ctx, cancel := context.WithCancel(r.Context())
+					defer cancel()
+					proxy(&cutWriter{ResponseWriter: w, n: 3, cancel: cancel}, r.WithContext(ctx))
+					return
+				}
+			}
+			proxy(w, r)
+		}))
+		t.Cleanup(front.Close)
+
+		ctx := browser.New(t, 90*time.Second)
+		var errs pageErrors
+		errs.listen(ctx)
+		idle := pageIdle(30 * time.Second)
+		var transcript string
+		var png []byte
+		require.NoError(t, chromedp.Run(ctx,
+			pageOpen(front.URL),
+			pageSend("the footer"),
+			chromedp.WaitVisible(`.sm-tool`, chromedp.ByQuery),
+			idle,
+			pageSend("and the colour"),
+			chromedp.Poll(`document.querySelectorAll('.sm-tool').length === 2`, nil, chromedp.WithPollingTimeout(30*time.Second)),
+			idle,
+			chromedp.Text(`#sm-messages`, &transcript, chromedp.ByID),
+			chromedp.CaptureScreenshot(&png),
+		))
+		browser.SaveScreenshot(t, strings.ReplaceAll(t.Name(), "/", "-")+".png", png)
+		mu.Lock()
+		defer mu.Unlock()
+		require.NotEmpty(t, reconnects, "the browser reconnected the cut stream")
+		require.Equal(t, 1, strings.Count(transcript, "Looking at and the colour now."), "the reconnect replayed nothing twice")
+		require.Equal(t, 2, strings.Count(transcript, "Fixed: the body has bottom padding now."))
 		require.Empty(t, errs.get(), "the page threw")
 	})
 }
