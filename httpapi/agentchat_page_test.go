@@ -344,7 +344,7 @@ type cutWriter struct {
 
 func (w *cutWriter) Write(b []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(b)
-	if w.n -= strings.Count(string(b), "\nevent: ") + strings.Count(string(b[:min(len(b), 7)]), "event: "); w.n <= 0 {
+	if w.n -= strings.Count("\n"+string(b), "\nevent: "); w.n <= 0 {
 		w.cancel()
 	}
 	return n, err
