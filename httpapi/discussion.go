@@ -176,7 +176,8 @@ func (d *discussionAPI) patch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"prompt": p})
+	view := promptWire(p)
+	httpjson.Write(w, http.StatusOK, wire.CloseAnswer{Prompt: view, CollectedContext: view.CollectedContext})
 	return nil
 }
 

@@ -181,8 +181,11 @@ func TestDiscussionErrors(t *testing.T) {
 		r = c.expect(409, "POST", "/api/discussion/"+open, "", map[string]any{"agent_name": "B", "message": "again"})
 		require.Equal(t, "already_responded", r.errCode(t))
 		c.expect(400, "PATCH", "/api/discussion/"+open, "", map[string]any{"action": "delete"})
-		patched := c.expect(200, "PATCH", "/api/discussion/"+open, "", map[string]any{"action": "cancel"}).body["prompt"].(map[string]any)
+		closed := c.expect(200, "PATCH", "/api/discussion/"+open, "", map[string]any{"action": "cancel"}).body
+		patched := closed["prompt"].(map[string]any)
 		require.Equal(t, "cancelled", patched["status"])
+		require.Equal(t, patched["collected_context"], closed["collectedContext"], "mission-control's answer names the collected responses too")
+		require.Len(t, closed["collectedContext"], 1)
 		view := c.expect(200, "GET", "/api/discussion/"+open, "", nil).body
 		require.Equal(t, "cancelled", view["status"])
 		require.Equal(t, false, view["ready"])

@@ -70,3 +70,11 @@ type PostMessage struct {
 	TaskRef   *string `json:"task_ref,omitempty"`
 	ReplyToID *string `json:"reply_to_id,omitempty"`
 }
+
+// CloseAnswer is the answer of PATCH /api/discussion/{id} (resolve or
+// cancel), as mission-control answers it: the prompt and the responses it
+// collected.
+type CloseAnswer struct {
+	Prompt           Prompt         `json:"prompt"`
+	CollectedContext []ContextEntry `json:"collectedContext"`
+}
