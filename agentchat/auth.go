@@ -88,7 +88,11 @@ func Secret(header, cookie, secret string) func(*http.Request) (string, bool) {
 // SharedSecret is seeds/agentchat.md's second option as an Auth: Secret's
 // check, named "secret" in /chat/config.
 func SharedSecret(header, cookie, secret string) Auth {
-	return checked("secret", Secret(header, cookie, secret))
+	check := Secret(header, cookie, secret)
+	return checked("secret", func(r *http.Request) (string, bool) {
+		_, ok := check(r)
+		return "", ok // the secret names no one
+	})
 }
 
 // UserHeader is the header of slot-machine's signed-user scheme:

@@ -1,6 +1,7 @@
 package agentchat
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,14 +66,14 @@ func Handler(svc *Service, opts ...HandlerOption) http.Handler {
 		o(&cfg)
 	}
 	cfg.look.AuthMode, cfg.look.AuthSecret = cfg.auth.Mode, cfg.auth.PageSecret
-	a := &chatAPI{svc: svc}
+	a := &chatAPI{svc: svc, mode: cfg.auth.Mode}
 	rt := httpjson.NewRouter(cfg.log)
 	open := func(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
 		if cfg.auth.Authenticate == nil {
 			return fn
 		}
 		return func(w http.ResponseWriter, r *http.Request) error {
-			_, err := cfg.auth.Authenticate(r)
+			user, err := cfg.auth.Authenticate(r)
 			if errors.Is(err, ErrAuthUnavailable) {
 				// What went wrong with the application stays in the log.
 				cfg.log.WarnContext(r.Context(), "agent chat auth", "err", err)
@@ -83,7 +84,7 @@ func Handler(svc *Service, opts ...HandlerOption) http.Handler {
 			if err != nil {
 				return err
 			}
-			return fn(w, r)
+			return fn(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
 		}
 	}
 	rt.Handle("POST", "/agent/conversations", open(a.create))
@@ -123,17 +124,30 @@ func Intercept(chat, next http.Handler) http.Handler {
 }
 
 type chatAPI struct {
-	svc *Service
+	svc  *Service
+	mode string // the auth scheme's Mode
 }
 
+// userKey keys the authenticated user in a request's context.
+type userKey struct{}
+
+// create starts a conversation for the authenticated user; a scheme that
+// names no one (none, secret, a trusted request without the header) takes
+// the body's user, as slot-machine does outside its hmac mode.
 func (a *chatAPI) create(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		Title string `json:"title"`
+		User  string `json:"user"`
 	}
 	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
 		return err
 	}
-	c, err := a.svc.Create(r.Context(), in.Title)
+	if user, _ := r.Context().Value(userKey{}).(string); user != "" {
+		in.User = user
+	} else if a.mode == "hmac" || a.mode == "delegate" {
+		in.User = "" // a scheme that names users: a body cannot claim one
+	}
+	c, err := a.svc.Create(r.Context(), NewConversation{Title: in.Title, User: in.User})
 	if err != nil {
 		return err
 	}

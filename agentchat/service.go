@@ -104,14 +104,30 @@ var (
 // MaxMessageLen bounds a user message.
 const MaxMessageLen = 100_000
 
+// NewConversation is the input of Create.
+type NewConversation struct {
+	// Title is the conversation's title; empty takes the first message's
+	// (or the agent's [[TITLE: …]]).
+	Title string
+	// User is who starts it, if known.
+	User string
+}
+
+// MaxTitleLen bounds a conversation's title and its user's name.
+const MaxTitleLen = 200
+
 // Create starts a conversation.
-func (s *Service) Create(ctx context.Context, title string) (Conversation, error) {
-	title = strings.TrimSpace(title)
-	if utf8.RuneCountInString(title) > 200 {
-		return Conversation{}, store.Errorf(store.ErrInvalid, "invalid_title", "title is longer than 200 characters")
+func (s *Service) Create(ctx context.Context, in NewConversation) (Conversation, error) {
+	title := strings.TrimSpace(in.Title)
+	if utf8.RuneCountInString(title) > MaxTitleLen || !utf8.ValidString(title) || strings.ContainsRune(title, 0) {
+		return Conversation{}, store.Errorf(store.ErrInvalid, "invalid_title", "title must be text of at most %d characters", MaxTitleLen)
+	}
+	user := strings.TrimSpace(in.User)
+	if utf8.RuneCountInString(user) > MaxTitleLen || !utf8.ValidString(user) || strings.ContainsRune(user, 0) {
+		return Conversation{}, store.Errorf(store.ErrInvalid, "invalid_user", "user must be text of at most %d characters", MaxTitleLen)
 	}
 	now := s.now().UTC()
-	c := Conversation{ID: s.ids.New("conv"), Title: title, Status: StatusIdle, CreatedAt: now, UpdatedAt: now}
+	c := Conversation{ID: s.ids.New("conv"), Title: title, User: user, Status: StatusIdle, CreatedAt: now, UpdatedAt: now}
 	return c, s.store.CreateConversation(ctx, c)
 }
 

@@ -23,9 +23,6 @@ var titleMarker = regexp.MustCompile(`\[\[TITLE:\s*(.+?)\]\][ \t]*\r?\n?`)
 // titleOpen is how a marker starts.
 const titleOpen = "[[TITLE:"
 
-// maxTitleLen bounds a title, as Create does.
-const maxTitleLen = 200
-
 // maxHeldBack bounds the text held back while a marker may be starting:
 // longer, it was not a marker.
 const maxHeldBack = 400
@@ -88,8 +85,8 @@ func stripTitles(s string) (text, title string, removed bool) {
 		return s, "", false
 	}
 	title = strings.TrimSpace(ms[len(ms)-1][1])
-	if r := []rune(title); len(r) > maxTitleLen {
-		title = string(r[:maxTitleLen])
+	if r := []rune(title); len(r) > MaxTitleLen {
+		title = string(r[:MaxTitleLen])
 	}
 	return titleMarker.ReplaceAllString(s, ""), title, true
 }

@@ -78,6 +78,6 @@ func TestTitleFilterNotAMarker(t *testing.T) {
 }
 
 func TestTitleIsBounded(t *testing.T) {
-	_, title := feedAll([]string{"[[TITLE: " + strings.Repeat("é", maxTitleLen+50) + "]]\nok"})
-	require.Equal(t, maxTitleLen, len([]rune(title)))
+	_, title := feedAll([]string{"[[TITLE: " + strings.Repeat("é", MaxTitleLen+50) + "]]\nok"})
+	require.Equal(t, MaxTitleLen, len([]rune(title)))
 }

@@ -437,11 +437,11 @@ func TestAgentChatTitles(t *testing.T) {
 	})
 }
 
-// status does a request of the agent API with the given headers and
-// returns its status code and body.
-func status(t *testing.T, c *apiClient, method, path string, header map[string]string) (int, string) {
+// status does a request of the agent API with the given headers (and, for
+// a POST, an optional body) and returns its status code and body.
+func status(t *testing.T, c *apiClient, method, path string, header map[string]string, body ...string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, c.srv.URL+path, nil)
+	req, _ := http.NewRequest(method, c.srv.URL+path, strings.NewReader(strings.Join(body, "")))
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
@@ -472,6 +472,9 @@ func TestAgentChatAuthSchemes(t *testing.T) {
 		code, body := status(t, c, "GET", "/agent/conversations", map[string]string{"X-SlotMachine-User": agentchat.SignUser(secret, "alice")})
 		require.Equal(t, 200, code, body)
 		require.JSONEq(t, `[]`, body)
+		code, body = status(t, c, "POST", "/agent/conversations", map[string]string{"X-SlotMachine-User": agentchat.SignUser(secret, "alice")}, `{"user":"mallory"}`)
+		require.Equal(t, 201, code)
+		require.Contains(t, body, `"user":"alice"`, "the signed user, not the one the body claims")
 		code, body = status(t, c, "GET", "/chat", nil)
 		require.Equal(t, 200, code)
 		require.Contains(t, body, "<html")
@@ -485,9 +488,21 @@ func TestAgentChatAuthSchemes(t *testing.T) {
 		_, body = status(t, kept, "GET", "/chat.css", nil)
 		require.Equal(t, "body{}", body)
 
+		_, open := newChatServer(t, st, gatedRunner{make(chan struct{})})
+		require.Equal(t, "bob", open.expect(201, "POST", "/agent/conversations", "", map[string]any{"user": "bob"}).body["user"], "an open API takes the body's user")
+		open.expect(400, "POST", "/agent/conversations", "", map[string]any{"user": strings.Repeat("x", 201)})
+		open.expect(400, "POST", "/agent/conversations", "", map[string]any{"title": "a\u0000b"})
+		_, secretOnly := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(agentchat.SharedSecret("X-Agent-Secret", "", "s3")))
+		_, body = status(t, secretOnly, "POST", "/agent/conversations", map[string]string{"X-Agent-Secret": "s3"}, `{"user":"frank"}`)
+		require.Contains(t, body, `"user":"frank"`, "a shared secret names no one: the body does")
+
 		_, trusted := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(agentchat.TrustedUser()))
 		code, _ = status(t, trusted, "GET", "/agent/conversations", map[string]string{"X-SlotMachine-User": "bob"})
 		require.Equal(t, 200, code)
+		_, body = status(t, trusted, "POST", "/agent/conversations", map[string]string{"X-SlotMachine-User": "bob"})
+		require.Contains(t, body, `"user":"bob"`)
+		_, body = status(t, trusted, "POST", "/agent/conversations", nil, `{"user":"eve"}`)
+		require.Contains(t, body, `"user":"eve"`, "without the header the body names the user, as in slot-machine")
 		_, body = status(t, trusted, "GET", "/chat/config", nil)
 		require.Contains(t, body, `"authMode":"trusted"`)
 
@@ -517,8 +532,9 @@ func TestAgentChatAuthSchemes(t *testing.T) {
 		code, _ = status(t, d, "GET", "/agent/conversations", map[string]string{"Cookie": "session=ok"})
 		require.Equal(t, 200, code)
 		<-asked
-		code, _ = status(t, d, "POST", "/agent/conversations", map[string]string{"Authorization": "Bearer ok"})
+		code, body = status(t, d, "POST", "/agent/conversations", map[string]string{"Authorization": "Bearer ok"})
 		require.Equal(t, 201, code)
+		require.Contains(t, body, `"user":"carol"`, "the user the application named")
 		require.Equal(t, seen{"", "Bearer ok"}, <-asked, "Authorization forwarded")
 		code, _ = status(t, d, "GET", "/chat/config", nil)
 		require.Equal(t, 200, code, "the page's config does not ask the application")
