@@ -20,11 +20,18 @@ const (
 	StatusCancelled   Status = "cancelled"
 )
 
+// Busy reports whether a conversation in status s has a run going or
+// waiting.
+func (s Status) Busy() bool { return s == StatusRunning || s == StatusQueued }
+
 // Conversation is one chat with the agent.
 type Conversation struct {
-	ID        string    `json:"id"`
-	Title     string    `json:"title"`
-	SessionID string    `json:"session_id"`
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	SessionID string `json:"session_id"`
+	// User is who started the conversation, as the auth scheme (or, on an
+	// open API, the create request) named them; slot-machine's field.
+	User      string    `json:"user,omitempty"`
 	Status    Status    `json:"status"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`

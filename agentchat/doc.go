@@ -9,5 +9,6 @@
 // per working directory and publishes every event on the store's notifier,
 // so any process sharing the backend can stream or cancel a run; [Handler]
 // serves the agent API, its server-sent-event stream and the chat console
-// (/chat, /chat.js), and [Intercept] puts them in front of an application.
+// (/chat, /chat.js, and /chat/config for slot-machine's chat page), guarded
+// by an [Auth] scheme, and [Intercept] puts them in front of an application.
 package agentchat

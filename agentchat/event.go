@@ -15,9 +15,30 @@ const (
 	EventSystem     EventType = "system"
 	EventError      EventType = "error"
 	EventDone       EventType = "done"
-	// EventStatus ends every run: {"status": "idle|error|interrupted|cancelled"}.
+	// EventStatus ends every run; its data is a StatusData.
 	EventStatus EventType = "status"
 )
+
+// StatusData is the data of a status event: how a run ended, in the
+// statuses slot-machine's chat page knows (idle, error, interrupted). A
+// cancelled run ends as the original ends one, with status error (its
+// stopped process exits with an error), and Cancelled set so a client can
+// tell the two apart; the conversation itself is StatusCancelled.
+type StatusData struct {
+	Status    Status `json:"status"`
+	Cancelled bool   `json:"cancelled,omitempty"`
+}
+
+// closingStatus is the status event that ends a run which left the
+// conversation in status s.
+func closingStatus(s Status) string {
+	d := StatusData{Status: s}
+	if s == StatusCancelled {
+		d = StatusData{Status: StatusError, Cancelled: true}
+	}
+	b, _ := json.Marshal(d)
+	return string(b)
+}
 
 // Event is one normalised event. Which fields are set depends on Type, and
 // they marshal to the SSE data of the specification:
@@ -25,7 +46,7 @@ const (
 //	assistant    {"content": "..."}
 //	tool_use     {"tool": "Edit", "input": {...}, "id": "toolu_..."}
 //	tool_result  {"tool": "Edit", "output": "...", "is_error": false, "id": "toolu_..."}
-//	system       {"content": "init", "session_id": "..."}
+//	system       {"content": "init", "session_id": "...", "subtype": "init"}
 //	error        {"content": "Process exited with code 1"}
 //	done         {"conversation_id": "...", "usage": {...}, "cost_usd": 0.01, ...}
 type Event struct {
@@ -38,6 +59,9 @@ type Event struct {
 	Output    string          `json:"output,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
 	SessionID string          `json:"session_id,omitempty"`
+	// Subtype is the CLI's subtype of a system event ("init"), which
+	// slot-machine's page reads.
+	Subtype string `json:"subtype,omitempty"`
 
 	// done only.
 	ConversationID string          `json:"conversation_id,omitempty"`

@@ -1,20 +1,19 @@
 package agentchat
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agorahq/agora/internal/httpjson"
-	"github.com/agorahq/agora/store"
 )
 
 // HandlerOption configures Handler.
@@ -22,41 +21,70 @@ type HandlerOption func(*handlerConfig)
 
 type handlerConfig struct {
 	log  *slog.Logger
-	auth func(*http.Request) (string, bool)
+	auth Auth
+	look ChatConfig // AuthMode and AuthSecret come from auth
+	css  string
+}
+
+// WithLook sets what GET /chat/config tells slot-machine's chat page to
+// show: its title (default "Agora") and accent colour (any CSS colour;
+// empty keeps the page's own), and css, served at /chat.css for the page
+// to load (empty serves an empty sheet).
+func WithLook(title, accent, css string) HandlerOption {
+	return func(c *handlerConfig) {
+		c.look.ChatTitle, c.look.ChatAccent, c.css = title, accent, css
+	}
+}
+
+// ChatConfig is GET /chat/config: the settings slot-machine's chat page
+// reads when it loads. AuthMode is "none" for an open API, "hmac" and
+// "trusted" for the signed-user header schemes (the page then sends
+// X-SlotMachine-User), or the name of another scheme; AuthSecret is the
+// key the page signs with, served only when the host chose so (see
+// SignedUser).
+type ChatConfig struct {
+	AuthMode   string `json:"authMode"`
+	AuthSecret string `json:"authSecret"`
+	ChatTitle  string `json:"chatTitle"`
+	ChatAccent string `json:"chatAccent"`
 }
 
 // WithLogger sets where unexpected errors are logged; the default is
 // slog.Default().
 func WithLogger(l *slog.Logger) HandlerOption { return func(c *handlerConfig) { c.log = l } }
 
-// WithAuth guards the agent API: auth returns who the request is from and
-// whether it may use the agent. Without it the API is open, as in the
-// specification; see Secret for a shared-secret check.
-func WithAuth(auth func(*http.Request) (user string, ok bool)) HandlerOption {
-	return func(c *handlerConfig) { c.auth = auth }
-}
-
-// Handler returns the handler of the agent API of seeds/md under
-// /agent/conversations, and of the chat console at /chat and /chat.js. It
-// runs a coding agent on the host: protect it with WithAuth (or the host's
-// own authentication). Mount it at "/agent/", "/chat", "/chat/" and
-// "/chat.js", or put it in front of an application with Intercept.
+// Handler returns the handler of the agent API of seeds/agentchat.md under
+// /agent/conversations, of the chat console at /chat and /chat.js, and of
+// /chat/config and /chat.css for slot-machine's chat page. It runs a coding
+// agent on the host: protect it with WithAuth (or the host's own
+// authentication); /chat, /chat.js, /chat/config and /chat.css stay open,
+// as in slot-machine. Mount it at "/agent/", "/chat", "/chat/", "/chat.js"
+// and "/chat.css", or put it in front of an application with Intercept.
 func Handler(svc *Service, opts ...HandlerOption) http.Handler {
-	cfg := handlerConfig{log: slog.Default()}
+	cfg := handlerConfig{log: slog.Default(), auth: NoAuth(), look: ChatConfig{ChatTitle: "Agora"}}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	a := &chatAPI{svc: svc}
+	cfg.look.AuthMode, cfg.look.AuthSecret = cfg.auth.Mode, cfg.auth.PageSecret
+	a := &chatAPI{svc: svc, mode: cfg.auth.Mode}
 	rt := httpjson.NewRouter(cfg.log)
 	open := func(fn func(http.ResponseWriter, *http.Request) error) func(http.ResponseWriter, *http.Request) error {
-		if cfg.auth == nil {
+		if cfg.auth.Authenticate == nil {
 			return fn
 		}
 		return func(w http.ResponseWriter, r *http.Request) error {
-			if _, ok := cfg.auth(r); !ok {
-				return errAuth
+			user, err := cfg.auth.Authenticate(r)
+			if errors.Is(err, ErrAuthUnavailable) {
+				// What went wrong with the application stays in the log.
+				cfg.log.WarnContext(r.Context(), "agent chat auth", "err", err)
+				httpjson.Write(w, http.StatusServiceUnavailable, httpjson.Body{Error: httpjson.Detail{
+					Code: "auth_unavailable", Message: "the application could not say whether you may use the agent; try again later"}})
+				return nil
 			}
-			return fn(w, r)
+			if err != nil {
+				return err
+			}
+			return fn(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
 		}
 	}
 	rt.Handle("POST", "/agent/conversations", open(a.create))
@@ -66,33 +94,19 @@ func Handler(svc *Service, opts ...HandlerOption) http.Handler {
 	rt.Handle("GET", "/agent/conversations/{id}/stream", open(a.stream))
 	rt.Handle("POST", "/agent/conversations/{id}/cancel", open(a.cancel))
 	rt.Handle("DELETE", "/agent/conversations/{id}", open(a.delete))
+	rt.Handle("GET", "/chat/config", func(w http.ResponseWriter, r *http.Request) error {
+		httpjson.Write(w, http.StatusOK, cfg.look)
+		return nil
+	})
+	rt.HandleRaw("GET /chat.css", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		_, _ = io.WriteString(w, cfg.css)
+	}))
 	ui := UI()
 	rt.HandleRaw("GET /chat", ui)
 	rt.HandleRaw("GET /chat/", ui)
 	rt.HandleRaw("GET /chat.js", ui)
 	return rt
-}
-
-var errAuth = store.Errorf(store.ErrUnauthorized, "unauthorized", "sign in to use the agent")
-
-// Secret is a WithAuth check of a shared secret, presented in the
-// header or in the cookie of the given names (the host sets the cookie; the
-// secret is never served to the page). Compared in constant time.
-func Secret(header, cookie, secret string) func(*http.Request) (string, bool) {
-	want := sha256.Sum256([]byte(secret))
-	match := func(v string) bool {
-		got := sha256.Sum256([]byte(v))
-		return v != "" && subtle.ConstantTimeCompare(got[:], want[:]) == 1
-	}
-	return func(r *http.Request) (string, bool) {
-		if header != "" && match(r.Header.Get(header)) {
-			return "secret", true
-		}
-		if c, err := r.Cookie(cookie); cookie != "" && err == nil && match(c.Value) {
-			return "secret", true
-		}
-		return "", false
-	}
 }
 
 // Intercept serves the agent API and chat console of chat (a Handler) in
@@ -101,7 +115,7 @@ func Secret(header, cookie, secret string) func(*http.Request) (string, bool) {
 func Intercept(chat, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
-		if strings.HasPrefix(p, "/agent/") || p == "/chat" || p == "/chat.js" || strings.HasPrefix(p, "/chat/") {
+		if strings.HasPrefix(p, "/agent/") || p == "/chat" || p == "/chat.js" || p == "/chat.css" || strings.HasPrefix(p, "/chat/") {
 			chat.ServeHTTP(w, r)
 			return
 		}
@@ -110,17 +124,30 @@ func Intercept(chat, next http.Handler) http.Handler {
 }
 
 type chatAPI struct {
-	svc *Service
+	svc  *Service
+	mode string // the auth scheme's Mode
 }
 
+// userKey keys the authenticated user in a request's context.
+type userKey struct{}
+
+// create starts a conversation for the authenticated user; a scheme that
+// names no one (none, secret, a trusted request without the header) takes
+// the body's user, as slot-machine does outside its hmac mode.
 func (a *chatAPI) create(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		Title string `json:"title"`
+		User  string `json:"user"`
 	}
 	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
 		return err
 	}
-	c, err := a.svc.Create(r.Context(), in.Title)
+	if user, _ := r.Context().Value(userKey{}).(string); user != "" {
+		in.User = user
+	} else if a.mode == "hmac" || a.mode == "delegate" {
+		in.User = "" // a scheme that names users: a body cannot claim one
+	}
+	c, err := a.svc.Create(r.Context(), NewConversation{Title: in.Title, User: in.User})
 	if err != nil {
 		return err
 	}
@@ -128,12 +155,17 @@ func (a *chatAPI) create(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// list answers a JSON array of conversations, most recently updated first,
+// as slot-machine's chat page reads it.
 func (a *chatAPI) list(w http.ResponseWriter, r *http.Request) error {
 	cs, err := a.svc.Conversations(r.Context())
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"conversations": cs})
+	if cs == nil {
+		cs = []Conversation{}
+	}
+	httpjson.Write(w, http.StatusOK, cs)
 	return nil
 }
 
@@ -195,19 +227,25 @@ func sseData(m Message) []byte {
 }
 
 // stream sends the conversation's messages as server-sent events — event
-// name the message type, id the message ID — from after Last-Event-ID (or
-// ?after=N) on, then follows new ones. Every message was stored before it
-// is sent, so a reconnecting client loses nothing.
+// name the message type, id the message ID — from after Last-Event-ID (or,
+// without the header, ?after=N) on, then follows new ones. The header wins:
+// a browser's EventSource reconnects to the URL it was opened with, ?after
+// included, and says in the header how far it really got. Every message was
+// stored before it is sent, so a reconnecting client loses nothing.
+//
+// Two rules keep slot-machine's chat page, which closes its stream at the
+// first status event, on the run it is waiting for: the closing status of
+// a run that a later user message superseded (see superseded) is not
+// replayed; and the stream of a conversation whose run a stopped server
+// left interrupted (no status event stored) starts with that status as an
+// event without an id, as slot-machine's stream of a conversation with no
+// run going ends.
 func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	id := r.PathValue("id")
-	after, _ := strconv.ParseInt(r.Header.Get("Last-Event-ID"), 10, 64)
-	if q := r.URL.Query().Get("after"); q != "" {
-		n, err := strconv.ParseInt(q, 10, 64)
-		if err != nil || n < 0 {
-			return httpjson.Invalid("invalid_after", "after must be a message ID")
-		}
-		after = n
+	after, err := streamStart(r)
+	if err != nil {
+		return err
 	}
 	sub, err := a.svc.Subscribe(ctx, id)
 	if err != nil {
@@ -218,22 +256,70 @@ func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 		defer sub.Close()
 		hints = sub.C
 	}
-	ms, err := a.svc.Messages(ctx, id, after) // an unknown conversation is a 404, before the stream starts
+	// An unknown conversation is a 404, before the stream starts.
+	conv, err := a.svc.Get(ctx, id)
 	if err != nil {
 		return err
 	}
+	ms, err := a.svc.Messages(ctx, id, after)
+	if err != nil {
+		return err
+	}
+	busy := func() bool {
+		c, err := a.svc.Get(ctx, id)
+		return err == nil && c.Status.Busy()
+	}
+	first := true
 	httpjson.Stream(w, r, hints, time.Second, func(w io.Writer, _ []byte) error {
 		if ms == nil {
 			if ms, err = a.svc.Messages(ctx, id, after); err != nil {
 				return err // deleted, or the store is gone
 			}
 		}
-		for _, m := range ms {
-			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", m.ID, m.Type, sseData(m))
+		for i, m := range ms {
 			after = m.ID
+			if m.Type == EventStatus && superseded(ms[i+1:], busy) {
+				continue
+			}
+			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", m.ID, m.Type, sseData(m))
 		}
-		ms = nil
+		if first && conv.Status == StatusInterrupted && (len(ms) == 0 || ms[len(ms)-1].Type != EventStatus) {
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", EventStatus, closingStatus(conv.Status))
+		}
+		first, ms = false, nil
 		return nil
 	})
 	return nil
+}
+
+// streamStart is the message ID a stream starts after: Last-Event-ID when
+// the request has one, else ?after, else 0.
+func streamStart(r *http.Request) (int64, error) {
+	v, what := r.Header.Get("Last-Event-ID"), "Last-Event-ID"
+	if v == "" {
+		v, what = r.URL.Query().Get("after"), "after"
+	}
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, httpjson.Invalid("invalid_after", "%s must be a message ID", what)
+	}
+	return n, nil
+}
+
+// superseded reports whether a status event, followed by later (the
+// messages stored after it), closed a run that a new user message has
+// superseded: a user message comes later, and a run started after it
+// (something else was stored after it) or is starting (busy).
+func superseded(later []Message, busy func() bool) bool {
+	i := slices.IndexFunc(later, func(m Message) bool { return m.Type == EventUser })
+	if i < 0 {
+		return false
+	}
+	if slices.ContainsFunc(later[i+1:], func(m Message) bool { return m.Type != EventUser }) {
+		return true
+	}
+	return busy()
 }

@@ -86,7 +86,7 @@ func (p *Parser) ParseLine(raw []byte) ([]Event, error) {
 	case "system":
 		switch l.Subtype {
 		case "init":
-			return []Event{{Type: EventSystem, Content: "init", SessionID: l.SessionID}}, nil
+			return []Event{{Type: EventSystem, Content: "init", SessionID: l.SessionID, Subtype: "init"}}, nil
 		case "api_retry":
 			return []Event{{Type: EventSystem, Content: fmt.Sprintf("API retry %d/%d: %s", l.Attempt, l.MaxRetries, l.Error)}}, nil
 		}

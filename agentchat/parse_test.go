@@ -53,6 +53,11 @@ func TestReplaySuccessToolUse(t *testing.T) {
 	}, got)
 	require.Equal(t, "326bff2f-1227-4fb1-9e44-cb5d0ef09ad6", p.SessionID)
 	require.False(t, p.Result.ResumeFailed(""))
+
+	var init Parser
+	evs, err := init.ParseLine([]byte(`{"type":"system","subtype":"init","session_id":"s-1"}`))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"content":"init","session_id":"s-1","subtype":"init"}`, string(evs[0].Data()), "the subtype slot-machine's page reads")
 }
 
 func TestReplayPartialMessagesMatchesPlain(t *testing.T) {

@@ -59,7 +59,7 @@ func TestEveryFixtureThroughTheService(t *testing.T) {
 			svc := agentchat.New(st, runner)
 			defer svc.Close()
 			ctx := context.Background()
-			c, err := svc.Create(ctx, name)
+			c, err := svc.Create(ctx, agentchat.NewConversation{Title: name})
 			require.NoError(t, err)
 			_, err = svc.Send(ctx, c.ID, "go")
 			require.NoError(t, err)

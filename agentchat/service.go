@@ -2,7 +2,6 @@ package agentchat
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,14 +104,30 @@ var (
 // MaxMessageLen bounds a user message.
 const MaxMessageLen = 100_000
 
+// NewConversation is the input of Create.
+type NewConversation struct {
+	// Title is the conversation's title; empty takes the first message's
+	// (or the agent's [[TITLE: …]]).
+	Title string
+	// User is who starts it, if known.
+	User string
+}
+
+// MaxTitleLen bounds a conversation's title and its user's name.
+const MaxTitleLen = 200
+
 // Create starts a conversation.
-func (s *Service) Create(ctx context.Context, title string) (Conversation, error) {
-	title = strings.TrimSpace(title)
-	if utf8.RuneCountInString(title) > 200 {
-		return Conversation{}, store.Errorf(store.ErrInvalid, "invalid_title", "title is longer than 200 characters")
+func (s *Service) Create(ctx context.Context, in NewConversation) (Conversation, error) {
+	title := strings.TrimSpace(in.Title)
+	if utf8.RuneCountInString(title) > MaxTitleLen || !utf8.ValidString(title) || strings.ContainsRune(title, 0) {
+		return Conversation{}, store.Errorf(store.ErrInvalid, "invalid_title", "title must be text of at most %d characters", MaxTitleLen)
+	}
+	user := strings.TrimSpace(in.User)
+	if utf8.RuneCountInString(user) > MaxTitleLen || !utf8.ValidString(user) || strings.ContainsRune(user, 0) {
+		return Conversation{}, store.Errorf(store.ErrInvalid, "invalid_user", "user must be text of at most %d characters", MaxTitleLen)
 	}
 	now := s.now().UTC()
-	c := Conversation{ID: s.ids.New("conv"), Title: title, Status: StatusIdle, CreatedAt: now, UpdatedAt: now}
+	c := Conversation{ID: s.ids.New("conv"), Title: title, User: user, Status: StatusIdle, CreatedAt: now, UpdatedAt: now}
 	return c, s.store.CreateConversation(ctx, c)
 }
 
@@ -124,6 +139,11 @@ func (s *Service) Conversation(ctx context.Context, id string) (Conversation, []
 	}
 	ms, err := s.store.ListChatMessages(ctx, id, 0)
 	return c, ms, err
+}
+
+// Get returns a conversation without its messages.
+func (s *Service) Get(ctx context.Context, id string) (Conversation, error) {
+	return s.store.GetConversation(ctx, id)
 }
 
 // Conversations lists conversations, most recently updated first.
@@ -165,6 +185,11 @@ func (s *Service) Send(ctx context.Context, id, text string) (SendResult, error)
 	if strings.TrimSpace(text) == "" || utf8.RuneCountInString(text) > MaxMessageLen || !utf8.ValidString(text) {
 		return SendResult{}, store.Errorf(store.ErrInvalid, "invalid_content", "content must be 1 to %d characters of text", MaxMessageLen)
 	}
+	// The message is stored under the lock that ends runs too, so it is
+	// stored after the closing status of a run it did not catch (and
+	// answered ErrBusy only while that run is still going).
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	c, err := s.store.GetConversation(ctx, id)
 	if err != nil {
 		return SendResult{}, err
@@ -180,8 +205,6 @@ func (s *Service) Send(ctx context.Context, id, text string) (SendResult, error)
 		}
 		_ = s.store.UpdateConversation(ctx, id, c.Status, "", title, s.now().UTC())
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.active == id || slices.ContainsFunc(s.queue, func(q queued) bool { return q.conversationID == id }) {
 		return SendResult{Message: m}, ErrBusy
 	}
@@ -207,9 +230,16 @@ func (s *Service) startLocked(id, text string) error {
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
-		s.run(ctx, id, text)
+		status, session := s.run(ctx, id, text)
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		// How the run ended is stored under the lock Send takes, so no
+		// message is stored between the run's end and its status event.
+		bg := context.WithoutCancel(ctx)
+		_ = s.store.UpdateConversation(bg, id, status, session, "", s.now().UTC())
+		// The run ends with a status event, stored like the rest, so a
+		// stream (live or replayed) always tells how the run ended.
+		_, _ = s.append(bg, id, EventStatus, closingStatus(status))
 		s.active, s.cancelFn = "", nil
 		for len(s.queue) > 0 && s.base.Err() == nil {
 			next := s.queue[0]
@@ -222,21 +252,48 @@ func (s *Service) startLocked(id, text string) error {
 	return nil
 }
 
-// run runs the agent for one message and records how it ended.
-func (s *Service) run(ctx context.Context, id, text string) {
+// run runs the agent for one message and returns how it ended and the
+// session to resume.
+func (s *Service) run(ctx context.Context, id, text string) (Status, string) {
 	bg := context.WithoutCancel(ctx) // storing goes on after a cancel
 	c, err := s.store.GetConversation(bg, id)
 	if err != nil {
-		return
+		return StatusError, ""
 	}
 	history := s.history(bg, id)
 	failed := false
+	var titles titleFilter
+	setTitle := func(title string) {
+		if title != "" {
+			_ = s.store.UpdateConversation(bg, id, StatusRunning, "", title, s.now().UTC())
+		}
+	}
+	flush := func() {
+		if held := titles.Flush(); held != "" {
+			_, _ = s.append(bg, id, EventAssistant, held)
+		}
+	}
 	res, err := s.runner.Run(ctx, RunRequest{Message: text, SessionID: c.SessionID, History: history, OnEvent: func(e Event) {
-		// Assistant text is stored as text, every other event as its JSON.
+		// Assistant text is stored as text, without the agent's title
+		// markers; every other event as its JSON.
 		content := e.Content
+		if e.Type == EventAssistant {
+			var title string
+			content, title = titles.Feed(content)
+			setTitle(title)
+			if content == "" {
+				return
+			}
+		} else {
+			flush()
+		}
 		switch e.Type {
 		case EventAssistant:
 		case EventDone:
+			if result, title, ok := stripTitles(e.Result); ok {
+				e.Result = strings.TrimSpace(result)
+				setTitle(title)
+			}
 			e.ConversationID = id
 			content = string(e.Data())
 		case EventError:
@@ -247,6 +304,7 @@ func (s *Service) run(ctx context.Context, id, text string) {
 		}
 		_, _ = s.append(bg, id, e.Type, content)
 	}})
+	flush()
 	status := StatusIdle
 	switch {
 	case ctx.Err() != nil:
@@ -258,11 +316,7 @@ func (s *Service) run(ctx context.Context, id, text string) {
 	case failed:
 		status = StatusError
 	}
-	_ = s.store.UpdateConversation(bg, id, status, res.SessionID, "", s.now().UTC())
-	// The run ends with a status event, stored like the rest, so a stream
-	// (live or replayed) always tells how the run ended.
-	b, _ := json.Marshal(map[string]Status{"status": status})
-	_, _ = s.append(bg, id, EventStatus, string(b))
+	return status, res.SessionID
 }
 
 // history rebuilds the conversation's turns for a run that cannot resume.
@@ -312,6 +366,8 @@ func (s *Service) cancelLocal(ctx context.Context, id string) bool {
 	if i := slices.IndexFunc(s.queue, func(q queued) bool { return q.conversationID == id }); i >= 0 {
 		s.queue = slices.Delete(s.queue, i, i+1)
 		_ = s.store.UpdateConversation(ctx, id, StatusCancelled, "", "", s.now().UTC())
+		// A stream waiting for the queued run learns it will not come.
+		_, _ = s.append(context.WithoutCancel(ctx), id, EventStatus, closingStatus(StatusCancelled))
 		return true
 	}
 	return false

@@ -57,7 +57,7 @@ func TestSendRunsAndStoresEveryEvent(t *testing.T) {
 	st := memstore.New()
 	svc := agentchat.New(st, &scripted{}, agentchat.WithNotifier(st))
 	defer svc.Close()
-	c, err := svc.Create(ctx, "")
+	c, err := svc.Create(ctx, agentchat.NewConversation{Title: ""})
 	require.NoError(t, err)
 	sub, err := svc.Subscribe(ctx, c.ID)
 	require.NoError(t, err)
@@ -96,12 +96,17 @@ func TestOneRunAtATime(t *testing.T) {
 	r := &scripted{release: make(chan struct{}), started: make(chan string, 4)}
 	svc := agentchat.New(st, r)
 	defer svc.Close()
-	a, _ := svc.Create(ctx, "a")
-	b, _ := svc.Create(ctx, "b")
+	a, _ := svc.Create(ctx, agentchat.NewConversation{Title: "a"})
+	b, _ := svc.Create(ctx, agentchat.NewConversation{Title: "b"})
 	_, err := svc.Send(ctx, a.ID, "first")
 	require.NoError(t, err)
 	require.Equal(t, "first", <-r.started)
 	waitStatus(t, svc, a.ID, agentchat.StatusRunning)
+	// The runner says it started before it reports its first two events.
+	require.Eventually(t, func() bool {
+		_, ms, err := svc.Conversation(ctx, a.ID)
+		return err == nil && len(ms) == 3
+	}, 5*time.Second, 5*time.Millisecond, "the user message and the run's first two events are stored")
 
 	res, err := svc.Send(ctx, a.ID, "again")
 	require.ErrorIs(t, err, agentchat.ErrBusy)
@@ -140,8 +145,8 @@ func TestRejectWhenBusy(t *testing.T) {
 	r := &scripted{release: make(chan struct{}), started: make(chan string, 1)}
 	svc := agentchat.New(memstore.New(), r, agentchat.WithRejectWhenBusy())
 	defer svc.Close()
-	a, _ := svc.Create(ctx, "a")
-	b, _ := svc.Create(ctx, "b")
+	a, _ := svc.Create(ctx, agentchat.NewConversation{Title: "a"})
+	b, _ := svc.Create(ctx, agentchat.NewConversation{Title: "b"})
 	_, err := svc.Send(ctx, a.ID, "first")
 	require.NoError(t, err)
 	<-r.started
@@ -155,8 +160,8 @@ func TestCancelAndInterrupted(t *testing.T) {
 	st := memstore.New()
 	r := &scripted{release: make(chan struct{}), started: make(chan string, 2)}
 	svc := agentchat.New(st, r)
-	a, _ := svc.Create(ctx, "a")
-	b, _ := svc.Create(ctx, "b")
+	a, _ := svc.Create(ctx, agentchat.NewConversation{Title: "a"})
+	b, _ := svc.Create(ctx, agentchat.NewConversation{Title: "b"})
 	require.ErrorIs(t, svc.Cancel(ctx, a.ID), agentchat.ErrNotRunning)
 	_, err := svc.Send(ctx, a.ID, "long job")
 	require.NoError(t, err)
@@ -200,7 +205,7 @@ func TestCancelFromAnotherProcess(t *testing.T) {
 		_, err := svc.Start(ctx)
 		require.NoError(t, err)
 	}
-	c, _ := here.Create(ctx, "remote")
+	c, _ := here.Create(ctx, agentchat.NewConversation{Title: "remote"})
 	_, err := here.Send(ctx, c.ID, "long job")
 	require.NoError(t, err)
 	<-r.started

@@ -102,7 +102,9 @@ func (p Prompt) AsOf(now time.Time) Prompt {
 }
 
 // Message is a squad-chat message. Prompts and responses are messages too,
-// linked to their prompt by DiscussionPromptID.
+// linked to their prompt by DiscussionPromptID. TaskRef names the task a
+// message is about (a prompt's message carries its prompt's task ID), and
+// ReplyToID the squad-chat message it answers: the threads of the chat.
 type Message struct {
 	ID                 string      `json:"id"`
 	AgentName          string      `json:"agent_name"`
@@ -110,6 +112,8 @@ type Message struct {
 	IsHuman            bool        `json:"is_human"`
 	MessageType        MessageType `json:"message_type"`
 	DiscussionPromptID *string     `json:"discussion_prompt_id"`
+	TaskRef            *string     `json:"task_ref"`
+	ReplyToID          *string     `json:"reply_to_id"`
 	CreatedAt          time.Time   `json:"created_at"`
 }
 
@@ -120,4 +124,5 @@ var (
 	ErrAlreadyResponded = &store.Error{Kind: store.ErrConflict, Code: "already_responded", Message: "this agent has already responded to the prompt"}
 	ErrOwnPrompt        = &store.Error{Kind: store.ErrInvalid, Code: "own_prompt", Message: "the requester cannot respond to its own prompt"}
 	ErrPromptExists     = &store.Error{Kind: store.ErrConflict, Code: "prompt_exists", Message: "a prompt with this ID already exists"}
+	ErrReplyToNotFound  = &store.Error{Kind: store.ErrInvalid, Code: "reply_to_not_found", Message: "reply_to_id names no message of the squad chat"}
 )

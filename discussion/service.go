@@ -120,13 +120,9 @@ func (s *Service) Create(ctx context.Context, in NewPrompt) (Prompt, Message, er
 	if timeout < 1 || timeout > MaxTimeoutMinutes {
 		return Prompt{}, Message{}, invalid("invalid_timeout_minutes", "timeout_minutes must be an integer from 1 to %d", MaxTimeoutMinutes)
 	}
-	var taskID *string
-	if in.TaskID != nil && strings.TrimSpace(*in.TaskID) != "" {
-		t, err := checkText("task_id", *in.TaskID, MaxTaskIDLen)
-		if err != nil {
-			return Prompt{}, Message{}, err
-		}
-		taskID = &t
+	taskID, err := optionalText("task_id", in.TaskID, MaxTaskIDLen)
+	if err != nil {
+		return Prompt{}, Message{}, err
 	}
 	now := s.nowMs()
 	p := Prompt{
@@ -146,6 +142,7 @@ func (s *Service) Create(ctx context.Context, in NewPrompt) (Prompt, Message, er
 		Message:            text,
 		MessageType:        TypeDiscussionPrompt,
 		DiscussionPromptID: &p.ID,
+		TaskRef:            taskID,
 		CreatedAt:          now,
 	}
 	p.SquadChatID = m.ID
@@ -354,22 +351,58 @@ func (s *Service) Wait(ctx context.Context, id string, d time.Duration) (Prompt,
 	}
 }
 
-// PostMessage posts a plain squad-chat message.
-func (s *Service) PostMessage(ctx context.Context, agentName, text string, isHuman bool) (Message, error) {
-	agent, err := checkText("agent_name", agentName, MaxAgentNameLen)
+// Post is a plain squad-chat message, the input of PostMessage.
+type Post struct {
+	AgentName string
+	Message   string
+	IsHuman   bool
+	// TaskRef, when set, names the task the message is about.
+	TaskRef *string
+	// ReplyToID, when set, is the ID of the squad-chat message this one
+	// answers; it must exist.
+	ReplyToID *string
+}
+
+// PostMessage posts a plain squad-chat message, a reply when
+// in.ReplyToID is set.
+func (s *Service) PostMessage(ctx context.Context, in Post) (Message, error) {
+	agent, err := checkText("agent_name", in.AgentName, MaxAgentNameLen)
 	if err != nil {
 		return Message{}, err
 	}
-	text, err = checkText("message", text, MaxMessageLen)
+	text, err := checkText("message", in.Message, MaxMessageLen)
 	if err != nil {
 		return Message{}, err
 	}
-	m := Message{ID: s.ids.New("msg"), AgentName: agent, Message: text, IsHuman: isHuman, MessageType: TypeMessage, CreatedAt: s.nowMs()}
+	taskRef, err := optionalText("task_ref", in.TaskRef, MaxTaskIDLen)
+	if err != nil {
+		return Message{}, err
+	}
+	replyTo, err := optionalText("reply_to_id", in.ReplyToID, MaxTaskIDLen)
+	if err != nil {
+		return Message{}, err
+	}
+	m := Message{
+		ID: s.ids.New("msg"), AgentName: agent, Message: text, IsHuman: in.IsHuman, MessageType: TypeMessage,
+		TaskRef: taskRef, ReplyToID: replyTo, CreatedAt: s.nowMs(),
+	}
 	if err := s.store.PostMessage(ctx, m); err != nil {
 		return Message{}, err
 	}
 	s.changed(ctx, "chat")
 	return m, nil
+}
+
+// optionalText checks an optional text field: nil or blank is absent.
+func optionalText(field string, v *string, max int) (*string, error) {
+	if v == nil || strings.TrimSpace(*v) == "" {
+		return nil, nil
+	}
+	t, err := checkText(field, *v, max)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
 }
 
 // Messages lists squad-chat messages newest first.

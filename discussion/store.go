@@ -37,7 +37,10 @@ type Store interface {
 	// ListResponses returns the squad-chat responses to a prompt, oldest
 	// first, or ErrPromptNotFound.
 	ListResponses(ctx context.Context, promptID string) ([]Message, error)
-	// PostMessage stores a plain squad-chat message.
+	// PostMessage stores a plain squad-chat message. When m.ReplyToID is
+	// set, the message it names must be stored: the check and the write
+	// are one atomic step, and ErrReplyToNotFound is returned (nothing
+	// written) when it is not.
 	PostMessage(ctx context.Context, m Message) error
 	// ListMessages returns up to limit messages newest first, with IDs below
 	// before when it is set.

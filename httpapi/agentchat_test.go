@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -115,19 +116,24 @@ func TestAgentChatHTTP(t *testing.T) {
 		require.Contains(t, rest[1].data, "index.html")
 		require.Contains(t, rest[2].data, `"conversation_id":"`+id+`"`)
 
+		// The run is over once its status event is stored.
 		require.Eventually(t, func() bool {
-			return c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body["conversation"].(map[string]any)["status"] == "idle"
+			return len(c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body["messages"].([]any)) == 8
 		}, 5*time.Second, 10*time.Millisecond)
 		full := c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body
+		require.Equal(t, "idle", full["conversation"].(map[string]any)["status"])
 		msgs := full["messages"].([]any)
 		require.Len(t, msgs, 8, "every event was stored")
 		require.Equal(t, "status", msgs[7].(map[string]any)["type"], "a run ends with its status")
 		require.JSONEq(t, `{"status":"idle"}`, msgs[7].(map[string]any)["content"].(string))
 		require.Equal(t, "s1", full["conversation"].(map[string]any)["session_id"])
-		list := c.expect(200, "GET", "/agent/conversations", "", nil).body["conversations"].([]any)
+		var list []map[string]any
+		require.NoError(t, json.Unmarshal([]byte(c.expect(200, "GET", "/agent/conversations", "", nil).raw), &list))
 		require.Len(t, list, 1)
 
-		c.expect(409, "POST", "/agent/conversations/"+id+"/cancel", "", nil)
+		require.Eventually(t, func() bool { // the service lets go of the run just after storing its end
+			return c.do("POST", "/agent/conversations/"+id+"/cancel", "", nil).status == 409
+		}, 5*time.Second, 10*time.Millisecond)
 		c.expect(404, "GET", "/agent/conversations/conv_missing", "", nil)
 		c.expect(404, "POST", "/agent/conversations/conv_missing/messages", "", map[string]any{"content": "x"})
 		c.expect(400, "POST", "/agent/conversations/"+id+"/messages", "", map[string]any{"content": ""})
@@ -207,5 +213,389 @@ func TestAgentChatStreamAcrossProcesses(t *testing.T) {
 		}
 		require.Equal(t, []string{"user", "system", "assistant", "tool_use", "tool_result", "done", "status"}, names)
 		require.JSONEq(t, `{"status":"idle"}`, events[len(events)-1].data)
+	})
+}
+
+// newChatServer serves the agent API and the chat routes of one process on
+// st, running runner.
+func newChatServer(t *testing.T, st storetest.Stores, runner agentchat.Runner, opts ...agentchat.HandlerOption) (*agentchat.Service, *apiClient) {
+	t.Helper()
+	svc := agentchat.New(st.AgentChat, runner, agentchat.WithNotifier(st.Notifier))
+	t.Cleanup(svc.Close)
+	srv := httptest.NewServer(agentchat.Intercept(agentchat.Handler(svc, opts...), http.NotFoundHandler()))
+	t.Cleanup(srv.Close)
+	return svc, &apiClient{t: t, srv: srv}
+}
+
+// openStream opens a conversation's stream with ?after (when not empty)
+// and a Last-Event-ID header (when not empty); it is closed with t.
+func openStream(t *testing.T, c *apiClient, id, after, lastEventID string) *http.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	url := c.srv.URL + "/agent/conversations/" + id + "/stream"
+	if after != "" {
+		url += "?after=" + after
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	res, err := c.srv.Client().Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { res.Body.Close() })
+	require.Equal(t, 200, res.StatusCode)
+	return res
+}
+
+func eventNames(es []sseEvent) []string {
+	var names []string
+	for _, e := range es {
+		names = append(names, e.name)
+	}
+	return names
+}
+
+func isStatus(e sseEvent) bool { return e.name == "status" }
+
+// TestAgentChatPageWire pins what slot-machine's chat page relies on, on
+// every backend: the conversation list is a JSON array; Last-Event-ID wins
+// over ?after; a second message's stream, opened after the last event the
+// page saw, starts with that message and not with the previous run's
+// closing status; /chat/config and /chat.css answer.
+func TestAgentChatPageWire(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		gate := make(chan struct{})
+		close(gate)
+		_, c := newChatServer(t, st, gatedRunner{gate})
+
+		empty := c.expect(200, "GET", "/agent/conversations", "", nil)
+		require.JSONEq(t, `[]`, empty.raw, "no conversations is an empty array")
+		id := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		c.expect(202, "POST", "/agent/conversations/"+id+"/messages", "", map[string]any{"content": "first"})
+		run1 := readSSE(t, openStream(t, c, id, "", ""), isStatus)
+		require.Equal(t, []string{"user", "system", "assistant", "tool_use", "tool_result", "done", "status"}, eventNames(run1))
+		require.JSONEq(t, `{"status":"idle"}`, run1[6].data)
+		doneID := run1[5].id // the page tracks ids of every event but status
+
+		var list []map[string]any
+		require.NoError(t, json.Unmarshal([]byte(c.expect(200, "GET", "/agent/conversations", "", nil).raw), &list))
+		require.Len(t, list, 1)
+		require.Equal(t, id, list[0]["id"])
+		require.Equal(t, "first", list[0]["title"])
+		for _, f := range []string{"status", "created_at", "updated_at"} {
+			require.Contains(t, list[0], f)
+		}
+
+		// The header wins over ?after: an EventSource reconnects to its
+		// first URL and says in the header how far it got.
+		replay := readSSE(t, openStream(t, c, id, "0", run1[4].id), isStatus)
+		require.Equal(t, []string{"done", "status"}, eventNames(replay))
+		replay = readSSE(t, openStream(t, c, id, "3", ""), isStatus)
+		require.Equal(t, []string{"tool_use", "tool_result", "done", "status"}, eventNames(replay), "?after without the header")
+		c.expect(400, "GET", "/agent/conversations/"+id+"/stream?after=x", "", nil)
+
+		// The second message: the page reconnects after the done it saw.
+		c.expect(202, "POST", "/agent/conversations/"+id+"/messages", "", map[string]any{"content": "second"})
+		run2 := readSSE(t, openStream(t, c, id, doneID, ""), isStatus)
+		require.Equal(t, []string{"user", "system", "assistant", "tool_use", "tool_result", "done", "status"}, eventNames(run2),
+			"the new run's stream opens with its message, not the previous run's status")
+		require.JSONEq(t, `{"content":"second"}`, run2[0].data)
+		require.JSONEq(t, `{"content":"Looking at second"}`, run2[2].data)
+		run2 = readSSE(t, openStream(t, c, id, "", doneID), isStatus)
+		require.Equal(t, "user", run2[0].name, "the same through Last-Event-ID")
+
+		cfg := c.expect(200, "GET", "/chat/config", "", nil)
+		require.JSONEq(t, `{"authMode":"none","authSecret":"","chatTitle":"Agora","chatAccent":""}`, cfg.raw)
+		res, err := c.srv.Client().Get(c.srv.URL + "/chat.css")
+		require.NoError(t, err)
+		defer res.Body.Close()
+		require.Equal(t, 200, res.StatusCode)
+		require.Contains(t, res.Header.Get("Content-Type"), "text/css")
+	})
+}
+
+// TestAgentChatCancelEndsLikeTheOriginal cancels a running and a queued
+// run on every backend: each stream ends with status error (the status
+// slot-machine's page knows a stopped run by) marked cancelled, and the
+// conversation is cancelled.
+func TestAgentChatCancelEndsLikeTheOriginal(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		_, c := newChatServer(t, st, gatedRunner{make(chan struct{})})
+		running := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		queued := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		c.expect(202, "POST", "/agent/conversations/"+running+"/messages", "", map[string]any{"content": "hang"})
+		require.Equal(t, true, c.expect(202, "POST", "/agent/conversations/"+queued+"/messages", "", map[string]any{"content": "wait"}).body["queued"])
+
+		stream := openStream(t, c, running, "", "")
+		readSSE(t, stream, func(e sseEvent) bool { return e.name == "tool_use" })
+		waiting := openStream(t, c, queued, "", "")
+		readSSE(t, waiting, func(e sseEvent) bool { return e.name == "user" })
+
+		c.expect(200, "POST", "/agent/conversations/"+queued+"/cancel", "", nil)
+		end := readSSE(t, waiting, isStatus)
+		require.JSONEq(t, `{"status":"error","cancelled":true}`, end[len(end)-1].data)
+
+		c.expect(200, "POST", "/agent/conversations/"+running+"/cancel", "", nil)
+		end = readSSE(t, stream, isStatus)
+		require.Equal(t, []string{"system", "status"}, eventNames(end))
+		require.JSONEq(t, `{"content":"cancelled"}`, end[0].data)
+		require.JSONEq(t, `{"status":"error","cancelled":true}`, end[1].data)
+		for _, id := range []string{running, queued} {
+			require.Eventually(t, func() bool {
+				return c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body["conversation"].(map[string]any)["status"] == "cancelled"
+			}, 5*time.Second, 10*time.Millisecond)
+		}
+	})
+}
+
+// titleRunner answers as slot-machine's test agent does, its title marker
+// split across chunks, when the message starts with "title:"; plainly
+// otherwise.
+type titleRunner struct{}
+
+func (titleRunner) Run(ctx context.Context, req agentchat.RunRequest) (agentchat.RunResult, error) {
+	title, titled := strings.CutPrefix(req.Message, "title:")
+	chunks := []string{"working on: " + req.Message}
+	result := "done: " + req.Message
+	if titled {
+		chunks = []string{"[[TIT", "LE: " + title, "]]", "\nworking on: " + req.Message}
+		result = "[[TITLE: " + title + "]]\n" + result
+	}
+	req.OnEvent(agentchat.Event{Type: agentchat.EventSystem, Content: "init", SessionID: "s1"})
+	for _, c := range chunks {
+		req.OnEvent(agentchat.Event{Type: agentchat.EventAssistant, Content: c})
+	}
+	req.OnEvent(agentchat.Event{Type: agentchat.EventToolUse, Tool: "Edit", ToolUseID: "tool_001", Input: []byte(`{}`)})
+	req.OnEvent(agentchat.Event{Type: agentchat.EventToolResult, Tool: "Edit", ToolUseID: "tool_001", Output: "File edited successfully"})
+	req.OnEvent(agentchat.Event{Type: agentchat.EventDone, Result: result})
+	return agentchat.RunResult{SessionID: "s1"}, nil
+}
+
+// TestAgentChatTitles runs slot-machine's TestAutoTitling on every backend:
+// the agent's [[TITLE: …]] marker, split across chunks, is neither streamed
+// nor stored, and becomes the conversation's title; a later marker renames
+// it; without one the first message is the title.
+func TestAgentChatTitles(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		_, c := newChatServer(t, st, titleRunner{})
+		id := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		c.expect(202, "POST", "/agent/conversations/"+id+"/messages", "", map[string]any{"content": "title:fix the login bug"})
+		events := readSSE(t, openStream(t, c, id, "", ""), func(e sseEvent) bool { return e.name == "done" })
+		var text strings.Builder
+		for _, e := range events {
+			require.NotContains(t, e.data, "[[TITLE:", "the stream never carries the marker")
+			require.NotContains(t, e.data, "TITLE", "nor a piece of it")
+			if e.name == "assistant" {
+				var d struct{ Content string }
+				require.NoError(t, json.Unmarshal([]byte(e.data), &d))
+				text.WriteString(d.Content)
+			}
+		}
+		require.Equal(t, "working on: title:fix the login bug", text.String())
+		// TestToolEventsForwardedThroughSSE: the fields the page reads.
+		var use, result map[string]any
+		for _, e := range events {
+			switch e.name {
+			case "tool_use":
+				require.NoError(t, json.Unmarshal([]byte(e.data), &use))
+			case "tool_result":
+				require.NoError(t, json.Unmarshal([]byte(e.data), &result))
+			}
+		}
+		require.Equal(t, "Edit", use["tool"])
+		require.Equal(t, "tool_001", use["id"])
+		require.Equal(t, "tool_001", result["id"])
+		require.Equal(t, "File edited successfully", result["output"])
+		require.JSONEq(t, `{"conversation_id":"`+id+`","result":"done: title:fix the login bug"}`, events[len(events)-1].data, "nor the result")
+
+		conv := c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body
+		require.Equal(t, "fix the login bug", conv["conversation"].(map[string]any)["title"])
+		for _, m := range conv["messages"].([]any) {
+			if m.(map[string]any)["type"] != "user" {
+				require.NotContains(t, m.(map[string]any)["content"], "TITLE", "stored without the marker")
+			}
+		}
+
+		require.Eventually(t, func() bool {
+			return c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body["conversation"].(map[string]any)["status"] == "idle"
+		}, 5*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool {
+			return c.do("POST", "/agent/conversations/"+id+"/messages", "", map[string]any{"content": "title:login bug, part 2"}).status == 202
+		}, 5*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool {
+			return c.expect(200, "GET", "/agent/conversations/"+id, "", nil).body["conversation"].(map[string]any)["title"] == "login bug, part 2"
+		}, 5*time.Second, 10*time.Millisecond, "a later marker renames the conversation")
+
+		plain := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		require.Eventually(t, func() bool {
+			return c.do("POST", "/agent/conversations/"+plain+"/messages", "", map[string]any{"content": "what is in the footer?"}).status == 202
+		}, 5*time.Second, 10*time.Millisecond)
+		readSSE(t, openStream(t, c, plain, "", ""), func(e sseEvent) bool { return e.name == "done" })
+		require.Equal(t, "what is in the footer?", c.expect(200, "GET", "/agent/conversations/"+plain, "", nil).body["conversation"].(map[string]any)["title"],
+			"without a marker the first message is the title")
+	})
+}
+
+// status does a request of the agent API with the given headers (and, for
+// a POST, an optional body) and returns its status code and body.
+func status(t *testing.T, c *apiClient, method, path string, header map[string]string, body ...string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, c.srv.URL+path, strings.NewReader(strings.Join(body, "")))
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := c.srv.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b := new(strings.Builder)
+	_, _ = bufio.NewReader(res.Body).WriteTo(b)
+	return res.StatusCode, b.String()
+}
+
+// TestAgentChatAuthSchemes pins the auth options on every backend:
+// slot-machine's signed X-SlotMachine-User header (TestHMACAuthRejects
+// Unauthenticated: 401 without it, /chat open), its trusted header, and
+// seeds/agentchat.md's delegation to the application's auth endpoint with
+// the request's cookies and Authorization forwarded; /chat/config names
+// the scheme.
+func TestAgentChatAuthSchemes(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		const secret = "deadbeef1234"
+		_, c := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(agentchat.SignedUser(secret, true)))
+		for _, m := range []string{"GET", "POST"} {
+			code, _ := status(t, c, m, "/agent/conversations", nil)
+			require.Equal(t, 401, code, m)
+		}
+		code, _ := status(t, c, "GET", "/agent/conversations", map[string]string{"X-SlotMachine-User": "alice:badsig"})
+		require.Equal(t, 401, code)
+		code, body := status(t, c, "GET", "/agent/conversations", map[string]string{"X-SlotMachine-User": agentchat.SignUser(secret, "alice")})
+		require.Equal(t, 200, code, body)
+		require.JSONEq(t, `[]`, body)
+		code, body = status(t, c, "POST", "/agent/conversations", map[string]string{"X-SlotMachine-User": agentchat.SignUser(secret, "alice")}, `{"user":"mallory"}`)
+		require.Equal(t, 201, code)
+		require.Contains(t, body, `"user":"alice"`, "the signed user, not the one the body claims")
+		code, body = status(t, c, "GET", "/chat", nil)
+		require.Equal(t, 200, code)
+		require.Contains(t, body, "<html")
+		code, body = status(t, c, "GET", "/chat/config", nil)
+		require.Equal(t, 200, code)
+		require.JSONEq(t, `{"authMode":"hmac","authSecret":"deadbeef1234","chatTitle":"Agora","chatAccent":""}`, body, "served to the page, as chosen")
+
+		_, kept := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(agentchat.SignedUser(secret, false)), agentchat.WithLook("Shop", "#c2410c", "body{}"))
+		_, body = status(t, kept, "GET", "/chat/config", nil)
+		require.JSONEq(t, `{"authMode":"hmac","authSecret":"","chatTitle":"Shop","chatAccent":"#c2410c"}`, body)
+		_, body = status(t, kept, "GET", "/chat.css", nil)
+		require.Equal(t, "body{}", body)
+
+		_, open := newChatServer(t, st, gatedRunner{make(chan struct{})})
+		require.Equal(t, "bob", open.expect(201, "POST", "/agent/conversations", "", map[string]any{"user": "bob"}).body["user"], "an open API takes the body's user")
+		open.expect(400, "POST", "/agent/conversations", "", map[string]any{"user": strings.Repeat("x", 201)})
+		open.expect(400, "POST", "/agent/conversations", "", map[string]any{"title": "a\u0000b"})
+		_, secretOnly := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(agentchat.SharedSecret("X-Agent-Secret", "", "s3")))
+		_, body = status(t, secretOnly, "POST", "/agent/conversations", map[string]string{"X-Agent-Secret": "s3"}, `{"user":"frank"}`)
+		require.Contains(t, body, `"user":"frank"`, "a shared secret names no one: the body does")
+
+		_, trusted := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(agentchat.TrustedUser()))
+		code, _ = status(t, trusted, "GET", "/agent/conversations", map[string]string{"X-SlotMachine-User": "bob"})
+		require.Equal(t, 200, code)
+		_, body = status(t, trusted, "POST", "/agent/conversations", map[string]string{"X-SlotMachine-User": "bob"})
+		require.Contains(t, body, `"user":"bob"`)
+		_, body = status(t, trusted, "POST", "/agent/conversations", nil, `{"user":"eve"}`)
+		require.Contains(t, body, `"user":"eve"`, "without the header the body names the user, as in slot-machine")
+		_, body = status(t, trusted, "GET", "/chat/config", nil)
+		require.Contains(t, body, `"authMode":"trusted"`)
+
+		// Delegation: the application decides from the cookies and
+		// Authorization it is sent.
+		type seen struct{ cookie, authorization string }
+		asked := make(chan seen, 16)
+		app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			asked <- seen{r.Header.Get("Cookie"), r.Header.Get("Authorization")}
+			switch {
+			case r.URL.Path == "/broken":
+				w.WriteHeader(500)
+			case strings.Contains(r.Header.Get("Cookie"), "session=ok"), r.Header.Get("Authorization") == "Bearer ok":
+				w.Header().Set("X-SlotMachine-User", "carol")
+				w.WriteHeader(204)
+			default:
+				w.WriteHeader(401)
+			}
+		}))
+		t.Cleanup(app.Close)
+		auth, err := agentchat.Delegate(app.URL+"/auth", nil)
+		require.NoError(t, err)
+		_, d := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(auth))
+		code, _ = status(t, d, "GET", "/agent/conversations", map[string]string{"Cookie": "session=nope; theme=dark"})
+		require.Equal(t, 401, code)
+		require.Equal(t, seen{"session=nope; theme=dark", ""}, <-asked, "cookies forwarded as sent")
+		code, _ = status(t, d, "GET", "/agent/conversations", map[string]string{"Cookie": "session=ok"})
+		require.Equal(t, 200, code)
+		<-asked
+		code, body = status(t, d, "POST", "/agent/conversations", map[string]string{"Authorization": "Bearer ok"})
+		require.Equal(t, 201, code)
+		require.Contains(t, body, `"user":"carol"`, "the user the application named")
+		require.Equal(t, seen{"", "Bearer ok"}, <-asked, "Authorization forwarded")
+		code, _ = status(t, d, "GET", "/chat/config", nil)
+		require.Equal(t, 200, code, "the page's config does not ask the application")
+		require.Empty(t, asked)
+
+		broken, err := agentchat.Delegate(app.URL+"/broken", nil)
+		require.NoError(t, err)
+		_, b := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(broken))
+		code, body = status(t, b, "GET", "/agent/conversations", map[string]string{"Cookie": "session=ok"})
+		require.Equal(t, 503, code, "an application that cannot answer is no 500 and no 401")
+		require.Contains(t, body, `"code":"auth_unavailable"`)
+		require.NotContains(t, body, app.URL[len("http://"):], "nothing of the application's address reaches the client")
+		gone, err := agentchat.Delegate("http://127.0.0.1:1/auth", nil)
+		require.NoError(t, err)
+		_, g := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(gone))
+		code, _ = status(t, g, "GET", "/agent/conversations", nil)
+		require.Equal(t, 503, code)
+	})
+}
+
+// TestAgentChatStreamEdges pins, on every backend, the two stream rules
+// that keep slot-machine's page on its run: a closing status is replayed
+// when the user message after it started no run (the agent was busy with
+// another conversation), and a run a stopped server left interrupted is
+// told by a status event at the stream's start.
+func TestAgentChatStreamEdges(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		svc := agentchat.New(st.AgentChat, pageRunner{}, agentchat.WithNotifier(st.Notifier), agentchat.WithRejectWhenBusy())
+		t.Cleanup(svc.Close)
+		srv := httptest.NewServer(agentchat.Handler(svc))
+		t.Cleanup(srv.Close)
+		c := &apiClient{t: t, srv: srv}
+
+		b := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		c.expect(202, "POST", "/agent/conversations/"+b+"/messages", "", map[string]any{"content": "first"})
+		readSSE(t, openStream(t, c, b, "", ""), isStatus)
+		a := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		c.expect(202, "POST", "/agent/conversations/"+a+"/messages", "", map[string]any{"content": "hang here"})
+		c.expect(409, "POST", "/agent/conversations/"+b+"/messages", "", map[string]any{"content": "while a runs"})
+		events := readSSE(t, openStream(t, c, b, "", ""), isStatus)
+		require.Equal(t, "done", events[len(events)-2].name, "b's run ended, and no run followed its last message")
+		require.JSONEq(t, `{"status":"idle"}`, events[len(events)-1].data)
+		c.expect(200, "POST", "/agent/conversations/"+a+"/cancel", "", nil)
+
+		// A server stopped mid-run: its successor marks the run interrupted.
+		ctx := context.Background()
+		conv := agentchat.Conversation{ID: "conv_left_running", Status: agentchat.StatusRunning, CreatedAt: time.Now().UTC(), UpdatedAt: time.Now().UTC()}
+		require.NoError(t, st.AgentChat.CreateConversation(ctx, conv))
+		_, err := st.AgentChat.AppendChatMessage(ctx, agentchat.Message{ConversationID: conv.ID, Type: agentchat.EventUser, Content: "lost", CreatedAt: time.Now().UTC()})
+		require.NoError(t, err)
+		next := agentchat.New(st.AgentChat, pageRunner{}, agentchat.WithNotifier(st.Notifier))
+		t.Cleanup(next.Close)
+		n, err := next.Start(ctx)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, n, 1)
+		srv2 := httptest.NewServer(agentchat.Handler(next))
+		t.Cleanup(srv2.Close)
+		c2 := &apiClient{t: t, srv: srv2}
+		events = readSSE(t, openStream(t, c2, conv.ID, "", "1"), isStatus)
+		require.Len(t, events, 1)
+		require.Empty(t, events[0].id, "not a stored message")
+		require.JSONEq(t, `{"status":"interrupted"}`, events[0].data)
 	})
 }

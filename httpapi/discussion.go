@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
 )
 
@@ -126,14 +127,8 @@ func (d *discussionAPI) get(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type chatInput struct {
-	AgentName string `json:"agent_name"`
-	Message   string `json:"message"`
-	IsHuman   bool   `json:"is_human"`
-}
-
 func (d *discussionAPI) respond(w http.ResponseWriter, r *http.Request) error {
-	var in chatInput
+	var in wire.Respond
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
@@ -141,11 +136,33 @@ func (d *discussionAPI) respond(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, map[string]any{
-		"prompt": p, "chat": m, "ready": p.Ready(),
-		"responseCount": len(p.CollectedContext), "requiredResponses": p.RequiredResponses,
+	msg := chatMessageView(m)
+	httpjson.Write(w, http.StatusCreated, wire.RespondAnswer{
+		Response: msg, Prompt: promptWire(p), Ready: p.Status == discussion.StatusResolved, Chat: msg,
+		ResponseCount: len(p.CollectedContext), RequiredResponses: p.RequiredResponses,
 	})
 	return nil
+}
+
+// chatMessageView is m as the wire shows it.
+func chatMessageView(m discussion.Message) wire.ChatMessage {
+	return wire.ChatMessage{
+		ID: m.ID, AgentName: m.AgentName, Message: m.Message, IsHuman: m.IsHuman, MessageType: string(m.MessageType),
+		DiscussionPromptID: m.DiscussionPromptID, TaskRef: m.TaskRef, ReplyToID: m.ReplyToID, CreatedAt: m.CreatedAt,
+	}
+}
+
+// promptWire is p as the wire shows it.
+func promptWire(p discussion.Prompt) wire.Prompt {
+	entries := make([]wire.ContextEntry, len(p.CollectedContext))
+	for i, e := range p.CollectedContext {
+		entries[i] = wire.ContextEntry(e)
+	}
+	return wire.Prompt{
+		ID: p.ID, TaskID: p.TaskID, RequesterAgent: p.RequesterAgent, PromptMessage: p.PromptMessage,
+		RequiredResponses: p.RequiredResponses, TimeoutMinutes: p.TimeoutMinutes, Status: string(p.Status),
+		CollectedContext: entries, SquadChatID: p.SquadChatID, ResolvedAt: p.ResolvedAt, CreatedAt: p.CreatedAt,
+	}
 }
 
 func (d *discussionAPI) patch(w http.ResponseWriter, r *http.Request) error {
@@ -159,7 +176,8 @@ func (d *discussionAPI) patch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"prompt": p})
+	view := promptWire(p)
+	httpjson.Write(w, http.StatusOK, wire.CloseAnswer{Prompt: view, CollectedContext: view.CollectedContext})
 	return nil
 }
 
@@ -180,15 +198,17 @@ func (d *discussionAPI) messages(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (d *discussionAPI) post(w http.ResponseWriter, r *http.Request) error {
-	var in chatInput
+	var in wire.PostMessage
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	m, err := d.svc.PostMessage(r.Context(), in.AgentName, in.Message, in.IsHuman)
+	m, err := d.svc.PostMessage(r.Context(), discussion.Post{
+		AgentName: in.AgentName, Message: in.Message, IsHuman: in.IsHuman, TaskRef: in.TaskRef, ReplyToID: in.ReplyToID,
+	})
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, m)
+	httpjson.Write(w, http.StatusCreated, chatMessageView(m))
 	return nil
 }
 

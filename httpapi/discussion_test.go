@@ -88,6 +88,58 @@ func TestDiscussionPollingLoop(t *testing.T) {
 	})
 }
 
+// TestDiscussionOriginalAnswers pins mission-control's wire on every
+// backend: POST /api/discussion/{id} answers {response, prompt, ready} (ready
+// once resolved) beside Agora's chat and counters; squad-chat messages carry
+// task_ref and reply_to_id, and a reply names the message it answers.
+func TestDiscussionOriginalAnswers(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newDiscussionAPI(t, st, false)
+		created := c.expect(201, "POST", "/api/discussion", "", map[string]any{"task_id": "task-9", "requester_agent": "Developer", "prompt_message": "?", "required_responses": 2}).body
+		chat := created["chat"].(map[string]any)
+		require.Equal(t, "task-9", chat["task_ref"], "the prompt's message refers to its task")
+		require.Contains(t, chat, "reply_to_id")
+		require.Nil(t, chat["reply_to_id"])
+		id := created["prompt"].(map[string]any)["id"].(string)
+
+		first := c.expect(201, "POST", "/api/discussion/"+id, "", map[string]any{"agent_name": "Builder", "message": "first"}).body
+		resp := first["response"].(map[string]any)
+		require.Equal(t, "Builder", resp["agent_name"])
+		require.Equal(t, "first", resp["message"])
+		require.Equal(t, "discussion_response", resp["message_type"])
+		require.Equal(t, id, resp["discussion_prompt_id"])
+		require.Equal(t, false, resp["is_human"])
+		for _, f := range []string{"id", "created_at", "task_ref", "reply_to_id"} {
+			require.Contains(t, resp, f)
+		}
+		require.Equal(t, resp, first["chat"].(map[string]any), "chat is the same message")
+		require.Equal(t, false, first["ready"])
+		require.Equal(t, "collecting", first["prompt"].(map[string]any)["status"])
+		require.Len(t, first["prompt"].(map[string]any)["collected_context"], 1)
+		require.EqualValues(t, 1, first["responseCount"])
+		require.EqualValues(t, 2, first["requiredResponses"])
+
+		second := c.expect(201, "POST", "/api/discussion/"+id, "", map[string]any{"agent_name": "Growth", "message": "second", "is_human": true}).body
+		require.Equal(t, true, second["ready"])
+		require.Equal(t, "resolved", second["prompt"].(map[string]any)["status"])
+		require.Equal(t, true, second["response"].(map[string]any)["is_human"])
+
+		root := c.expect(201, "POST", "/api/squad-chat", "", map[string]any{"agent_name": "Builder", "message": "who takes it?", "task_ref": "task-9"}).body
+		require.Equal(t, "task-9", root["task_ref"])
+		require.Nil(t, root["reply_to_id"])
+		reply := c.expect(201, "POST", "/api/squad-chat", "", map[string]any{"agent_name": "Rosa", "message": "me", "is_human": true, "reply_to_id": root["id"]}).body
+		require.Equal(t, root["id"], reply["reply_to_id"])
+		require.Nil(t, reply["task_ref"])
+		r := c.expect(400, "POST", "/api/squad-chat", "", map[string]any{"agent_name": "Rosa", "message": "me", "reply_to_id": "msg_missing"})
+		require.Equal(t, "reply_to_not_found", r.errCode(t))
+		c.expect(400, "POST", "/api/squad-chat", "", map[string]any{"agent_name": "Rosa", "message": "me", "reply_to_id": 7})
+
+		msgs := c.expect(200, "GET", "/api/squad-chat?limit=2", "", nil).body["messages"].([]any)
+		require.Equal(t, reply, msgs[0].(map[string]any), "read back as posted")
+		require.Equal(t, root, msgs[1].(map[string]any))
+	})
+}
+
 func TestDiscussionErrors(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newDiscussionAPI(t, st, false)
@@ -129,8 +181,11 @@ func TestDiscussionErrors(t *testing.T) {
 		r = c.expect(409, "POST", "/api/discussion/"+open, "", map[string]any{"agent_name": "B", "message": "again"})
 		require.Equal(t, "already_responded", r.errCode(t))
 		c.expect(400, "PATCH", "/api/discussion/"+open, "", map[string]any{"action": "delete"})
-		patched := c.expect(200, "PATCH", "/api/discussion/"+open, "", map[string]any{"action": "cancel"}).body["prompt"].(map[string]any)
+		closed := c.expect(200, "PATCH", "/api/discussion/"+open, "", map[string]any{"action": "cancel"}).body
+		patched := closed["prompt"].(map[string]any)
 		require.Equal(t, "cancelled", patched["status"])
+		require.Equal(t, patched["collected_context"], closed["collectedContext"], "mission-control's answer names the collected responses too")
+		require.Len(t, closed["collectedContext"], 1)
 		view := c.expect(200, "GET", "/api/discussion/"+open, "", nil).body
 		require.Equal(t, "cancelled", view["status"])
 		require.Equal(t, false, view["ready"])

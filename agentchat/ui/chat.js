@@ -131,7 +131,7 @@
       if (m.id <= lastId) return;
       lastId = m.id;
       const data = m.type === "user" || m.type === "assistant" ? { content: m.content } : parse(m.content);
-      if (m.type === "status") { showStatus(data.status); refresh(); return; }
+      if (m.type === "status") { showStatus(data.cancelled ? "cancelled" : data.status); refresh(); return; }
       if (m.type === "tool_use" || m.type === "tool_result") {
         if (!tools) { tools = el("div", "tools"); log.appendChild(tools); }
         if (m.type === "tool_use") {
@@ -184,9 +184,9 @@
     }
 
     async function refresh() {
-      const body = await json(api);
+      const list = await json(api);
       picker.textContent = "";
-      for (const c of body.conversations) {
+      for (const c of list) {
         const o = el("option", "", (c.title || "untitled") + (c.status === "running" ? " ●" : c.status === "queued" ? " …" : ""));
         o.value = c.id;
         o.selected = c.id === current;

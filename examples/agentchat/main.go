@@ -4,8 +4,11 @@
 //	go run ./examples/agentchat -dir . -addr 127.0.0.1:8090
 //
 // Without -upstream it starts a tiny app of its own to proxy to. The agent
-// is the Claude Code CLI (-claude), run in -dir; -secret guards the chat
-// with a shared secret, sent by the browser as the agent_secret cookie.
+// is the Claude Code CLI (-claude), run in -dir. -chat-auth (or
+// $AGORA_CHAT_AUTH) guards the agent API: a shared secret (-secret, sent
+// by the browser as the agent_secret cookie), slot-machine's signed
+// X-SlotMachine-User header (hmac, key -chat-secret), or delegating to the
+// application's auth endpoint (-chat-auth-url).
 package main
 
 import (
@@ -50,8 +53,17 @@ func run(ctx context.Context, args []string, ready func(addr string)) error {
 	upstream := fs.String("upstream", "", "the application to proxy to (default: a tiny built-in app)")
 	dir := fs.String("dir", ".", "the agent's working directory")
 	claude := fs.String("claude", "claude", "the Claude Code CLI")
-	secret := fs.String("secret", "", "require this shared secret (header X-Agent-Secret or cookie agent_secret)")
+	secret := fs.String("secret", "", "require this shared secret (header X-Agent-Secret or cookie agent_secret); short for -chat-auth secret -chat-secret …")
+	var auth agentchat.AuthConfig
+	auth.Flags(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *secret != "" {
+		auth.Mode, auth.Secret = "secret", *secret
+	}
+	scheme, err := auth.Auth()
+	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -65,16 +77,12 @@ func run(ctx context.Context, args []string, ready func(addr string)) error {
 		app = httputil.NewSingleHostReverseProxy(u)
 	}
 	st := memstore.New()
-	chat := agentchat.New(st, &agentchat.CLIRunner{Path: *claude, Dir: *dir}, agentchat.WithNotifier(st))
+	chat := agentchat.New(st, &agentchat.CLIRunner{Path: *claude, Dir: *dir, SystemPrompt: agentchat.TitleInstructions}, agentchat.WithNotifier(st))
 	if _, err := chat.Start(ctx); err != nil {
 		return err
 	}
 	defer chat.Close()
-	opts := []agentchat.HandlerOption{agentchat.WithLogger(log)}
-	if *secret != "" {
-		opts = append(opts, agentchat.WithAuth(agentchat.Secret("X-Agent-Secret", "agent_secret", *secret)))
-	}
-	handler := agentchat.Intercept(agentchat.Handler(chat, opts...), app)
+	handler := agentchat.Intercept(agentchat.Handler(chat, agentchat.WithLogger(log), agentchat.WithAuthScheme(scheme)), app)
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

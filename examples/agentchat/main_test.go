@@ -8,16 +8,33 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/agentchat"
 )
 
-func TestProxyWithChat(t *testing.T) {
+// start runs the command with args on a free port until the test ends,
+// when it must shut down cleanly, and returns its base URL.
+func start(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-dir", t.TempDir()}, func(a string) { addr <- a })
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0", "-dir", t.TempDir()}, args...), func(a string) { addr <- a })
 	}()
-	base := "http://" + <-addr
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no shutdown")
+		}
+	})
+	return "http://" + <-addr
+}
+
+func TestProxyWithChat(t *testing.T) {
+	base := start(t)
 	get := func(path string) (int, string) {
 		res, err := http.Get(base + path)
 		require.NoError(t, err)
@@ -33,11 +50,31 @@ func TestProxyWithChat(t *testing.T) {
 	require.Contains(t, body, "data-agora-chat")
 	status, _ = get("/agent/conversations")
 	require.Equal(t, 200, status)
-	cancel()
-	select {
-	case err := <-done:
+}
+
+// TestChatAuthFromFlagsAndEnvironment guards the agent API with
+// slot-machine's signed-user header, chosen by -chat-auth with the key
+// from the environment.
+func TestChatAuthFromFlagsAndEnvironment(t *testing.T) {
+	t.Setenv("AGORA_CHAT_SECRET", "k3y")
+	base := start(t, "-chat-auth", "hmac")
+	get := func(path, user string) (int, string) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if user != "" {
+			req.Header.Set(agentchat.UserHeader, user)
+		}
+		res, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no shutdown")
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
 	}
+	status, _ := get("/agent/conversations", "")
+	require.Equal(t, 401, status)
+	status, _ = get("/agent/conversations", agentchat.SignUser("k3y", "dana"))
+	require.Equal(t, 200, status)
+	status, body := get("/chat/config", "")
+	require.Equal(t, 200, status)
+	require.JSONEq(t, `{"authMode":"hmac","authSecret":"","chatTitle":"Agora","chatAccent":""}`, body)
+	require.Error(t, run(context.Background(), []string{"-addr", "127.0.0.1:0", "-chat-auth", "basic"}, func(string) {}), "an unknown scheme is refused")
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/httpapi/wire"
 )
 
 // Ask creates a discussion prompt (POST /api/discussion) and returns it
@@ -105,16 +106,16 @@ func (c *Client) Prompt(ctx context.Context, id string, wait time.Duration) (Pro
 // the prompt's CollectedContext. A prompt no longer collecting, or one the
 // agent already answered, is store.ErrConflict.
 func (c *Client) Respond(ctx context.Context, promptID string, r discussion.Response) error {
-	return c.do(ctx, "POST", "/api/discussion/"+esc(promptID), chatBody(r.AgentName, r.Message, r.IsHuman), nil)
+	_, err := c.Answer(ctx, promptID, r)
+	return err
 }
 
-// chatBody is the body of a response or a squad-chat message.
-func chatBody(agent, message string, isHuman bool) map[string]any {
-	in := map[string]any{"agent_name": agent, "message": message}
-	if isHuman {
-		in["is_human"] = true
-	}
-	return in
+// Answer answers a prompt as Respond does and returns the server's answer:
+// the stored response, the prompt after it, and whether it resolved it.
+func (c *Client) Answer(ctx context.Context, promptID string, r discussion.Response) (wire.RespondAnswer, error) {
+	var out wire.RespondAnswer
+	err := c.do(ctx, "POST", "/api/discussion/"+esc(promptID), wire.Respond{AgentName: r.AgentName, Message: r.Message, IsHuman: r.IsHuman}, &out)
+	return out, err
 }
 
 // ClosePrompt resolves (discussion.ActionResolve) or cancels
@@ -144,19 +145,32 @@ func (c *Client) WaitForDiscussion(ctx context.Context, promptID string) (discus
 }
 
 // NewMessage is a plain squad-chat message, the body of POST
-// /api/squad-chat. A false IsHuman is not sent: an agent's message.
+// /api/squad-chat. Zero fields are not sent: an agent's message, about no
+// task, answering no message.
 type NewMessage struct {
 	AgentName string
 	Message   string
 	// IsHuman marks a person's message.
 	IsHuman bool
+	// TaskRef names the task the message is about.
+	TaskRef string
+	// ReplyToID is the ID of the squad-chat message this one answers; the
+	// server refuses an unknown one (store.ErrInvalid).
+	ReplyToID string
 }
 
 // PostMessage posts a plain message to the squad chat and returns it as
 // stored.
 func (c *Client) PostMessage(ctx context.Context, m NewMessage) (discussion.Message, error) {
 	var out discussion.Message
-	err := c.do(ctx, "POST", "/api/squad-chat", chatBody(m.AgentName, m.Message, m.IsHuman), &out)
+	in := wire.PostMessage{AgentName: m.AgentName, Message: m.Message, IsHuman: m.IsHuman}
+	if m.TaskRef != "" {
+		in.TaskRef = &m.TaskRef
+	}
+	if m.ReplyToID != "" {
+		in.ReplyToID = &m.ReplyToID
+	}
+	err := c.do(ctx, "POST", "/api/squad-chat", in, &out)
 	return out, err
 }
 

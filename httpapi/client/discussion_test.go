@@ -219,3 +219,40 @@ func TestSquadChat(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrInvalid)
 	})
 }
+
+// TestSquadThreadsThroughTheClient: Answer returns mission-control's
+// respond answer, and a message names its task and the message it replies
+// to.
+func TestSquadThreadsThroughTheClient(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st).As("")
+		p, err := c.AskSquad(ctx, client.Question{TaskID: "task-3", RequesterAgent: "Developer", PromptMessage: "Ship on Friday?", RequiredResponses: 1})
+		require.NoError(t, err)
+		a, err := c.Answer(ctx, p.ID, discussion.Response{AgentName: "Growth", Message: "not on a Friday"})
+		require.NoError(t, err)
+		require.True(t, a.Ready)
+		require.Equal(t, "resolved", a.Prompt.Status)
+		require.Equal(t, "not on a Friday", a.Response.Message)
+		require.Equal(t, "discussion_response", a.Response.MessageType)
+		require.Equal(t, &p.ID, a.Response.DiscussionPromptID)
+		require.Equal(t, a.Response, a.Chat)
+		require.Equal(t, 1, a.ResponseCount)
+
+		msgs, err := c.Messages(ctx, client.MessagesQuery{Limit: 2})
+		require.NoError(t, err)
+		promptMsg := msgs[1]
+		require.Equal(t, discussion.TypeDiscussionPrompt, promptMsg.MessageType)
+		require.Equal(t, "task-3", *promptMsg.TaskRef)
+		reply, err := c.PostMessage(ctx, client.NewMessage{AgentName: "Rosa", Message: "agreed", IsHuman: true, TaskRef: "task-3", ReplyToID: promptMsg.ID})
+		require.NoError(t, err)
+		require.Equal(t, &promptMsg.ID, reply.ReplyToID)
+		require.Equal(t, "task-3", *reply.TaskRef)
+		plain, err := c.PostMessage(ctx, client.NewMessage{AgentName: "Rosa", Message: "and lunch?"})
+		require.NoError(t, err)
+		require.Nil(t, plain.ReplyToID)
+		require.Nil(t, plain.TaskRef)
+		_, err = c.PostMessage(ctx, client.NewMessage{AgentName: "Rosa", Message: "?", ReplyToID: "msg_missing"})
+		require.ErrorIs(t, err, store.ErrInvalid)
+	})
+}

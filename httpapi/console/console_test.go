@@ -18,10 +18,8 @@ import (
 	"github.com/agorahq/agora/store/memstore"
 )
 
-// TestSquadPageLive opens /squad, asks the squad a question needing two
-// answers, and watches the page go from 0/2 to resolved without reloading
-// while two agents answer through the API.
-func TestSquadPageLive(t *testing.T) {
+// newSquadServer serves /squad over the discussion routes on memory.
+func newSquadServer(t *testing.T) (*discussion.Service, *httptest.Server) {
 	st := memstore.New()
 	svc := discussion.New(st, discussion.WithNotifier(st))
 	mux := http.NewServeMux()
@@ -34,10 +32,18 @@ func TestSquadPageLive(t *testing.T) {
 	mux.Handle("/console/", c)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	return svc, srv
+}
+
+// TestSquadPageLive opens /squad, asks the squad a question needing two
+// answers, and watches the page go from 0/2 to resolved without reloading
+// while two agents answer through the API.
+func TestSquadPageLive(t *testing.T) {
+	svc, srv := newSquadServer(t)
 	ctx := browser.New(t, 60*time.Second)
 
 	bg := context.Background()
-	_, err := svc.PostMessage(bg, "Builder", "morning, squad <b>all</b>", false)
+	_, err := svc.PostMessage(bg, discussion.Post{AgentName: "Builder", Message: "morning, squad <b>all</b>"})
 	require.NoError(t, err)
 	p, _, err := svc.Create(bg, discussion.NewPrompt{RequesterAgent: "Developer", PromptMessage: "Before shipping, what should I check?", RequiredResponses: intp(2)})
 	require.NoError(t, err)
@@ -75,6 +81,46 @@ func TestSquadPageLive(t *testing.T) {
 }
 
 func intp(n int) *int { return &n }
+
+// TestSquadPageThreads replies to a message from /squad and sees the reply
+// threaded under it, stored with reply_to_id; a task_ref is shown as a tag.
+func TestSquadPageThreads(t *testing.T) {
+	svc, srv := newSquadServer(t)
+	ctx := browser.New(t, 60*time.Second)
+
+	bg := context.Background()
+	task := "task-9"
+	root, err := svc.PostMessage(bg, discussion.Post{AgentName: "Builder", Message: "who takes the login bug?", TaskRef: &task})
+	require.NoError(t, err)
+	_, err = svc.PostMessage(bg, discussion.Post{AgentName: "Growth", Message: "unrelated"})
+	require.NoError(t, err)
+
+	var tag, parent string
+	var shot []byte
+	sel := `.msg[data-msg="` + root.ID + `"]`
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/squad"),
+		chromedp.WaitVisible(sel+` .reply-to`, chromedp.ByQuery),
+		chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
+		chromedp.Text(sel+` .task`, &tag, chromedp.ByQuery),
+		chromedp.Click(sel+` .reply-to`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#replying`, chromedp.ByQuery),
+		chromedp.SendKeys(`#text`, "I will", chromedp.ByQuery),
+		chromedp.Click(`#post button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(sel+` .thread .msg`, chromedp.ByQuery),
+		chromedp.WaitNotVisible(`#replying`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('`+sel+` .thread .msg').parentElement.parentElement.dataset.msg`, &parent),
+		chromedp.CaptureScreenshot(&shot),
+	))
+	require.Equal(t, "#task-9", tag)
+	require.Equal(t, root.ID, parent, "the reply is threaded under the message it answers")
+	ms, err := svc.Messages(bg, 1, "")
+	require.NoError(t, err)
+	require.Equal(t, "I will", ms[0].Message)
+	require.Equal(t, &root.ID, ms[0].ReplyToID)
+	require.True(t, ms[0].IsHuman)
+	browser.SaveScreenshot(t, "squad-threads.png", shot)
+}
 
 // TestArenaPageDrawsTheDecision watches a game and sees the decision drawn
 // after it happens, without reloading.

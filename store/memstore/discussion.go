@@ -191,6 +191,11 @@ func (s *Store) PostMessage(ctx context.Context, m discussion.Message) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.disc.init()
+	if m.ReplyToID != nil {
+		if _, ok := s.disc.messages[*m.ReplyToID]; !ok {
+			return discussion.ErrReplyToNotFound
+		}
+	}
 	s.disc.messages[m.ID] = m
 	s.disc.msgOrder = insertSorted(s.disc.msgOrder, m.ID)
 	return nil

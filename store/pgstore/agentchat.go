@@ -13,22 +13,23 @@ type conversationRow struct {
 	ID        string    `db:"id"`
 	Title     string    `db:"title"`
 	SessionID string    `db:"session_id"`
+	User      string    `db:"user_name"`
 	Status    string    `db:"status"`
 	CreatedAt time.Time `db:"created_at"`
 	UpdatedAt time.Time `db:"updated_at"`
 }
 
 func (r conversationRow) conversation() agentchat.Conversation {
-	return agentchat.Conversation{ID: r.ID, Title: r.Title, SessionID: r.SessionID, Status: agentchat.Status(r.Status),
+	return agentchat.Conversation{ID: r.ID, Title: r.Title, SessionID: r.SessionID, User: r.User, Status: agentchat.Status(r.Status),
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
-const conversationColumns = `id, title, session_id, status, created_at, updated_at`
+const conversationColumns = `id, title, session_id, user_name, status, created_at, updated_at`
 
 // CreateConversation implements agentchat.Store.
 func (s *Store) CreateConversation(ctx context.Context, c agentchat.Conversation) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_conversations (`+conversationColumns+`) VALUES ($1, $2, $3, $4, $5, $6)`,
-		c.ID, c.Title, c.SessionID, string(c.Status), c.CreatedAt, c.UpdatedAt)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_conversations (`+conversationColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		c.ID, c.Title, c.SessionID, c.User, string(c.Status), c.CreatedAt, c.UpdatedAt)
 	return interpretError(ctx, err)
 }
 

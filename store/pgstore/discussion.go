@@ -51,8 +51,8 @@ func (r promptRow) prompt() (discussion.Prompt, error) {
 }
 
 func insertMessage(ctx context.Context, tx *sqlx.Tx, m discussion.Message) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO agora_squad_chat (id, agent_name, message, is_human, message_type, discussion_prompt_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, m.ID, m.AgentName, m.Message, m.IsHuman, string(m.MessageType), m.DiscussionPromptID, m.CreatedAt)
+	_, err := tx.ExecContext(ctx, `INSERT INTO agora_squad_chat (`+messageColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, messageArgs(m)...)
 	return err
 }
 
@@ -210,7 +210,12 @@ func (s *Store) TimeOut(ctx context.Context, now time.Time) ([]string, error) {
 	return ids, interpretError(ctx, err)
 }
 
-const messageColumns = `id, agent_name, message, is_human, message_type, discussion_prompt_id, created_at`
+const messageColumns = `id, agent_name, message, is_human, message_type, discussion_prompt_id, task_ref, reply_to_id, created_at`
+
+// messageArgs are m's values in the order of messageColumns.
+func messageArgs(m discussion.Message) []any {
+	return []any{m.ID, m.AgentName, m.Message, m.IsHuman, string(m.MessageType), m.DiscussionPromptID, m.TaskRef, m.ReplyToID, m.CreatedAt}
+}
 
 type messageRow struct {
 	ID                 string    `db:"id"`
@@ -219,6 +224,8 @@ type messageRow struct {
 	IsHuman            bool      `db:"is_human"`
 	MessageType        string    `db:"message_type"`
 	DiscussionPromptID *string   `db:"discussion_prompt_id"`
+	TaskRef            *string   `db:"task_ref"`
+	ReplyToID          *string   `db:"reply_to_id"`
 	CreatedAt          time.Time `db:"created_at"`
 }
 
@@ -227,7 +234,8 @@ func messages(rows []messageRow) []discussion.Message {
 	for i, r := range rows {
 		out[i] = discussion.Message{
 			ID: r.ID, AgentName: r.AgentName, Message: r.Message, IsHuman: r.IsHuman,
-			MessageType: discussion.MessageType(r.MessageType), DiscussionPromptID: r.DiscussionPromptID, CreatedAt: r.CreatedAt.UTC(),
+			MessageType: discussion.MessageType(r.MessageType), DiscussionPromptID: r.DiscussionPromptID,
+			TaskRef: r.TaskRef, ReplyToID: r.ReplyToID, CreatedAt: r.CreatedAt.UTC(),
 		}
 	}
 	return out
@@ -247,11 +255,24 @@ func (s *Store) ListResponses(ctx context.Context, promptID string) ([]discussio
 	return messages(rows), nil
 }
 
-// PostMessage implements discussion.Store.
+// PostMessage implements discussion.Store: one statement that inserts the
+// message only when the message it replies to is stored (messages are
+// never deleted, and the foreign key backs the check).
 func (s *Store) PostMessage(ctx context.Context, m discussion.Message) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_squad_chat (`+messageColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		m.ID, m.AgentName, m.Message, m.IsHuman, string(m.MessageType), m.DiscussionPromptID, m.CreatedAt)
-	return interpretError(ctx, err)
+	res, err := s.db.ExecContext(ctx, `INSERT INTO agora_squad_chat (`+messageColumns+`)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8::text, $9
+		WHERE $8::text IS NULL OR EXISTS (SELECT 1 FROM agora_squad_chat WHERE id = $8::text)`, messageArgs(m)...)
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	if n == 0 {
+		return discussion.ErrReplyToNotFound
+	}
+	return nil
 }
 
 // ListMessages implements discussion.Store.

@@ -15,7 +15,7 @@ var _ agentchat.Store = (*Store)(nil)
 
 // agentchat keys, under the store's hash tag:
 //
-//	conv:<id>        hash: id, title, session_id, status, created_at, updated_at, updated_ms
+//	conv:<id>        hash: id, title, session_id, user, status, created_at, updated_at, updated_ms
 //	convmsgs:<id>    list of messages (JSON); a message's ID is its position
 //	convs            zset of conversations scored by update time (ms)
 //	convactive       set of running or queued conversations
@@ -29,12 +29,12 @@ var (
 func (s *Store) convKey(id string) string     { return s.key("conv", id) }
 func (s *Store) convMsgsKey(id string) string { return s.key("convmsgs", id) }
 
-func (s *Store) updateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time, created *time.Time) error {
+func (s *Store) updateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time, created *agentchat.Conversation) error {
 	args := []any{id, string(status), sessionID, title, at.UnixMilli(), stamp(at)}
 	if created != nil {
-		args = append(args, "create", stamp(*created))
+		args = append(args, "create", stamp(created.CreatedAt), created.User)
 	} else {
-		args = append(args, "update", "")
+		args = append(args, "update", "", "")
 	}
 	err := chatUpdateScript.Run(ctx, s.client, []string{s.convKey(id), s.key("convs"), s.key("convactive")}, args...).Err()
 	return interpretError(ctx, err, nil)
@@ -42,7 +42,7 @@ func (s *Store) updateConversation(ctx context.Context, id string, status agentc
 
 // CreateConversation implements agentchat.Store.
 func (s *Store) CreateConversation(ctx context.Context, c agentchat.Conversation) error {
-	return s.updateConversation(ctx, c.ID, c.Status, c.SessionID, c.Title, c.UpdatedAt, &c.CreatedAt)
+	return s.updateConversation(ctx, c.ID, c.Status, c.SessionID, c.Title, c.UpdatedAt, &c)
 }
 
 // UpdateConversation implements agentchat.Store.
@@ -51,7 +51,7 @@ func (s *Store) UpdateConversation(ctx context.Context, id string, status agentc
 }
 
 func decodeConversation(m map[string]string) (agentchat.Conversation, error) {
-	c := agentchat.Conversation{ID: m["id"], Title: m["title"], SessionID: m["session_id"], Status: agentchat.Status(m["status"])}
+	c := agentchat.Conversation{ID: m["id"], Title: m["title"], SessionID: m["session_id"], User: m["user"], Status: agentchat.Status(m["status"])}
 	var err error
 	if c.CreatedAt, err = time.Parse(time.RFC3339Nano, m["created_at"]); err != nil {
 		return c, fmt.Errorf("redisstore: conversation %s: %w", c.ID, err)

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/agorahq/agora/discussion"
 )
 
@@ -32,6 +30,7 @@ var (
 	discussionListScript     = newScript("discussion_list.lua")
 	discussionGetScript      = newScript("discussion_get.lua")
 	discussionMessagesScript = newScript("discussion_messages.lua")
+	discussionPostScript     = newScript("discussion_post.lua")
 )
 
 // timeoutBatch bounds one timeout script's work.
@@ -169,11 +168,11 @@ func (s *Store) PostMessage(ctx context.Context, m discussion.Message) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, s.msgKey(m.ID), msg, 0)
-		p.ZAdd(ctx, s.msgsKey(), redis.Z{Member: m.ID})
-		return nil
-	})
+	replyKey, reply := s.msgKey(m.ID), "0"
+	if m.ReplyToID != nil {
+		replyKey, reply = s.msgKey(*m.ReplyToID), "1"
+	}
+	err = discussionPostScript.Run(ctx, s.client, []string{s.msgKey(m.ID), s.msgsKey(), replyKey}, m.ID, msg, reply).Err()
 	return interpretError(ctx, err, nil)
 }
 

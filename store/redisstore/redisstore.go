@@ -147,7 +147,7 @@ var scriptErrorList = []*store.Error{
 	slots.ErrSlotTaken, slots.ErrSlotHeld, slots.ErrNotSlotOwner, slots.ErrSlotNotTaken,
 	slots.ErrClaimExists, slots.ErrKeyExists,
 	discussion.ErrPromptNotFound, discussion.ErrPromptClosed, discussion.ErrAlreadyResponded,
-	discussion.ErrOwnPrompt, discussion.ErrPromptExists,
+	discussion.ErrOwnPrompt, discussion.ErrPromptExists, discussion.ErrReplyToNotFound,
 	prism.ErrPipelineNotFound, prism.ErrPipelineExists, prism.ErrVersionConflict,
 	arena.ErrGameNotFound, arena.ErrGameExists, arena.ErrVersionConflict,
 	agentchat.ErrConversationNotFound,

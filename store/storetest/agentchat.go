@@ -34,6 +34,7 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		st := newChat(t)
 		ctx := context.Background()
 		a, b := conv("conv_a", at), conv("conv_b", at.Add(time.Second))
+		b.User = "dana" // who started it reads back; a's is empty
 		require.NoError(t, st.CreateConversation(ctx, a))
 		require.NoError(t, st.CreateConversation(ctx, b))
 		got, err := st.GetConversation(ctx, "conv_a")
@@ -57,6 +58,12 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		require.Equal(t, "renamed", got.Title)
 		list, _ = st.ListConversations(ctx)
 		require.Equal(t, "conv_a", list[0].ID)
+		b2, err := st.GetConversation(ctx, "conv_b")
+		require.NoError(t, err)
+		require.Equal(t, "dana", b2.User)
+		require.NoError(t, st.UpdateConversation(ctx, "conv_b", agentchat.StatusIdle, "s", "r", at.Add(4*time.Second)))
+		b2, _ = st.GetConversation(ctx, "conv_b")
+		require.Equal(t, "dana", b2.User, "an update keeps the user")
 		require.ErrorIs(t, st.UpdateConversation(ctx, "conv_missing", agentchat.StatusIdle, "", "", at), agentchat.ErrConversationNotFound)
 
 		require.NoError(t, st.DeleteConversation(ctx, "conv_b"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -70,6 +71,8 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		require.Equal(t, m.ID, p.SquadChatID)
 		require.Equal(t, discussion.TypeDiscussionPrompt, m.MessageType)
 		require.Equal(t, p.ID, *m.DiscussionPromptID)
+		require.Equal(t, &task, m.TaskRef, "the prompt's message refers to its task")
+		require.Nil(t, m.ReplyToID)
 		require.Equal(t, e.clock.Now().UTC(), p.CreatedAt)
 
 		got, err := e.svc.Get(e.ctx, p.ID)
@@ -86,6 +89,9 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		got, err = e.svc.Get(e.ctx, noTask.ID)
 		require.NoError(t, err)
 		require.Nil(t, got.TaskID)
+		msgs, err = e.svc.Messages(e.ctx, 1, "")
+		require.NoError(t, err)
+		require.Nil(t, msgs[0].TaskRef)
 	})
 
 	t.Run("CreateValidation", func(t *testing.T) {
@@ -388,10 +394,12 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		e := newDiscussionEnv(t, newStores)
 		var posted []discussion.Message
 		for i := 0; i < 5; i++ {
-			m, err := e.svc.PostMessage(e.ctx, "Builder", fmt.Sprint("hello ", i), i%2 == 0)
+			m, err := e.svc.PostMessage(e.ctx, discussion.Post{AgentName: "Builder", Message: fmt.Sprint("hello ", i), IsHuman: i%2 == 0})
 			require.NoError(t, err)
 			require.Equal(t, discussion.TypeMessage, m.MessageType)
 			require.Nil(t, m.DiscussionPromptID)
+			require.Nil(t, m.TaskRef)
+			require.Nil(t, m.ReplyToID)
 			posted = append(posted, m)
 			e.clock.Advance(time.Millisecond)
 		}
@@ -401,10 +409,88 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		page, err = e.svc.Messages(e.ctx, 10, posted[3].ID)
 		require.NoError(t, err)
 		require.Equal(t, []discussion.Message{posted[2], posted[1], posted[0]}, page)
-		_, err = e.svc.PostMessage(e.ctx, "Builder", " ", false)
+		_, err = e.svc.PostMessage(e.ctx, discussion.Post{AgentName: "Builder", Message: " "})
 		require.ErrorIs(t, err, store.ErrInvalid)
 		_, err = e.svc.Messages(e.ctx, 1000, "")
 		require.ErrorIs(t, err, store.ErrInvalid)
+	})
+
+	t.Run("SquadChatReplies", func(t *testing.T) {
+		t.Parallel()
+		e := newDiscussionEnv(t, newStores)
+		task := "task-7"
+		root, err := e.svc.PostMessage(e.ctx, discussion.Post{AgentName: "Builder", Message: "who takes the login bug?", TaskRef: &task})
+		require.NoError(t, err)
+		require.Equal(t, &task, root.TaskRef)
+		e.clock.Advance(time.Millisecond)
+		reply, err := e.peer.PostMessage(e.ctx, discussion.Post{AgentName: "Rosa", Message: "I do", IsHuman: true, ReplyToID: &root.ID})
+		require.NoError(t, err)
+		require.Equal(t, &root.ID, reply.ReplyToID)
+		e.clock.Advance(time.Millisecond)
+		nested, err := e.svc.PostMessage(e.ctx, discussion.Post{AgentName: "Builder", Message: "thanks", ReplyToID: &reply.ID, TaskRef: &task})
+		require.NoError(t, err)
+		page, err := e.svc.Messages(e.ctx, 10, "")
+		require.NoError(t, err)
+		require.Equal(t, []discussion.Message{nested, reply, root}, page, "task_ref and reply_to_id read back as written")
+
+		// A prompt's message can be answered in a thread too.
+		_, pm, err := e.svc.Create(e.ctx, discussion.NewPrompt{RequesterAgent: "Developer", PromptMessage: "?"})
+		require.NoError(t, err)
+		_, err = e.svc.PostMessage(e.ctx, discussion.Post{AgentName: "Growth", Message: "see above", ReplyToID: &pm.ID})
+		require.NoError(t, err)
+
+		missing := "msg_missing"
+		blank := "  "
+		_, err = e.svc.PostMessage(e.ctx, discussion.Post{AgentName: "Builder", Message: "?", ReplyToID: &missing})
+		require.ErrorIs(t, err, discussion.ErrReplyToNotFound)
+		require.ErrorIs(t, err, store.ErrInvalid)
+		long := strings.Repeat("x", discussion.MaxTaskIDLen+1)
+		_, err = e.svc.PostMessage(e.ctx, discussion.Post{AgentName: "Builder", Message: "?", TaskRef: &long})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		bad := "\xff"
+		_, err = e.svc.PostMessage(e.ctx, discussion.Post{AgentName: "Builder", Message: "?", ReplyToID: &bad})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		page, err = e.svc.Messages(e.ctx, 10, "")
+		require.NoError(t, err)
+		require.Len(t, page, 5, "nothing written by the refused posts")
+		plain, err := e.svc.PostMessage(e.ctx, discussion.Post{AgentName: "Builder", Message: "!", ReplyToID: &blank, TaskRef: &blank})
+		require.NoError(t, err)
+		require.Nil(t, plain.ReplyToID, "a blank reply_to_id is no reply")
+		require.Nil(t, plain.TaskRef)
+	})
+
+	t.Run("RaceRepliesToOneMessage", func(t *testing.T) {
+		t.Parallel()
+		e := newDiscussionEnv(t, newStores)
+		root, err := e.svc.PostMessage(e.ctx, discussion.Post{AgentName: "Builder", Message: "thread"})
+		require.NoError(t, err)
+		e.clock.Advance(time.Millisecond) // the root is the oldest message
+		const n = 24
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				svc := e.svc
+				if i%2 == 1 {
+					svc = e.peer
+				}
+				_, err := svc.PostMessage(e.ctx, discussion.Post{AgentName: fmt.Sprint("agent-", i), Message: "me", ReplyToID: &root.ID})
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		page, err := e.svc.Messages(e.ctx, 100, "")
+		require.NoError(t, err)
+		require.Len(t, page, n+1)
+		for _, m := range page[:n] {
+			require.Equal(t, &root.ID, m.ReplyToID)
+		}
 	})
 
 	t.Run("WaitWakesAcrossProcesses", func(t *testing.T) {

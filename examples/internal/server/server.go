@@ -63,6 +63,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	storeTimeout := fs.Duration("store-timeout", pgstore.DefaultCallTimeout, "longest wait for the database in one store call; past it the request answers 503")
 	pgConns := fs.Int("pg-conns", pgstore.DefaultMaxOpenConns, "PostgreSQL connections in the pool, all kept open while idle")
 	maxConns := fs.Int("max-conns", 0, "most client connections served at once, streams included; more wait to be accepted (0: no limit)")
+	var chatAuth agentchat.AuthConfig
+	chatAuth.Flags(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -108,7 +110,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	}
 	if *agentDir != "" {
 		runner := &agentchat.CLIRunner{Path: *claudePath, Dir: *agentDir, PromptFile: *agentPrompt,
-			SystemPrompt: "You are the coding agent of this application, started by its chat. Work in the current directory."}
+			SystemPrompt: "You are the coding agent of this application, started by its chat. Work in the current directory.\n\n" + agentchat.TitleInstructions}
 		if *envFile != "" {
 			f, err := os.Open(*envFile)
 			if err != nil {
@@ -127,8 +129,12 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 			log.Warn("agent runs left by a stopped server marked interrupted", "count", n)
 		}
 		defer chat.Close()
-		chatAPI := agentchat.Handler(chat, agentchat.WithLogger(log))
-		for _, p := range []string{"/agent/", "/chat", "/chat/", "/chat.js"} {
+		auth, err := chatAuth.Auth()
+		if err != nil {
+			return err
+		}
+		chatAPI := agentchat.Handler(chat, agentchat.WithLogger(log), agentchat.WithAuthScheme(auth))
+		for _, p := range []string{"/agent/", "/chat", "/chat/", "/chat.js", "/chat.css"} {
 			mux.Handle(p, chatAPI)
 		}
 	}

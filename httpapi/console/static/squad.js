@@ -1,6 +1,8 @@
 // The squad chat page: messages newest last, discussion prompts highlighted
 // with their response counter and status, responses threaded under their
-// prompt, a reply box on open prompts. It re-reads on every change the
+// prompt, a reply box on open prompts. A message that replies to another
+// (reply_to_id) is threaded under it; "reply" on a message makes the next
+// post a reply to it. A message's task_ref is shown as a tag. It re-reads on every change the
 // server announces over SSE. Everything from the network is shown with
 // textContent. A re-read rebuilds the feed, so what a person is typing in a
 // reply box (and where the cursor is) is carried over to the new one.
@@ -23,12 +25,37 @@
     return body;
   }
 
+  let replyTo = null; // {id, who}: the message the next post answers
+
+  function setReplyTo(m) {
+    replyTo = m ? { id: m.id, who: m.agent_name } : null;
+    const box = $("replying");
+    box.hidden = !replyTo;
+    $("replying-who").textContent = replyTo ? replyTo.who : "";
+    if (replyTo) $("text").focus();
+  }
+
   function line(m) {
     const d = el("div", "msg" + (m.is_human ? " human" : ""));
+    d.dataset.msg = m.id;
     d.appendChild(el("span", "when", new Date(m.created_at).toLocaleTimeString()));
     d.appendChild(el("span", "who", m.agent_name));
+    if (m.task_ref) d.appendChild(el("span", "task", "#" + m.task_ref));
     d.appendChild(el("span", "text", m.message));
+    if (m.message_type === "message" || m.message_type === "discussion_prompt") {
+      const b = el("button", "reply-to", "reply");
+      b.type = "button";
+      b.addEventListener("click", () => setReplyTo(m));
+      d.appendChild(b);
+    }
     return d;
+  }
+
+  // replies returns the thread box under a message line, made on first use.
+  function replies(box) {
+    let r = box.querySelector(":scope > .thread");
+    if (!r) { r = el("div", "thread"); box.appendChild(r); }
+    return r;
   }
 
   async function load() {
@@ -50,14 +77,24 @@
     }
     const atBottom = feed.scrollTop + feed.clientHeight >= feed.scrollHeight - 20;
     feed.textContent = "";
+    const lines = {}; // message ID -> its line, for threading replies
     for (const m of chat.messages.slice().reverse()) {
       if (m.message_type === "discussion_response" && threads[m.discussion_prompt_id]) {
         threads[m.discussion_prompt_id].appendChild(line(m));
         continue;
       }
-      if (m.message_type !== "discussion_prompt") { feed.appendChild(line(m)); continue; }
+      if (m.message_type !== "discussion_prompt") {
+        const l = line(m);
+        lines[m.id] = l;
+        const parent = m.reply_to_id && lines[m.reply_to_id];
+        if (parent) { replies(parent).appendChild(l); continue; }
+        if (m.reply_to_id) l.insertBefore(el("span", "in-reply", "↳ in reply to an older message"), l.children[1]);
+        feed.appendChild(l);
+        continue;
+      }
       const p = byId[m.discussion_prompt_id] || {};
       const box = line(m);
+      lines[m.id] = box;
       box.classList.add("prompt");
       box.dataset.prompt = m.discussion_prompt_id;
       box.insertBefore(el("span", "badge", "discussion"), box.children[1]);
@@ -105,9 +142,18 @@
 
   $("post").addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    await json("/api/squad-chat", { method: "POST", body: JSON.stringify({ agent_name: $("name").value, message: $("text").value, is_human: true }) });
+    const body = { agent_name: $("name").value, message: $("text").value, is_human: true };
+    if (replyTo) body.reply_to_id = replyTo.id;
+    try {
+      await json("/api/squad-chat", { method: "POST", body: JSON.stringify(body) });
+    } catch (e) {
+      alert(e.message);
+      return;
+    }
     $("text").value = "";
+    setReplyTo(null);
   });
+  $("replying-cancel").addEventListener("click", () => setReplyTo(null));
 
   let pending = false;
   function refresh() {

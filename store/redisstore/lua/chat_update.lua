@@ -1,8 +1,9 @@
 -- KEYS: conversation hash, conversations index (by update time), active set.
 -- ARGV: conversation ID, status, session ID ('' keeps it), title ('' keeps
--- it), updated (ms), updated (text), then for a create the created fields.
+-- it), updated (ms), updated (text), then for a create the created fields:
+-- 'create', created (text), user.
 if ARGV[7] == 'create' then
-  redis.call('HSET', KEYS[1], 'id', ARGV[1], 'title', ARGV[4], 'session_id', ARGV[3], 'created_at', ARGV[8])
+  redis.call('HSET', KEYS[1], 'id', ARGV[1], 'title', ARGV[4], 'session_id', ARGV[3], 'created_at', ARGV[8], 'user', ARGV[9])
 elseif redis.call('EXISTS', KEYS[1]) == 0 then
   return fail('conversation_not_found')
 end

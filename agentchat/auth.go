@@ -1,0 +1,242 @@
+package agentchat
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agorahq/agora/store"
+)
+
+// Auth is how the agent API authenticates a request — seeds/agentchat.md's
+// options (none, a shared secret, delegating to the application) and
+// slot-machine's signed-user header. /chat and its config stay open.
+type Auth struct {
+	// Mode names the scheme in GET /chat/config: "none", "secret", "hmac",
+	// "trusted", "delegate", or "custom".
+	Mode string
+	// Authenticate returns who the request is from, or an error: one of
+	// kind store.ErrUnauthorized refuses the request (401),
+	// ErrAuthUnavailable answers 503. Nil lets every request in.
+	Authenticate func(*http.Request) (user string, err error)
+	// PageSecret is served to the page in GET /chat/config as authSecret,
+	// so that slot-machine's page can sign its user itself (see
+	// SignedUser); empty for every other scheme.
+	PageSecret string
+}
+
+// WithAuthScheme guards the agent API with a.
+func WithAuthScheme(a Auth) HandlerOption { return func(c *handlerConfig) { c.auth = a } }
+
+// WithAuth guards the agent API: auth returns who the request is from and
+// whether it may use the agent. Without an auth option the API is open, as
+// in the specification; see Secret, SignedUser and Delegate.
+func WithAuth(auth func(*http.Request) (user string, ok bool)) HandlerOption {
+	return WithAuthScheme(checked("custom", auth))
+}
+
+// checked is the Auth of mode that lets in the requests check accepts.
+func checked(mode string, check func(*http.Request) (string, bool)) Auth {
+	return Auth{Mode: mode, Authenticate: func(r *http.Request) (string, error) {
+		if user, ok := check(r); ok {
+			return user, nil
+		}
+		return "", errAuth
+	}}
+}
+
+var errAuth = store.Errorf(store.ErrUnauthorized, "unauthorized", "sign in to use the agent")
+
+// ErrAuthUnavailable is returned when the application's auth endpoint (see
+// Delegate) cannot say whether a request may use the agent; it answers 503.
+var ErrAuthUnavailable = errors.New("agentchat: the application's auth endpoint did not answer")
+
+// NoAuth lets every request in: seeds/agentchat.md's first option, for a
+// private network or local development.
+func NoAuth() Auth { return Auth{Mode: "none"} }
+
+// Secret is a WithAuth check of a shared secret, presented in the
+// header or in the cookie of the given names (the host sets the cookie; the
+// secret is never served to the page). Compared in constant time.
+func Secret(header, cookie, secret string) func(*http.Request) (string, bool) {
+	want := sha256.Sum256([]byte(secret))
+	match := func(v string) bool {
+		got := sha256.Sum256([]byte(v))
+		return v != "" && subtle.ConstantTimeCompare(got[:], want[:]) == 1
+	}
+	return func(r *http.Request) (string, bool) {
+		if header != "" && match(r.Header.Get(header)) {
+			return "secret", true
+		}
+		if c, err := r.Cookie(cookie); cookie != "" && err == nil && match(c.Value) {
+			return "secret", true
+		}
+		return "", false
+	}
+}
+
+// SharedSecret is seeds/agentchat.md's second option as an Auth: Secret's
+// check, named "secret" in /chat/config.
+func SharedSecret(header, cookie, secret string) Auth {
+	check := Secret(header, cookie, secret)
+	return checked("secret", func(r *http.Request) (string, bool) {
+		_, ok := check(r)
+		return "", ok // the secret names no one
+	})
+}
+
+// UserHeader is the header of slot-machine's signed-user scheme:
+// "<user>:<hex HMAC-SHA256 of user>" (SignedUser), or the bare user name
+// (TrustedUser).
+const UserHeader = "X-SlotMachine-User"
+
+// SignedUser is slot-machine's "hmac" scheme: a request is let in when its
+// X-SlotMachine-User header is "<user>:<signature>", the signature the
+// lowercase hex HMAC-SHA256 of user keyed with secret (its bytes as given),
+// compared in constant time. The host's application signs its user's name
+// and hands the header to the page; with servePage, GET /chat/config
+// serves the secret itself, as slot-machine does, so that its page signs
+// in the browser — which lets anyone who can load /chat/config in.
+func SignedUser(secret string, servePage bool) Auth {
+	a := checked("hmac", func(r *http.Request) (string, bool) {
+		user := VerifyUser(secret, r.Header.Get(UserHeader))
+		return user, user != ""
+	})
+	if servePage {
+		a.PageSecret = secret
+	}
+	return a
+}
+
+// SignUser returns the X-SlotMachine-User value of user under secret.
+func SignUser(secret, user string) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(user))
+	return user + ":" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// VerifyUser returns the user of a signed X-SlotMachine-User value, or ""
+// when it is not signed with secret (or secret is empty).
+func VerifyUser(secret, header string) string {
+	i := strings.LastIndex(header, ":")
+	if secret == "" || i < 1 {
+		return ""
+	}
+	user := header[:i]
+	if !hmac.Equal([]byte(SignUser(secret, user)), []byte(header)) {
+		return ""
+	}
+	return user
+}
+
+// TrustedUser is slot-machine's "trusted" scheme: the X-SlotMachine-User
+// header names the user and is believed, because a proxy in front sets
+// it. Like slot-machine's, it refuses no request.
+func TrustedUser() Auth {
+	return Auth{Mode: "trusted", Authenticate: func(r *http.Request) (string, error) {
+		return r.Header.Get(UserHeader), nil
+	}}
+}
+
+// DelegateTimeout bounds a call to the application's auth endpoint.
+const DelegateTimeout = 5 * time.Second
+
+// Delegate is seeds/agentchat.md's third option: before handling a request
+// it asks the application — GET endpoint, with the request's Cookie and
+// Authorization headers — and lets the request in when the application
+// answers 2xx; the user is the answer's X-SlotMachine-User header, if any.
+// A 401 or 403 refuses the request; no answer, or any other status, is
+// ErrAuthUnavailable (503). client nil is http.DefaultClient.
+func Delegate(endpoint string, client *http.Client) (Auth, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Auth{}, fmt.Errorf("agentchat: the auth endpoint %q is not an http(s) URL", endpoint)
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return Auth{Mode: "delegate", Authenticate: func(r *http.Request) (string, error) {
+		ctx, cancel := context.WithTimeout(r.Context(), DelegateTimeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+		if err != nil {
+			return "", fmt.Errorf("%w: %v", ErrAuthUnavailable, err)
+		}
+		for _, h := range []string{"Cookie", "Authorization"} {
+			for _, v := range r.Header.Values(h) {
+				req.Header.Add(h, v)
+			}
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			return "", fmt.Errorf("%w: %v", ErrAuthUnavailable, err)
+		}
+		defer res.Body.Close()
+		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+		switch {
+		case res.StatusCode >= 200 && res.StatusCode < 300:
+			return res.Header.Get(UserHeader), nil
+		case res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden:
+			return "", errAuth
+		}
+		return "", fmt.Errorf("%w: it answered %s", ErrAuthUnavailable, res.Status)
+	}}, nil
+}
+
+// AuthConfig is an Auth in plain values, as a host reads it from its flags
+// or environment (see Flags).
+type AuthConfig struct {
+	// Mode is none (or empty), secret, hmac, trusted or delegate.
+	Mode string
+	// Secret is the shared secret (secret) or the signing key (hmac).
+	Secret string
+	// ServeSecret serves the hmac key to slot-machine's page (SignedUser).
+	ServeSecret bool
+	// URL is the application's auth endpoint (delegate).
+	URL string
+}
+
+// Flags registers -chat-auth, -chat-secret, -chat-serve-secret and
+// -chat-auth-url on fs, their defaults from the environment variables
+// AGORA_CHAT_AUTH, AGORA_CHAT_SECRET, AGORA_CHAT_SERVE_SECRET ("1" or
+// "true") and AGORA_CHAT_AUTH_URL, read with getenv.
+func (c *AuthConfig) Flags(fs *flag.FlagSet, getenv func(string) string) {
+	serve := getenv("AGORA_CHAT_SERVE_SECRET")
+	fs.StringVar(&c.Mode, "chat-auth", getenv("AGORA_CHAT_AUTH"), "how the agent API authenticates: none, secret (header X-Agent-Secret or cookie agent_secret), hmac (signed X-SlotMachine-User), trusted (X-SlotMachine-User as is) or delegate (ask -chat-auth-url)")
+	fs.StringVar(&c.Secret, "chat-secret", getenv("AGORA_CHAT_SECRET"), "the shared secret (secret) or signing key (hmac) of the agent API")
+	fs.BoolVar(&c.ServeSecret, "chat-serve-secret", serve == "1" || serve == "true", "hmac: serve the signing key in /chat/config so that slot-machine's page signs in the browser (anyone who can load the page gets in)")
+	fs.StringVar(&c.URL, "chat-auth-url", getenv("AGORA_CHAT_AUTH_URL"), "delegate: the application's auth endpoint, asked with the request's cookies and Authorization")
+}
+
+// Auth returns the Auth c describes.
+func (c AuthConfig) Auth() (Auth, error) {
+	needSecret := func() error {
+		if c.Secret == "" {
+			return fmt.Errorf("agentchat: chat auth %q needs a secret", c.Mode)
+		}
+		return nil
+	}
+	switch c.Mode {
+	case "", "none":
+		return NoAuth(), nil
+	case "secret":
+		return SharedSecret("X-Agent-Secret", "agent_secret", c.Secret), needSecret()
+	case "hmac":
+		return SignedUser(c.Secret, c.ServeSecret), needSecret()
+	case "trusted":
+		return TrustedUser(), nil
+	case "delegate":
+		return Delegate(c.URL, nil)
+	}
+	return Auth{}, fmt.Errorf("agentchat: chat auth %q is not one of none, secret, hmac, trusted, delegate", c.Mode)
+}
