@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -204,18 +205,45 @@ type AuthConfig struct {
 	ServeSecret bool
 	// URL is the application's auth endpoint (delegate).
 	URL string
+	// Open serves the agent API without authentication on an address
+	// other than loopback: the host's explicit choice (see CheckExposure).
+	Open bool
 }
 
-// Flags registers -chat-auth, -chat-secret, -chat-serve-secret and
-// -chat-auth-url on fs, their defaults from the environment variables
+// CheckExposure refuses to serve the agent API without authentication on
+// addr unless addr is a loopback address or c.Open says it is meant to be
+// open: anyone who reaches it could run the coding agent, with its tools,
+// in the host's directory.
+func (c AuthConfig) CheckExposure(addr string) error {
+	if (c.Mode != "" && c.Mode != "none") || c.Open {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("agentchat: the agent API would run the coding agent for anyone who reaches %s: set -chat-auth (secret, hmac, trusted or delegate), listen on a loopback address, or pass -chat-open to serve it open on purpose", addr)
+}
+
+// Flags registers -chat-auth, -chat-secret, -chat-serve-secret,
+// -chat-auth-url and -chat-open on fs, their defaults from the environment variables
 // AGORA_CHAT_AUTH, AGORA_CHAT_SECRET, AGORA_CHAT_SERVE_SECRET ("1" or
-// "true") and AGORA_CHAT_AUTH_URL, read with getenv.
+// "true"), AGORA_CHAT_AUTH_URL and AGORA_CHAT_OPEN, read with getenv; and
+// -chat-open.
 func (c *AuthConfig) Flags(fs *flag.FlagSet, getenv func(string) string) {
 	serve := getenv("AGORA_CHAT_SERVE_SECRET")
 	fs.StringVar(&c.Mode, "chat-auth", getenv("AGORA_CHAT_AUTH"), "how the agent API authenticates: none, secret (header X-Agent-Secret or cookie agent_secret), hmac (signed X-SlotMachine-User), trusted (X-SlotMachine-User as is) or delegate (ask -chat-auth-url)")
 	fs.StringVar(&c.Secret, "chat-secret", getenv("AGORA_CHAT_SECRET"), "the shared secret (secret) or signing key (hmac) of the agent API")
 	fs.BoolVar(&c.ServeSecret, "chat-serve-secret", serve == "1" || serve == "true", "hmac: serve the signing key in /chat/config so that slot-machine's page signs in the browser (anyone who can load the page gets in)")
 	fs.StringVar(&c.URL, "chat-auth-url", getenv("AGORA_CHAT_AUTH_URL"), "delegate: the application's auth endpoint, asked with the request's cookies and Authorization")
+	open := getenv("AGORA_CHAT_OPEN")
+	fs.BoolVar(&c.Open, "chat-open", open == "1" || open == "true", "serve the agent API without authentication on an address other than loopback (refused otherwise: anyone reaching it runs the agent)")
 }
 
 // Auth returns the Auth c describes.

@@ -66,6 +66,9 @@ func run(ctx context.Context, args []string, ready func(addr string)) error {
 	if err != nil {
 		return err
 	}
+	if err := auth.CheckExposure(*addr); err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 
 	var app http.Handler = tinyApp()

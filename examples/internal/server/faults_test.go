@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -146,4 +147,20 @@ func TestPagesRefuseFraming(t *testing.T) {
 		require.Contains(t, res.Header.Get("Content-Security-Policy"), "frame-ancestors 'self'", p)
 		require.Equal(t, "SAMEORIGIN", res.Header.Get("X-Frame-Options"), p)
 	}
+}
+
+// TestOpenAgentChatOnlyOnLoopback: the agent API runs the coding agent, so
+// without chat auth it is served on loopback only, unless -chat-open.
+func TestOpenAgentChatOnlyOnLoopback(t *testing.T) {
+	t.Parallel()
+	args := []string{"-addr", "0.0.0.0:0", "-quiet", "-agent-dir", t.TempDir(), "-claude", "/nonexistent/claude"}
+	err := Run(context.Background(), args, io.Discard, nil)
+	require.ErrorContains(t, err, "-chat-open")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, append(args, "-chat-auth", "secret", "-chat-secret", "s3"), io.Discard, func(string) { cancel() })
+	}()
+	require.NoError(t, <-done, "with a secret it serves")
 }

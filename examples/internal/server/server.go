@@ -109,6 +109,9 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		mux.Handle(p, arenaAPI)
 	}
 	if *agentDir != "" {
+		if err := chatAuth.CheckExposure(*addr); err != nil {
+			return err
+		}
 		runner := &agentchat.CLIRunner{Path: *claudePath, Dir: *agentDir, PromptFile: *agentPrompt,
 			SystemPrompt: "You are the coding agent of this application, started by its chat. Work in the current directory.\n\n" + agentchat.TitleInstructions}
 		if *envFile != "" {
@@ -133,6 +136,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		if err != nil {
 			return err
 		}
+
 		chatAPI := agentchat.Handler(chat, agentchat.WithLogger(log), agentchat.WithAuthScheme(auth))
 		for _, p := range []string{"/agent/", "/chat", "/chat/", "/chat.js", "/chat.css"} {
 			mux.Handle(p, chatAPI)
