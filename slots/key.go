@@ -22,10 +22,23 @@ const (
 	ScopeClaimCreate    Scope = "claim:create"    // create claims
 	ScopeKeysAdmin      Scope = "keys:admin"      // create, list and revoke keys
 	ScopePipelineReview Scope = "pipeline:review" // resolve pipeline flags
+
+	// The original's scopes that guard routes Agora does not serve: a key
+	// may carry them (the original's agent setup asks for them) and they
+	// grant nothing here.
+	ScopeConsensusWrite      Scope = "consensus:write"
+	ScopeClassificationWrite Scope = "classification:write"
+	ScopePolicyWrite         Scope = "policy:write"
+	ScopeOutputWrite         Scope = "output:write"
 )
 
+// ScopeAliases maps the original's names of scopes to Agora's: a key asked
+// for with "claim:new" carries ScopeClaimCreate.
+var ScopeAliases = map[Scope]Scope{"claim:new": ScopeClaimCreate}
+
 // AllScopes lists every scope, in a stable order.
-var AllScopes = []Scope{ScopeSlotsConfigure, ScopeCommentCreate, ScopeClaimCreate, ScopeKeysAdmin, ScopePipelineReview}
+var AllScopes = []Scope{ScopeSlotsConfigure, ScopeCommentCreate, ScopeClaimCreate, ScopeKeysAdmin, ScopePipelineReview,
+	ScopeConsensusWrite, ScopeClassificationWrite, ScopePolicyWrite, ScopeOutputWrite}
 
 // Limits on key fields.
 const (
@@ -103,8 +116,15 @@ func validateNewKey(k *NewKey) error {
 	seen := map[Scope]bool{}
 	scopes := make([]Scope, 0, len(k.Scopes))
 	for _, s := range k.Scopes {
+		if alias, ok := ScopeAliases[s]; ok {
+			s = alias
+		}
 		if !slices.Contains(AllScopes, s) {
-			return store.Errorf(store.ErrInvalid, "invalid_scope", "unknown scope %q; scopes are slots:configure, comment:create, claim:create, keys:admin, pipeline:review", s)
+			names := make([]string, len(AllScopes))
+			for i, a := range AllScopes {
+				names[i] = string(a)
+			}
+			return store.Errorf(store.ErrInvalid, "invalid_scope", "unknown scope %q; scopes are %s (claim:new is claim:create)", s, strings.Join(names, ", "))
 		}
 		if !seen[s] {
 			seen[s] = true
