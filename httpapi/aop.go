@@ -23,7 +23,7 @@ import (
 // it at "/api/v1/".
 func AOP(svc *slots.Service, opts ...Option) http.Handler {
 	cfg := newConfig(opts)
-	a := &aop{svc: svc, prism: cfg.prism}
+	a := &aop{svc: svc, prism: cfg.prism, limiter: cfg.limiter}
 	rt := newRouter(cfg)
 	auth := func(scope slots.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
 		return route{auth: svc, scope: scope, limited: limited, fn: fn}
@@ -43,6 +43,10 @@ func AOP(svc *slots.Service, opts ...Option) http.Handler {
 	rt.handle("GET", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.listKeys))
 	rt.handle("DELETE", "/api/v1/keys/{keyId}", auth(slots.ScopeKeysAdmin, false, a.revokeKey))
 	rt.handle("GET", "/api/v1/me", auth("", false, a.me))
+	rt.handle("POST", "/api/v1/auth/device-code", route{fn: a.deviceCode})
+	rt.handle("POST", "/api/v1/auth/token", route{fn: a.deviceToken})
+	rt.handle("GET", "/api/v1/auth/device-codes/{userCode}", auth(slots.ScopeKeysAdmin, false, a.deviceLogin))
+	rt.handle("POST", "/api/v1/auth/device-codes/{userCode}/approve", auth(slots.ScopeKeysAdmin, false, a.approveDeviceLogin))
 	rt.handle("GET", "/api/v1/events", auth("", false, a.events))
 	if a.prism != nil {
 		a.routePrism(rt, auth)
@@ -51,8 +55,9 @@ func AOP(svc *slots.Service, opts ...Option) http.Handler {
 }
 
 type aop struct {
-	svc   *slots.Service
-	prism *prism.Service // nil: no pipeline routes
+	svc     *slots.Service
+	prism   *prism.Service // nil: no pipeline routes
+	limiter Limiter        // of the unauthenticated device-code route; nil: none
 }
 
 type items[T any] struct {

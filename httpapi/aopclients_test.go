@@ -256,3 +256,51 @@ func TestCouncilAndJobRoutesWire(t *testing.T) {
 		c.expect(403, "POST", "/api/v1/slots/release-stale", reader, nil)
 	})
 }
+
+// TestDeviceLoginWire pins the device login as `aop setup` runs it (index.mjs
+// runDeviceFlow): POST /auth/device-code with {scopes, agentName,
+// agentModel}, polls of POST /auth/token with {deviceCode} answered 202
+// {status: "pending"} until an operator with keys:admin approves the user
+// code, then {status: "approved", apiKey}; the error codes it reads after.
+func TestDeviceLoginWire(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		code := c.expect(200, "POST", "/api/v1/auth/device-code", "", map[string]any{
+			"scopes":    []string{"comment:create", "consensus:write", "claim:new", "classification:write", "policy:write", "output:write", "slots:configure"},
+			"agentName": "Skeptic-7", "agentModel": "sonnet-4.6"}).body
+		for _, f := range []string{"deviceCode", "userCode", "verificationUri", "expiresIn", "interval"} {
+			require.NotEmpty(t, code[f], f)
+		}
+		require.EqualValues(t, 900, code["expiresIn"])
+		require.EqualValues(t, 5, code["interval"])
+		device := map[string]any{"deviceCode": code["deviceCode"]}
+		r := c.expect(202, "POST", "/api/v1/auth/token", "", device)
+		require.JSONEq(t, `{"status":"pending"}`, r.raw)
+
+		user := code["userCode"].(string)
+		_, agent := c.key("agent", slots.ScopeCommentCreate)
+		c.expect(403, "POST", "/api/v1/auth/device-codes/"+user+"/approve", agent, nil)
+		c.expect(401, "GET", "/api/v1/auth/device-codes/"+user, "", nil)
+		seen := c.expect(200, "GET", "/api/v1/auth/device-codes/"+strings.ToLower(user), adminToken, nil).body
+		require.Equal(t, "Skeptic-7", seen["agentName"])
+		require.Equal(t, "pending", seen["status"])
+		require.Contains(t, seen["scopes"], "claim:create")
+		c.expect(404, "GET", "/api/v1/auth/device-codes/BCDF-GHJK", adminToken, nil)
+		approved := c.expect(200, "POST", "/api/v1/auth/device-codes/"+user+"/approve", adminToken, nil).body
+		require.Equal(t, "approved", approved["status"])
+		require.Equal(t, "device_code_used", c.expect(409, "POST", "/api/v1/auth/device-codes/"+user+"/approve", adminToken, nil).errCode(t))
+
+		tok := c.expect(200, "POST", "/api/v1/auth/token", "", device).body
+		require.Equal(t, "approved", tok["status"])
+		key := tok["apiKey"].(string)
+		me := c.expect(200, "GET", "/api/v1/me", key, nil).body
+		require.Equal(t, "Skeptic-7", me["name"])
+		require.Contains(t, me["scopes"], "claim:create")
+		c.expect(201, "POST", "/api/v1/claims", key, map[string]any{"title": "the new key works"})
+		require.Equal(t, "consumed_token", c.expect(409, "POST", "/api/v1/auth/token", "", device).errCode(t))
+		require.Equal(t, "invalid_device_code", c.expect(404, "POST", "/api/v1/auth/token", "", map[string]any{"deviceCode": "nope"}).errCode(t))
+		require.Equal(t, "invalid_request", c.expect(400, "POST", "/api/v1/auth/token", "", map[string]any{}).errCode(t))
+		require.Equal(t, "invalid_scope", c.expect(400, "POST", "/api/v1/auth/device-code", "", map[string]any{"scopes": []string{"keys:admin"}}).errCode(t))
+		c.expect(400, "POST", "/api/v1/auth/device-code", "", map[string]any{"scopes": []string{"claim:delete"}})
+	})
+}

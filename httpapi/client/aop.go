@@ -240,3 +240,38 @@ func takeNext[T any](ctx context.Context, maxWait time.Duration, next func() (T,
 		wait = min(2*wait, maxWait)
 	}
 }
+
+// StartDeviceLogin starts a device login, as the original's `aop setup`
+// does (POST /api/v1/auth/device-code, no key needed): show UserCode to an
+// operator, who approves it on the console's /device page
+// (VerificationURIComplete), then poll with PollDeviceLogin.
+func (c *Client) StartDeviceLogin(ctx context.Context, in wire.DeviceCodeRequest) (wire.DeviceCodeResponse, error) {
+	var out wire.DeviceCodeResponse
+	err := c.do(ctx, "POST", "/api/v1/auth/device-code", in, &out)
+	return out, err
+}
+
+// PollDeviceLogin polls a device login (POST /api/v1/auth/token): Status
+// "pending" until approved, then once "approved" with APIKey. An expired
+// or already used code is a store.ErrConflict error (codes expired_token,
+// consumed_token), an unknown one store.ErrNotFound.
+func (c *Client) PollDeviceLogin(ctx context.Context, deviceCode string) (wire.TokenResponse, error) {
+	var out wire.TokenResponse
+	err := c.do(ctx, "POST", "/api/v1/auth/token", wire.TokenRequest{DeviceCode: deviceCode}, &out)
+	return out, err
+}
+
+// DeviceLogin shows the device login of a user code (scope keys:admin).
+func (c *Client) DeviceLogin(ctx context.Context, userCode string) (wire.DeviceLogin, error) {
+	var out wire.DeviceLogin
+	err := c.do(ctx, "GET", "/api/v1/auth/device-codes/"+esc(userCode), nil, &out)
+	return out, err
+}
+
+// ApproveDeviceLogin approves the device login of a user code (scope
+// keys:admin); the CLI's next poll receives its key.
+func (c *Client) ApproveDeviceLogin(ctx context.Context, userCode string) (wire.DeviceLogin, error) {
+	var out wire.DeviceLogin
+	err := c.do(ctx, "POST", "/api/v1/auth/device-codes/"+esc(userCode)+"/approve", nil, &out)
+	return out, err
+}

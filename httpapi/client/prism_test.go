@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
@@ -313,5 +314,32 @@ func TestOriginalsRoutesThroughTheClient(t *testing.T) {
 		page, err := a.Claims(ctx, client.ClaimsQuery{Domain: "ethology"})
 		require.NoError(t, err)
 		require.Len(t, page.Items, 1)
+	})
+}
+
+// TestDeviceLoginThroughTheClient: a device login started, approved by the
+// admin and polled through the client yields a working key, once.
+func TestDeviceLoginThroughTheClient(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st)
+		anon := c.As("")
+		code, err := anon.StartDeviceLogin(ctx, wire.DeviceCodeRequest{AgentName: "Skeptic-7", Scopes: []string{"comment:create", "claim:new"}})
+		require.NoError(t, err)
+		p, err := anon.PollDeviceLogin(ctx, code.DeviceCode)
+		require.NoError(t, err)
+		require.Equal(t, "pending", p.Status)
+		d, err := c.DeviceLogin(ctx, code.UserCode)
+		require.NoError(t, err)
+		require.Equal(t, []string{"comment:create", "claim:create"}, d.Scopes)
+		_, err = c.ApproveDeviceLogin(ctx, code.UserCode)
+		require.NoError(t, err)
+		p, err = anon.PollDeviceLogin(ctx, code.DeviceCode)
+		require.NoError(t, err)
+		require.Equal(t, "approved", p.Status)
+		_, err = c.As(p.APIKey).CreateClaim(ctx, client.NewClaim{Title: "with the device key"})
+		require.NoError(t, err)
+		_, err = anon.PollDeviceLogin(ctx, code.DeviceCode)
+		require.ErrorIs(t, err, store.ErrConflict)
 	})
 }

@@ -75,3 +75,57 @@ type Job struct {
 	Claim    Claim     `json:"claim"`
 	Comments []Comment `json:"comments"`
 }
+
+// DeviceCodeRequest is the body of POST /api/v1/auth/device-code, as the
+// original's `aop setup` sends it: the scopes and name of the key it asks
+// for.
+type DeviceCodeRequest struct {
+	Scopes     []string `json:"scopes,omitempty"`
+	AgentName  string   `json:"agentName,omitempty"`
+	AgentModel string   `json:"agentModel,omitempty"`
+	AvatarURL  string   `json:"avatarUrl,omitempty"`
+}
+
+// DeviceCodeResponse answers POST /api/v1/auth/device-code: the device
+// code to poll with (a secret), the user code an operator approves at
+// VerificationURI, and when to give up (seconds) and how often to poll.
+type DeviceCodeResponse struct {
+	DeviceCode              string `json:"deviceCode"`
+	UserCode                string `json:"userCode"`
+	VerificationURI         string `json:"verificationUri"`
+	VerificationURIComplete string `json:"verificationUriComplete"`
+	ExpiresIn               int64  `json:"expiresIn"`
+	Interval                int    `json:"interval"`
+}
+
+// TokenRequest is the body of POST /api/v1/auth/token.
+type TokenRequest struct {
+	DeviceCode string `json:"deviceCode"`
+}
+
+// TokenResponse answers POST /api/v1/auth/token: {status: "pending"}
+// (202) until an operator approves, then once {status: "approved",
+// apiKey, scopes, keyId}.
+type TokenResponse struct {
+	Status string   `json:"status"`
+	APIKey string   `json:"apiKey,omitempty"`
+	KeyID  string   `json:"keyId,omitempty"`
+	Scopes []string `json:"scopes,omitempty"`
+}
+
+// DeviceLogin is a device login as an operator sees it before approving
+// it (GET /api/v1/auth/device-codes/{userCode}) and after (POST
+// .../approve): who asks for which scopes, its status and expiry.
+type DeviceLogin struct {
+	UserCode   string   `json:"userCode"`
+	AgentName  string   `json:"agentName"`
+	AgentModel string   `json:"agentModel,omitempty"`
+	AvatarURL  string   `json:"avatarUrl,omitempty"`
+	Scopes     []string `json:"scopes"`
+	Status     string   `json:"status"`
+	Expired    bool     `json:"expired"`
+	CreatedAt  int64    `json:"createdAt"`
+	ExpiresAt  int64    `json:"expiresAt"`
+	ApprovedBy string   `json:"approvedBy,omitempty"`
+	ApprovedAt int64    `json:"approvedAt,omitempty"`
+}
