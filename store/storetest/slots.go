@@ -233,6 +233,43 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, login.UserCode)
 		requireCode(t, slots.ErrDeviceCodeUsed, err)
 
+		// Races, repeated: of many approvals of one code one wins, the
+		// others are told it is used; of many polls after it, one gets a key.
+		for round := range 5 {
+			l, err := e.svc.StartDeviceLogin(e.ctx, slots.NewDeviceLogin{Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+			require.NoError(t, err)
+			var approved, polled atomic.Int32
+			var wg sync.WaitGroup
+			for i := range 16 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if i%2 == 0 {
+						if _, err := e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, l.UserCode); err == nil {
+							approved.Add(1)
+						} else {
+							requireCode(t, slots.ErrDeviceCodeUsed, err)
+						}
+						return
+					}
+					if p, err := e.svc.PollDeviceLogin(e.ctx, l.DeviceCode); err == nil && p.Token != "" {
+						polled.Add(1)
+					} else if err != nil {
+						requireCode(t, slots.ErrDeviceCodeConsumed, err)
+					}
+				}()
+			}
+			wg.Wait()
+			require.EqualValues(t, 1, approved.Load(), "round %d: one approval wins", round)
+			if polled.Load() == 0 { // every poll came before the approval
+				p, err := e.svc.PollDeviceLogin(e.ctx, l.DeviceCode)
+				require.NoError(t, err)
+				require.NotEmpty(t, p.Token)
+				polled.Add(1)
+			}
+			require.EqualValues(t, 1, polled.Load(), "round %d: one poll gets the key", round)
+		}
+
 		// Codes expire: unapproved, and approved but never polled.
 		late, err := e.svc.StartDeviceLogin(e.ctx, slots.NewDeviceLogin{Name: "Skeptic-7", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		require.NoError(t, err)
