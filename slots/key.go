@@ -72,15 +72,18 @@ type NewKey struct {
 }
 
 // tokenPrefix starts every token the service issues; a token is
-// "agora.<key id>.<secret>", the secret being 32 random bytes in unpadded
-// base64url. The key ID lets Authenticate find the key without comparing the
-// secret against every stored hash.
+// "agora.<key id>.<secret>", the secret being "_" and 32 random bytes in
+// unpadded base64url. The key ID lets Authenticate find the key without
+// comparing the secret against every stored hash. The "_" ends what the
+// original's `aop setup` shows as a key's prefix (the token up to its second
+// "_"), so it shows the key ID and none of the secret; secrets issued
+// without it keep working.
 const tokenPrefix = "agora."
 
 func newSecret() (secret string, hash []byte) {
 	var b [32]byte
 	_, _ = rand.Read(b[:])
-	secret = base64.RawURLEncoding.EncodeToString(b[:])
+	secret = "_" + base64.RawURLEncoding.EncodeToString(b[:])
 	h := sha256.Sum256([]byte(secret))
 	return secret, h[:]
 }
