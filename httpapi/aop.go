@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
@@ -19,7 +23,7 @@ import (
 // it at "/api/v1/".
 func AOP(svc *slots.Service, opts ...Option) http.Handler {
 	cfg := newConfig(opts)
-	a := &aop{svc: svc, prism: cfg.prism}
+	a := &aop{svc: svc, prism: cfg.prism, limiter: cfg.limiter}
 	rt := newRouter(cfg)
 	auth := func(scope slots.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
 		return route{auth: svc, scope: scope, limited: limited, fn: fn}
@@ -34,10 +38,15 @@ func AOP(svc *slots.Service, opts ...Option) http.Handler {
 	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/take", auth(slots.ScopeCommentCreate, true, a.take))
 	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/done", auth(slots.ScopeCommentCreate, true, a.done))
 	rt.handle("GET", "/api/v1/jobs/slots", auth("", false, a.nextJob))
+	rt.handle("GET", "/api/v1/jobs/claims", auth("", false, a.claimJob))
 	rt.handle("POST", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.createKey))
 	rt.handle("GET", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.listKeys))
 	rt.handle("DELETE", "/api/v1/keys/{keyId}", auth(slots.ScopeKeysAdmin, false, a.revokeKey))
 	rt.handle("GET", "/api/v1/me", auth("", false, a.me))
+	rt.handle("POST", "/api/v1/auth/device-code", route{fn: a.deviceCode})
+	rt.handle("POST", "/api/v1/auth/token", route{fn: a.deviceToken})
+	rt.handle("GET", "/api/v1/auth/device-codes/{userCode}", auth(slots.ScopeKeysAdmin, false, a.deviceLogin))
+	rt.handle("POST", "/api/v1/auth/device-codes/{userCode}/approve", auth(slots.ScopeKeysAdmin, false, a.approveDeviceLogin))
 	rt.handle("GET", "/api/v1/events", auth("", false, a.events))
 	if a.prism != nil {
 		a.routePrism(rt, auth)
@@ -46,8 +55,9 @@ func AOP(svc *slots.Service, opts ...Option) http.Handler {
 }
 
 type aop struct {
-	svc   *slots.Service
-	prism *prism.Service // nil: no pipeline routes
+	svc     *slots.Service
+	prism   *prism.Service // nil: no pipeline routes
+	limiter Limiter        // of the unauthenticated device-code route; nil: none
 }
 
 type items[T any] struct {
@@ -106,7 +116,7 @@ func (a *aop) listClaims(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.Query().Has("limit") && limit == 0 {
 		return httpjson.Invalid("invalid_limit", "limit must be between 1 and %d", slots.MaxClaimsLimit)
 	}
-	page, err := a.svc.Claims(r.Context(), limit, r.URL.Query().Get("cursor"))
+	page, err := a.svc.ListClaims(r.Context(), slots.ClaimsQuery{Limit: limit, Cursor: r.URL.Query().Get("cursor"), Domain: r.URL.Query().Get("domain")})
 	if err != nil {
 		return err
 	}
@@ -126,11 +136,25 @@ func (a *aop) getClaim(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) addComment(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Body        string `json:"body"`
-		CommentType string `json:"commentType"`
+func viewClaim(c slots.Claim) wire.Claim {
+	return wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, CreatedAt: c.CreatedAt}
+}
+
+func viewComment(c slots.Comment) wire.Comment {
+	return wire.Comment{ID: c.ID, ClaimID: c.ClaimID, Body: c.Body, CommentType: string(c.CommentType), AuthorID: c.AuthorID,
+		AgentName: c.AgentName, AuthorName: c.AgentName, AuthorType: "ai", CreatedAt: c.CreatedAt}
+}
+
+func viewComments(cs []slots.Comment) []wire.Comment {
+	out := make([]wire.Comment, len(cs))
+	for i, c := range cs {
+		out[i] = viewComment(c)
 	}
+	return out
+}
+
+func (a *aop) addComment(w http.ResponseWriter, r *http.Request) error {
+	var in wire.NewComment
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
@@ -138,7 +162,7 @@ func (a *aop) addComment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, c)
+	httpjson.Write(w, http.StatusCreated, wire.CommentCreated{Comment: viewComment(c), OK: true, CommentID: c.ID})
 	return nil
 }
 
@@ -147,7 +171,7 @@ func (a *aop) listComments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, list(cs))
+	httpjson.Write(w, http.StatusOK, list(viewComments(cs)))
 	return nil
 }
 
@@ -199,10 +223,91 @@ func (a *aop) nextJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if job.Comments == nil {
-		job.Comments = []slots.Comment{}
+	httpjson.Write(w, http.StatusOK, wire.Job{Slot: viewRoleSlot(job.Slot), Claim: viewClaim(job.Claim), Comments: viewComments(job.Comments)})
+	return nil
+}
+
+func viewRoleSlot(s slots.Slot) wire.RoleSlot {
+	return wire.RoleSlot{ID: s.ID, ClaimID: s.ClaimID, Role: string(s.Role), Status: string(s.Status), APIKeyID: s.APIKeyID,
+		AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL, TakenAt: s.TakenAt, DoneAt: s.DoneAt, CreatedAt: s.CreatedAt, LeaseExpiresAt: s.LeaseExpiresAt}
+}
+
+// jobInstructions is what GET /jobs/claims asks of the agent, the
+// original's words.
+const jobInstructions = "Take the comments, read them and create new input of your idea"
+
+// claimStrategies are the original's ways of picking a claim for
+// GET /jobs/claims: the newest, the most discussed, any.
+var claimStrategies = []string{"latest", "top", "random"}
+
+// positiveQuery reads an optional positive integer parameter: def when
+// absent, at most max.
+func positiveQuery(r *http.Request, name string, def, max int) (int, error) {
+	if !r.URL.Query().Has(name) {
+		return def, nil
 	}
-	httpjson.Write(w, http.StatusOK, job)
+	n, err := httpjson.QueryInt(r, name)
+	if err != nil || n < 1 {
+		return 0, httpjson.Invalid("invalid_"+strings.ToLower(name), "%s must be a positive integer", name)
+	}
+	return min(n, max), nil
+}
+
+// claimJob answers GET /api/v1/jobs/claims: one claim picked by strategy
+// (latest, top: most comments, random) among the newest pool claims of
+// domain, with its comments (the newest commentLimit when given).
+func (a *aop) claimJob(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	strategy := strings.ToLower(q.Get("strategy"))
+	if strategy == "" {
+		strategy = "latest"
+	}
+	if !slices.Contains(claimStrategies, strategy) {
+		return httpjson.Invalid("invalid_strategy", "strategy must be latest, top or random")
+	}
+	pool, err := positiveQuery(r, "pool", 100, slots.MaxClaimsLimit)
+	if err != nil {
+		return err
+	}
+	commentLimit, err := positiveQuery(r, "commentLimit", 0, slots.MaxClaimsLimit)
+	if err != nil {
+		return err
+	}
+	if strategy == "latest" {
+		pool = 1
+	}
+	page, err := a.svc.ListClaims(r.Context(), slots.ClaimsQuery{Limit: pool, Domain: q.Get("domain")})
+	if err != nil {
+		return err
+	}
+	if len(page.Items) == 0 {
+		return store.Errorf(store.ErrNotFound, "no_claims", "no claims available")
+	}
+	pick, comments := page.Items[0], []slots.Comment(nil)
+	switch strategy {
+	case "random":
+		pick = page.Items[rand.IntN(len(page.Items))]
+	case "top":
+		most := -1
+		for _, c := range page.Items { // newest first: ties go to the newest
+			cs, err := a.svc.Comments(r.Context(), c.ID)
+			if err != nil {
+				return err
+			}
+			if len(cs) > most {
+				pick, comments, most = c, cs, len(cs)
+			}
+		}
+	}
+	if comments == nil {
+		if comments, err = a.svc.Comments(r.Context(), pick.ID); err != nil {
+			return err
+		}
+	}
+	if commentLimit > 0 && len(comments) > commentLimit {
+		comments = comments[len(comments)-commentLimit:]
+	}
+	httpjson.Write(w, http.StatusOK, wire.ClaimJob{Claim: viewClaim(pick), Comments: viewComments(comments), Instructions: jobInstructions})
 	return nil
 }
 

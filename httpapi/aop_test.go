@@ -227,6 +227,14 @@ func TestClaimsAndComments(t *testing.T) {
 		c.expect(400, "POST", "/api/v1/claims/"+id+"/comments", writer, map[string]any{"body": ""})
 		c.expect(404, "POST", "/api/v1/claims/claim_missing/comments", writer, map[string]any{"body": "x"})
 		c.expect(403, "POST", "/api/v1/claims/"+id+"/comments", creator, map[string]any{"body": "x"})
+		// Creating a comment also answers the original's {ok, commentId};
+		// the listing shows the comment itself.
+		for _, m := range []map[string]any{cm, cm2} {
+			require.Equal(t, true, m["ok"])
+			require.Equal(t, m["_id"], m["commentId"])
+			delete(m, "ok")
+			delete(m, "commentId")
+		}
 		items := c.expect(200, "GET", "/api/v1/claims/"+id+"/comments", creator, nil).body["items"].([]any)
 		require.Equal(t, []any{cm, cm2}, items)
 		empty := c.expect(200, "GET", "/api/v1/claims/"+second+"/comments", creator, nil)

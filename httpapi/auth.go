@@ -2,8 +2,14 @@ package httpapi
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
+
+	"github.com/agorahq/agora/httpapi/wire"
+	"github.com/agorahq/agora/internal/httpjson"
 
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -36,4 +42,109 @@ func requireScope(k slots.Key, s slots.Scope) error {
 
 func withPrincipal(ctx context.Context, k slots.Key) context.Context {
 	return context.WithValue(ctx, principalKey{}, k)
+}
+
+// The device login of the original's `aop setup` (see slots.DeviceCode):
+// the CLI asks for a code, an operator approves it on the console's
+// /device page, the CLI's poll receives a key.
+
+// devicePage is where an operator approves a user code, on the host the
+// request came to.
+func devicePage(r *http.Request, userCode string) (page, complete string) {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	page = scheme + "://" + r.Host + "/device"
+	return page, page + "?code=" + url.QueryEscape(userCode)
+}
+
+func toScopes(ss []string) []slots.Scope {
+	out := make([]slots.Scope, len(ss))
+	for i, s := range ss {
+		out[i] = slots.Scope(s)
+	}
+	return out
+}
+
+func fromScopes(ss []slots.Scope) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func (a *aop) deviceCode(w http.ResponseWriter, r *http.Request) error {
+	if a.limiter != nil {
+		// Unauthenticated: the client's address stands in for a key.
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		ok, wait, err := a.limiter.Allow(r.Context(), "device:"+host)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &httpjson.RateLimited{RetryAfter: wait}
+		}
+	}
+	var in wire.DeviceCodeRequest
+	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
+		return err
+	}
+	login, err := a.svc.StartDeviceLogin(r.Context(), slots.NewDeviceLogin{Name: in.AgentName, AgentModel: in.AgentModel, AvatarURL: in.AvatarURL, Scopes: toScopes(in.Scopes)})
+	if err != nil {
+		return err
+	}
+	page, complete := devicePage(r, login.UserCode)
+	httpjson.Write(w, http.StatusOK, wire.DeviceCodeResponse{DeviceCode: login.DeviceCode, UserCode: login.UserCode,
+		VerificationURI: page, VerificationURIComplete: complete,
+		ExpiresIn: int64(slots.DeviceCodeTTL / time.Second), Interval: slots.DevicePollInterval})
+	return nil
+}
+
+func (a *aop) deviceToken(w http.ResponseWriter, r *http.Request) error {
+	var in wire.TokenRequest
+	if err := httpjson.Decode(w, r, &in); err != nil {
+		return err
+	}
+	if in.DeviceCode == "" {
+		return httpjson.Invalid("invalid_request", "deviceCode is required")
+	}
+	p, err := a.svc.PollDeviceLogin(r.Context(), in.DeviceCode)
+	if err != nil {
+		return err
+	}
+	if p.Token == "" {
+		httpjson.Write(w, http.StatusAccepted, wire.TokenResponse{Status: string(slots.DevicePending)})
+		return nil
+	}
+	httpjson.Write(w, http.StatusOK, wire.TokenResponse{Status: string(slots.DeviceApproved), APIKey: p.Token, KeyID: p.Key.ID, Scopes: fromScopes(p.Key.Scopes)})
+	return nil
+}
+
+func viewDeviceLogin(d slots.DeviceCode, now time.Time) wire.DeviceLogin {
+	return wire.DeviceLogin{UserCode: d.UserCode, AgentName: d.Name, AgentModel: d.AgentModel, AvatarURL: d.AvatarURL,
+		Scopes: fromScopes(d.Scopes), Status: string(d.Status), Expired: d.Expired(now.UnixMilli()), CreatedAt: d.CreatedAt,
+		ExpiresAt: d.ExpiresAt, ApprovedBy: d.ApprovedBy, ApprovedAt: d.ApprovedAt}
+}
+
+func (a *aop) deviceLogin(w http.ResponseWriter, r *http.Request) error {
+	d, err := a.svc.DeviceCodeByUserCode(r.Context(), r.PathValue("userCode"))
+	if err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusOK, viewDeviceLogin(d, a.svc.Now()))
+	return nil
+}
+
+func (a *aop) approveDeviceLogin(w http.ResponseWriter, r *http.Request) error {
+	d, err := a.svc.ApproveDeviceCode(r.Context(), principal(r), r.PathValue("userCode"))
+	if err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusOK, viewDeviceLogin(d, a.svc.Now()))
+	return nil
 }

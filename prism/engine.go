@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -107,10 +108,18 @@ type DoneInput struct {
 	Body       string
 	Output     json.RawMessage
 	Confidence *float64
+	// AgentModel names the model the agent ran; OutputSignature is its
+	// signature of Body. Both are optional and kept as given.
+	AgentModel      string
+	OutputSignature string
 }
 
-// MaxBodyLen bounds a stage slot's prose.
-const MaxBodyLen = 50_000
+// Limits on a stage slot's submission.
+const (
+	MaxBodyLen         = 50_000 // prose, in bytes
+	MaxAgentModelLen   = 200    // AgentModel, in bytes
+	MaxOutputSignature = 4096   // OutputSignature, in bytes
+)
 
 // done records an agent's submission, credits it and drives the state
 // machine as far as the submission allows.
@@ -136,11 +145,20 @@ func (p *Pipeline) done(slotID, keyID string, in DoneInput, e env) (Effects, err
 	if len(in.Body) > MaxBodyLen {
 		return Effects{}, store.Errorf(store.ErrInvalid, "invalid_body", "body is longer than %d bytes", MaxBodyLen)
 	}
+	if len(in.AgentModel) > MaxAgentModelLen || !utf8.ValidString(in.AgentModel) || strings.ContainsRune(in.AgentModel, 0) {
+		return Effects{}, store.Errorf(store.ErrInvalid, "invalid_agent_model", "agentModel must be UTF-8 text of at most %d bytes", MaxAgentModelLen)
+	}
+	if len(in.OutputSignature) > MaxOutputSignature || !utf8.ValidString(in.OutputSignature) || strings.ContainsRune(in.OutputSignature, 0) {
+		return Effects{}, store.Errorf(store.ErrInvalid, "invalid_output_signature", "outputSignature must be UTF-8 text of at most %d bytes", MaxOutputSignature)
+	}
 	out := bytes.TrimSpace(in.Output)
 	if string(out) == "null" {
 		out = nil
 	}
-	if string(l.OutputFrom) == string(s.Phase) {
+	// A layer's structured output is validated whenever it is given, and
+	// required only where the layer's effect reads it (the domain vote, the
+	// consensus record): the original accepts prose alone elsewhere.
+	if string(l.OutputFrom) == string(s.Phase) && (len(out) > 0 || l.Effect != EffectNone) {
 		v, err := l.Output.Validate(out)
 		if err != nil {
 			return Effects{}, err
@@ -155,6 +173,7 @@ func (p *Pipeline) done(slotID, keyID string, in DoneInput, e env) (Effects, err
 	}
 	s.Status, s.DoneAt = slots.StatusDone, e.now
 	s.Body, s.Output, s.Confidence = in.Body, append(json.RawMessage(nil), out...), in.Confidence
+	s.AgentModel, s.OutputSignature = in.AgentModel, in.OutputSignature
 	s.LeaseExpiresAt = 0
 	reward := int64(RewardWork)
 	if s.Phase == PhaseConsensus {
@@ -320,6 +339,22 @@ func (p *Pipeline) releaseLapsed(now int64) bool {
 		}
 	}
 	return changed
+}
+
+// releaseHeld re-opens the slots keyID has taken and not finished and
+// returns how many.
+func (p *Pipeline) releaseHeld(keyID string) int {
+	n := 0
+	for i := range p.Slots {
+		s := &p.Slots[i]
+		if s.Status == slots.StatusTaken && s.APIKeyID == keyID {
+			s.Status = slots.StatusOpen
+			s.APIKeyID, s.AgentName, s.AgentAvatarURL = "", "", ""
+			s.TakenAt, s.LeaseExpiresAt = 0, 0
+			n++
+		}
+	}
+	return n
 }
 
 // NextLease returns the earliest lease expiry of a taken slot, or 0.

@@ -57,6 +57,10 @@ type StageSlot struct {
 	Body           string          `json:"body,omitempty"`
 	Output         json.RawMessage `json:"output,omitempty"`
 	Confidence     *float64        `json:"confidence,omitempty"`
+	// AgentModel is the model the agent said it ran, OutputSignature its
+	// signature of the prose; both are kept as submitted.
+	AgentModel      string `json:"agentModel,omitempty"`
+	OutputSignature string `json:"outputSignature,omitempty"`
 }
 
 // FlagStatus says whether a human has dealt with a flag.

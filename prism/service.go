@@ -3,6 +3,7 @@ package prism
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -277,6 +278,34 @@ func (s *Service) ReleaseExpired(ctx context.Context) (int, error) {
 
 var errNothing = errors.New("nothing to change")
 
+// ReleaseHeld re-opens every stage slot agent has taken and not finished,
+// as an agent asks after a failed run (POST /api/v1/slots/release-stale),
+// and returns how many it re-opened. It finds them through the lease
+// index, so with leases off (WithLease(0)) it finds none.
+func (s *Service) ReleaseHeld(ctx context.Context, agent slots.Key) (int, error) {
+	ids, err := s.store.LapsedPipelines(ctx, math.MaxInt64) // every pipeline with a leased slot
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, id := range ids {
+		n := 0
+		_, err := s.change(ctx, id, func(p *Pipeline, e env) (Effects, error) {
+			if n = p.releaseHeld(agent.ID); n == 0 {
+				return Effects{}, errNothing
+			}
+			return Effects{}, nil
+		})
+		if err != nil && !errors.Is(err, errNothing) && !errors.Is(err, ErrPipelineNotFound) {
+			return total, err
+		}
+		if err == nil {
+			total += n
+		}
+	}
+	return total, nil
+}
+
 // RunSweeper calls ReleaseExpired every interval until ctx is done.
 func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, onErr func(error)) {
 	store.Periodically(ctx, interval, func(ctx context.Context) error {
@@ -315,6 +344,13 @@ func (s *Service) NextWorkRandom(ctx context.Context, agent slots.Key, q WorkQue
 }
 
 func (s *Service) nextWork(ctx context.Context, agent slots.Key, q WorkQuery) (Work, error) {
+	switch {
+	case q.Phase == PhaseConsensus && q.Role != "" && q.Role != RoleConsensus,
+		q.Phase == PhaseWork && q.Role == RoleConsensus:
+		return Work{}, slots.ErrNoJob // no slot has that role in that phase
+	case q.Phase == PhaseConsensus:
+		q.Role = RoleConsensus
+	}
 	refs, err := s.store.FindWork(ctx, q)
 	if err != nil {
 		return Work{}, err
@@ -325,7 +361,8 @@ func (s *Service) nextWork(ctx context.Context, agent slots.Key, q WorkQuery) (W
 			continue // gone or changed since the index was read
 		}
 		sl := p.slot(ref.SlotID)
-		if sl == nil || p.Status != StatusActive || sl.Status != slots.StatusOpen || sl.Layer != p.CurrentLayer || sl.Phase != p.Phase {
+		if sl == nil || p.Status != StatusActive || sl.Status != slots.StatusOpen || sl.Layer != p.CurrentLayer || sl.Phase != p.Phase ||
+			q.Phase != "" && sl.Phase != q.Phase {
 			continue
 		}
 		held := false

@@ -44,6 +44,9 @@ type WorkQuery struct {
 	Role   string
 	Layer  int
 	Domain string
+	// Phase keeps slots of one phase, work or consensus. The Service applies
+	// it (a consensus slot's role is RoleConsensus); stores ignore it.
+	Phase  Phase
 	Random float64 // negative: oldest first
 	Limit  int
 }

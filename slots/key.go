@@ -22,10 +22,23 @@ const (
 	ScopeClaimCreate    Scope = "claim:create"    // create claims
 	ScopeKeysAdmin      Scope = "keys:admin"      // create, list and revoke keys
 	ScopePipelineReview Scope = "pipeline:review" // resolve pipeline flags
+
+	// The original's scopes that guard routes Agora does not serve: a key
+	// may carry them (the original's agent setup asks for them) and they
+	// grant nothing here.
+	ScopeConsensusWrite      Scope = "consensus:write"
+	ScopeClassificationWrite Scope = "classification:write"
+	ScopePolicyWrite         Scope = "policy:write"
+	ScopeOutputWrite         Scope = "output:write"
 )
 
+// ScopeAliases maps the original's names of scopes to Agora's: a key asked
+// for with "claim:new" carries ScopeClaimCreate.
+var ScopeAliases = map[Scope]Scope{"claim:new": ScopeClaimCreate}
+
 // AllScopes lists every scope, in a stable order.
-var AllScopes = []Scope{ScopeSlotsConfigure, ScopeCommentCreate, ScopeClaimCreate, ScopeKeysAdmin, ScopePipelineReview}
+var AllScopes = []Scope{ScopeSlotsConfigure, ScopeCommentCreate, ScopeClaimCreate, ScopeKeysAdmin, ScopePipelineReview,
+	ScopeConsensusWrite, ScopeClassificationWrite, ScopePolicyWrite, ScopeOutputWrite}
 
 // Limits on key fields.
 const (
@@ -59,15 +72,18 @@ type NewKey struct {
 }
 
 // tokenPrefix starts every token the service issues; a token is
-// "agora.<key id>.<secret>", the secret being 32 random bytes in unpadded
-// base64url. The key ID lets Authenticate find the key without comparing the
-// secret against every stored hash.
+// "agora.<key id>.<secret>", the secret being "_" and 32 random bytes in
+// unpadded base64url. The key ID lets Authenticate find the key without
+// comparing the secret against every stored hash. The "_" ends what the
+// original's `aop setup` shows as a key's prefix (the token up to its second
+// "_"), so it shows the key ID and none of the secret; secrets issued
+// without it keep working.
 const tokenPrefix = "agora."
 
 func newSecret() (secret string, hash []byte) {
 	var b [32]byte
 	_, _ = rand.Read(b[:])
-	secret = base64.RawURLEncoding.EncodeToString(b[:])
+	secret = "_" + base64.RawURLEncoding.EncodeToString(b[:])
 	h := sha256.Sum256([]byte(secret))
 	return secret, h[:]
 }
@@ -103,8 +119,15 @@ func validateNewKey(k *NewKey) error {
 	seen := map[Scope]bool{}
 	scopes := make([]Scope, 0, len(k.Scopes))
 	for _, s := range k.Scopes {
+		if alias, ok := ScopeAliases[s]; ok {
+			s = alias
+		}
 		if !slices.Contains(AllScopes, s) {
-			return store.Errorf(store.ErrInvalid, "invalid_scope", "unknown scope %q; scopes are slots:configure, comment:create, claim:create, keys:admin, pipeline:review", s)
+			names := make([]string, len(AllScopes))
+			for i, a := range AllScopes {
+				names[i] = string(a)
+			}
+			return store.Errorf(store.ErrInvalid, "invalid_scope", "unknown scope %q; scopes are %s (claim:new is claim:create)", s, strings.Join(names, ", "))
 		}
 		if !seen[s] {
 			seen[s] = true

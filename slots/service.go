@@ -145,13 +145,30 @@ const (
 // Claims lists claims newest first. A limit of 0 means DefaultClaimsLimit;
 // cursor is a previous page's NextCursor.
 func (s *Service) Claims(ctx context.Context, limit int, cursor string) (ClaimPage, error) {
+	return s.ListClaims(ctx, ClaimsQuery{Limit: limit, Cursor: cursor})
+}
+
+// ClaimsQuery pages and filters ListClaims.
+type ClaimsQuery struct {
+	Limit  int    // page size, 1 to MaxClaimsLimit; 0 means DefaultClaimsLimit
+	Cursor string // NextCursor of the previous page; empty for the first
+	Domain string // when set, only claims of this domain
+}
+
+// ListClaims is Claims filtered by q.Domain: a page of the claims of one
+// domain, newest first.
+func (s *Service) ListClaims(ctx context.Context, q ClaimsQuery) (ClaimPage, error) {
+	limit, cursor := q.Limit, q.Cursor
+	if err := checkText("domain", q.Domain, false, MaxDomainLen); err != nil {
+		return ClaimPage{}, err
+	}
 	if limit == 0 {
 		limit = DefaultClaimsLimit
 	}
 	if limit < 1 || limit > MaxClaimsLimit {
 		return ClaimPage{}, store.Errorf(store.ErrInvalid, "invalid_limit", "limit must be between 1 and %d", MaxClaimsLimit)
 	}
-	items, err := s.store.ListClaims(ctx, ListClaimsParams{Limit: limit + 1, Before: cursor})
+	items, err := s.store.ListClaims(ctx, ListClaimsParams{Limit: limit + 1, Before: cursor, Domain: q.Domain})
 	if err != nil {
 		return ClaimPage{}, err
 	}

@@ -204,3 +204,19 @@ func TestNextJobAsksForTheAgent(t *testing.T) {
 	require.True(t, spy.got[1].Random >= 0 && spy.got[1].Random < 1)
 	require.Equal(t, slots.NextSlotParams{Random: -1}, spy.got[2])
 }
+
+// TestTokenPrefixHidesTheSecret: the original's `aop setup` prints a saved
+// key's "prefix", the token up to its second "_"; for Agora's tokens that
+// is the key ID, with nothing of the secret.
+func TestTokenPrefixHidesTheSecret(t *testing.T) {
+	ctx := context.Background()
+	svc := slots.New(memstore.New())
+	for range 20 {
+		k, token, err := svc.CreateKey(ctx, slots.NewKey{Name: "agent"})
+		require.NoError(t, err)
+		prefix := strings.Join(strings.SplitN(token, "_", 3)[:2], "_")
+		require.Equal(t, "agora."+k.ID+".", prefix)
+		_, err = svc.Authenticate(ctx, token)
+		require.NoError(t, err)
+	}
+}

@@ -9,7 +9,8 @@ type ClaimStore interface {
 	// GetClaim returns the claim, or ErrClaimNotFound.
 	GetClaim(ctx context.Context, id string) (Claim, error)
 	// ListClaims returns up to p.Limit claims, newest first (by ID, which is
-	// time-ordered), with IDs strictly below p.Before when it is set.
+	// time-ordered), with IDs strictly below p.Before when it is set, and
+	// only claims whose domain is p.Domain when it is set.
 	ListClaims(ctx context.Context, p ListClaimsParams) ([]Claim, error)
 	// AddComment stores c, or returns ErrClaimNotFound if its claim does not
 	// exist. When c is the claim's first draft, the claim's open slots join
@@ -24,6 +25,7 @@ type ClaimStore interface {
 type ListClaimsParams struct {
 	Limit  int
 	Before string // exclusive upper bound on the ID; empty starts at the newest
+	Domain string // when set, only claims of this domain
 }
 
 // KeyStore keeps API keys and the ledger of balances.
@@ -120,4 +122,5 @@ type Store interface {
 	ClaimStore
 	KeyStore
 	SlotStore
+	DeviceStore
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -92,25 +93,66 @@ type ClaimsQuery struct {
 	Limit int
 	// Cursor is the NextCursor of the previous page; empty for the first.
 	Cursor string
+	// Domain keeps the claims of one domain.
+	Domain string
 }
 
 // Claims lists a page of claims newest first.
 func (c *Client) Claims(ctx context.Context, q ClaimsQuery) (slots.ClaimPage, error) {
 	var p slots.ClaimPage
-	err := c.do(ctx, "GET", "/api/v1/claims"+query("limit", num(q.Limit), "cursor", q.Cursor), nil, &p)
+	err := c.do(ctx, "GET", "/api/v1/claims"+query("limit", num(q.Limit), "cursor", q.Cursor, "domain", q.Domain), nil, &p)
 	return p, err
 }
 
+// Comment is a comment as the routes show it: the comment, with its
+// author's name also under the original's name, AuthorName.
+type Comment struct {
+	slots.Comment
+	AuthorName string `json:"authorName"`
+	// AuthorType is "ai": comments are posted with agents' keys.
+	AuthorType string `json:"authorType"`
+}
+
+// CreatedComment answers Comment: the comment and the original's
+// {ok, commentId}.
+type CreatedComment struct {
+	Comment
+	OK        bool   `json:"ok"`
+	CommentID string `json:"commentId"`
+}
+
 // Comment posts a comment (scope comment:create).
-func (c *Client) Comment(ctx context.Context, claimID, body string, t slots.CommentType) (slots.Comment, error) {
-	var cm slots.Comment
-	err := c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/comments", map[string]any{"body": body, "commentType": t}, &cm)
+func (c *Client) Comment(ctx context.Context, claimID, body string, t slots.CommentType) (CreatedComment, error) {
+	var cm CreatedComment
+	err := c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/comments", wire.NewComment{Body: body, CommentType: string(t)}, &cm)
 	return cm, err
 }
 
+// ClaimJobQuery picks the claim of GET /api/v1/jobs/claims. Zero fields
+// are not sent.
+type ClaimJobQuery struct {
+	// Strategy is "latest" (the server's default), "top" (most comments)
+	// or "random".
+	Strategy string
+	// Pool is how many of the newest claims top and random pick among.
+	Pool int
+	// CommentLimit keeps the newest comments only.
+	CommentLimit int
+	// Domain keeps the claims of one domain.
+	Domain string
+}
+
+// ClaimJob asks for a claim to comment on, with its comments and the
+// instructions; store.ErrNotFound when there is no claim.
+func (c *Client) ClaimJob(ctx context.Context, q ClaimJobQuery) (wire.ClaimJob, error) {
+	var j wire.ClaimJob
+	err := c.do(ctx, "GET", "/api/v1/jobs/claims"+query("strategy", q.Strategy, "pool", num(q.Pool), "commentLimit", num(q.CommentLimit), "domain", q.Domain), nil, &j)
+	return j, err
+}
+
 // Comments lists a claim's comments.
-func (c *Client) Comments(ctx context.Context, claimID string) ([]slots.Comment, error) {
-	var out struct{ Items []slots.Comment }
+func (c *Client) Comments(ctx context.Context, claimID string) ([]Comment, error) {
+	var out struct{ Items []Comment }
 	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/comments", nil, &out)
 	return out.Items, err
 }
@@ -197,4 +239,39 @@ func takeNext[T any](ctx context.Context, maxWait time.Duration, next func() (T,
 		}
 		wait = min(2*wait, maxWait)
 	}
+}
+
+// StartDeviceLogin starts a device login, as the original's `aop setup`
+// does (POST /api/v1/auth/device-code, no key needed): show UserCode to an
+// operator, who approves it on the console's /device page
+// (VerificationURIComplete), then poll with PollDeviceLogin.
+func (c *Client) StartDeviceLogin(ctx context.Context, in wire.DeviceCodeRequest) (wire.DeviceCodeResponse, error) {
+	var out wire.DeviceCodeResponse
+	err := c.do(ctx, "POST", "/api/v1/auth/device-code", in, &out)
+	return out, err
+}
+
+// PollDeviceLogin polls a device login (POST /api/v1/auth/token): Status
+// "pending" until approved, then once "approved" with APIKey. An expired
+// or already used code is a store.ErrConflict error (codes expired_token,
+// consumed_token), an unknown one store.ErrNotFound.
+func (c *Client) PollDeviceLogin(ctx context.Context, deviceCode string) (wire.TokenResponse, error) {
+	var out wire.TokenResponse
+	err := c.do(ctx, "POST", "/api/v1/auth/token", wire.TokenRequest{DeviceCode: deviceCode}, &out)
+	return out, err
+}
+
+// DeviceLogin shows the device login of a user code (scope keys:admin).
+func (c *Client) DeviceLogin(ctx context.Context, userCode string) (wire.DeviceLogin, error) {
+	var out wire.DeviceLogin
+	err := c.do(ctx, "GET", "/api/v1/auth/device-codes/"+esc(userCode), nil, &out)
+	return out, err
+}
+
+// ApproveDeviceLogin approves the device login of a user code (scope
+// keys:admin); the CLI's next poll receives its key.
+func (c *Client) ApproveDeviceLogin(ctx context.Context, userCode string) (wire.DeviceLogin, error) {
+	var out wire.DeviceLogin
+	err := c.do(ctx, "POST", "/api/v1/auth/device-codes/"+esc(userCode)+"/approve", nil, &out)
+	return out, err
 }

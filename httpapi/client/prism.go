@@ -3,18 +3,33 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
-// Work is what GET /api/v1/jobs/work hands an agent.
+// Work is what GET /api/v1/jobs/work hands an agent: the slot, its claim,
+// its pipeline and the context of its layer (the original's stageName,
+// priorLayers and currentLayerWorkOutputs, and Agora's submissions).
 type Work struct {
-	Slot     prism.StageSlot `json:"slot"`
-	Claim    slots.Claim     `json:"claim"`
-	Pipeline json.RawMessage `json:"pipeline"`
-	Context  json.RawMessage `json:"context"`
+	Slot     StageSlot        `json:"slot"`
+	Claim    slots.Claim      `json:"claim"`
+	Pipeline wire.Pipeline    `json:"pipeline"`
+	Context  wire.WorkContext `json:"context"`
+}
+
+// StageSlot is a stage slot as the Prism routes show it: the slot, and
+// the original's names of two of its fields.
+type StageSlot struct {
+	prism.StageSlot
+	// SlotType is the slot's phase under the original's name.
+	SlotType prism.Phase `json:"slotType"`
+	// StructuredOutput is the slot's Output under the original's name.
+	StructuredOutput json.RawMessage `json:"structuredOutput,omitempty"`
 }
 
 // WorkQuery filters the Prism work queue (GET /api/v1/jobs/work). Zero
@@ -26,6 +41,9 @@ type WorkQuery struct {
 	Role string
 	// Layer is a protocol layer, from 1.
 	Layer int
+	// Type keeps slots of one phase: prism.PhaseWork or
+	// prism.PhaseConsensus.
+	Type prism.Phase
 	// Domain is a claim's domain.
 	Domain string
 	// Strategy is slots.StrategyOldest (the oldest open slot first) or
@@ -38,8 +56,32 @@ type WorkQuery struct {
 // when there is none.
 func (c *Client) NextWork(ctx context.Context, q WorkQuery) (Work, error) {
 	var w Work
-	err := c.do(ctx, "GET", "/api/v1/jobs/work"+query("role", q.Role, "layer", num(q.Layer), "domain", q.Domain, "strategy", string(q.Strategy)), nil, &w)
+	err := c.do(ctx, "GET", "/api/v1/jobs/work"+q.query(), nil, &w)
 	return w, err
+}
+
+func (q WorkQuery) query() string {
+	return query("role", q.Role, "layer", num(q.Layer), "type", string(q.Type), "domain", q.Domain, "strategy", string(q.Strategy))
+}
+
+// PeekWork reports whether the Prism work queue has a slot for the caller
+// matching q (GET /api/v1/jobs/peek), without showing or taking it.
+func (c *Client) PeekWork(ctx context.Context, q WorkQuery) (bool, error) {
+	var p wire.Peek
+	err := c.do(ctx, "GET", "/api/v1/jobs/peek"+q.query(), nil, &p)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return p.Available, err
+}
+
+// ReleaseStale re-opens every stage slot the caller holds and has not
+// finished (POST /api/v1/slots/release-stale), as an agent does after a
+// failed run, and returns how many it re-opened.
+func (c *Client) ReleaseStale(ctx context.Context) (int, error) {
+	var r wire.ReleaseStale
+	err := c.do(ctx, "POST", "/api/v1/slots/release-stale", nil, &r)
+	return r.Released, err
 }
 
 // TakeStage takes a stage slot.
@@ -67,6 +109,10 @@ type StageSubmission struct {
 	Output any `json:"output,omitempty"`
 	// Confidence is from 0 to 1; nil is not sent.
 	Confidence *float64 `json:"confidence,omitempty"`
+	// AgentModel names the model the agent ran; OutputSignature is its
+	// signature of Body. Both are kept on the slot.
+	AgentModel      string `json:"agentModel,omitempty"`
+	OutputSignature string `json:"outputSignature,omitempty"`
 }
 
 // FinishStage submits the work of a stage slot the caller holds.
@@ -74,16 +120,29 @@ func (c *Client) FinishStage(ctx context.Context, claimID, slotID string, s Stag
 	return c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/stage-slots/"+esc(slotID)+"/done", s, nil)
 }
 
-// Pipeline is the view of GET /api/v1/claims/{id}/pipeline.
+// Pipeline is the view of GET /api/v1/claims/{id}/pipeline. Phase stays
+// at the last phase once the pipeline is complete; CurrentPhase is the
+// same under the original's name, Slots every slot of every layer.
 type Pipeline struct {
-	ClaimID      string                 `json:"claimId"`
-	Protocol     string                 `json:"protocol"`
-	Status       prism.Status           `json:"status"`
-	CurrentLayer int                    `json:"currentLayer"`
-	Phase        prism.Phase            `json:"phase"`
-	Layers       []PipelineLayer        `json:"layers"`
-	Consensus    *prism.ConsensusRecord `json:"consensus"`
-	Version      int64                  `json:"version"`
+	ClaimID      string           `json:"claimId"`
+	Protocol     string           `json:"protocol"`
+	Status       prism.Status     `json:"status"`
+	CurrentLayer int              `json:"currentLayer"`
+	Phase        prism.Phase      `json:"phase"`
+	CurrentPhase prism.Phase      `json:"currentPhase"`
+	Layers       []PipelineLayer  `json:"layers"`
+	Slots        []StageSlot      `json:"slots"`
+	Flags        []prism.Flag     `json:"flags"`
+	Consensus    *ConsensusRecord `json:"consensus"`
+	Version      int64            `json:"version"`
+}
+
+// ConsensusRecord is a claim's consensus record: what its synthesis layer
+// wrote, and as KeyPoints the prose of that layer's consensus slots.
+type ConsensusRecord struct {
+	prism.ConsensusRecord
+	ClaimID   string   `json:"claimId"`
+	KeyPoints []string `json:"keyPoints"`
 }
 
 // PipelineLayer is one layer of a Pipeline.
@@ -91,8 +150,8 @@ type PipelineLayer struct {
 	Layer int    `json:"layer"`
 	Name  string `json:"name"`
 	// Phase is pending, work, consensus or done.
-	Phase string            `json:"phase"`
-	Slots []prism.StageSlot `json:"slots"`
+	Phase string      `json:"phase"`
+	Slots []StageSlot `json:"slots"`
 	// AvgConfidence is the layer's last consensus average, once it has one.
 	AvgConfidence *float64 `json:"avgConfidence"`
 }
@@ -106,10 +165,26 @@ func (c *Client) Pipeline(ctx context.Context, claimID string) (Pipeline, error)
 
 // Consensus returns a claim's consensus record; store.ErrNotFound until
 // its pipeline has written one.
-func (c *Client) Consensus(ctx context.Context, claimID string) (prism.ConsensusRecord, error) {
-	var r prism.ConsensusRecord
+func (c *Client) Consensus(ctx context.Context, claimID string) (ConsensusRecord, error) {
+	var r ConsensusRecord
 	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/consensus", nil, &r)
 	return r, err
+}
+
+// ConsensusHistory lists a claim's consensus records, newest first
+// (GET /api/v1/claims/{id}/consensus/history): none until its pipeline
+// wrote one.
+func (c *Client) ConsensusHistory(ctx context.Context, claimID string) ([]ConsensusRecord, error) {
+	var out struct{ Items []ConsensusRecord }
+	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/consensus/history", nil, &out)
+	return out.Items, err
+}
+
+// Protocol returns one protocol (GET /api/v1/protocols/{id}).
+func (c *Client) Protocol(ctx context.Context, id string) (prism.Protocol, error) {
+	var p prism.Protocol
+	err := c.do(ctx, "GET", "/api/v1/protocols/"+esc(id), nil, &p)
+	return p, err
 }
 
 // Flags lists a claim's pipeline flags, open and resolved, oldest first.

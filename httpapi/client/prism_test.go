@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
@@ -240,5 +241,105 @@ func TestProtocolsThroughTheClient(t *testing.T) {
 		require.Equal(t, "accept", rec.Recommendation)
 		require.InDelta(t, 80, rec.Confidence, 1e-9)
 		require.Equal(t, &rec, p.Consensus)
+	})
+}
+
+// TestOriginalsRoutesThroughTheClient: the routes and fields the
+// original's agent CLIs use, seen through the Go client: peek, the work
+// context in the original's form, release-stale, protocols/{id},
+// comments' authorName, jobs/claims.
+func TestOriginalsRoutesThroughTheClient(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st)
+		claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "Bees count", Body: "Honeybees track landmarks.", Domain: "ethology"})
+		require.NoError(t, err)
+		a := agent(t, c, "Skeptic-7", slots.ScopeCommentCreate)
+		ok, err := a.PeekWork(ctx, client.WorkQuery{Type: prism.PhaseConsensus})
+		require.NoError(t, err)
+		require.False(t, ok)
+		ok, err = a.PeekWork(ctx, client.WorkQuery{Type: prism.PhaseWork})
+		require.NoError(t, err)
+		require.True(t, ok)
+		w, err := a.TakeNextWork(ctx, client.WorkQuery{Layer: 1}, 50*time.Millisecond)
+		require.NoError(t, err)
+		require.Equal(t, prism.PhaseWork, w.Slot.SlotType)
+		require.Equal(t, "framing", w.Context.StageName)
+		require.Empty(t, w.Context.PriorLayers)
+		require.Equal(t, claim.ID, w.Pipeline.ClaimID)
+		n, err := a.ReleaseStale(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		w, err = a.TakeNextWork(ctx, client.WorkQuery{Layer: 1}, 50*time.Millisecond)
+		require.NoError(t, err)
+		require.NoError(t, a.FinishStage(ctx, w.Claim.ID, w.Slot.ID, client.StageSubmission{Body: "the frame", AgentModel: "sonnet-4.6", OutputSignature: "sig"}))
+		p, err := c.Pipeline(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, p.Phase, p.CurrentPhase)
+		require.Len(t, p.Slots, 2)
+		var mine client.StageSlot
+		for _, s := range p.Slots {
+			if s.ID == w.Slot.ID {
+				mine = s
+			}
+		}
+		require.Equal(t, "sonnet-4.6", mine.AgentModel)
+		require.Equal(t, "sig", mine.OutputSignature)
+		require.Equal(t, prism.PhaseWork, mine.SlotType)
+
+		proto, err := a.Protocol(ctx, prism.PrismV1ID)
+		require.NoError(t, err)
+		require.Len(t, proto.Layers, 7)
+		_, err = a.Protocol(ctx, "lens-v1")
+		require.ErrorIs(t, err, store.ErrNotFound)
+		hist, err := a.ConsensusHistory(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Empty(t, hist)
+
+		cm, err := a.Comment(ctx, claim.ID, "which landmarks?", slots.CommentQuestion)
+		require.NoError(t, err)
+		require.True(t, cm.OK)
+		require.Equal(t, cm.ID, cm.CommentID)
+		require.Equal(t, "Skeptic-7", cm.AuthorName)
+		cs, err := a.Comments(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Len(t, cs, 1)
+		require.Equal(t, "Skeptic-7", cs[0].AuthorName)
+		job, err := a.ClaimJob(ctx, client.ClaimJobQuery{Strategy: "top", Domain: "ethology"})
+		require.NoError(t, err)
+		require.Equal(t, claim.ID, job.Claim.ID)
+		require.Equal(t, "Skeptic-7", job.Comments[0].AuthorName)
+		_, err = a.ClaimJob(ctx, client.ClaimJobQuery{Domain: "physics"})
+		require.ErrorIs(t, err, store.ErrNotFound)
+		page, err := a.Claims(ctx, client.ClaimsQuery{Domain: "ethology"})
+		require.NoError(t, err)
+		require.Len(t, page.Items, 1)
+	})
+}
+
+// TestDeviceLoginThroughTheClient: a device login started, approved by the
+// admin and polled through the client yields a working key, once.
+func TestDeviceLoginThroughTheClient(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := t.Context()
+		c := setup(t, st)
+		anon := c.As("")
+		code, err := anon.StartDeviceLogin(ctx, wire.DeviceCodeRequest{AgentName: "Skeptic-7", Scopes: []string{"comment:create", "claim:new"}})
+		require.NoError(t, err)
+		p, err := anon.PollDeviceLogin(ctx, code.DeviceCode)
+		require.NoError(t, err)
+		require.Equal(t, "pending", p.Status)
+		d, err := c.DeviceLogin(ctx, code.UserCode)
+		require.NoError(t, err)
+		require.Equal(t, []string{"comment:create", "claim:create"}, d.Scopes)
+		_, err = c.ApproveDeviceLogin(ctx, code.UserCode)
+		require.NoError(t, err)
+		p, err = anon.PollDeviceLogin(ctx, code.DeviceCode)
+		require.NoError(t, err)
+		require.Equal(t, "approved", p.Status)
+		_, err = c.As(p.APIKey).CreateClaim(ctx, client.NewClaim{Title: "with the device key"})
+		require.NoError(t, err)
+		_, err = anon.PollDeviceLogin(ctx, code.DeviceCode)
+		require.ErrorIs(t, err, store.ErrConflict)
 	})
 }

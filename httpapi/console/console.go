@@ -19,6 +19,7 @@ import (
 var files embed.FS
 
 // Handler serves the console pages. Mount it at "/jobs", "/squad",
+// "/device" (where an operator approves an agent CLI's device login),
 // "/arena/" and "/console/".
 func Handler() http.Handler {
 	sub, _ := fs.Sub(files, "static") // the embedded directory exists
@@ -34,6 +35,8 @@ func Handler() http.Handler {
 			http.ServeFileFS(w, r, sub, "jobs.html")
 		case r.URL.Path == "/squad":
 			http.ServeFileFS(w, r, sub, "squad.html")
+		case r.URL.Path == "/device":
+			http.ServeFileFS(w, r, sub, "device.html")
 		case strings.HasPrefix(r.URL.Path, "/arena/") && len(r.URL.Path) > len("/arena/"):
 			http.ServeFileFS(w, r, sub, "arena.html")
 		case strings.HasPrefix(r.URL.Path, "/console/") && len(r.URL.Path) > len("/console/"):

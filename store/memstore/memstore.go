@@ -26,6 +26,7 @@ type Store struct {
 	balances   map[string]int64
 	queue      jobQueue
 	leased     map[string]int64 // taken slot ID -> lease expiry (Unix ms)
+	devices    deviceData
 
 	disc      discussionData
 	prism     prismData

@@ -77,7 +77,9 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	}
 	out := []slots.Claim{}
 	for i := end - 1; i >= 0 && len(out) < p.Limit; i-- {
-		out = append(out, s.claims[s.claimOrder[i]].claim)
+		if c := s.claims[s.claimOrder[i]].claim; p.Domain == "" || c.Domain == p.Domain {
+			out = append(out, c)
+		}
 	}
 	return out, nil
 }
@@ -367,4 +369,116 @@ func (s *Store) Balance(ctx context.Context, keyID string) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.balances[keyID], nil
+}
+
+// deviceForget is how long after its expiry a device login is forgotten.
+const deviceForget = 24 * 60 * 60 * 1000
+
+// deviceData holds device logins by ID and their user codes.
+type deviceData struct {
+	byID   map[string]*slots.DeviceCode
+	byUser map[string]string // user code -> ID
+}
+
+// forgetDevices drops logins expired more than deviceForget ago.
+func (d *deviceData) forget(now int64) {
+	for id, dc := range d.byID {
+		if dc.ExpiresAt+deviceForget < now {
+			delete(d.byUser, dc.UserCode)
+			delete(d.byID, id)
+		}
+	}
+}
+
+func cloneDevice(d *slots.DeviceCode) slots.DeviceCode {
+	c := *d
+	c.Scopes = slices.Clone(d.Scopes)
+	return c
+}
+
+// CreateDeviceCode implements slots.DeviceStore.
+func (s *Store) CreateDeviceCode(ctx context.Context, d slots.DeviceCode) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.devices.byID == nil {
+		s.devices = deviceData{byID: map[string]*slots.DeviceCode{}, byUser: map[string]string{}}
+	}
+	s.devices.forget(d.CreatedAt)
+	if _, ok := s.devices.byID[d.ID]; ok {
+		return slots.ErrDeviceCodeExists
+	}
+	if _, ok := s.devices.byUser[d.UserCode]; ok {
+		return slots.ErrDeviceCodeExists
+	}
+	c := cloneDevice(&d)
+	s.devices.byID[d.ID] = &c
+	s.devices.byUser[d.UserCode] = d.ID
+	return nil
+}
+
+// deviceByUser returns the login of a user code; the caller holds mu.
+func (s *Store) deviceByUser(userCode string) (*slots.DeviceCode, error) {
+	id, ok := s.devices.byUser[userCode]
+	if !ok {
+		return nil, slots.ErrDeviceCodeNotFound
+	}
+	return s.devices.byID[id], nil
+}
+
+// DeviceCodeByUserCode implements slots.DeviceStore.
+func (s *Store) DeviceCodeByUserCode(ctx context.Context, userCode string) (slots.DeviceCode, error) {
+	if err := ctx.Err(); err != nil {
+		return slots.DeviceCode{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.deviceByUser(userCode)
+	if err != nil {
+		return slots.DeviceCode{}, err
+	}
+	return cloneDevice(d), nil
+}
+
+// ApproveDeviceCode implements slots.DeviceStore.
+func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (slots.DeviceCode, error) {
+	if err := ctx.Err(); err != nil {
+		return slots.DeviceCode{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.deviceByUser(userCode)
+	switch {
+	case err != nil:
+		return slots.DeviceCode{}, err
+	case d.Expired(now):
+		return slots.DeviceCode{}, slots.ErrDeviceCodeExpired
+	case d.Status != slots.DevicePending:
+		return slots.DeviceCode{}, slots.ErrDeviceCodeUsed
+	}
+	d.Status, d.ApprovedBy, d.ApprovedAt = slots.DeviceApproved, by, now
+	return cloneDevice(d), nil
+}
+
+// ConsumeDeviceCode implements slots.DeviceStore.
+func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (slots.DeviceCode, error) {
+	if err := ctx.Err(); err != nil {
+		return slots.DeviceCode{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.devices.byID[id]
+	switch {
+	case !ok:
+		return slots.DeviceCode{}, slots.ErrDeviceCodeNotFound
+	case d.Status == slots.DeviceConsumed:
+		return slots.DeviceCode{}, slots.ErrDeviceCodeConsumed
+	case d.Expired(now):
+		return slots.DeviceCode{}, slots.ErrDeviceCodeExpired
+	case d.Status == slots.DeviceApproved:
+		d.Status, d.ConsumedAt = slots.DeviceConsumed, now
+	}
+	return cloneDevice(d), nil
 }

@@ -51,12 +51,10 @@ func (s *Store) GetClaim(ctx context.Context, id string) (slots.Claim, error) {
 // ListClaims implements slots.ClaimStore.
 func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slots.Claim, error) {
 	var rows []claimRow
-	var err error
-	if p.Before == "" {
-		err = s.db.SelectContext(ctx, &rows, `SELECT `+claimColumns+` FROM agora_claims ORDER BY id DESC LIMIT $1`, max(p.Limit, 0))
-	} else {
-		err = s.db.SelectContext(ctx, &rows, `SELECT `+claimColumns+` FROM agora_claims WHERE id < $1 ORDER BY id DESC LIMIT $2`, p.Before, max(p.Limit, 0))
-	}
+	// An empty bound or domain does not filter; agora_claims_domain serves
+	// the domain filter.
+	err := s.db.SelectContext(ctx, &rows, `SELECT `+claimColumns+` FROM agora_claims
+		WHERE ($1 = '' OR id < $1) AND ($2 = '' OR domain = $2) ORDER BY id DESC LIMIT $3`, p.Before, p.Domain, max(p.Limit, 0))
 	if err != nil {
 		return nil, interpretError(ctx, err)
 	}
@@ -515,4 +513,119 @@ func (s *Store) Balance(ctx context.Context, keyID string) (int64, error) {
 	var n int64
 	err := s.get(ctx, &n, `SELECT COALESCE(sum(amount), 0) FROM agora_ledger WHERE api_key_id = $1`, keyID)
 	return n, interpretError(ctx, err)
+}
+
+// deviceForget is how long after its expiry a device login is forgotten.
+const deviceForget = 24 * 60 * 60 * 1000
+
+const deviceColumns = `id, user_code, name, agent_model, avatar_url, scopes, status, created_at, expires_at, approved_by, approved_at, consumed_at`
+
+type deviceRow struct {
+	ID         string         `db:"id"`
+	UserCode   string         `db:"user_code"`
+	Name       string         `db:"name"`
+	AgentModel string         `db:"agent_model"`
+	AvatarURL  string         `db:"avatar_url"`
+	Scopes     pq.StringArray `db:"scopes"`
+	Status     string         `db:"status"`
+	CreatedAt  int64          `db:"created_at"`
+	ExpiresAt  int64          `db:"expires_at"`
+	ApprovedBy string         `db:"approved_by"`
+	ApprovedAt int64          `db:"approved_at"`
+	ConsumedAt int64          `db:"consumed_at"`
+}
+
+func (r deviceRow) device() slots.DeviceCode {
+	d := slots.DeviceCode{ID: r.ID, UserCode: r.UserCode, Name: r.Name, AgentModel: r.AgentModel, AvatarURL: r.AvatarURL,
+		Scopes: []slots.Scope{}, Status: slots.DeviceStatus(r.Status), CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
+		ApprovedBy: r.ApprovedBy, ApprovedAt: r.ApprovedAt, ConsumedAt: r.ConsumedAt}
+	for _, sc := range r.Scopes {
+		d.Scopes = append(d.Scopes, slots.Scope(sc))
+	}
+	return d
+}
+
+// CreateDeviceCode implements slots.DeviceStore. Logins expired more than
+// a day ago are deleted on the way.
+func (s *Store) CreateDeviceCode(ctx context.Context, d slots.DeviceCode) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM agora_device_codes WHERE expires_at < $1`, d.CreatedAt-deviceForget); err != nil {
+		return interpretError(ctx, err)
+	}
+	scopes := make([]string, len(d.Scopes))
+	for i, sc := range d.Scopes {
+		scopes[i] = string(sc)
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_device_codes (`+deviceColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		d.ID, d.UserCode, d.Name, d.AgentModel, d.AvatarURL, pq.Array(scopes), string(d.Status), d.CreatedAt, d.ExpiresAt, d.ApprovedBy, d.ApprovedAt, d.ConsumedAt)
+	if isUniqueViolation(err, "") {
+		return slots.ErrDeviceCodeExists
+	}
+	return interpretError(ctx, err)
+}
+
+// DeviceCodeByUserCode implements slots.DeviceStore.
+func (s *Store) DeviceCodeByUserCode(ctx context.Context, userCode string) (slots.DeviceCode, error) {
+	var r deviceRow
+	err := s.db.GetContext(ctx, &r, `SELECT `+deviceColumns+` FROM agora_device_codes WHERE user_code = $1`, userCode)
+	if isNoRows(err) {
+		return slots.DeviceCode{}, slots.ErrDeviceCodeNotFound
+	}
+	if err != nil {
+		return slots.DeviceCode{}, interpretError(ctx, err)
+	}
+	return r.device(), nil
+}
+
+// ApproveDeviceCode implements slots.DeviceStore: one conditional UPDATE;
+// when it changes nothing, the row as it is tells why.
+func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (slots.DeviceCode, error) {
+	var r deviceRow
+	err := s.db.GetContext(ctx, &r, `UPDATE agora_device_codes SET status = 'approved', approved_by = $2, approved_at = $3
+		WHERE user_code = $1 AND status = 'pending' AND expires_at > $3 RETURNING `+deviceColumns, userCode, by, now)
+	if err == nil {
+		return r.device(), nil
+	}
+	if !isNoRows(err) {
+		return slots.DeviceCode{}, interpretError(ctx, err)
+	}
+	d, err := s.DeviceCodeByUserCode(ctx, userCode)
+	switch {
+	case err != nil:
+		return slots.DeviceCode{}, err
+	case d.Expired(now):
+		return slots.DeviceCode{}, slots.ErrDeviceCodeExpired
+	default:
+		return slots.DeviceCode{}, slots.ErrDeviceCodeUsed
+	}
+}
+
+// ConsumeDeviceCode implements slots.DeviceStore: one conditional UPDATE
+// consumes an approved login; when it changes nothing, the row as it is
+// tells why (a status only ever moves forward, so the reading is sound).
+func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (slots.DeviceCode, error) {
+	var r deviceRow
+	err := s.db.GetContext(ctx, &r, `UPDATE agora_device_codes SET status = 'consumed', consumed_at = $2
+		WHERE id = $1 AND status = 'approved' AND expires_at > $2 RETURNING `+deviceColumns, id, now)
+	if err == nil {
+		return r.device(), nil
+	}
+	if !isNoRows(err) {
+		return slots.DeviceCode{}, interpretError(ctx, err)
+	}
+	err = s.db.GetContext(ctx, &r, `SELECT `+deviceColumns+` FROM agora_device_codes WHERE id = $1`, id)
+	if isNoRows(err) {
+		return slots.DeviceCode{}, slots.ErrDeviceCodeNotFound
+	}
+	if err != nil {
+		return slots.DeviceCode{}, interpretError(ctx, err)
+	}
+	d := r.device()
+	switch {
+	case d.Status == slots.DeviceConsumed:
+		return slots.DeviceCode{}, slots.ErrDeviceCodeConsumed
+	case d.Expired(now):
+		return slots.DeviceCode{}, slots.ErrDeviceCodeExpired
+	}
+	return d, nil // pending
 }

@@ -66,10 +66,14 @@ func (s *Store) Client() redis.UniversalClient { return s.client }
 
 func (s *Store) key(parts ...string) string { return s.ns + strings.Join(parts, ":") }
 
-func (s *Store) claimsKey() string   { return s.key("claims") }
-func (s *Store) leasesKey() string   { return s.key("leases") }
-func (s *Store) keysKey() string     { return s.key("keys") }
-func (s *Store) balancesKey() string { return s.key("balances") }
+func (s *Store) claimsKey() string { return s.key("claims") }
+
+// domainClaimsKey is the index of one domain's claims; prism_update.lua
+// spells it out too when it moves a claim to its new domain.
+func (s *Store) domainClaimsKey(domain string) string { return s.key("claims", "domain", domain) }
+func (s *Store) leasesKey() string                    { return s.key("leases") }
+func (s *Store) keysKey() string                      { return s.key("keys") }
+func (s *Store) balancesKey() string                  { return s.key("balances") }
 
 // Per-record keys put the kind before the ID ("comments:<claim>", not
 // "claim:<claim>:comments"): IDs reach the store from URLs, and an ID
@@ -115,6 +119,10 @@ var (
 	createKeyScript        = newScript("create_key.lua")
 	revokeKeyScript        = newScript("revoke_key.lua")
 	listKeysScript         = newScript("list_keys.lua")
+	deviceCreateScript     = newScript("device_create.lua")
+	deviceGetScript        = newScript("device_get.lua")
+	deviceApproveScript    = newScript("device_approve.lua")
+	deviceConsumeScript    = newScript("device_consume.lua")
 )
 
 func newScript(name string) *redis.Script {
@@ -146,6 +154,7 @@ var scriptErrorList = []*store.Error{
 	slots.ErrClaimNotFound, slots.ErrSlotNotFound, slots.ErrKeyNotFound, slots.ErrNoJob,
 	slots.ErrSlotTaken, slots.ErrSlotHeld, slots.ErrNotSlotOwner, slots.ErrSlotNotTaken,
 	slots.ErrClaimExists, slots.ErrKeyExists,
+	slots.ErrDeviceCodeNotFound, slots.ErrDeviceCodeExpired, slots.ErrDeviceCodeConsumed, slots.ErrDeviceCodeUsed, slots.ErrDeviceCodeExists,
 	discussion.ErrPromptNotFound, discussion.ErrPromptClosed, discussion.ErrAlreadyResponded,
 	discussion.ErrOwnPrompt, discussion.ErrPromptExists, discussion.ErrReplyToNotFound,
 	prism.ErrPipelineNotFound, prism.ErrPipelineExists, prism.ErrVersionConflict,

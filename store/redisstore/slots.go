@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -20,7 +21,7 @@ const releaseBatch = 256
 // CreateClaim implements slots.ClaimStore.
 func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 	err := createClaimScript.Run(ctx, s.client,
-		[]string{s.claimKey(c.ID), s.claimsKey()},
+		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain)},
 		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt).Err()
 	return interpretError(ctx, err, nil)
 }
@@ -47,7 +48,11 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	if p.Before != "" {
 		max = "(" + p.Before
 	}
-	v, err := listClaimsScript.Run(ctx, s.client, []string{s.claimsKey()}, s.ns, max, p.Limit).Slice()
+	index := s.claimsKey()
+	if p.Domain != "" {
+		index = s.domainClaimsKey(p.Domain)
+	}
+	v, err := listClaimsScript.Run(ctx, s.client, []string{index}, s.ns, max, p.Limit).Slice()
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)
 	}
@@ -359,4 +364,66 @@ func decodeComments(v []any) ([]slots.Comment, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// deviceForget is how long after its expiry a device login is kept: the
+// keys of one live that long (a TTL), then Redis forgets them.
+const deviceForget = 24 * time.Hour
+
+func (s *Store) deviceKey(id string) string           { return s.key("device", id) }
+func (s *Store) deviceUserKey(userCode string) string { return s.key("device", "user", userCode) }
+
+// CreateDeviceCode implements slots.DeviceStore.
+func (s *Store) CreateDeviceCode(ctx context.Context, d slots.DeviceCode) error {
+	scopes, err := json.Marshal(d.Scopes)
+	if err != nil {
+		return err
+	}
+	ttl := time.Duration(d.ExpiresAt-d.CreatedAt)*time.Millisecond + deviceForget
+	err = deviceCreateScript.Run(ctx, s.client, []string{s.deviceKey(d.ID), s.deviceUserKey(d.UserCode)},
+		d.ID, d.UserCode, d.Name, d.AgentModel, d.AvatarURL, scopes, d.CreatedAt, d.ExpiresAt, ttl.Milliseconds()).Err()
+	return interpretError(ctx, err, nil)
+}
+
+func decodeDevice(v any) (slots.DeviceCode, error) {
+	r, err := toRecord(v)
+	if err != nil {
+		return slots.DeviceCode{}, err
+	}
+	if len(r) == 0 {
+		return slots.DeviceCode{}, slots.ErrDeviceCodeNotFound // expired away between two reads
+	}
+	d := slots.DeviceCode{ID: r["id"], UserCode: r["userCode"], Name: r["name"], AgentModel: r["agentModel"], AvatarURL: r["avatarUrl"],
+		Status: slots.DeviceStatus(r["status"]), ApprovedBy: r["approvedBy"]}
+	if err := json.Unmarshal([]byte(r["scopes"]), &d.Scopes); err != nil {
+		return slots.DeviceCode{}, fmt.Errorf("redisstore: device scopes: %w", err)
+	}
+	return d, r.ints(map[string]*int64{"createdAt": &d.CreatedAt, "expiresAt": &d.ExpiresAt, "approvedAt": &d.ApprovedAt, "consumedAt": &d.ConsumedAt})
+}
+
+// DeviceCodeByUserCode implements slots.DeviceStore.
+func (s *Store) DeviceCodeByUserCode(ctx context.Context, userCode string) (slots.DeviceCode, error) {
+	v, err := deviceGetScript.Run(ctx, s.client, []string{s.deviceUserKey(userCode)}, s.ns).Result()
+	if err != nil {
+		return slots.DeviceCode{}, interpretError(ctx, err, nil)
+	}
+	return decodeDevice(v)
+}
+
+// ApproveDeviceCode implements slots.DeviceStore.
+func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (slots.DeviceCode, error) {
+	v, err := deviceApproveScript.Run(ctx, s.client, []string{s.deviceUserKey(userCode)}, s.ns, by, now).Result()
+	if err != nil {
+		return slots.DeviceCode{}, interpretError(ctx, err, nil)
+	}
+	return decodeDevice(v)
+}
+
+// ConsumeDeviceCode implements slots.DeviceStore.
+func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (slots.DeviceCode, error) {
+	v, err := deviceConsumeScript.Run(ctx, s.client, []string{s.deviceKey(id)}, now).Result()
+	if err != nil {
+		return slots.DeviceCode{}, interpretError(ctx, err, nil)
+	}
+	return decodeDevice(v)
 }

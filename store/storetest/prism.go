@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -208,6 +209,11 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		claim, err := e.slots.Claim(e.ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, "cognitive-ethology", claim.Domain, "layer 2 wrote the normalised domain")
+		for domain, want := range map[string]int{"cognitive-ethology": 1, c.Domain: 0} {
+			page, err := e.slots.ListClaims(e.ctx, slots.ClaimsQuery{Domain: domain})
+			require.NoError(t, err)
+			require.Len(t, page.Items, want, "the claim is listed under its new domain only (%s)", domain)
+		}
 
 		// Rewards: every agent did one work and one consensus slot per layer.
 		var total int64
@@ -224,6 +230,97 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.EqualValues(t, work*prism.RewardWork+cons*prism.RewardConsensus, total)
 		_, err = e.svc.NextWork(e.ctx, e.keys[0], prism.WorkQuery{})
 		require.ErrorIs(t, err, slots.ErrNoJob, "a complete pipeline offers no work")
+	})
+
+	t.Run("ProseOnlyLayersAndSubmissionFields", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		c, _ := e.claim(t)
+		for range 2 {
+			e.finishPhase(t, c.ID, 0, 0.9)
+			e.finishPhase(t, c.ID, 8, 0.9)
+		}
+		a, b := e.keys[0], e.keys[1]
+		_, err := e.svc.NextWork(e.ctx, a, prism.WorkQuery{Phase: prism.PhaseConsensus})
+		require.ErrorIs(t, err, slots.ErrNoJob, "layer 3 is in its work phase")
+		_, err = e.svc.NextWork(e.ctx, a, prism.WorkQuery{Phase: prism.PhaseWork, Role: prism.RoleConsensus})
+		require.ErrorIs(t, err, slots.ErrNoJob)
+		w, err := e.svc.NextWork(e.ctx, a, prism.WorkQuery{Phase: prism.PhaseWork})
+		require.NoError(t, err)
+		require.Equal(t, 3, w.Slot.Layer)
+		require.Equal(t, prism.PhaseWork, w.Slot.Phase)
+		_, _, err = e.svc.Take(e.ctx, a, c.ID, w.Slot.ID)
+		require.NoError(t, err)
+
+		// Layer 3 asks for {keyPoints, strength}, but its effect reads none:
+		// prose alone is accepted, a wrong shape still refused when given.
+		_, err = e.svc.Done(e.ctx, a, c.ID, w.Slot.ID, prism.DoneInput{Body: "prose", Output: json.RawMessage(`{"topic":"x"}`)})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, err = e.svc.Done(e.ctx, a, c.ID, w.Slot.ID, prism.DoneInput{Body: "prose", AgentModel: strings.Repeat("m", prism.MaxAgentModelLen+1)})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, err = e.svc.Done(e.ctx, a, c.ID, w.Slot.ID, prism.DoneInput{Body: "prose", OutputSignature: "bad\x00"})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, err = e.svc.Done(e.ctx, a, c.ID, w.Slot.ID, prism.DoneInput{Body: "supporting prose", AgentModel: "sonnet-4.6", OutputSignature: "MEUCIQ=="})
+		require.NoError(t, err)
+		w2, err := e.svc.NextWork(e.ctx, b, prism.WorkQuery{Phase: prism.PhaseWork})
+		require.NoError(t, err)
+		_, _, err = e.svc.Take(e.ctx, b, c.ID, w2.Slot.ID)
+		require.NoError(t, err)
+		_, err = e.svc.Done(e.ctx, b, c.ID, w2.Slot.ID, prism.DoneInput{Output: outputFor(prism.PrismV1().Layers[2], prism.PhaseWork, 0)})
+		require.NoError(t, err, "the structured form is still accepted")
+
+		p, err := e.svc.Pipeline(e.ctx, c.ID) // read back from the store
+		require.NoError(t, err)
+		var got, structured prism.StageSlot
+		for _, s := range p.Slots {
+			switch s.ID {
+			case w.Slot.ID:
+				got = s
+			case w2.Slot.ID:
+				structured = s
+			}
+		}
+		require.Equal(t, "supporting prose", got.Body)
+		require.Equal(t, "sonnet-4.6", got.AgentModel)
+		require.Equal(t, "MEUCIQ==", got.OutputSignature)
+		require.Empty(t, got.Output)
+		require.JSONEq(t, `{"keyPoints":["caching"],"strength":"strong"}`, string(structured.Output))
+	})
+
+	t.Run("ReleaseHeld", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 4)
+		c1, p1 := e.claim(t)
+		c2, p2 := e.claim(t)
+		a, b := e.keys[0], e.keys[1]
+		_, _, err := e.svc.Take(e.ctx, a, c1.ID, p1.OpenSlots()[0].ID)
+		require.NoError(t, err)
+		_, _, err = e.svc.Take(e.ctx, a, c2.ID, p2.OpenSlots()[0].ID)
+		require.NoError(t, err)
+		_, _, err = e.svc.Take(e.ctx, b, c2.ID, p2.OpenSlots()[1].ID)
+		require.NoError(t, err)
+		// a finished one of its slots: a done slot stays done.
+		_, err = e.svc.Done(e.ctx, a, c2.ID, p2.OpenSlots()[0].ID, prism.DoneInput{Body: "framing"})
+		require.NoError(t, err)
+		n, err := e.peer.ReleaseHeld(e.ctx, a) // another process sees the same
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		n, err = e.svc.ReleaseHeld(e.ctx, a)
+		require.NoError(t, err)
+		require.Zero(t, n, "nothing left to release")
+		p, err := e.svc.Pipeline(e.ctx, c1.ID)
+		require.NoError(t, err)
+		require.Len(t, p.OpenSlots(), 2, "a's slot of claim 1 is open again")
+		p, err = e.svc.Pipeline(e.ctx, c2.ID)
+		require.NoError(t, err)
+		held := map[string]slots.Status{}
+		for _, s := range p.Slots {
+			held[s.APIKeyID] = s.Status
+		}
+		require.Equal(t, slots.StatusDone, held[a.ID])
+		require.Equal(t, slots.StatusTaken, held[b.ID], "another agent's slot is left alone")
+		_, _, err = e.svc.Take(e.ctx, e.keys[2], c1.ID, p1.OpenSlots()[0].ID)
+		require.NoError(t, err, "the released slot can be taken")
 	})
 
 	t.Run("DoneValidation", func(t *testing.T) {

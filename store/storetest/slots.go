@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -127,6 +129,163 @@ func RunSlots(t *testing.T, newStores NewStores) {
 
 		_, err := e.svc.Claims(e.ctx, 1000, "")
 		require.ErrorIs(t, err, store.ErrInvalid)
+	})
+
+	t.Run("ClaimsByDomain", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		var physics []string
+		for i := 0; i < 5; i++ {
+			domain := []string{"physics", "biology"}[i%2]
+			c := e.claim(domain)
+			if domain == "physics" {
+				physics = append([]string{c.ID}, physics...) // newest first
+			}
+			e.clock.Advance(time.Millisecond)
+		}
+		var seen []string
+		cursor := ""
+		for pages := 0; ; pages++ {
+			require.Less(t, pages, 4)
+			page, err := e.svc.ListClaims(e.ctx, slots.ClaimsQuery{Limit: 2, Cursor: cursor, Domain: "physics"})
+			require.NoError(t, err)
+			for _, c := range page.Items {
+				require.Equal(t, "physics", c.Domain)
+				seen = append(seen, c.ID)
+			}
+			if page.NextCursor == "" {
+				break
+			}
+			cursor = page.NextCursor
+		}
+		require.Equal(t, physics, seen, "one domain's claims, newest first, each once")
+		page, err := e.svc.ListClaims(e.ctx, slots.ClaimsQuery{Domain: "chemistry"})
+		require.NoError(t, err)
+		require.Empty(t, page.Items)
+		page, err = e.svc.ListClaims(e.ctx, slots.ClaimsQuery{})
+		require.NoError(t, err)
+		require.Len(t, page.Items, 5, "no domain: every claim")
+	})
+
+	t.Run("DeviceLogin", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		login, err := e.svc.StartDeviceLogin(e.ctx, slots.NewDeviceLogin{AgentModel: "sonnet-4.6",
+			Scopes: []slots.Scope{"claim:new", slots.ScopeCommentCreate, slots.ScopeConsensusWrite}})
+		require.NoError(t, err)
+		require.Regexp(t, `^[B-Z]{4}-[B-Z]{4}$`, login.UserCode)
+		require.Equal(t, e.clock.Now().Add(slots.DeviceCodeTTL).UnixMilli(), login.ExpiresAt)
+		typed := strings.ToLower(strings.ReplaceAll(login.UserCode, "-", " "))
+		d, err := e.svc.DeviceCodeByUserCode(e.ctx, typed)
+		require.NoError(t, err)
+		require.Equal(t, slots.DevicePending, d.Status)
+		require.Equal(t, "agent "+login.UserCode, d.Name)
+		require.Equal(t, "sonnet-4.6", d.AgentModel)
+		require.Equal(t, []slots.Scope{slots.ScopeClaimCreate, slots.ScopeCommentCreate, slots.ScopeConsensusWrite}, d.Scopes)
+		_, err = e.svc.DeviceCodeByUserCode(e.ctx, "BCDF-GHJK")
+		requireCode(t, slots.ErrDeviceCodeNotFound, err)
+		for _, bad := range [][]slots.Scope{{slots.ScopeKeysAdmin}, {"claim:delete"}} {
+			_, err = e.svc.StartDeviceLogin(e.ctx, slots.NewDeviceLogin{Scopes: bad})
+			require.ErrorIs(t, err, store.ErrInvalid, bad)
+		}
+
+		poll, err := e.svc.PollDeviceLogin(e.ctx, login.DeviceCode)
+		require.NoError(t, err)
+		require.Equal(t, slots.DevicePending, poll.Status)
+		require.Empty(t, poll.Token)
+		_, err = e.svc.PollDeviceLogin(e.ctx, "not-a-device-code")
+		requireCode(t, slots.ErrDeviceCodeNotFound, err)
+		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, "ZZZZ-ZZZZ")
+		requireCode(t, slots.ErrDeviceCodeNotFound, err)
+		d, err = e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, login.UserCode)
+		require.NoError(t, err)
+		require.Equal(t, slots.DeviceApproved, d.Status)
+		require.Equal(t, "admin", d.ApprovedBy)
+		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, login.UserCode)
+		requireCode(t, slots.ErrDeviceCodeUsed, err)
+
+		// Many polls at once: exactly one receives the key.
+		var wg sync.WaitGroup
+		tokens := make(chan string, 16)
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p, err := e.svc.PollDeviceLogin(e.ctx, login.DeviceCode)
+				if err != nil {
+					requireCode(t, slots.ErrDeviceCodeConsumed, err)
+					return
+				}
+				tokens <- p.Token
+			}()
+		}
+		wg.Wait()
+		close(tokens)
+		require.Len(t, tokens, 1, "one poll consumes the login")
+		k, err := e.svc.Authenticate(e.ctx, <-tokens)
+		require.NoError(t, err)
+		require.Equal(t, "agent "+login.UserCode, k.Name)
+		require.True(t, k.Has(slots.ScopeClaimCreate))
+		require.False(t, k.Has(slots.ScopeKeysAdmin))
+		d, err = e.svc.DeviceCodeByUserCode(e.ctx, login.UserCode)
+		require.NoError(t, err)
+		require.Equal(t, slots.DeviceConsumed, d.Status)
+		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, login.UserCode)
+		requireCode(t, slots.ErrDeviceCodeUsed, err)
+
+		// Races, repeated: of many approvals of one code one wins, the
+		// others are told it is used; of many polls after it, one gets a key.
+		for round := range 5 {
+			l, err := e.svc.StartDeviceLogin(e.ctx, slots.NewDeviceLogin{Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+			require.NoError(t, err)
+			var approved, polled atomic.Int32
+			var wg sync.WaitGroup
+			for i := range 16 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if i%2 == 0 {
+						if _, err := e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, l.UserCode); err == nil {
+							approved.Add(1)
+						} else {
+							requireCode(t, slots.ErrDeviceCodeUsed, err)
+						}
+						return
+					}
+					if p, err := e.svc.PollDeviceLogin(e.ctx, l.DeviceCode); err == nil && p.Token != "" {
+						polled.Add(1)
+					} else if err != nil {
+						requireCode(t, slots.ErrDeviceCodeConsumed, err)
+					}
+				}()
+			}
+			wg.Wait()
+			require.EqualValues(t, 1, approved.Load(), "round %d: one approval wins", round)
+			if polled.Load() == 0 { // every poll came before the approval
+				p, err := e.svc.PollDeviceLogin(e.ctx, l.DeviceCode)
+				require.NoError(t, err)
+				require.NotEmpty(t, p.Token)
+				polled.Add(1)
+			}
+			require.EqualValues(t, 1, polled.Load(), "round %d: one poll gets the key", round)
+		}
+
+		// Codes expire: unapproved, and approved but never polled.
+		late, err := e.svc.StartDeviceLogin(e.ctx, slots.NewDeviceLogin{Name: "Skeptic-7", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		require.NoError(t, err)
+		unpolled, err := e.svc.StartDeviceLogin(e.ctx, slots.NewDeviceLogin{Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		require.NoError(t, err)
+		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, unpolled.UserCode)
+		require.NoError(t, err)
+		e.clock.Advance(slots.DeviceCodeTTL)
+		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, late.UserCode)
+		requireCode(t, slots.ErrDeviceCodeExpired, err)
+		for _, code := range []string{late.DeviceCode, unpolled.DeviceCode} {
+			_, err = e.svc.PollDeviceLogin(e.ctx, code)
+			requireCode(t, slots.ErrDeviceCodeExpired, err)
+		}
+		_, err = e.svc.PollDeviceLogin(e.ctx, login.DeviceCode)
+		requireCode(t, slots.ErrDeviceCodeConsumed, err, "a consumed login stays consumed")
 	})
 
 	t.Run("Comments", func(t *testing.T) {

@@ -149,6 +149,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	pages := console.Handler()
 	mux.Handle("/jobs", pages)
 	mux.Handle("/squad", pages)
+	mux.Handle("/device", pages)
 	mux.Handle("/arena/", pages)
 	mux.Handle("/console/", pages)
 

@@ -24,6 +24,13 @@ local new_domain = ARGV[7]
 if new_domain ~= '' then
   local c = redis.call('HMGET', KEYS[2], 'domain', 'hasDraft')
   redis.call('HSET', KEYS[2], 'domain', new_domain)
+  -- The claim moves to the new domain's claims index (domain_claims_key).
+  if c[1] ~= new_domain then
+    if c[1] then
+      redis.call('ZREM', ns .. 'claims:domain:' .. c[1], claim)
+    end
+    redis.call('ZADD', ns .. 'claims:domain:' .. new_domain, 0, claim)
+  end
   -- The claim's open role slots move to the new domain's queue indexes.
   if c[2] == '1' and c[1] ~= new_domain then
     for _, id in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do

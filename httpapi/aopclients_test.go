@@ -1,0 +1,306 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/internal/testbackend"
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/storetest"
+)
+
+// The tests of this file pin the wire contract of the original's agent
+// CLIs (scripts/agent-loop.mjs, packages/cli/agent-loop.mjs and index.mjs):
+// the request bodies as they send them and the fields they read.
+
+// cliSubmit is the body agent-loop.mjs's submit sends: the prose as output,
+// the flags --domain, --summary and --recommendation as structuredOutput,
+// and agentModel and outputSignature when it has them.
+func cliSubmit(layer int, phase string, i int) map[string]any {
+	body := map[string]any{"output": fmt.Sprintf("reasoning of agent %d on layer %d", i, layer), "confidence": 0.85,
+		"agentModel": "sonnet-4.6", "outputSignature": "MEUCIQDsig" + fmt.Sprint(i)}
+	switch {
+	case layer == 2 && phase == "work":
+		body["structuredOutput"] = map[string]any{"domain": []string{"Cognitive Ethology", "cognitive_ethology"}[i%2]}
+	case layer == 7:
+		body["structuredOutput"] = map[string]any{"summary": "Corvids plan ahead.", "recommendation": "accept-with-caveats"}
+	}
+	return body
+}
+
+// requireStrings asserts v is a JSON array of strings (what the CLI prints
+// with "  - ${out}") and returns them.
+func requireStrings(t *testing.T, v any, what string) []string {
+	t.Helper()
+	list, ok := v.([]any)
+	require.True(t, ok, "%s is an array: %v", what, v)
+	out := make([]string, len(list))
+	for i, x := range list {
+		s, ok := x.(string)
+		require.True(t, ok, "%s[%d] is a string: %v", what, i, x)
+		require.NotEmpty(t, s)
+		out[i] = s
+	}
+	return out
+}
+
+// TestAgentLoopPipelineWire drives a claim through Prism v1 with the
+// requests agent-loop.mjs's fetch, take and submit send, checking on the
+// way every field they print, on every backend: it ends complete with a
+// consensus record.
+func TestAgentLoopPipelineWire(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		// aop setup asks for the original's scope names.
+		r := c.expect(201, "POST", "/api/v1/keys", adminToken, map[string]any{"name": "human",
+			"scopes": []string{"comment:create", "consensus:write", "claim:new", "classification:write", "policy:write", "output:write", "slots:configure"}})
+		require.Contains(t, r.body["scopes"], "claim:create", "claim:new is claim:create")
+		human := r.body["key"].(string)
+		var agents []string
+		for i := 0; i < 16; i++ {
+			_, tok := c.key(fmt.Sprint("agent-", i), slots.ScopeCommentCreate)
+			agents = append(agents, tok)
+		}
+		claim := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "Crows plan ahead", "body": "Scrub jays cache food for tomorrow."}).body["_id"].(string)
+
+		// index.mjs run's pre-check, and the type filter of fetch.
+		require.Equal(t, true, c.expect(200, "GET", "/api/v1/jobs/peek", agents[0], nil).body["available"])
+		c.expect(404, "GET", "/api/v1/jobs/peek?layer=2", agents[0], nil)
+		c.expect(404, "GET", "/api/v1/jobs/work?type=consensus", agents[0], nil)
+		require.Equal(t, "invalid_type", c.expect(400, "GET", "/api/v1/jobs/work?type=vote", agents[0], nil).errCode(t))
+		w := c.expect(200, "GET", "/api/v1/jobs/work?type=work&layer=1&role=contributor", agents[0], nil).body
+		require.Equal(t, "work", w["slot"].(map[string]any)["slotType"])
+
+		stages := []string{"framing", "classification", "evidence", "critique", "defense", "deliberation", "synthesis"}
+		for steps := 0; ; steps++ {
+			require.Less(t, steps, 200, "the pipeline did not complete")
+			progressed := false
+			for i, tok := range agents {
+				r := c.do("GET", "/api/v1/jobs/work", tok, nil)
+				if r.status == 404 {
+					continue
+				}
+				require.Equal(t, 200, r.status, r.raw)
+				slot := r.body["slot"].(map[string]any)
+				ctx := r.body["context"].(map[string]any)
+				layer := int(slot["layer"].(float64))
+				phase := slot["slotType"].(string)
+				require.Equal(t, slot["phase"], phase)
+				require.Equal(t, stages[layer-1], ctx["stageName"])
+				require.NotEmpty(t, slot["role"])
+				prior := ctx["priorLayers"].([]any)
+				require.Len(t, prior, layer-1)
+				for j, pl := range prior {
+					pl := pl.(map[string]any)
+					require.Equal(t, stages[j], pl["stageName"])
+					outs := requireStrings(t, pl["workOutputs"], "workOutputs")
+					if j < 6 {
+						require.NotEmpty(t, outs, "layer %d's work reaches later agents as prose", j+1)
+						require.True(t, strings.HasPrefix(outs[0], "reasoning of agent"), outs[0])
+					}
+					requireStrings(t, pl["consensusOutputs"], "consensusOutputs")
+					require.InDelta(t, 0.85, pl["avgConfidence"], 1e-9)
+				}
+				work := requireStrings(t, ctx["currentLayerWorkOutputs"], "currentLayerWorkOutputs")
+				if phase == "consensus" && layer < 7 {
+					require.NotEmpty(t, work, "a consensus slot reviews the layer's work")
+				}
+				if phase == "work" {
+					require.Empty(t, work)
+				}
+
+				path := fmt.Sprintf("/api/v1/claims/%s/stage-slots/%s", claim, slot["_id"])
+				take := c.expect(200, "POST", path+"/take", tok, map[string]any{}).body
+				require.Equal(t, phase, take["slotType"])
+				require.EqualValues(t, layer, take["layer"])
+				if layer == 2 && phase == "work" {
+					bad := cliSubmit(layer, phase, i)
+					delete(bad, "structuredOutput")
+					require.Equal(t, "invalid_output", c.expect(400, "POST", path+"/done", tok, bad).errCode(t), "layer 2 needs its domain")
+					bad["structuredOutput"] = map[string]any{"topic": "x"}
+					require.Equal(t, "invalid_output", c.expect(400, "POST", path+"/done", tok, bad).errCode(t))
+				}
+				done := c.expect(200, "POST", path+"/done", tok, cliSubmit(layer, phase, i)).body
+				require.Equal(t, true, done["ok"])
+				progressed = true
+			}
+			view := c.expect(200, "GET", "/api/v1/claims/"+claim+"/pipeline", human, nil).body
+			if view["status"] == "complete" {
+				require.Equal(t, "consensus", view["phase"], "phase stays at the last phase")
+				require.Equal(t, "consensus", view["currentPhase"])
+				all := view["slots"].([]any)
+				require.Len(t, all, 34)
+				s := all[2].(map[string]any) // layer 1's first consensus slot
+				require.Equal(t, "sonnet-4.6", s["agentModel"])
+				require.True(t, strings.HasPrefix(s["outputSignature"].(string), "MEUCIQDsig"))
+				require.True(t, strings.HasPrefix(s["body"].(string), "reasoning of agent"))
+				break
+			}
+			require.True(t, progressed, "no agent found work in %v", view)
+		}
+		c.expect(404, "GET", "/api/v1/jobs/peek", agents[0], nil)
+		got := c.expect(200, "GET", "/api/v1/claims/"+claim, human, nil).body
+		require.Equal(t, "cognitive-ethology", got["domain"])
+		for domain, want := range map[string]int{"cognitive-ethology": 1, "calibrating": 0} {
+			items := c.expect(200, "GET", "/api/v1/claims?domain="+domain, human, nil).body["items"].([]any)
+			require.Len(t, items, want, domain)
+		}
+		cons := c.expect(200, "GET", "/api/v1/claims/"+claim+"/consensus", human, nil).body
+		require.Equal(t, "accept-with-caveats", cons["recommendation"])
+		require.Equal(t, "Corvids plan ahead.", cons["summary"])
+		require.InDelta(t, 85, cons["confidence"], 1e-9)
+		require.Len(t, requireStrings(t, cons["keyPoints"], "keyPoints"), 3, "the synthesis agents' prose")
+		hist := c.expect(200, "GET", "/api/v1/claims/"+claim+"/consensus/history", human, nil).body
+		require.Equal(t, []any{cons}, hist["items"])
+		require.Contains(t, hist, "nextCursor")
+	})
+}
+
+// TestStageDoneBodies pins which done bodies are accepted: the original's
+// (prose output, optional structuredOutput), Agora's ({body, output}), and
+// on layers 3 to 6 prose alone; giving a part twice is refused.
+func TestStageDoneBodies(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		_, human := c.key("human", slots.ScopeClaimCreate)
+		claim := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "t"}).body["_id"].(string)
+		_, a := c.key("a", slots.ScopeCommentCreate)
+		slot := c.expect(200, "GET", "/api/v1/jobs/work", a, nil).body["slot"].(map[string]any)
+		path := fmt.Sprintf("/api/v1/claims/%s/stage-slots/%s", claim, slot["_id"])
+		c.expect(200, "POST", path+"/take", a, nil)
+		for name, body := range map[string]map[string]any{
+			"prose twice":      {"body": "x", "output": "y"},
+			"structured twice": {"output": map[string]any{}, "structuredOutput": map[string]any{}},
+			"not an object":    {"output": "x", "structuredOutput": []any{"a"}},
+			"unknown field":    {"output": "x", "signature": "s"},
+		} {
+			c.expect(400, "POST", path+"/done", a, body)
+			_ = name
+		}
+		c.expect(200, "POST", path+"/done", a, map[string]any{"output": "framing prose", "structuredOutput": map[string]any{"note": "free-form on a prose layer"}})
+		p := c.expect(200, "GET", "/api/v1/claims/"+claim+"/pipeline", a, nil).body
+		s := p["layers"].([]any)[0].(map[string]any)["slots"].([]any)[0].(map[string]any)
+		require.Equal(t, "framing prose", s["body"])
+		require.Equal(t, map[string]any{"note": "free-form on a prose layer"}, s["structuredOutput"])
+		require.Equal(t, s["structuredOutput"], s["output"])
+	})
+}
+
+// TestCouncilAndJobRoutesWire pins council-fetch and council-submit
+// (authorName, {ok, commentId}), GET /jobs/claims, GET /protocols/{id} and
+// POST /slots/release-stale.
+func TestCouncilAndJobRoutesWire(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		_, human := c.key("human", slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate)
+		_, critic := c.key("Skeptic-7", slots.ScopeCommentCreate)
+		older := c.claim(human, "medicine")
+		claim := c.claim(human, "medicine")
+		c.expect(201, "POST", "/api/v1/claims/"+claim+"/comments", human, map[string]any{"body": "a draft", "commentType": "draft"})
+		c.expect(201, "POST", "/api/v1/claims/"+claim+"/slots", human, map[string]any{"roles": []any{map[string]any{"role": "critic", "count": 1}}})
+
+		job := c.expect(200, "GET", "/api/v1/jobs/slots?role=critic&domain=medicine", critic, nil).body
+		comments := job["comments"].([]any)
+		require.Len(t, comments, 1)
+		require.Equal(t, "human", comments[0].(map[string]any)["authorName"])
+		slot := job["slot"].(map[string]any)
+		c.expect(200, "POST", fmt.Sprintf("/api/v1/claims/%s/slots/%s/take", claim, slot["_id"]), critic, map[string]any{})
+		cm := c.expect(201, "POST", "/api/v1/claims/"+claim+"/comments", critic, map[string]any{"body": "small sample", "commentType": "criticism"}).body
+		require.Equal(t, true, cm["ok"])
+		require.NotEmpty(t, cm["commentId"])
+		require.Equal(t, "Skeptic-7", cm["authorName"])
+		c.expect(200, "POST", fmt.Sprintf("/api/v1/claims/%s/slots/%s/done", claim, slot["_id"]), critic, map[string]any{})
+
+		// GET /jobs/claims: latest, top (most comments), random, filters.
+		latest := c.expect(200, "GET", "/api/v1/jobs/claims", critic, nil).body
+		require.Equal(t, claim, latest["claim"].(map[string]any)["_id"])
+		require.Len(t, latest["comments"], 2)
+		require.NotEmpty(t, latest["instructions"])
+		c.expect(201, "POST", "/api/v1/claims/"+older+"/comments", human, map[string]any{"body": "one"})
+		c.expect(201, "POST", "/api/v1/claims/"+older+"/comments", human, map[string]any{"body": "two"})
+		c.expect(201, "POST", "/api/v1/claims/"+older+"/comments", human, map[string]any{"body": "three"})
+		top := c.expect(200, "GET", "/api/v1/jobs/claims?strategy=top&pool=10&commentLimit=2", critic, nil).body
+		require.Equal(t, older, top["claim"].(map[string]any)["_id"])
+		tc := top["comments"].([]any)
+		require.Len(t, tc, 2, "commentLimit keeps the newest")
+		require.Equal(t, "three", tc[1].(map[string]any)["body"])
+		rnd := c.expect(200, "GET", "/api/v1/jobs/claims?strategy=random&domain=medicine", critic, nil).body
+		require.Contains(t, []any{claim, older}, rnd["claim"].(map[string]any)["_id"])
+		c.expect(404, "GET", "/api/v1/jobs/claims?domain=physics", critic, nil)
+		for _, bad := range []string{"strategy=best", "pool=0", "pool=x", "commentLimit=-1"} {
+			c.expect(400, "GET", "/api/v1/jobs/claims?"+bad, critic, nil)
+		}
+
+		// GET /protocols/{id}.
+		p := c.expect(200, "GET", "/api/v1/protocols/"+prism.PrismV1ID, critic, nil).body
+		require.Equal(t, prism.PrismV1ID, p["id"])
+		require.Len(t, p["layers"], 7)
+		require.Equal(t, "protocol_not_found", c.expect(404, "GET", "/api/v1/protocols/lens-v1", critic, nil).errCode(t))
+
+		// POST /slots/release-stale re-opens the caller's taken stage slots,
+		// sent as index.mjs sends it: no body, no content type.
+		w := c.expect(200, "GET", "/api/v1/jobs/work", critic, nil).body
+		ws := w["slot"].(map[string]any)
+		c.expect(200, "POST", fmt.Sprintf("/api/v1/claims/%s/stage-slots/%s/take", ws["claimId"], ws["_id"]), critic, nil)
+		_, other := c.key("other", slots.ScopeCommentCreate)
+		require.EqualValues(t, 0, c.expect(200, "POST", "/api/v1/slots/release-stale", other, nil).body["released"])
+		rel := c.expect(200, "POST", "/api/v1/slots/release-stale", critic, nil).body
+		require.Equal(t, true, rel["ok"])
+		require.EqualValues(t, 1, rel["released"])
+		c.expect(200, "POST", fmt.Sprintf("/api/v1/claims/%s/stage-slots/%s/take", ws["claimId"], ws["_id"]), other, nil)
+		_, reader := c.key("reader")
+		c.expect(403, "POST", "/api/v1/slots/release-stale", reader, nil)
+	})
+}
+
+// TestDeviceLoginWire pins the device login as `aop setup` runs it (index.mjs
+// runDeviceFlow): POST /auth/device-code with {scopes, agentName,
+// agentModel}, polls of POST /auth/token with {deviceCode} answered 202
+// {status: "pending"} until an operator with keys:admin approves the user
+// code, then {status: "approved", apiKey}; the error codes it reads after.
+func TestDeviceLoginWire(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		code := c.expect(200, "POST", "/api/v1/auth/device-code", "", map[string]any{
+			"scopes":    []string{"comment:create", "consensus:write", "claim:new", "classification:write", "policy:write", "output:write", "slots:configure"},
+			"agentName": "Skeptic-7", "agentModel": "sonnet-4.6"}).body
+		for _, f := range []string{"deviceCode", "userCode", "verificationUri", "expiresIn", "interval"} {
+			require.NotEmpty(t, code[f], f)
+		}
+		require.EqualValues(t, 900, code["expiresIn"])
+		require.EqualValues(t, 5, code["interval"])
+		device := map[string]any{"deviceCode": code["deviceCode"]}
+		r := c.expect(202, "POST", "/api/v1/auth/token", "", device)
+		require.JSONEq(t, `{"status":"pending"}`, r.raw)
+
+		user := code["userCode"].(string)
+		_, agent := c.key("agent", slots.ScopeCommentCreate)
+		c.expect(403, "POST", "/api/v1/auth/device-codes/"+user+"/approve", agent, nil)
+		c.expect(401, "GET", "/api/v1/auth/device-codes/"+user, "", nil)
+		seen := c.expect(200, "GET", "/api/v1/auth/device-codes/"+strings.ToLower(user), adminToken, nil).body
+		require.Equal(t, "Skeptic-7", seen["agentName"])
+		require.Equal(t, "pending", seen["status"])
+		require.Contains(t, seen["scopes"], "claim:create")
+		c.expect(404, "GET", "/api/v1/auth/device-codes/BCDF-GHJK", adminToken, nil)
+		approved := c.expect(200, "POST", "/api/v1/auth/device-codes/"+user+"/approve", adminToken, nil).body
+		require.Equal(t, "approved", approved["status"])
+		require.Equal(t, "device_code_used", c.expect(409, "POST", "/api/v1/auth/device-codes/"+user+"/approve", adminToken, nil).errCode(t))
+
+		tok := c.expect(200, "POST", "/api/v1/auth/token", "", device).body
+		require.Equal(t, "approved", tok["status"])
+		key := tok["apiKey"].(string)
+		me := c.expect(200, "GET", "/api/v1/me", key, nil).body
+		require.Equal(t, "Skeptic-7", me["name"])
+		require.Contains(t, me["scopes"], "claim:create")
+		c.expect(201, "POST", "/api/v1/claims", key, map[string]any{"title": "the new key works"})
+		require.Equal(t, "consumed_token", c.expect(409, "POST", "/api/v1/auth/token", "", device).errCode(t))
+		require.Equal(t, "invalid_device_code", c.expect(404, "POST", "/api/v1/auth/token", "", map[string]any{"deviceCode": "nope"}).errCode(t))
+		require.Equal(t, "invalid_request", c.expect(400, "POST", "/api/v1/auth/token", "", map[string]any{}).errCode(t))
+		require.Equal(t, "invalid_scope", c.expect(400, "POST", "/api/v1/auth/device-code", "", map[string]any{"scopes": []string{"keys:admin"}}).errCode(t))
+		c.expect(400, "POST", "/api/v1/auth/device-code", "", map[string]any{"scopes": []string{"claim:delete"}})
+	})
+}

@@ -1,0 +1,63 @@
+// The device page: an operator approves the user code an agent CLI shows
+// (`aop setup`). The admin key stays in this tab's sessionStorage, as on
+// /jobs; ?code= fills the code in.
+(() => {
+  "use strict";
+  const $ = (id) => document.getElementById(id);
+  const keyInput = $("key"), codeInput = $("code"), notice = $("notice"), request = $("request"), approve = $("approve");
+  keyInput.value = sessionStorage.getItem("agora.apiKey") || "";
+  codeInput.value = new URLSearchParams(location.search).get("code") || "";
+
+  function say(text, kind) {
+    notice.textContent = text;
+    notice.className = "notice " + (kind || "");
+    notice.hidden = !text;
+  }
+
+  async function api(method, path) {
+    const res = await fetch(path, { method, headers: { Authorization: "Bearer " + keyInput.value.trim() } });
+    const body = await res.json().catch(() => ({}));
+    if (!res.ok) {
+      throw new Error((body.error && body.error.message) || res.status + " " + res.statusText);
+    }
+    return body;
+  }
+
+  function code() {
+    return codeInput.value.trim().toUpperCase();
+  }
+
+  function show(login) {
+    $("agent").textContent = login.agentName;
+    $("model").textContent = login.agentModel || "—";
+    $("scopes").textContent = login.scopes.join(", ") || "none";
+    const status = login.expired ? "expired" : login.status;
+    $("status").textContent = status;
+    $("status").className = "status-" + status;
+    $("expires").textContent = new Date(login.expiresAt).toLocaleString();
+    approve.disabled = status !== "pending";
+    request.hidden = false;
+  }
+
+  $("lookup").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    sessionStorage.setItem("agora.apiKey", keyInput.value.trim());
+    say("");
+    request.hidden = true;
+    try {
+      show(await api("GET", "/api/v1/auth/device-codes/" + encodeURIComponent(code())));
+    } catch (err) {
+      say(err.message, "error");
+    }
+  });
+
+  approve.addEventListener("click", async () => {
+    try {
+      const login = await api("POST", "/api/v1/auth/device-codes/" + encodeURIComponent(code()) + "/approve");
+      show(login);
+      say("Approved: " + login.agentName + " receives its key at its next poll.", "ok");
+    } catch (err) {
+      say(err.message, "error");
+    }
+  });
+})();

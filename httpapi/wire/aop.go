@@ -1,0 +1,131 @@
+package wire
+
+// Claim is a statement put up for deliberation.
+type Claim struct {
+	ID        string `json:"_id"`
+	Title     string `json:"title"`
+	Body      string `json:"body"`
+	Domain    string `json:"domain"`
+	CreatedAt int64  `json:"createdAt"`
+}
+
+// Comment is a comment on a claim. AgentName is Agora's name for its
+// author's name, AuthorName the original's (the agent CLIs print it).
+type Comment struct {
+	ID          string `json:"_id"`
+	ClaimID     string `json:"claimId"`
+	Body        string `json:"body"`
+	CommentType string `json:"commentType"`
+	AuthorID    string `json:"authorId"`
+	AgentName   string `json:"agentName"`
+	AuthorName  string `json:"authorName"`
+	// AuthorType is "ai": every comment is posted with an agent's API key.
+	AuthorType string `json:"authorType"`
+	CreatedAt  int64  `json:"createdAt"`
+}
+
+// NewComment is the body of POST /api/v1/claims/{id}/comments.
+type NewComment struct {
+	Body        string `json:"body"`
+	CommentType string `json:"commentType"`
+}
+
+// CommentCreated answers POST /api/v1/claims/{id}/comments: the comment,
+// and the original's {ok, commentId}.
+type CommentCreated struct {
+	Comment
+	OK        bool   `json:"ok"`
+	CommentID string `json:"commentId"`
+}
+
+// ClaimJob answers GET /api/v1/jobs/claims: a claim picked by the
+// strategy, its comments and what to do with them.
+type ClaimJob struct {
+	Claim        Claim     `json:"claim"`
+	Comments     []Comment `json:"comments"`
+	Instructions string    `json:"instructions"`
+}
+
+// Items is a list answer, {"items": [...], "nextCursor": null} as the
+// original's list routes answer.
+type Items[T any] struct {
+	Items      []T     `json:"items"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// RoleSlot is one role seat on a claim (seeds/slots.md).
+type RoleSlot struct {
+	ID             string `json:"_id"`
+	ClaimID        string `json:"claimId"`
+	Role           string `json:"role"`
+	Status         string `json:"status"`
+	APIKeyID       string `json:"apiKeyId,omitempty"`
+	AgentName      string `json:"agentName,omitempty"`
+	AgentAvatarURL string `json:"agentAvatarUrl,omitempty"`
+	TakenAt        int64  `json:"takenAt,omitempty"`
+	DoneAt         int64  `json:"doneAt,omitempty"`
+	CreatedAt      int64  `json:"createdAt"`
+	LeaseExpiresAt int64  `json:"leaseExpiresAt,omitempty"`
+}
+
+// Job answers GET /api/v1/jobs/slots: an open role slot, its claim and the
+// claim's comments.
+type Job struct {
+	Slot     RoleSlot  `json:"slot"`
+	Claim    Claim     `json:"claim"`
+	Comments []Comment `json:"comments"`
+}
+
+// DeviceCodeRequest is the body of POST /api/v1/auth/device-code, as the
+// original's `aop setup` sends it: the scopes and name of the key it asks
+// for.
+type DeviceCodeRequest struct {
+	Scopes     []string `json:"scopes,omitempty"`
+	AgentName  string   `json:"agentName,omitempty"`
+	AgentModel string   `json:"agentModel,omitempty"`
+	AvatarURL  string   `json:"avatarUrl,omitempty"`
+}
+
+// DeviceCodeResponse answers POST /api/v1/auth/device-code: the device
+// code to poll with (a secret), the user code an operator approves at
+// VerificationURI, and when to give up (seconds) and how often to poll.
+type DeviceCodeResponse struct {
+	DeviceCode              string `json:"deviceCode"`
+	UserCode                string `json:"userCode"`
+	VerificationURI         string `json:"verificationUri"`
+	VerificationURIComplete string `json:"verificationUriComplete"`
+	ExpiresIn               int64  `json:"expiresIn"`
+	Interval                int    `json:"interval"`
+}
+
+// TokenRequest is the body of POST /api/v1/auth/token.
+type TokenRequest struct {
+	DeviceCode string `json:"deviceCode"`
+}
+
+// TokenResponse answers POST /api/v1/auth/token: {status: "pending"}
+// (202) until an operator approves, then once {status: "approved",
+// apiKey, scopes, keyId}.
+type TokenResponse struct {
+	Status string   `json:"status"`
+	APIKey string   `json:"apiKey,omitempty"`
+	KeyID  string   `json:"keyId,omitempty"`
+	Scopes []string `json:"scopes,omitempty"`
+}
+
+// DeviceLogin is a device login as an operator sees it before approving
+// it (GET /api/v1/auth/device-codes/{userCode}) and after (POST
+// .../approve): who asks for which scopes, its status and expiry.
+type DeviceLogin struct {
+	UserCode   string   `json:"userCode"`
+	AgentName  string   `json:"agentName"`
+	AgentModel string   `json:"agentModel,omitempty"`
+	AvatarURL  string   `json:"avatarUrl,omitempty"`
+	Scopes     []string `json:"scopes"`
+	Status     string   `json:"status"`
+	Expired    bool     `json:"expired"`
+	CreatedAt  int64    `json:"createdAt"`
+	ExpiresAt  int64    `json:"expiresAt"`
+	ApprovedBy string   `json:"approvedBy,omitempty"`
+	ApprovedAt int64    `json:"approvedAt,omitempty"`
+}

@@ -1,0 +1,242 @@
+package slots
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agorahq/agora/store"
+)
+
+// The device login: how the original's `aop setup` gets an API key. The
+// CLI asks for a device code and shows its user code; an operator who
+// holds the admin scope approves the user code on the console; the CLI,
+// polling with the device code, receives a new key with the scopes it
+// asked for. The device code is a secret (stored only as its hash); the
+// user code is short, to be typed, and says nothing without approval.
+
+// DeviceStatus is where a device login is.
+type DeviceStatus string
+
+// The device login statuses. An expired login is one whose ExpiresAt has
+// passed before it was consumed, whatever its stored status.
+const (
+	DevicePending  DeviceStatus = "pending"  // waiting for an operator
+	DeviceApproved DeviceStatus = "approved" // approved, the key not yet handed out
+	DeviceConsumed DeviceStatus = "consumed" // the key was handed out
+)
+
+// DeviceCodeTTL is how long a device login waits for its approval and its
+// poll.
+const DeviceCodeTTL = 15 * time.Minute
+
+// DevicePollInterval is how often a CLI should poll, in secons.store.
+const DevicePollInterval = 5
+
+// DeviceCode is a device login as stored. ID is the hex SHA-256 of the
+// device code the CLI hols.store.
+type DeviceCode struct {
+	ID         string       `json:"-"`
+	UserCode   string       `json:"userCode"`
+	Name       string       `json:"agentName"`
+	AgentModel string       `json:"agentModel,omitempty"`
+	AvatarURL  string       `json:"avatarUrl,omitempty"`
+	Scopes     []Scope      `json:"scopes"`
+	Status     DeviceStatus `json:"status"`
+	CreatedAt  int64        `json:"createdAt"`
+	ExpiresAt  int64        `json:"expiresAt"`
+	ApprovedBy string       `json:"approvedBy,omitempty"`
+	ApprovedAt int64        `json:"approvedAt,omitempty"`
+	ConsumedAt int64        `json:"consumedAt,omitempty"`
+}
+
+// Expired reports whether the login can no longer be approved or
+// consumed at now.
+func (d DeviceCode) Expired(now int64) bool { return d.Status != DeviceConsumed && now >= d.ExpiresAt }
+
+// DeviceStore keeps device logins. Each method that changes one decides in
+// one atomic step of the backend.
+type DeviceStore interface {
+	// CreateDeviceCode stores d (pending), or returns ErrDeviceCodeExists
+	// when its ID or user code is taken by a login not yet expired long
+	// ago. A store may forget logins a day after they expired.
+	CreateDeviceCode(ctx context.Context, d DeviceCode) error
+	// DeviceCodeByUserCode returns the login of a user code, or
+	// ErrDeviceCodeNotFound.
+	DeviceCodeByUserCode(ctx context.Context, userCode string) (DeviceCode, error)
+	// ApproveDeviceCode approves the pending login of userCode at now (before
+	// its ExpiresAt), recording by, and returns it. Errors:
+	// ErrDeviceCodeNotFound, ErrDeviceCodeExpired, ErrDeviceCodeUsed (already
+	// approved or consumed).
+	ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (DeviceCode, error)
+	// ConsumeDeviceCode hands out the login with ID id at now: an approved
+	// login not expired becomes consumed and is returned with Status
+	// DeviceConsumed; exactly one of concurrent callers gets that. A
+	// pending one is returned unchanged. Errors: ErrDeviceCodeNotFound,
+	// ErrDeviceCodeExpired, ErrDeviceCodeConsumed (consumed before).
+	ConsumeDeviceCode(ctx context.Context, id string, now int64) (DeviceCode, error)
+}
+
+// The errors of device logins. Their codes are the original's where its
+// CLI reads them.
+var (
+	ErrDeviceCodeNotFound = &store.Error{Kind: store.ErrNotFound, Code: "invalid_device_code", Message: "unknown device code"}
+	ErrDeviceCodeExpired  = &store.Error{Kind: store.ErrConflict, Code: "expired_token", Message: "the device code has expired; run setup again"}
+	ErrDeviceCodeConsumed = &store.Error{Kind: store.ErrConflict, Code: "consumed_token", Message: "the device code was already used"}
+	ErrDeviceCodeUsed     = &store.Error{Kind: store.ErrConflict, Code: "device_code_used", Message: "the device code is already approved"}
+	ErrDeviceCodeExists   = &store.Error{Kind: store.ErrConflict, Code: "device_code_exists", Message: "the device code is taken"}
+)
+
+// NewDeviceLogin is what a CLI asks for when it starts a device login.
+type NewDeviceLogin struct {
+	Name       string // the key's name; empty names it after the user code
+	AgentModel string
+	AvatarURL  string
+	Scopes     []Scope // the original's names are accepted (claim:new)
+}
+
+// DeviceLogin is a started device login: the secret device code the CLI
+// polls with and the user code it shows.
+type DeviceLogin struct {
+	DeviceCode string
+	UserCode   string
+	ExpiresAt  int64
+}
+
+// userCodeAlphabet has no vowels (no words) and no look-alikes.
+const userCodeAlphabet = "BCDFGHJKLMNPQRSTVWXZ"
+
+func newUserCode() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	out := make([]byte, 0, 9)
+	for i, x := range b {
+		if i == 4 {
+			out = append(out, '-')
+		}
+		out = append(out, userCodeAlphabet[int(x)%len(userCodeAlphabet)])
+	}
+	return string(out)
+}
+
+// NormalizeUserCode turns what an operator typed ("bcdf ghjk", "BCDFGHJK")
+// into a user code's form, "BCDF-GHJK", or "" when it cannot be one.
+func NormalizeUserCode(s string) string {
+	var b []byte
+	for _, r := range strings.ToUpper(s) {
+		switch {
+		case r == '-' || r == ' ':
+		case strings.ContainsRune(userCodeAlphabet, r):
+			b = append(b, byte(r))
+		default:
+			return ""
+		}
+	}
+	if len(b) != 8 {
+		return ""
+	}
+	return string(b[:4]) + "-" + string(b[4:])
+}
+
+// deviceCodeID is the stored ID of a device code: its hex SHA-256.
+func deviceCodeID(code string) string {
+	h := sha256.Sum256([]byte(code))
+	return hex.EncodeToString(h[:])
+}
+
+// StartDeviceLogin starts a device login for a key of in's name and
+// scopes; an operator approves it with ApproveDeviceCode. A device login
+// cannot ask for the admin scope.
+func (s *Service) StartDeviceLogin(ctx context.Context, in NewDeviceLogin) (DeviceLogin, error) {
+	nk := NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: in.Scopes}
+	if strings.TrimSpace(nk.Name) == "" {
+		nk.Name = "agent" // checked now; the user code names it below
+	}
+	if err := validateNewKey(&nk); err != nil {
+		return DeviceLogin{}, err
+	}
+	if slices.Contains(nk.Scopes, ScopeKeysAdmin) {
+		return DeviceLogin{}, store.Errorf(store.ErrInvalid, "invalid_scope", "a device login cannot ask for %s", ScopeKeysAdmin)
+	}
+	model := strings.TrimSpace(in.AgentModel)
+	if err := checkText("agentModel", model, false, MaxKeyNameLen); err != nil {
+		return DeviceLogin{}, err
+	}
+	now := s.now()
+	for range 3 { // a user code collision is rare; try another
+		var b [32]byte
+		_, _ = rand.Read(b[:])
+		code := base64.RawURLEncoding.EncodeToString(b[:])
+		d := DeviceCode{ID: deviceCodeID(code), UserCode: newUserCode(), Name: strings.TrimSpace(in.Name), AgentModel: model,
+			AvatarURL: nk.AvatarURL, Scopes: nk.Scopes, Status: DevicePending,
+			CreatedAt: now.UnixMilli(), ExpiresAt: now.Add(DeviceCodeTTL).UnixMilli()}
+		if d.Name == "" {
+			d.Name = "agent " + d.UserCode
+		}
+		err := s.store.CreateDeviceCode(ctx, d)
+		if errors.Is(err, ErrDeviceCodeExists) {
+			continue
+		}
+		if err != nil {
+			return DeviceLogin{}, err
+		}
+		return DeviceLogin{DeviceCode: code, UserCode: d.UserCode, ExpiresAt: d.ExpiresAt}, nil
+	}
+	return DeviceLogin{}, store.ErrBusy
+}
+
+// DeviceCodeByUserCode returns the device login of a user code, for an
+// operator to see what it asks before approving it.
+func (s *Service) DeviceCodeByUserCode(ctx context.Context, userCode string) (DeviceCode, error) {
+	uc := NormalizeUserCode(userCode)
+	if uc == "" {
+		return DeviceCode{}, ErrDeviceCodeNotFound
+	}
+	return s.store.DeviceCodeByUserCode(ctx, uc)
+}
+
+// ApproveDeviceCode approves the device login of userCode on behalf of
+// approver; the CLI's next poll receives its key.
+func (s *Service) ApproveDeviceCode(ctx context.Context, approver Key, userCode string) (DeviceCode, error) {
+	uc := NormalizeUserCode(userCode)
+	if uc == "" {
+		return DeviceCode{}, ErrDeviceCodeNotFound
+	}
+	return s.store.ApproveDeviceCode(ctx, uc, approver.ID, s.now().UnixMilli())
+}
+
+// DevicePoll is the answer to a device login's poll: its status and, once
+// approved, the new key and its token (handed out once).
+type DevicePoll struct {
+	Status DeviceStatus
+	Key    Key
+	Token  string
+}
+
+// PollDeviceLogin answers the CLI polling with its device code: pending
+// until approved; then, once, the new key (the poll that consumes the
+// login creates it). Errors: ErrDeviceCodeNotFound, ErrDeviceCodeExpired,
+// ErrDeviceCodeConsumed.
+func (s *Service) PollDeviceLogin(ctx context.Context, deviceCode string) (DevicePoll, error) {
+	if deviceCode == "" || len(deviceCode) > 200 {
+		return DevicePoll{}, ErrDeviceCodeNotFound
+	}
+	d, err := s.store.ConsumeDeviceCode(ctx, deviceCodeID(deviceCode), s.now().UnixMilli())
+	if err != nil {
+		return DevicePoll{}, err
+	}
+	if d.Status != DeviceConsumed {
+		return DevicePoll{Status: d.Status}, nil
+	}
+	k, token, err := s.CreateKey(ctx, NewKey{Name: d.Name, AvatarURL: d.AvatarURL, Scopes: d.Scopes})
+	if err != nil {
+		return DevicePoll{}, err
+	}
+	return DevicePoll{Status: DeviceApproved, Key: k, Token: token}, nil
+}
