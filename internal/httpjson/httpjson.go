@@ -45,6 +45,7 @@ var statusOf = []struct {
 	{store.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
 	{store.ErrForbidden, http.StatusForbidden, "forbidden"},
 	{store.ErrNotFound, http.StatusNotFound, "not_found"},
+	{store.ErrGone, http.StatusGone, "gone"}, // before ErrConflict: it is one
 	{store.ErrConflict, http.StatusConflict, "conflict"},
 	{ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
 }
