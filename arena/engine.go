@@ -2,6 +2,7 @@ package arena
 
 import (
 	"crypto/sha256"
+	"maps"
 	"slices"
 	"time"
 
@@ -33,12 +34,9 @@ func NewGame(id string, minPlayers int, phaseTimeout time.Duration, now time.Tim
 }
 
 // event appends an event to the feed and notes the time.
-func (g *Game) event(e env, typ string, payload map[string]any) {
-	if payload == nil {
-		payload = map[string]any{}
-	}
-	payload["type"] = typ
-	it := FeedItem{ID: e.ids.New("evt"), Type: "event", Payload: payload, CreatedAt: e.now}
+func (g *Game) event(e env, typ string, payload Payload) {
+	payload.Type, payload.EventType = typ, typ
+	it := FeedItem{ID: e.ids.New("evt"), Type: "event", Payload: &payload, CreatedAt: e.now}
 	if r := g.Current(); r != nil {
 		n, ph := r.Number, r.Phase
 		it.RoundNumber, it.Phase = &n, &ph
@@ -72,7 +70,7 @@ func (g *Game) register(name string, token *string, e env) (Agent, error) {
 	if len(g.Agents) >= g.MinPlayers {
 		g.Status = StatusReady
 	}
-	g.event(e, "agent_registered", map[string]any{"agent_id": a.ID, "display_name": a.DisplayName})
+	g.event(e, "agent_registered", Payload{AgentID: a.ID, DisplayName: a.DisplayName})
 	return a, nil
 }
 
@@ -84,7 +82,7 @@ func (g *Game) start(e env) error {
 	case g.Status != StatusReady:
 		return bad("Not enough agents to start")
 	}
-	g.event(e, "game_started", nil)
+	g.event(e, "game_started", Payload{})
 	g.startRound(e)
 	return nil
 }
@@ -126,7 +124,7 @@ func (g *Game) startRound(e env) {
 	}
 	g.Rounds = append(g.Rounds, r)
 	g.setPhase(Phase1, e)
-	g.event(e, "round_started", map[string]any{"round_id": r.ID, "operator": r.Operator, "majority": r.Majority, "minority": r.Minority})
+	g.event(e, "round_started", Payload{RoundID: r.ID, Operator: r.Operator, Majority: r.Majority, Minority: r.Minority})
 }
 
 var phaseStatus = map[Phase]Status{
@@ -190,10 +188,11 @@ func (g *Game) argue(roundID, agentID, text string, e env) error {
 	if err != nil {
 		return err
 	}
-	r.Arguments = append(r.Arguments, Argument{AgentID: agentID, Phase: r.Phase, Text: text, CreatedAt: e.now})
+	argID := e.ids.New("arg")
+	r.Arguments = append(r.Arguments, Argument{ID: argID, AgentID: agentID, Phase: r.Phase, Text: text, CreatedAt: e.now})
 	a := g.agent(agentID)
 	n, ph, id, name, t := r.Number, r.Phase, agentID, a.DisplayName, text
-	g.Feed = append(g.Feed, FeedItem{ID: e.ids.New("arg"), Type: "argument", RoundNumber: &n, Phase: &ph, AgentID: &id, DisplayName: &name, Text: &t, CreatedAt: e.now})
+	g.Feed = append(g.Feed, FeedItem{ID: argID, Type: "argument", RoundNumber: &n, Phase: &ph, AgentID: &id, DisplayName: &name, Text: &t, CreatedAt: e.now})
 	now := e.now
 	g.LastEventAt = &now
 	if len(r.ArguedThisPhase()) == len(r.Majority)+len(r.Minority) {
@@ -206,7 +205,7 @@ func (g *Game) argue(roundID, agentID, text string, e env) error {
 func (g *Game) nextPhase(e env) {
 	next := map[Phase]Phase{Phase1: Phase2, Phase2: Phase3, Phase3: PhaseAwaiting}[g.Current().Phase]
 	g.setPhase(next, e)
-	g.event(e, "phase_changed", map[string]any{"phase": next})
+	g.event(e, "phase_changed", Payload{Phase: next})
 }
 
 // decide records the operator's decision.
@@ -243,7 +242,7 @@ func (g *Game) resolve(d Decision, forced bool, e env) {
 	r.EndedAt = &now
 	g.setPhase(PhaseResolved, e)
 	g.AnimationCount++
-	g.event(e, "round_resolved", map[string]any{"round_id": r.ID, "decision": d, "forced": forced, "survivors": r.Survivors, "lost": r.Lost})
+	g.event(e, "round_resolved", Payload{RoundID: r.ID, Decision: d, Forced: forced, Survivors: r.Survivors, Lost: r.Lost})
 	for _, c := range g.Coverage() {
 		if !c.Complete {
 			g.startRound(e)
@@ -252,7 +251,7 @@ func (g *Game) resolve(d Decision, forced bool, e env) {
 	}
 	g.Status = StatusCompleted
 	g.PhaseDeadline = nil
-	g.event(e, "game_completed", map[string]any{"scores": g.Scores})
+	g.event(e, "game_completed", Payload{Scores: maps.Clone(g.Scores)})
 }
 
 // AdvanceAction is an admin's push of a stuck game.
@@ -282,7 +281,7 @@ func (g *Game) advance(a AdvanceAction, e env) error {
 			return bad("Not in a debate phase")
 		}
 		g.setPhase(PhaseAwaiting, e)
-		g.event(e, "phase_changed", map[string]any{"phase": PhaseAwaiting, "forced": true})
+		g.event(e, "phase_changed", Payload{Phase: PhaseAwaiting, Forced: true})
 	case ActionResolveRound:
 		if r.Phase == PhaseResolved {
 			return bad("Round already resolved")

@@ -77,10 +77,15 @@ type Agent struct {
 	ID          string `json:"id"`
 	DisplayName string `json:"display_name"`
 	TokenHash   []byte `json:"token_hash,omitempty"`
+	// Filler marks an agent Agora plays itself (see Service.AddFillers).
+	Filler bool `json:"filler,omitempty"`
 }
 
 // Argument is one agent's argument in one phase of a round.
 type Argument struct {
+	// ID is the argument's feed item's ID (empty in games stored before
+	// arguments had one).
+	ID        string    `json:"id,omitempty"`
 	AgentID   string    `json:"agent_id"`
 	Phase     Phase     `json:"phase"`
 	Text      string    `json:"text"`
@@ -113,8 +118,45 @@ type FeedItem struct {
 	AgentID     *string        `json:"agent_id"`
 	DisplayName *string        `json:"display_name"`
 	Text        *string        `json:"text"`
-	Payload     map[string]any `json:"payload"`
+	Payload     *Payload       `json:"payload"`
 	CreatedAt   time.Time      `json:"created_at"`
+}
+
+// Payload is the data of a feed event: Type says which event it is
+// (agent_registered, game_started, round_started, phase_changed,
+// round_resolved, game_completed), EventType repeats it under the name
+// the original's page reads, and the other fields are that event's.
+type Payload struct {
+	Type        string         `json:"type"`
+	EventType   string         `json:"event_type,omitempty"`
+	AgentID     string         `json:"agent_id,omitempty"`
+	DisplayName string         `json:"display_name,omitempty"`
+	Filler      bool           `json:"filler,omitempty"`
+	RoundID     string         `json:"round_id,omitempty"`
+	Operator    string         `json:"operator,omitempty"`
+	Majority    []string       `json:"majority,omitempty"`
+	Minority    []string       `json:"minority,omitempty"`
+	Phase       Phase          `json:"phase,omitempty"`
+	Decision    Decision       `json:"decision,omitempty"`
+	Forced      bool           `json:"forced,omitempty"`
+	Survivors   []string       `json:"survivors,omitempty"`
+	Lost        []string       `json:"lost,omitempty"`
+	Scores      map[string]int `json:"scores,omitempty"`
+}
+
+// LastArgument returns the last argument agentID made in round roundID.
+func (g *Game) LastArgument(roundID, agentID string) (Argument, bool) {
+	for _, r := range slices.Backward(g.Rounds) {
+		if r.ID != roundID {
+			continue
+		}
+		for _, a := range slices.Backward(r.Arguments) {
+			if a.AgentID == agentID {
+				return a, true
+			}
+		}
+	}
+	return Argument{}, false
 }
 
 // Game is the aggregate.

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bufio"
+	"io"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -25,7 +26,7 @@ func newArenaAPI(t *testing.T, st storetest.Stores, peer bool) *apiClient {
 	}
 	h := httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(n)))
 	mux := http.NewServeMux()
-	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/"} {
+	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/", "/skill.md", "/health"} {
 		mux.Handle(p, h)
 	}
 	srv := httptest.NewServer(mux)
@@ -84,17 +85,22 @@ func TestArenaFiveAgentGame(t *testing.T) {
 			require.Equal(t, true, cov.(map[string]any)["complete"])
 		}
 		b := state["board"].(map[string]any)
-		require.Equal(t, "minority", b["selected_branch"])
+		require.Equal(t, "save_majority", b["selected_branch"], "the branch is the decision, as the original's page reads it")
 		require.Equal(t, "resolved", b["resolution_state"])
 		require.NotEmpty(t, b["survivors"])
 		hist := c.expect(200, "GET", base+"/history", "", nil).body["rounds"].([]any)
 		require.GreaterOrEqual(t, len(hist), 5)
 		feed := c.expect(200, "GET", base+"/feed?limit=5", "", nil).body["items"].([]any)
 		require.Len(t, feed, 5)
-		require.Equal(t, "event", feed[4].(map[string]any)["type"])
-		require.Equal(t, "game_completed", feed[4].(map[string]any)["payload"].(map[string]any)["type"])
+		require.Equal(t, "event", feed[0].(map[string]any)["type"], "newest first")
+		require.Equal(t, "game_completed", feed[0].(map[string]any)["payload"].(map[string]any)["type"])
+		require.Equal(t, "game_completed", feed[0].(map[string]any)["payload"].(map[string]any)["event_type"])
 		sb := c.expect(200, "GET", base+"/scoreboard", "", nil).body
-		require.Len(t, sb["scores"].(map[string]any), 5)
+		scores := sb["scores"].([]any)
+		require.Len(t, scores, 5)
+		for i, row := range scores {
+			require.Equal(t, map[string]any{"agent_id": agents[i], "display_name": fmt.Sprint("Agent ", i), "score": state["scores"].(map[string]any)[agents[i]]}, row)
+		}
 		list := c.expect(200, "GET", "/api/games?status=game_completed", "", nil)
 		require.Contains(t, list.raw, game)
 	})
@@ -197,5 +203,83 @@ func TestArenaLongPollAndEvents(t *testing.T) {
 		require.Equal(t, "event: feed", lines[1])
 		require.Contains(t, lines[2], `"agent_registered"`)
 		require.Equal(t, "event: state", lines[3])
+	})
+}
+
+// TestArenaOriginalWireFacts pins what the original's page and agents
+// read where arena.md is silent: an error's detail, the feed newest first
+// under a limit, the scoreboard's list, the board's branch as the
+// decision, GET /skill.md with this server's base URL, GET /health.
+func TestArenaOriginalWireFacts(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newArenaAPI(t, st, false)
+		for _, r := range []response{
+			c.expect(404, "GET", "/api/games/game_missing/state", "", nil),
+			c.expect(400, "POST", "/api/games", "", map[string]any{"min_players": "x"}),
+			c.expect(404, "GET", "/api/games/game_missing/nothing-here", "", nil),
+		} {
+			msg := r.body["error"].(map[string]any)["message"]
+			require.NotEmpty(t, msg)
+			require.Equal(t, msg, r.body["detail"], "the original's detail carries the message: %s", r.raw)
+		}
+		require.Equal(t, "Game not found", c.expect(404, "GET", "/api/games/game_missing/feed", "", nil).body["detail"])
+
+		demo := c.expect(201, "POST", "/api/demo/create", "", nil).body
+		base := "/api/games/" + demo["game_id"].(string)
+		c.expect(200, "POST", base+"/start", "", nil)
+		r := c.expect(400, "POST", base+"/start", "", nil)
+		require.Equal(t, "Game already started", r.body["detail"])
+
+		state := c.expect(200, "GET", base+"/state", "", nil).body
+		require.Nil(t, state["board"].(map[string]any)["selected_branch"], "no decision yet")
+		require.Equal(t, false, state["has_filler_agents"])
+		c.expect(200, "POST", base+"/advance", "", map[string]any{"action": "force_decision"})
+		state = c.expect(200, "GET", base+"/state", "", nil).body
+		op := state["operator"].(map[string]any)["id"].(string)
+		round := state["current_round_id"].(string)
+		c.expect(200, "POST", base+"/rounds/"+round+"/decision", "", map[string]any{"agent_id": op, "decision": "save_minority"})
+		state = c.expect(200, "GET", base+"/state", "", nil).body
+		require.Equal(t, "save_minority", state["board"].(map[string]any)["selected_branch"])
+
+		all := c.expect(200, "GET", base+"/feed?limit=1000", "", nil).body["items"].([]any)
+		require.Greater(t, len(all), 6)
+		for _, limit := range []int{1, 3, len(all)} {
+			items := c.expect(200, "GET", fmt.Sprint(base, "/feed?limit=", limit), "", nil).body["items"].([]any)
+			require.Equal(t, all[:limit], items, "limit %d keeps the newest", limit)
+		}
+		newest := all[0].(map[string]any)
+		require.Equal(t, "round_started", newest["payload"].(map[string]any)["type"], "the next round's start is the latest event")
+		require.Len(t, c.expect(200, "GET", base+"/feed", "", nil).body["items"], min(50, len(all)))
+		for _, bad := range []string{"0", "-1", "1001", "x"} {
+			c.expect(400, "GET", base+"/feed?limit="+bad, "", nil)
+		}
+
+		sb := c.expect(200, "GET", base+"/scoreboard", "", nil).body
+		for i, row := range sb["scores"].([]any) {
+			want := map[string]any{"agent_id": demo["agents"].([]any)[i].(map[string]any)["agent_id"], "display_name": []string{"Alice", "Bob", "Charlie"}[i]}
+			row := row.(map[string]any)
+			require.Equal(t, want["agent_id"], row["agent_id"])
+			require.Equal(t, want["display_name"], row["display_name"])
+			require.Contains(t, []any{0.0, 1.0}, row["score"])
+		}
+
+		res, err := http.Get(c.srv.URL + "/skill.md")
+		require.NoError(t, err)
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.Equal(t, 200, res.StatusCode)
+		require.Equal(t, "text/markdown; charset=utf-8", res.Header.Get("Content-Type"))
+		require.Contains(t, string(body), "Base URL: **"+c.srv.URL+"**")
+		require.Contains(t, string(body), c.srv.URL+"/arena/{game_id}")
+		require.NotContains(t, string(body), "{{BASE}}")
+		req, _ := http.NewRequest("GET", c.srv.URL+"/skill.md", nil)
+		req.Header.Set("X-Forwarded-Proto", "https")
+		req.Header.Set("X-Forwarded-Host", "arena.example.org")
+		res, err = http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ = io.ReadAll(res.Body)
+		res.Body.Close()
+		require.Contains(t, string(body), "Base URL: **https://arena.example.org**")
+		require.Equal(t, map[string]any{"status": "ok"}, c.expect(200, "GET", "/health", "", nil).body)
 	})
 }

@@ -211,7 +211,7 @@ func RunArena(t *testing.T, newStores NewStores) {
 			require.Len(t, g.Current().Arguments, 21, "every argument stored once")
 			changes := 0
 			for _, it := range g.Feed {
-				if it.Type == "event" && it.Payload["type"] == "phase_changed" {
+				if it.Type == "event" && it.Payload.Type == "phase_changed" {
 					changes++
 				}
 			}

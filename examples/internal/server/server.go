@@ -94,7 +94,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	games := arena.New(backend.arena, arena.WithNotifier(backend.notifier))
 	go games.RunSweeper(ctx, time.Second, func(err error) { log.Error("arena sweep", "err", err) })
 	arenaAPI := httpapi.Arena(games, httpapi.WithLogger(log))
-	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/"} {
+	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/", "/skill.md", "/health"} {
 		mux.Handle(p, arenaAPI)
 	}
 	if *agentDir != "" {

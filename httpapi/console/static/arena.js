@@ -45,7 +45,8 @@
     const names = {};
     for (const c of state.coverage || []) names[c.agent_id] = c.display_name;
     const scene = $("scene");
-    const branch = b.selected_branch;
+    // selected_branch is the decision; the trolley takes the other track.
+    const branch = b.selected_branch === "save_majority" ? "minority" : b.selected_branch === "save_minority" ? "majority" : null;
     const other = branch === "majority" ? "minority" : "majority";
     if (branch && b.animation_version !== animation) {
       scene.classList.remove("go-majority", "go-minority");
@@ -97,7 +98,7 @@
     }
     const list = $("feed");
     list.textContent = "";
-    for (const it of (feed.items || []).slice().reverse()) {
+    for (const it of feed.items || []) { // newest first
       const text = it.type === "argument" ? (it.display_name + ": " + it.text) : ((it.payload && it.payload.type) || "event").replace(/_/g, " ");
       list.appendChild(el("li", it.type, text));
     }
