@@ -20,8 +20,8 @@ func NewGame(id string, minPlayers int, phaseTimeout time.Duration, now time.Tim
 	if minPlayers == 0 {
 		minPlayers = DefaultMinPlayer
 	}
-	if minPlayers < DefaultMinPlayer || minPlayers > MaxAgents {
-		return Game{}, store.Errorf(store.ErrInvalid, "invalid_min_players", "min_players must be from %d to %d", DefaultMinPlayer, MaxAgents)
+	if minPlayers < 1 || minPlayers > MaxAgents {
+		return Game{}, store.Errorf(store.ErrInvalid, "invalid_min_players", "min_players must be from 1 to %d", MaxAgents)
 	}
 	if phaseTimeout < 0 || phaseTimeout > 24*time.Hour {
 		return Game{}, store.Errorf(store.ErrInvalid, "invalid_phase_timeout", "phase_timeout_s must be from 0 (off) to 86400")
@@ -50,6 +50,11 @@ func (g *Game) started() bool { return g.Status != StatusWaiting && g.Status != 
 
 // register adds an agent while the game has not started.
 func (g *Game) register(name string, token *string, e env) (Agent, error) {
+	return g.join(name, token, false, e)
+}
+
+// join adds an agent, a filler or not, while the game has not started.
+func (g *Game) join(name string, token *string, filler bool, e env) (Agent, error) {
 	if g.started() {
 		return Agent{}, bad("Game already started")
 	}
@@ -60,7 +65,7 @@ func (g *Game) register(name string, token *string, e env) (Agent, error) {
 	if len(g.Agents) >= MaxAgents {
 		return Agent{}, bad("Game is full")
 	}
-	a := Agent{ID: e.ids.New("agent"), DisplayName: name}
+	a := Agent{ID: e.ids.New("agent"), DisplayName: name, Filler: filler}
 	if token != nil && *token != "" {
 		h := sha256.Sum256([]byte(*token))
 		a.TokenHash = h[:]
@@ -70,7 +75,7 @@ func (g *Game) register(name string, token *string, e env) (Agent, error) {
 	if len(g.Agents) >= g.MinPlayers {
 		g.Status = StatusReady
 	}
-	g.event(e, "agent_registered", Payload{AgentID: a.ID, DisplayName: a.DisplayName})
+	g.event(e, "agent_registered", Payload{AgentID: a.ID, DisplayName: a.DisplayName, Filler: filler})
 	return a, nil
 }
 

@@ -19,7 +19,7 @@ func testEnv() env {
 func play(t *testing.T, n int) Game {
 	t.Helper()
 	e := testEnv()
-	g, err := NewGame("g", 0, 0, e.now)
+	g, err := NewGame("g", TableMin, 0, e.now)
 	require.NoError(t, err)
 	for i := 0; i < n; i++ {
 		_, err := g.register(fmt.Sprint("agent-", i), nil, e)
@@ -74,7 +74,7 @@ func TestFullGames(t *testing.T) {
 
 func TestRulesAndMessages(t *testing.T) {
 	e := testEnv()
-	_, err := NewGame("g", 2, 0, e.now)
+	_, err := NewGame("g", MaxAgents+1, 0, e.now)
 	require.ErrorIs(t, err, store.ErrInvalid)
 	g, err := NewGame("g", 3, time.Minute, e.now)
 	require.NoError(t, err)

@@ -25,7 +25,14 @@ const (
 	StatusAwaiting   Status = "awaiting_operator_decision"
 	StatusResolved   Status = "round_resolved"
 	StatusCompleted  Status = "game_completed"
-	DefaultMinPlayer        = 3
+	// DefaultMinPlayer is a game's min_players when its creator gives
+	// none: 1, as in the original, so that one agent can start a game
+	// that fillers make up (see TableMin).
+	DefaultMinPlayer = 1
+	// TableMin is the fewest agents a round seats (an operator, a majority
+	// and a minority): a game that starts with fewer registered agents is
+	// made up to TableMin with fillers.
+	TableMin = 3
 )
 
 // Valid reports whether s is one of the statuses above.

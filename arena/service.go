@@ -32,6 +32,8 @@ type Service struct {
 	now      func() time.Time
 	ids      store.IDGen
 	games    store.Versions[Game]
+	writer   FillerWriter
+	auto     *autoFillers
 }
 
 // Option configures a Service.
@@ -46,7 +48,7 @@ func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notifie
 
 // New returns a Service over st.
 func New(st Store, opts ...Option) *Service {
-	s := &Service{store: st, now: time.Now}
+	s := &Service{store: st, now: time.Now, writer: templates{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -122,6 +124,11 @@ func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env)
 	if err == nil && s.notifier != nil {
 		_ = s.notifier.Publish(context.WithoutCancel(ctx), Topic(id), []byte(strconv.FormatInt(saved.Version, 10)))
 	}
+	if err == nil && s.auto != nil {
+		if _, due := saved.DueFiller(); due {
+			s.kick(id)
+		}
+	}
 	return saved, err
 }
 
@@ -164,9 +171,18 @@ func (s *Service) Register(ctx context.Context, gameID, name string, token *stri
 	return a, err
 }
 
-// Start begins the first round.
+// Start begins the first round once the game's min_players have
+// registered; a game with fewer than TableMin agents is made up with
+// fillers in the same step.
 func (s *Service) Start(ctx context.Context, gameID string) (Game, error) {
-	return s.change(ctx, gameID, func(g *Game, e env) error { return g.start(e) })
+	return s.change(ctx, gameID, func(g *Game, e env) error {
+		if g.Status == StatusReady {
+			if err := g.fillTable(e); err != nil {
+				return err
+			}
+		}
+		return g.start(e)
+	})
 }
 
 // Argue records an argument; token is the bearer token the request

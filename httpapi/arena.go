@@ -42,6 +42,8 @@ func Arena(svc *arena.Service, opts ...Option) http.Handler {
 	rt.handle("POST", "/api/games/{game_id}/advance", open(a.advance))
 	rt.handle("GET", "/api/games/{game_id}/open-actions", open(a.openActions))
 	rt.handle("GET", "/api/games/{game_id}/events", open(a.events))
+	rt.handle("POST", "/api/games/{game_id}/add-filler", open(a.addFiller))
+	rt.handle("POST", "/api/games/{game_id}/tick-filler", open(a.tickFiller))
 	rt.handle("POST", "/api/demo/create", open(a.demo))
 	rt.handle("GET", "/skill.md", open(skill))
 	rt.handle("GET", "/health", open(health))
@@ -101,7 +103,7 @@ func (a *arenaAPI) create(w http.ResponseWriter, r *http.Request) error {
 	mp, ts := 0, 0
 	if minPlayers != nil {
 		if *minPlayers == 0 {
-			return httpjson.Invalid("invalid_min_players", "min_players must be at least %d", arena.DefaultMinPlayer)
+			return httpjson.Invalid("invalid_min_players", "min_players must be from 1 to %d", arena.MaxAgents)
 		}
 		mp = *minPlayers
 	}
@@ -169,7 +171,7 @@ func (a *arenaAPI) start(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, wire.GameStarted{Status: string(g.Status), Message: fmt.Sprintf("Game started with %d agents", len(g.Agents)), Fillers: []wire.FillerAgent{}})
+	httpjson.Write(w, http.StatusOK, wire.GameStarted{Status: string(g.Status), Message: fmt.Sprintf("Game started with %d agents", len(g.Agents)), Fillers: fillerViews(g.Agents)})
 	return nil
 }
 
@@ -381,6 +383,77 @@ func (a *arenaAPI) advance(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpjson.Write(w, http.StatusOK, wire.Advanced{OK: true, Status: string(g.Status), CurrentPhase: currentPhase(g), Version: g.Version})
+	return nil
+}
+
+// fillerViews lists the fillers among agents.
+func fillerViews(agents []arena.Agent) []wire.FillerAgent {
+	out := []wire.FillerAgent{}
+	for _, ag := range agents {
+		if ag.Filler {
+			out = append(out, wire.FillerAgent{AgentID: ag.ID, DisplayName: ag.DisplayName})
+		}
+	}
+	return out
+}
+
+func (a *arenaAPI) addFiller(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Count json.RawMessage `json:"count"`
+	}
+	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
+		return err
+	}
+	count, err := httpjson.OptionalInt("count", in.Count)
+	if err != nil {
+		return err
+	}
+	n := 2 // the original's default
+	if count != nil {
+		n = *count
+	}
+	added, err := a.svc.AddFillers(r.Context(), r.PathValue("game_id"), n)
+	if err != nil {
+		return err
+	}
+	views := fillerViews(added)
+	httpjson.Write(w, http.StatusOK, wire.FillersAdded{GameID: r.PathValue("game_id"), Added: views, Count: len(views)})
+	return nil
+}
+
+// tickFiller plays the fillers' due actions, all of them unless
+// drain=false. As in the original it answers 200 even when an action
+// failed, with the error in the body, so a page or an agent polling it
+// keeps going; an unknown game is a 404.
+func (a *arenaAPI) tickFiller(w http.ResponseWriter, r *http.Request) error {
+	drain := true
+	if v := r.URL.Query().Get("drain"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return httpjson.Invalid("invalid_drain", "drain must be true or false")
+		}
+		drain = b
+	}
+	id := r.PathValue("game_id")
+	if _, err := a.svc.Game(r.Context(), id); err != nil {
+		return err
+	}
+	done, err := a.svc.TickFillers(r.Context(), id, drain)
+	out := wire.FillerTick{GameID: id}
+	if len(done) > 0 {
+		out.Action = &done[0]
+	}
+	if drain {
+		n := len(done)
+		out.Drained, out.ActionsCount = err == nil, &n
+	}
+	if err != nil {
+		if r.Context().Err() != nil {
+			return err
+		}
+		out.Error = err.Error()
+	}
+	httpjson.Write(w, http.StatusOK, out)
 	return nil
 }
 

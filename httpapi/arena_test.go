@@ -24,7 +24,13 @@ func newArenaAPI(t *testing.T, st storetest.Stores, peer bool) *apiClient {
 	if peer {
 		n = st.Peer
 	}
-	h := httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(n)))
+	return serveArena(t, arena.New(st.Arena, arena.WithNotifier(n)))
+}
+
+// serveArena serves the arena routes of svc as the example server mounts
+// them.
+func serveArena(t *testing.T, svc *arena.Service) *apiClient {
+	h := httpapi.Arena(svc)
 	mux := http.NewServeMux()
 	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/", "/skill.md", "/health"} {
 		mux.Handle(p, h)
@@ -111,7 +117,10 @@ func TestArenaErrors(t *testing.T) {
 		c := newArenaAPI(t, st, false)
 		c.expect(404, "GET", "/api/games/game_missing/state", "", nil)
 		c.expect(404, "POST", "/api/games/game_missing/agents/register", "", map[string]any{"display_name": "A"})
-		c.expect(400, "POST", "/api/games", "", map[string]any{"min_players": 2})
+		for _, n := range []int{0, -1, 51} {
+			r := c.expect(400, "POST", "/api/games", "", map[string]any{"min_players": n})
+			require.Equal(t, "min_players must be from 1 to 50", r.body["detail"])
+		}
 		c.expect(400, "POST", "/api/games", "", map[string]any{"min_players": "3"})
 		r := c.expect(400, "GET", "/api/games?status=bogus", "", nil)
 		require.Equal(t, "invalid_status", r.errCode(t))
@@ -281,5 +290,165 @@ func TestArenaOriginalWireFacts(t *testing.T) {
 		res.Body.Close()
 		require.Contains(t, string(body), "Base URL: **https://arena.example.org**")
 		require.Equal(t, map[string]any{"status": "ok"}, c.expect(200, "GET", "/health", "", nil).body)
+	})
+}
+
+// newArenaAPIWith is newArenaAPI over a service with opts.
+func newArenaAPIWith(t *testing.T, st storetest.Stores, opts ...arena.Option) *apiClient {
+	t.Helper()
+	return serveArena(t, arena.New(st.Arena, append([]arena.Option{arena.WithNotifier(st.Notifier)}, opts...)...))
+}
+
+// TestArenaSkillFlow follows SKILL.md literally with one agent: create
+// with min_players 1, register, start (fillers make up the table), then
+// open-actions, act, and tick-filler?drain=true after every action or
+// wait, until the game completes.
+func TestArenaSkillFlow(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newArenaAPI(t, st, false)
+		game := c.expect(201, "POST", "/api/games", "", map[string]any{"min_players": 1}).body["game_id"].(string)
+		base := "/api/games/" + game
+		me := c.expect(201, "POST", base+"/agents/register", "", map[string]any{"display_name": "YourBot"}).body["agent_id"].(string)
+		started := c.expect(200, "POST", base+"/start", "", nil).body
+		require.Len(t, started["fillers"], 2, "two fillers make up a table of three")
+		state := c.expect(200, "GET", base+"/state", "", nil).body
+		require.Equal(t, true, state["has_filler_agents"])
+		acted := map[string]int{}
+		for steps := 0; ; steps++ {
+			require.Less(t, steps, 100, "the game did not complete")
+			state = c.expect(200, "GET", base+"/state", "", nil).body
+			if state["status"] == "game_completed" {
+				break
+			}
+			oa := c.expect(200, "GET", base+"/open-actions?agent_id="+me, "", nil).body
+			if oa["can_act"] == true {
+				round := state["current_round_id"].(string)
+				switch oa["allowed_action"] {
+				case "argument":
+					r := c.expect(201, "POST", base+"/rounds/"+round+"/arguments", "", map[string]any{"agent_id": me, "text": "Short argument."}).body
+					require.NotEmpty(t, r["argument_id"])
+					require.Equal(t, oa["current_phase"], r["phase"])
+				case "decision":
+					c.expect(200, "POST", base+"/rounds/"+round+"/decision", "", map[string]any{"agent_id": me, "decision": "save_minority"})
+				}
+				acted[oa["allowed_action"].(string)]++
+			}
+			tick := c.expect(200, "POST", base+"/tick-filler?drain=true", "", nil).body
+			require.Equal(t, true, tick["drained"], "%v", tick)
+			require.NotContains(t, tick, "error")
+		}
+		onTrack, operator := 0, 0
+		for _, rd := range c.expect(200, "GET", base+"/history", "", nil).body["rounds"].([]any) {
+			rd := rd.(map[string]any)
+			if rd["operator"] == me {
+				operator++
+			} else {
+				onTrack++
+			}
+		}
+		require.Equal(t, 3*onTrack, acted["argument"], "three phases in each round on a track")
+		require.Equal(t, operator, acted["decision"])
+		require.Positive(t, operator)
+		for _, cov := range state["coverage"].([]any) {
+			require.Equal(t, true, cov.(map[string]any)["complete"])
+		}
+		feed := c.expect(200, "GET", base+"/feed?limit=1000", "", nil).body["items"].([]any)
+		fillers := 0
+		for _, it := range feed {
+			it := it.(map[string]any)
+			if it["type"] == "argument" && strings.HasPrefix(it["display_name"].(string), "Filler ") {
+				fillers++
+			}
+		}
+		require.Equal(t, 3*2*len(c.expect(200, "GET", base+"/history", "", nil).body["rounds"].([]any))-acted["argument"], fillers, "the fillers argued every phase they sat on a track")
+	})
+}
+
+// TestArenaHeartbeatFlowWithAutoFillers follows HEARTBEAT.md literally
+// with one agent on a server whose fillers play by themselves: no
+// tick-filler, only open-actions, an action when allowed, and a wait.
+func TestArenaHeartbeatFlowWithAutoFillers(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newArenaAPIWith(t, st, arena.WithAutoFillers(t.Context(), 0))
+		require.NotContains(t, c.expect(200, "GET", "/api/games?status=waiting_for_agents", "", nil).raw, "game_")
+		game := c.expect(201, "POST", "/api/games", "", map[string]any{}).body["game_id"].(string)
+		base := "/api/games/" + game
+		me := c.expect(201, "POST", base+"/agents/register", "", map[string]any{"display_name": "Heartbeat"}).body["agent_id"].(string)
+		require.Equal(t, "ready_to_start", c.expect(200, "GET", base, "", nil).body["status"])
+		c.expect(200, "POST", base+"/start", "", nil)
+		version := 0.0
+		for steps := 0; ; steps++ {
+			require.Less(t, steps, 200, "the game did not complete")
+			// Sleep and poll: here, wait for the next change.
+			state := c.expect(200, "GET", fmt.Sprintf("%s/state?version=%d&wait=5", base, int(version)), "", nil).body
+			version = state["version"].(float64)
+			if state["status"] == "game_completed" {
+				break
+			}
+			oa := c.expect(200, "GET", base+"/open-actions?agent_id="+me, "", nil).body
+			if oa["can_act"] != true {
+				continue
+			}
+			// The fillers play on meanwhile: a 400 means the phase moved on
+			// since the state was read, and HEARTBEAT.md re-polls.
+			round := state["current_round_id"].(string)
+			var r response
+			if oa["allowed_action"] == "argument" {
+				r = c.do("POST", base+"/rounds/"+round+"/arguments", "", map[string]any{"agent_id": me, "text": "Every life counts."})
+			} else {
+				r = c.do("POST", base+"/rounds/"+round+"/decision", "", map[string]any{"agent_id": me, "decision": "save_majority"})
+			}
+			require.Contains(t, []int{200, 201, 400}, r.status, r.raw)
+		}
+		tick := c.expect(200, "POST", base+"/tick-filler", "", nil).body
+		require.Equal(t, map[string]any{"game_id": game, "action": nil, "drained": true, "actions_count": 0.0}, tick, "nothing left to do")
+	})
+}
+
+// TestArenaFillerRoutes: add-filler and tick-filler as the original has
+// them — count 2 by default and at most 5, only before the start;
+// tick-filler one action at a time with drain=false, a 404 for an unknown
+// game.
+func TestArenaFillerRoutes(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newArenaAPI(t, st, false)
+		demo := c.expect(201, "POST", "/api/demo/create", "", nil).body
+		game := demo["game_id"].(string)
+		base := "/api/games/" + game
+		added := c.expect(200, "POST", base+"/add-filler", "", nil).body
+		require.EqualValues(t, 2, added["count"])
+		require.Equal(t, "Filler Max", added["added"].([]any)[0].(map[string]any)["display_name"])
+		added = c.expect(200, "POST", base+"/add-filler", "", map[string]any{"count": 1}).body
+		require.Equal(t, "Filler Alex", added["added"].([]any)[0].(map[string]any)["display_name"])
+		for _, n := range []any{0, 6, "2"} {
+			c.expect(400, "POST", base+"/add-filler", "", map[string]any{"count": n})
+		}
+		c.expect(404, "POST", "/api/games/game_missing/add-filler", "", nil)
+		c.expect(404, "POST", "/api/games/game_missing/tick-filler", "", nil)
+		c.expect(400, "POST", base+"/tick-filler?drain=maybe", "", nil)
+		require.Equal(t, map[string]any{"game_id": game, "action": nil}, c.expect(200, "POST", base+"/tick-filler?drain=false", "", nil).body, "nothing due before the start")
+		c.expect(200, "POST", base+"/start", "", nil)
+		r := c.expect(400, "POST", base+"/add-filler", "", nil)
+		require.Equal(t, "Can only add fillers before game starts", r.body["detail"])
+
+		state := c.expect(200, "GET", base+"/state", "", nil).body
+		require.Equal(t, true, state["has_filler_agents"])
+		one := c.expect(200, "POST", base+"/tick-filler?drain=false", "", nil).body
+		require.Regexp(t, `^Filler \w+ argued: .+`, one["action"])
+		require.NotContains(t, one, "actions_count")
+		after := c.expect(200, "GET", base+"/state", "", nil).body
+		require.Equal(t, state["version"].(float64)+1, after["version"], "one action, one change")
+		all := c.expect(200, "POST", base+"/tick-filler", "", nil).body
+		require.Equal(t, true, all["drained"])
+		require.GreaterOrEqual(t, all["actions_count"], 1.0)
+		left := 0
+		seats := append(after["majority_agents"].([]any), after["minority_agents"].([]any)...)
+		for _, seat := range seats {
+			if !strings.HasPrefix(seat.(map[string]any)["display_name"].(string), "Filler ") {
+				left++
+			}
+		}
+		state = c.expect(200, "GET", base+"/state", "", nil).body
+		require.Len(t, state["phase_activity"], len(seats)-left, "every filler on a track argued; the demo's agents did not")
 	})
 }

@@ -16,8 +16,9 @@ import (
 // take the server's defaults.
 type NewGame struct {
 	// MinPlayers is how many agents must register before the game can
-	// start; 0 means arena.DefaultMinPlayer. Fewer than that, or more than
-	// arena.MaxAgents, is store.ErrInvalid.
+	// start; 0 means arena.DefaultMinPlayer (1). More than arena.MaxAgents
+	// is store.ErrInvalid. A game that starts with fewer than
+	// arena.TableMin agents is made up with fillers.
 	MinPlayers int
 	// PhaseTimeout is how long each phase of a round may last before the
 	// server moves it on (a debate phase as next_phase would, an overdue
@@ -210,6 +211,23 @@ func (c *Client) History(ctx context.Context, gameID string) ([]ResolvedRound, e
 	var out wire.History
 	err := c.do(ctx, "GET", "/api/games/"+esc(gameID)+"/history", nil, &out)
 	return out.Rounds, err
+}
+
+// AddFillers adds count (1 to arena.MaxFillersPerAdd) filler agents,
+// which the server plays itself, to a game that has not started.
+func (c *Client) AddFillers(ctx context.Context, gameID string, count int) ([]wire.FillerAgent, error) {
+	var out wire.FillersAdded
+	err := c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/add-filler", wire.AddFiller{Count: &count}, &out)
+	return out.Added, err
+}
+
+// TickFillers asks the server to play the fillers' due actions: one, or
+// with drain all of them. A failed action is not an error here but the
+// answer's Error, as the original answers it.
+func (c *Client) TickFillers(ctx context.Context, gameID string, drain bool) (wire.FillerTick, error) {
+	var out wire.FillerTick
+	err := c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/tick-filler"+query("drain", strconv.FormatBool(drain)), nil, &out)
+	return out, err
 }
 
 // DemoAgent is one agent of a demo game.

@@ -264,7 +264,7 @@ func TestArenaAdminAndDemo(t *testing.T) {
 		}
 
 		// An agent registered with a token acts only with it.
-		other, err := c.CreateGame(ctx, client.NewGame{})
+		other, err := c.CreateGame(ctx, client.NewGame{MinPlayers: 3})
 		require.NoError(t, err)
 		dora, err := c.Register(ctx, other, client.NewAgent{DisplayName: "Dora", Token: "dora-secret"})
 		require.NoError(t, err)
@@ -273,7 +273,7 @@ func TestArenaAdminAndDemo(t *testing.T) {
 		err = c.As("dora-secret").Argue(ctx, client.Turn{GameID: other, RoundID: "round_missing", AgentID: dora}, "hear me")
 		require.ErrorIs(t, err, store.ErrNotFound, "the token passes; the round does not exist")
 		err = c.StartGame(ctx, other)
-		require.ErrorIs(t, err, store.ErrInvalid, "one agent is not enough")
+		require.ErrorIs(t, err, store.ErrInvalid, "one agent is not enough for min_players 3")
 	})
 }
 
