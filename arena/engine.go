@@ -28,7 +28,7 @@ func NewGame(id string, minPlayers int, phaseTimeout time.Duration, now time.Tim
 	}
 	return Game{
 		ID: id, Status: StatusWaiting, MinPlayers: minPlayers, PhaseTimeout: phaseTimeout,
-		Agents: []Agent{}, Rounds: []Round{}, Scores: map[string]int{}, Feed: []FeedItem{},
+		Agents: []Agent{}, Scores: map[string]int{}, EndedRounds: []string{},
 		Version: 1, CreatedAt: now,
 	}, nil
 }
@@ -41,7 +41,7 @@ func (g *Game) event(e env, typ string, payload Payload) {
 		n, ph := r.Number, r.Phase
 		it.RoundNumber, it.Phase = &n, &ph
 	}
-	g.Feed = append(g.Feed, it)
+	g.appendFeed(it)
 	now := e.now
 	g.LastEventAt = &now
 }
@@ -120,14 +120,24 @@ func (g *Game) startRound(e env) {
 	if min < 0 {
 		min = (op + 1) % len(g.Agents)
 	}
-	r := Round{ID: e.ids.New("round"), Number: len(g.Rounds) + 1, Operator: g.Agents[op].ID, Minority: []string{g.Agents[min].ID},
+	r := Round{ID: e.ids.New("round"), Number: g.RoundCount + 1, Operator: g.Agents[op].ID, Minority: []string{g.Agents[min].ID},
 		Majority: []string{}, Arguments: []Argument{}, StartedAt: e.now}
-	for i, a := range g.Agents {
-		if i != op && i != min {
+	for i := range g.Agents {
+		a := &g.Agents[i]
+		switch i {
+		case op:
+			a.BeenOperator = true
+		case min:
+			a.BeenMinority = true
+		default:
+			a.BeenMajority = true
 			r.Majority = append(r.Majority, a.ID)
 		}
 	}
-	g.Rounds = append(g.Rounds, r)
+	if g.Round != nil {
+		g.EndedRounds = append(g.EndedRounds, g.Round.ID)
+	}
+	g.Round, g.RoundCount = &r, g.RoundCount+1
 	g.setPhase(Phase1, e)
 	g.event(e, "round_started", Payload{RoundID: r.ID, Operator: r.Operator, Majority: r.Majority, Minority: r.Minority})
 }
@@ -151,13 +161,11 @@ func debating(p Phase) bool { return p == Phase1 || p == Phase2 || p == Phase3 }
 
 // round returns the round with ID id if it is the current one.
 func (g *Game) round(id string) (*Round, error) {
-	for i := range g.Rounds {
-		if g.Rounds[i].ID == id {
-			if i != len(g.Rounds)-1 {
-				return nil, bad("Round is over")
-			}
-			return &g.Rounds[i], nil
-		}
+	switch {
+	case g.Round != nil && g.Round.ID == id:
+		return g.Round, nil
+	case slices.Contains(g.EndedRounds, id):
+		return nil, bad("Round is over")
 	}
 	return nil, ErrRoundNotFound
 }
@@ -197,7 +205,7 @@ func (g *Game) argue(roundID, agentID, text string, e env) error {
 	r.Arguments = append(r.Arguments, Argument{ID: argID, AgentID: agentID, Phase: r.Phase, Text: text, CreatedAt: e.now})
 	a := g.agent(agentID)
 	n, ph, id, name, t := r.Number, r.Phase, agentID, a.DisplayName, text
-	g.Feed = append(g.Feed, FeedItem{ID: argID, Type: "argument", RoundNumber: &n, Phase: &ph, AgentID: &id, DisplayName: &name, Text: &t, CreatedAt: e.now})
+	g.appendFeed(FeedItem{ID: argID, Type: "argument", RoundNumber: &n, Phase: &ph, AgentID: &id, DisplayName: &name, Text: &t, CreatedAt: e.now})
 	now := e.now
 	g.LastEventAt = &now
 	if len(r.ArguedThisPhase()) == len(r.Majority)+len(r.Minority) {
@@ -246,6 +254,10 @@ func (g *Game) resolve(d Decision, forced bool, e env) {
 	now := e.now
 	r.EndedAt = &now
 	g.setPhase(PhaseResolved, e)
+	g.Appended.Rounds = append(g.Appended.Rounds, *r.clone())
+	board := r.clone()
+	board.Arguments = nil
+	g.LastResolved = board
 	g.AnimationCount++
 	g.event(e, "round_resolved", Payload{RoundID: r.ID, Decision: d, Forced: forced, Survivors: r.Survivors, Lost: r.Lost})
 	for _, c := range g.Coverage() {

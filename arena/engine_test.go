@@ -46,12 +46,12 @@ func play(t *testing.T, n int) Game {
 		}
 		require.Equal(t, PhaseAwaiting, r.Phase)
 		require.NoError(t, g.decide(r.ID, r.Operator, SaveMajority, e))
-		require.Equal(t, r.Majority, g.Rounds[r.Number-1].Survivors)
+		require.Equal(t, r.Majority, g.Appended.Rounds[r.Number-1].Survivors)
 	}
 	for _, c := range g.Coverage() {
 		require.True(t, c.Complete, "%+v", c)
 	}
-	require.LessOrEqual(t, len(g.Rounds), n+1)
+	require.LessOrEqual(t, g.RoundCount, n+1)
 	return g
 }
 
@@ -64,7 +64,7 @@ func TestFullGames(t *testing.T) {
 				total += s
 			}
 			want := 0
-			for _, r := range g.Rounds {
+			for _, r := range g.Appended.Rounds {
 				want += len(r.Survivors)
 			}
 			require.Equal(t, want, total, "survivors score one each")
@@ -122,10 +122,10 @@ func TestRulesAndMessages(t *testing.T) {
 	require.ErrorContains(t, g.decide(r.ID, r.Operator, "save_nobody", e), "Decision must be save_majority or save_minority")
 	require.ErrorContains(t, g.advance("explode", e), "Action must be")
 	require.NoError(t, g.decide(r.ID, r.Operator, SaveMinority, e))
-	require.Equal(t, []string{r.Minority[0]}, g.Rounds[0].Survivors)
+	require.Equal(t, []string{r.Minority[0]}, g.Appended.Rounds[0].Survivors)
 	require.Equal(t, 1, g.Scores[r.Minority[0]])
 	require.Equal(t, 0, g.Scores[r.Operator])
-	require.Equal(t, 2, len(g.Rounds), "the next round starts by itself")
+	require.Equal(t, 2, g.RoundCount, "the next round starts by itself")
 	require.ErrorContains(t, g.argue(r.ID, r.Minority[0], "x", e), "Round is over")
 
 	// An overdue decision is forced and resolved for the majority.
@@ -134,9 +134,9 @@ func TestRulesAndMessages(t *testing.T) {
 	over := e
 	over.now = e.now.Add(2 * time.Minute)
 	require.True(t, g.sweep(over))
-	require.True(t, g.Rounds[1].Forced)
-	require.Equal(t, SaveMajority, g.Rounds[1].Decision)
-	require.Equal(t, r2.Majority, g.Rounds[1].Survivors)
+	require.True(t, g.Appended.Rounds[1].Forced)
+	require.Equal(t, SaveMajority, g.Appended.Rounds[1].Decision)
+	require.Equal(t, r2.Majority, g.Appended.Rounds[1].Survivors)
 	require.NoError(t, g.advance(ActionResolveRound, e))
-	require.True(t, g.Rounds[2].Forced)
+	require.True(t, g.Appended.Rounds[2].Forced)
 }

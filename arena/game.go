@@ -86,6 +86,11 @@ type Agent struct {
 	TokenHash   []byte `json:"token_hash,omitempty"`
 	// Filler marks an agent Agora plays itself (see Service.AddFillers).
 	Filler bool `json:"filler,omitempty"`
+	// The roles the agent has been seated in, the current round's
+	// included: its coverage.
+	BeenOperator bool `json:"been_operator,omitempty"`
+	BeenMajority bool `json:"been_majority,omitempty"`
+	BeenMinority bool `json:"been_minority,omitempty"`
 }
 
 // Argument is one agent's argument in one phase of a round.
@@ -127,6 +132,9 @@ type FeedItem struct {
 	Text        *string        `json:"text"`
 	Payload     *Payload       `json:"payload"`
 	CreatedAt   time.Time      `json:"created_at"`
+	// Seq numbers the game's feed items from 1 in the order they were
+	// appended.
+	Seq int64 `json:"seq"`
 }
 
 // Payload is the data of a feed event: Type says which event it is
@@ -151,9 +159,14 @@ type Payload struct {
 	Scores      map[string]int `json:"scores,omitempty"`
 }
 
-// LastArgument returns the last argument agentID made in round roundID.
+// LastArgument returns the last argument agentID made in round roundID,
+// the current round or one this change resolved.
 func (g *Game) LastArgument(roundID, agentID string) (Argument, bool) {
-	for _, r := range slices.Backward(g.Rounds) {
+	rounds := g.Appended.Rounds
+	if g.Round != nil {
+		rounds = append(slices.Clip(rounds), *g.Round)
+	}
+	for _, r := range slices.Backward(rounds) {
 		if r.ID != roundID {
 			continue
 		}
@@ -166,21 +179,46 @@ func (g *Game) LastArgument(roundID, agentID string) (Argument, bool) {
 	return Argument{}, false
 }
 
-// Game is the aggregate.
+// Game is the aggregate: the document every change rewrites, of a size
+// bounded by its agents and its current round, never by its length. What
+// a game accumulates — its feed and its resolved rounds — is appended to
+// logs beside it in the same atomic step as the change that made it
+// (Appended), and never rewritten.
 type Game struct {
-	ID             string         `json:"id"`
-	Status         Status         `json:"status"`
-	MinPlayers     int            `json:"min_players"`
-	PhaseTimeout   time.Duration  `json:"phase_timeout"` // 0: no deadline
-	PhaseDeadline  *time.Time     `json:"phase_deadline,omitempty"`
-	Agents         []Agent        `json:"agents"`
-	Rounds         []Round        `json:"rounds"`
-	Scores         map[string]int `json:"scores"`
-	Feed           []FeedItem     `json:"feed"`
-	AnimationCount int            `json:"animation_version"`
-	Version        int64          `json:"version"`
-	CreatedAt      time.Time      `json:"created_at"`
-	LastEventAt    *time.Time     `json:"last_event_at,omitempty"`
+	ID            string         `json:"id"`
+	Status        Status         `json:"status"`
+	MinPlayers    int            `json:"min_players"`
+	PhaseTimeout  time.Duration  `json:"phase_timeout"` // 0: no deadline
+	PhaseDeadline *time.Time     `json:"phase_deadline,omitempty"`
+	Agents        []Agent        `json:"agents"`
+	Scores        map[string]int `json:"scores"`
+	// Round is the round being played (the last one), nil before the
+	// first.
+	Round *Round `json:"round,omitempty"`
+	// RoundCount counts the rounds started, the current one included.
+	RoundCount int `json:"round_count"`
+	// EndedRounds lists the IDs of the rounds before the current one.
+	EndedRounds []string `json:"ended_rounds"`
+	// LastResolved is the last round decided, without its arguments: what
+	// the board draws. Nil before the first decision.
+	LastResolved *Round `json:"last_resolved,omitempty"`
+	// FeedLen counts the game's feed items: the next one's Seq is
+	// FeedLen+1.
+	FeedLen        int64      `json:"feed_len"`
+	AnimationCount int        `json:"animation_version"`
+	Version        int64      `json:"version"`
+	CreatedAt      time.Time  `json:"created_at"`
+	LastEventAt    *time.Time `json:"last_event_at,omitempty"`
+	// Appended is what the change being made adds to the game's logs; it
+	// is not part of the document, and a game read from a store has none.
+	Appended Appended `json:"-"`
+}
+
+// Appended is what one change adds to a game's logs: feed items (with
+// their Seq) and resolved rounds (with their arguments), in order.
+type Appended struct {
+	Feed   []FeedItem
+	Rounds []Round
 }
 
 // bad is a 400 with one of the specification's messages.
@@ -205,11 +243,13 @@ func (g *Game) agent(id string) *Agent {
 }
 
 // Current returns the round being played, or nil.
-func (g *Game) Current() *Round {
-	if len(g.Rounds) == 0 {
-		return nil
-	}
-	return &g.Rounds[len(g.Rounds)-1]
+func (g *Game) Current() *Round { return g.Round }
+
+// appendFeed numbers an item and appends it to the change's feed.
+func (g *Game) appendFeed(it FeedItem) {
+	g.FeedLen++
+	it.Seq = g.FeedLen
+	g.Appended.Feed = append(g.Appended.Feed, it)
 }
 
 // checkToken verifies an agent's bearer token when it registered with one.
@@ -248,33 +288,36 @@ type Coverage struct {
 func (g *Game) Coverage() []Coverage {
 	out := make([]Coverage, 0, len(g.Agents))
 	for _, a := range g.Agents {
-		c := Coverage{AgentID: a.ID, DisplayName: a.DisplayName}
-		for _, r := range g.Rounds {
-			c.HasBeenOperator = c.HasBeenOperator || r.Operator == a.ID
-			c.HasBeenMajority = c.HasBeenMajority || slices.Contains(r.Majority, a.ID)
-			c.HasBeenMinority = c.HasBeenMinority || slices.Contains(r.Minority, a.ID)
-		}
-		c.Complete = c.HasBeenOperator && c.HasBeenMajority && c.HasBeenMinority
-		out = append(out, c)
+		out = append(out, Coverage{AgentID: a.ID, DisplayName: a.DisplayName, HasBeenOperator: a.BeenOperator, HasBeenMajority: a.BeenMajority,
+			HasBeenMinority: a.BeenMinority, Complete: a.BeenOperator && a.BeenMajority && a.BeenMinority})
 	}
 	return out
 }
 
-// Clone returns a deep copy, so a failed transition leaves the original.
+// clone returns a deep copy of the round.
+func (r *Round) clone() *Round {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Majority, c.Minority = slices.Clone(r.Majority), slices.Clone(r.Minority)
+	c.Survivors, c.Lost = slices.Clone(r.Survivors), slices.Clone(r.Lost)
+	c.Arguments = slices.Clone(r.Arguments)
+	return &c
+}
+
+// Clone returns a deep copy with nothing appended, so a failed transition
+// leaves the original and a change starts with empty logs.
 func (g Game) Clone() Game {
 	g.Agents = slices.Clone(g.Agents)
 	for i := range g.Agents {
 		g.Agents[i].TokenHash = slices.Clone(g.Agents[i].TokenHash)
 	}
-	g.Rounds = slices.Clone(g.Rounds)
-	for i := range g.Rounds {
-		r := &g.Rounds[i]
-		r.Majority, r.Minority = slices.Clone(r.Majority), slices.Clone(r.Minority)
-		r.Survivors, r.Lost = slices.Clone(r.Survivors), slices.Clone(r.Lost)
-		r.Arguments = slices.Clone(r.Arguments)
-	}
+	g.Round = g.Round.clone()
+	// Ended round IDs and the last resolved round are never changed once
+	// written: sharing them is safe.
+	g.EndedRounds = slices.Clip(g.EndedRounds)
 	g.Scores = maps.Clone(g.Scores)
-	// Feed items are never changed once written: sharing them is safe.
-	g.Feed = slices.Clip(g.Feed)
+	g.Appended = Appended{}
 	return g
 }

@@ -146,7 +146,7 @@ func (a *arenaAPI) meta(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	httpjson.Write(w, http.StatusOK, wire.GameMeta{
-		ID: g.ID, Status: string(g.Status), CreatedAt: g.CreatedAt, CurrentRoundNumber: len(g.Rounds),
+		ID: g.ID, Status: string(g.Status), CreatedAt: g.CreatedAt, CurrentRoundNumber: g.RoundCount,
 		CurrentPhase: currentPhase(g), MinPlayers: g.MinPlayers,
 		PhaseTimeoutS: int(g.PhaseTimeout / time.Second), PhaseDeadline: g.PhaseDeadline,
 	})
@@ -195,7 +195,7 @@ func names(g arena.Game) map[string]string {
 func stateView(g arena.Game) wire.State {
 	name := names(g)
 	v := wire.State{
-		GameID: g.ID, Status: string(g.Status), CurrentRoundNumber: len(g.Rounds), CurrentPhase: currentPhase(g),
+		GameID: g.ID, Status: string(g.Status), CurrentRoundNumber: g.RoundCount, CurrentPhase: currentPhase(g),
 		MajorityAgents: []wire.Seat{}, MinorityAgents: []wire.Seat{}, Scores: g.Scores, Coverage: coverageView(g),
 		PhaseActivity: []string{}, LastEventAt: g.LastEventAt, Version: g.Version, PhaseDeadline: g.PhaseDeadline,
 		HasFillerAgents: slices.ContainsFunc(g.Agents, func(ag arena.Agent) bool { return ag.Filler }),
@@ -224,14 +224,11 @@ func stateView(g arena.Game) wire.State {
 	}
 	// The board shows the last resolved round: its decision (the branch
 	// the operator selected, as the original names it) and who survived.
-	for i := len(g.Rounds) - 1; i >= 0; i-- {
-		if r := g.Rounds[i]; r.Decision != "" {
-			branch := string(r.Decision)
-			v.Board.SelectedBranch, v.Board.Survivors, v.Board.Lost = &branch, r.Survivors, r.Lost
-			if i == len(g.Rounds)-1 {
-				v.Board.ResolutionState = "resolved"
-			}
-			break
+	if r := g.LastResolved; r != nil {
+		branch := string(r.Decision)
+		v.Board.SelectedBranch, v.Board.Survivors, v.Board.Lost = &branch, r.Survivors, r.Lost
+		if g.Round != nil && g.Round.ID == r.ID {
+			v.Board.ResolutionState = "resolved"
 		}
 	}
 	return v
@@ -248,7 +245,17 @@ func (a *arenaAPI) state(w http.ResponseWriter, r *http.Request) error {
 		return httpjson.Invalid("invalid_wait", "wait must be from 0 to %d seconds", int(arena.MaxWait/time.Second))
 	}
 	var g arena.Game
-	if q.Has("version") {
+	if q.Has("min_version") {
+		// A state at least this recent, as an event stream announced it:
+		// served from what this process remembers when it can.
+		v, err := strconv.ParseInt(q.Get("min_version"), 10, 64)
+		if err != nil {
+			return httpjson.Invalid("invalid_min_version", "min_version must be an integer")
+		}
+		if g, err = a.svc.GameAt(r.Context(), id, v); err != nil {
+			return err
+		}
+	} else if q.Has("version") {
 		version, err := strconv.ParseInt(q.Get("version"), 10, 64)
 		if err != nil {
 			return httpjson.Invalid("invalid_version", "version must be an integer")
@@ -264,11 +271,10 @@ func (a *arenaAPI) state(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// feedItem is the wire view of a feed item; seq is its position in the
-// game's feed, from 1.
-func feedItem(it arena.FeedItem, seq int64) wire.FeedItem {
+// feedItem is the wire view of a feed item.
+func feedItem(it arena.FeedItem) wire.FeedItem {
 	out := wire.FeedItem{ID: it.ID, Type: it.Type, RoundNumber: it.RoundNumber, AgentID: it.AgentID, DisplayName: it.DisplayName,
-		Text: it.Text, CreatedAt: it.CreatedAt, Seq: seq}
+		Text: it.Text, CreatedAt: it.CreatedAt, Seq: it.Seq}
 	if it.Phase != nil {
 		p := string(*it.Phase)
 		out.Phase = &p
@@ -295,16 +301,16 @@ func (a *arenaAPI) feed(w http.ResponseWriter, r *http.Request) error {
 	if limit < 1 || limit > MaxFeedLimit {
 		return httpjson.Invalid("invalid_limit", "limit must be from 1 to %d", MaxFeedLimit)
 	}
-	g, err := a.svc.Game(r.Context(), r.PathValue("game_id"))
+	id := r.PathValue("game_id")
+	latest, err := a.svc.FeedLatest(r.Context(), id, limit) // newest first, as the original answers
 	if err != nil {
 		return err
 	}
-	// Newest first, as the original answers.
-	items := make([]wire.FeedItem, 0, min(limit, len(g.Feed)))
-	for i := len(g.Feed) - 1; i >= 0 && len(items) < limit; i-- {
-		items = append(items, feedItem(g.Feed[i], int64(i+1)))
+	items := make([]wire.FeedItem, 0, len(latest))
+	for _, it := range latest {
+		items = append(items, feedItem(it))
 	}
-	httpjson.Write(w, http.StatusOK, wire.Feed{GameID: g.ID, Items: items})
+	httpjson.Write(w, http.StatusOK, wire.Feed{GameID: id, Items: items})
 	return nil
 }
 
@@ -326,12 +332,13 @@ func (a *arenaAPI) history(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	resolved, err := a.svc.History(r.Context(), g.ID)
+	if err != nil {
+		return err
+	}
 	name := names(g)
 	rounds := []wire.ResolvedRound{}
-	for _, rd := range g.Rounds {
-		if rd.Decision == "" {
-			continue
-		}
+	for _, rd := range resolved {
 		args := make([]wire.Argument, 0, len(rd.Arguments))
 		for _, ar := range rd.Arguments {
 			args = append(args, wire.Argument{AgentID: ar.AgentID, Phase: string(ar.Phase), Text: ar.Text, CreatedAt: ar.CreatedAt})
@@ -516,10 +523,14 @@ func (a *arenaAPI) demo(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// events streams a game as server-sent events: each feed item as an event
-// "feed" whose id is its position in the feed, and after every change an
-// event "state" carrying the version. A client reconnecting with
-// Last-Event-ID receives the feed items after that position.
+// events streams a game as server-sent events: each feed item as an
+// event "feed" whose id is its seq, and after every change an event
+// "state" carrying the version and status. A client reconnecting with
+// Last-Event-ID (or asking ?after=) receives the feed items after that
+// seq. A change's items come with the notifier's event that announces it,
+// so following a game reads nothing from the store per change unless
+// events were lost or too large to carry the items; an idle stream reads
+// the game only every StreamSafetyPoll, in case an event was lost.
 func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	id := r.PathValue("game_id")
@@ -536,28 +547,67 @@ func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sent := 0
-	if last, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil && last > 0 {
-		sent = min(last, len(g.Feed))
+	var sent int64
+	after := r.Header.Get("Last-Event-ID")
+	if after == "" {
+		after = r.URL.Query().Get("after")
 	}
-	version, first := int64(-1), true
-	httpjson.Stream(w, r, hints, time.Second, func(w io.Writer, _ []byte) error {
-		if !first {
-			if g, err = a.svc.Game(ctx, id); err != nil {
+	if last, err := strconv.ParseInt(after, 10, 64); err == nil && last > 0 {
+		sent = min(last, g.FeedLen)
+	}
+	version := int64(-1)
+	first := true
+	httpjson.Stream(w, r, hints, StreamSafetyPoll, func(w io.Writer, hint []byte) error {
+		var c arena.Change
+		switch {
+		case first:
+			first = false
+			c = arena.Change{Version: g.Version, Status: g.Status, FeedLen: g.FeedLen, Truncated: true}
+		case hint != nil:
+			c = arena.ParseChange(hint)
+		default: // the safety poll
+			cur, err := a.svc.Game(ctx, id)
+			if err != nil {
 				return err
 			}
+			c = arena.Change{Version: cur.Version, Status: cur.Status, FeedLen: cur.FeedLen, Truncated: true}
 		}
-		first = false
-		for ; sent < len(g.Feed); sent++ {
-			data, _ := json.Marshal(feedItem(g.Feed[sent], int64(sent+1)))
-			fmt.Fprintf(w, "id: %d\nevent: feed\ndata: %s\n\n", sent+1, data)
+		// The change's own items when they follow what was sent; else read
+		// what is missing.
+		if len(c.Items) > 0 && c.Items[0].Seq == sent+1 {
+			for _, it := range c.Items {
+				writeFeedEvent(w, it)
+				sent = it.Seq
+			}
 		}
-		if g.Version != version {
-			version = g.Version
-			data, _ := json.Marshal(wire.GameEventState{Version: g.Version, Status: string(g.Status)})
+		for sent < c.FeedLen {
+			items, err := a.svc.FeedAfter(ctx, id, sent, 500)
+			if err != nil {
+				return err
+			}
+			if len(items) == 0 {
+				break
+			}
+			for _, it := range items {
+				writeFeedEvent(w, it)
+				sent = it.Seq
+			}
+		}
+		if c.Version > version {
+			version = c.Version
+			data, _ := json.Marshal(wire.GameEventState{Version: c.Version, Status: string(c.Status)})
 			fmt.Fprintf(w, "event: state\ndata: %s\n\n", data)
 		}
 		return nil
 	})
 	return nil
+}
+
+// StreamSafetyPoll is how often an idle event stream reads its game, in
+// case the notifier lost an event.
+const StreamSafetyPoll = 30 * time.Second
+
+func writeFeedEvent(w io.Writer, it arena.FeedItem) {
+	data, _ := json.Marshal(feedItem(it))
+	fmt.Fprintf(w, "id: %d\nevent: feed\ndata: %s\n\n", it.Seq, data)
 }

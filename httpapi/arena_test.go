@@ -2,11 +2,15 @@ package httpapi_test
 
 import (
 	"bufio"
-	"io"
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,14 +34,19 @@ func newArenaAPI(t *testing.T, st storetest.Stores, peer bool) *apiClient {
 // serveArena serves the arena routes of svc as the example server mounts
 // them.
 func serveArena(t *testing.T, svc *arena.Service) *apiClient {
+	srv := httptest.NewServer(arenaMux(svc))
+	t.Cleanup(srv.Close)
+	return &apiClient{t: t, srv: srv}
+}
+
+// arenaMux mounts the arena routes of svc as the example server does.
+func arenaMux(svc *arena.Service) http.Handler {
 	h := httpapi.Arena(svc)
 	mux := http.NewServeMux()
 	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/", "/skill.md", "/health"} {
 		mux.Handle(p, h)
 	}
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return &apiClient{t: t, srv: srv}
+	return mux
 }
 
 // TestArenaFiveAgentGame plays a game to its end with HTTP calls only,
@@ -452,3 +461,112 @@ func TestArenaFillerRoutes(t *testing.T) {
 		require.Len(t, state["phase_activity"], len(seats)-left, "every filler on a track argued; the demo's agents did not")
 	})
 }
+
+// readsArena counts the reads of an arena store.
+type readsArena struct {
+	arena.Store
+	reads atomic.Int64
+}
+
+func (r *readsArena) GetGame(ctx context.Context, id string) (arena.Game, error) {
+	r.reads.Add(1)
+	return r.Store.GetGame(ctx, id)
+}
+
+func (r *readsArena) FeedAfter(ctx context.Context, id string, after int64, limit int) ([]arena.FeedItem, error) {
+	r.reads.Add(1)
+	return r.Store.FeedAfter(ctx, id, after, limit)
+}
+
+func (r *readsArena) FeedLatest(ctx context.Context, id string, limit int) ([]arena.FeedItem, error) {
+	r.reads.Add(1)
+	return r.Store.FeedLatest(ctx, id, limit)
+}
+
+// TestArenaSpectatorsReadNothingPerChange: twenty event streams follow a
+// game on one server while another process plays it; every stream gets
+// every argument as a feed event and every version as a state event, and
+// the spectators' server reads the store for none of it — the items come
+// with the notifier's events. A page asking for the state each stream
+// announced (min_version) costs that server one read per change, not one
+// per spectator.
+func TestArenaSpectatorsReadNothingPerChange(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		counted := &readsArena{Store: st.Arena}
+		spectators := serveArena(t, arena.New(counted, arena.WithNotifier(st.Notifier)))
+		players := arena.New(st.Arena, arena.WithNotifier(st.Peer))
+		ctx := t.Context()
+		g, err := players.Create(ctx, 3, 0)
+		require.NoError(t, err)
+		for _, n := range []string{"A", "B", "C"} {
+			_, err := players.Register(ctx, g.ID, n, nil)
+			require.NoError(t, err)
+		}
+		g, err = players.Start(ctx, g.ID)
+		require.NoError(t, err)
+
+		const streams = 20
+		type seen struct {
+			args    int
+			version int64
+		}
+		got := make(chan seen, streams)
+		ready := make(chan struct{}, streams)
+		for range streams {
+			req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/api/games/%s/events?after=%d", spectators.srv.URL, g.ID, g.FeedLen), nil)
+			res, err := spectators.srv.Client().Do(req)
+			require.NoError(t, err)
+			t.Cleanup(func() { res.Body.Close() })
+			go func() {
+				sc := bufio.NewScanner(res.Body)
+				var s seen
+				first := true
+				for sc.Scan() {
+					line := sc.Text()
+					switch {
+					case strings.HasPrefix(line, "data: ") && strings.Contains(line, `"type":"argument"`):
+						s.args++
+					case strings.HasPrefix(line, "data: {\"version\""):
+						var v struct{ Version int64 }
+						_ = json.Unmarshal([]byte(line[6:]), &v)
+						s.version = v.Version
+						if first {
+							first = false
+							ready <- struct{}{}
+						}
+						if s.args == 6 && v.Version == g.Version+6 {
+							got <- s
+							return
+						}
+					}
+				}
+			}()
+		}
+		for range streams {
+			<-ready
+		}
+		before := counted.reads.Load()
+		r := g.Current()
+		for range 3 {
+			for _, id := range tracks(r) {
+				_, err := players.Argue(ctx, g.ID, r.ID, id, "", "Every life counts.")
+				require.NoError(t, err)
+			}
+		}
+		for range streams {
+			select {
+			case s := <-got:
+				require.Equal(t, 6, s.args)
+			case <-time.After(20 * time.Second):
+				t.Fatal("a stream did not see every change")
+			}
+		}
+		require.Zero(t, counted.reads.Load()-before, "the streams read nothing for six changes")
+		for range streams {
+			spectators.expect(200, "GET", fmt.Sprintf("/api/games/%s/state?min_version=%d", g.ID, g.Version+6), "", nil)
+		}
+		require.EqualValues(t, 1, counted.reads.Load()-before, "one read for every page asking for the new state")
+	})
+}
+
+func tracks(r *arena.Round) []string { return append(slices.Clone(r.Majority), r.Minority...) }

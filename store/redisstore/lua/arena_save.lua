@@ -1,6 +1,9 @@
--- KEYS: game hash, games index, deadlines index.
+-- KEYS: game hash, games index, deadlines index, feed list, rounds list.
 -- ARGV: namespace, game ID, version, status, deadline (ms, '' for none),
--- doc, created (ms), create ('1' to create, '0' to update).
+-- doc, created (ms), create ('1' to create, '0' to update), the number F
+-- of feed items appended, then F feed items and the resolved rounds
+-- appended (JSON each): arena.Store.UpdateGame's Appended, pushed onto
+-- the game's lists in the same step as the save.
 -- Create stores a game whose ID is free; update saves an existing game
 -- only if the stored one is the version before (compare-and-set), and
 -- otherwise returns the stored document, so the caller can apply its
@@ -28,5 +31,12 @@ if ARGV[5] == '' then
   redis.call('ZREM', KEYS[3], id)
 else
   redis.call('ZADD', KEYS[3], ARGV[5], id)
+end
+local nfeed = tonumber(ARGV[9])
+if nfeed > 0 then
+  redis.call('RPUSH', KEYS[4], unpack(ARGV, 10, 9 + nfeed))
+end
+if #ARGV > 9 + nfeed then
+  redis.call('RPUSH', KEYS[5], unpack(ARGV, 10 + nfeed, #ARGV))
 end
 return 1
