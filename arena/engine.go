@@ -255,9 +255,9 @@ func (g *Game) resolve(d Decision, forced bool, e env) {
 	r.EndedAt = &now
 	g.setPhase(PhaseResolved, e)
 	g.Appended.Rounds = append(g.Appended.Rounds, *r.clone())
-	board := r.clone()
-	board.Arguments = nil
-	g.LastResolved = board
+	// The board needs the decision and its outcome only.
+	g.LastResolved = &Round{ID: r.ID, Number: r.Number, Operator: r.Operator, Phase: r.Phase, Decision: d, Forced: forced,
+		Survivors: slices.Clone(r.Survivors), Lost: slices.Clone(r.Lost), StartedAt: r.StartedAt, EndedAt: r.EndedAt}
 	g.AnimationCount++
 	g.event(e, "round_resolved", Payload{RoundID: r.ID, Decision: d, Forced: forced, Survivors: r.Survivors, Lost: r.Lost})
 	for _, c := range g.Coverage() {

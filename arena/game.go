@@ -199,8 +199,9 @@ type Game struct {
 	RoundCount int `json:"round_count"`
 	// EndedRounds lists the IDs of the rounds before the current one.
 	EndedRounds []string `json:"ended_rounds"`
-	// LastResolved is the last round decided, without its arguments: what
-	// the board draws. Nil before the first decision.
+	// LastResolved is the last round decided, without its tracks and
+	// arguments (its survivors and lost only): what the board draws. Nil
+	// before the first decision.
 	LastResolved *Round `json:"last_resolved,omitempty"`
 	// FeedLen counts the game's feed items: the next one's Seq is
 	// FeedLen+1.
