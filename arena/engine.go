@@ -314,7 +314,7 @@ func (g *Game) advance(a AdvanceAction, e env) error {
 // debate phase moves on as next_phase would; an overdue decision is forced
 // and resolved. It reports whether anything changed.
 func (g *Game) sweep(e env) bool {
-	if g.PhaseDeadline == nil || e.now.Before(*g.PhaseDeadline) || g.Status == StatusCompleted {
+	if g.PhaseDeadline == nil || e.now.Before(*g.PhaseDeadline) || g.Status == StatusCompleted || g.Current() == nil {
 		return false
 	}
 	if debating(g.Current().Phase) {

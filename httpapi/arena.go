@@ -557,7 +557,11 @@ func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	version := int64(-1)
 	first := true
-	httpjson.Stream(w, r, hints, StreamSafetyPoll, func(w io.Writer, hint []byte) error {
+	poll := StreamSafetyPoll
+	if hints == nil {
+		poll = time.Second // no notifier: polling is all there is
+	}
+	httpjson.Stream(w, r, hints, poll, func(w io.Writer, hint []byte) error {
 		var c arena.Change
 		switch {
 		case first:
@@ -604,7 +608,8 @@ func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 }
 
 // StreamSafetyPoll is how often an idle event stream reads its game, in
-// case the notifier lost an event.
+// case the notifier lost an event. A service without a notifier has its
+// streams read every second.
 const StreamSafetyPoll = 30 * time.Second
 
 func writeFeedEvent(w io.Writer, it arena.FeedItem) {

@@ -570,3 +570,27 @@ func TestArenaSpectatorsReadNothingPerChange(t *testing.T) {
 }
 
 func tracks(r *arena.Round) []string { return append(slices.Clone(r.Majority), r.Minority...) }
+
+// TestArenaEventsWithoutNotifier: a service without a notifier still
+// streams every change, by polling.
+func TestArenaEventsWithoutNotifier(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		svc := arena.New(st.Arena)
+		c := serveArena(t, svc)
+		g, err := svc.Create(t.Context(), 3, 0)
+		require.NoError(t, err)
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", c.srv.URL+"/api/games/"+g.ID+"/events", nil)
+		res, err := c.srv.Client().Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		_, err = svc.Register(t.Context(), g.ID, "Alice", nil)
+		require.NoError(t, err)
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), `"agent_registered"`) {
+				return
+			}
+		}
+		t.Fatal("the registration never came")
+	})
+}
