@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -139,4 +140,51 @@ func TestRulesAndMessages(t *testing.T) {
 	require.Equal(t, r2.Majority, g.Appended.Rounds[1].Survivors)
 	require.NoError(t, g.advance(ActionResolveRound, e))
 	require.True(t, g.Appended.Rounds[2].Forced)
+}
+
+// TestLegacyDocumentReads: a document stored with its rounds and feed
+// inside (before they moved to logs) reads as the same game: the current
+// round, the ended ones, the board's last decision, the agents' coverage
+// and the feed's length; the game plays on from it.
+func TestLegacyDocumentReads(t *testing.T) {
+	e := testEnv()
+	g, err := NewGame("g", TableMin, 0, e.now)
+	require.NoError(t, err)
+	for i := range 3 {
+		_, err := g.register(fmt.Sprint("agent-", i), nil, e)
+		require.NoError(t, err)
+	}
+	require.NoError(t, g.start(e))
+	r := g.Current()
+	require.NoError(t, g.advance(ActionResolveRound, e))
+	want := g.Clone()
+	// The old shape: every round and the whole feed inside.
+	legacy := map[string]any{}
+	data, err := json.Marshal(want)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &legacy))
+	for _, k := range []string{"round", "round_count", "ended_rounds", "last_resolved", "feed_len"} {
+		delete(legacy, k)
+	}
+	agents := legacy["agents"].([]any)
+	for _, a := range agents {
+		for _, k := range []string{"been_operator", "been_majority", "been_minority"} {
+			delete(a.(map[string]any), k)
+		}
+	}
+	legacy["rounds"] = append(append([]Round{}, g.Appended.Rounds...), *g.Current())
+	legacy["feed"] = g.Appended.Feed
+	data, err = json.Marshal(legacy)
+	require.NoError(t, err)
+	var got Game
+	require.NoError(t, json.Unmarshal(data, &got))
+	require.Equal(t, want.RoundCount, got.RoundCount)
+	require.Equal(t, want.Round, got.Round)
+	require.Equal(t, []string{r.ID}, got.EndedRounds)
+	require.Equal(t, want.LastResolved, got.LastResolved)
+	require.Equal(t, want.Coverage(), got.Coverage())
+	require.Equal(t, want.FeedLen, got.FeedLen)
+	cur := got.Current()
+	require.NoError(t, got.argue(cur.ID, cur.Majority[0], "on we go", e))
+	require.ErrorContains(t, got.argue(r.ID, r.Majority[0], "late", e), "Round is over")
 }

@@ -3,6 +3,7 @@ package arena
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -321,4 +322,48 @@ func (g Game) Clone() Game {
 	g.Scores = maps.Clone(g.Scores)
 	g.Appended = Appended{}
 	return g
+}
+
+// UnmarshalJSON reads a game's document, including one stored before the
+// feed and the resolved rounds moved out of it into logs: such a document
+// carries "rounds" and "feed", and reads as the same game — its last round
+// current, the others ended, its last decision on the board, its agents'
+// coverage from the rounds they sat in, its feed counted in FeedLen (the
+// items themselves are in the log where the store's migration copied
+// them). Its next save writes the new shape.
+func (g *Game) UnmarshalJSON(data []byte) error {
+	type document Game
+	var d struct {
+		document
+		Rounds []Round            `json:"rounds"`
+		Feed   []json.RawMessage `json:"feed"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		return err
+	}
+	*g = Game(d.document)
+	if g.FeedLen == 0 {
+		g.FeedLen = int64(len(d.Feed))
+	}
+	if len(d.Rounds) == 0 || g.RoundCount != 0 {
+		return nil
+	}
+	for i := range d.Rounds {
+		r := &d.Rounds[i]
+		for j := range g.Agents {
+			a := &g.Agents[j]
+			a.BeenOperator = a.BeenOperator || r.Operator == a.ID
+			a.BeenMajority = a.BeenMajority || slices.Contains(r.Majority, a.ID)
+			a.BeenMinority = a.BeenMinority || slices.Contains(r.Minority, a.ID)
+		}
+		if r.Decision != "" {
+			g.LastResolved = &Round{ID: r.ID, Number: r.Number, Operator: r.Operator, Phase: r.Phase, Decision: r.Decision, Forced: r.Forced,
+				Survivors: r.Survivors, Lost: r.Lost, StartedAt: r.StartedAt, EndedAt: r.EndedAt}
+		}
+		if i < len(d.Rounds)-1 {
+			g.EndedRounds = append(g.EndedRounds, r.ID)
+		}
+	}
+	g.Round, g.RoundCount = &d.Rounds[len(d.Rounds)-1], len(d.Rounds)
+	return nil
 }
