@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -79,11 +80,63 @@ func (s *Store) UpdateGame(ctx context.Context, next arena.Game) (arena.Game, er
 	return s.saveGame(ctx, next, false)
 }
 
-// GetGame implements arena.Store.
+var arenaUpgradeScript = newScript("arena_upgrade.lua")
+
+// legacyFeed marks a document stored with its feed inside: inside a JSON
+// string a quote is escaped, so these bytes are a key.
+var legacyFeed = []byte(`"feed":[`)
+
+// upgradeGame moves the feed and resolved rounds of a document stored
+// before they had logs into the logs (arena_upgrade.lua), once; the
+// document keeps its rounds until its next save (arena.Game reads them).
+func (s *Store) upgradeGame(ctx context.Context, id string, doc []byte) error {
+	var old map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &old); err != nil {
+		return fmt.Errorf("redisstore: game %s: %w", id, err)
+	}
+	var feed []map[string]any
+	var rounds []map[string]any
+	if err := json.Unmarshal(old["feed"], &feed); err != nil {
+		return fmt.Errorf("redisstore: game %s: %w", id, err)
+	}
+	if raw, ok := old["rounds"]; ok {
+		if err := json.Unmarshal(raw, &rounds); err != nil {
+			return fmt.Errorf("redisstore: game %s: %w", id, err)
+		}
+	}
+	delete(old, "feed")
+	old["feed_len"] = json.RawMessage(strconv.Itoa(len(feed)))
+	next, err := json.Marshal(old)
+	if err != nil {
+		return err
+	}
+	args := []any{doc, next, len(feed)}
+	for i, it := range feed {
+		it["seq"] = i + 1
+		data, _ := json.Marshal(it)
+		args = append(args, data)
+	}
+	for _, r := range rounds {
+		if d, _ := r["decision"].(string); d != "" {
+			data, _ := json.Marshal(r)
+			args = append(args, data)
+		}
+	}
+	_, err = arenaUpgradeScript.Run(ctx, s.client, []string{s.key("game", id), s.key("gfeed", id), s.key("grounds", id)}, args...).Result()
+	return interpretError(ctx, err, nil)
+}
+
+// GetGame implements arena.Store. A game stored before its feed and
+// rounds had logs is upgraded on its first read.
 func (s *Store) GetGame(ctx context.Context, id string) (arena.Game, error) {
 	doc, err := s.client.HGet(ctx, s.key("game", id), "doc").Bytes()
 	if err != nil {
 		return arena.Game{}, interpretError(ctx, err, arena.ErrGameNotFound)
+	}
+	if bytes.Contains(doc, legacyFeed) {
+		if err := s.upgradeGame(ctx, id, doc); err != nil {
+			return arena.Game{}, err
+		}
 	}
 	var g arena.Game
 	if err := json.Unmarshal(doc, &g); err != nil {

@@ -32,11 +32,5 @@ if ARGV[5] == '' then
 else
   redis.call('ZADD', KEYS[3], ARGV[5], id)
 end
-local nfeed = tonumber(ARGV[9])
-if nfeed > 0 then
-  redis.call('RPUSH', KEYS[4], unpack(ARGV, 10, 9 + nfeed))
-end
-if #ARGV > 9 + nfeed then
-  redis.call('RPUSH', KEYS[5], unpack(ARGV, 10 + nfeed, #ARGV))
-end
+push_game_logs(KEYS[4], KEYS[5], 9)
 return 1
