@@ -376,7 +376,7 @@ func (a *arenaAPI) decide(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, wire.Decided{OK: true, Decision: in.Decision, Version: g.Version, Status: string(g.Status)})
+	httpjson.Write(w, http.StatusOK, wire.Decided{Status: "ok", Decision: in.Decision, OK: true, Version: g.Version, GameStatus: string(g.Status)})
 	return nil
 }
 

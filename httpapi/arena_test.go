@@ -86,7 +86,9 @@ func TestArenaFiveAgentGame(t *testing.T) {
 				case "argument":
 					c.expect(201, "POST", base+"/rounds/"+round+"/arguments", "", map[string]any{"agent_id": id, "text": "The greater good."})
 				case "decision":
-					c.expect(200, "POST", base+"/rounds/"+round+"/decision", "", map[string]any{"agent_id": id, "decision": "save_majority"})
+					d := c.expect(200, "POST", base+"/rounds/"+round+"/decision", "", map[string]any{"agent_id": id, "decision": "save_majority"}).body
+					require.Equal(t, "ok", d["status"], "a decision answers the original's {status: ok, decision}")
+					require.Equal(t, "save_majority", d["decision"])
 				}
 				acted = true
 			}

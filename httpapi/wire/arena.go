@@ -246,12 +246,15 @@ type Decide struct {
 	Decision string `json:"decision"`
 }
 
-// Decided answers a decision; Status is the game's status after it.
+// Decided answers a decision as the original does, {"status": "ok",
+// "decision"}, with Agora's additions: the game's version and status after
+// it.
 type Decided struct {
-	OK       bool   `json:"ok"`
-	Decision string `json:"decision"`
-	Version  int64  `json:"version"`
-	Status   string `json:"status"`
+	Status     string `json:"status"` // always "ok"
+	Decision   string `json:"decision"`
+	OK         bool   `json:"ok"`
+	Version    int64  `json:"version"`
+	GameStatus string `json:"game_status"`
 }
 
 // Advance is the body of POST /api/games/{game_id}/advance: next_phase,
