@@ -57,7 +57,9 @@ func openData(ctx context.Context, o options, suffix string) (data, error) {
 			backend: "postgres", url: u.String(),
 			where: fmt.Sprintf("PostgreSQL schema %s of database %q", schema, db),
 			keep:  fmt.Sprintf("kept after the demo: DROP SCHEMA %s CASCADE removes it (or run with -clean)", schema),
-			drop:  func(ctx context.Context) error { return onPostgres(ctx, o.store, "DROP SCHEMA IF EXISTS "+schema+" CASCADE") },
+			drop: func(ctx context.Context) error {
+				return onPostgres(ctx, o.store, "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+			},
 		}, nil
 	case strings.HasPrefix(o.store, "redis://"), strings.HasPrefix(o.store, "rediss://"):
 		prefix := o.redisPrefix
