@@ -55,10 +55,16 @@ func TestChatUIInChromium(t *testing.T) {
 	// stream) before the server waits for its connections.
 	ctx := browser.New(t, 60*time.Second)
 
-	var text string
+	var text, hint, title string
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Navigate(srv.URL+"/chat"),
 		chromedp.WaitVisible("textarea.input", chromedp.ByQuery),
+		chromedp.Text(".log .hint", &hint, chromedp.ByQuery),
+		chromedp.Text(".bar .title", &title, chromedp.ByQuery),
+	))
+	require.Equal(t, "Agent chat", title)
+	require.Contains(t, hint, "Ask the coding agent", "an empty chat says what it is")
+	require.NoError(t, chromedp.Run(ctx,
 		chromedp.SendKeys("textarea.input", "the footer overlaps the content on mobile", chromedp.ByQuery),
 		chromedp.Click("button.send", chromedp.ByQuery),
 		chromedp.WaitVisible(`details.tool`, chromedp.ByQuery),
@@ -67,6 +73,7 @@ func TestChatUIInChromium(t *testing.T) {
 	require.Contains(t, text, "the footer overlaps the content on mobile")
 	require.Contains(t, text, `<img src=x onerror="window.__xss=1">`, "markup from the agent shows as text")
 	require.Contains(t, text, "▸ Edit client/styles.css")
+	require.NotContains(t, text, "Ask the coding agent", "the hint goes with the first message")
 
 	// Reload mid-run: everything so far comes back from the store.
 	var reloaded string

@@ -95,26 +95,38 @@
     host.classList.add("agora-chat");
     host.textContent = "";
     const bar = el("header", "bar");
+    const title = el("strong", "title", "Agent chat");
     const picker = el("select", "picker");
     picker.title = "Conversations";
     const newBtn = el("button", "new", "+ new");
     newBtn.type = "button";
+    newBtn.title = "Start another conversation";
     const status = el("span", "status");
     const cancel = el("button", "cancel", "Stop");
     cancel.type = "button";
     cancel.hidden = true;
-    bar.append(picker, newBtn, status, cancel);
+    bar.append(title, picker, newBtn, status, cancel);
     const log = el("section", "log");
     log.setAttribute("aria-live", "polite");
     const form = el("form", "composer");
     const input = el("textarea", "input");
     input.rows = 3;
-    input.placeholder = "message…";
+    input.placeholder = "Ask the agent… (Enter sends, Shift+Enter starts a new line)";
     const send = el("button", "send", "⏎");
     send.type = "submit";
     send.title = "Send";
     form.append(input, send);
     host.append(bar, log, form);
+
+    // hint stands in an empty conversation: what this is and what a
+    // message does.
+    function hint() {
+      if (log.querySelector(".msg, .tools")) return;
+      log.appendChild(el("div", "hint", "Ask the coding agent — the Claude Code CLI, working in this application's directory — " +
+        "about the code, or to change it. Each message starts a run; its answer and every tool it uses stream here, " +
+        "and Stop ends a run. Your conversations are in the list above; + new starts another."));
+    }
+    hint();
 
     let current = null, lastId = 0, source = null, tools = null;
     const pills = {};
@@ -130,6 +142,8 @@
     function render(m) {
       if (m.id <= lastId) return;
       lastId = m.id;
+      const h = log.querySelector(".hint");
+      if (h && m.type !== "status") h.remove();
       const data = m.type === "user" || m.type === "assistant" ? { content: m.content } : parse(m.content);
       if (m.type === "status") { showStatus(data.cancelled ? "cancelled" : data.status); refresh(); return; }
       if (m.type === "tool_use" || m.type === "tool_result") {
@@ -201,6 +215,7 @@
       if (host === document.body || host.dataset.agoraChat !== undefined) history.replaceState(null, "", "#" + id);
       const body = await json(api + "/" + encodeURIComponent(id));
       for (const m of body.messages) render(m);
+      hint();
       showStatus(body.conversation.status);
       await refresh();
       follow(id);

@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("creating a key (is -admin-key right?): %w", err)
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); bots.PrismWorker(ctx, c.As(k.Token), *seed*100+uint64(i), opt) }()
+		go func() { defer wg.Done(); bots.PrismWorker(ctx, c.As(k.Token), *seed, opt) }()
 	}
 	for _, name := range strings.Split(*responders, ",") {
 		if name = strings.TrimSpace(name); name != "" {

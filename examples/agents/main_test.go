@@ -27,10 +27,20 @@ func startServer(ctx context.Context) string {
 	return "http://" + <-ready
 }
 
+// until polls cond until it holds. It sets no deadline of its own: how long
+// the agents take depends on the machine, and a run that never gets there
+// is stopped by go test's -timeout.
+func until(t *testing.T, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestPrismWorkersAgainstAServer runs the command's Prism workers against
 // a server and sees a claim complete.
 func TestPrismWorkersAgainstAServer(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	base := startServer(ctx)
 	c := client.New(base, client.WithToken("adm"))
@@ -39,10 +49,10 @@ func TestPrismWorkersAgainstAServer(t *testing.T) {
 	agentsCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- run(agentsCtx, []string{"-server", base, "-admin-key", "adm", "-prism", "16"}) }()
-	require.Eventually(t, func() bool {
+	until(t, func() bool {
 		p, err := c.Pipeline(ctx, claim.ID)
 		return err == nil && p.Status == prism.StatusComplete
-	}, 30*time.Second, 50*time.Millisecond)
+	})
 	stop()
 	require.NoError(t, <-done)
 }
@@ -77,7 +87,7 @@ func TestClaudeBrainAgainstAServer(t *testing.T) {
 		t.Setenv(k, v)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	base := startServer(ctx)
 	c := client.New(base, client.WithToken("adm"))
@@ -100,10 +110,10 @@ func TestClaudeBrainAgainstAServer(t *testing.T) {
 	require.Equal(t, "Builder", answered.CollectedContext[0].Agent)
 	require.Equal(t, "model heard: You are Builder, one member of an agent squad. Developer asks the squad:", answered.CollectedContext[0].Message)
 
-	require.Eventually(t, func() bool {
+	until(t, func() bool { // the pipeline moved past Classification
 		p, err := c.Pipeline(ctx, claim.ID)
 		return err == nil && (p.CurrentLayer > 2 || p.Status == prism.StatusComplete)
-	}, 2*time.Minute, 100*time.Millisecond, "the pipeline moved past Classification")
+	})
 	stop()
 	require.NoError(t, <-done)
 	require.Zero(t, api.ToolRequests(), "the brain's runs offered the model no tool")

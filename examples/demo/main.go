@@ -5,13 +5,24 @@
 // and a discussion prompt to quorum — printing a live transcript, then a
 // summary. It exits 0 when every part finished.
 //
+// The same -seed prints the same transcript, but for the server's address
+// and the names of the demo's data: the bots' choices come from the seed,
+// and what they submit never hangs on which bot was faster.
+//
+// On PostgreSQL the demo keeps its data in a schema of its own, on Redis
+// under a key prefix of its own; the transcript names it, and -clean
+// removes it when the demo ends.
+//
 // With -brain claude the bots write their text with the Claude Code CLI
 // (-claude, or $AGORA_CLAUDE, or claude on PATH) instead of templates, as
 // in examples/agents; that makes many short runs, so give it a longer
-// -timeout.
+// -timeout. With -serve the server stays up with its consoles, and with
+// the agent chat at /chat when that CLI is installed.
 //
 //	go run ./examples/demo
+//	go run ./examples/demo -seed 7
 //	go run ./examples/demo -store redis://127.0.0.1:6379 -serve
+//	go run ./examples/demo -store 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' -clean
 //	go run ./examples/demo -brain claude -timeout 15m
 package main
 
@@ -24,6 +35,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"slices"
 	"strings"
@@ -41,25 +53,42 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string, out io.Writer) error {
+// options are the demo's command line.
+type options struct {
+	store, redisPrefix, schema string
+	serve, clean               bool
+	seed                       uint64
+	timeout                    time.Duration
+	brain, claude              string
+}
+
+func parse(args []string) (options, error) {
+	var o options
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	storeURL := fs.String("store", "memory", "backend: memory, postgres://… or redis://…")
-	serve := fs.Bool("serve", false, "keep the server up after the demo and print its URL")
-	seed := fs.Uint64("seed", 1, "seed of the bots' choices, for a repeatable run")
-	timeout := fs.Duration("timeout", 2*time.Minute, "give up after this long")
-	extra := fs.String("redis-prefix", "", "Redis key prefix (default: a fresh one)")
-	brainName := fs.String("brain", bots.BrainTemplate, "how the bots write their text: template or claude")
-	claude := fs.String("claude", bots.DefaultClaude(), "the Claude Code CLI for -brain claude")
-	if err := fs.Parse(args); err != nil {
+	fs.StringVar(&o.store, "store", "memory", "backend: memory, postgres://… or redis://…")
+	fs.BoolVar(&o.serve, "serve", false, "keep the server up after the demo, with its front door, consoles and (when the Claude Code CLI is installed) /chat, until interrupted")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the bots' choices: the same seed prints the same transcript")
+	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up on the demo after this long (-serve then serves on)")
+	fs.StringVar(&o.redisPrefix, "redis-prefix", "", "Redis: the key prefix of the demo's data (default: a fresh agora-demo-…)")
+	fs.StringVar(&o.schema, "schema", "", "PostgreSQL: the schema of the demo's data, made when missing (default: a fresh agora_demo_…)")
+	fs.BoolVar(&o.clean, "clean", false, "remove the demo's data when it ends: drop its PostgreSQL schema, or delete its Redis keys")
+	fs.StringVar(&o.brain, "brain", bots.BrainTemplate, "how the bots write their text: template or claude")
+	fs.StringVar(&o.claude, "claude", bots.DefaultClaude(), "the Claude Code CLI for -brain claude and /chat")
+	return o, fs.Parse(args)
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	o, err := parse(args)
+	if err != nil {
 		return err
 	}
-	brain, closeBrain, err := bots.NewBrain(*brainName, *claude)
+	brain, closeBrain, err := bots.NewBrain(o.brain, o.claude)
 	if err != nil {
 		return err
 	}
@@ -75,18 +104,27 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	admin := "demo-" + hex.EncodeToString(b[:])
-	prefix := *extra
-	if prefix == "" {
-		prefix = "agora-demo-" + hex.EncodeToString(b[:4])
+	data, err := openData(ctx, o, hex.EncodeToString(b[:4]))
+	if err != nil {
+		return err
+	}
+	srvArgs := []string{"-addr", "127.0.0.1:0", "-store", data.url, "-admin-key", admin,
+		"-redis-prefix", data.prefix, "-quiet", "-stage-lease", "1m"}
+	var chatDir string
+	if o.serve {
+		if path, err := exec.LookPath(o.claude); err == nil {
+			if chatDir, err = os.MkdirTemp("", "agora-demo-chat-"); err != nil {
+				return err
+			}
+			defer os.RemoveAll(chatDir)
+			srvArgs = append(srvArgs, "-agent-dir", chatDir, "-claude", path, "-chat-auth", "none")
+		}
 	}
 	srvCtx, stopServer := context.WithCancel(ctx)
 	defer stopServer()
 	ready := make(chan string, 1)
 	srvDone := make(chan error, 1)
-	go func() {
-		srvDone <- server.Run(srvCtx, []string{"-addr", "127.0.0.1:0", "-store", *storeURL, "-admin-key", admin,
-			"-redis-prefix", prefix, "-quiet", "-stage-lease", "1m"}, io.Discard, func(a string) { ready <- a })
-	}()
+	go func() { srvDone <- server.Run(srvCtx, srvArgs, io.Discard, func(a string) { ready <- a }) }()
 	var base string
 	select {
 	case a := <-ready:
@@ -94,77 +132,191 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case err := <-srvDone:
 		return fmt.Errorf("server: %w", err)
 	}
-	say("Agora demo — server at %s on %s", base, *storeURL)
+	if o.clean {
+		// After the server: its store is closed before the data goes.
+		defer func() {
+			stopServer()
+			<-srvDone
+			if err := data.drop(context.WithoutCancel(ctx)); err != nil {
+				say("data: could not remove %s: %v", data.where, err)
+				return
+			}
+			say("data: %s removed (-clean)", data.where)
+		}()
+	}
+	say("Agora demo, seed %d — server at %s on the %s backend", o.seed, base, data.backend)
+	if o.clean {
+		say("data: %s, removed when the demo ends (-clean)", data.where)
+	} else {
+		say("data: %s; %s", data.where, data.keep)
+	}
 
 	interrupted := ctx // -serve serves until then, past -timeout
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
+	c := client.New(base, client.WithToken(admin))
+	d := &tour{c: c, say: say, seed: o.seed, opt: opt}
+	defer d.wg.Wait()
 	botsCtx, stopBots := context.WithCancel(ctx)
 	defer stopBots()
-	c := client.New(base, client.WithToken(admin))
+
+	cons, err := d.prism(ctx, botsCtx)
+	if err != nil {
+		return err
+	}
+	if err := d.race(ctx); err != nil {
+		return err
+	}
+	game, err := d.arena(ctx)
+	if err != nil {
+		return err
+	}
+	status, err := d.discussion(ctx, botsCtx)
+	if err != nil {
+		return err
+	}
+	say("summary: Prism took the claim through 7/7 layers to %q, 3/3 role seats filled, the arena game completed, the discussion %s", cons.Recommendation, status)
+	stopBots()
+	d.wg.Wait()
+	if o.serve {
+		// The demo's deadline is over: from here the server runs until
+		// interrupted, however long -timeout was.
+		cancel()
+		say("serving until interrupted (Ctrl-C); the admin key is %s", admin)
+		say("  %-12s %s/", "front door", base)
+		say("  %-12s %s/jobs#key=%s", "jobs", base, admin)
+		say("  %-12s %s/arena/%s", "arena game", base, game)
+		say("  %-12s %s/squad", "squad chat", base)
+		if chatDir != "" {
+			say("  %-12s %s/chat", "agent chat", base)
+		} else {
+			say("  %-12s none: no Claude Code CLI at %q (install it, or set -claude or AGORA_CLAUDE)", "agent chat", o.claude)
+		}
+		say("  %-12s %s/healthz", "health", base)
+		<-interrupted.Done()
+	}
+	return nil
+}
+
+// tour is one run's bots and transcript.
+type tour struct {
+	c    *client.Client // the admin's
+	say  func(format string, a ...any)
+	seed uint64
+	opt  bots.Option
+	wg   sync.WaitGroup // bots running until the demo ends
+}
+
+// prism has sixteen workers take a claim through the seven layers and
+// returns its consensus record. The workers stop when the claim is
+// complete, so the race's claim that follows keeps its pipeline at layer
+// 1, waiting for agents.
+func (d *tour) prism(ctx, botsCtx context.Context) (prism.ConsensusRecord, error) {
+	c := d.c
+	workers, stop := context.WithCancel(botsCtx)
+	defer stop()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer stopBots()
-
-	// Prism: sixteen workers take a claim through the seven layers.
+	defer stop()
 	for i := 0; i < 16; i++ {
 		k, err := c.CreateKey(ctx, slots.NewKey{Name: fmt.Sprintf("prism-bot-%02d", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
-			return err
+			return prism.ConsensusRecord{}, err
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); bots.PrismWorker(botsCtx, c.As(k.Token), *seed*100+uint64(i), opt) }()
+		go func() { defer wg.Done(); bots.PrismWorker(workers, c.As(k.Token), d.seed, d.opt) }()
 	}
 	// Follow the claim over the server's change events rather than polling.
-	events, err := c.ClaimEvents(botsCtx)
+	events, err := c.ClaimEvents(workers)
 	if err != nil {
-		return err
+		return prism.ConsensusRecord{}, err
 	}
 	claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "Crows plan for the future", Body: "Scrub jays cache food where they will need it tomorrow."})
 	if err != nil {
-		return err
+		return prism.ConsensusRecord{}, err
 	}
-	say("prism: claim %q created, 16 bots working", claim.Title)
-	last, agreed := "", 0
+	d.say("prism: claim %q opened; 16 bots take it through the seven layers, each layer's work seats first, then its consensus seats", claim.Title)
+	told := 0 // layers told so far
 	for p, err := c.Pipeline(ctx, claim.ID); ; p, err = c.Pipeline(ctx, claim.ID) {
 		if err != nil {
-			return err
+			return prism.ConsensusRecord{}, err
 		}
-		for _, l := range p.Layers {
-			if l.Phase == "done" && l.AvgConfidence != nil && l.Layer > agreed {
-				agreed = l.Layer
-				say("prism: layer %d/7 %s agreed at %.0f%% confidence", l.Layer, l.Name, *l.AvgConfidence*100)
-			}
-		}
-		now := fmt.Sprintf("prism: layer %d/7 %s", p.CurrentLayer, p.Phase)
-		if p.CurrentLayer >= 1 && p.CurrentLayer <= len(p.Layers) {
-			now = fmt.Sprintf("prism: layer %d/7 %s · %s", p.CurrentLayer, p.Layers[p.CurrentLayer-1].Name, p.Phase)
-		}
-		if p.Status == prism.StatusComplete {
-			now = "prism: complete"
-		}
-		if now != last {
-			say("%s", now)
-			last = now
+		// A layer is told once it is done, whatever was seen of its phases
+		// on the way: every run tells the same lines.
+		for told < len(p.Layers) && p.Layers[told].Phase == "done" {
+			d.say("prism: %s", layerLine(p.Layers[told], len(p.Layers)))
+			told++
 		}
 		if p.Status == prism.StatusComplete {
 			break
 		}
 		if p.Status == prism.StatusFlagged {
-			return errors.New("prism: the pipeline was flagged")
+			return prism.ConsensusRecord{}, fmt.Errorf("prism: the pipeline was flagged at layer %d", p.CurrentLayer)
 		}
 		if err := nextChange(ctx, events, claim.ID); err != nil {
-			return fmt.Errorf("prism: stopped at %s: %w", last, err)
+			return prism.ConsensusRecord{}, fmt.Errorf("prism: stopped at layer %d: %w", p.CurrentLayer, err)
 		}
 	}
-	claim, _ = c.Claim(ctx, claim.ID)
+	claim, err = c.Claim(ctx, claim.ID)
+	if err != nil {
+		return prism.ConsensusRecord{}, err
+	}
 	cons, err := c.Consensus(ctx, claim.ID)
 	if err != nil {
-		return err
+		return prism.ConsensusRecord{}, err
 	}
-	say("prism: domain %q, consensus %q at %.0f%% — %s", claim.Domain, cons.Recommendation, cons.Confidence, cons.Summary)
+	d.say("prism: complete — domain %q; verdict %q at %.0f%% confidence: %s", claim.Domain, cons.Recommendation, cons.Confidence, cons.Summary)
+	return cons.ConsensusRecord, nil
+}
 
-	// Role slots: six agents race for three seats.
+// layerLine tells what a finished layer's seats did.
+func layerLine(l client.PipelineLayer, layers int) string {
+	var work []string
+	agreed := 0
+	for _, s := range l.Slots {
+		switch {
+		case s.Status != slots.StatusDone:
+		case s.Phase == prism.PhaseWork:
+			work = append(work, s.Role)
+		case s.Phase == prism.PhaseConsensus:
+			agreed++
+		}
+	}
+	line := fmt.Sprintf("layer %d/%d %s done: ", l.Layer, layers, l.Name)
+	if len(work) > 0 {
+		line += fmt.Sprintf("%d work seats (%s), then ", len(work), tally(work))
+	} else {
+		line += "no work seats (this layer only votes), "
+	}
+	line += fmt.Sprintf("%d consensus seats", agreed)
+	if l.AvgConfidence != nil {
+		line += fmt.Sprintf(" agreeing at %.0f%% average confidence", *l.AvgConfidence*100)
+	}
+	return line
+}
+
+// tally says how many of each: "critic ×2, questioner".
+func tally(xs []string) string {
+	slices.Sort(xs)
+	var out []string
+	for i := 0; i < len(xs); {
+		j := i
+		for j < len(xs) && xs[j] == xs[i] {
+			j++
+		}
+		if j-i > 1 {
+			out = append(out, fmt.Sprintf("%s ×%d", xs[i], j-i))
+		} else {
+			out = append(out, xs[i])
+		}
+		i = j
+	}
+	return strings.Join(out, ", ")
+}
+
+// race has six agents race for three critic seats on a claim of its own.
+func (d *tour) race(ctx context.Context) error {
+	c := d.c
 	human, err := c.CreateKey(ctx, slots.NewKey{Name: "operator", Scopes: []slots.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate}})
 	if err != nil {
 		return err
@@ -174,148 +326,159 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The job queue hands out a claim's role seats once it has a draft
+	// comment for the critics to answer.
 	if _, err := h.Comment(ctx, race.ID, "Draft: counting up to four is well supported.", slots.CommentDraft); err != nil {
 		return err
 	}
 	if _, err := h.ConfigureSlots(ctx, race.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 3}); err != nil {
 		return err
 	}
-	say("slots: 3 critic seats opened, 6 agents racing")
+	d.say("slots: claim %q opened with a draft and 3 critic seats; 6 critic agents race for them (its Prism pipeline stays at layer 1, waiting for agents: the Prism bots have stopped)", race.Title)
 	var mu sync.Mutex
-	var winners []string
-	var raceWG sync.WaitGroup
+	won := 0
+	var wg sync.WaitGroup
 	raceCtx, stopRace := context.WithCancel(ctx)
+	defer stopRace()
 	for i := 0; i < 6; i++ {
 		k, err := c.CreateKey(ctx, slots.NewKey{Name: fmt.Sprintf("critic-%d", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
-			stopRace()
 			return err
 		}
-		raceWG.Add(1)
+		wg.Add(1)
 		go func() {
-			defer raceWG.Done()
-			if _, err := bots.SlotAgent(raceCtx, c.As(k.Token), slots.RoleCritic, 0, *seed+uint64(i), opt); err == nil {
-				mu.Lock()
-				winners = append(winners, k.Name)
-				n := len(winners)
-				mu.Unlock()
-				say("slots: %s won a seat (%d/3)", k.Name, n)
-				if n == 3 {
-					stopRace()
-				}
+			defer wg.Done()
+			if _, err := bots.SlotAgent(raceCtx, c.As(k.Token), slots.RoleCritic, 0, d.seed+uint64(i), d.opt); err != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			won++
+			// Which agent wins a seat is up to the race, not the seed:
+			// /jobs shows the winners' names.
+			d.say("slots: seat %d/3 won: its agent posted a criticism and marked the seat done", won)
+			if won == 3 {
+				stopRace()
 			}
 		}()
 	}
-	raceWG.Wait()
-	stopRace()
-	if len(winners) != 3 {
-		return fmt.Errorf("slots: %d winners for 3 seats", len(winners))
+	wg.Wait()
+	if won != 3 {
+		return fmt.Errorf("slots: %d seats won of 3", won)
 	}
+	d.say("slots: every seat filled; the other 3 agents found no open seat (exactly one agent wins each seat, and one agent holds at most one seat of a claim)")
+	return nil
+}
 
-	// Arena: five agents play until everyone has played every role.
+// arena plays a five-agent game until every agent has played every role
+// and returns the game's ID.
+func (d *tour) arena(ctx context.Context) (string, error) {
+	c := d.c
 	game, err := c.CreateGame(ctx, client.NewGame{MinPlayers: 5})
 	if err != nil {
-		return err
+		return "", err
 	}
+	names := []string{"Alice", "Bob", "Charlie", "Dana", "Eve"}
 	var players []string
-	for _, n := range []string{"Alice", "Bob", "Charlie", "Dana", "Eve"} {
+	for _, n := range names {
 		id, err := c.Register(ctx, game, client.NewAgent{DisplayName: n})
 		if err != nil {
-			return err
+			return "", err
 		}
 		players = append(players, id)
 	}
 	if err := c.StartGame(ctx, game); err != nil {
-		return err
+		return "", err
 	}
-	say("arena: game started with 5 agents")
+	d.say("arena: a Trolley Problem game started with %s. Each round one agent holds the lever, the others stand on the majority or the minority track and argue; the operator decides which track the trolley takes, and everyone who survives scores a point. The game ends once every agent has held the lever and stood on both tracks", strings.Join(names, ", "))
 	arenaErr := make(chan error, len(players))
 	for i, id := range players {
-		go func() { arenaErr <- bots.ArenaPlayer(ctx, c, game, id, *seed+uint64(10+i), opt) }()
+		go func() { arenaErr <- bots.ArenaPlayer(ctx, c, game, id, d.seed+uint64(10+i), d.opt) }()
 	}
-	names := map[string]string{}
+	byID := map[string]string{}
 	lastRound, decisions := "", 0
 	version := int64(-1)
 	for {
 		s, err := c.WaitState(ctx, game, version, 2*time.Second)
 		if err != nil {
-			return err
+			return "", err
 		}
 		version = s.Version
 		for _, seat := range append(append([]client.Seat{}, s.MajorityAgents...), s.MinorityAgents...) {
-			names[seat.ID] = seat.DisplayName
+			byID[seat.ID] = seat.DisplayName
 		}
 		if b := s.Board; b.AnimationVersion > decisions && b.SelectedBranch != nil {
 			decisions = b.AnimationVersion
-			say("arena: the trolley took the %s track — lost: %s; survived: %s", *b.SelectedBranch, list(b.Lost, names), list(b.Survivors, names))
+			d.say("arena:   the trolley took the %s track — lost: %s; survived: %s", *b.SelectedBranch, list(b.Lost, byID), list(b.Survivors, byID))
 		}
 		if s.Status == "game_completed" {
-			say("arena: game completed after %d rounds, every agent played every role; scores %s", s.CurrentRoundNumber, scores(s.Scores, names))
+			d.say("arena: game over after %d rounds, every agent has played every role; points (one per round survived): %s", s.CurrentRoundNumber, scores(s.Scores, byID))
 			break
 		}
 		if s.CurrentRoundID != nil && *s.CurrentRoundID != lastRound && s.Operator != nil {
 			lastRound = *s.CurrentRoundID
-			// Roles rotate until every agent has played every role, in
-			// about as many rounds as there are agents.
-			covered := 0
+			done := 0
 			for _, cv := range s.Coverage {
 				if cv.Complete {
-					covered++
+					done++
 				}
 			}
-			say("arena: round %d, every role covered by %d/%d agents — %s at the lever; majority %s; minority %s",
-				s.CurrentRoundNumber, covered, len(players), s.Operator.DisplayName, seats(s.MajorityAgents), seats(s.MinorityAgents))
+			d.say("arena: round %d: %s at the lever; majority track %s; minority track %s (%d of %d agents have played every role so far)",
+				s.CurrentRoundNumber, s.Operator.DisplayName, seats(s.MajorityAgents), seats(s.MinorityAgents), done, len(players))
 		}
 	}
 	for range players {
 		if err := <-arenaErr; err != nil {
-			return fmt.Errorf("arena player: %w", err)
+			return "", fmt.Errorf("arena player: %w", err)
 		}
 	}
+	return game, nil
+}
 
-	// Discussion: a prompt reaches its quorum.
-	for _, n := range []string{"Builder", "Growth", "Critic"} {
-		wg.Add(1)
-		go func() { defer wg.Done(); bots.Responder(botsCtx, c, n, opt) }()
+// discussion asks the squad a question and waits for its quorum; it
+// returns the prompt's final status. Every member answers, so the answers
+// are the same on every run; they are told in the members' order once
+// the quorum is reached, not in the order they arrived.
+func (d *tour) discussion(ctx, botsCtx context.Context) (string, error) {
+	c := d.c
+	squad := []string{"Builder", "Critic", "Growth"}
+	for _, n := range squad {
+		d.wg.Add(1)
+		go func() { defer d.wg.Done(); bots.Responder(botsCtx, c, n, d.opt) }()
 	}
-	squad, err := c.SquadEvents(botsCtx)
+	events, err := c.SquadEvents(botsCtx)
 	if err != nil {
-		return err
+		return "", err
 	}
-	p, err := c.AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "Before shipping the arena, what should I check?", RequiredResponses: 2, TimeoutMinutes: 5})
+	p, err := c.AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "Before shipping the arena, what should I check?", RequiredResponses: len(squad), TimeoutMinutes: 5})
 	if err != nil {
-		return err
+		return "", err
 	}
-	say("discussion: %s asked %q, responses 0/%d", p.RequesterAgent, p.PromptMessage, p.RequiredResponses)
-	for heard := 0; ; {
+	d.say("discussion: Developer asked the squad (%s) %q; the prompt resolves at %d answers, or times out after 5 minutes", strings.Join(squad, ", "), p.PromptMessage, p.RequiredResponses)
+	for {
 		v, err := c.Prompt(ctx, p.ID, 0)
 		if err != nil {
-			return err
+			return "", err
 		}
 		p = v.Prompt
-		for _, e := range p.CollectedContext[heard:] {
-			heard++
-			say("discussion: %s answered (%d/%d): %s", e.Agent, heard, p.RequiredResponses, e.Message)
-		}
 		if v.Ready {
 			break
 		}
-		if err := nextChange(ctx, squad, p.ID); err != nil {
-			return fmt.Errorf("discussion: stopped at %d/%d: %w", heard, p.RequiredResponses, err)
+		if err := nextChange(ctx, events, p.ID); err != nil {
+			return "", fmt.Errorf("discussion: stopped at %d/%d answers: %w", len(p.CollectedContext), p.RequiredResponses, err)
 		}
 	}
-	say("discussion: %s", p.Status)
-
-	say("summary: prism complete (%s), 3/3 seats filled, arena game completed, discussion %s", cons.Recommendation, p.Status)
-	stopBots()
-	if *serve {
-		say("serving on %s until interrupted (admin key %s); the console:", base, admin)
-		say("  %s/jobs#key=%s", base, admin)
-		say("  %s/arena/%s", base, game)
-		say("  %s/squad", base)
-		<-interrupted.Done()
+	answers := map[string]string{}
+	for _, e := range p.CollectedContext {
+		answers[e.Agent] = e.Message
 	}
-	return nil
+	for _, n := range squad {
+		if a, ok := answers[n]; ok {
+			d.say("discussion:   %s: %s", n, a)
+		}
+	}
+	d.say("discussion: %s with %d/%d answers", p.Status, len(p.CollectedContext), p.RequiredResponses)
+	return string(p.Status), nil
 }
 
 // nextChange waits for a change event naming id (or naming nothing, which
@@ -367,13 +530,4 @@ func scores(s map[string]int, names map[string]string) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, ", ")
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
 }

@@ -2,14 +2,14 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/internal/testdb"
@@ -17,14 +17,15 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
+// demo runs the demo with args and returns its transcript, having checked
+// that every part finished.
 func demo(t *testing.T, args ...string) string {
 	t.Helper()
 	var out strings.Builder
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	require.NoError(t, run(ctx, append(args, "-timeout", "2m"), &out))
+	require.NoError(t, run(context.Background(), append(args, "-timeout", "5m"), &out))
 	text := out.String()
-	for _, want := range []string{"prism: layer 7/7 Synthesis agreed", "prism: complete", "(3/3)", "arena: the trolley took the", "arena: game completed", "answered (2/2)", "discussion: resolved", "summary:"} {
+	for _, want := range []string{"prism: layer 7/7 Synthesis done", "prism: complete", "seat 3/3 won", "arena:   the trolley took the",
+		"arena: game over", "discussion: resolved with 3/3 answers", "summary:"} {
 		require.Contains(t, text, want)
 	}
 	return text
@@ -32,74 +33,160 @@ func demo(t *testing.T, args ...string) string {
 
 func TestDemoMemory(t *testing.T) { t.Logf("\n%s", demo(t)) }
 
+// TestDemoRepeats: the same seed prints the same transcript but for the
+// first line (the server's address), though the bots run concurrently;
+// another seed another one.
+func TestDemoRepeats(t *testing.T) {
+	body := func(seed string) string {
+		text := demo(t, "-seed", seed)
+		_, rest, _ := strings.Cut(text, "\n")
+		return rest
+	}
+	first := body("7")
+	require.Equal(t, first, body("7"))
+	require.NotEqual(t, first, body("8"))
+}
+
 func TestDemoRedis(t *testing.T) {
-	_, prefix := testdb.RedisClient(t) // cleans the prefix afterwards
-	demo(t, "-store", testdb.RedisURL(t), "-redis-prefix", prefix)
+	c, prefix := testdb.RedisClient(t) // deletes the prefix's keys afterwards
+	keys := func() []string {
+		var all []string
+		for _, m := range []string{"{" + prefix + "}:*", "rate:{" + prefix + "}:*"} {
+			ks, err := c.Keys(context.Background(), m).Result()
+			require.NoError(t, err)
+			all = append(all, ks...)
+		}
+		return all
+	}
+	text := demo(t, "-store", testdb.RedisURL(t), "-redis-prefix", prefix)
+	require.Contains(t, text, "data: Redis keys {"+prefix+"}:* and rate:{"+prefix+"}:*")
+	require.NotEmpty(t, keys(), "kept without -clean")
+
+	text = demo(t, "-store", testdb.RedisURL(t), "-redis-prefix", prefix, "-clean")
+	require.Contains(t, text, "removed (-clean)")
+	require.Empty(t, keys(), "-clean deletes every key of the demo's prefix")
 }
 
-func TestDemoPostgres(t *testing.T) { demo(t, "-store", testdb.PostgresDSN(t)) }
+func TestDemoPostgres(t *testing.T) {
+	dsn := testdb.PostgresDSN(t)
+	schema := testdb.UniqueName()
+	db, err := sql.Open("postgres", dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	exists := func() bool {
+		var n int
+		require.NoError(t, db.QueryRow(`SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1`, schema).Scan(&n))
+		return n == 1
+	}
+	t.Cleanup(func() { _, _ = db.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE") })
 
-// syncBuffer is an output the demo writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
+	text := demo(t, "-store", dsn, "-schema", schema)
+	require.Contains(t, text, "data: PostgreSQL schema "+schema)
+	require.Contains(t, text, "DROP SCHEMA "+schema+" CASCADE")
+	require.True(t, exists(), "kept without -clean")
+	var claims int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM `+schema+`.agora_claims`).Scan(&claims))
+	require.Equal(t, 2, claims, "the demo's claims are in its schema")
+
+	demo(t, "-store", dsn, "-schema", schema, "-clean")
+	require.False(t, exists(), "-clean drops the demo's schema")
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+func TestDemoBadSchema(t *testing.T) {
+	err := run(context.Background(), []string{"-store", "postgres://x@127.0.0.1:1/db", "-schema", "a;DROP"}, &strings.Builder{})
+	require.ErrorContains(t, err, "-schema")
 }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// watched is an output the demo writes while the test reads it; served
+// closes once the demo says it serves.
+type watched struct {
+	mu     sync.Mutex
+	b      strings.Builder
+	served chan struct{}
+	once   sync.Once
 }
 
-// TestDemoServe keeps the server up after the demo, past -timeout, and
-// prints console URLs that answer, until interrupted. The timeout is as long
-// as a loaded machine's demo could need, so the test waits that long: it
-// must outlast the demo, or it would test the machine's speed.
+func (w *watched) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.b.Write(p)
+	if text := w.b.String(); strings.Contains(text, "serving until interrupted") && strings.Contains(text, "/healthz\n") {
+		w.once.Do(func() { close(w.served) })
+	}
+	return n, err
+}
+
+func (w *watched) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// serveDemo runs the demo with -serve and args until the test ends and
+// returns its transcript once it serves, with the URLs it names by name.
+func serveDemo(t *testing.T, args ...string) (string, map[string]string) {
+	t.Helper()
+	ctx, interrupt := context.WithCancel(context.Background())
+	out := &watched{served: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, append([]string{"-serve"}, args...), out) }()
+	t.Cleanup(func() {
+		interrupt()
+		require.NoError(t, <-done)
+	})
+	// No deadline of the test's own: the demo ends or serves, however
+	// long a loaded machine takes.
+	select {
+	case <-out.served:
+	case err := <-done:
+		t.Fatalf("the demo returned without serving: %v\n%s", err, out.String())
+	}
+	text := out.String()
+	urls := map[string]string{}
+	_, list, _ := strings.Cut(text, "serving until interrupted")
+	for _, line := range strings.Split(list, "\n")[1:] {
+		if i := strings.Index(line, "http://"); i > 0 {
+			urls[strings.TrimSpace(line[:i])] = strings.Fields(line[i:])[0]
+		}
+	}
+	return text, urls
+}
+
+// TestDemoServe keeps the server up after the demo, past its deadline
+// (-timeout bounds the demo, not the serving), with a front door, the
+// consoles and the health route, until interrupted.
 func TestDemoServe(t *testing.T) {
 	t.Parallel()
-	const timeout = 45 * time.Second
-	ctx, interrupt := context.WithCancel(context.Background())
-	defer interrupt()
-	var out syncBuffer
-	done := make(chan error, 1)
-	started := time.Now()
-	go func() { done <- run(ctx, []string{"-serve", "-timeout", timeout.String()}, &out) }()
+	text, urls := serveDemo(t, "-claude", "/nonexistent/claude")
+	for _, name := range []string{"front door", "jobs", "arena game", "squad chat", "health"} {
+		u, ok := urls[name]
+		require.True(t, ok, "%s in\n%s", name, text)
+		res, err := http.Get(u)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode, u)
+		want := "text/html"
+		if name == "health" {
+			want = "application/json"
+		}
+		require.Contains(t, res.Header.Get("Content-Type"), want, u)
+	}
+	require.NotContains(t, urls, "agent chat")
+	require.Contains(t, text, `agent chat   none: no Claude Code CLI at "/nonexistent/claude"`)
+}
 
-	var urls []string
-	if !assert.Eventually(t, func() bool {
-		text := out.String()
-		i := strings.Index(text, "the console:\n")
-		if i < 0 {
-			return false
-		}
-		urls = strings.Fields(text[i+len("the console:\n"):])
-		return len(urls) == 3
-	}, 2*timeout, 20*time.Millisecond) {
-		t.Fatalf("no console URLs; the demo printed:\n%s", out.String())
-	}
-	get := func() {
-		for _, u := range urls {
-			res, err := http.Get(u)
-			require.NoError(t, err)
-			res.Body.Close()
-			require.Equal(t, http.StatusOK, res.StatusCode, u)
-			require.Contains(t, res.Header.Get("Content-Type"), "text/html", u)
-		}
-	}
-	get()
-	time.Sleep(time.Until(started.Add(timeout + 500*time.Millisecond)))
-	get() // still serving after -timeout
-	select {
-	case err := <-done:
-		t.Fatalf("the demo returned before it was interrupted: %v", err)
-	default:
-	}
-	interrupt()
-	require.NoError(t, <-done)
+// TestDemoServesTheChat: with a Claude Code CLI at -claude, -serve serves
+// /chat and names it.
+func TestDemoServesTheChat(t *testing.T) {
+	t.Parallel()
+	cli := filepath.Join(t.TempDir(), "claude")
+	require.NoError(t, os.WriteFile(cli, []byte("#!/bin/sh\nexit 0\n"), 0o755))
+	_, urls := serveDemo(t, "-claude", cli)
+	u, ok := urls["agent chat"]
+	require.True(t, ok)
+	res, err := http.Get(u)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Contains(t, res.Header.Get("Content-Type"), "text/html")
 }

@@ -57,7 +57,7 @@ func TestSquadPageLive(t *testing.T) {
 		chromedp.Text(`.prompt .status`, &status, chromedp.ByQuery),
 	))
 	require.Equal(t, "0/2 responses", count)
-	require.Equal(t, "⏱ collecting", status)
+	require.Equal(t, "⏱ collecting answers", status)
 
 	_, _, err = svc.Respond(bg, p.ID, discussion.Response{AgentName: "Builder", Message: "check the migrations"})
 	require.NoError(t, err)

@@ -13,7 +13,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -141,9 +143,14 @@ func AnswerPrompt(name, requester, question string) string {
 }
 
 // PrismWorker works the Prism queue until ctx ends: find, take, submit.
+//
+// What it submits for a slot — confidence, text, structured output — is a
+// function of seed, the claim's title and the slot's place in the
+// pipeline (stageRand), never of which worker took the slot or when: any
+// number of workers given the same seed, racing for the slots, take a
+// claim to the same averages, domain and consensus on every run.
 func PrismWorker(ctx context.Context, c *client.Client, seed uint64, opts ...Option) {
 	cfg := configure(opts)
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	for ctx.Err() == nil {
 		w, err := c.NextWork(ctx, client.WorkQuery{})
 		if err != nil {
@@ -153,12 +160,47 @@ func PrismWorker(ctx context.Context, c *client.Client, seed uint64, opts ...Opt
 		if c.TakeStage(ctx, w.Claim.ID, w.Slot.ID) != nil {
 			continue // another bot was faster, or this one holds a seat in the layer
 		}
+		rng := stageRand(seed, w)
 		conf := 0.75 + rng.Float64()*0.2
 		tmpl := Prose(w.Slot.Role, rng)
-		out := Output(w.Slot.Layer, w.Slot.Phase, rng)
+		// The fields a layer votes on (domain, recommendation) come from the
+		// claim and layer alone: every slot of the layer proposes the same,
+		// so the majority does not hang on the order of submission.
+		out := Output(w.Slot.Layer, w.Slot.Phase, seeded(seed, w.Claim.Title, w.Slot.Layer))
 		body := cfg.write(ctx, "prism stage", Prompt{Text: StagePrompt(w), Template: tmpl, Max: prism.MaxBodyLen})
 		_ = c.FinishStage(ctx, w.Claim.ID, w.Slot.ID, client.StageSubmission{Body: body, Output: out, Confidence: &conf})
 	}
+}
+
+// seeded returns a random source that is a function of seed and parts
+// alone.
+func seeded(seed uint64, parts ...any) *rand.Rand {
+	h := fnv.New64a()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%v\x00", p)
+	}
+	return rand.New(rand.NewPCG(seed, h.Sum64()))
+}
+
+// stageRand returns the random source of the stage slot w hands out: a
+// function of seed, the claim's title and the slot's place — layer,
+// phase, round, role and its rank among the pipeline's slots of that same
+// place — so that whichever worker takes which of several like slots, the
+// layer's submissions are the same set.
+func stageRand(seed uint64, w client.Work) *rand.Rand {
+	s := w.Slot
+	rank := 0
+	var like []string
+	for _, l := range w.Pipeline.Layers {
+		for _, o := range l.Slots {
+			if o.Layer == s.Layer && o.Phase == string(s.Phase) && o.Round == s.Round && o.Role == string(s.Role) {
+				like = append(like, o.ID)
+			}
+		}
+	}
+	slices.Sort(like)
+	rank = max(0, slices.Index(like, s.ID))
+	return seeded(seed, w.Claim.Title, s.Layer, s.Phase, s.Round, s.Role, rank)
 }
 
 // SlotAgent takes one role slot of role (any role when empty), spends

@@ -27,6 +27,7 @@ type backend struct {
 	agentchat  agentchat.Store
 	notifier   store.Notifier
 	limiter    httpapi.Limiter
+	ping       httpapi.Ping // nil: the memory store, which always answers
 	close      func()
 }
 

@@ -31,7 +31,7 @@ func openPostgres(ctx context.Context, c backendConfig, limiter httpapi.Limiter)
 	}
 	st := pgstore.New(db)
 	return &backend{
-		name: "postgres", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: n, limiter: limiter,
+		name: "postgres", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: n, limiter: limiter, ping: st.Ping,
 		close: func() { n.Close(); db.Close() },
 	}, nil
 }

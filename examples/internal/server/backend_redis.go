@@ -40,6 +40,7 @@ func openRedis(ctx context.Context, c backendConfig) (*backend, error) {
 		discussion: st, prism: st, arena: st, agentchat: st,
 		notifier: st,
 		limiter:  st.Limiter(rate, burst),
+		ping:     st.Ping,
 		close:    func() { stopWatch(); st.Close(); client.Close() },
 	}, nil
 }

@@ -67,17 +67,31 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 		_, err = c.As(op.Token).Comment(bg, claim.ID, "A draft answer to deliberate on.", slots.CommentDraft)
 		require.NoError(t, err)
 
-		// Five agents poll for any seat; each spends 1.5 s writing, so
-		// every seat is seen taken before it is done.
+		// Five agents poll for any seat; a winner holds its seat until the
+		// page has shown all three taken (release), then comments and marks
+		// it done: the page is seen in both states however slow the machine.
 		names := []string{"Skeptic-1", "Skeptic-2", "Skeptic-3", "Skeptic-4", "Skeptic-5"}
+		release := make(chan struct{})
 		var wg sync.WaitGroup
-		for i, n := range names {
+		for _, n := range names {
 			k, err := c.CreateKey(bg, slots.NewKey{Name: n, Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 			require.NoError(t, err)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, _ = bots.SlotAgent(bg, c.As(k.Token), "", 1500*time.Millisecond, uint64(i))
+				agent := c.As(k.Token)
+				job, err := agent.TakeNextJob(bg, slots.JobQuery{}, 200*time.Millisecond)
+				if err != nil {
+					return
+				}
+				select {
+				case <-release:
+				case <-bg.Done():
+					return
+				}
+				if _, err := agent.Comment(bg, job.Claim.ID, "The samples are small.", job.Slot.Role.CommentType()); err == nil {
+					_ = agent.Done(bg, job.Claim.ID, job.Slot.ID)
+				}
 			}()
 		}
 		defer wg.Wait()
@@ -112,6 +126,9 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 			chromedp.Poll(chips("taken")+`.length === 3`, nil, chromedp.WithPollingInterval(20*time.Millisecond)),
 			chromedp.Evaluate(chips("taken"), &taken),
 			chromedp.CaptureScreenshot(&takenShot),
+		))
+		close(release)
+		require.NoError(t, chromedp.Run(ctx,
 			chromedp.Poll(chips("done")+`.length === 3`, nil, chromedp.WithPollingInterval(20*time.Millisecond)),
 			chromedp.Evaluate(chips("done"), &done),
 			chromedp.CaptureScreenshot(&doneShot),
@@ -155,7 +172,7 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 			chromedp.WaitVisible(row+` .role-slots`, chromedp.ByQuery),
 			chromedp.Text(row+` summary .stage`, &stage, chromedp.ByQuery),
 		))
-		require.Equal(t, "layer 1/7 · Framing · work", stage)
+		require.Equal(t, "layer 1/7 · Framing · work phase · waiting for agents (2 open seats)", stage)
 
 		// Two agents do the framing work, two others (one seat per agent
 		// per layer) agree on it with little confidence.
@@ -173,6 +190,12 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 			w, err := a.NextWork(bg, client.WorkQuery{})
 			require.NoError(t, err)
 			require.NoError(t, a.TakeStage(bg, w.Claim.ID, w.Slot.ID))
+			if i == 0 { // a seat taken: the layer reads in progress, no longer waiting
+				require.NoError(t, chromedp.Run(ctx,
+					chromedp.WaitVisible(`//details[@data-claim="`+claim.ID+`"]//span[contains(@class, "stage") and text()="layer 1/7 · Framing · work phase · in progress (1/2 seats taken, 0 done)"]`, chromedp.BySearch),
+					chromedp.WaitVisible(row+` .layer[data-layer="1"] .stage-slots .chip.taken`, chromedp.ByQuery),
+				))
+			}
 			require.NoError(t, a.FinishStage(bg, w.Claim.ID, w.Slot.ID, client.StageSubmission{Body: "framing notes", Output: bots.Output(1, w.Slot.Phase, nil), Confidence: &conf}))
 		}
 
@@ -184,7 +207,7 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 			chromedp.Text(row+` summary .stage`, &stage, chromedp.ByQuery),
 			chromedp.CaptureScreenshot(&flaggedShot),
 		))
-		require.Equal(t, "⚑ flagged · layer 1/7 · Framing", stage)
+		require.Equal(t, "⚑ flagged for review · layer 1/7 · Framing", stage)
 		require.NoError(t, chromedp.Run(ctx,
 			chromedp.Click(row+` .flag.open .flag-advance`, chromedp.ByQuery),
 			chromedp.WaitVisible(row+` .flag.resolved`, chromedp.ByQuery),
@@ -195,7 +218,16 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 		))
 		browser.SaveScreenshot(t, "jobs-flagged.png", flaggedShot)
 		browser.SaveScreenshot(t, "jobs-advanced.png", shot)
-		require.Equal(t, "layer 2/7 · Classification · work", stage)
+		require.Equal(t, "layer 2/7 · Classification · work phase · waiting for agents (2 open seats)", stage)
+		var inFirst, inSecond, lists int
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.Evaluate(`document.querySelectorAll('`+row+` .layer[data-layer="1"] .slot').length`, &inFirst),
+			chromedp.Evaluate(`document.querySelectorAll('`+row+` .layer[data-layer="2"] .stage-slots .slot').length`, &inSecond),
+			chromedp.Evaluate(`document.querySelectorAll('`+row+` .stage-slots').length`, &lists),
+		))
+		require.Equal(t, 0, inFirst, "the done layer's column lists no seats")
+		require.Equal(t, 2, inSecond, "the current layer's seats sit under its own column")
+		require.Equal(t, 1, lists)
 		require.True(t, notReloaded, "the page was not reloaded")
 		p, err := c.Pipeline(bg, claim.ID)
 		require.NoError(t, err)

@@ -1,7 +1,8 @@
 // Package server is the all-in-one Agora server of examples/server and
 // examples/demo: every API on one address, /api/v1 (claims,
 // keys, role slots, the Prism pipeline), the arena under /api/games and
-// /api/demo, /api/discussion and /api/squad-chat.
+// /api/demo, /api/discussion and /api/squad-chat; the consoles; GET
+// /healthz; and a front door at / naming all of them.
 //
 //	go run ./examples/server -addr 127.0.0.1:8080 -store memory
 //	go run ./examples/server -store 'postgres://postgres@127.0.0.1:5432/agora?sslmode=disable'
@@ -161,6 +162,9 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	mux.Handle("/device", pages)
 	mux.Handle("/arena/", pages)
 	mux.Handle("/console/", pages)
+	door := frontDoor{backend: backend.name, ping: backend.ping, games: games, chat: *agentDir != "", log: log}
+	mux.Handle("/", door.handler())
+	mux.Handle("/healthz", httpapi.HealthHandler(backend.name, backend.ping, httpapi.WithLogger(log)))
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -190,6 +194,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("listening", "addr", "http://"+ln.Addr().String())
+	door.logPages(log, "http://"+ln.Addr().String())
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -33,12 +32,9 @@ func serve(t *testing.T, args ...string) (string, *bytes.Buffer) {
 	case a := <-addr:
 		t.Cleanup(func() {
 			cancel()
-			select {
-			case err := <-done:
-				require.NoError(t, err, "graceful shutdown")
-			case <-time.After(15 * time.Second):
-				t.Error("server did not shut down")
-			}
+			// No deadline here: a shutdown that hangs is stopped by go
+			// test's -timeout, and a slow one is not a failure.
+			require.NoError(t, <-done, "graceful shutdown")
 		})
 		return "http://" + a, &out
 	case err := <-done:

@@ -57,13 +57,35 @@
 
   // --- the pipeline bar -------------------------------------------------
 
+  const PHASES = { work: "work phase", consensus: "consensus vote" };
+
+  // seatsNow counts the current phase's seats of a pipeline's current
+  // layer: how many there are, how many an agent holds, how many are done.
+  function seatsNow(p, cur) {
+    const phase = (cur.slots || []).filter((s) => s.phase === p.phase);
+    const round = Math.max(1, ...phase.map((s) => s.round || 1)); // a retried vote adds a round
+    const now = phase.filter((s) => (s.round || 1) === round);
+    const taken = now.filter((s) => s.status === "taken").length;
+    const done = now.filter((s) => s.status === "done").length;
+    return { total: now.length, taken, done };
+  }
+
+  // stageText says where a claim's pipeline is, in words: a layer waiting
+  // for agents (no seat of its phase taken yet) reads apart from one in
+  // progress.
   function stageText(p) {
-    if (!p) return "no pipeline";
+    if (!p) return { text: "no pipeline", cls: "" };
     const n = p.layers.length;
     const cur = p.layers.find((l) => l.layer === p.currentLayer) || {};
-    if (p.status === "complete") return "✓ complete · " + n + "/" + n + " layers";
-    if (p.status === "flagged") return "⚑ flagged · layer " + p.currentLayer + "/" + n + " · " + cur.name;
-    return "layer " + p.currentLayer + "/" + n + " · " + cur.name + " · " + p.phase;
+    if (p.status === "complete") return { text: "✓ complete · " + n + "/" + n + " layers", cls: "complete" };
+    const where = "layer " + p.currentLayer + "/" + n + " · " + cur.name;
+    if (p.status === "flagged") return { text: "⚑ flagged for review · " + where, cls: "flagged" };
+    const s = seatsNow(p, cur);
+    const phase = PHASES[p.phase] || p.phase;
+    if (s.taken + s.done === 0) {
+      return { text: where + " · " + phase + " · waiting for agents (" + s.total + " open seat" + (s.total === 1 ? "" : "s") + ")", cls: "waiting" };
+    }
+    return { text: where + " · " + phase + " · in progress (" + (s.taken + s.done) + "/" + s.total + " seats taken, " + s.done + " done)", cls: "progress" };
   }
 
   function bar(p) {
@@ -82,9 +104,15 @@
     return b;
   }
 
+  // chip is a seat's state: open (no agent yet), an agent working on it,
+  // or done by an agent; taken and done chips read the agent's name, their
+  // title the state.
   function chip(s) {
-    if (s.status === "open") return el("span", "chip waiting", "waiting");
-    return el("span", "chip " + (s.status === "done" ? "done" : "taken"), s.agentName || s.apiKeyId || "agent");
+    if (s.status === "open") return el("span", "chip waiting", "open seat");
+    const done = s.status === "done";
+    const c = el("span", "chip " + (done ? "done" : "taken"), s.agentName || s.apiKeyId || "agent");
+    c.title = done ? "done" : "taken: the agent is working on it";
+    return c;
   }
 
   function slotRow(s) {
@@ -97,23 +125,33 @@
 
   // --- the sections of an opened claim ---------------------------------
 
+  // pipelineSection draws the seven layers as columns: each names its
+  // layer and says what it did, and the current layer's column lists the
+  // seats of its current phase.
   function pipelineSection(p) {
     const sec = el("section", "pipeline");
-    sec.appendChild(el("h4", "", "Pipeline"));
+    sec.appendChild(el("h4", "", "Prism pipeline"));
     if (!p) { sec.appendChild(el("p", "dim", "This claim has no pipeline.")); return sec; }
-    const names = el("div", "layers");
+    const cols = el("div", "layers");
     for (const l of p.layers) {
-      const n = el("span", l.layer === p.currentLayer && p.status !== "complete" ? "current" : "", l.layer + ". " + l.name);
-      if (l.avgConfidence !== undefined) n.title = "consensus " + Math.round(l.avgConfidence * 100) + "%";
-      names.appendChild(n);
+      const current = l.layer === p.currentLayer && p.status !== "complete";
+      const col = el("div", "layer" + (current ? " current" : "") + (l.phase === "done" ? " done" : ""));
+      col.dataset.layer = l.layer;
+      col.appendChild(el("div", "name", l.layer + ". " + l.name));
+      let state = "";
+      if (l.phase === "done") state = "✓ done" + (l.avgConfidence !== undefined && l.avgConfidence !== null ? " · " + Math.round(l.avgConfidence * 100) + "%" : "");
+      else if (current && p.status === "flagged") state = "⚑ flagged";
+      else if (current) state = PHASES[p.phase] || p.phase;
+      else state = "not started";
+      col.appendChild(el("div", "state", state));
+      if (current) {
+        const list = el("ul", "slot-list stage-slots");
+        for (const s of l.slots) if (s.phase === p.phase || p.status === "flagged") list.appendChild(slotRow(s));
+        col.appendChild(list);
+      }
+      cols.appendChild(col);
     }
-    sec.appendChild(names);
-    const cur = p.layers.find((l) => l.layer === p.currentLayer);
-    if (cur && p.status !== "complete") {
-      const list = el("ul", "slot-list stage-slots");
-      for (const s of cur.slots) if (s.phase === p.phase || p.status === "flagged") list.appendChild(slotRow(s));
-      sec.appendChild(list);
-    }
+    sec.appendChild(cols);
     return sec;
   }
 
@@ -201,8 +239,15 @@
 
   function roleSlotsSection(claimId, list) {
     const sec = el("section", "role-slots");
-    sec.appendChild(el("h4", "", "5. Multi-Agent Deliberation — role slots"));
-    if (list.length === 0) { sec.appendChild(configurator(claimId)); return sec; }
+    sec.appendChild(el("h4", "", "Role slots"));
+    if (list.length === 0) {
+      sec.appendChild(el("p", "dim", "No role slots yet. Choose how many seats of each role to open; agents find them in the job queue (GET /api/v1/jobs/slots) once the claim has a draft comment."));
+      sec.appendChild(configurator(claimId));
+      return sec;
+    }
+    const open = list.filter((s) => s.status === "open").length;
+    const taken = list.filter((s) => s.status === "taken").length;
+    sec.appendChild(el("p", "dim", list.length + " seats: " + open + " open, " + taken + " taken, " + (list.length - open - taken) + " done"));
     const ul = el("ul", "slot-list");
     for (const s of list) ul.appendChild(slotRow(s));
     sec.appendChild(ul);
@@ -234,8 +279,9 @@
     const p = await optional(api("GET", "/api/v1/claims/" + encodeURIComponent(id) + "/pipeline"));
     const summary = v.root.querySelector("summary");
     const stage = summary.querySelector(".stage");
-    stage.textContent = stageText(p);
-    stage.className = "stage" + (p ? " " + p.status : "");
+    const st = stageText(p);
+    stage.textContent = st.text;
+    stage.className = "stage" + (st.cls ? " " + st.cls : "");
     summary.replaceChild(bar(p), summary.querySelector(".bar"));
     if (!v.root.open) return;
     const [list, flags] = await Promise.all([
@@ -254,8 +300,9 @@
   async function loadAll() {
     const page = await api("GET", "/api/v1/claims?limit=50");
     const box = $("claims");
-    if (page.items.length === 0) notice("No claims yet.");
+    if (page.items.length === 0) notice("No claims yet: POST /api/v1/claims makes one (go run ./examples/demo makes two).");
     else notice("");
+    $("hint").hidden = page.items.length === 0;
     box.textContent = "";
     for (const c of page.items) box.appendChild(view(c).root);
     await Promise.all(page.items.map((c) => refreshClaim(c._id)));

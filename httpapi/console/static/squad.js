@@ -9,7 +9,9 @@
 (function () {
   "use strict";
   const $ = (id) => document.getElementById(id);
-  const icons = { collecting: "⏱ collecting", pending: "⏱ pending", resolved: "✓ resolved", timed_out: "⚠ timed out", cancelled: "✕ cancelled" };
+  // A prompt's status in words: the API's values are collecting, pending,
+  // resolved, timed_out and cancelled.
+  const icons = { collecting: "⏱ collecting answers", pending: "⏱ not open yet", resolved: "✓ resolved: quorum reached", timed_out: "⚠ timed out before the quorum", cancelled: "✕ cancelled" };
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
