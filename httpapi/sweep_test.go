@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -43,12 +44,17 @@ var hostileBodies = []string{`{"title":"\u0000","body":"b","name":"a\u0000"}`, "
 // numbers and odd IDs to every route of every handler, on every backend:
 // no answer is a 5xx, and every backend answers every request alike.
 func TestSweepEveryRoute(t *testing.T) {
+	var mu sync.Mutex                      // the backends run in parallel
 	answers := map[string]map[string]int{} // backend -> request -> status
 	var order []string
+	orderTaken := false
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		handlers := everyHandler(t, st)
 		got := map[string]int{}
-		mine := order == nil
+		mu.Lock()
+		mine := !orderTaken // the first backend records the order
+		orderTaken = true
+		mu.Unlock()
 		for _, name := range []string{"aop", "arena", "discussion", "agentchat"} {
 			h := handlers[name]
 			lister, ok := h.(interface{ Routes() []string })
@@ -88,7 +94,9 @@ func TestSweepEveryRoute(t *testing.T) {
 				}
 			}
 		}
+		mu.Lock()
 		answers[t.Name()] = got
+		mu.Unlock()
 	})
 	var first string
 	for name := range answers {
