@@ -15,15 +15,24 @@ import (
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/console"
 	"github.com/agorahq/agora/internal/browser"
+	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
 )
 
-// newSquadServer serves /squad over the discussion routes on memory.
-func newSquadServer(t *testing.T) (*discussion.Service, *httptest.Server) {
+// newSquadServer serves /squad over the discussion routes on memory; with
+// keys, those routes require the API keys of the returned slots service,
+// and /api/v1 is served too.
+func newSquadServer(t *testing.T, keyed bool) (*discussion.Service, *slots.Service, *httptest.Server) {
 	st := memstore.New()
 	svc := discussion.New(st, discussion.WithNotifier(st))
+	keys := slots.New(st)
+	var opts []httpapi.Option
 	mux := http.NewServeMux()
-	d := httpapi.Discussion(svc)
+	if keyed {
+		opts = append(opts, httpapi.WithKeys(keys))
+		mux.Handle("/api/v1/", httpapi.AOP(keys, opts...))
+	}
+	d := httpapi.Discussion(svc, opts...)
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
 		mux.Handle(p, d)
 	}
@@ -32,14 +41,14 @@ func newSquadServer(t *testing.T) (*discussion.Service, *httptest.Server) {
 	mux.Handle("/console/", c)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return svc, srv
+	return svc, keys, srv
 }
 
 // TestSquadPageLive opens /squad, asks the squad a question needing two
 // answers, and watches the page go from 0/2 to resolved without reloading
 // while two agents answer through the API.
 func TestSquadPageLive(t *testing.T) {
-	svc, srv := newSquadServer(t)
+	svc, _, srv := newSquadServer(t, false)
 	ctx := browser.New(t, 60*time.Second)
 
 	bg := context.Background()
@@ -85,7 +94,7 @@ func intp(n int) *int { return &n }
 // TestSquadPageThreads replies to a message from /squad and sees the reply
 // threaded under it, stored with reply_to_id; a task_ref is shown as a tag.
 func TestSquadPageThreads(t *testing.T) {
-	svc, srv := newSquadServer(t)
+	svc, _, srv := newSquadServer(t, false)
 	ctx := browser.New(t, 60*time.Second)
 
 	bg := context.Background()
@@ -220,4 +229,48 @@ func TestArenaPageDrawsTheDecision(t *testing.T) {
 	require.Equal(t, names(next.Minority), minority)
 	require.Empty(t, marked, "the new round's agents carry no outcome")
 	browser.SaveScreenshot(t, "arena.png", shot)
+}
+
+// TestSquadPageWithKeys: on a server that requires keys, /squad asks for
+// one; given one (a "#key=" fragment), it follows the chat live and posts
+// under the key's name.
+func TestSquadPageWithKeys(t *testing.T) {
+	svc, keys, srv := newSquadServer(t, true)
+	bg := context.Background()
+	_, token, err := keys.CreateKey(bg, slots.NewKey{Name: "Ops Lead", Scopes: []slots.Scope{slots.ScopeDiscussionWrite, slots.ScopeDiscussionAdmin}})
+	require.NoError(t, err)
+	_, err = svc.PostMessage(bg, discussion.Post{AgentName: "Builder", Message: "morning"})
+	require.NoError(t, err)
+
+	ctx := browser.New(t, 60*time.Second)
+	var live, name string
+	var readOnly bool
+	var shot []byte
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/squad"),
+		chromedp.WaitVisible(`#keyform`, chromedp.ByQuery),
+		chromedp.Text(`#live`, &live, chromedp.ByQuery),
+	))
+	require.Equal(t, "○ key needed", live)
+
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate("about:blank"), // a new fragment alone would not load the page again
+		chromedp.Navigate(srv.URL+"/squad#key="+token),
+		chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
+		chromedp.WaitVisible(`.msg .text`, chromedp.ByQuery),
+		chromedp.Value(`#name`, &name, chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("name").readOnly`, &readOnly),
+		chromedp.SendKeys(`#text`, "ship it", chromedp.ByQuery),
+		chromedp.Click(`#post button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`//div[contains(@class,"human")]/span[@class="text" and text()="ship it"]`, chromedp.BySearch),
+		chromedp.CaptureScreenshot(&shot),
+	))
+	require.Equal(t, "Ops Lead", name, "the name is the key's")
+	require.True(t, readOnly)
+	ms, err := svc.Messages(bg, 1, "")
+	require.NoError(t, err)
+	require.Equal(t, "ship it", ms[0].Message)
+	require.Equal(t, "Ops Lead", ms[0].AgentName)
+	require.True(t, ms[0].IsHuman)
+	browser.SaveScreenshot(t, "squad-keys.png", shot)
 }
