@@ -55,7 +55,7 @@ func TestSweepEveryRoute(t *testing.T) {
 		mine := !orderTaken // the first backend records the order
 		orderTaken = true
 		mu.Unlock()
-		for _, name := range []string{"aop", "arena", "discussion", "agentchat"} {
+		for _, name := range []string{"aop", "arena", "discussion", "agentchat", "discussion-keyed"} {
 			h := handlers[name]
 			lister, ok := h.(interface{ Routes() []string })
 			require.True(t, ok, "%s lists its routes", name)
@@ -113,7 +113,7 @@ func TestSweepEveryRoute(t *testing.T) {
 const admin = "admin-sweep"
 
 // everyHandler builds the four route families on st, admin being the admin
-// key.
+// key, and the discussion routes with keys required.
 func everyHandler(t *testing.T, st storetest.Stores) map[string]http.Handler {
 	svc := slots.New(st.Slots, slots.WithAdminKey(admin), slots.WithNotifier(st.Notifier))
 	pipelines := prism.New(st.Prism, st.Slots, prism.WithNotifier(st.Notifier))
@@ -124,6 +124,9 @@ func everyHandler(t *testing.T, st storetest.Stores) map[string]http.Handler {
 		"arena":      httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(st.Notifier))),
 		"discussion": httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier))),
 		"agentchat":  agentchat.Handler(chat),
+		// The keyed mode's own checks (names, scopes, requester) meet the
+		// same hostile input.
+		"discussion-keyed": httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier)), httpapi.WithKeys(svc), httpapi.WithLimiter(nil)),
 	}
 }
 
