@@ -77,8 +77,9 @@ func Handler(svc *Service, opts ...HandlerOption) http.Handler {
 			if errors.Is(err, ErrAuthUnavailable) {
 				// What went wrong with the application stays in the log.
 				cfg.log.WarnContext(r.Context(), "agent chat auth", "err", err)
-				httpjson.Write(w, http.StatusServiceUnavailable, httpjson.Body{Error: httpjson.Detail{
-					Code: "auth_unavailable", Message: "the application could not say whether you may use the agent; try again later"}})
+				w.Header().Set("Retry-After", strconv.Itoa(int(httpjson.UnavailableRetryAfter/time.Second)))
+				httpjson.Write(w, http.StatusServiceUnavailable, httpjson.ErrorBody("auth_unavailable",
+					"the application could not say whether you may use the agent; try again later"))
 				return nil
 			}
 			if err != nil {

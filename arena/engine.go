@@ -2,6 +2,7 @@ package arena
 
 import (
 	"crypto/sha256"
+	"maps"
 	"slices"
 	"time"
 
@@ -19,31 +20,28 @@ func NewGame(id string, minPlayers int, phaseTimeout time.Duration, now time.Tim
 	if minPlayers == 0 {
 		minPlayers = DefaultMinPlayer
 	}
-	if minPlayers < DefaultMinPlayer || minPlayers > MaxAgents {
-		return Game{}, store.Errorf(store.ErrInvalid, "invalid_min_players", "min_players must be from %d to %d", DefaultMinPlayer, MaxAgents)
+	if minPlayers < 1 || minPlayers > MaxAgents {
+		return Game{}, store.Errorf(store.ErrInvalid, "invalid_min_players", "min_players must be from 1 to %d", MaxAgents)
 	}
 	if phaseTimeout < 0 || phaseTimeout > 24*time.Hour {
 		return Game{}, store.Errorf(store.ErrInvalid, "invalid_phase_timeout", "phase_timeout_s must be from 0 (off) to 86400")
 	}
 	return Game{
 		ID: id, Status: StatusWaiting, MinPlayers: minPlayers, PhaseTimeout: phaseTimeout,
-		Agents: []Agent{}, Rounds: []Round{}, Scores: map[string]int{}, Feed: []FeedItem{},
+		Agents: []Agent{}, Scores: map[string]int{}, EndedRounds: []string{},
 		Version: 1, CreatedAt: now,
 	}, nil
 }
 
 // event appends an event to the feed and notes the time.
-func (g *Game) event(e env, typ string, payload map[string]any) {
-	if payload == nil {
-		payload = map[string]any{}
-	}
-	payload["type"] = typ
-	it := FeedItem{ID: e.ids.New("evt"), Type: "event", Payload: payload, CreatedAt: e.now}
+func (g *Game) event(e env, typ string, payload Payload) {
+	payload.Type, payload.EventType = typ, typ
+	it := FeedItem{ID: e.ids.New("evt"), Type: "event", Payload: &payload, CreatedAt: e.now}
 	if r := g.Current(); r != nil {
 		n, ph := r.Number, r.Phase
 		it.RoundNumber, it.Phase = &n, &ph
 	}
-	g.Feed = append(g.Feed, it)
+	g.appendFeed(it)
 	now := e.now
 	g.LastEventAt = &now
 }
@@ -52,6 +50,11 @@ func (g *Game) started() bool { return g.Status != StatusWaiting && g.Status != 
 
 // register adds an agent while the game has not started.
 func (g *Game) register(name string, token *string, e env) (Agent, error) {
+	return g.join(name, token, false, e)
+}
+
+// join adds an agent, a filler or not, while the game has not started.
+func (g *Game) join(name string, token *string, filler bool, e env) (Agent, error) {
 	if g.started() {
 		return Agent{}, bad("Game already started")
 	}
@@ -62,7 +65,7 @@ func (g *Game) register(name string, token *string, e env) (Agent, error) {
 	if len(g.Agents) >= MaxAgents {
 		return Agent{}, bad("Game is full")
 	}
-	a := Agent{ID: e.ids.New("agent"), DisplayName: name}
+	a := Agent{ID: e.ids.New("agent"), DisplayName: name, Filler: filler}
 	if token != nil && *token != "" {
 		h := sha256.Sum256([]byte(*token))
 		a.TokenHash = h[:]
@@ -72,7 +75,7 @@ func (g *Game) register(name string, token *string, e env) (Agent, error) {
 	if len(g.Agents) >= g.MinPlayers {
 		g.Status = StatusReady
 	}
-	g.event(e, "agent_registered", map[string]any{"agent_id": a.ID, "display_name": a.DisplayName})
+	g.event(e, "agent_registered", Payload{AgentID: a.ID, DisplayName: a.DisplayName, Filler: filler})
 	return a, nil
 }
 
@@ -84,7 +87,7 @@ func (g *Game) start(e env) error {
 	case g.Status != StatusReady:
 		return bad("Not enough agents to start")
 	}
-	g.event(e, "game_started", nil)
+	g.event(e, "game_started", Payload{})
 	g.startRound(e)
 	return nil
 }
@@ -117,16 +120,26 @@ func (g *Game) startRound(e env) {
 	if min < 0 {
 		min = (op + 1) % len(g.Agents)
 	}
-	r := Round{ID: e.ids.New("round"), Number: len(g.Rounds) + 1, Operator: g.Agents[op].ID, Minority: []string{g.Agents[min].ID},
+	r := Round{ID: e.ids.New("round"), Number: g.RoundCount + 1, Operator: g.Agents[op].ID, Minority: []string{g.Agents[min].ID},
 		Majority: []string{}, Arguments: []Argument{}, StartedAt: e.now}
-	for i, a := range g.Agents {
-		if i != op && i != min {
+	for i := range g.Agents {
+		a := &g.Agents[i]
+		switch i {
+		case op:
+			a.BeenOperator = true
+		case min:
+			a.BeenMinority = true
+		default:
+			a.BeenMajority = true
 			r.Majority = append(r.Majority, a.ID)
 		}
 	}
-	g.Rounds = append(g.Rounds, r)
+	if g.Round != nil {
+		g.EndedRounds = append(g.EndedRounds, g.Round.ID)
+	}
+	g.Round, g.RoundCount = &r, g.RoundCount+1
 	g.setPhase(Phase1, e)
-	g.event(e, "round_started", map[string]any{"round_id": r.ID, "operator": r.Operator, "majority": r.Majority, "minority": r.Minority})
+	g.event(e, "round_started", Payload{RoundID: r.ID, Operator: r.Operator, Majority: r.Majority, Minority: r.Minority})
 }
 
 var phaseStatus = map[Phase]Status{
@@ -148,13 +161,11 @@ func debating(p Phase) bool { return p == Phase1 || p == Phase2 || p == Phase3 }
 
 // round returns the round with ID id if it is the current one.
 func (g *Game) round(id string) (*Round, error) {
-	for i := range g.Rounds {
-		if g.Rounds[i].ID == id {
-			if i != len(g.Rounds)-1 {
-				return nil, bad("Round is over")
-			}
-			return &g.Rounds[i], nil
-		}
+	switch {
+	case g.Round != nil && g.Round.ID == id:
+		return g.Round, nil
+	case slices.Contains(g.EndedRounds, id):
+		return nil, bad("Round is over")
 	}
 	return nil, ErrRoundNotFound
 }
@@ -190,10 +201,11 @@ func (g *Game) argue(roundID, agentID, text string, e env) error {
 	if err != nil {
 		return err
 	}
-	r.Arguments = append(r.Arguments, Argument{AgentID: agentID, Phase: r.Phase, Text: text, CreatedAt: e.now})
+	argID := e.ids.New("arg")
+	r.Arguments = append(r.Arguments, Argument{ID: argID, AgentID: agentID, Phase: r.Phase, Text: text, CreatedAt: e.now})
 	a := g.agent(agentID)
 	n, ph, id, name, t := r.Number, r.Phase, agentID, a.DisplayName, text
-	g.Feed = append(g.Feed, FeedItem{ID: e.ids.New("arg"), Type: "argument", RoundNumber: &n, Phase: &ph, AgentID: &id, DisplayName: &name, Text: &t, CreatedAt: e.now})
+	g.appendFeed(FeedItem{ID: argID, Type: "argument", RoundNumber: &n, Phase: &ph, AgentID: &id, DisplayName: &name, Text: &t, CreatedAt: e.now})
 	now := e.now
 	g.LastEventAt = &now
 	if len(r.ArguedThisPhase()) == len(r.Majority)+len(r.Minority) {
@@ -206,7 +218,7 @@ func (g *Game) argue(roundID, agentID, text string, e env) error {
 func (g *Game) nextPhase(e env) {
 	next := map[Phase]Phase{Phase1: Phase2, Phase2: Phase3, Phase3: PhaseAwaiting}[g.Current().Phase]
 	g.setPhase(next, e)
-	g.event(e, "phase_changed", map[string]any{"phase": next})
+	g.event(e, "phase_changed", Payload{Phase: next})
 }
 
 // decide records the operator's decision.
@@ -242,8 +254,12 @@ func (g *Game) resolve(d Decision, forced bool, e env) {
 	now := e.now
 	r.EndedAt = &now
 	g.setPhase(PhaseResolved, e)
+	g.Appended.Rounds = append(g.Appended.Rounds, *r.clone())
+	// The board needs the decision and its outcome only.
+	g.LastResolved = &Round{ID: r.ID, Number: r.Number, Operator: r.Operator, Phase: r.Phase, Decision: d, Forced: forced,
+		Survivors: slices.Clone(r.Survivors), Lost: slices.Clone(r.Lost), StartedAt: r.StartedAt, EndedAt: r.EndedAt}
 	g.AnimationCount++
-	g.event(e, "round_resolved", map[string]any{"round_id": r.ID, "decision": d, "forced": forced, "survivors": r.Survivors, "lost": r.Lost})
+	g.event(e, "round_resolved", Payload{RoundID: r.ID, Decision: d, Forced: forced, Survivors: r.Survivors, Lost: r.Lost})
 	for _, c := range g.Coverage() {
 		if !c.Complete {
 			g.startRound(e)
@@ -252,7 +268,7 @@ func (g *Game) resolve(d Decision, forced bool, e env) {
 	}
 	g.Status = StatusCompleted
 	g.PhaseDeadline = nil
-	g.event(e, "game_completed", map[string]any{"scores": g.Scores})
+	g.event(e, "game_completed", Payload{Scores: maps.Clone(g.Scores)})
 }
 
 // AdvanceAction is an admin's push of a stuck game.
@@ -282,7 +298,7 @@ func (g *Game) advance(a AdvanceAction, e env) error {
 			return bad("Not in a debate phase")
 		}
 		g.setPhase(PhaseAwaiting, e)
-		g.event(e, "phase_changed", map[string]any{"phase": PhaseAwaiting, "forced": true})
+		g.event(e, "phase_changed", Payload{Phase: PhaseAwaiting, Forced: true})
 	case ActionResolveRound:
 		if r.Phase == PhaseResolved {
 			return bad("Round already resolved")
@@ -298,7 +314,7 @@ func (g *Game) advance(a AdvanceAction, e env) error {
 // debate phase moves on as next_phase would; an overdue decision is forced
 // and resolved. It reports whether anything changed.
 func (g *Game) sweep(e env) bool {
-	if g.PhaseDeadline == nil || e.now.Before(*g.PhaseDeadline) || g.Status == StatusCompleted {
+	if g.PhaseDeadline == nil || e.now.Before(*g.PhaseDeadline) || g.Status == StatusCompleted || g.Current() == nil {
 		return false
 	}
 	if debating(g.Current().Phase) {

@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ func testEnv() env {
 func play(t *testing.T, n int) Game {
 	t.Helper()
 	e := testEnv()
-	g, err := NewGame("g", 0, 0, e.now)
+	g, err := NewGame("g", TableMin, 0, e.now)
 	require.NoError(t, err)
 	for i := 0; i < n; i++ {
 		_, err := g.register(fmt.Sprint("agent-", i), nil, e)
@@ -46,12 +47,12 @@ func play(t *testing.T, n int) Game {
 		}
 		require.Equal(t, PhaseAwaiting, r.Phase)
 		require.NoError(t, g.decide(r.ID, r.Operator, SaveMajority, e))
-		require.Equal(t, r.Majority, g.Rounds[r.Number-1].Survivors)
+		require.Equal(t, r.Majority, g.Appended.Rounds[r.Number-1].Survivors)
 	}
 	for _, c := range g.Coverage() {
 		require.True(t, c.Complete, "%+v", c)
 	}
-	require.LessOrEqual(t, len(g.Rounds), n+1)
+	require.LessOrEqual(t, g.RoundCount, n+1)
 	return g
 }
 
@@ -64,7 +65,7 @@ func TestFullGames(t *testing.T) {
 				total += s
 			}
 			want := 0
-			for _, r := range g.Rounds {
+			for _, r := range g.Appended.Rounds {
 				want += len(r.Survivors)
 			}
 			require.Equal(t, want, total, "survivors score one each")
@@ -74,7 +75,7 @@ func TestFullGames(t *testing.T) {
 
 func TestRulesAndMessages(t *testing.T) {
 	e := testEnv()
-	_, err := NewGame("g", 2, 0, e.now)
+	_, err := NewGame("g", MaxAgents+1, 0, e.now)
 	require.ErrorIs(t, err, store.ErrInvalid)
 	g, err := NewGame("g", 3, time.Minute, e.now)
 	require.NoError(t, err)
@@ -122,10 +123,10 @@ func TestRulesAndMessages(t *testing.T) {
 	require.ErrorContains(t, g.decide(r.ID, r.Operator, "save_nobody", e), "Decision must be save_majority or save_minority")
 	require.ErrorContains(t, g.advance("explode", e), "Action must be")
 	require.NoError(t, g.decide(r.ID, r.Operator, SaveMinority, e))
-	require.Equal(t, []string{r.Minority[0]}, g.Rounds[0].Survivors)
+	require.Equal(t, []string{r.Minority[0]}, g.Appended.Rounds[0].Survivors)
 	require.Equal(t, 1, g.Scores[r.Minority[0]])
 	require.Equal(t, 0, g.Scores[r.Operator])
-	require.Equal(t, 2, len(g.Rounds), "the next round starts by itself")
+	require.Equal(t, 2, g.RoundCount, "the next round starts by itself")
 	require.ErrorContains(t, g.argue(r.ID, r.Minority[0], "x", e), "Round is over")
 
 	// An overdue decision is forced and resolved for the majority.
@@ -134,9 +135,56 @@ func TestRulesAndMessages(t *testing.T) {
 	over := e
 	over.now = e.now.Add(2 * time.Minute)
 	require.True(t, g.sweep(over))
-	require.True(t, g.Rounds[1].Forced)
-	require.Equal(t, SaveMajority, g.Rounds[1].Decision)
-	require.Equal(t, r2.Majority, g.Rounds[1].Survivors)
+	require.True(t, g.Appended.Rounds[1].Forced)
+	require.Equal(t, SaveMajority, g.Appended.Rounds[1].Decision)
+	require.Equal(t, r2.Majority, g.Appended.Rounds[1].Survivors)
 	require.NoError(t, g.advance(ActionResolveRound, e))
-	require.True(t, g.Rounds[2].Forced)
+	require.True(t, g.Appended.Rounds[2].Forced)
+}
+
+// TestLegacyDocumentReads: a document stored with its rounds and feed
+// inside (before they moved to logs) reads as the same game: the current
+// round, the ended ones, the board's last decision, the agents' coverage
+// and the feed's length; the game plays on from it.
+func TestLegacyDocumentReads(t *testing.T) {
+	e := testEnv()
+	g, err := NewGame("g", TableMin, 0, e.now)
+	require.NoError(t, err)
+	for i := range 3 {
+		_, err := g.register(fmt.Sprint("agent-", i), nil, e)
+		require.NoError(t, err)
+	}
+	require.NoError(t, g.start(e))
+	r := g.Current()
+	require.NoError(t, g.advance(ActionResolveRound, e))
+	want := g.Clone()
+	// The old shape: every round and the whole feed inside.
+	legacy := map[string]any{}
+	data, err := json.Marshal(want)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &legacy))
+	for _, k := range []string{"round", "round_count", "ended_rounds", "last_resolved", "feed_len"} {
+		delete(legacy, k)
+	}
+	agents := legacy["agents"].([]any)
+	for _, a := range agents {
+		for _, k := range []string{"been_operator", "been_majority", "been_minority"} {
+			delete(a.(map[string]any), k)
+		}
+	}
+	legacy["rounds"] = append(append([]Round{}, g.Appended.Rounds...), *g.Current())
+	legacy["feed"] = g.Appended.Feed
+	data, err = json.Marshal(legacy)
+	require.NoError(t, err)
+	var got Game
+	require.NoError(t, json.Unmarshal(data, &got))
+	require.Equal(t, want.RoundCount, got.RoundCount)
+	require.Equal(t, want.Round, got.Round)
+	require.Equal(t, []string{r.ID}, got.EndedRounds)
+	require.Equal(t, want.LastResolved, got.LastResolved)
+	require.Equal(t, want.Coverage(), got.Coverage())
+	require.Equal(t, want.FeedLen, got.FeedLen)
+	cur := got.Current()
+	require.NoError(t, got.argue(cur.ID, cur.Majority[0], "on we go", e))
+	require.ErrorContains(t, got.argue(r.ID, r.Majority[0], "late", e), "Round is over")
 }

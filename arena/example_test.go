@@ -30,7 +30,7 @@ func Example() {
 			g, _ = games.Argue(ctx, g.ID, r.ID, id, "", "Five lives outweigh one.")
 		}
 	}
-	fmt.Println(g.Status, "after", len(g.Rounds), "rounds")
+	fmt.Println(g.Status, "after", g.RoundCount, "rounds")
 	for _, c := range g.Coverage() {
 		fmt.Println(c.DisplayName, g.Scores[c.AgentID], c.Complete)
 	}

@@ -3,6 +3,7 @@ package arena
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -17,15 +18,22 @@ type Status string
 
 // The game statuses of seeds/arena.md.
 const (
-	StatusWaiting    Status = "waiting_for_agents"
-	StatusReady      Status = "ready_to_start"
-	StatusPhase1     Status = "round_phase_1"
-	StatusPhase2     Status = "round_phase_2"
-	StatusPhase3     Status = "round_phase_3"
-	StatusAwaiting   Status = "awaiting_operator_decision"
-	StatusResolved   Status = "round_resolved"
-	StatusCompleted  Status = "game_completed"
-	DefaultMinPlayer        = 3
+	StatusWaiting   Status = "waiting_for_agents"
+	StatusReady     Status = "ready_to_start"
+	StatusPhase1    Status = "round_phase_1"
+	StatusPhase2    Status = "round_phase_2"
+	StatusPhase3    Status = "round_phase_3"
+	StatusAwaiting  Status = "awaiting_operator_decision"
+	StatusResolved  Status = "round_resolved"
+	StatusCompleted Status = "game_completed"
+	// DefaultMinPlayer is a game's min_players when its creator gives
+	// none: 1, as in the original, so that one agent can start a game
+	// that fillers make up (see TableMin).
+	DefaultMinPlayer = 1
+	// TableMin is the fewest agents a round seats (an operator, a majority
+	// and a minority): a game that starts with fewer registered agents is
+	// made up to TableMin with fillers.
+	TableMin = 3
 )
 
 // Valid reports whether s is one of the statuses above.
@@ -77,10 +85,20 @@ type Agent struct {
 	ID          string `json:"id"`
 	DisplayName string `json:"display_name"`
 	TokenHash   []byte `json:"token_hash,omitempty"`
+	// Filler marks an agent Agora plays itself (see Service.AddFillers).
+	Filler bool `json:"filler,omitempty"`
+	// The roles the agent has been seated in, the current round's
+	// included: its coverage.
+	BeenOperator bool `json:"been_operator,omitempty"`
+	BeenMajority bool `json:"been_majority,omitempty"`
+	BeenMinority bool `json:"been_minority,omitempty"`
 }
 
 // Argument is one agent's argument in one phase of a round.
 type Argument struct {
+	// ID is the argument's feed item's ID (empty in games stored before
+	// arguments had one).
+	ID        string    `json:"id,omitempty"`
 	AgentID   string    `json:"agent_id"`
 	Phase     Phase     `json:"phase"`
 	Text      string    `json:"text"`
@@ -106,32 +124,103 @@ type Round struct {
 
 // FeedItem is an argument or an event, as GET /feed lists them.
 type FeedItem struct {
-	ID          string         `json:"id"`
-	Type        string         `json:"type"` // argument or event
-	RoundNumber *int           `json:"round_number"`
-	Phase       *Phase         `json:"phase"`
-	AgentID     *string        `json:"agent_id"`
-	DisplayName *string        `json:"display_name"`
-	Text        *string        `json:"text"`
-	Payload     map[string]any `json:"payload"`
-	CreatedAt   time.Time      `json:"created_at"`
+	ID          string    `json:"id"`
+	Type        string    `json:"type"` // argument or event
+	RoundNumber *int      `json:"round_number"`
+	Phase       *Phase    `json:"phase"`
+	AgentID     *string   `json:"agent_id"`
+	DisplayName *string   `json:"display_name"`
+	Text        *string   `json:"text"`
+	Payload     *Payload  `json:"payload"`
+	CreatedAt   time.Time `json:"created_at"`
+	// Seq numbers the game's feed items from 1 in the order they were
+	// appended.
+	Seq int64 `json:"seq"`
 }
 
-// Game is the aggregate.
+// Payload is the data of a feed event: Type says which event it is
+// (agent_registered, game_started, round_started, phase_changed,
+// round_resolved, game_completed), EventType repeats it under the name
+// the original's page reads, and the other fields are that event's.
+type Payload struct {
+	Type        string         `json:"type"`
+	EventType   string         `json:"event_type,omitempty"`
+	AgentID     string         `json:"agent_id,omitempty"`
+	DisplayName string         `json:"display_name,omitempty"`
+	Filler      bool           `json:"filler,omitempty"`
+	RoundID     string         `json:"round_id,omitempty"`
+	Operator    string         `json:"operator,omitempty"`
+	Majority    []string       `json:"majority,omitempty"`
+	Minority    []string       `json:"minority,omitempty"`
+	Phase       Phase          `json:"phase,omitempty"`
+	Decision    Decision       `json:"decision,omitempty"`
+	Forced      bool           `json:"forced,omitempty"`
+	Survivors   []string       `json:"survivors,omitempty"`
+	Lost        []string       `json:"lost,omitempty"`
+	Scores      map[string]int `json:"scores,omitempty"`
+}
+
+// LastArgument returns the last argument agentID made in round roundID,
+// the current round or one this change resolved.
+func (g *Game) LastArgument(roundID, agentID string) (Argument, bool) {
+	rounds := g.Appended.Rounds
+	if g.Round != nil {
+		rounds = append(slices.Clip(rounds), *g.Round)
+	}
+	for _, r := range slices.Backward(rounds) {
+		if r.ID != roundID {
+			continue
+		}
+		for _, a := range slices.Backward(r.Arguments) {
+			if a.AgentID == agentID {
+				return a, true
+			}
+		}
+	}
+	return Argument{}, false
+}
+
+// Game is the aggregate: the document every change rewrites, of a size
+// bounded by its agents and its current round, never by its length. What
+// a game accumulates — its feed and its resolved rounds — is appended to
+// logs beside it in the same atomic step as the change that made it
+// (Appended), and never rewritten.
 type Game struct {
-	ID             string         `json:"id"`
-	Status         Status         `json:"status"`
-	MinPlayers     int            `json:"min_players"`
-	PhaseTimeout   time.Duration  `json:"phase_timeout"` // 0: no deadline
-	PhaseDeadline  *time.Time     `json:"phase_deadline,omitempty"`
-	Agents         []Agent        `json:"agents"`
-	Rounds         []Round        `json:"rounds"`
-	Scores         map[string]int `json:"scores"`
-	Feed           []FeedItem     `json:"feed"`
-	AnimationCount int            `json:"animation_version"`
-	Version        int64          `json:"version"`
-	CreatedAt      time.Time      `json:"created_at"`
-	LastEventAt    *time.Time     `json:"last_event_at,omitempty"`
+	ID            string         `json:"id"`
+	Status        Status         `json:"status"`
+	MinPlayers    int            `json:"min_players"`
+	PhaseTimeout  time.Duration  `json:"phase_timeout"` // 0: no deadline
+	PhaseDeadline *time.Time     `json:"phase_deadline,omitempty"`
+	Agents        []Agent        `json:"agents"`
+	Scores        map[string]int `json:"scores"`
+	// Round is the round being played (the last one), nil before the
+	// first.
+	Round *Round `json:"round,omitempty"`
+	// RoundCount counts the rounds started, the current one included.
+	RoundCount int `json:"round_count"`
+	// EndedRounds lists the IDs of the rounds before the current one.
+	EndedRounds []string `json:"ended_rounds"`
+	// LastResolved is the last round decided, without its tracks and
+	// arguments (its survivors and lost only): what the board draws. Nil
+	// before the first decision.
+	LastResolved *Round `json:"last_resolved,omitempty"`
+	// FeedLen counts the game's feed items: the next one's Seq is
+	// FeedLen+1.
+	FeedLen        int64      `json:"feed_len"`
+	AnimationCount int        `json:"animation_version"`
+	Version        int64      `json:"version"`
+	CreatedAt      time.Time  `json:"created_at"`
+	LastEventAt    *time.Time `json:"last_event_at,omitempty"`
+	// Appended is what the change being made adds to the game's logs; it
+	// is not part of the document, and a game read from a store has none.
+	Appended Appended `json:"-"`
+}
+
+// Appended is what one change adds to a game's logs: feed items (with
+// their Seq) and resolved rounds (with their arguments), in order.
+type Appended struct {
+	Feed   []FeedItem
+	Rounds []Round
 }
 
 // bad is a 400 with one of the specification's messages.
@@ -156,11 +245,13 @@ func (g *Game) agent(id string) *Agent {
 }
 
 // Current returns the round being played, or nil.
-func (g *Game) Current() *Round {
-	if len(g.Rounds) == 0 {
-		return nil
-	}
-	return &g.Rounds[len(g.Rounds)-1]
+func (g *Game) Current() *Round { return g.Round }
+
+// appendFeed numbers an item and appends it to the change's feed.
+func (g *Game) appendFeed(it FeedItem) {
+	g.FeedLen++
+	it.Seq = g.FeedLen
+	g.Appended.Feed = append(g.Appended.Feed, it)
 }
 
 // checkToken verifies an agent's bearer token when it registered with one.
@@ -199,33 +290,80 @@ type Coverage struct {
 func (g *Game) Coverage() []Coverage {
 	out := make([]Coverage, 0, len(g.Agents))
 	for _, a := range g.Agents {
-		c := Coverage{AgentID: a.ID, DisplayName: a.DisplayName}
-		for _, r := range g.Rounds {
-			c.HasBeenOperator = c.HasBeenOperator || r.Operator == a.ID
-			c.HasBeenMajority = c.HasBeenMajority || slices.Contains(r.Majority, a.ID)
-			c.HasBeenMinority = c.HasBeenMinority || slices.Contains(r.Minority, a.ID)
-		}
-		c.Complete = c.HasBeenOperator && c.HasBeenMajority && c.HasBeenMinority
-		out = append(out, c)
+		out = append(out, Coverage{AgentID: a.ID, DisplayName: a.DisplayName, HasBeenOperator: a.BeenOperator, HasBeenMajority: a.BeenMajority,
+			HasBeenMinority: a.BeenMinority, Complete: a.BeenOperator && a.BeenMajority && a.BeenMinority})
 	}
 	return out
 }
 
-// Clone returns a deep copy, so a failed transition leaves the original.
+// clone returns a deep copy of the round.
+func (r *Round) clone() *Round {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Majority, c.Minority = slices.Clone(r.Majority), slices.Clone(r.Minority)
+	c.Survivors, c.Lost = slices.Clone(r.Survivors), slices.Clone(r.Lost)
+	c.Arguments = slices.Clone(r.Arguments)
+	return &c
+}
+
+// Clone returns a deep copy with nothing appended, so a failed transition
+// leaves the original and a change starts with empty logs.
 func (g Game) Clone() Game {
 	g.Agents = slices.Clone(g.Agents)
 	for i := range g.Agents {
 		g.Agents[i].TokenHash = slices.Clone(g.Agents[i].TokenHash)
 	}
-	g.Rounds = slices.Clone(g.Rounds)
-	for i := range g.Rounds {
-		r := &g.Rounds[i]
-		r.Majority, r.Minority = slices.Clone(r.Majority), slices.Clone(r.Minority)
-		r.Survivors, r.Lost = slices.Clone(r.Survivors), slices.Clone(r.Lost)
-		r.Arguments = slices.Clone(r.Arguments)
-	}
+	g.Round = g.Round.clone()
+	// Ended round IDs and the last resolved round are never changed once
+	// written: sharing them is safe.
+	g.EndedRounds = slices.Clip(g.EndedRounds)
 	g.Scores = maps.Clone(g.Scores)
-	// Feed items are never changed once written: sharing them is safe.
-	g.Feed = slices.Clip(g.Feed)
+	g.Appended = Appended{}
 	return g
+}
+
+// UnmarshalJSON reads a game's document, including one stored before the
+// feed and the resolved rounds moved out of it into logs: such a document
+// carries "rounds" and "feed", and reads as the same game — its last round
+// current, the others ended, its last decision on the board, its agents'
+// coverage from the rounds they sat in, its feed counted in FeedLen (the
+// items themselves are in the log where the store's migration copied
+// them). Its next save writes the new shape.
+func (g *Game) UnmarshalJSON(data []byte) error {
+	type document Game
+	var d struct {
+		document
+		Rounds []Round           `json:"rounds"`
+		Feed   []json.RawMessage `json:"feed"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		return err
+	}
+	*g = Game(d.document)
+	if g.FeedLen == 0 {
+		g.FeedLen = int64(len(d.Feed))
+	}
+	if len(d.Rounds) == 0 || g.RoundCount != 0 {
+		return nil
+	}
+	for i := range d.Rounds {
+		r := &d.Rounds[i]
+		for j := range g.Agents {
+			a := &g.Agents[j]
+			a.BeenOperator = a.BeenOperator || r.Operator == a.ID
+			a.BeenMajority = a.BeenMajority || slices.Contains(r.Majority, a.ID)
+			a.BeenMinority = a.BeenMinority || slices.Contains(r.Minority, a.ID)
+		}
+		if r.Decision != "" {
+			g.LastResolved = &Round{ID: r.ID, Number: r.Number, Operator: r.Operator, Phase: r.Phase, Decision: r.Decision, Forced: r.Forced,
+				Survivors: r.Survivors, Lost: r.Lost, StartedAt: r.StartedAt, EndedAt: r.EndedAt}
+		}
+		if i < len(d.Rounds)-1 {
+			g.EndedRounds = append(g.EndedRounds, r.ID)
+		}
+	}
+	g.Round, g.RoundCount = &d.Rounds[len(d.Rounds)-1], len(d.Rounds)
+	return nil
 }

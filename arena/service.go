@@ -2,6 +2,7 @@ package arena
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -32,6 +33,8 @@ type Service struct {
 	now      func() time.Time
 	ids      store.IDGen
 	games    store.Versions[Game]
+	writer   FillerWriter
+	auto     *autoFillers
 }
 
 // Option configures a Service.
@@ -46,7 +49,7 @@ func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notifie
 
 // New returns a Service over st.
 func New(st Store, opts ...Option) *Service {
-	s := &Service{store: st, now: time.Now}
+	s := &Service{store: st, now: time.Now, writer: templates{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -56,8 +59,47 @@ func New(st Store, opts ...Option) *Service {
 
 func (s *Service) env() env { return env{now: s.now().UTC().Truncate(time.Millisecond), ids: &s.ids} }
 
-// Topic is the notifier topic of a game; events carry its new version.
+// Topic is the notifier topic of a game; its events are Changes as JSON.
 func Topic(gameID string) string { return "arena:" + gameID }
+
+// Change is what the notifier announces of a saved change: the game's new
+// version, status and feed length, and the feed items the change appended
+// — unless they would make the event too large for a notifier (Items is
+// then nil and Truncated set: read them with FeedAfter).
+type Change struct {
+	Version   int64      `json:"version"`
+	Status    Status     `json:"status"`
+	FeedLen   int64      `json:"feed_len"`
+	Items     []FeedItem `json:"items,omitempty"`
+	Truncated bool       `json:"truncated,omitempty"`
+}
+
+// maxChangeBytes keeps an announced change under PostgreSQL's NOTIFY
+// payload limit (8000 bytes) with room for the topic.
+const maxChangeBytes = 7000
+
+// announcement encodes the change that saved g.
+func announcement(g Game) []byte {
+	c := Change{Version: g.Version, Status: g.Status, FeedLen: g.FeedLen, Items: g.Appended.Feed}
+	data, _ := json.Marshal(c)
+	if len(data) > maxChangeBytes {
+		c.Items, c.Truncated = nil, true
+		data, _ = json.Marshal(c)
+	}
+	return data
+}
+
+// ParseChange decodes an announced change. An event that is not one (a
+// bare version, as older servers announced) has Truncated set, so its
+// reader reads what it needs.
+func ParseChange(data []byte) Change {
+	var c Change
+	if json.Unmarshal(data, &c) != nil {
+		v, _ := strconv.ParseInt(string(data), 10, 64)
+		return Change{Version: v, Truncated: true}
+	}
+	return c
+}
 
 // change applies fn to a copy of the game and saves it, retrying when
 // another change was saved first; a saved change is announced. It starts
@@ -120,7 +162,12 @@ func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env)
 		}
 	})
 	if err == nil && s.notifier != nil {
-		_ = s.notifier.Publish(context.WithoutCancel(ctx), Topic(id), []byte(strconv.FormatInt(saved.Version, 10)))
+		_ = s.notifier.Publish(context.WithoutCancel(ctx), Topic(id), announcement(saved))
+	}
+	if err == nil && s.auto != nil {
+		if _, due := saved.DueFiller(); due {
+			s.kick(id)
+		}
 	}
 	return saved, err
 }
@@ -140,6 +187,40 @@ func (s *Service) Create(ctx context.Context, minPlayers int, phaseTimeout time.
 
 // Game returns a game.
 func (s *Service) Game(ctx context.Context, id string) (Game, error) { return s.store.GetGame(ctx, id) }
+
+// GameAt returns a game at version minVersion or later: the game this
+// process remembers (it made or read that change) when it is that recent,
+// else the stored game, which is then remembered. Many readers following
+// a game's changes in one process (event streams, the pages behind them)
+// read it from the store at most once per change, and not at all when
+// this process made the change.
+func (s *Service) GameAt(ctx context.Context, id string, minVersion int64) (Game, error) {
+	if g, _, ok := s.games.Get(id); ok && g.Version >= minVersion {
+		return g.Clone(), nil
+	}
+	g, err := s.store.GetGame(ctx, id)
+	if err == nil {
+		s.games.Put(id, g.Version, g.Clone(), false)
+	}
+	return g, err
+}
+
+// FeedLatest returns a game's last limit feed items, newest first.
+func (s *Service) FeedLatest(ctx context.Context, id string, limit int) ([]FeedItem, error) {
+	return s.store.FeedLatest(ctx, id, limit)
+}
+
+// FeedAfter returns up to limit of a game's feed items after the seq-th,
+// oldest first.
+func (s *Service) FeedAfter(ctx context.Context, id string, after int64, limit int) ([]FeedItem, error) {
+	return s.store.FeedAfter(ctx, id, after, limit)
+}
+
+// History returns a game's resolved rounds in order, with their
+// arguments.
+func (s *Service) History(ctx context.Context, id string) ([]Round, error) {
+	return s.store.ResolvedRounds(ctx, id)
+}
 
 // List lists games newest first, in status when it is set; an unknown
 // status is a validation error.
@@ -164,9 +245,18 @@ func (s *Service) Register(ctx context.Context, gameID, name string, token *stri
 	return a, err
 }
 
-// Start begins the first round.
+// Start begins the first round once the game's min_players have
+// registered; a game with fewer than TableMin agents is made up with
+// fillers in the same step.
 func (s *Service) Start(ctx context.Context, gameID string) (Game, error) {
-	return s.change(ctx, gameID, func(g *Game, e env) error { return g.start(e) })
+	return s.change(ctx, gameID, func(g *Game, e env) error {
+		if g.Status == StatusReady {
+			if err := g.fillTable(e); err != nil {
+				return err
+			}
+		}
+		return g.start(e)
+	})
 }
 
 // Argue records an argument; token is the bearer token the request

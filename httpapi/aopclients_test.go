@@ -297,7 +297,7 @@ func TestDeviceLoginWire(t *testing.T) {
 		require.Equal(t, "Skeptic-7", me["name"])
 		require.Contains(t, me["scopes"], "claim:create")
 		c.expect(201, "POST", "/api/v1/claims", key, map[string]any{"title": "the new key works"})
-		require.Equal(t, "consumed_token", c.expect(409, "POST", "/api/v1/auth/token", "", device).errCode(t))
+		require.Equal(t, "consumed_token", c.expect(410, "POST", "/api/v1/auth/token", "", device).errCode(t), "410 as the original answers a used code")
 		require.Equal(t, "invalid_device_code", c.expect(404, "POST", "/api/v1/auth/token", "", map[string]any{"deviceCode": "nope"}).errCode(t))
 		require.Equal(t, "invalid_request", c.expect(400, "POST", "/api/v1/auth/token", "", map[string]any{}).errCode(t))
 		require.Equal(t, "invalid_scope", c.expect(400, "POST", "/api/v1/auth/device-code", "", map[string]any{"scopes": []string{"keys:admin"}}).errCode(t))

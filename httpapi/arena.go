@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,14 +12,18 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/store"
 )
 
 // Arena returns the handler of the Trolley Problem Arena routes of
 // seeds/arena.md under /api: games, agents, actions, state (with long
-// poll), feed, scoreboard, history, open actions, a demo, and an SSE event
-// stream. Mount it for "/api/games", "/api/games/" and "/api/demo/".
+// poll), feed, scoreboard, history, open actions, a demo, fillers and an
+// SSE event stream; and, as the original serves them, GET /skill.md (the
+// agents' instructions with this server's base URL) and GET /health.
+// Mount it for "/api/games", "/api/games/", "/api/demo/", "/skill.md" and
+// "/health".
 func Arena(svc *arena.Service, opts ...Option) http.Handler {
 	a := &arenaAPI{svc: svc}
 	rt := newRouter(newConfig(opts))
@@ -37,8 +42,42 @@ func Arena(svc *arena.Service, opts ...Option) http.Handler {
 	rt.handle("POST", "/api/games/{game_id}/advance", open(a.advance))
 	rt.handle("GET", "/api/games/{game_id}/open-actions", open(a.openActions))
 	rt.handle("GET", "/api/games/{game_id}/events", open(a.events))
+	rt.handle("POST", "/api/games/{game_id}/add-filler", open(a.addFiller))
+	rt.handle("POST", "/api/games/{game_id}/tick-filler", open(a.tickFiller))
 	rt.handle("POST", "/api/demo/create", open(a.demo))
+	rt.handle("GET", "/skill.md", open(skill))
+	rt.handle("GET", "/health", open(health))
 	return rt
+}
+
+//go:embed arena_skill.md
+var skillText string
+
+// skill answers the agents' instructions for this server, its base URL
+// written in: the scheme and host the request came by (as a proxy in
+// front forwarded them).
+func skill(w http.ResponseWriter, r *http.Request) error {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+		scheme = p
+	}
+	host := r.Host
+	if h := r.Header.Get("X-Forwarded-Host"); h != "" {
+		host = h
+	}
+	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, err := io.WriteString(w, strings.ReplaceAll(skillText, "{{BASE}}", scheme+"://"+host))
+	return err
+}
+
+// health answers that the server is up, as the original's GET /health.
+func health(w http.ResponseWriter, _ *http.Request) error {
+	httpjson.Write(w, http.StatusOK, wire.Health{Status: "ok"})
+	return nil
 }
 
 type arenaAPI struct {
@@ -64,7 +103,7 @@ func (a *arenaAPI) create(w http.ResponseWriter, r *http.Request) error {
 	mp, ts := 0, 0
 	if minPlayers != nil {
 		if *minPlayers == 0 {
-			return httpjson.Invalid("invalid_min_players", "min_players must be at least %d", arena.DefaultMinPlayer)
+			return httpjson.Invalid("invalid_min_players", "min_players must be from 1 to %d", arena.MaxAgents)
 		}
 		mp = *minPlayers
 	}
@@ -75,7 +114,7 @@ func (a *arenaAPI) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, map[string]any{"game_id": g.ID})
+	httpjson.Write(w, http.StatusCreated, wire.GameCreated{GameID: g.ID})
 	return nil
 }
 
@@ -84,14 +123,18 @@ func (a *arenaAPI) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, games)
+	out := make([]wire.GameSummary, 0, len(games))
+	for _, g := range games {
+		out = append(out, wire.GameSummary{ID: g.ID, Status: string(g.Status), CreatedAt: g.CreatedAt})
+	}
+	httpjson.Write(w, http.StatusOK, out)
 	return nil
 }
 
 // currentPhase returns the round's phase, or nil before the first round.
-func currentPhase(g arena.Game) *arena.Phase {
+func currentPhase(g arena.Game) *string {
 	if r := g.Current(); r != nil {
-		p := r.Phase
+		p := string(r.Phase)
 		return &p
 	}
 	return nil
@@ -102,21 +145,16 @@ func (a *arenaAPI) meta(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{
-		"id": g.ID, "status": g.Status, "created_at": g.CreatedAt, "current_round_number": len(g.Rounds),
-		"current_phase": currentPhase(g), "min_players": g.MinPlayers,
-		// Beyond arena.md: the game's phase timeout (0: none) and when the
-		// current phase moves on by itself (null: never).
-		"phase_timeout_s": int(g.PhaseTimeout / time.Second), "phase_deadline": g.PhaseDeadline,
+	httpjson.Write(w, http.StatusOK, wire.GameMeta{
+		ID: g.ID, Status: string(g.Status), CreatedAt: g.CreatedAt, CurrentRoundNumber: g.RoundCount,
+		CurrentPhase: currentPhase(g), MinPlayers: g.MinPlayers,
+		PhaseTimeoutS: int(g.PhaseTimeout / time.Second), PhaseDeadline: g.PhaseDeadline,
 	})
 	return nil
 }
 
 func (a *arenaAPI) register(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		DisplayName string  `json:"display_name"`
-		Token       *string `json:"token"`
-	}
+	var in wire.RegisterAgent
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
@@ -124,7 +162,7 @@ func (a *arenaAPI) register(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, map[string]any{"agent_id": ag.ID, "game_id": r.PathValue("game_id")})
+	httpjson.Write(w, http.StatusCreated, wire.AgentRegistered{AgentID: ag.ID, GameID: r.PathValue("game_id")})
 	return nil
 }
 
@@ -133,76 +171,66 @@ func (a *arenaAPI) start(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"status": g.Status, "message": fmt.Sprintf("Game started with %d agents", len(g.Agents))})
+	httpjson.Write(w, http.StatusOK, wire.GameStarted{Status: string(g.Status), Message: fmt.Sprintf("Game started with %d agents", len(g.Agents)), Fillers: fillerViews(g.Agents)})
 	return nil
 }
 
-type seat struct {
-	ID              string     `json:"id"`
-	DisplayName     string     `json:"display_name"`
-	Role            arena.Role `json:"role"`
-	ArguedThisPhase *bool      `json:"argued_this_phase,omitempty"`
+func coverageView(g arena.Game) []wire.Coverage {
+	out := []wire.Coverage{}
+	for _, c := range g.Coverage() {
+		out = append(out, wire.Coverage(c))
+	}
+	return out
 }
 
-type board struct {
-	SelectedBranch   *string  `json:"selected_branch"`
-	ResolutionState  string   `json:"resolution_state"`
-	AnimationVersion int      `json:"animation_version"`
-	Survivors        []string `json:"survivors"`
-	Lost             []string `json:"lost"`
+func names(g arena.Game) map[string]string {
+	out := make(map[string]string, len(g.Agents))
+	for _, ag := range g.Agents {
+		out[ag.ID] = ag.DisplayName
+	}
+	return out
 }
 
 // stateView is the payload of GET /state, as arena.md lays it out.
-func stateView(g arena.Game) map[string]any {
-	names := map[string]string{}
-	for _, ag := range g.Agents {
-		names[ag.ID] = ag.DisplayName
+func stateView(g arena.Game) wire.State {
+	name := names(g)
+	v := wire.State{
+		GameID: g.ID, Status: string(g.Status), CurrentRoundNumber: g.RoundCount, CurrentPhase: currentPhase(g),
+		MajorityAgents: []wire.Seat{}, MinorityAgents: []wire.Seat{}, Scores: g.Scores, Coverage: coverageView(g),
+		PhaseActivity: []string{}, LastEventAt: g.LastEventAt, Version: g.Version, PhaseDeadline: g.PhaseDeadline,
+		HasFillerAgents: slices.ContainsFunc(g.Agents, func(ag arena.Agent) bool { return ag.Filler }),
+		Board:           wire.Board{ResolutionState: "pending", AnimationVersion: g.AnimationCount, Survivors: []string{}, Lost: []string{}},
 	}
-	v := map[string]any{
-		"game_id": g.ID, "status": g.Status, "current_round_number": len(g.Rounds),
-		"current_round_id": nil, "current_phase": currentPhase(g), "operator": nil,
-		"majority_agents": []seat{}, "minority_agents": []seat{}, "decision": nil, "round_outcome": nil,
-		"scores": g.Scores, "coverage": g.Coverage(), "phase_activity": []string{},
-		"last_event_at": g.LastEventAt, "version": g.Version,
-		"phase_deadline": g.PhaseDeadline, // beyond arena.md: when the phase moves on by itself (null: never)
-	}
-	b := board{ResolutionState: "pending", AnimationVersion: g.AnimationCount, Survivors: []string{}, Lost: []string{}}
 	if r := g.Current(); r != nil {
-		v["current_round_id"] = r.ID
-		v["operator"] = seat{ID: r.Operator, DisplayName: names[r.Operator], Role: arena.RoleOperator}
+		v.CurrentRoundID = &r.ID
+		v.Operator = &wire.Seat{ID: r.Operator, DisplayName: name[r.Operator], Role: string(arena.RoleOperator)}
 		argued := r.ArguedThisPhase()
-		track := func(ids []string, role arena.Role) []seat {
-			out := []seat{}
+		track := func(ids []string, role arena.Role) []wire.Seat {
+			out := []wire.Seat{}
 			for _, id := range ids {
 				did := slices.Contains(argued, id)
-				out = append(out, seat{ID: id, DisplayName: names[id], Role: role, ArguedThisPhase: &did})
+				out = append(out, wire.Seat{ID: id, DisplayName: name[id], Role: string(role), ArguedThisPhase: &did})
 			}
 			return out
 		}
-		v["majority_agents"] = track(r.Majority, arena.RoleMajority)
-		v["minority_agents"] = track(r.Minority, arena.RoleMinority)
-		v["phase_activity"] = argued
+		v.MajorityAgents = track(r.Majority, arena.RoleMajority)
+		v.MinorityAgents = track(r.Minority, arena.RoleMinority)
+		v.PhaseActivity = argued
 		if r.Decision != "" {
-			v["decision"] = r.Decision
-			v["round_outcome"] = map[string]any{"survivors": r.Survivors, "lost": r.Lost}
+			d := string(r.Decision)
+			v.Decision = &d
+			v.RoundOutcome = &wire.Outcome{Survivors: r.Survivors, Lost: r.Lost}
 		}
 	}
-	// The board shows the last resolved round: which branch the trolley
-	// took (the track that was lost) and who survived.
-	for i := len(g.Rounds) - 1; i >= 0; i-- {
-		if r := g.Rounds[i]; r.Decision != "" {
-			branch := "minority"
-			if r.Decision == arena.SaveMinority {
-				branch = "majority"
-			}
-			b.SelectedBranch, b.Survivors, b.Lost = &branch, r.Survivors, r.Lost
-			if i == len(g.Rounds)-1 {
-				b.ResolutionState = "resolved"
-			}
-			break
+	// The board shows the last resolved round: its decision (the branch
+	// the operator selected, as the original names it) and who survived.
+	if r := g.LastResolved; r != nil {
+		branch := string(r.Decision)
+		v.Board.SelectedBranch, v.Board.Survivors, v.Board.Lost = &branch, r.Survivors, r.Lost
+		if g.Round != nil && g.Round.ID == r.ID {
+			v.Board.ResolutionState = "resolved"
 		}
 	}
-	v["board"] = b
 	return v
 }
 
@@ -217,7 +245,17 @@ func (a *arenaAPI) state(w http.ResponseWriter, r *http.Request) error {
 		return httpjson.Invalid("invalid_wait", "wait must be from 0 to %d seconds", int(arena.MaxWait/time.Second))
 	}
 	var g arena.Game
-	if q.Has("version") {
+	if q.Has("min_version") {
+		// A state at least this recent, as an event stream announced it:
+		// served from what this process remembers when it can.
+		v, err := strconv.ParseInt(q.Get("min_version"), 10, 64)
+		if err != nil {
+			return httpjson.Invalid("invalid_min_version", "min_version must be an integer")
+		}
+		if g, err = a.svc.GameAt(r.Context(), id, v); err != nil {
+			return err
+		}
+	} else if q.Has("version") {
 		version, err := strconv.ParseInt(q.Get("version"), 10, 64)
 		if err != nil {
 			return httpjson.Invalid("invalid_version", "version must be an integer")
@@ -233,23 +271,46 @@ func (a *arenaAPI) state(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// feedItem is the wire view of a feed item.
+func feedItem(it arena.FeedItem) wire.FeedItem {
+	out := wire.FeedItem{ID: it.ID, Type: it.Type, RoundNumber: it.RoundNumber, AgentID: it.AgentID, DisplayName: it.DisplayName,
+		Text: it.Text, CreatedAt: it.CreatedAt, Seq: it.Seq}
+	if it.Phase != nil {
+		p := string(*it.Phase)
+		out.Phase = &p
+	}
+	if p := it.Payload; p != nil {
+		out.Payload = &wire.EventPayload{Type: p.Type, EventType: p.EventType, AgentID: p.AgentID, DisplayName: p.DisplayName,
+			Filler: p.Filler, RoundID: p.RoundID, Operator: p.Operator, Majority: p.Majority, Minority: p.Minority,
+			Phase: string(p.Phase), Decision: string(p.Decision), Forced: p.Forced, Survivors: p.Survivors, Lost: p.Lost, Scores: p.Scores}
+	}
+	return out
+}
+
+// MaxFeedLimit is the most feed items one GET /feed answers.
+const MaxFeedLimit = 1000
+
 func (a *arenaAPI) feed(w http.ResponseWriter, r *http.Request) error {
 	limit, err := httpjson.QueryInt(r, "limit")
 	if err != nil {
 		return err
 	}
-	if limit == 0 {
+	if !r.URL.Query().Has("limit") {
 		limit = 50
 	}
-	if limit < 1 || limit > 1000 {
-		return httpjson.Invalid("invalid_limit", "limit must be from 1 to 1000")
+	if limit < 1 || limit > MaxFeedLimit {
+		return httpjson.Invalid("invalid_limit", "limit must be from 1 to %d", MaxFeedLimit)
 	}
-	g, err := a.svc.Game(r.Context(), r.PathValue("game_id"))
+	id := r.PathValue("game_id")
+	latest, err := a.svc.FeedLatest(r.Context(), id, limit) // newest first, as the original answers
 	if err != nil {
 		return err
 	}
-	items := g.Feed[max(0, len(g.Feed)-limit):]
-	httpjson.Write(w, http.StatusOK, map[string]any{"game_id": g.ID, "items": items})
+	items := make([]wire.FeedItem, 0, len(latest))
+	for _, it := range latest {
+		items = append(items, feedItem(it))
+	}
+	httpjson.Write(w, http.StatusOK, wire.Feed{GameID: id, Items: items})
 	return nil
 }
 
@@ -258,7 +319,11 @@ func (a *arenaAPI) scoreboard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"game_id": g.ID, "scores": g.Scores, "coverage": g.Coverage()})
+	scores := make([]wire.Score, 0, len(g.Agents))
+	for _, ag := range g.Agents {
+		scores = append(scores, wire.Score{AgentID: ag.ID, DisplayName: ag.DisplayName, Score: g.Scores[ag.ID]})
+	}
+	httpjson.Write(w, http.StatusOK, wire.Scoreboard{GameID: g.ID, Scores: scores, Coverage: coverageView(g)})
 	return nil
 }
 
@@ -267,26 +332,29 @@ func (a *arenaAPI) history(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rounds := []map[string]any{}
-	for _, rd := range g.Rounds {
-		if rd.Decision == "" {
-			continue
+	resolved, err := a.svc.History(r.Context(), g.ID)
+	if err != nil {
+		return err
+	}
+	name := names(g)
+	rounds := []wire.ResolvedRound{}
+	for _, rd := range resolved {
+		args := make([]wire.Argument, 0, len(rd.Arguments))
+		for _, ar := range rd.Arguments {
+			args = append(args, wire.Argument{AgentID: ar.AgentID, Phase: string(ar.Phase), Text: ar.Text, CreatedAt: ar.CreatedAt})
 		}
-		rounds = append(rounds, map[string]any{
-			"round_id": rd.ID, "round_number": rd.Number, "operator": rd.Operator, "majority": rd.Majority,
-			"minority": rd.Minority, "decision": rd.Decision, "forced": rd.Forced,
-			"survivors": rd.Survivors, "lost": rd.Lost, "arguments": rd.Arguments, "resolved_at": rd.EndedAt,
+		rounds = append(rounds, wire.ResolvedRound{
+			RoundID: rd.ID, RoundNumber: rd.Number, OperatorAgentID: rd.Operator, OperatorDisplayName: name[rd.Operator],
+			Operator: rd.Operator, Majority: rd.Majority, Minority: rd.Minority, Decision: string(rd.Decision), Forced: rd.Forced,
+			Survivors: rd.Survivors, Lost: rd.Lost, Arguments: args, ResolvedAt: rd.EndedAt,
 		})
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"game_id": g.ID, "rounds": rounds})
+	httpjson.Write(w, http.StatusOK, wire.History{GameID: g.ID, Rounds: rounds})
 	return nil
 }
 
 func (a *arenaAPI) argue(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		AgentID string `json:"agent_id"`
-		Text    string `json:"text"`
-	}
+	var in wire.Argue
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
@@ -294,38 +362,105 @@ func (a *arenaAPI) argue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, map[string]any{"ok": true, "version": g.Version, "current_phase": currentPhase(g)})
+	arg, _ := g.LastArgument(r.PathValue("round_id"), in.AgentID)
+	httpjson.Write(w, http.StatusCreated, wire.Argued{ArgumentID: arg.ID, Phase: string(arg.Phase), OK: true, Version: g.Version, CurrentPhase: currentPhase(g)})
 	return nil
 }
 
 func (a *arenaAPI) decide(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		AgentID  string         `json:"agent_id"`
-		Decision arena.Decision `json:"decision"`
-	}
+	var in wire.Decide
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	g, err := a.svc.Decide(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, bearer(r), in.Decision)
+	g, err := a.svc.Decide(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, bearer(r), arena.Decision(in.Decision))
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"ok": true, "version": g.Version, "status": g.Status})
+	httpjson.Write(w, http.StatusOK, wire.Decided{Status: "ok", Decision: in.Decision, OK: true, Version: g.Version, GameStatus: string(g.Status)})
 	return nil
 }
 
 func (a *arenaAPI) advance(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Action arena.AdvanceAction `json:"action"`
-	}
+	var in wire.Advance
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	g, err := a.svc.Advance(r.Context(), r.PathValue("game_id"), in.Action)
+	g, err := a.svc.Advance(r.Context(), r.PathValue("game_id"), arena.AdvanceAction(in.Action))
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"ok": true, "status": g.Status, "current_phase": currentPhase(g), "version": g.Version})
+	httpjson.Write(w, http.StatusOK, wire.Advanced{OK: true, Status: string(g.Status), CurrentPhase: currentPhase(g), Version: g.Version})
+	return nil
+}
+
+// fillerViews lists the fillers among agents.
+func fillerViews(agents []arena.Agent) []wire.FillerAgent {
+	out := []wire.FillerAgent{}
+	for _, ag := range agents {
+		if ag.Filler {
+			out = append(out, wire.FillerAgent{AgentID: ag.ID, DisplayName: ag.DisplayName})
+		}
+	}
+	return out
+}
+
+func (a *arenaAPI) addFiller(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Count json.RawMessage `json:"count"`
+	}
+	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
+		return err
+	}
+	count, err := httpjson.OptionalInt("count", in.Count)
+	if err != nil {
+		return err
+	}
+	n := 2 // the original's default
+	if count != nil {
+		n = *count
+	}
+	added, err := a.svc.AddFillers(r.Context(), r.PathValue("game_id"), n)
+	if err != nil {
+		return err
+	}
+	views := fillerViews(added)
+	httpjson.Write(w, http.StatusOK, wire.FillersAdded{GameID: r.PathValue("game_id"), Added: views, Count: len(views)})
+	return nil
+}
+
+// tickFiller plays the fillers' due actions, all of them unless
+// drain=false. As in the original it answers 200 even when an action
+// failed, with the error in the body, so a page or an agent polling it
+// keeps going; an unknown game is a 404.
+func (a *arenaAPI) tickFiller(w http.ResponseWriter, r *http.Request) error {
+	drain := true
+	if v := r.URL.Query().Get("drain"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return httpjson.Invalid("invalid_drain", "drain must be true or false")
+		}
+		drain = b
+	}
+	id := r.PathValue("game_id")
+	if _, err := a.svc.Game(r.Context(), id); err != nil {
+		return err
+	}
+	done, err := a.svc.TickFillers(r.Context(), id, drain)
+	out := wire.FillerTick{GameID: id}
+	if len(done) > 0 {
+		out.Action = &done[0]
+	}
+	if drain {
+		n := len(done)
+		out.Drained, out.ActionsCount = err == nil, &n
+	}
+	if err != nil {
+		if r.Context().Err() != nil {
+			return err
+		}
+		out.Error = err.Error()
+	}
+	httpjson.Write(w, http.StatusOK, out)
 	return nil
 }
 
@@ -344,7 +479,7 @@ func (a *arenaAPI) openActions(w http.ResponseWriter, r *http.Request) error {
 	if !known {
 		return errAgentNotFound
 	}
-	out := map[string]any{"agent_id": agentID, "can_act": false, "allowed_action": nil, "current_phase": currentPhase(g), "role": nil}
+	out := wire.OpenActions{AgentID: agentID, CurrentPhase: currentPhase(g)}
 	if rd := g.Current(); rd != nil && g.Status != arena.StatusCompleted {
 		var role arena.Role
 		switch {
@@ -355,15 +490,21 @@ func (a *arenaAPI) openActions(w http.ResponseWriter, r *http.Request) error {
 		case slices.Contains(rd.Minority, agentID):
 			role = arena.RoleMinority
 		}
-		out["role"] = role
-		debating := strings.HasPrefix(string(rd.Phase), "phase_")
+		if role != "" {
+			s := string(role)
+			out.Role = &s
+		}
+		allowed := ""
 		switch {
 		case role == arena.RoleOperator && rd.Phase == arena.PhaseAwaiting:
-			out["can_act"], out["allowed_action"] = true, "decision"
-		case role != arena.RoleOperator && debating && !slices.Contains(rd.ArguedThisPhase(), agentID):
-			out["can_act"], out["allowed_action"] = true, "argument"
+			allowed = "decision"
+		case role != arena.RoleOperator && strings.HasPrefix(string(rd.Phase), "phase_") && !slices.Contains(rd.ArguedThisPhase(), agentID):
+			allowed = "argument"
 		}
-		out["round_id"] = rd.ID
+		if allowed != "" {
+			out.CanAct, out.AllowedAction = true, &allowed
+		}
+		out.RoundID = rd.ID
 	}
 	httpjson.Write(w, http.StatusOK, out)
 	return nil
@@ -374,18 +515,22 @@ func (a *arenaAPI) demo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := []map[string]any{}
+	out := []wire.DemoAgent{}
 	for _, ag := range agents {
-		out = append(out, map[string]any{"agent_id": ag.ID, "display_name": ag.DisplayName})
+		out = append(out, wire.DemoAgent{AgentID: ag.ID, DisplayName: ag.DisplayName})
 	}
-	httpjson.Write(w, http.StatusCreated, map[string]any{"game_id": g.ID, "agents": out})
+	httpjson.Write(w, http.StatusCreated, wire.Demo{GameID: g.ID, Agents: out})
 	return nil
 }
 
-// events streams a game as server-sent events: each feed item as an event
-// "feed" whose id is its position in the feed, and after every change an
-// event "state" carrying the version. A client reconnecting with
-// Last-Event-ID receives the feed items after that position.
+// events streams a game as server-sent events: each feed item as an
+// event "feed" whose id is its seq, and after every change an event
+// "state" carrying the version and status. A client reconnecting with
+// Last-Event-ID (or asking ?after=) receives the feed items after that
+// seq. A change's items come with the notifier's event that announces it,
+// so following a game reads nothing from the store per change unless
+// events were lost or too large to carry the items; an idle stream reads
+// the game only every StreamSafetyPoll, in case an event was lost.
 func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	id := r.PathValue("game_id")
@@ -402,27 +547,72 @@ func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sent := 0
-	if last, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil && last > 0 {
-		sent = min(last, len(g.Feed))
+	var sent int64
+	after := r.Header.Get("Last-Event-ID")
+	if after == "" {
+		after = r.URL.Query().Get("after")
 	}
-	version, first := int64(-1), true
-	httpjson.Stream(w, r, hints, time.Second, func(w io.Writer, _ []byte) error {
-		if !first {
-			if g, err = a.svc.Game(ctx, id); err != nil {
+	if last, err := strconv.ParseInt(after, 10, 64); err == nil && last > 0 {
+		sent = min(last, g.FeedLen)
+	}
+	version := int64(-1)
+	first := true
+	poll := StreamSafetyPoll
+	if hints == nil {
+		poll = time.Second // no notifier: polling is all there is
+	}
+	httpjson.Stream(w, r, hints, poll, func(w io.Writer, hint []byte) error {
+		var c arena.Change
+		switch {
+		case first:
+			first = false
+			c = arena.Change{Version: g.Version, Status: g.Status, FeedLen: g.FeedLen, Truncated: true}
+		case hint != nil:
+			c = arena.ParseChange(hint)
+		default: // the safety poll
+			cur, err := a.svc.Game(ctx, id)
+			if err != nil {
 				return err
 			}
+			c = arena.Change{Version: cur.Version, Status: cur.Status, FeedLen: cur.FeedLen, Truncated: true}
 		}
-		first = false
-		for ; sent < len(g.Feed); sent++ {
-			data, _ := json.Marshal(g.Feed[sent])
-			fmt.Fprintf(w, "id: %d\nevent: feed\ndata: %s\n\n", sent+1, data)
+		// The change's own items when they follow what was sent; else read
+		// what is missing.
+		if len(c.Items) > 0 && c.Items[0].Seq == sent+1 {
+			for _, it := range c.Items {
+				writeFeedEvent(w, it)
+				sent = it.Seq
+			}
 		}
-		if g.Version != version {
-			version = g.Version
-			fmt.Fprintf(w, "event: state\ndata: {\"version\":%d,\"status\":%q}\n\n", g.Version, g.Status)
+		for sent < c.FeedLen {
+			items, err := a.svc.FeedAfter(ctx, id, sent, 500)
+			if err != nil {
+				return err
+			}
+			if len(items) == 0 {
+				break
+			}
+			for _, it := range items {
+				writeFeedEvent(w, it)
+				sent = it.Seq
+			}
+		}
+		if c.Version > version {
+			version = c.Version
+			data, _ := json.Marshal(wire.GameEventState{Version: c.Version, Status: string(c.Status)})
+			fmt.Fprintf(w, "event: state\ndata: %s\n\n", data)
 		}
 		return nil
 	})
 	return nil
+}
+
+// StreamSafetyPoll is how often an idle event stream reads its game, in
+// case the notifier lost an event. A service without a notifier has its
+// streams read every second.
+const StreamSafetyPoll = 30 * time.Second
+
+func writeFeedEvent(w io.Writer, it arena.FeedItem) {
+	data, _ := json.Marshal(feedItem(it))
+	fmt.Fprintf(w, "id: %d\nevent: feed\ndata: %s\n\n", it.Seq, data)
 }

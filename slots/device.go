@@ -87,8 +87,8 @@ type DeviceStore interface {
 // CLI reads them.
 var (
 	ErrDeviceCodeNotFound = &store.Error{Kind: store.ErrNotFound, Code: "invalid_device_code", Message: "unknown device code"}
-	ErrDeviceCodeExpired  = &store.Error{Kind: store.ErrConflict, Code: "expired_token", Message: "the device code has expired; run setup again"}
-	ErrDeviceCodeConsumed = &store.Error{Kind: store.ErrConflict, Code: "consumed_token", Message: "the device code was already used"}
+	ErrDeviceCodeExpired  = &store.Error{Kind: store.ErrGone, Code: "expired_token", Message: "the device code has expired; run setup again"}
+	ErrDeviceCodeConsumed = &store.Error{Kind: store.ErrGone, Code: "consumed_token", Message: "the device code was already used"}
 	ErrDeviceCodeUsed     = &store.Error{Kind: store.ErrConflict, Code: "device_code_used", Message: "the device code is already approved"}
 	ErrDeviceCodeExists   = &store.Error{Kind: store.ErrConflict, Code: "device_code_exists", Message: "the device code is taken"}
 )

@@ -25,6 +25,10 @@ var (
 	// the same request may be tried again later. Backends wrap their
 	// connection failures with it; HTTP answers it 503 with Retry-After.
 	ErrUnavailable = errors.New("store unavailable")
+	// ErrGone is the conflict of a thing that existed and is used up or
+	// expired for good (a device code): asking again will never succeed.
+	// It is an ErrConflict too; HTTP answers it 410.
+	ErrGone = fmt.Errorf("gone: %w", ErrConflict)
 )
 
 // Error is a domain error: a sentinel kind (one of the Err* values above), a

@@ -253,8 +253,9 @@ func (c *Client) StartDeviceLogin(ctx context.Context, in wire.DeviceCodeRequest
 
 // PollDeviceLogin polls a device login (POST /api/v1/auth/token): Status
 // "pending" until approved, then once "approved" with APIKey. An expired
-// or already used code is a store.ErrConflict error (codes expired_token,
-// consumed_token), an unknown one store.ErrNotFound.
+// or already used code is a 410, a store.ErrGone error (also a
+// store.ErrConflict; codes expired_token, consumed_token), an unknown one
+// store.ErrNotFound.
 func (c *Client) PollDeviceLogin(ctx context.Context, deviceCode string) (wire.TokenResponse, error) {
 	var out wire.TokenResponse
 	err := c.do(ctx, "POST", "/api/v1/auth/token", wire.TokenRequest{DeviceCode: deviceCode}, &out)

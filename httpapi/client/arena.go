@@ -4,17 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/httpapi/wire"
 )
 
 // NewGame is the body of POST /api/games. Zero fields are not sent and
 // take the server's defaults.
 type NewGame struct {
 	// MinPlayers is how many agents must register before the game can
-	// start; 0 means arena.DefaultMinPlayer. Fewer than that, or more than
-	// arena.MaxAgents, is store.ErrInvalid.
+	// start; 0 means arena.DefaultMinPlayer (1). More than arena.MaxAgents
+	// is store.ErrInvalid. A game that starts with fewer than
+	// arena.TableMin agents is made up with fillers.
 	MinPlayers int
 	// PhaseTimeout is how long each phase of a round may last before the
 	// server moves it on (a debate phase as next_phase would, an overdue
@@ -27,15 +31,14 @@ type NewGame struct {
 
 // CreateGame creates an arena game and returns its ID.
 func (c *Client) CreateGame(ctx context.Context, g NewGame) (string, error) {
-	var out struct {
-		GameID string `json:"game_id"`
-	}
-	in := map[string]any{}
+	var out wire.GameCreated
+	var in wire.CreateGame
 	if g.MinPlayers != 0 {
-		in["min_players"] = g.MinPlayers
+		in.MinPlayers = &g.MinPlayers
 	}
 	if g.PhaseTimeout != 0 {
-		in["phase_timeout_s"] = seconds(g.PhaseTimeout)
+		s := int(seconds(g.PhaseTimeout))
+		in.PhaseTimeoutS = &s
 	}
 	err := c.do(ctx, "POST", "/api/games", in, &out)
 	return out.GameID, err
@@ -53,27 +56,14 @@ func seconds(d time.Duration) int64 {
 }
 
 // Games lists games newest first, only those in status when it is set.
-func (c *Client) Games(ctx context.Context, status arena.Status) ([]arena.Summary, error) {
-	var out []arena.Summary
+func (c *Client) Games(ctx context.Context, status arena.Status) ([]wire.GameSummary, error) {
+	var out []wire.GameSummary
 	err := c.do(ctx, "GET", "/api/games"+query("status", string(status)), nil, &out)
 	return out, err
 }
 
 // GameMeta is a game's metadata, as GET /api/games/{id} answers it.
-type GameMeta struct {
-	ID                 string       `json:"id"`
-	Status             arena.Status `json:"status"`
-	CreatedAt          time.Time    `json:"created_at"`
-	CurrentRoundNumber int          `json:"current_round_number"`
-	// CurrentPhase is nil before the first round.
-	CurrentPhase *arena.Phase `json:"current_phase"`
-	MinPlayers   int          `json:"min_players"`
-	// PhaseTimeoutS is the game's phase timeout in seconds, 0 for none.
-	PhaseTimeoutS int `json:"phase_timeout_s"`
-	// PhaseDeadline is when the current phase moves on by itself; nil
-	// when it never does.
-	PhaseDeadline *time.Time `json:"phase_deadline"`
-}
+type GameMeta = wire.GameMeta
 
 // Game returns a game's metadata.
 func (c *Client) Game(ctx context.Context, gameID string) (GameMeta, error) {
@@ -84,18 +74,20 @@ func (c *Client) Game(ctx context.Context, gameID string) (GameMeta, error) {
 
 // NewAgent is the body of POST /api/games/{id}/agents/register.
 type NewAgent struct {
-	DisplayName string `json:"display_name"`
+	DisplayName string
 	// Token, when set, guards the agent's actions: call them on
 	// c.As(Token). Empty is not sent: anyone may act as the agent.
-	Token string `json:"token,omitempty"`
+	Token string
 }
 
 // Register registers an agent in a game and returns its ID.
 func (c *Client) Register(ctx context.Context, gameID string, a NewAgent) (string, error) {
-	var out struct {
-		AgentID string `json:"agent_id"`
+	var out wire.AgentRegistered
+	in := wire.RegisterAgent{DisplayName: a.DisplayName}
+	if a.Token != "" {
+		in.Token = &a.Token
 	}
-	err := c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/agents/register", a, &out)
+	err := c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/agents/register", in, &out)
 	return out.AgentID, err
 }
 
@@ -104,42 +96,20 @@ func (c *Client) StartGame(ctx context.Context, gameID string) error {
 	return c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/start", nil, nil)
 }
 
-// ArenaState is the part of GET /api/games/{id}/state an agent acts on;
-// Raw holds the whole payload (seats, board, scores, coverage, …).
+// ArenaState is GET /api/games/{id}/state as typed fields; Raw holds the
+// payload as it came.
 type ArenaState struct {
-	GameID             string           `json:"game_id"`
-	Status             string           `json:"status"`
-	CurrentRoundNumber int              `json:"current_round_number"`
-	CurrentRoundID     *string          `json:"current_round_id"`
-	CurrentPhase       *string          `json:"current_phase"`
-	Operator           *Seat            `json:"operator"`
-	MajorityAgents     []Seat           `json:"majority_agents"`
-	MinorityAgents     []Seat           `json:"minority_agents"`
-	Scores             map[string]int   `json:"scores"`
-	Coverage           []arena.Coverage `json:"coverage"`
-	Board              Board            `json:"board"`
-	Version            int64            `json:"version"`
-	Raw                json.RawMessage  `json:"-"` // the whole state, every field of arena.md
+	wire.State
+	Raw json.RawMessage `json:"-"` // the whole state, every field of arena.md
 }
 
 // Seat is an agent in the current round of an ArenaState.
-type Seat struct {
-	ID              string `json:"id"`
-	DisplayName     string `json:"display_name"`
-	Role            string `json:"role"`
-	ArguedThisPhase *bool  `json:"argued_this_phase,omitempty"`
-}
+type Seat = wire.Seat
 
-// Board is the last resolved round as an ArenaState draws it: the branch
-// the trolley took (the lost track), who survived and who was lost, and a
-// version that rises with every decision.
-type Board struct {
-	SelectedBranch   *string  `json:"selected_branch"`
-	ResolutionState  string   `json:"resolution_state"`
-	AnimationVersion int      `json:"animation_version"`
-	Survivors        []string `json:"survivors"`
-	Lost             []string `json:"lost"`
-}
+// Board is the last resolved round as an ArenaState draws it: its
+// decision (save_majority or save_minority), who survived and who was
+// lost, and a version that rises with every decision.
+type Board = wire.Board
 
 // WaitState long-polls the game until its version is not version (or wait
 // passes, or ctx ends) and returns its state; a version of -1 answers at
@@ -151,18 +121,13 @@ func (c *Client) WaitState(ctx context.Context, gameID string, version int64, wa
 		return ArenaState{}, err
 	}
 	var s ArenaState
-	err = json.Unmarshal(raw, &s)
+	err = json.Unmarshal(raw, &s.State)
 	s.Raw = raw
 	return s, err
 }
 
 // OpenAction says what an agent may do now.
-type OpenAction struct {
-	CanAct        bool    `json:"can_act"`
-	AllowedAction *string `json:"allowed_action"`
-	RoundID       string  `json:"round_id"`
-	Role          *string `json:"role"`
-}
+type OpenAction = wire.OpenActions
 
 // OpenActions asks what agentID may do.
 func (c *Client) OpenActions(ctx context.Context, gameID, agentID string) (OpenAction, error) {
@@ -188,21 +153,26 @@ func (t Turn) path() string {
 // Argue submits the turn's agent's argument, 1 to arena.MaxArgumentChars
 // characters, in a debate phase.
 func (c *Client) Argue(ctx context.Context, t Turn, text string) error {
-	return c.do(ctx, "POST", t.path()+"/arguments", map[string]any{"agent_id": t.AgentID, "text": text}, nil)
+	_, err := c.ArgueTurn(ctx, t, text)
+	return err
+}
+
+// ArgueTurn is Argue answering what the server answers: the argument's ID
+// and phase, and the game's version and phase after it.
+func (c *Client) ArgueTurn(ctx context.Context, t Turn, text string) (wire.Argued, error) {
+	var out wire.Argued
+	err := c.do(ctx, "POST", t.path()+"/arguments", wire.Argue{AgentID: t.AgentID, Text: text}, &out)
+	return out, err
 }
 
 // Decide submits the decision of the turn's agent, the round's operator,
 // once the round awaits it.
 func (c *Client) Decide(ctx context.Context, t Turn, d arena.Decision) error {
-	return c.do(ctx, "POST", t.path()+"/decision", map[string]any{"agent_id": t.AgentID, "decision": d}, nil)
+	return c.do(ctx, "POST", t.path()+"/decision", wire.Decide{AgentID: t.AgentID, Decision: string(d)}, nil)
 }
 
 // Advanced is where a game stands after Advance.
-type Advanced struct {
-	Status       arena.Status `json:"status"`
-	CurrentPhase *arena.Phase `json:"current_phase"`
-	Version      int64        `json:"version"`
-}
+type Advanced = wire.Advanced
 
 // Advance pushes a stuck game on as an admin: arena.ActionNextPhase ends
 // the debate phase, arena.ActionForceDecision moves to the operator's
@@ -210,25 +180,21 @@ type Advanced struct {
 // game's state does not allow is store.ErrInvalid.
 func (c *Client) Advance(ctx context.Context, gameID string, action arena.AdvanceAction) (Advanced, error) {
 	var a Advanced
-	err := c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/advance", map[string]any{"action": action}, &a)
+	err := c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/advance", wire.Advance{Action: string(action)}, &a)
 	return a, err
 }
 
 // Feed returns the last limit items of a game's feed (arguments and
-// events) in order; limit 0 means the server's default of 50.
-func (c *Client) Feed(ctx context.Context, gameID string, limit int) ([]arena.FeedItem, error) {
-	var out struct{ Items []arena.FeedItem }
+// events), newest first; limit 0 means the server's default of 50.
+func (c *Client) Feed(ctx context.Context, gameID string, limit int) ([]wire.FeedItem, error) {
+	var out wire.Feed
 	err := c.do(ctx, "GET", "/api/games/"+esc(gameID)+"/feed"+query("limit", num(limit)), nil, &out)
 	return out.Items, err
 }
 
-// Scoreboard is a game's scores by agent ID and every agent's coverage of
-// the three roles.
-type Scoreboard struct {
-	GameID   string           `json:"game_id"`
-	Scores   map[string]int   `json:"scores"`
-	Coverage []arena.Coverage `json:"coverage"`
-}
+// Scoreboard is a game's scores, one per agent in registration order, and
+// every agent's coverage of the three roles.
+type Scoreboard = wire.Scoreboard
 
 // Scoreboard returns a game's scoreboard.
 func (c *Client) Scoreboard(ctx context.Context, gameID string) (Scoreboard, error) {
@@ -238,40 +204,79 @@ func (c *Client) Scoreboard(ctx context.Context, gameID string) (Scoreboard, err
 }
 
 // ResolvedRound is one round of GET /api/games/{id}/history.
-type ResolvedRound struct {
-	RoundID     string           `json:"round_id"`
-	RoundNumber int              `json:"round_number"`
-	Operator    string           `json:"operator"`
-	Majority    []string         `json:"majority"`
-	Minority    []string         `json:"minority"`
-	Decision    arena.Decision   `json:"decision"`
-	Forced      bool             `json:"forced"`
-	Survivors   []string         `json:"survivors"`
-	Lost        []string         `json:"lost"`
-	Arguments   []arena.Argument `json:"arguments"`
-	ResolvedAt  *time.Time       `json:"resolved_at"`
-}
+type ResolvedRound = wire.ResolvedRound
 
 // History returns a game's resolved rounds in order.
 func (c *Client) History(ctx context.Context, gameID string) ([]ResolvedRound, error) {
-	var out struct{ Rounds []ResolvedRound }
+	var out wire.History
 	err := c.do(ctx, "GET", "/api/games/"+esc(gameID)+"/history", nil, &out)
 	return out.Rounds, err
 }
 
-// DemoAgent is one agent of a demo game.
-type DemoAgent struct {
-	AgentID     string `json:"agent_id"`
-	DisplayName string `json:"display_name"`
+// AddFillers adds count (1 to arena.MaxFillersPerAdd) filler agents,
+// which the server plays itself, to a game that has not started.
+func (c *Client) AddFillers(ctx context.Context, gameID string, count int) ([]wire.FillerAgent, error) {
+	var out wire.FillersAdded
+	err := c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/add-filler", wire.AddFiller{Count: &count}, &out)
+	return out.Added, err
 }
+
+// TickFillers asks the server to play the fillers' due actions: one, or
+// with drain all of them. A failed action is not an error here but the
+// answer's Error, as the original answers it.
+func (c *Client) TickFillers(ctx context.Context, gameID string, drain bool) (wire.FillerTick, error) {
+	var out wire.FillerTick
+	err := c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/tick-filler"+query("drain", strconv.FormatBool(drain)), nil, &out)
+	return out, err
+}
+
+// DemoAgent is one agent of a demo game.
+type DemoAgent = wire.DemoAgent
 
 // CreateDemo creates a game with Alice, Bob and Charlie registered, and
 // returns its ID and the agents.
 func (c *Client) CreateDemo(ctx context.Context) (string, []DemoAgent, error) {
-	var out struct {
-		GameID string      `json:"game_id"`
-		Agents []DemoAgent `json:"agents"`
-	}
+	var out wire.Demo
 	err := c.do(ctx, "POST", "/api/demo/create", nil, &out)
 	return out.GameID, out.Agents, err
+}
+
+// GameEvent is one event of a game's stream: a feed item, or a change of
+// the game's state.
+type GameEvent struct {
+	// Type is "feed" or "state".
+	Type string
+	// Seq is a feed item's position in the game's feed, from 1: pass the
+	// last one seen to GameEvents to resume after it.
+	Seq  int
+	Item wire.FeedItem
+	// Version and Status are the game's after a change.
+	Version int64
+	Status  string
+}
+
+// GameEvents follows GET /api/games/{id}/events: every feed item after
+// the after-th (0 for all), and a "state" event after every change. The
+// channel is closed when ctx ends or the stream does; a reader that stops
+// reading must end ctx. An unknown game is store.ErrNotFound.
+func (c *Client) GameEvents(ctx context.Context, gameID string, after int) (<-chan GameEvent, error) {
+	var h http.Header
+	if after > 0 {
+		h = http.Header{"Last-Event-Id": {strconv.Itoa(after)}}
+	}
+	return subscribe(ctx, c, "/api/games/"+esc(gameID)+"/events", h, func(ev event) (GameEvent, bool) {
+		g := GameEvent{Type: ev.name}
+		switch ev.name {
+		case "feed":
+			seq, err := strconv.Atoi(ev.id)
+			g.Seq = seq
+			return g, err == nil && json.Unmarshal([]byte(ev.data), &g.Item) == nil
+		case "state":
+			var d wire.GameEventState
+			err := json.Unmarshal([]byte(ev.data), &d)
+			g.Version, g.Status = d.Version, d.Status
+			return g, err == nil
+		}
+		return g, false
+	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/storetest"
@@ -47,7 +48,7 @@ func TestArenaThroughTheClient(t *testing.T) {
 				require.NoError(t, json.Unmarshal(s.Raw, &raw), "Raw is the whole state")
 				require.Equal(t, "resolved", raw.Board.ResolutionState)
 				require.Equal(t, "resolved", s.Board.ResolutionState)
-				require.Equal(t, "minority", *s.Board.SelectedBranch, "save_majority sends the trolley down the minority track")
+				require.Equal(t, "save_majority", *s.Board.SelectedBranch, "the original's page compares the branch with save_majority / save_minority")
 				require.Equal(t, s.CurrentRoundNumber, s.Board.AnimationVersion, "one decision a round")
 				require.Len(t, s.Board.Lost, 1)
 				require.Len(t, s.Board.Survivors, 1)
@@ -75,12 +76,12 @@ func TestArenaThroughTheClient(t *testing.T) {
 		meta, err := c.Game(ctx, game)
 		require.NoError(t, err)
 		require.Equal(t, game, meta.ID)
-		require.Equal(t, arena.StatusCompleted, meta.Status)
+		require.Equal(t, string(arena.StatusCompleted), meta.Status)
 		require.Equal(t, 3, meta.MinPlayers)
-		require.Equal(t, arena.PhaseResolved, *meta.CurrentPhase)
+		require.Equal(t, string(arena.PhaseResolved), *meta.CurrentPhase)
 		done, err := c.Games(ctx, arena.StatusCompleted)
 		require.NoError(t, err)
-		require.Equal(t, []arena.Summary{{ID: game, Status: arena.StatusCompleted, CreatedAt: meta.CreatedAt}}, done)
+		require.Equal(t, []wire.GameSummary{{ID: game, Status: string(arena.StatusCompleted), CreatedAt: meta.CreatedAt}}, done)
 		waiting, err := c.Games(ctx, arena.StatusWaiting)
 		require.NoError(t, err)
 		require.Empty(t, waiting)
@@ -90,8 +91,10 @@ func TestArenaThroughTheClient(t *testing.T) {
 		require.Len(t, history, meta.CurrentRoundNumber)
 		for i, r := range history {
 			require.Equal(t, i+1, r.RoundNumber)
-			require.Equal(t, arena.SaveMajority, r.Decision)
+			require.Equal(t, string(arena.SaveMajority), r.Decision)
 			require.False(t, r.Forced)
+			require.Equal(t, r.Operator, r.OperatorAgentID)
+			require.NotEmpty(t, r.OperatorDisplayName)
 			require.Equal(t, r.Majority, r.Survivors)
 			require.Equal(t, r.Minority, r.Lost)
 			require.Len(t, r.Arguments, 3*(len(r.Majority)+len(r.Minority)), "three phases of arguments")
@@ -100,7 +103,10 @@ func TestArenaThroughTheClient(t *testing.T) {
 		board, err := c.Scoreboard(ctx, game)
 		require.NoError(t, err)
 		require.Len(t, board.Coverage, 3)
-		for _, cv := range board.Coverage {
+		require.Len(t, board.Scores, 3)
+		for i, cv := range board.Coverage {
+			require.Equal(t, cv.AgentID, board.Scores[i].AgentID, "scores in registration order, as coverage")
+			require.Equal(t, cv.DisplayName, board.Scores[i].DisplayName)
 			require.True(t, cv.Complete, "%s played every role", cv.DisplayName)
 			survived := 0
 			for _, r := range history {
@@ -108,7 +114,7 @@ func TestArenaThroughTheClient(t *testing.T) {
 					survived++
 				}
 			}
-			require.Equal(t, survived, board.Scores[cv.AgentID])
+			require.Equal(t, survived, board.Scores[i].Score)
 		}
 
 		feed, err := c.Feed(ctx, game, 1000)
@@ -116,27 +122,33 @@ func TestArenaThroughTheClient(t *testing.T) {
 		require.Greater(t, len(feed), 5)
 		tail, err := c.Feed(ctx, game, 5)
 		require.NoError(t, err)
-		require.Equal(t, feed[len(feed)-5:], tail)
-		require.Equal(t, "event", tail[4].Type)
-		require.Equal(t, "game_completed", tail[4].Payload["type"])
+		require.Equal(t, feed[:5], tail, "newest first: a limit keeps the latest items")
+		require.Equal(t, "event", tail[0].Type)
+		require.Equal(t, "game_completed", tail[0].Payload.Type)
+		require.Equal(t, "game_completed", tail[0].Payload.EventType)
+		for i := 1; i < len(feed); i++ {
+			require.Equal(t, feed[i-1].Seq-1, feed[i].Seq, "newest first")
+			require.False(t, feed[i].CreatedAt.After(feed[i-1].CreatedAt))
+		}
+		require.EqualValues(t, 1, feed[len(feed)-1].Seq)
 
 		events, err := c.GameEvents(ctx, game, 0)
 		require.NoError(t, err)
-		for i, item := range feed {
+		for i, item := range slices.Backward(feed) {
 			ev := receive(t, events)
 			require.Equal(t, "feed", ev.Type)
-			require.Equal(t, i+1, ev.Seq)
+			require.Equal(t, len(feed)-i, ev.Seq, "the stream is oldest first")
 			require.Equal(t, item, ev.Item)
 		}
 		ev := receive(t, events)
 		require.Equal(t, "state", ev.Type)
 		require.Equal(t, version, ev.Version)
-		require.Equal(t, arena.StatusCompleted, ev.Status)
+		require.Equal(t, string(arena.StatusCompleted), ev.Status)
 		resumed, err := c.GameEvents(ctx, game, len(feed)-1)
 		require.NoError(t, err)
 		ev = receive(t, resumed)
 		require.Equal(t, len(feed), ev.Seq, "only what came after")
-		require.Equal(t, feed[len(feed)-1], ev.Item)
+		require.Equal(t, feed[0], ev.Item)
 	})
 }
 
@@ -158,7 +170,7 @@ func TestArenaAdminAndDemo(t *testing.T) {
 		require.Equal(t, []string{"Alice", "Bob", "Charlie"}, names)
 		meta, err := c.Game(ctx, game)
 		require.NoError(t, err)
-		require.Equal(t, arena.StatusReady, meta.Status)
+		require.Equal(t, string(arena.StatusReady), meta.Status)
 		require.Nil(t, meta.CurrentPhase)
 		require.Zero(t, meta.CurrentRoundNumber)
 		ready, err := c.Games(ctx, arena.StatusReady)
@@ -173,9 +185,9 @@ func TestArenaAdminAndDemo(t *testing.T) {
 		require.NoError(t, err)
 		// nextState reads the stream up to its next state event and returns
 		// it with the feed items before it.
-		nextState := func() (client.GameEvent, []arena.FeedItem) {
+		nextState := func() (client.GameEvent, []wire.FeedItem) {
 			t.Helper()
-			var items []arena.FeedItem
+			var items []wire.FeedItem
 			for {
 				ev := receive(t, events)
 				if ev.Type == "state" {
@@ -185,51 +197,51 @@ func TestArenaAdminAndDemo(t *testing.T) {
 			}
 		}
 		first, registered := nextState()
-		require.Equal(t, arena.StatusReady, first.Status)
+		require.Equal(t, string(arena.StatusReady), first.Status)
 		require.Len(t, registered, 3)
 		for i, item := range registered {
-			require.Equal(t, "agent_registered", item.Payload["type"])
-			require.Equal(t, agents[i].AgentID, item.Payload["agent_id"])
+			require.Equal(t, "agent_registered", item.Payload.Type)
+			require.Equal(t, agents[i].AgentID, item.Payload.AgentID)
 		}
 
 		require.NoError(t, c.StartGame(ctx, game))
 		started, items := nextState()
-		require.Equal(t, arena.StatusPhase1, started.Status)
+		require.Equal(t, string(arena.StatusPhase1), started.Status)
 		require.Greater(t, started.Version, first.Version)
 		require.NotEmpty(t, items)
 
 		adv, err := c.Advance(ctx, game, arena.ActionNextPhase)
 		require.NoError(t, err)
-		require.Equal(t, arena.StatusPhase2, adv.Status)
-		require.Equal(t, arena.Phase2, *adv.CurrentPhase)
+		require.Equal(t, string(arena.StatusPhase2), adv.Status)
+		require.Equal(t, string(arena.Phase2), *adv.CurrentPhase)
 		ev, items := nextState()
 		require.Equal(t, adv.Version, ev.Version)
-		require.Equal(t, "phase_changed", items[len(items)-1].Payload["type"])
+		require.Equal(t, "phase_changed", items[len(items)-1].Payload.Type)
 
 		adv, err = c.Advance(ctx, game, arena.ActionForceDecision)
 		require.NoError(t, err)
-		require.Equal(t, arena.StatusAwaiting, adv.Status)
-		require.Equal(t, arena.PhaseAwaiting, *adv.CurrentPhase)
+		require.Equal(t, string(arena.StatusAwaiting), adv.Status)
+		require.Equal(t, string(arena.PhaseAwaiting), *adv.CurrentPhase)
 		ev, _ = nextState()
-		require.Equal(t, arena.StatusAwaiting, ev.Status)
+		require.Equal(t, string(arena.StatusAwaiting), ev.Status)
 		_, err = c.Advance(ctx, game, arena.ActionNextPhase)
 		require.ErrorIs(t, err, store.ErrInvalid, "no debate phase to end")
 
 		adv, err = c.Advance(ctx, game, arena.ActionResolveRound)
 		require.NoError(t, err)
-		require.Equal(t, arena.StatusPhase1, adv.Status, "the next round starts")
+		require.Equal(t, string(arena.StatusPhase1), adv.Status, "the next round starts")
 		ev, _ = nextState()
 		require.Equal(t, adv.Version, ev.Version)
 		history, err := c.History(ctx, game)
 		require.NoError(t, err)
 		require.Len(t, history, 1)
 		require.True(t, history[0].Forced)
-		require.Equal(t, arena.SaveMajority, history[0].Decision)
+		require.Equal(t, string(arena.SaveMajority), history[0].Decision)
 		require.Empty(t, history[0].Arguments)
 		board, err := c.Scoreboard(ctx, game)
 		require.NoError(t, err)
-		for _, id := range history[0].Survivors {
-			require.Equal(t, 1, board.Scores[id])
+		for _, sc := range board.Scores {
+			require.Equal(t, slices.Contains(history[0].Survivors, sc.AgentID), sc.Score == 1, "%+v", sc)
 		}
 		meta, err = c.Game(ctx, game)
 		require.NoError(t, err)
@@ -252,7 +264,7 @@ func TestArenaAdminAndDemo(t *testing.T) {
 		}
 
 		// An agent registered with a token acts only with it.
-		other, err := c.CreateGame(ctx, client.NewGame{})
+		other, err := c.CreateGame(ctx, client.NewGame{MinPlayers: 3})
 		require.NoError(t, err)
 		dora, err := c.Register(ctx, other, client.NewAgent{DisplayName: "Dora", Token: "dora-secret"})
 		require.NoError(t, err)
@@ -261,7 +273,7 @@ func TestArenaAdminAndDemo(t *testing.T) {
 		err = c.As("dora-secret").Argue(ctx, client.Turn{GameID: other, RoundID: "round_missing", AgentID: dora}, "hear me")
 		require.ErrorIs(t, err, store.ErrNotFound, "the token passes; the round does not exist")
 		err = c.StartGame(ctx, other)
-		require.ErrorIs(t, err, store.ErrInvalid, "one agent is not enough")
+		require.ErrorIs(t, err, store.ErrInvalid, "one agent is not enough for min_players 3")
 	})
 }
 
@@ -300,7 +312,7 @@ func TestGamePhaseTimeout(t *testing.T) {
 			meta, err := c.Game(ctx, game)
 			require.NoError(t, err)
 			require.NotNil(t, meta.CurrentPhase)
-			return *meta.CurrentPhase
+			return arena.Phase(*meta.CurrentPhase)
 		}
 		meta, err := c.Game(ctx, timed)
 		require.NoError(t, err)
@@ -319,7 +331,7 @@ func TestGamePhaseTimeout(t *testing.T) {
 		feed, err := c.Feed(ctx, timed, 1)
 		require.NoError(t, err)
 		require.Len(t, feed, 1)
-		require.Equal(t, map[string]any{"type": "phase_changed", "phase": string(arena.Phase2)}, feed[0].Payload)
+		require.Equal(t, &wire.EventPayload{Type: "phase_changed", EventType: "phase_changed", Phase: string(arena.Phase2)}, feed[0].Payload)
 
 		for _, d := range []time.Duration{25 * time.Hour, -500 * time.Millisecond} {
 			_, err := c.CreateGame(ctx, client.NewGame{PhaseTimeout: d})

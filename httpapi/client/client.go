@@ -111,6 +111,8 @@ func (e *Error) Unwrap() error {
 		return store.ErrNotFound
 	case http.StatusConflict:
 		return store.ErrConflict
+	case http.StatusGone:
+		return store.ErrGone
 	case http.StatusTooManyRequests:
 		return ErrRateLimited
 	}

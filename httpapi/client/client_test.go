@@ -345,7 +345,7 @@ func TestErrorsMatchTheSentinels(t *testing.T) {
 		require.Equal(t, "invalid_protocol", code(err))
 		_, err = c.PostMessage(ctx, client.NewMessage{AgentName: "Builder", Message: " "})
 		require.ErrorIs(t, err, store.ErrInvalid)
-		_, err = c.CreateGame(ctx, client.NewGame{MinPlayers: 2})
+		_, err = c.CreateGame(ctx, client.NewGame{MinPlayers: arena.MaxAgents + 1})
 		require.ErrorIs(t, err, store.ErrInvalid)
 
 		// 409

@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
-
-	"github.com/agorahq/agora/arena"
 )
 
 // ClaimEvents follows GET /api/v1/events: it sends the ID of every claim
@@ -37,49 +34,6 @@ func (c *Client) SquadEvents(ctx context.Context) (<-chan string, error) {
 			ID string `json:"id"`
 		}
 		return d.ID, ev.name == "changed" && json.Unmarshal([]byte(ev.data), &d) == nil
-	})
-}
-
-// GameEvent is one event of a game's stream: a feed item, or a change of
-// the game's state.
-type GameEvent struct {
-	// Type is "feed" or "state".
-	Type string
-	// Seq is a feed item's position in the game's feed, from 1: pass the
-	// last one seen to GameEvents to resume after it.
-	Seq  int
-	Item arena.FeedItem
-	// Version and Status are the game's after a change.
-	Version int64
-	Status  arena.Status
-}
-
-// GameEvents follows GET /api/games/{id}/events: every feed item after
-// the after-th (0 for all), and a "state" event after every change. The
-// channel is closed when ctx ends or the stream does; a reader that stops
-// reading must end ctx. An unknown game is store.ErrNotFound.
-func (c *Client) GameEvents(ctx context.Context, gameID string, after int) (<-chan GameEvent, error) {
-	var h http.Header
-	if after > 0 {
-		h = http.Header{"Last-Event-Id": {strconv.Itoa(after)}}
-	}
-	return subscribe(ctx, c, "/api/games/"+esc(gameID)+"/events", h, func(ev event) (GameEvent, bool) {
-		g := GameEvent{Type: ev.name}
-		switch ev.name {
-		case "feed":
-			seq, err := strconv.Atoi(ev.id)
-			g.Seq = seq
-			return g, err == nil && json.Unmarshal([]byte(ev.data), &g.Item) == nil
-		case "state":
-			var d struct {
-				Version int64        `json:"version"`
-				Status  arena.Status `json:"status"`
-			}
-			err := json.Unmarshal([]byte(ev.data), &d)
-			g.Version, g.Status = d.Version, d.Status
-			return g, err == nil
-		}
-		return g, false
 	})
 }
 

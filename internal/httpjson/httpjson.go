@@ -45,6 +45,7 @@ var statusOf = []struct {
 	{store.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
 	{store.ErrForbidden, http.StatusForbidden, "forbidden"},
 	{store.ErrNotFound, http.StatusNotFound, "not_found"},
+	{store.ErrGone, http.StatusGone, "gone"}, // before ErrConflict: it is one
 	{store.ErrConflict, http.StatusConflict, "conflict"},
 	{ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
 }
@@ -54,9 +55,17 @@ var statusOf = []struct {
 // seconds.
 const UnavailableRetryAfter = 2 * time.Second
 
-// Body is the shape of every error answer.
+// Body is the shape of every error answer: Agora's error object, and the
+// message again as detail, the string the Trolley Arena original's page
+// and agents read their errors from.
 type Body struct {
-	Error Detail `json:"error"`
+	Error   Detail `json:"error"`
+	Message string `json:"detail"`
+}
+
+// ErrorBody returns the error answer with code and message.
+func ErrorBody(code, message string) Body {
+	return Body{Error: Detail{code, message}, Message: message}
 }
 
 // Detail says what went wrong: a stable code and a message for people.
@@ -73,7 +82,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	var limited *RateLimited
 	switch {
 	case errors.As(err, &maxBytes):
-		Write(w, http.StatusRequestEntityTooLarge, Body{Detail{"payload_too_large", "request body is larger than " + strconv.FormatInt(maxBytes.Limit, 10) + " bytes"}})
+		Write(w, http.StatusRequestEntityTooLarge, ErrorBody("payload_too_large", "request body is larger than "+strconv.FormatInt(maxBytes.Limit, 10)+" bytes"))
 		return
 	case errors.As(err, &limited):
 		secs := int64((limited.RetryAfter + time.Second - 1) / time.Second)
@@ -83,13 +92,13 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	case errors.Is(err, context.DeadlineExceeded), r.Context().Err() != nil:
 		w.Header().Set("Retry-After", strconv.Itoa(int(UnavailableRetryAfter/time.Second)))
-		Write(w, http.StatusServiceUnavailable, Body{Detail{"unavailable", "the request timed out or was cancelled"}})
+		Write(w, http.StatusServiceUnavailable, ErrorBody("unavailable", "the request timed out or was cancelled"))
 		return
 	case errors.Is(err, store.ErrUnavailable):
 		// The driver's words name hosts and ports: logged, not answered.
 		log.WarnContext(r.Context(), "store unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 		w.Header().Set("Retry-After", strconv.Itoa(int(UnavailableRetryAfter/time.Second)))
-		Write(w, http.StatusServiceUnavailable, Body{Detail{"unavailable", "the store is unavailable; retry later"}})
+		Write(w, http.StatusServiceUnavailable, ErrorBody("unavailable", "the store is unavailable; retry later"))
 		return
 	}
 	for _, m := range statusOf {
@@ -99,12 +108,12 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 			if errors.As(err, &se) && se.Code != "" {
 				code = se.Code
 			}
-			Write(w, m.status, Body{Detail{code, err.Error()}})
+			Write(w, m.status, ErrorBody(code, err.Error()))
 			return
 		}
 	}
 	log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", err)
-	Write(w, http.StatusInternalServerError, Body{Detail{"internal", "internal server error"}})
+	Write(w, http.StatusInternalServerError, ErrorBody("internal", "internal server error"))
 }
 
 // MaxBodyBytes is the largest request body any route accepts.
@@ -116,7 +125,7 @@ func Write(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		http.Error(w, `{"error":{"code":"internal","message":"internal server error"}}`, http.StatusInternalServerError)
+		http.Error(w, `{"error":{"code":"internal","message":"internal server error"},"detail":"internal server error"}`, http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -319,10 +328,10 @@ func (rt *Router) notFound(w http.ResponseWriter, r *http.Request) {
 		slices.Sort(allow)
 		allow = slices.Compact(allow)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		Write(w, http.StatusMethodNotAllowed, Body{Detail{"method_not_allowed", r.Method + " is not allowed here; use " + strings.Join(allow, ", ")}})
+		Write(w, http.StatusMethodNotAllowed, ErrorBody("method_not_allowed", r.Method+" is not allowed here; use "+strings.Join(allow, ", ")))
 		return
 	}
-	Write(w, http.StatusNotFound, Body{Detail{"route_not_found", "no route for " + r.Method + " " + r.URL.Path}})
+	Write(w, http.StatusNotFound, ErrorBody("route_not_found", "no route for "+r.Method+" "+r.URL.Path))
 }
 
 // KeepAlive is how often Stream writes a comment to keep an idle event

@@ -32,6 +32,7 @@ type Store struct {
 	prism     prismData
 	games     map[string]arena.Game
 	gameOrder []string
+	gameLogs  map[string]*gameLog
 	chats     map[string]*chatRec
 
 	hub store.Hub // the notifier; has its own lock

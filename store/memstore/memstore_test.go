@@ -39,3 +39,7 @@ func BenchmarkStageTake(b *testing.B) {
 		return storetest.Stores{Slots: s, Prism: s}
 	})
 }
+
+func BenchmarkArgueLongGame(b *testing.B) {
+	storetest.BenchmarkArgueLongGame(b, func(*testing.B) arena.Store { return memstore.New() }, 30, 50)
+}

@@ -179,3 +179,7 @@ func BenchmarkStageTake(b *testing.B) {
 		return storetest.Stores{Slots: st, Prism: st}
 	})
 }
+
+func BenchmarkArgueLongGame(b *testing.B) {
+	storetest.BenchmarkArgueLongGame(b, func(b *testing.B) arena.Store { return newBenchStore(b).(*pgstore.Store) }, 30, 50)
+}

@@ -239,3 +239,7 @@ func BenchmarkStageTake(b *testing.B) {
 		return storetest.Stores{Slots: st, Prism: st}
 	})
 }
+
+func BenchmarkArgueLongGame(b *testing.B) {
+	storetest.BenchmarkArgueLongGame(b, func(b *testing.B) arena.Store { return newRedisStore(b).(*redisstore.Store) }, 30, 50)
+}

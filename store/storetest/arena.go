@@ -2,9 +2,11 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -128,6 +130,21 @@ func (c *countingArena) UpdateGame(ctx context.Context, next arena.Game) (arena.
 	return c.Store.UpdateGame(ctx, next)
 }
 
+func (c *countingArena) FeedAfter(ctx context.Context, id string, after int64, limit int) ([]arena.FeedItem, error) {
+	c.count("FeedAfter")
+	return c.Store.FeedAfter(ctx, id, after, limit)
+}
+
+func (c *countingArena) FeedLatest(ctx context.Context, id string, limit int) ([]arena.FeedItem, error) {
+	c.count("FeedLatest")
+	return c.Store.FeedLatest(ctx, id, limit)
+}
+
+func (c *countingArena) ResolvedRounds(ctx context.Context, id string) ([]arena.Round, error) {
+	c.count("ResolvedRounds")
+	return c.Store.ResolvedRounds(ctx, id)
+}
+
 func (c *countingArena) OverdueGames(ctx context.Context, now time.Time) ([]string, error) {
 	c.count("OverdueGames")
 	return c.Store.OverdueGames(ctx, now)
@@ -210,13 +227,114 @@ func RunArena(t *testing.T, newStores NewStores) {
 			require.Equal(t, arena.Phase2, g.Current().Phase)
 			require.Len(t, g.Current().Arguments, 21, "every argument stored once")
 			changes := 0
-			for _, it := range g.Feed {
-				if it.Type == "event" && it.Payload["type"] == "phase_changed" {
+			feed, err := e.store.FeedAfter(e.ctx, g.ID, 0, 10000)
+			require.NoError(t, err)
+			for i, it := range feed {
+				require.EqualValues(t, i+1, it.Seq, "the feed numbered without gaps or repeats")
+				if it.Type == "event" && it.Payload.Type == "phase_changed" {
 					changes++
 				}
 			}
 			require.Equal(t, 1, changes)
 		}
+	})
+
+	t.Run("LogsAppendWithTheSave", func(t *testing.T) {
+		t.Parallel()
+		e := newArenaEnv(t, newStores)
+		g, _ := e.game(t, 3, 0, false)
+		stored, err := e.store.GetGame(e.ctx, g.ID)
+		require.NoError(t, err)
+		require.Empty(t, stored.Appended, "a stored game has nothing appended")
+		feed, err := e.store.FeedAfter(e.ctx, g.ID, 0, 1000)
+		require.NoError(t, err)
+		require.Len(t, feed, int(stored.FeedLen), "registrations, the start and the round: every item once")
+		for i, it := range feed {
+			require.EqualValues(t, i+1, it.Seq)
+		}
+		latest, err := e.store.FeedLatest(e.ctx, g.ID, 2)
+		require.NoError(t, err)
+		require.Equal(t, []arena.FeedItem{feed[len(feed)-1], feed[len(feed)-2]}, latest, "newest first")
+		tail, err := e.store.FeedAfter(e.ctx, g.ID, stored.FeedLen-1, 10)
+		require.NoError(t, err)
+		require.Equal(t, feed[len(feed)-1:], tail)
+		none, err := e.store.FeedAfter(e.ctx, g.ID, stored.FeedLen, 10)
+		require.NoError(t, err)
+		require.Empty(t, none)
+		rounds, err := e.store.ResolvedRounds(e.ctx, g.ID)
+		require.NoError(t, err)
+		require.Empty(t, rounds)
+
+		// A save refused by compare-and-set appends nothing; one that
+		// passes appends its items and rounds in the same step.
+		next := stored.Clone()
+		next.Version = stored.Version + 5
+		extra := arena.FeedItem{ID: "evt_x", Type: "event", Payload: &arena.Payload{Type: "test"}, CreatedAt: stored.CreatedAt, Seq: stored.FeedLen + 1}
+		next.FeedLen++
+		next.Appended = arena.Appended{Feed: []arena.FeedItem{extra}, Rounds: []arena.Round{{ID: "round_x", Number: 1, Decision: arena.SaveMajority}}}
+		_, err = e.store.UpdateGame(e.ctx, next)
+		require.ErrorIs(t, err, arena.ErrVersionConflict)
+		after, err := e.store.FeedAfter(e.ctx, g.ID, 0, 1000)
+		require.NoError(t, err)
+		require.Equal(t, feed, after, "nothing appended by a refused save")
+		rounds, err = e.store.ResolvedRounds(e.ctx, g.ID)
+		require.NoError(t, err)
+		require.Empty(t, rounds)
+		next.Version = stored.Version + 1
+		_, err = e.store.UpdateGame(e.ctx, next)
+		require.NoError(t, err)
+		latest, err = e.store.FeedLatest(e.ctx, g.ID, 1)
+		require.NoError(t, err)
+		require.Equal(t, []arena.FeedItem{extra}, latest)
+		rounds, err = e.store.ResolvedRounds(e.ctx, g.ID)
+		require.NoError(t, err)
+		require.Len(t, rounds, 1)
+		require.Equal(t, "round_x", rounds[0].ID)
+
+		for _, read := range []func() error{
+			func() error { _, err := e.store.FeedAfter(e.ctx, "game_missing", 0, 10); return err },
+			func() error { _, err := e.store.FeedLatest(e.ctx, "game_missing", 10); return err },
+			func() error { _, err := e.store.ResolvedRounds(e.ctx, "game_missing"); return err },
+		} {
+			require.ErrorIs(t, read(), arena.ErrGameNotFound)
+		}
+	})
+
+	t.Run("DocumentDoesNotGrowWithTheGame", func(t *testing.T) {
+		t.Parallel()
+		e := newArenaEnv(t, newStores)
+		g, _ := e.game(t, 6, 0, false)
+		size := func() int {
+			cur, err := e.store.GetGame(e.ctx, g.ID)
+			require.NoError(t, err)
+			data, err := json.Marshal(cur)
+			require.NoError(t, err)
+			return len(data)
+		}
+		first := map[int]int{} // round -> document size at its first argument
+		var err error
+		for g.Status != arena.StatusCompleted {
+			r := g.Current()
+			for _, ph := range []arena.Phase{arena.Phase1, arena.Phase2, arena.Phase3} {
+				for _, id := range tracks(r) {
+					g, err = e.svc.Argue(e.ctx, g.ID, r.ID, id, "", strings.Repeat("a long argument ", 20)+string(ph))
+					require.NoError(t, err)
+					if _, ok := first[r.Number]; !ok {
+						first[r.Number] = size()
+					}
+				}
+			}
+			g, err = e.svc.Decide(e.ctx, g.ID, r.ID, r.Operator, "", arena.SaveMajority)
+			require.NoError(t, err)
+		}
+		feed, err := e.store.FeedLatest(e.ctx, g.ID, 1)
+		require.NoError(t, err)
+		require.Greater(t, feed[0].Seq, int64(100), "a feed of over 100 items")
+		last := g.RoundCount
+		require.GreaterOrEqual(t, last, 6)
+		// Between the second round and the last the document grows by the
+		// ended rounds' IDs only, never by the feed or past arguments.
+		require.Less(t, first[last]-first[2], 64*last, "document sizes by round: %v", first)
 	})
 
 	t.Run("UpdateGameConflictHandsBackStored", func(t *testing.T) {
@@ -391,7 +509,12 @@ func RunArena(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.Equal(t, version, stored.Version)
 		total := 0
-		for _, r := range stored.Rounds {
+		if stored.Current().Decision == "" { // a decided round is among the resolved ones
+			total = len(stored.Current().Arguments)
+		}
+		resolved, err := e.store.ResolvedRounds(e.ctx, g.ID)
+		require.NoError(t, err)
+		for _, r := range resolved {
 			total += len(r.Arguments)
 		}
 		require.Equal(t, arguments, total, "every argument stored exactly once")
@@ -448,7 +571,8 @@ func RunArena(t *testing.T, newStores NewStores) {
 		}
 		done, err := a.Decide(e.ctx, g.ID, r.ID, r.Operator, "", arena.SaveMinority)
 		require.NoError(t, err, "Not in decision phase on the stale game only")
-		require.Equal(t, arena.SaveMinority, done.Rounds[0].Decision)
+		require.Equal(t, 1, done.LastResolved.Number)
+		require.Equal(t, arena.SaveMinority, done.LastResolved.Decision)
 	})
 
 	t.Run("DeadlineSweepsRace", func(t *testing.T) {

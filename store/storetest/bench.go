@@ -384,3 +384,74 @@ func BenchmarkStageTake(b *testing.B, newStores func(b *testing.B) Stores) {
 		})
 	}
 }
+
+// BenchmarkArgueLongGame measures arena.Service.Argue early and late in a
+// long game: each op posts one argument in a game of agents agents, at=early
+// in its first rounds, at=late in its last ones (the game is played up to
+// there with the timer stopped, and again whenever the window runs out).
+// The same cost early and late means an argument does not cost more as its
+// game grows: the document a change rewrites stays the same size, and the
+// feed and resolved rounds are appended beside it.
+func BenchmarkArgueLongGame(b *testing.B, newStore func(b *testing.B) arena.Store, agents ...int) {
+	ctx := context.Background()
+	for _, n := range agents {
+		for _, at := range []string{"early", "late"} {
+			b.Run(fmt.Sprintf("agents=%d/at=%s", n, at), func(b *testing.B) {
+				svc := arena.New(newStore(b))
+				// The window: rounds from..to of a game that lasts about n
+				// rounds.
+				from, to := 1, 2
+				if at == "late" {
+					from, to = n-2, n+1
+				}
+				var g arena.Game
+				argue := func() (bool, error) { // one argument, or a decision; false when the game is over
+					var err error
+					r := g.Current()
+					if r.Phase == arena.PhaseAwaiting {
+						g, err = svc.Decide(ctx, g.ID, r.ID, r.Operator, "", arena.SaveMajority)
+						return g.Status != arena.StatusCompleted, err
+					}
+					argued := len(r.ArguedThisPhase())
+					g, err = svc.Argue(ctx, g.ID, r.ID, append(slices.Clone(r.Majority), r.Minority...)[argued], "", "Five lives outweigh one: pull the lever.")
+					return true, err
+				}
+				newGame := func() {
+					var err error
+					g, err = svc.Create(ctx, n, 0)
+					for i := 0; i < n && err == nil; i++ {
+						_, err = svc.Register(ctx, g.ID, fmt.Sprint("agent-", i), nil)
+					}
+					if err == nil {
+						g, err = svc.Start(ctx, g.ID)
+					}
+					for err == nil && g.Current().Number < from {
+						_, err = argue()
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				newGame()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					// Decisions, and a game whose window ran out, are made
+					// with the timer stopped: each op is one argument.
+					for g.Status == arena.StatusCompleted || g.Current().Number > to || g.Current().Phase == arena.PhaseAwaiting {
+						b.StopTimer()
+						if g.Status == arena.StatusCompleted || g.Current().Number > to {
+							newGame()
+						} else if _, err := argue(); err != nil {
+							b.Fatal(err)
+						}
+						b.StartTimer()
+					}
+					if _, err := argue(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

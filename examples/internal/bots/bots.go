@@ -185,7 +185,6 @@ func SlotAgent(ctx context.Context, c *client.Client, role slots.Role, think tim
 func ArenaPlayer(ctx context.Context, c *client.Client, gameID, agentID string, seed uint64, opts ...Option) error {
 	cfg := configure(opts)
 	rng := rand.New(rand.NewPCG(seed, seed+2))
-	args := []string{"Five lives outweigh one.", "Pulling the lever makes us responsible.", "Inaction is also a choice.", "Every life counts the same."}
 	version := int64(-1)
 	for ctx.Err() == nil {
 		s, err := c.WaitState(ctx, gameID, version, 2*time.Second)
@@ -215,7 +214,7 @@ func ArenaPlayer(ctx context.Context, c *client.Client, gameID, agentID string, 
 			if s.CurrentPhase != nil {
 				phase = *s.CurrentPhase
 			}
-			p := Prompt{Text: ArgumentPrompt(role, phase, s.CurrentRoundNumber), Template: args[rng.IntN(len(args))], Max: arena.MaxArgumentChars}
+			p := Prompt{Text: ArgumentPrompt(role, phase, s.CurrentRoundNumber), Template: arena.TemplateArgument(arena.Role(role), rng.IntN(8)), Max: arena.MaxArgumentChars}
 			err = c.Argue(ctx, turn, cfg.write(ctx, "arena argument", p))
 		}
 		var ce *client.Error

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/arena"
 )
 
 // Prompt is what a bot asks its brain to write.
@@ -198,4 +199,19 @@ func clip(s string, limit int) string {
 	}
 	r := []rune(s)
 	return strings.TrimSpace(string(r[:limit-1])) + "…"
+}
+
+// FillerWriter lets b write the arguments of the arena's filler agents
+// (arena.WithFillerWriter): the bots' arena prompt with the round's
+// debate so far. A failed brain leaves the filler its template text.
+func FillerWriter(b Brain) arena.FillerWriter { return fillerWriter{b} }
+
+type fillerWriter struct{ b Brain }
+
+func (f fillerWriter) WriteArgument(ctx context.Context, t arena.FillerTurn) (string, error) {
+	text := ArgumentPrompt(string(t.Role), string(t.Phase), t.Round)
+	if len(t.Debate) > 0 {
+		text += "\nThe debate so far:\n" + strings.Join(t.Debate[max(0, len(t.Debate)-8):], "\n")
+	}
+	return f.b.Write(ctx, Prompt{Text: text, Template: t.Template, Max: arena.MaxArgumentChars})
 }

@@ -55,7 +55,7 @@ func cleanPaths(h http.Handler) http.Handler {
 			clean += "/"
 		}
 		if p != "" && p != clean {
-			httpjson.Write(w, http.StatusBadRequest, httpjson.Body{Error: httpjson.Detail{Code: "invalid_path", Message: "the path " + p + " is not in clean form; no route has . or .. segments or doubled slashes"}})
+			httpjson.Write(w, http.StatusBadRequest, httpjson.ErrorBody("invalid_path", "the path "+p+" is not in clean form; no route has . or .. segments or doubled slashes"))
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -31,6 +31,7 @@ import (
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/examples/internal/bots"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/console"
 	"github.com/agorahq/agora/prism"
@@ -67,6 +68,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	requireKeys := fs.Bool("require-keys", requireKeysEnv == "1" || requireKeysEnv == "true", "require API keys (Bearer, with scopes) on the discussion and squad-chat routes too, not only on /api/v1 (default $AGORA_REQUIRE_KEYS); the agent chat then needs -chat-auth or -chat-open")
 	var chatAuth agentchat.AuthConfig
 	chatAuth.Flags(fs, os.Getenv)
+	fillerBrain := fs.String("filler-brain", bots.BrainTemplate, "how the arena's filler agents write their arguments: template or claude")
+	fillerPace := fs.Duration("filler-pace", 300*time.Millisecond, "the pause before each action of an arena filler")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -111,10 +114,16 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter), httpapi.WithPrism(pipelines)))
-	games := arena.New(backend.arena, arena.WithNotifier(backend.notifier))
+	brain, closeBrain, err := bots.NewBrain(*fillerBrain, *claudePath)
+	if err != nil {
+		return err
+	}
+	defer closeBrain()
+	games := arena.New(backend.arena, arena.WithNotifier(backend.notifier),
+		arena.WithFillerWriter(bots.FillerWriter(brain)), arena.WithAutoFillers(ctx, *fillerPace))
 	go games.RunSweeper(ctx, time.Second, func(err error) { log.Error("arena sweep", "err", err) })
 	arenaAPI := httpapi.Arena(games, httpapi.WithLogger(log))
-	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/"} {
+	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/", "/skill.md", "/health"} {
 		mux.Handle(p, arenaAPI)
 	}
 	if *agentDir != "" {

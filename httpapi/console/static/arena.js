@@ -1,8 +1,11 @@
 // The arena spectator page: the trolley, the two tracks with their agents,
 // the operator at the lever, the branch taken and who survived, animated
 // when the board's animation_version changes; the scoreboard and the feed
-// beside it. It follows the game's SSE stream and re-reads its state on
-// every event. Names and arguments are shown with textContent.
+// beside it. It reads the feed's last items once and then follows the
+// game's SSE stream, which carries every new feed item and each new
+// version; on a new version it reads the state at least that recent
+// (/state?min_version=), which the server answers from what it remembers.
+// Names and arguments are shown with textContent.
 //
 // A decision starts the next round at once, so the state read right after
 // it already seats the next round's agents. While the trolley runs (HOLD
@@ -36,16 +39,29 @@
     }
   }
 
+  const SHOW = 30;
+  let items = []; // the feed's newest items, newest first
+  let version = 0;
+
+  function drawFeed() {
+    const list = $("feed");
+    list.textContent = "";
+    for (const it of items) {
+      const text = it.type === "argument" ? (it.display_name + ": " + it.text) : ((it.payload && it.payload.type) || "event").replace(/_/g, " ");
+      list.appendChild(el("li", it.type, text));
+    }
+  }
+
   async function load() {
-    const [state, feed] = await Promise.all([
-      fetch(base + "/state").then((r) => r.json()),
-      fetch(base + "/feed?limit=30").then((r) => r.json()),
-    ]);
+    // The first load reads the stored state; later ones, one at least as
+    // recent as the version the stream announced.
+    const state = await fetch(base + "/state" + (version ? "?min_version=" + version : "")).then((r) => r.json());
     const b = state.board || {};
     const names = {};
     for (const c of state.coverage || []) names[c.agent_id] = c.display_name;
     const scene = $("scene");
-    const branch = b.selected_branch;
+    // selected_branch is the decision; the trolley takes the other track.
+    const branch = b.selected_branch === "save_majority" ? "minority" : b.selected_branch === "save_minority" ? "majority" : null;
     const other = branch === "majority" ? "minority" : "majority";
     if (branch && b.animation_version !== animation) {
       scene.classList.remove("go-majority", "go-minority");
@@ -95,12 +111,6 @@
       tr.appendChild(el("td", "dim", c.complete ? "all roles" : ""));
       scores.appendChild(tr);
     }
-    const list = $("feed");
-    list.textContent = "";
-    for (const it of (feed.items || []).slice().reverse()) {
-      const text = it.type === "argument" ? (it.display_name + ": " + it.text) : ((it.payload && it.payload.type) || "event").replace(/_/g, " ");
-      list.appendChild(el("li", it.type, text));
-    }
   }
 
   let pending = false;
@@ -109,9 +119,26 @@
     pending = true;
     setTimeout(() => { pending = false; load(); }, 50);
   }
-  const source = new EventSource(base + "/events");
-  source.addEventListener("state", refresh);
-  source.onopen = () => { $("live").textContent = "● live"; $("live").className = "live on"; };
-  source.onerror = () => { $("live").textContent = "○ reconnecting"; $("live").className = "live"; };
+  function follow(after) {
+    const source = new EventSource(base + "/events?after=" + after);
+    source.addEventListener("feed", (ev) => {
+      const it = JSON.parse(ev.data);
+      if (items.length && it.seq <= items[0].seq) return;
+      items.unshift(it);
+      items.length = Math.min(items.length, SHOW);
+      drawFeed();
+    });
+    source.addEventListener("state", (ev) => {
+      version = Math.max(version, JSON.parse(ev.data).version);
+      refresh();
+    });
+    source.onopen = () => { $("live").textContent = "● live"; $("live").className = "live on"; };
+    source.onerror = () => { $("live").textContent = "○ reconnecting"; $("live").className = "live"; };
+  }
+  fetch(base + "/feed?limit=" + SHOW).then((r) => r.json()).then((feed) => {
+    items = feed.items || [];
+    drawFeed();
+    follow(items.length ? items[0].seq : 0);
+  });
   load();
 })();

@@ -1,6 +1,9 @@
--- KEYS: game hash, games index, deadlines index.
+-- KEYS: game hash, games index, deadlines index, feed list, rounds list.
 -- ARGV: namespace, game ID, version, status, deadline (ms, '' for none),
--- doc, created (ms), create ('1' to create, '0' to update).
+-- doc, created (ms), create ('1' to create, '0' to update), the number F
+-- of feed items appended, then F feed items and the resolved rounds
+-- appended (JSON each): arena.Store.UpdateGame's Appended, pushed onto
+-- the game's lists in the same step as the save.
 -- Create stores a game whose ID is free; update saves an existing game
 -- only if the stored one is the version before (compare-and-set), and
 -- otherwise returns the stored document, so the caller can apply its
@@ -29,4 +32,5 @@ if ARGV[5] == '' then
 else
   redis.call('ZADD', KEYS[3], ARGV[5], id)
 end
+push_game_logs(KEYS[4], KEYS[5], 9)
 return 1

@@ -81,3 +81,16 @@ local function set_lease(ns, claim, next_lease)
     redis.call('ZADD', ns .. 'pleases', next_lease, claim)
   end
 end
+
+-- push_game_logs appends a change's feed items and resolved rounds to a
+-- game's lists: ARGV[at] is the number F of feed items, the F arguments
+-- after it the items and the rest the rounds, JSON each (arena.Appended).
+local function push_game_logs(feed_key, rounds_key, at)
+  local nfeed = tonumber(ARGV[at])
+  if nfeed > 0 then
+    redis.call('RPUSH', feed_key, unpack(ARGV, at + 1, at + nfeed))
+  end
+  if #ARGV > at + nfeed then
+    redis.call('RPUSH', rounds_key, unpack(ARGV, at + nfeed + 1, #ARGV))
+  end
+end
