@@ -6,7 +6,8 @@
 // /arena/{game_id}, a spectator view of a game. Every page updates live
 // over server-sent events and calls the routes of httpapi on the same
 // origin; /jobs asks for an API key, kept in the browser tab, and /squad
-// does too on a server that requires keys (httpapi.WithKeys).
+// and /arena/{game_id} do too on a server that requires keys
+// (httpapi.WithKeys).
 package console
 
 import (

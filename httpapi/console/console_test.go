@@ -131,19 +131,31 @@ func TestSquadPageThreads(t *testing.T) {
 	browser.SaveScreenshot(t, "squad-threads.png", shot)
 }
 
-// TestArenaPageDrawsTheDecision watches a game and sees the decision drawn
-// after it happens, without reloading.
-func TestArenaPageDrawsTheDecision(t *testing.T) {
+// newArenaServer serves /arena/ over the arena routes on memory; with
+// keys (not nil), those routes require them.
+func newArenaServer(t *testing.T, keys func(st *memstore.Store) *slots.Service) (*arena.Service, *slots.Service, *httptest.Server) {
 	st := memstore.New()
 	games := arena.New(st, arena.WithNotifier(st))
+	var opts []httpapi.Option
+	var ks *slots.Service
+	if keys != nil {
+		ks = keys(st)
+		opts = append(opts, httpapi.WithKeys(ks))
+	}
 	mux := http.NewServeMux()
-	a := httpapi.Arena(games)
-	mux.Handle("/api/games/", a)
+	mux.Handle("/api/games/", httpapi.Arena(games, opts...))
 	c := console.Handler()
 	mux.Handle("/arena/", c)
 	mux.Handle("/console/", c)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	return games, ks, srv
+}
+
+// TestArenaPageDrawsTheDecision watches a game and sees the decision drawn
+// after it happens, without reloading.
+func TestArenaPageDrawsTheDecision(t *testing.T) {
+	games, _, srv := newArenaServer(t, nil)
 	ctx := browser.New(t, 60*time.Second)
 
 	bg := context.Background()
@@ -273,4 +285,49 @@ func TestSquadPageWithKeys(t *testing.T) {
 	require.Equal(t, "Ops Lead", ms[0].AgentName)
 	require.True(t, ms[0].IsHuman)
 	browser.SaveScreenshot(t, "squad-keys.png", shot)
+}
+
+// TestArenaPageWithKeys: on a server that requires keys, /arena/{id} asks
+// for one; given one, it draws the game and follows it live.
+func TestArenaPageWithKeys(t *testing.T) {
+	games, keys, srv := newArenaServer(t, func(st *memstore.Store) *slots.Service { return slots.New(st) })
+	bg := context.Background()
+	_, token, err := keys.CreateKey(bg, slots.NewKey{Name: "Spectator"})
+	require.NoError(t, err)
+	g, err := games.Create(bg, 0, 0)
+	require.NoError(t, err)
+	keyOf := map[string]string{}
+	for _, n := range []string{"Alice", "Bob", "Charlie"} {
+		a, err := games.RegisterAs(bg, g.ID, n, arena.Actor{KeyID: "key_" + n})
+		require.NoError(t, err)
+		keyOf[a.ID] = a.KeyID
+	}
+	g, err = games.Start(bg, g.ID)
+	require.NoError(t, err)
+
+	ctx := browser.New(t, 60*time.Second)
+	var live, op string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/arena/"+g.ID),
+		chromedp.WaitVisible(`#keyform`, chromedp.ByQuery),
+		chromedp.Text(`#live`, &live, chromedp.ByQuery),
+	))
+	require.Contains(t, live, "key needed")
+
+	var rows int
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate("about:blank"),
+		chromedp.Navigate(srv.URL+"/arena/"+g.ID+"#key="+token),
+		chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#majority .agent`, chromedp.ByQuery),
+		chromedp.Text(`#operator`, &op, chromedp.ByID),
+		chromedp.Evaluate(`document.querySelectorAll("#scores tr").length`, &rows),
+	))
+	require.Equal(t, "Alice", op)
+	require.Equal(t, 3, rows)
+	r := g.Current()
+	_, err = games.ArgueAs(bg, g.ID, r.ID, r.Majority[0], arena.Actor{KeyID: keyOf[r.Majority[0]]}, "Pull the lever")
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible(`//li[contains(text(), "Pull the lever")]`, chromedp.BySearch)),
+		"the argument arrives over the keyed stream")
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRequireKeys: -require-keys closes the discussion and squad-chat
-// routes to callers without a key; without it they stay open.
+// TestRequireKeys: -require-keys closes the arena, discussion and
+// squad-chat routes to callers without a key; without it they stay open.
 func TestRequireKeys(t *testing.T) {
 	t.Parallel()
 	const admin = "admin-test-key"
@@ -19,6 +19,9 @@ func TestRequireKeys(t *testing.T) {
 		{"POST", "/api/discussion", `{"requester_agent":"Developer","prompt_message":"Which index?"}`},
 		{"GET", "/api/squad-chat", ""},
 		{"POST", "/api/squad-chat", `{"agent_name":"Operator","message":"Hi","is_human":true}`},
+		{"GET", "/api/games", ""},
+		{"POST", "/api/games", `{}`},
+		{"POST", "/api/demo/create", ""},
 	} {
 		status, _ := call(t, r.method, base+r.path, "", r.body)
 		require.Equal(t, 401, status, "%s %s", r.method, r.path)
@@ -30,8 +33,15 @@ func TestRequireKeys(t *testing.T) {
 	require.Equal(t, 201, status)
 	require.Equal(t, "Builder", m["agent_name"])
 
+	status, _ = call(t, "POST", base+"/api/games", key["key"].(string), `{}`)
+	require.Equal(t, 403, status, "creating a game needs arena:admin")
+	status, _ = call(t, "POST", base+"/api/games", admin, `{}`)
+	require.Equal(t, 201, status)
+
 	open, _ := serve(t, "-quiet")
 	status, _ = call(t, "POST", open+"/api/squad-chat", "", `{"agent_name":"Operator","message":"Hi","is_human":true}`)
+	require.Equal(t, 201, status, "open by default, as the seed says")
+	status, _ = call(t, "POST", open+"/api/games", "", `{}`)
 	require.Equal(t, 201, status, "open by default, as the seed says")
 }
 

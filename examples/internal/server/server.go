@@ -65,7 +65,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	pgConns := fs.Int("pg-conns", pgstore.DefaultMaxOpenConns, "PostgreSQL connections in the pool, all kept open while idle")
 	maxConns := fs.Int("max-conns", 0, "most client connections served at once, streams included; more wait to be accepted (0: no limit)")
 	requireKeysEnv := os.Getenv("AGORA_REQUIRE_KEYS")
-	requireKeys := fs.Bool("require-keys", requireKeysEnv == "1" || requireKeysEnv == "true", "require API keys (Bearer, with scopes) on the discussion and squad-chat routes too, not only on /api/v1 (default $AGORA_REQUIRE_KEYS); the agent chat then needs -chat-auth or -chat-open")
+	requireKeys := fs.Bool("require-keys", requireKeysEnv == "1" || requireKeysEnv == "true", "require API keys (Bearer, with scopes) on the arena, discussion and squad-chat routes too, not only on /api/v1 (default $AGORA_REQUIRE_KEYS); the agent chat then needs -chat-auth or -chat-open")
 	var chatAuth agentchat.AuthConfig
 	chatAuth.Flags(fs, os.Getenv)
 	fillerBrain := fs.String("filler-brain", bots.BrainTemplate, "how the arena's filler agents write their arguments: template or claude")
@@ -122,7 +122,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	games := arena.New(backend.arena, arena.WithNotifier(backend.notifier),
 		arena.WithFillerWriter(bots.FillerWriter(brain)), arena.WithAutoFillers(ctx, *fillerPace))
 	go games.RunSweeper(ctx, time.Second, func(err error) { log.Error("arena sweep", "err", err) })
-	arenaAPI := httpapi.Arena(games, httpapi.WithLogger(log))
+	arenaAPI := httpapi.Arena(games, openOpts...)
 	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/", "/skill.md", "/health"} {
 		mux.Handle(p, arenaAPI)
 	}
