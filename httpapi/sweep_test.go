@@ -44,60 +44,61 @@ var hostileBodies = []string{`{"title":"\u0000","body":"b","name":"a\u0000"}`, "
 // numbers and odd IDs to every route of every handler, on every backend:
 // no answer is a 5xx, and every backend answers every request alike.
 func TestSweepEveryRoute(t *testing.T) {
-	var mu sync.Mutex                      // the backends run in parallel
-	answers := map[string]map[string]int{} // backend -> request -> status
-	var order []string
-	orderTaken := false
-	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
-		handlers := everyHandler(t, st)
-		got := map[string]int{}
-		mu.Lock()
-		mine := !orderTaken // the first backend records the order
-		orderTaken = true
-		mu.Unlock()
-		for _, name := range []string{"aop", "arena", "discussion", "agentchat", "discussion-keyed", "arena-keyed"} {
-			h := handlers[name]
-			lister, ok := h.(interface{ Routes() []string })
-			require.True(t, ok, "%s lists its routes", name)
-			routes := lister.Routes()
-			require.NotEmpty(t, routes, name)
-			for _, route := range routes {
-				method, pattern, _ := strings.Cut(route, " ")
-				streams := strings.HasSuffix(pattern, "/events") || strings.HasSuffix(pattern, "/stream")
-				if streams {
-					method = "HEAD" // a GET would stream until the test ends
-				}
-				for _, id := range hostile {
-					path := fillPattern(pattern, id)
-					for _, q := range hostileQueries {
-						bodies := []string{""}
-						if method != "GET" && method != "HEAD" {
-							bodies = hostileBodies
-						}
-						for _, body := range bodies {
-							req := httptest.NewRequest(method, "http://agora.test"+path+q, strings.NewReader(body))
-							req.Header.Set("Authorization", "Bearer "+admin)
-							req.Header.Set("Content-Type", "application/json")
-							rec := httptest.NewRecorder()
-							h.ServeHTTP(rec, req)
-							key := fmt.Sprintf("%s %s%s %q", method, path, q, body)
-							if len(key) > 300 {
-								key = key[:150] + "…" + key[len(key)-150:]
+	var (
+		mu      sync.Mutex
+		answers = map[string]map[string]int{} // backend -> request -> status
+		order   []string                      // the requests, as one backend sent them
+	)
+	// The group returns once every backend's parallel subtest has.
+	t.Run("backends", func(t *testing.T) {
+		testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+			handlers := everyHandler(t, st)
+			got := map[string]int{}
+			var sent []string
+			for _, name := range []string{"aop", "arena", "discussion", "agentchat", "discussion-keyed", "arena-keyed"} {
+				h := handlers[name]
+				lister, ok := h.(interface{ Routes() []string })
+				require.True(t, ok, "%s lists its routes", name)
+				routes := lister.Routes()
+				require.NotEmpty(t, routes, name)
+				for _, route := range routes {
+					method, pattern, _ := strings.Cut(route, " ")
+					streams := strings.HasSuffix(pattern, "/events") || strings.HasSuffix(pattern, "/stream")
+					if streams {
+						method = "HEAD" // a GET would stream until the test ends
+					}
+					for _, id := range hostile {
+						path := fillPattern(pattern, id)
+						for _, q := range hostileQueries {
+							bodies := []string{""}
+							if method != "GET" && method != "HEAD" {
+								bodies = hostileBodies
 							}
-							require.Less(t, rec.Code, 500, "%s answered %d: %s", key, rec.Code, rec.Body)
-							got[key] = rec.Code
-							if mine {
-								order = append(order, key)
+							for _, body := range bodies {
+								req := httptest.NewRequest(method, "http://agora.test"+path+q, strings.NewReader(body))
+								req.Header.Set("Authorization", "Bearer "+admin)
+								req.Header.Set("Content-Type", "application/json")
+								rec := httptest.NewRecorder()
+								h.ServeHTTP(rec, req)
+								key := fmt.Sprintf("%s %s%s %q", method, path, q, body)
+								if len(key) > 300 {
+									key = key[:150] + "…" + key[len(key)-150:]
+								}
+								require.Less(t, rec.Code, 500, "%s answered %d: %s", key, rec.Code, rec.Body)
+								got[key] = rec.Code
+								sent = append(sent, key)
 							}
 						}
 					}
 				}
 			}
-		}
-		mu.Lock()
-		answers[t.Name()] = got
-		mu.Unlock()
+			mu.Lock()
+			answers[t.Name()], order = got, sent
+			mu.Unlock()
+		})
 	})
+	require.Len(t, answers, len(testbackend.All()), "every backend answered")
+	require.NotEmpty(t, order)
 	var first string
 	for name := range answers {
 		if first == "" {
