@@ -167,11 +167,11 @@ func TestDiscussionKeysAreIdentities(t *testing.T) {
 	})
 }
 
-func TestDiscussionKeysRateLimitWrites(t *testing.T) {
+func TestKeysRateLimitWrites(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		// Two writes per key, and (at this rate) none refilled during the test.
 		c := newKeyedAPI(t, st, httpapi.WithLimiter(httpapi.NewLocalLimiter(1e-6, 2)))
-		_, a := c.key("Builder", slots.ScopeDiscussionWrite)
+		_, a := c.key("Builder", slots.ScopeDiscussionWrite, slots.ScopeArenaPlay)
 		_, b := c.key("Growth", slots.ScopeDiscussionWrite)
 		msg := map[string]any{"message": "Hello"}
 		c.expect(201, "POST", "/api/squad-chat", a, msg)
@@ -179,6 +179,10 @@ func TestDiscussionKeysRateLimitWrites(t *testing.T) {
 		r := c.expect(429, "POST", "/api/squad-chat", a, msg)
 		require.NotEmpty(t, r.header.Get("Retry-After"))
 		c.expect(429, "POST", "/api/discussion", a, map[string]any{"prompt_message": "Which index?"})
+		// The arena's writes draw on the same budget of the key.
+		game := c.expect(201, "POST", "/api/games", adminToken, map[string]any{}).body["game_id"].(string)
+		c.expect(429, "POST", "/api/games/"+game+"/agents/register", a, map[string]any{"display_name": "Builder"})
+		c.expect(200, "GET", "/api/games/"+game, a, nil)
 		c.expect(200, "GET", "/api/squad-chat", a, nil)  // reads are not limited
 		c.expect(201, "POST", "/api/squad-chat", b, msg) // another key has its own budget
 	})
