@@ -49,12 +49,13 @@ func (g *Game) event(e env, typ string, payload Payload) {
 func (g *Game) started() bool { return g.Status != StatusWaiting && g.Status != StatusReady }
 
 // register adds an agent while the game has not started.
-func (g *Game) register(name string, token *string, e env) (Agent, error) {
-	return g.join(name, token, false, e)
+func (g *Game) register(name string, by Actor, e env) (Agent, error) {
+	return g.join(name, by, false, e)
 }
 
-// join adds an agent, a filler or not, while the game has not started.
-func (g *Game) join(name string, token *string, filler bool, e env) (Agent, error) {
+// join adds an agent, a filler or not, while the game has not started,
+// bound to by's key or token when it has one.
+func (g *Game) join(name string, by Actor, filler bool, e env) (Agent, error) {
 	if g.started() {
 		return Agent{}, bad("Game already started")
 	}
@@ -65,9 +66,9 @@ func (g *Game) join(name string, token *string, filler bool, e env) (Agent, erro
 	if len(g.Agents) >= MaxAgents {
 		return Agent{}, bad("Game is full")
 	}
-	a := Agent{ID: e.ids.New("agent"), DisplayName: name, Filler: filler}
-	if token != nil && *token != "" {
-		h := sha256.Sum256([]byte(*token))
+	a := Agent{ID: e.ids.New("agent"), DisplayName: name, Filler: filler, KeyID: by.KeyID}
+	if by.Token != "" {
+		h := sha256.Sum256([]byte(by.Token))
 		a.TokenHash = h[:]
 	}
 	g.Agents = append(g.Agents, a)

@@ -23,7 +23,7 @@ func play(t *testing.T, n int) Game {
 	g, err := NewGame("g", TableMin, 0, e.now)
 	require.NoError(t, err)
 	for i := 0; i < n; i++ {
-		_, err := g.register(fmt.Sprint("agent-", i), nil, e)
+		_, err := g.register(fmt.Sprint("agent-", i), Actor{}, e)
 		require.NoError(t, err)
 		if i < 2 {
 			require.Equal(t, StatusWaiting, g.Status)
@@ -83,22 +83,30 @@ func TestRulesAndMessages(t *testing.T) {
 	tok := "s3cret"
 	var ids []string
 	for i := 0; i < 3; i++ {
-		var tp *string
-		if i == 0 {
-			tp = &tok
+		var by Actor
+		switch i {
+		case 0:
+			by.Token = tok
+		case 2:
+			by.KeyID = "key_a"
 		}
-		a, err := g.register(fmt.Sprint("A", i), tp, e)
+		a, err := g.register(fmt.Sprint("A", i), by, e)
 		require.NoError(t, err)
 		ids = append(ids, a.ID)
 	}
-	require.NoError(t, g.checkToken(ids[0], tok))
-	require.ErrorIs(t, g.checkToken(ids[0], "wrong"), ErrBadToken)
-	require.ErrorIs(t, g.checkToken(ids[0], ""), ErrBadToken)
-	require.NoError(t, g.checkToken(ids[1], ""), "no token registered, none needed")
+	require.NoError(t, g.checkActor(ids[0], Actor{Token: tok}))
+	require.ErrorIs(t, g.checkActor(ids[0], Actor{Token: "wrong"}), ErrBadToken)
+	require.ErrorIs(t, g.checkActor(ids[0], Actor{}), ErrBadToken)
+	require.NoError(t, g.checkActor(ids[1], Actor{}), "no token registered, none needed")
+	// With keys required, an agent is its key's alone, whatever token.
+	require.NoError(t, g.checkActor(ids[2], Actor{KeyID: "key_a"}))
+	require.ErrorIs(t, g.checkActor(ids[2], Actor{KeyID: "key_b"}), ErrNotYourAgent)
+	require.ErrorIs(t, g.checkActor(ids[0], Actor{KeyID: "key_a", Token: tok}), ErrNotYourAgent, "an agent of no key is no key's")
+	require.ErrorIs(t, g.checkActor(ids[1], Actor{KeyID: "key_a"}), ErrNotYourAgent)
 
 	require.NoError(t, g.start(e))
 	require.ErrorContains(t, g.start(e), "Game already started")
-	_, err = g.register("late", nil, e)
+	_, err = g.register("late", Actor{}, e)
 	require.ErrorContains(t, err, "Game already started")
 	r := g.Current()
 	require.Equal(t, ids[0], r.Operator)
@@ -151,7 +159,7 @@ func TestLegacyDocumentReads(t *testing.T) {
 	g, err := NewGame("g", TableMin, 0, e.now)
 	require.NoError(t, err)
 	for i := range 3 {
-		_, err := g.register(fmt.Sprint("agent-", i), nil, e)
+		_, err := g.register(fmt.Sprint("agent-", i), Actor{}, e)
 		require.NoError(t, err)
 	}
 	require.NoError(t, g.start(e))

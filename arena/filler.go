@@ -93,7 +93,7 @@ func (g *Game) addFillers(n int, e env) ([]Agent, error) {
 	}
 	out := make([]Agent, 0, n)
 	for range n {
-		a, err := g.join(g.fillerName(), nil, true, e)
+		a, err := g.join(g.fillerName(), Actor{}, true, e)
 		if err != nil {
 			return nil, err
 		}

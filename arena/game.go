@@ -85,6 +85,9 @@ type Agent struct {
 	ID          string `json:"id"`
 	DisplayName string `json:"display_name"`
 	TokenHash   []byte `json:"token_hash,omitempty"`
+	// KeyID is the ID of the API key that registered the agent on a server
+	// that requires keys (httpapi.WithKeys): only that key acts for it.
+	KeyID string `json:"key_id,omitempty"`
 	// Filler marks an agent Agora plays itself (see Service.AddFillers).
 	Filler bool `json:"filler,omitempty"`
 	// The roles the agent has been seated in, the current round's
@@ -232,7 +235,16 @@ var (
 	ErrGameExists    = &store.Error{Kind: store.ErrConflict, Code: "game_exists", Message: "a game with this id exists"}
 	ErrRoundNotFound = &store.Error{Kind: store.ErrNotFound, Code: "round_not_found", Message: "Round not found"}
 	ErrBadToken      = &store.Error{Kind: store.ErrForbidden, Code: "invalid_token", Message: "this agent registered with a token: present it as Authorization: Bearer <token>"}
+	ErrNotYourAgent  = &store.Error{Kind: store.ErrForbidden, Code: "not_your_agent", Message: "this agent is not registered by this API key: only the key that registered an agent acts for it"}
 )
+
+// Actor is who registers or acts for an agent: the bearer token the
+// request presented (the seed's optional agent token), or, on a server
+// that requires API keys (httpapi.WithKeys), the ID of the caller's key.
+type Actor struct {
+	Token string
+	KeyID string
+}
 
 // agent returns the registered agent with ID id, or nil.
 func (g *Game) agent(id string) *Agent {
@@ -254,14 +266,27 @@ func (g *Game) appendFeed(it FeedItem) {
 	g.Appended.Feed = append(g.Appended.Feed, it)
 }
 
-// checkToken verifies an agent's bearer token when it registered with one.
-func (g *Game) checkToken(agentID, token string) error {
+// checkActor verifies that by may act for agentID. With a key, the agent
+// must be one that key registered, whatever its token: an agent registered
+// by another key, without one (a filler, a demo agent of no key) or
+// before keys were required is not the key's. Without a key, an agent that
+// registered with a token needs that token.
+func (g *Game) checkActor(agentID string, by Actor) error {
 	a := g.agent(agentID)
-	if a == nil || a.TokenHash == nil {
+	if a == nil {
+		return nil // the action reports the unknown agent
+	}
+	if by.KeyID != "" {
+		if a.KeyID != by.KeyID {
+			return ErrNotYourAgent
+		}
 		return nil
 	}
-	h := sha256.Sum256([]byte(token))
-	if token == "" || subtle.ConstantTimeCompare(h[:], a.TokenHash) != 1 {
+	if a.TokenHash == nil {
+		return nil
+	}
+	h := sha256.Sum256([]byte(by.Token))
+	if by.Token == "" || subtle.ConstantTimeCompare(h[:], a.TokenHash) != 1 {
 		return ErrBadToken
 	}
 	return nil

@@ -236,10 +236,21 @@ func (s *Service) List(ctx context.Context, status Status, limit int) ([]Summary
 
 // Register adds an agent; with a token, its actions must present it.
 func (s *Service) Register(ctx context.Context, gameID, name string, token *string) (Agent, error) {
+	var by Actor
+	if token != nil {
+		by.Token = *token
+	}
+	return s.RegisterAs(ctx, gameID, name, by)
+}
+
+// RegisterAs adds an agent that by acts for: with by.KeyID, the agent is
+// that API key's and only it acts for the agent; with by.Token, actions
+// must present the token; with neither, anyone acts for it.
+func (s *Service) RegisterAs(ctx context.Context, gameID, name string, by Actor) (Agent, error) {
 	var a Agent
 	_, err := s.change(ctx, gameID, func(g *Game, e env) error {
 		var err error
-		a, err = g.register(name, token, e)
+		a, err = g.register(name, by, e)
 		return err
 	})
 	return a, err
@@ -262,18 +273,31 @@ func (s *Service) Start(ctx context.Context, gameID string) (Game, error) {
 // Argue records an argument; token is the bearer token the request
 // presented.
 func (s *Service) Argue(ctx context.Context, gameID, roundID, agentID, token, text string) (Game, error) {
+	return s.ArgueAs(ctx, gameID, roundID, agentID, Actor{Token: token}, text)
+}
+
+// ArgueAs records an argument of agentID when by may act for it (see
+// RegisterAs), else returns ErrNotYourAgent or ErrBadToken.
+func (s *Service) ArgueAs(ctx context.Context, gameID, roundID, agentID string, by Actor, text string) (Game, error) {
 	return s.change(ctx, gameID, func(g *Game, e env) error {
-		if err := g.checkToken(agentID, token); err != nil {
+		if err := g.checkActor(agentID, by); err != nil {
 			return err
 		}
 		return g.argue(roundID, agentID, text, e)
 	})
 }
 
-// Decide records the operator's decision.
+// Decide records the operator's decision; token is the bearer token the
+// request presented.
 func (s *Service) Decide(ctx context.Context, gameID, roundID, agentID, token string, d Decision) (Game, error) {
+	return s.DecideAs(ctx, gameID, roundID, agentID, Actor{Token: token}, d)
+}
+
+// DecideAs records the decision of agentID, the round's operator, when by
+// may act for it (see RegisterAs).
+func (s *Service) DecideAs(ctx context.Context, gameID, roundID, agentID string, by Actor, d Decision) (Game, error) {
 	return s.change(ctx, gameID, func(g *Game, e env) error {
-		if err := g.checkToken(agentID, token); err != nil {
+		if err := g.checkActor(agentID, by); err != nil {
 			return err
 		}
 		return g.decide(roundID, agentID, d, e)
@@ -374,13 +398,19 @@ func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription
 
 // Demo creates a game with Alice, Bob and Charlie registered.
 func (s *Service) Demo(ctx context.Context) (Game, []Agent, error) {
+	return s.DemoAs(ctx, Actor{})
+}
+
+// DemoAs is Demo with the three agents registered as by (RegisterAs): on a
+// server that requires keys, the key that made the demo acts for them.
+func (s *Service) DemoAs(ctx context.Context, by Actor) (Game, []Agent, error) {
 	g, err := s.Create(ctx, 0, 0)
 	if err != nil {
 		return Game{}, nil, err
 	}
 	var agents []Agent
 	for _, name := range []string{"Alice", "Bob", "Charlie"} {
-		a, err := s.Register(ctx, g.ID, name, nil)
+		a, err := s.RegisterAs(ctx, g.ID, name, by)
 		if err != nil {
 			return Game{}, nil, err
 		}

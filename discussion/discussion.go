@@ -75,6 +75,10 @@ type Prompt struct {
 	SquadChatID       string         `json:"squad_chat_id"`
 	ResolvedAt        *time.Time     `json:"resolved_at"`
 	CreatedAt         time.Time      `json:"created_at"`
+	// RequesterKey is the ID of the API key that asked, when the host
+	// requires keys (httpapi.WithKeys); empty for a prompt asked without
+	// one. It never changes.
+	RequesterKey string `json:"requester_key,omitempty"`
 }
 
 // Deadline is when a collecting prompt times out.
@@ -125,4 +129,5 @@ var (
 	ErrOwnPrompt        = &store.Error{Kind: store.ErrInvalid, Code: "own_prompt", Message: "the requester cannot respond to its own prompt"}
 	ErrPromptExists     = &store.Error{Kind: store.ErrConflict, Code: "prompt_exists", Message: "a prompt with this ID already exists"}
 	ErrReplyToNotFound  = &store.Error{Kind: store.ErrInvalid, Code: "reply_to_not_found", Message: "reply_to_id names no message of the squad chat"}
+	ErrNotRequester     = &store.Error{Kind: store.ErrForbidden, Code: "not_requester", Message: "only the key that asked, or one with the discussion:admin scope, resolves or cancels this prompt"}
 )

@@ -94,6 +94,10 @@ type NewPrompt struct {
 	PromptMessage     string
 	RequiredResponses *int
 	TimeoutMinutes    *int
+	// RequesterKey is the ID of the API key that asks, kept with the prompt
+	// (Prompt.RequesterKey) so that only it resolves or cancels the prompt
+	// (CloseBy); empty when the host requires no keys.
+	RequesterKey string
 }
 
 // Create stores a collecting prompt and its squad-chat message.
@@ -135,6 +139,7 @@ func (s *Service) Create(ctx context.Context, in NewPrompt) (Prompt, Message, er
 		Status:            StatusCollecting,
 		CollectedContext:  []ContextEntry{},
 		CreatedAt:         now,
+		RequesterKey:      in.RequesterKey,
 	}
 	m := Message{
 		ID:                 s.ids.New("msg"),
@@ -265,16 +270,44 @@ const (
 	ActionCancel  Action = "cancel"
 )
 
-// Close resolves or cancels an open prompt.
+// Closer is who resolves or cancels a prompt, for CloseBy.
+type Closer struct {
+	// KeyID is the ID of the caller's API key.
+	KeyID string
+	// Any is true for a caller that may close any prompt (the
+	// discussion:admin scope).
+	Any bool
+}
+
+// May reports whether c may resolve or cancel p: a caller that may close
+// any prompt, or the key that asked it. A prompt asked without a key is
+// nobody's: only a caller that may close any prompt closes it.
+func (c Closer) May(p Prompt) bool {
+	return c.Any || (p.RequesterKey != "" && c.KeyID == p.RequesterKey)
+}
+
+// Close resolves or cancels an open prompt, whoever asked it.
 func (s *Service) Close(ctx context.Context, id string, a Action) (Prompt, error) {
-	var to Status
-	switch a {
-	case ActionResolve:
-		to = StatusResolved
-	case ActionCancel:
-		to = StatusCancelled
-	default:
-		return Prompt{}, invalid("invalid_action", "action must be resolve or cancel")
+	return s.CloseBy(ctx, id, a, Closer{Any: true})
+}
+
+// CloseBy resolves or cancels an open prompt when by may (Closer.May),
+// else returns ErrNotRequester and changes nothing. The requester's key
+// never changes once the prompt is stored, so reading it first and closing
+// second cannot let another caller in between.
+func (s *Service) CloseBy(ctx context.Context, id string, a Action, by Closer) (Prompt, error) {
+	to, err := closedStatus(a)
+	if err != nil {
+		return Prompt{}, err
+	}
+	if !by.Any {
+		p, err := s.store.GetPrompt(ctx, id)
+		if err != nil {
+			return Prompt{}, err
+		}
+		if !by.May(p) {
+			return Prompt{}, ErrNotRequester
+		}
 	}
 	p, err := s.store.ClosePrompt(ctx, id, to, s.nowMs())
 	if err != nil {
@@ -282,6 +315,20 @@ func (s *Service) Close(ctx context.Context, id string, a Action) (Prompt, error
 	}
 	s.changed(ctx, id)
 	return p, nil
+}
+
+// closedStatus is the status action a leads to.
+func closedStatus(a Action) (Status, error) {
+	var to Status
+	switch a {
+	case ActionResolve:
+		to = StatusResolved
+	case ActionCancel:
+		to = StatusCancelled
+	default:
+		return "", invalid("invalid_action", "action must be resolve or cancel")
+	}
+	return to, nil
 }
 
 // Sweep records the timeout of every overdue prompt and returns how many it

@@ -14,6 +14,7 @@ import (
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
+	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
 
@@ -24,29 +25,39 @@ import (
 // agents' instructions with this server's base URL) and GET /health.
 // Mount it for "/api/games", "/api/games/", "/api/demo/", "/skill.md" and
 // "/health".
+//
+// Like the specification, the routes take no API key unless the host asks
+// for keys with WithKeys. Then every game route needs a valid key (the
+// instructions and the health check stay open); registering, arguing and
+// deciding need arena:play; creating, starting, advancing, fillers and
+// the demo need arena:admin; writes count against the key's rate limit;
+// and an agent is the key that registered it: only that key argues or
+// decides for it (another key is 403 whatever agent_id it sends), and the
+// demo's agents are the key that made the demo.
 func Arena(svc *arena.Service, opts ...Option) http.Handler {
-	a := &arenaAPI{svc: svc}
-	rt := newRouter(newConfig(opts))
-	open := func(fn func(http.ResponseWriter, *http.Request) error) route { return route{fn: fn} }
-	rt.handle("POST", "/api/games", open(a.create))
-	rt.handle("GET", "/api/games", open(a.list))
-	rt.handle("GET", "/api/games/{game_id}", open(a.meta))
-	rt.handle("POST", "/api/games/{game_id}/agents/register", open(a.register))
-	rt.handle("POST", "/api/games/{game_id}/start", open(a.start))
-	rt.handle("GET", "/api/games/{game_id}/state", open(a.state))
-	rt.handle("GET", "/api/games/{game_id}/feed", open(a.feed))
-	rt.handle("GET", "/api/games/{game_id}/scoreboard", open(a.scoreboard))
-	rt.handle("GET", "/api/games/{game_id}/history", open(a.history))
-	rt.handle("POST", "/api/games/{game_id}/rounds/{round_id}/arguments", open(a.argue))
-	rt.handle("POST", "/api/games/{game_id}/rounds/{round_id}/decision", open(a.decide))
-	rt.handle("POST", "/api/games/{game_id}/advance", open(a.advance))
-	rt.handle("GET", "/api/games/{game_id}/open-actions", open(a.openActions))
-	rt.handle("GET", "/api/games/{game_id}/events", open(a.events))
-	rt.handle("POST", "/api/games/{game_id}/add-filler", open(a.addFiller))
-	rt.handle("POST", "/api/games/{game_id}/tick-filler", open(a.tickFiller))
-	rt.handle("POST", "/api/demo/create", open(a.demo))
-	rt.handle("GET", "/skill.md", open(skill))
-	rt.handle("GET", "/health", open(health))
+	cfg := newConfig(opts)
+	a := &arenaAPI{svc: svc, keyed: cfg.keys != nil}
+	rt := newRouter(cfg)
+	play, admin, read := slots.ScopeArenaPlay, slots.ScopeArenaAdmin, slots.Scope("")
+	rt.handle("POST", "/api/games", cfg.keyed(admin, true, a.create))
+	rt.handle("GET", "/api/games", cfg.keyed(read, false, a.list))
+	rt.handle("GET", "/api/games/{game_id}", cfg.keyed(read, false, a.meta))
+	rt.handle("POST", "/api/games/{game_id}/agents/register", cfg.keyed(play, true, a.register))
+	rt.handle("POST", "/api/games/{game_id}/start", cfg.keyed(admin, true, a.start))
+	rt.handle("GET", "/api/games/{game_id}/state", cfg.keyed(read, false, a.state))
+	rt.handle("GET", "/api/games/{game_id}/feed", cfg.keyed(read, false, a.feed))
+	rt.handle("GET", "/api/games/{game_id}/scoreboard", cfg.keyed(read, false, a.scoreboard))
+	rt.handle("GET", "/api/games/{game_id}/history", cfg.keyed(read, false, a.history))
+	rt.handle("POST", "/api/games/{game_id}/rounds/{round_id}/arguments", cfg.keyed(play, true, a.argue))
+	rt.handle("POST", "/api/games/{game_id}/rounds/{round_id}/decision", cfg.keyed(play, true, a.decide))
+	rt.handle("POST", "/api/games/{game_id}/advance", cfg.keyed(admin, true, a.advance))
+	rt.handle("GET", "/api/games/{game_id}/open-actions", cfg.keyed(read, false, a.openActions))
+	rt.handle("GET", "/api/games/{game_id}/events", cfg.keyed(read, false, a.events))
+	rt.handle("POST", "/api/games/{game_id}/add-filler", cfg.keyed(admin, true, a.addFiller))
+	rt.handle("POST", "/api/games/{game_id}/tick-filler", cfg.keyed(admin, true, a.tickFiller))
+	rt.handle("POST", "/api/demo/create", cfg.keyed(admin, true, a.demo))
+	rt.handle("GET", "/skill.md", route{fn: skill})
+	rt.handle("GET", "/health", route{fn: health})
 	return rt
 }
 
@@ -81,7 +92,18 @@ func health(w http.ResponseWriter, _ *http.Request) error {
 }
 
 type arenaAPI struct {
-	svc *arena.Service
+	svc   *arena.Service
+	keyed bool // WithKeys: an agent is the key that registered it
+}
+
+// actor is who acts for an agent: on a server that requires keys the
+// caller's key, else the bearer token the request presented (the seed's
+// agent token).
+func (a *arenaAPI) actor(r *http.Request) arena.Actor {
+	if a.keyed {
+		return arena.Actor{KeyID: principal(r).ID}
+	}
+	return arena.Actor{Token: bearer(r)}
 }
 
 func (a *arenaAPI) create(w http.ResponseWriter, r *http.Request) error {
@@ -158,7 +180,16 @@ func (a *arenaAPI) register(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	ag, err := a.svc.Register(r.Context(), r.PathValue("game_id"), in.DisplayName, in.Token)
+	var by arena.Actor // the seed's optional agent token, or the caller's key
+	switch {
+	case a.keyed && in.Token != nil && *in.Token != "":
+		return httpjson.Invalid("invalid_token", "this server binds an agent to the API key that registers it: send no token, act with the same key")
+	case a.keyed:
+		by = a.actor(r)
+	case in.Token != nil:
+		by.Token = *in.Token
+	}
+	ag, err := a.svc.RegisterAs(r.Context(), r.PathValue("game_id"), in.DisplayName, by)
 	if err != nil {
 		return err
 	}
@@ -358,7 +389,7 @@ func (a *arenaAPI) argue(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	g, err := a.svc.Argue(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, bearer(r), in.Text)
+	g, err := a.svc.ArgueAs(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, a.actor(r), in.Text)
 	if err != nil {
 		return err
 	}
@@ -372,7 +403,7 @@ func (a *arenaAPI) decide(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	g, err := a.svc.Decide(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, bearer(r), arena.Decision(in.Decision))
+	g, err := a.svc.DecideAs(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, a.actor(r), arena.Decision(in.Decision))
 	if err != nil {
 		return err
 	}
@@ -511,7 +542,11 @@ func (a *arenaAPI) openActions(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *arenaAPI) demo(w http.ResponseWriter, r *http.Request) error {
-	g, agents, err := a.svc.Demo(r.Context())
+	var by arena.Actor
+	if a.keyed {
+		by = a.actor(r)
+	}
+	g, agents, err := a.svc.DemoAs(r.Context(), by)
 	if err != nil {
 		return err
 	}

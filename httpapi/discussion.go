@@ -11,29 +11,62 @@ import (
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // Discussion returns the handler of the discussion-prompt and squad-chat
-// routes of seeds/discussion.md. Like the specification, they take no API
-// key. Mount it for "/api/discussion", "/api/discussion/" and
-// "/api/squad-chat".
+// routes of seeds/discussion.md. Mount it for "/api/discussion",
+// "/api/discussion/" and "/api/squad-chat".
+//
+// Like the specification, they take no API key unless the host asks for
+// keys with WithKeys. Then every route needs a valid key; asking,
+// answering and posting need discussion:write and count against the key's
+// rate limit; and an identity is its key: the requester of a prompt, the
+// author of an answer or a message is the key's name (a blank name takes
+// it, another name is 403), the prompt remembers the key that asked, only
+// that key or one with discussion:admin resolves or cancels it, and an
+// answer or a message marked is_human needs discussion:admin.
 func Discussion(svc *discussion.Service, opts ...Option) http.Handler {
-	d := &discussionAPI{svc: svc}
-	rt := newRouter(newConfig(opts))
-	open := func(fn func(http.ResponseWriter, *http.Request) error) route { return route{fn: fn} }
-	rt.handle("POST", "/api/discussion", open(d.create))
-	rt.handle("GET", "/api/discussion", open(d.list))
-	rt.handle("GET", "/api/discussion/{id}", open(d.get))
-	rt.handle("POST", "/api/discussion/{id}", open(d.respond))
-	rt.handle("PATCH", "/api/discussion/{id}", open(d.patch))
-	rt.handle("GET", "/api/squad-chat", open(d.messages))
-	rt.handle("POST", "/api/squad-chat", open(d.post))
-	rt.handle("GET", "/api/squad-chat/events", open(d.events))
+	cfg := newConfig(opts)
+	d := &discussionAPI{svc: svc, keyed: cfg.keys != nil}
+	rt := newRouter(cfg)
+	write, read := slots.ScopeDiscussionWrite, slots.Scope("")
+	rt.handle("POST", "/api/discussion", cfg.keyed(write, true, d.create))
+	rt.handle("GET", "/api/discussion", cfg.keyed(read, false, d.list))
+	rt.handle("GET", "/api/discussion/{id}", cfg.keyed(read, false, d.get))
+	rt.handle("POST", "/api/discussion/{id}", cfg.keyed(write, true, d.respond))
+	// The requester's key or a discussion:admin one: patch decides.
+	rt.handle("PATCH", "/api/discussion/{id}", cfg.keyed(read, true, d.patch))
+	rt.handle("GET", "/api/squad-chat", cfg.keyed(read, false, d.messages))
+	rt.handle("POST", "/api/squad-chat", cfg.keyed(write, true, d.post))
+	rt.handle("GET", "/api/squad-chat/events", cfg.keyed(read, false, d.events))
 	return rt
 }
 
 type discussionAPI struct {
-	svc *discussion.Service
+	svc   *discussion.Service
+	keyed bool // WithKeys: identities are keys
+}
+
+// actor is the name a request acts under and whether it may speak as a
+// human. Without keys it is what the body says. With keys it is the key's
+// name: a blank named takes it, another name is 403; and human needs
+// discussion:admin.
+func (d *discussionAPI) actor(r *http.Request, field, named string, human bool) (string, error) {
+	if !d.keyed {
+		return named, nil
+	}
+	k := principal(r)
+	if n := strings.TrimSpace(named); n != "" && n != k.Name {
+		return "", store.Errorf(store.ErrForbidden, "not_your_name", "this API key acts as %q; %s %q names someone else", k.Name, field, n)
+	}
+	if human {
+		if err := requireScope(k, slots.ScopeDiscussionAdmin); err != nil {
+			return "", err
+		}
+	}
+	return k.Name, nil
 }
 
 func (d *discussionAPI) create(w http.ResponseWriter, r *http.Request) error {
@@ -55,9 +88,13 @@ func (d *discussionAPI) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	requester, err := d.actor(r, "requester_agent", in.RequesterAgent, false)
+	if err != nil {
+		return err
+	}
 	p, m, err := d.svc.Create(r.Context(), discussion.NewPrompt{
-		TaskID: in.TaskID, RequesterAgent: in.RequesterAgent, PromptMessage: in.PromptMessage,
-		RequiredResponses: required, TimeoutMinutes: timeout,
+		TaskID: in.TaskID, RequesterAgent: requester, PromptMessage: in.PromptMessage,
+		RequiredResponses: required, TimeoutMinutes: timeout, RequesterKey: principal(r).ID,
 	})
 	if err != nil {
 		return err
@@ -132,7 +169,11 @@ func (d *discussionAPI) respond(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	p, m, err := d.svc.Respond(r.Context(), r.PathValue("id"), discussion.Response{AgentName: in.AgentName, Message: in.Message, IsHuman: in.IsHuman})
+	agent, err := d.actor(r, "agent_name", in.AgentName, in.IsHuman)
+	if err != nil {
+		return err
+	}
+	p, m, err := d.svc.Respond(r.Context(), r.PathValue("id"), discussion.Response{AgentName: agent, Message: in.Message, IsHuman: in.IsHuman})
 	if err != nil {
 		return err
 	}
@@ -162,6 +203,7 @@ func promptWire(p discussion.Prompt) wire.Prompt {
 		ID: p.ID, TaskID: p.TaskID, RequesterAgent: p.RequesterAgent, PromptMessage: p.PromptMessage,
 		RequiredResponses: p.RequiredResponses, TimeoutMinutes: p.TimeoutMinutes, Status: string(p.Status),
 		CollectedContext: entries, SquadChatID: p.SquadChatID, ResolvedAt: p.ResolvedAt, CreatedAt: p.CreatedAt,
+		RequesterKey: p.RequesterKey,
 	}
 }
 
@@ -172,7 +214,12 @@ func (d *discussionAPI) patch(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	p, err := d.svc.Close(r.Context(), r.PathValue("id"), in.Action)
+	by := discussion.Closer{Any: true}
+	if d.keyed {
+		k := principal(r)
+		by = discussion.Closer{KeyID: k.ID, Any: k.Has(slots.ScopeDiscussionAdmin)}
+	}
+	p, err := d.svc.CloseBy(r.Context(), r.PathValue("id"), in.Action, by)
 	if err != nil {
 		return err
 	}
@@ -202,8 +249,12 @@ func (d *discussionAPI) post(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
+	agent, err := d.actor(r, "agent_name", in.AgentName, in.IsHuman)
+	if err != nil {
+		return err
+	}
 	m, err := d.svc.PostMessage(r.Context(), discussion.Post{
-		AgentName: in.AgentName, Message: in.Message, IsHuman: in.IsHuman, TaskRef: in.TaskRef, ReplyToID: in.ReplyToID,
+		AgentName: agent, Message: in.Message, IsHuman: in.IsHuman, TaskRef: in.TaskRef, ReplyToID: in.ReplyToID,
 	})
 	if err != nil {
 		return err

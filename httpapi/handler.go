@@ -19,7 +19,16 @@ type config struct {
 	log     *slog.Logger
 	limiter Limiter
 	prism   *prism.Service
+	keys    *slots.Service // nil: the seeds' open routes
 }
+
+// WithKeys makes Discussion (squad chat included) require the Bearer API
+// keys of svc, as the /api/v1 routes do: a request without a valid key is
+// 401, one whose key lacks the route's scope 403, and writes count against
+// the key's rate limit (WithLimiter). Reads need any valid key. With it an
+// identity is its key: see Discussion for what each route then requires.
+// Without it the routes are open, as the seeds describe them.
+func WithKeys(svc *slots.Service) Option { return func(c *config) { c.keys = svc } }
 
 // WithLogger sets where unexpected errors are logged; the default is
 // slog.Default().
@@ -55,6 +64,15 @@ type route struct {
 	scope   slots.Scope    // "": any authenticated key
 	limited bool           // counts against the key's rate limit
 	fn      func(w http.ResponseWriter, r *http.Request) error
+}
+
+// keyed is the route fn with scope and limit when the host requires keys
+// (WithKeys), else the open route of the seeds.
+func (c config) keyed(scope slots.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
+	if c.keys == nil {
+		return route{fn: fn}
+	}
+	return route{auth: c.keys, scope: scope, limited: limited, fn: fn}
 }
 
 func (rt *router) handle(method, path string, rte route) {

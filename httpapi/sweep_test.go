@@ -55,7 +55,7 @@ func TestSweepEveryRoute(t *testing.T) {
 			handlers := everyHandler(t, st)
 			got := map[string]int{}
 			var sent []string
-			for _, name := range []string{"aop", "arena", "discussion", "agentchat"} {
+			for _, name := range []string{"aop", "arena", "discussion", "agentchat", "discussion-keyed", "arena-keyed"} {
 				h := handlers[name]
 				lister, ok := h.(interface{ Routes() []string })
 				require.True(t, ok, "%s lists its routes", name)
@@ -114,7 +114,7 @@ func TestSweepEveryRoute(t *testing.T) {
 const admin = "admin-sweep"
 
 // everyHandler builds the four route families on st, admin being the admin
-// key.
+// key, and the discussion and arena routes with keys required.
 func everyHandler(t *testing.T, st storetest.Stores) map[string]http.Handler {
 	svc := slots.New(st.Slots, slots.WithAdminKey(admin), slots.WithNotifier(st.Notifier))
 	pipelines := prism.New(st.Prism, st.Slots, prism.WithNotifier(st.Notifier))
@@ -125,6 +125,10 @@ func everyHandler(t *testing.T, st storetest.Stores) map[string]http.Handler {
 		"arena":      httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(st.Notifier))),
 		"discussion": httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier))),
 		"agentchat":  agentchat.Handler(chat),
+		// The keyed mode's own checks (names, scopes, requester, the
+		// agent's key) meet the same hostile input.
+		"discussion-keyed": httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier)), httpapi.WithKeys(svc), httpapi.WithLimiter(nil)),
+		"arena-keyed":      httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(st.Notifier)), httpapi.WithKeys(svc), httpapi.WithLimiter(nil)),
 	}
 }
 

@@ -23,6 +23,13 @@ const (
 	ScopeKeysAdmin      Scope = "keys:admin"      // create, list and revoke keys
 	ScopePipelineReview Scope = "pipeline:review" // resolve pipeline flags
 
+	// The scopes of the arena and discussion routes when the host requires
+	// keys on them (httpapi.WithKeys).
+	ScopeArenaPlay       Scope = "arena:play"       // register arena agents, argue, decide
+	ScopeArenaAdmin      Scope = "arena:admin"      // create, start and advance games, fillers, the demo
+	ScopeDiscussionWrite Scope = "discussion:write" // ask, answer, post to the squad chat
+	ScopeDiscussionAdmin Scope = "discussion:admin" // resolve or cancel any prompt, post as a human
+
 	// The original's scopes that guard routes Agora does not serve: a key
 	// may carry them (the original's agent setup asks for them) and they
 	// grant nothing here.
@@ -38,6 +45,7 @@ var ScopeAliases = map[Scope]Scope{"claim:new": ScopeClaimCreate}
 
 // AllScopes lists every scope, in a stable order.
 var AllScopes = []Scope{ScopeSlotsConfigure, ScopeCommentCreate, ScopeClaimCreate, ScopeKeysAdmin, ScopePipelineReview,
+	ScopeArenaPlay, ScopeArenaAdmin, ScopeDiscussionWrite, ScopeDiscussionAdmin,
 	ScopeConsensusWrite, ScopeClassificationWrite, ScopePolicyWrite, ScopeOutputWrite}
 
 // Limits on key fields.

@@ -76,7 +76,9 @@ func (c *Client) Game(ctx context.Context, gameID string) (GameMeta, error) {
 type NewAgent struct {
 	DisplayName string
 	// Token, when set, guards the agent's actions: call them on
-	// c.As(Token). Empty is not sent: anyone may act as the agent.
+	// c.As(Token). Empty is not sent: anyone may act as the agent. On a
+	// server that requires API keys leave it empty: the agent is the key
+	// that registers it, and only that key's client acts for it.
 	Token string
 }
 

@@ -18,6 +18,12 @@
 // another agent wins the race; WaitState long-polls a game for its next
 // version; WaitForDiscussion waits until a prompt is answered.
 //
+// The client sends its key (WithToken, As) on every route, so it works
+// against a server that requires keys on the arena and discussion routes
+// too (httpapi.WithKeys, examples/server -require-keys). There the key is
+// the identity: a blank RequesterAgent or AgentName is the key's name,
+// another name is store.ErrForbidden.
+//
 // The event streams (ClaimEvents, SquadEvents, GameEvents) keep a request
 // open until their context ends, so give the client an http.Client without
 // a Timeout when it uses them.

@@ -5,7 +5,9 @@
 // response counters and statuses, threaded responses and a reply box; and
 // /arena/{game_id}, a spectator view of a game. Every page updates live
 // over server-sent events and calls the routes of httpapi on the same
-// origin; /jobs asks for an API key, kept in the browser tab.
+// origin; /jobs asks for an API key, kept in the browser tab, and /squad
+// and /arena/{game_id} do too on a server that requires keys
+// (httpapi.WithKeys).
 package console
 
 import (

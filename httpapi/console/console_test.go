@@ -15,15 +15,24 @@ import (
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/console"
 	"github.com/agorahq/agora/internal/browser"
+	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
 )
 
-// newSquadServer serves /squad over the discussion routes on memory.
-func newSquadServer(t *testing.T) (*discussion.Service, *httptest.Server) {
+// newSquadServer serves /squad over the discussion routes on memory; with
+// keys, those routes require the API keys of the returned slots service,
+// and /api/v1 is served too.
+func newSquadServer(t *testing.T, keyed bool) (*discussion.Service, *slots.Service, *httptest.Server) {
 	st := memstore.New()
 	svc := discussion.New(st, discussion.WithNotifier(st))
+	keys := slots.New(st)
+	var opts []httpapi.Option
 	mux := http.NewServeMux()
-	d := httpapi.Discussion(svc)
+	if keyed {
+		opts = append(opts, httpapi.WithKeys(keys))
+		mux.Handle("/api/v1/", httpapi.AOP(keys, opts...))
+	}
+	d := httpapi.Discussion(svc, opts...)
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
 		mux.Handle(p, d)
 	}
@@ -32,14 +41,14 @@ func newSquadServer(t *testing.T) (*discussion.Service, *httptest.Server) {
 	mux.Handle("/console/", c)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return svc, srv
+	return svc, keys, srv
 }
 
 // TestSquadPageLive opens /squad, asks the squad a question needing two
 // answers, and watches the page go from 0/2 to resolved without reloading
 // while two agents answer through the API.
 func TestSquadPageLive(t *testing.T) {
-	svc, srv := newSquadServer(t)
+	svc, _, srv := newSquadServer(t, false)
 	ctx := browser.New(t, 60*time.Second)
 
 	bg := context.Background()
@@ -85,7 +94,7 @@ func intp(n int) *int { return &n }
 // TestSquadPageThreads replies to a message from /squad and sees the reply
 // threaded under it, stored with reply_to_id; a task_ref is shown as a tag.
 func TestSquadPageThreads(t *testing.T) {
-	svc, srv := newSquadServer(t)
+	svc, _, srv := newSquadServer(t, false)
 	ctx := browser.New(t, 60*time.Second)
 
 	bg := context.Background()
@@ -122,19 +131,31 @@ func TestSquadPageThreads(t *testing.T) {
 	browser.SaveScreenshot(t, "squad-threads.png", shot)
 }
 
-// TestArenaPageDrawsTheDecision watches a game and sees the decision drawn
-// after it happens, without reloading.
-func TestArenaPageDrawsTheDecision(t *testing.T) {
+// newArenaServer serves /arena/ over the arena routes on memory; with
+// keys (not nil), those routes require them.
+func newArenaServer(t *testing.T, keys func(st *memstore.Store) *slots.Service) (*arena.Service, *slots.Service, *httptest.Server) {
 	st := memstore.New()
 	games := arena.New(st, arena.WithNotifier(st))
+	var opts []httpapi.Option
+	var ks *slots.Service
+	if keys != nil {
+		ks = keys(st)
+		opts = append(opts, httpapi.WithKeys(ks))
+	}
 	mux := http.NewServeMux()
-	a := httpapi.Arena(games)
-	mux.Handle("/api/games/", a)
+	mux.Handle("/api/games/", httpapi.Arena(games, opts...))
 	c := console.Handler()
 	mux.Handle("/arena/", c)
 	mux.Handle("/console/", c)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	return games, ks, srv
+}
+
+// TestArenaPageDrawsTheDecision watches a game and sees the decision drawn
+// after it happens, without reloading.
+func TestArenaPageDrawsTheDecision(t *testing.T) {
+	games, _, srv := newArenaServer(t, nil)
 	ctx := browser.New(t, 60*time.Second)
 
 	bg := context.Background()
@@ -220,4 +241,93 @@ func TestArenaPageDrawsTheDecision(t *testing.T) {
 	require.Equal(t, names(next.Minority), minority)
 	require.Empty(t, marked, "the new round's agents carry no outcome")
 	browser.SaveScreenshot(t, "arena.png", shot)
+}
+
+// TestSquadPageWithKeys: on a server that requires keys, /squad asks for
+// one; given one (a "#key=" fragment), it follows the chat live and posts
+// under the key's name.
+func TestSquadPageWithKeys(t *testing.T) {
+	svc, keys, srv := newSquadServer(t, true)
+	bg := context.Background()
+	_, token, err := keys.CreateKey(bg, slots.NewKey{Name: "Ops Lead", Scopes: []slots.Scope{slots.ScopeDiscussionWrite, slots.ScopeDiscussionAdmin}})
+	require.NoError(t, err)
+	_, err = svc.PostMessage(bg, discussion.Post{AgentName: "Builder", Message: "morning"})
+	require.NoError(t, err)
+
+	ctx := browser.New(t, 60*time.Second)
+	var live, name string
+	var readOnly bool
+	var shot []byte
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/squad"),
+		chromedp.WaitVisible(`#keyform`, chromedp.ByQuery),
+		chromedp.Text(`#live`, &live, chromedp.ByQuery),
+	))
+	require.Equal(t, "○ key needed", live)
+
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate("about:blank"), // a new fragment alone would not load the page again
+		chromedp.Navigate(srv.URL+"/squad#key="+token),
+		chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
+		chromedp.WaitVisible(`.msg .text`, chromedp.ByQuery),
+		chromedp.Value(`#name`, &name, chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("name").readOnly`, &readOnly),
+		chromedp.SendKeys(`#text`, "ship it", chromedp.ByQuery),
+		chromedp.Click(`#post button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`//div[contains(@class,"human")]/span[@class="text" and text()="ship it"]`, chromedp.BySearch),
+		chromedp.CaptureScreenshot(&shot),
+	))
+	require.Equal(t, "Ops Lead", name, "the name is the key's")
+	require.True(t, readOnly)
+	ms, err := svc.Messages(bg, 1, "")
+	require.NoError(t, err)
+	require.Equal(t, "ship it", ms[0].Message)
+	require.Equal(t, "Ops Lead", ms[0].AgentName)
+	require.True(t, ms[0].IsHuman)
+	browser.SaveScreenshot(t, "squad-keys.png", shot)
+}
+
+// TestArenaPageWithKeys: on a server that requires keys, /arena/{id} asks
+// for one; given one, it draws the game and follows it live.
+func TestArenaPageWithKeys(t *testing.T) {
+	games, keys, srv := newArenaServer(t, func(st *memstore.Store) *slots.Service { return slots.New(st) })
+	bg := context.Background()
+	_, token, err := keys.CreateKey(bg, slots.NewKey{Name: "Spectator"})
+	require.NoError(t, err)
+	g, err := games.Create(bg, 0, 0)
+	require.NoError(t, err)
+	keyOf := map[string]string{}
+	for _, n := range []string{"Alice", "Bob", "Charlie"} {
+		a, err := games.RegisterAs(bg, g.ID, n, arena.Actor{KeyID: "key_" + n})
+		require.NoError(t, err)
+		keyOf[a.ID] = a.KeyID
+	}
+	g, err = games.Start(bg, g.ID)
+	require.NoError(t, err)
+
+	ctx := browser.New(t, 60*time.Second)
+	var live, op string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/arena/"+g.ID),
+		chromedp.WaitVisible(`#keyform`, chromedp.ByQuery),
+		chromedp.Text(`#live`, &live, chromedp.ByQuery),
+	))
+	require.Contains(t, live, "key needed")
+
+	var rows int
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate("about:blank"),
+		chromedp.Navigate(srv.URL+"/arena/"+g.ID+"#key="+token),
+		chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#majority .agent`, chromedp.ByQuery),
+		chromedp.Text(`#operator`, &op, chromedp.ByID),
+		chromedp.Evaluate(`document.querySelectorAll("#scores tr").length`, &rows),
+	))
+	require.Equal(t, "Alice", op)
+	require.Equal(t, 3, rows)
+	r := g.Current()
+	_, err = games.ArgueAs(bg, g.ID, r.ID, r.Majority[0], arena.Actor{KeyID: keyOf[r.Majority[0]]}, "Pull the lever")
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible(`//li[contains(text(), "Pull the lever")]`, chromedp.BySearch)),
+		"the argument arrives over the keyed stream")
 }

@@ -39,6 +39,9 @@ type Prompt struct {
 	SquadChatID       string         `json:"squad_chat_id"`
 	ResolvedAt        *time.Time     `json:"resolved_at"`
 	CreatedAt         time.Time      `json:"created_at"`
+	// RequesterKey is the ID of the API key that asked, on a server that
+	// requires keys; absent otherwise.
+	RequesterKey string `json:"requester_key,omitempty"`
 }
 
 // Respond is the body of POST /api/discussion/{id}: an answer to a prompt.

@@ -14,7 +14,7 @@ import (
 )
 
 const promptColumns = `id, task_id, requester_agent, prompt_message, required_responses, timeout_minutes,
-	status, collected_context, squad_chat_id, resolved_at, created_at`
+	status, collected_context, squad_chat_id, resolved_at, created_at, requester_key`
 
 type promptRow struct {
 	ID                string      `db:"id"`
@@ -28,6 +28,7 @@ type promptRow struct {
 	SquadChatID       string      `db:"squad_chat_id"`
 	ResolvedAt        pq.NullTime `db:"resolved_at"`
 	CreatedAt         time.Time   `db:"created_at"`
+	RequesterKey      string      `db:"requester_key"`
 }
 
 // prompt converts a row, with times in UTC as the service wrote them.
@@ -36,6 +37,7 @@ func (r promptRow) prompt() (discussion.Prompt, error) {
 		ID: r.ID, TaskID: r.TaskID, RequesterAgent: r.RequesterAgent, PromptMessage: r.PromptMessage,
 		RequiredResponses: r.RequiredResponses, TimeoutMinutes: r.TimeoutMinutes, Status: discussion.Status(r.Status),
 		SquadChatID: r.SquadChatID, CreatedAt: r.CreatedAt.UTC(), CollectedContext: []discussion.ContextEntry{},
+		RequesterKey: r.RequesterKey,
 	}
 	if r.ResolvedAt.Valid {
 		t := r.ResolvedAt.Time.UTC()
@@ -71,9 +73,9 @@ func (s *Store) CreatePrompt(ctx context.Context, p discussion.Prompt, m discuss
 	}
 	defer tx.Rollback()
 	_, err = tx.ExecContext(ctx, `INSERT INTO agora_prompts (`+promptColumns+`, deadline)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		p.ID, p.TaskID, p.RequesterAgent, p.PromptMessage, p.RequiredResponses, p.TimeoutMinutes,
-		string(p.Status), entries, p.SquadChatID, p.ResolvedAt, p.CreatedAt, p.Deadline())
+		string(p.Status), entries, p.SquadChatID, p.ResolvedAt, p.CreatedAt, p.RequesterKey, p.Deadline())
 	if isUniqueViolation(err, "agora_prompts_pkey") {
 		return discussion.ErrPromptExists
 	}

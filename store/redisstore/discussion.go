@@ -65,6 +65,9 @@ func (s *Store) CreatePrompt(ctx context.Context, p discussion.Prompt, m discuss
 	if p.ResolvedAt != nil {
 		args = append(args, "resolved_at", stamp(*p.ResolvedAt))
 	}
+	if p.RequesterKey != "" {
+		args = append(args, "requester_key", p.RequesterKey)
+	}
 	args = append(args, "--", p.Deadline().UnixMilli(), m.ID, msg)
 	err = discussionCreateScript.Run(ctx, s.client,
 		[]string{s.promptKey(p.ID), s.promptsKey(), s.deadlinesKey(), s.msgKey(m.ID), s.msgsKey()}, args...).Err()
@@ -224,6 +227,7 @@ func decodePrompt(v any) (discussion.Prompt, error) {
 		Status:           discussion.Status(r["status"]),
 		SquadChatID:      r["squad_chat_id"],
 		CollectedContext: []discussion.ContextEntry{},
+		RequesterKey:     r["requester_key"],
 	}
 	if t, ok := r["task_id"]; ok {
 		p.TaskID = &t

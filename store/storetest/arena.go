@@ -620,6 +620,58 @@ func RunArena(t *testing.T, newStores NewStores) {
 		require.ErrorIs(t, err, arena.ErrGameNotFound)
 	})
 
+	t.Run("KeyedAgents", func(t *testing.T) {
+		t.Parallel()
+		e := newArenaEnv(t, newStores)
+		g, err := e.svc.Create(e.ctx, 0, 0)
+		require.NoError(t, err)
+		keyOf := map[string]string{}
+		for i := 0; i < 3; i++ {
+			key := fmt.Sprint("key_", i)
+			a, err := e.svc.RegisterAs(e.ctx, g.ID, fmt.Sprint("agent-", i), arena.Actor{KeyID: key})
+			require.NoError(t, err)
+			require.Equal(t, key, a.KeyID)
+			keyOf[a.ID] = key
+		}
+		// The binding is stored: another process reads it and enforces it.
+		stored, err := e.peer.Game(e.ctx, g.ID)
+		require.NoError(t, err)
+		for _, a := range stored.Agents {
+			require.Equal(t, keyOf[a.ID], a.KeyID)
+		}
+		g, err = e.peer.Start(e.ctx, g.ID)
+		require.NoError(t, err)
+		r := g.Current()
+		for _, a := range g.Agents {
+			require.Equal(t, keyOf[a.ID], a.KeyID, "kept through the start")
+		}
+		id := r.Minority[0]
+		for _, svc := range []*arena.Service{e.svc, e.peer} {
+			_, err = svc.ArgueAs(e.ctx, g.ID, r.ID, id, arena.Actor{KeyID: keyOf[r.Majority[0]]}, "as another key's agent")
+			require.ErrorIs(t, err, arena.ErrNotYourAgent)
+			require.ErrorIs(t, err, store.ErrForbidden)
+		}
+		_, err = e.peer.Argue(e.ctx, g.ID, r.ID, id, "", "without a key")
+		require.NoError(t, err, "a server without keys leaves the agent open")
+		g, err = e.svc.ArgueAs(e.ctx, g.ID, r.ID, r.Majority[0], arena.Actor{KeyID: keyOf[r.Majority[0]]}, "my own")
+		require.NoError(t, err)
+		g, err = e.svc.Advance(e.ctx, g.ID, arena.ActionForceDecision)
+		require.NoError(t, err)
+		_, err = e.peer.DecideAs(e.ctx, g.ID, r.ID, r.Operator, arena.Actor{KeyID: keyOf[id]}, arena.SaveMajority)
+		require.ErrorIs(t, err, arena.ErrNotYourAgent)
+		g, err = e.peer.DecideAs(e.ctx, g.ID, r.ID, r.Operator, arena.Actor{KeyID: keyOf[r.Operator]}, arena.SaveMajority)
+		require.NoError(t, err)
+		require.NotEqual(t, r.ID, g.Current().ID, "the decision resolved the round")
+
+		// The demo's agents are the key that made it.
+		_, agents, err := e.svc.DemoAs(e.ctx, arena.Actor{KeyID: "key_admin"})
+		require.NoError(t, err)
+		require.Len(t, agents, 3)
+		for _, a := range agents {
+			require.Equal(t, "key_admin", a.KeyID)
+		}
+	})
+
 	t.Run("WaitWakesAcrossProcesses", func(t *testing.T) {
 		t.Parallel()
 		e := newArenaEnv(t, newStores)

@@ -342,6 +342,58 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		}
 	})
 
+	t.Run("RequesterKey", func(t *testing.T) {
+		t.Parallel()
+		e := newDiscussionEnv(t, newStores)
+		// The asking key is kept with the prompt, through every read and
+		// every change, on every backend.
+		p, _, err := e.svc.Create(e.ctx, discussion.NewPrompt{RequesterAgent: "Developer", PromptMessage: "Which index?", RequiredResponses: intp(2), RequesterKey: "key_dev"})
+		require.NoError(t, err)
+		require.Equal(t, "key_dev", p.RequesterKey)
+		got, err := e.peer.Get(e.ctx, p.ID)
+		require.NoError(t, err)
+		require.Equal(t, p, got)
+		answered := e.respond(t, p.ID, "Builder")
+		require.Equal(t, "key_dev", answered.RequesterKey)
+		listed, err := e.svc.List(e.ctx, discussion.ListQuery{})
+		require.NoError(t, err)
+		require.Len(t, listed, 1)
+		require.Equal(t, "key_dev", listed[0].RequesterKey)
+
+		// Another key may not close it, whatever it asks; nothing changes.
+		for _, a := range []discussion.Action{discussion.ActionResolve, discussion.ActionCancel} {
+			_, err = e.svc.CloseBy(e.ctx, p.ID, a, discussion.Closer{KeyID: "key_other"})
+			require.ErrorIs(t, err, discussion.ErrNotRequester)
+			require.ErrorIs(t, err, store.ErrForbidden)
+		}
+		_, err = e.svc.CloseBy(e.ctx, "prompt_missing", discussion.ActionCancel, discussion.Closer{KeyID: "key_other"})
+		require.ErrorIs(t, err, discussion.ErrPromptNotFound)
+		_, err = e.svc.CloseBy(e.ctx, p.ID, "delete", discussion.Closer{KeyID: "key_dev"})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		got, err = e.svc.Get(e.ctx, p.ID)
+		require.NoError(t, err)
+		require.Equal(t, discussion.StatusCollecting, got.Status)
+
+		// The asking key may.
+		closed, err := e.svc.CloseBy(e.ctx, p.ID, discussion.ActionResolve, discussion.Closer{KeyID: "key_dev"})
+		require.NoError(t, err)
+		require.Equal(t, discussion.StatusResolved, closed.Status)
+		require.Equal(t, "key_dev", closed.RequesterKey)
+
+		// A caller that may close any prompt closes another key's, and one
+		// asked without a key, which no key owns.
+		q, _, err := e.svc.Create(e.ctx, discussion.NewPrompt{RequesterAgent: "Developer", PromptMessage: "Which cache?", RequesterKey: "key_dev"})
+		require.NoError(t, err)
+		_, err = e.svc.CloseBy(e.ctx, q.ID, discussion.ActionCancel, discussion.Closer{KeyID: "key_admin", Any: true})
+		require.NoError(t, err)
+		open := e.prompt(t, "Developer", 2, 30)
+		require.Empty(t, open.RequesterKey)
+		_, err = e.svc.CloseBy(e.ctx, open.ID, discussion.ActionCancel, discussion.Closer{KeyID: "key_dev"})
+		require.ErrorIs(t, err, discussion.ErrNotRequester)
+		_, err = e.svc.CloseBy(e.ctx, open.ID, discussion.ActionCancel, discussion.Closer{Any: true})
+		require.NoError(t, err)
+	})
+
 	t.Run("ListFilters", func(t *testing.T) {
 		t.Parallel()
 		e := newDiscussionEnv(t, newStores)

@@ -65,6 +65,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	storeTimeout := fs.Duration("store-timeout", pgstore.DefaultCallTimeout, "longest wait for the database in one store call; past it the request answers 503")
 	pgConns := fs.Int("pg-conns", pgstore.DefaultMaxOpenConns, "PostgreSQL connections in the pool, all kept open while idle")
 	maxConns := fs.Int("max-conns", 0, "most client connections served at once, streams included; more wait to be accepted (0: no limit)")
+	requireKeysEnv := os.Getenv("AGORA_REQUIRE_KEYS")
+	requireKeys := fs.Bool("require-keys", requireKeysEnv == "1" || requireKeysEnv == "true", "require API keys (Bearer, with scopes) on the arena, discussion and squad-chat routes too, not only on /api/v1 (default $AGORA_REQUIRE_KEYS); the agent chat then needs -chat-auth or -chat-open")
 	var chatAuth agentchat.AuthConfig
 	chatAuth.Flags(fs, os.Getenv)
 	fillerBrain := fs.String("filler-brain", bots.BrainTemplate, "how the arena's filler agents write their arguments: template or claude")
@@ -104,6 +106,13 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	pipelines := prism.New(backend.prism, backend.slots, prism.WithLease(*stageLease), prism.WithNotifier(backend.notifier))
 	go pipelines.RunSweeper(ctx, 5*time.Second, func(err error) { log.Error("stage lease sweep", "err", err) })
 
+	// The routes the seeds leave open take keys when the host asks.
+	openOpts := []httpapi.Option{httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter)}
+	if *requireKeys {
+		openOpts = append(openOpts, httpapi.WithKeys(svc))
+		log.Info("API keys required on every API")
+	}
+
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter), httpapi.WithPrism(pipelines)))
 	brain, closeBrain, err := bots.NewBrain(*fillerBrain, *claudePath)
@@ -114,13 +123,16 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	games := arena.New(backend.arena, arena.WithNotifier(backend.notifier),
 		arena.WithFillerWriter(bots.FillerWriter(brain)), arena.WithAutoFillers(ctx, *fillerPace))
 	go games.RunSweeper(ctx, time.Second, func(err error) { log.Error("arena sweep", "err", err) })
-	arenaAPI := httpapi.Arena(games, httpapi.WithLogger(log))
+	arenaAPI := httpapi.Arena(games, openOpts...)
 	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/", "/skill.md", "/health"} {
 		mux.Handle(p, arenaAPI)
 	}
 	if *agentDir != "" {
 		if err := chatAuth.CheckExposure(*addr); err != nil {
 			return err
+		}
+		if *requireKeys && (chatAuth.Mode == "" || chatAuth.Mode == "none") && !chatAuth.Open {
+			return errors.New("-require-keys: the agent chat takes no API keys; give it its own auth (-chat-auth) or say it is meant to be open (-chat-open)")
 		}
 		runner := &agentchat.CLIRunner{Path: *claudePath, Dir: *agentDir, PromptFile: *agentPrompt,
 			SystemPrompt: "You are the coding agent of this application, started by its chat. Work in the current directory.\n\n" + agentchat.TitleInstructions}
@@ -152,7 +164,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 			mux.Handle(p, chatAPI)
 		}
 	}
-	discussionAPI := httpapi.Discussion(disc, httpapi.WithLogger(log))
+	discussionAPI := httpapi.Discussion(disc, openOpts...)
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
 		mux.Handle(p, discussionAPI)
 	}

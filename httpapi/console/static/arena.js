@@ -11,6 +11,10 @@
 // it already seats the next round's agents. While the trolley runs (HOLD
 // ms) the tracks keep showing the resolved round — who was lost on the
 // taken track, who survived on the other — and then move on.
+//
+// On a server that requires API keys (examples/server -require-keys) the
+// page asks for a key, kept in the tab as /jobs keeps it (a "#key="
+// fragment sets it), and sends it on every read and on the stream.
 (function () {
   "use strict";
   const $ = (id) => document.getElementById(id);
@@ -19,6 +23,24 @@
   const HOLD = 2500;
   let animation = -1;
   let holdUntil = 0;
+  const key = window.agoraKey(); // apikey.js
+
+  function setLive(on, text) {
+    $("live").className = "live" + (on ? " on" : "");
+    $("live").textContent = text;
+  }
+
+  // get reads a route as JSON, with the key when the tab has one; a 401
+  // shows the key form.
+  async function get(url) {
+    const res = await fetch(url, key ? { headers: { Authorization: "Bearer " + key } } : {});
+    if (res.status === 401) {
+      $("keyform").hidden = false;
+      setLive(false, key ? "○ key refused" : "○ key needed");
+      throw new Error("an API key is needed");
+    }
+    return res.json();
+  }
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -55,7 +77,7 @@
   async function load() {
     // The first load reads the stored state; later ones, one at least as
     // recent as the version the stream announced.
-    const state = await fetch(base + "/state" + (version ? "?min_version=" + version : "")).then((r) => r.json());
+    const state = await get(base + "/state" + (version ? "?min_version=" + version : ""));
     const b = state.board || {};
     const names = {};
     for (const c of state.coverage || []) names[c.agent_id] = c.display_name;
@@ -119,26 +141,41 @@
     pending = true;
     setTimeout(() => { pending = false; load(); }, 50);
   }
-  function follow(after) {
-    const source = new EventSource(base + "/events?after=" + after);
-    source.addEventListener("feed", (ev) => {
-      const it = JSON.parse(ev.data);
-      if (items.length && it.seq <= items[0].seq) return;
-      items.unshift(it);
-      items.length = Math.min(items.length, SHOW);
-      drawFeed();
-    });
-    source.addEventListener("state", (ev) => {
-      version = Math.max(version, JSON.parse(ev.data).version);
-      refresh();
-    });
-    source.onopen = () => { $("live").textContent = "● live"; $("live").className = "live on"; };
-    source.onerror = () => { $("live").textContent = "○ reconnecting"; $("live").className = "live"; };
+  function onFeed(data) {
+    const it = JSON.parse(data);
+    if (items.length && it.seq <= items[0].seq) return;
+    items.unshift(it);
+    items.length = Math.min(items.length, SHOW);
+    drawFeed();
   }
-  fetch(base + "/feed?limit=" + SHOW).then((r) => r.json()).then((feed) => {
+  function onState(data) {
+    version = Math.max(version, JSON.parse(data).version);
+    refresh();
+  }
+  function follow(after) {
+    const url = base + "/events?after=" + after;
+    if (key) {
+      // EventSource sends no key: apikey.js reads the stream with fetch.
+      window.agoraStream(url, key, (event, data) => {
+        if (event === "feed") onFeed(data);
+        else if (event === "state") onState(data);
+      }, (state) => {
+        if (state === "live") setLive(true, "● live");
+        else if (state === "reconnecting") setLive(false, "○ reconnecting");
+        else { $("keyform").hidden = false; setLive(false, "○ key refused"); }
+      });
+      return;
+    }
+    const source = new EventSource(url);
+    source.addEventListener("feed", (ev) => onFeed(ev.data));
+    source.addEventListener("state", (ev) => onState(ev.data));
+    source.onopen = () => setLive(true, "● live");
+    source.onerror = () => setLive(false, "○ reconnecting");
+  }
+  get(base + "/feed?limit=" + SHOW).then((feed) => {
     items = feed.items || [];
     drawFeed();
     follow(items.length ? items[0].seq : 0);
-  });
-  load();
+  }).catch(() => {});
+  load().catch(() => {});
 })();

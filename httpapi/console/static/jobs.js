@@ -13,14 +13,7 @@
   const MAX_SLOTS = 20;
   const views = {};   // claim ID -> {root, claim}
   const counts = {};  // claim ID -> {role: n}, the configurator's state
-  let key = sessionStorage.getItem("agora.apiKey") || "";
-
-  const m = location.hash.match(/^#key=(.+)$/);
-  if (m) {
-    key = decodeURIComponent(m[1]);
-    sessionStorage.setItem("agora.apiKey", key);
-    history.replaceState(null, "", location.pathname + location.search);
-  }
+  const key = window.agoraKey(); // apikey.js
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -319,50 +312,19 @@
     }, 60));
   }
 
-  // EventSource cannot send an Authorization header, so the stream is read
-  // with fetch.
-  async function follow() {
-    for (;;) {
-      try {
-        const res = await fetch("/api/v1/events", { headers: { Authorization: "Bearer " + key } });
-        if (res.status === 401 || res.status === 403) {
-          setLive(false, "○ key refused");
-          notice("The API key was refused. Paste another one above.");
-          return;
-        }
-        if (!res.ok) throw new Error(res.statusText);
-        setLive(true, "● live");
-        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-        let buf = "";
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buf += value;
-          let i;
-          while ((i = buf.indexOf("\n\n")) >= 0) {
-            const block = buf.slice(0, i);
-            buf = buf.slice(i + 2);
-            let event = "message", data = "";
-            for (const line of block.split("\n")) {
-              if (line.startsWith("event: ")) event = line.slice(7);
-              else if (line.startsWith("data: ")) data += line.slice(6);
-            }
-            if (event === "changed") changed(JSON.parse(data).claimId || "");
-          }
-        }
-      } catch (e) { /* reconnect below */ }
-      setLive(false, "○ reconnecting");
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+  // The stream needs the key: apikey.js reads it with fetch.
+  function follow() {
+    window.agoraStream("/api/v1/events", key, (event, data) => {
+      if (event === "changed") changed(JSON.parse(data).claimId || "");
+    }, (state) => {
+      if (state === "live") setLive(true, "● live");
+      else if (state === "reconnecting") setLive(false, "○ reconnecting");
+      else {
+        setLive(false, "○ key refused");
+        notice("The API key was refused. Paste another one above.");
+      }
+    });
   }
-
-  $("keyform").addEventListener("submit", (ev) => {
-    ev.preventDefault();
-    const k = $("key").value.trim();
-    if (!k) return;
-    sessionStorage.setItem("agora.apiKey", k);
-    location.reload();
-  });
 
   if (!key) {
     notice("Paste an API key above to see the claims; configuring slots needs the slots:configure scope.");

@@ -6,6 +6,11 @@
 // server announces over SSE. Everything from the network is shown with
 // textContent. A re-read rebuilds the feed, so what a person is typing in a
 // reply box (and where the cursor is) is carried over to the new one.
+//
+// On a server that requires API keys (examples/server -require-keys) the
+// page asks for one and sends it, kept in this tab's sessionStorage as
+// /jobs keeps it (a "#key=" fragment sets it); posts are then under the
+// key's name, and speaking as a human needs the discussion:admin scope.
 (function () {
   "use strict";
   const $ = (id) => document.getElementById(id);
@@ -20,10 +25,29 @@
     return e;
   }
 
+  const key = window.agoraKey(); // apikey.js
+
+  function setLive(on, text) {
+    $("live").className = "live" + (on ? " on" : "");
+    $("live").textContent = text;
+  }
+
+  // askKey shows the key form: the server refused the request without one.
+  function askKey(refused) {
+    $("keyform").hidden = false;
+    setLive(false, refused ? "○ key refused" : "○ key needed");
+  }
+
   async function json(url, opts) {
-    const res = await fetch(url, Object.assign({ headers: { "Content-Type": "application/json" } }, opts));
-    const body = await res.json();
-    if (!res.ok) throw new Error((body.error && body.error.message) || res.statusText);
+    const headers = { "Content-Type": "application/json" };
+    if (key) headers.Authorization = "Bearer " + key;
+    const res = await fetch(url, Object.assign({ headers }, opts));
+    const body = await res.json().catch(() => ({}));
+    if (!res.ok) {
+      const err = new Error((body.error && body.error.message) || res.statusText);
+      err.status = res.status;
+      throw err;
+    }
     return body;
   }
 
@@ -110,7 +134,7 @@
       threads[m.discussion_prompt_id] = responses;
       if (p.status === "collecting" || p.status === "pending") {
         const form = el("form", "reply");
-        const who = el("input", "who-input"); who.placeholder = "name"; who.value = $("name").value; who.required = true;
+        const who = el("input", "who-input"); who.placeholder = "name"; who.value = $("name").value; who.required = true; who.readOnly = $("name").readOnly;
         const text = el("input", "text"); text.placeholder = "reply…"; text.required = true;
         const draft = drafts[p.id];
         if (draft) { who.value = draft.who; text.value = draft.text; }
@@ -163,8 +187,33 @@
     pending = true;
     setTimeout(() => { pending = false; load(); }, 50);
   }
-  const source = new EventSource("/api/squad-chat/events");
-  source.addEventListener("changed", refresh);
-  source.onopen = () => { $("live").textContent = "● live"; $("live").className = "live on"; };
-  source.onerror = () => { $("live").textContent = "○ reconnecting"; $("live").className = "live"; };
+  async function start() {
+    if (key) {
+      // A key names whoever posts: the name is the key's.
+      try {
+        const me = await json("/api/v1/me");
+        if (me.name) { $("name").value = me.name; $("name").readOnly = true; }
+      } catch (e) {
+        if (e.status === 401) { askKey(true); return; }
+      }
+      window.agoraStream("/api/squad-chat/events", key, (event) => {
+        if (event === "changed") refresh();
+      }, (state) => {
+        if (state === "live") setLive(true, "● live");
+        else if (state === "reconnecting") setLive(false, "○ reconnecting");
+        else askKey(true);
+      });
+      return;
+    }
+    try {
+      await load();
+    } catch (e) {
+      if (e.status === 401) { askKey(false); return; }
+    }
+    const source = new EventSource("/api/squad-chat/events");
+    source.addEventListener("changed", refresh);
+    source.onopen = () => setLive(true, "● live");
+    source.onerror = () => setLive(false, "○ reconnecting");
+  }
+  start();
 })();
