@@ -71,21 +71,43 @@ func run(ctx context.Context, args []string) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); bots.PrismWorker(ctx, c.As(k.Token), *seed, opt) }()
 	}
+	// With an admin key every agent acts with a key of its own, named as
+	// it is, so the agents also work on a server that requires keys
+	// (examples/server -require-keys); without one they act unkeyed.
+	as := func(name string, scope slots.Scope) (*client.Client, error) {
+		if *admin == "" {
+			return c, nil
+		}
+		k, err := c.CreateKey(ctx, slots.NewKey{Name: name, Scopes: []slots.Scope{scope}})
+		if err != nil {
+			return nil, fmt.Errorf("creating %s's key (is -admin-key right?): %w", name, err)
+		}
+		return c.As(k.Token), nil
+	}
 	for _, name := range strings.Split(*responders, ",") {
 		if name = strings.TrimSpace(name); name != "" {
+			rc, err := as(name, slots.ScopeDiscussionWrite)
+			if err != nil {
+				return err
+			}
 			wg.Add(1)
-			go func() { defer wg.Done(); bots.Responder(ctx, c, name, opt) }()
+			go func() { defer wg.Done(); bots.Responder(ctx, rc, name, opt) }()
 		}
 	}
 	for i := 0; *game != "" && i < *players; i++ {
-		id, err := c.Register(ctx, *game, client.NewAgent{DisplayName: fmt.Sprintf("player-%d", i)})
+		name := fmt.Sprintf("player-%d", i)
+		pc, err := as(name, slots.ScopeArenaPlay)
+		if err != nil {
+			return err
+		}
+		id, err := pc.Register(ctx, *game, client.NewAgent{DisplayName: name})
 		if err != nil {
 			return err
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := bots.ArenaPlayer(ctx, c, *game, id, *seed+uint64(i), opt); err != nil && ctx.Err() == nil {
+			if err := bots.ArenaPlayer(ctx, pc, *game, id, *seed+uint64(i), opt); err != nil && ctx.Err() == nil {
 				fmt.Fprintln(os.Stderr, "arena player:", err)
 			}
 		}()

@@ -15,14 +15,16 @@ import (
 	"github.com/agorahq/agora/httpapi/client"
 	"github.com/agorahq/agora/internal/fakeanthropic"
 	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // startServer runs the all-in-one server on the memory store until ctx
 // ends and returns its URL; its admin key is "adm".
-func startServer(ctx context.Context) string {
+func startServer(ctx context.Context, args ...string) string {
 	ready := make(chan string, 1)
 	go func() {
-		_ = server.Run(ctx, []string{"-addr", "127.0.0.1:0", "-admin-key", "adm", "-quiet"}, io.Discard, func(a string) { ready <- a })
+		_ = server.Run(ctx, append([]string{"-addr", "127.0.0.1:0", "-admin-key", "adm", "-quiet"}, args...), io.Discard, func(a string) { ready <- a })
 	}()
 	return "http://" + <-ready
 }
@@ -52,6 +54,41 @@ func TestPrismWorkersAgainstAServer(t *testing.T) {
 	until(t, func() bool {
 		p, err := c.Pipeline(ctx, claim.ID)
 		return err == nil && p.Status == prism.StatusComplete
+	})
+	stop()
+	require.NoError(t, <-done)
+}
+
+// TestAgentsOnAServerThatRequiresKeys: with -require-keys on the server,
+// the command's responders take a prompt to its quorum and its players a
+// game to its end, each acting with a key of its own.
+func TestAgentsOnAServerThatRequiresKeys(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base := startServer(ctx, "-require-keys")
+	_, err := client.New(base).Games(ctx, "")
+	require.ErrorIs(t, err, store.ErrUnauthorized, "the server requires keys")
+	c := client.New(base, client.WithToken("adm"))
+	game, err := c.CreateGame(ctx, client.NewGame{MinPlayers: 3})
+	require.NoError(t, err)
+	asker, err := c.CreateKey(ctx, slots.NewKey{Name: "Developer", Scopes: []slots.Scope{slots.ScopeDiscussionWrite}})
+	require.NoError(t, err)
+	p, err := c.As(asker.Token).AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "ship?", RequiredResponses: 2})
+	require.NoError(t, err)
+	agentsCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(agentsCtx, []string{"-server", base, "-admin-key", "adm", "-responders", "Builder,Critic", "-arena", game, "-players", "3"})
+	}()
+	until(t, func() bool {
+		s, err := c.WaitState(ctx, game, -1, 0)
+		return err == nil && len(s.Coverage) == 3
+	})
+	require.NoError(t, c.StartGame(ctx, game))
+	until(t, func() bool {
+		v, err := c.Prompt(ctx, p.ID, 0)
+		s, err2 := c.WaitState(ctx, game, -1, 0)
+		return err == nil && err2 == nil && v.Ready && s.Status == "game_completed"
 	})
 	stop()
 	require.NoError(t, <-done)

@@ -62,7 +62,7 @@ func main() {
 // options are the demo's command line.
 type options struct {
 	store, redisPrefix, schema string
-	serve, clean               bool
+	serve, clean, requireKeys  bool
 	seed                       uint64
 	timeout                    time.Duration
 	brain, claude              string
@@ -77,6 +77,7 @@ func parse(args []string) (options, error) {
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up on the demo after this long (-serve then serves on)")
 	fs.StringVar(&o.redisPrefix, "redis-prefix", "", "Redis: the key prefix of the demo's data (default: a fresh agora-demo-…)")
 	fs.StringVar(&o.schema, "schema", "", "PostgreSQL: the schema of the demo's data, made when missing (default: a fresh agora_demo_…)")
+	fs.BoolVar(&o.requireKeys, "require-keys", false, "run the server with -require-keys: the arena and discussion routes need API keys too, and every bot acts with a key of its own")
 	fs.BoolVar(&o.clean, "clean", false, "remove the demo's data when it ends: drop its PostgreSQL schema, or delete its Redis keys")
 	fs.StringVar(&o.brain, "brain", bots.BrainTemplate, "how the bots write their text: template or claude")
 	fs.StringVar(&o.claude, "claude", bots.DefaultClaude(), "the Claude Code CLI for -brain claude and /chat")
@@ -110,6 +111,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	srvArgs := []string{"-addr", "127.0.0.1:0", "-store", data.url, "-admin-key", admin,
 		"-redis-prefix", data.prefix, "-quiet", "-stage-lease", "1m"}
+	if o.requireKeys {
+		srvArgs = append(srvArgs, "-require-keys")
+	}
 	var chatDir string
 	if o.serve {
 		if path, err := exec.LookPath(o.claude); err == nil {
@@ -380,12 +384,17 @@ func (d *tour) arena(ctx context.Context) (string, error) {
 	}
 	names := []string{"Alice", "Bob", "Charlie", "Dana", "Eve"}
 	var players []string
+	var clients []*client.Client // each player acts with a key of its own
 	for _, n := range names {
-		id, err := c.Register(ctx, game, client.NewAgent{DisplayName: n})
+		pc, err := d.agent(ctx, n, slots.ScopeArenaPlay)
 		if err != nil {
 			return "", err
 		}
-		players = append(players, id)
+		id, err := pc.Register(ctx, game, client.NewAgent{DisplayName: n})
+		if err != nil {
+			return "", err
+		}
+		players, clients = append(players, id), append(clients, pc)
 	}
 	if err := c.StartGame(ctx, game); err != nil {
 		return "", err
@@ -393,7 +402,7 @@ func (d *tour) arena(ctx context.Context) (string, error) {
 	d.say("arena: a Trolley Problem game started with %s. Each round one agent holds the lever, the others stand on the majority or the minority track and argue; the operator decides which track the trolley takes, and everyone who survives scores a point. The game ends once every agent has held the lever and stood on both tracks", strings.Join(names, ", "))
 	arenaErr := make(chan error, len(players))
 	for i, id := range players {
-		go func() { arenaErr <- bots.ArenaPlayer(ctx, c, game, id, d.seed+uint64(10+i), d.opt) }()
+		go func() { arenaErr <- bots.ArenaPlayer(ctx, clients[i], game, id, d.seed+uint64(10+i), d.opt) }()
 	}
 	byID := map[string]string{}
 	lastRound, decisions := "", 0
@@ -409,7 +418,7 @@ func (d *tour) arena(ctx context.Context) (string, error) {
 		}
 		if b := s.Board; b.AnimationVersion > decisions && b.SelectedBranch != nil {
 			decisions = b.AnimationVersion
-			d.say("arena:   the trolley took the %s track — lost: %s; survived: %s", *b.SelectedBranch, list(b.Lost, byID), list(b.Survivors, byID))
+			d.say("arena:   the trolley took the %s track — lost: %s; survived: %s", strings.TrimPrefix(*b.SelectedBranch, "save_"), list(b.Lost, byID), list(b.Survivors, byID))
 		}
 		if s.Status == "game_completed" {
 			d.say("arena: game over after %d rounds, every agent has played every role; points (one per round survived): %s", s.CurrentRoundNumber, scores(s.Scores, byID))
@@ -443,14 +452,22 @@ func (d *tour) discussion(ctx, botsCtx context.Context) (string, error) {
 	c := d.c
 	squad := []string{"Builder", "Critic", "Growth"}
 	for _, n := range squad {
+		rc, err := d.agent(ctx, n, slots.ScopeDiscussionWrite) // a responder answers as its key
+		if err != nil {
+			return "", err
+		}
 		d.wg.Add(1)
-		go func() { defer d.wg.Done(); bots.Responder(botsCtx, c, n, d.opt) }()
+		go func() { defer d.wg.Done(); bots.Responder(botsCtx, rc, n, d.opt) }()
+	}
+	developer, err := d.agent(ctx, "Developer", slots.ScopeDiscussionWrite)
+	if err != nil {
+		return "", err
 	}
 	events, err := c.SquadEvents(botsCtx)
 	if err != nil {
 		return "", err
 	}
-	p, err := c.AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "Before shipping the arena, what should I check?", RequiredResponses: len(squad), TimeoutMinutes: 5})
+	p, err := developer.AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "Before shipping the arena, what should I check?", RequiredResponses: len(squad), TimeoutMinutes: 5})
 	if err != nil {
 		return "", err
 	}
@@ -530,4 +547,15 @@ func scores(s map[string]int, names map[string]string) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, ", ")
+}
+
+// agent returns a client acting with a new key named name holding scope:
+// on a server that requires keys a bot is its key (its name is the key's),
+// and on an open one the key is simply not asked for.
+func (d *tour) agent(ctx context.Context, name string, scope slots.Scope) (*client.Client, error) {
+	k, err := d.c.CreateKey(ctx, slots.NewKey{Name: name, Scopes: []slots.Scope{scope}})
+	if err != nil {
+		return nil, err
+	}
+	return d.c.As(k.Token), nil
 }

@@ -33,6 +33,13 @@ func demo(t *testing.T, args ...string) string {
 
 func TestDemoMemory(t *testing.T) { t.Logf("\n%s", demo(t)) }
 
+// TestDemoRequireKeys: on a server whose every API needs keys, every bot
+// acts with a key of its own and the whole tour still finishes.
+func TestDemoRequireKeys(t *testing.T) {
+	t.Parallel()
+	demo(t, "-require-keys")
+}
+
 // TestDemoRepeats: the same seed prints the same transcript but for the
 // first line (the server's address), though the bots run concurrently;
 // another seed another one.
