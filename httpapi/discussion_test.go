@@ -226,11 +226,12 @@ func TestDiscussionLongPollAcrossProcesses(t *testing.T) {
 		case res := <-done:
 			require.Equal(t, 200, res.r.status, res.r.raw)
 			require.Equal(t, true, res.r.body["ready"])
-			latency := res.at.Sub(answered)
-			t.Logf("long poll returned %v after the resolving response", latency)
-			require.Less(t, latency, 2*time.Second)
+			// Logged, not asserted: how fast depends on the machine. That it
+			// woke at all is what the 20 s bound below, short of the 30 s
+			// wait, tells.
+			t.Logf("long poll returned %v after the resolving response", res.at.Sub(answered))
 		case <-time.After(20 * time.Second):
-			t.Fatal("the long poll did not return")
+			t.Fatal("the long poll was not woken by the answer posted through the other process")
 		}
 	})
 }
