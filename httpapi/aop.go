@@ -34,6 +34,7 @@ func AOP(svc *slots.Service, opts ...Option) http.Handler {
 	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/take", auth(slots.ScopeCommentCreate, true, a.take))
 	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/done", auth(slots.ScopeCommentCreate, true, a.done))
 	rt.handle("GET", "/api/v1/jobs/slots", auth("", false, a.nextJob))
+	rt.handle("POST", "/api/v1/jobs/slots/take", auth(slots.ScopeCommentCreate, true, a.takeJob))
 	rt.handle("POST", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.createKey))
 	rt.handle("GET", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.listKeys))
 	rt.handle("DELETE", "/api/v1/keys/{keyId}", auth(slots.ScopeKeysAdmin, false, a.revokeKey))
@@ -196,14 +197,7 @@ func (a *aop) nextJob(w http.ResponseWriter, r *http.Request) error {
 		// its take would be refused with 409 slot_held.
 		AgentKeyID: principal(r).ID,
 	})
-	if err != nil {
-		return err
-	}
-	if job.Comments == nil {
-		job.Comments = []slots.Comment{}
-	}
-	httpjson.Write(w, http.StatusOK, job)
-	return nil
+	return writeJob(w, job, err)
 }
 
 type takeResponse struct {

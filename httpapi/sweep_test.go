@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,51 +46,69 @@ var hostileBodies = []string{`{"title":"\u0000","body":"b","name":"a\u0000"}`, "
 func TestSweepEveryRoute(t *testing.T) {
 	answers := map[string]map[string]int{} // backend -> request -> status
 	var order []string
-	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
-		handlers := everyHandler(t, st)
-		got := map[string]int{}
-		mine := order == nil
-		for _, name := range []string{"aop", "arena", "discussion", "agentchat"} {
-			h := handlers[name]
-			lister, ok := h.(interface{ Routes() []string })
-			require.True(t, ok, "%s lists its routes", name)
-			routes := lister.Routes()
-			require.NotEmpty(t, routes, name)
-			for _, route := range routes {
-				method, pattern, _ := strings.Cut(route, " ")
-				streams := strings.HasSuffix(pattern, "/events") || strings.HasSuffix(pattern, "/stream")
-				if streams {
-					method = "HEAD" // a GET would stream until the test ends
-				}
-				for _, id := range hostile {
-					path := fillPattern(pattern, id)
-					for _, q := range hostileQueries {
-						bodies := []string{""}
-						if method != "GET" && method != "HEAD" {
-							bodies = hostileBodies
-						}
-						for _, body := range bodies {
-							req := httptest.NewRequest(method, "http://agora.test"+path+q, strings.NewReader(body))
-							req.Header.Set("Authorization", "Bearer "+admin)
-							req.Header.Set("Content-Type", "application/json")
-							rec := httptest.NewRecorder()
-							h.ServeHTTP(rec, req)
-							key := fmt.Sprintf("%s %s%s %q", method, path, q, body)
-							if len(key) > 300 {
-								key = key[:150] + "…" + key[len(key)-150:]
+	// The backends run in parallel: the first to start records the order of
+	// the requests, and each stores its answers under mu.
+	var mu sync.Mutex
+	orderTaken := false
+	// The group returns when its parallel subtests are done, so the answers
+	// are all in before they are compared.
+	t.Run("backends", func(t *testing.T) {
+		testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+			handlers := everyHandler(t, st)
+			got := map[string]int{}
+			mu.Lock()
+			mine := !orderTaken
+			orderTaken = true
+			mu.Unlock()
+			var myOrder []string
+			for _, name := range []string{"aop", "arena", "discussion", "agentchat"} {
+				h := handlers[name]
+				lister, ok := h.(interface{ Routes() []string })
+				require.True(t, ok, "%s lists its routes", name)
+				routes := lister.Routes()
+				require.NotEmpty(t, routes, name)
+				for _, route := range routes {
+					method, pattern, _ := strings.Cut(route, " ")
+					streams := strings.HasSuffix(pattern, "/events") || strings.HasSuffix(pattern, "/stream")
+					if streams {
+						method = "HEAD" // a GET would stream until the test ends
+					}
+					for _, id := range hostile {
+						path := fillPattern(pattern, id)
+						for _, q := range hostileQueries {
+							bodies := []string{""}
+							if method != "GET" && method != "HEAD" {
+								bodies = hostileBodies
 							}
-							require.Less(t, rec.Code, 500, "%s answered %d: %s", key, rec.Code, rec.Body)
-							got[key] = rec.Code
-							if mine {
-								order = append(order, key)
+							for _, body := range bodies {
+								req := httptest.NewRequest(method, "http://agora.test"+path+q, strings.NewReader(body))
+								req.Header.Set("Authorization", "Bearer "+admin)
+								req.Header.Set("Content-Type", "application/json")
+								rec := httptest.NewRecorder()
+								h.ServeHTTP(rec, req)
+								key := fmt.Sprintf("%s %s%s %q", method, path, q, body)
+								if len(key) > 300 {
+									key = key[:150] + "…" + key[len(key)-150:]
+								}
+								require.Less(t, rec.Code, 500, "%s answered %d: %s", key, rec.Code, rec.Body)
+								got[key] = rec.Code
+								if mine {
+									myOrder = append(myOrder, key)
+								}
 							}
 						}
 					}
 				}
 			}
-		}
-		answers[t.Name()] = got
+			mu.Lock()
+			answers[t.Name()] = got
+			if mine {
+				order = myOrder
+			}
+			mu.Unlock()
+		})
 	})
+	require.Len(t, answers, len(testbackend.All()), "every backend answered")
 	var first string
 	for name := range answers {
 		if first == "" {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -313,32 +312,17 @@ func (s *Service) Slots(ctx context.Context, claimID string) ([]Slot, error) {
 // agent holds no slot, so an agent is never sent back to a claim where Take
 // would refuse it with ErrSlotHeld.
 func (s *Service) NextJob(ctx context.Context, q JobQuery) (Job, error) {
-	p := NextSlotParams{Role: q.Role, Domain: q.Domain, AgentKeyID: q.AgentKeyID, Random: -1}
-	switch q.Strategy {
-	case "", StrategyOldest:
-	case StrategyRandom:
-		p.Random = rand.Float64()
-	default:
-		return Job{}, store.Errorf(store.ErrInvalid, "invalid_strategy", "strategy must be oldest or random")
-	}
-	if q.Role != "" && !q.Role.Valid() {
-		return Job{}, store.Errorf(store.ErrInvalid, "invalid_role", "invalid role %q", q.Role)
+	p, err := nextSlotParams(q)
+	if err != nil {
+		return Job{}, err
 	}
 	return s.store.NextOpenSlot(ctx, p)
 }
 
 // Take gives the slot to agent: exactly one of many concurrent callers wins.
 func (s *Service) Take(ctx context.Context, agent Key, claimID, slotID string) (Slot, error) {
-	now := s.now()
-	p := TakeParams{
-		ClaimID: claimID,
-		SlotID:  slotID,
-		Agent:   Agent{KeyID: agent.ID, Name: agent.Name, AvatarURL: agent.AvatarURL},
-		Now:     now.UnixMilli(),
-	}
-	if s.lease > 0 {
-		p.LeaseUntil = now.Add(s.lease).UnixMilli()
-	}
+	p := s.takeParams(agent)
+	p.ClaimID, p.SlotID = claimID, slotID
 	slot, err := s.store.TakeSlot(ctx, p)
 	if err == nil {
 		PublishClaimChange(ctx, s.notifier, claimID)

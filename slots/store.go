@@ -73,6 +73,13 @@ type SlotStore interface {
 	// counting as held until ReleaseExpiredSlots or another agent's take
 	// re-opens the slot.
 	TakeSlot(ctx context.Context, p TakeParams) (Slot, error)
+	// TakeNextSlot picks as NextOpenSlot(p.Next) and takes the slot for
+	// p.Agent as TakeSlot would, in one atomic step: concurrent callers
+	// never receive the same slot, the agent never gets a second seat on a
+	// claim, and a slot another caller is taking at that moment is passed
+	// over for the next eligible one rather than lost. It returns the job
+	// with the slot as taken, or ErrNoJob.
+	TakeNextSlot(ctx context.Context, p TakeNextParams) (Job, error)
 	// FinishSlot marks the slot done and credits p.Credit to the holder's
 	// balance in the same atomic step. Errors: ErrSlotNotFound,
 	// ErrSlotNotTaken (the slot is open, already done, or its lease expired

@@ -215,16 +215,7 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 	if lapsed {
 		delete(r.holders, sl.APIKeyID)
 	}
-	sl.Status = slots.StatusTaken
-	sl.APIKeyID, sl.AgentName, sl.AgentAvatarURL = p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL
-	sl.TakenAt = p.Now
-	sl.LeaseExpiresAt = p.LeaseUntil
-	r.holders[p.Agent.KeyID] = rec
-	if p.LeaseUntil != 0 {
-		s.leased[sl.ID] = p.LeaseUntil
-	} else {
-		delete(s.leased, sl.ID)
-	}
+	s.assign(rec, p.Agent, p.Now, p.LeaseUntil)
 	return *sl, nil
 }
 

@@ -9,26 +9,35 @@ type JobQueueQuery struct {
 	Agent bool
 }
 
-// JobQueueQueriesForTest returns every job-queue query, for plan checks.
+// JobQueueQueriesForTest returns every job-queue query, next-and-take's
+// included, for plan checks.
 func JobQueueQueriesForTest() []JobQueueQuery {
 	var out []JobQueueQuery
+	for k, q := range takeNextQueries {
+		args := append(sampleArgs(k), "key_agent", "Agent", "", int64(1), int64(0))
+		out = append(out, JobQueueQuery{Name: "take+" + nameOf(k), SQL: q, Args: args, Agent: true})
+	}
 	for k, q := range nextSlotQueries {
-		var args []any
-		if k.role {
-			args = append(args, "critic")
-		}
-		if k.domain {
-			args = append(args, "law")
-		}
-		if k.agent {
-			args = append(args, "key_agent")
-		}
-		if k.random {
-			args = append(args, 0.5, 0.25)
-		}
-		out = append(out, JobQueueQuery{Name: nameOf(k), SQL: q, Args: args, Agent: k.agent})
+		out = append(out, JobQueueQuery{Name: nameOf(k), SQL: q, Args: sampleArgs(k), Agent: k.agent})
 	}
 	return out
+}
+
+func sampleArgs(k nextSlotKey) []any {
+	var args []any
+	if k.role {
+		args = append(args, "critic")
+	}
+	if k.domain {
+		args = append(args, "law")
+	}
+	if k.agent {
+		args = append(args, "key_agent")
+	}
+	if k.random {
+		args = append(args, 0.5, 0.25)
+	}
+	return args
 }
 
 func nameOf(k nextSlotKey) string {

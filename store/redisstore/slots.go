@@ -135,27 +135,7 @@ func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots
 	if err != nil {
 		return slots.Job{}, interpretError(ctx, err, slots.ErrNoJob)
 	}
-	if len(v) != 3 {
-		return slots.Job{}, fmt.Errorf("redisstore: next open slot: unexpected reply of %d items", len(v))
-	}
-	sl, err := decodeSlotReply(v[0])
-	if err != nil {
-		return slots.Job{}, err
-	}
-	cm, err := toRecord(v[1])
-	if err != nil {
-		return slots.Job{}, err
-	}
-	c, err := decodeClaim(cm)
-	if err != nil {
-		return slots.Job{}, err
-	}
-	list, _ := v[2].([]any)
-	comments, err := decodeComments(list)
-	if err != nil {
-		return slots.Job{}, err
-	}
-	return slots.Job{Slot: sl, Claim: c, Comments: comments}, nil
+	return decodeJob(v)
 }
 
 // TakeSlot implements slots.SlotStore.

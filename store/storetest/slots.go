@@ -78,6 +78,7 @@ func requireCode(t *testing.T, want *store.Error, err error, msgAndArgs ...any) 
 
 // RunSlots runs the slots section of the suite.
 func RunSlots(t *testing.T, newStores NewStores) {
+	runTakeNext(t, newStores)
 	t.Run("Claims", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
@@ -692,13 +693,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			held[i] = map[string]bool{}
 		}
 		for rep := 0; rep < raceRepeats; rep++ {
-			var claimIDs []string
-			for range claims {
-				c := e.claim("")
-				e.draft(c.ID)
-				e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 3}, slots.RoleCount{Role: slots.RoleDefender, Count: 2})
-				claimIDs = append(claimIDs, c.ID)
-			}
+			claimIDs := e.queuedClaims(claims, slots.RoleCount{Role: slots.RoleCritic, Count: 3}, slots.RoleCount{Role: slots.RoleDefender, Count: 2})
 			errs := make(chan error, agents)
 			concurrently(agents, func(i int) {
 				q := slots.JobQuery{AgentKeyID: keys[i].ID}

@@ -81,3 +81,84 @@ local function set_lease(ns, claim, next_lease)
     redis.call('ZADD', ns .. 'pleases', next_lease, claim)
   end
 end
+
+-- first returns the first entry at index positions from..to (to < 0: to the
+-- end) whose claim the agent does not hold, and that claim's ID. It reads
+-- one entry, then batches: the first entry is the answer unless the agent
+-- holds its claim.
+local function first(queue, ns, agent, from, to)
+  local batch = 1
+  while to < 0 or from <= to do
+    local stop = from + batch - 1
+    if to >= 0 and stop > to then
+      stop = to
+    end
+    local ids = redis.call('ZRANGE', queue, from, stop)
+    for _, id in ipairs(ids) do
+      local claim_id = redis.call('HGET', ns .. 'slot:' .. id, 'claimId')
+      if agent == '' or redis.call('HEXISTS', ns .. 'holders:' .. claim_id, agent) == 0 then
+        return id, claim_id
+      end
+    end
+    if #ids < stop - from + 1 then
+      return nil
+    end
+    from, batch = stop + 1, 16
+  end
+  return nil
+end
+
+-- pick_job returns the ID and claim ID of the job-queue entry of index
+-- queue that NextOpenSlot picks: the oldest (r < 0) or the one at
+-- floor(r*n), walking forward (wrapping around for a random pick) past the
+-- entries of claims where agent holds a slot, in any status: the claim's
+-- holders hash, which take and the lease sweep keep and TakeSlot's
+-- slot_held check reads. The cost is O(log n) plus one step per open slot of
+-- a claim the agent holds, whatever the store holds; no scan. nil when no
+-- entry is eligible.
+local function pick_job(queue, ns, r, agent)
+  local id, claim_id
+  if r < 0 then
+    id, claim_id = first(queue, ns, agent, 0, -1)
+  else
+    local n = redis.call('ZCARD', queue)
+    if n == 0 then
+      return nil
+    end
+    local i = math.floor(r * n)
+    if i >= n then
+      i = n - 1
+    end
+    id, claim_id = first(queue, ns, agent, i, n - 1)
+    if not id and i > 0 then
+      id, claim_id = first(queue, ns, agent, 0, i - 1)
+    end
+  end
+  return id, claim_id
+end
+
+-- job_reply is a job as the scripts answer it: {slot fields, claim fields,
+-- comment JSONs}.
+local function job_reply(ns, id, claim_id)
+  return {
+    redis.call('HGETALL', ns .. 'slot:' .. id),
+    redis.call('HGETALL', ns .. 'claim:' .. claim_id),
+    redis.call('LRANGE', ns .. 'comments:' .. claim_id, 0, -1),
+  }
+end
+
+-- assign_slot gives slot slot_id, whose checks passed, to key_id at now
+-- with lease ("0" for none): the take of take.lua and take_next.lua.
+local function assign_slot(ns, slot_id, holders, key_id, name, avatar, now, lease)
+  local slot = ns .. 'slot:' .. slot_id
+  redis.call('HSET', slot, 'status', 'taken', 'apiKeyId', key_id,
+    'agentName', name, 'agentAvatarUrl', avatar, 'takenAt', now)
+  if lease ~= '0' then
+    redis.call('HSET', slot, 'leaseExpiresAt', lease)
+    redis.call('ZADD', ns .. 'leases', lease, slot_id)
+  else
+    redis.call('HDEL', slot, 'leaseExpiresAt')
+    redis.call('ZREM', ns .. 'leases', slot_id)
+  end
+  redis.call('HSET', holders, key_id, slot_id)
+end
