@@ -21,6 +21,8 @@ type Service struct {
 	lease     time.Duration
 	adminHash []byte
 	notifier  store.Notifier
+	dones     *batcher[FinishParams, FinishResult] // nil: each Done is its own FinishSlot
+	takes     *batcher[TakeNextParams, JobResult]  // nil: each TakeNext is its own TakeNextSlot
 }
 
 // Option configures a Service.
@@ -332,9 +334,18 @@ func (s *Service) Take(ctx context.Context, agent Key, claimID, slotID string) (
 
 // Done marks the agent's slot done and credits RewardRoleSlot to it, once.
 func (s *Service) Done(ctx context.Context, agent Key, claimID, slotID string) (Slot, error) {
-	slot, err := s.store.FinishSlot(ctx, FinishParams{
-		ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: s.nowMs(), Credit: RewardRoleSlot,
-	})
+	p := FinishParams{ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: s.nowMs(), Credit: RewardRoleSlot}
+	var slot Slot
+	var err error
+	if s.dones != nil {
+		var r FinishResult
+		r, err = s.dones.do(ctx, p)
+		if err == nil {
+			slot, err = r.Slot, r.Err
+		}
+	} else {
+		slot, err = s.store.FinishSlot(ctx, p)
+	}
 	if err == nil {
 		PublishClaimChange(ctx, s.notifier, claimID)
 	}

@@ -226,19 +226,7 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.slots[p.SlotID]
-	if !ok || rec.slot.ClaimID != p.ClaimID {
-		return slots.Slot{}, slots.ErrSlotNotFound
-	}
-	sl := &rec.slot
-	if err := finishError(sl, p); err != nil {
-		return slots.Slot{}, err
-	}
-	sl.Status = slots.StatusDone
-	sl.DoneAt = p.Now
-	delete(s.leased, sl.ID)
-	s.balances[p.KeyID] += p.Credit
-	return *sl, nil
+	return s.finish(p)
 }
 
 // finishError says why p may not finish sl, in the order of the contract.

@@ -1,5 +1,7 @@
 package pgstore
 
+import "github.com/lib/pq"
+
 // JobQueueQuery is one job-queue query with sample arguments.
 type JobQueueQuery struct {
 	Name string
@@ -16,6 +18,11 @@ func JobQueueQueriesForTest() []JobQueueQuery {
 	for k, q := range takeNextQueries {
 		args := append(sampleArgs(k), "key_agent", "Agent", "", int64(1), int64(0))
 		out = append(out, JobQueueQuery{Name: "take+" + nameOf(k), SQL: q, Args: args, Agent: true})
+	}
+	for k, q := range takeManyQueries {
+		args := append(sampleArgs(k), pq.Array([]string{"key_a", "key_b"}), pq.Array([]string{"A", "B"}),
+			pq.Array([]string{"", ""}), pq.Array([]int64{1, 1}), pq.Array([]int64{0, 0}))
+		out = append(out, JobQueueQuery{Name: "take-many+" + nameOf(k), SQL: q, Args: args})
 	}
 	for k, q := range nextSlotQueries {
 		out = append(out, JobQueueQuery{Name: nameOf(k), SQL: q, Args: sampleArgs(k), Agent: k.agent})

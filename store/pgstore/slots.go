@@ -236,7 +236,7 @@ const randomWindow = 16
 // an anti-join against every seat the agent ever held, read from the holder
 // index by its second column, a scan that grows with the table.
 func nextSlotQuery(role, domain, agent, random bool) string {
-	pick, _ := jobPick(nextSlotKey{role, domain, agent, random}, false)
+	pick, _ := jobPick(nextSlotKey{role, domain, agent, random}, false, "1")
 	return `WITH s AS (` + pick + `)` + jobSelect
 }
 
@@ -327,16 +327,7 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 	if len(rows) == 0 {
 		return slots.Slot{}, slots.ErrSlotNotFound
 	}
-	r := rows[0]
-	switch {
-	case r.Updated:
-		return r.slot(), nil
-	case r.Status == string(slots.StatusOpen):
-		return slots.Slot{}, slots.ErrSlotNotTaken
-	case r.APIKeyID != p.KeyID:
-		return slots.Slot{}, slots.ErrNotSlotOwner
-	}
-	return slots.Slot{}, slots.ErrSlotNotTaken
+	return finishOutcome(rows[0].slotRow, rows[0].Updated, p.KeyID)
 }
 
 const finishQuery = `

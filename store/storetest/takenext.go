@@ -88,70 +88,12 @@ func runTakeNext(t *testing.T, newStores NewStores) {
 		require.Equal(t, c.ID, job.Slot.APIKeyID)
 	})
 
-	t.Run("RaceTakeNextManyAgents", func(t *testing.T) {
-		t.Parallel()
-		e := newSlotsEnv(t, newStores)
-		const agents, claims, seats = 32, 8, 5
-		keys := make([]slots.Key, agents)
-		for i := range keys {
-			keys[i] = e.agent(fmt.Sprint("taker-", i))
-		}
-		for rep := 0; rep < raceRepeats; rep++ {
-			claimIDs := e.queuedClaims(claims, slots.RoleCount{Role: slots.RoleCritic, Count: 3}, slots.RoleCount{Role: slots.RoleDefender, Count: 2})
-			var mu sync.Mutex
-			got := map[string]string{} // slot ID -> the agent it was handed to
-			errs := make(chan error, agents)
-			concurrently(agents, func(i int) {
-				q := slots.JobQuery{}
-				if i%2 == 1 {
-					q.Strategy = slots.StrategyRandom
-				}
-				mine := map[string]bool{}
-				for calls := 0; ; calls++ {
-					if calls > claims {
-						errs <- fmt.Errorf("agent %d: a job on more claims than there are", i)
-						return
-					}
-					job, err := e.svc.TakeNext(e.ctx, keys[i], q)
-					if errors.Is(err, slots.ErrNoJob) {
-						return
-					}
-					if err != nil {
-						errs <- fmt.Errorf("agent %d: take next: %w", i, err)
-						return
-					}
-					if mine[job.Claim.ID] || job.Slot.ClaimID != job.Claim.ID || job.Slot.APIKeyID != keys[i].ID {
-						errs <- fmt.Errorf("agent %d was handed slot %s of claim %s, which it holds", i, job.Slot.ID, job.Claim.ID)
-						return
-					}
-					mine[job.Claim.ID] = true
-					mu.Lock()
-					if prev, ok := got[job.Slot.ID]; ok {
-						errs <- fmt.Errorf("slot %s handed to agent %s and agent %d", job.Slot.ID, prev, i)
-					}
-					got[job.Slot.ID] = keys[i].ID
-					mu.Unlock()
-				}
-			})
-			close(errs)
-			for err := range errs {
-				require.NoError(t, err)
-			}
-			require.Len(t, got, claims*seats, "every seat handed out once")
-			for _, id := range claimIDs {
-				list, err := e.svc.Slots(e.ctx, id)
-				require.NoError(t, err)
-				holders := map[string]bool{}
-				for _, s := range list {
-					require.Equal(t, slots.StatusTaken, s.Status, "every seat is taken")
-					require.Equal(t, got[s.ID], s.APIKeyID, "held by the agent it was handed to")
-					require.False(t, holders[s.APIKeyID], "agent %s holds two seats of %s", s.APIKeyID, id)
-					holders[s.APIKeyID] = true
-				}
-			}
-		}
-	})
-
+	for name, opts := range map[string][]slots.Option{"": nil, "/batched": {slots.WithTakeBatching(0)}, "/batched-wait": {slots.WithTakeBatching(time.Millisecond)}} {
+		t.Run("RaceTakeNextManyAgents"+name, func(t *testing.T) {
+			t.Parallel()
+			raceTakeNextManyAgents(t, newSlotsEnv(t, newStores, opts...))
+		})
+	}
 	t.Run("RaceTakeNextOneAgent", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
@@ -219,4 +161,69 @@ func (e *slotsEnv) queuedClaims(n int, roles ...slots.RoleCount) []string {
 		ids = append(ids, c.ID)
 	}
 	return ids
+}
+
+// raceTakeNextManyAgents: 32 agents loop TakeNext on 8 claims of 5 seats
+// until the queue is empty, repeated: every seat handed out once, never two
+// per agent per claim.
+func raceTakeNextManyAgents(t *testing.T, e *slotsEnv) {
+	const agents, claims, seats = 32, 8, 5
+	keys := make([]slots.Key, agents)
+	for i := range keys {
+		keys[i] = e.agent(fmt.Sprint("taker-", i))
+	}
+	for rep := 0; rep < raceRepeats; rep++ {
+		claimIDs := e.queuedClaims(claims, slots.RoleCount{Role: slots.RoleCritic, Count: 3}, slots.RoleCount{Role: slots.RoleDefender, Count: 2})
+		var mu sync.Mutex
+		got := map[string]string{} // slot ID -> the agent it was handed to
+		errs := make(chan error, agents)
+		concurrently(agents, func(i int) {
+			q := slots.JobQuery{}
+			if i%2 == 1 {
+				q.Strategy = slots.StrategyRandom
+			}
+			mine := map[string]bool{}
+			for calls := 0; ; calls++ {
+				if calls > claims {
+					errs <- fmt.Errorf("agent %d: a job on more claims than there are", i)
+					return
+				}
+				job, err := e.svc.TakeNext(e.ctx, keys[i], q)
+				if errors.Is(err, slots.ErrNoJob) {
+					return
+				}
+				if err != nil {
+					errs <- fmt.Errorf("agent %d: take next: %w", i, err)
+					return
+				}
+				if mine[job.Claim.ID] || job.Slot.ClaimID != job.Claim.ID || job.Slot.APIKeyID != keys[i].ID {
+					errs <- fmt.Errorf("agent %d was handed slot %s of claim %s, which it holds", i, job.Slot.ID, job.Claim.ID)
+					return
+				}
+				mine[job.Claim.ID] = true
+				mu.Lock()
+				if prev, ok := got[job.Slot.ID]; ok {
+					errs <- fmt.Errorf("slot %s handed to agent %s and agent %d", job.Slot.ID, prev, i)
+				}
+				got[job.Slot.ID] = keys[i].ID
+				mu.Unlock()
+			}
+		})
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		require.Len(t, got, claims*seats, "every seat handed out once")
+		for _, id := range claimIDs {
+			list, err := e.svc.Slots(e.ctx, id)
+			require.NoError(t, err)
+			holders := map[string]bool{}
+			for _, s := range list {
+				require.Equal(t, slots.StatusTaken, s.Status, "every seat is taken")
+				require.Equal(t, got[s.ID], s.APIKeyID, "held by the agent it was handed to")
+				require.False(t, holders[s.APIKeyID], "agent %s holds two seats of %s", s.APIKeyID, id)
+				holders[s.APIKeyID] = true
+			}
+		}
+	}
 }

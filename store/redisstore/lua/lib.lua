@@ -162,3 +162,41 @@ local function assign_slot(ns, slot_id, holders, key_id, name, avatar, now, leas
   end
   redis.call('HSET', holders, key_id, slot_id)
 end
+
+-- finish_slot marks slot_id done for key_id at now and credits credit, in
+-- the contract's order of checks (the same as memstore's); it returns the
+-- error code when it may not, else nil. finish.lua and finish_many.lua.
+local function finish_slot(ns, claim_id, slot_id, key_id, now, credit)
+  local slot = ns .. 'slot:' .. slot_id
+  local s = redis.call('HMGET', slot, 'claimId', 'status', 'apiKeyId', 'leaseExpiresAt')
+  if s[1] ~= claim_id then
+    return 'slot_not_found'
+  end
+  if s[2] == 'open' then
+    return 'slot_not_taken'
+  end
+  if s[3] ~= key_id then
+    return 'not_slot_owner'
+  end
+  if s[2] ~= 'taken' or lapsed(s[2], s[4], tonumber(now)) then
+    return 'slot_not_taken'
+  end
+  redis.call('HSET', slot, 'status', 'done', 'doneAt', now)
+  redis.call('ZREM', ns .. 'leases', slot_id)
+  -- The credit is in the same script as the transition, so a slot pays once.
+  redis.call('HINCRBY', ns .. 'balances', key_id, credit)
+  return nil
+end
+
+-- take_next is NextOpenSlot's pick (pick_job) and TakeSlot's take
+-- (assign_slot) in one step: the job taken, as job_reply, or nil when no
+-- slot is eligible. take_next.lua and take_next_many.lua.
+local function take_next(ns, queue, r, key_id, name, avatar, now, lease)
+  local id, claim_id = pick_job(queue, ns, r, key_id)
+  if not id then
+    return nil
+  end
+  assign_slot(ns, id, ns .. 'holders:' .. claim_id, key_id, name, avatar, now, lease)
+  dequeue(ns, id, redis.call('HGET', ns .. 'slot:' .. id, 'role'), redis.call('HGET', ns .. 'claim:' .. claim_id, 'domain'))
+  return job_reply(ns, id, claim_id)
+end

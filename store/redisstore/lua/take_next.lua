@@ -8,11 +8,4 @@
 -- agent holds nothing) and TakeSlot's take (assign_slot) in one script, so
 -- the slot picked is the slot taken: no other caller sees it open between
 -- the two. Keys are derived from the namespace, under KEYS[1]'s hash tag.
-local ns, key_id = ARGV[1], ARGV[3]
-local id, claim_id = pick_job(KEYS[1], ns, tonumber(ARGV[2]), key_id)
-if not id then
-  return nil
-end
-assign_slot(ns, id, ns .. 'holders:' .. claim_id, key_id, ARGV[4], ARGV[5], ARGV[6], ARGV[7])
-dequeue(ns, id, redis.call('HGET', ns .. 'slot:' .. id, 'role'), redis.call('HGET', ns .. 'claim:' .. claim_id, 'domain'))
-return job_reply(ns, id, claim_id)
+return take_next(ARGV[1], KEYS[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
