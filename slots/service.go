@@ -23,6 +23,7 @@ type Service struct {
 	notifier  store.Notifier
 	dones     *batcher[FinishParams, FinishResult] // nil: each Done is its own FinishSlot
 	takes     *batcher[TakeNextParams, JobResult]  // nil: each TakeNext is its own TakeNextSlot
+	crowd     spread
 }
 
 // Option configures a Service.
@@ -312,11 +313,18 @@ func (s *Service) Slots(ctx context.Context, claimID string) ([]Slot, error) {
 // NextJob returns an eligible open slot with its claim and comments, or
 // ErrNoJob. With q.AgentKeyID set, it only offers slots of claims where that
 // agent holds no slot, so an agent is never sent back to a claim where Take
-// would refuse it with ErrSlotHeld.
+// would refuse it with ErrSlotHeld. With the oldest strategy, callers
+// asking at the same time are spread over the oldest eligible slots, one
+// each as far as there are enough (see MaxSpread); a caller alone gets the
+// oldest.
 func (s *Service) NextJob(ctx context.Context, q JobQuery) (Job, error) {
 	p, err := nextSlotParams(q)
 	if err != nil {
 		return Job{}, err
+	}
+	if p.Random < 0 {
+		p.Skip = s.crowd.enter()
+		defer s.crowd.leave()
 	}
 	return s.store.NextOpenSlot(ctx, p)
 }

@@ -112,6 +112,10 @@ type NextSlotParams struct {
 	// Random picks the slot: negative means the oldest; a value in [0,1),
 	// drawn uniformly by the caller, makes the pick random.
 	Random float64
+	// Skip, with Random negative, passes over the Skip oldest eligible
+	// slots: the pick is the (Skip+1)-th oldest, or the youngest eligible
+	// when there are fewer. A crowd asking at once is spread this way.
+	Skip int
 }
 
 // TakeParams is the input of TakeSlot.

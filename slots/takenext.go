@@ -3,6 +3,7 @@ package slots
 import (
 	"context"
 	"math/rand/v2"
+	"sync/atomic"
 
 	"github.com/agorahq/agora/store"
 )
@@ -11,7 +12,8 @@ import (
 // the take of TakeSlot, decided together.
 type TakeNextParams struct {
 	// Next filters and picks as in NextOpenSlot; its AgentKeyID is
-	// Agent.KeyID.
+	// Agent.KeyID, and its Skip is not used: callers taking at once never
+	// get the same slot.
 	Next  NextSlotParams
 	Agent Agent
 	Now   int64 // Unix ms, becomes TakenAt
@@ -78,3 +80,20 @@ func (s *Service) TakeNext(ctx context.Context, agent Key, q JobQuery) (Job, err
 	}
 	return job, err
 }
+
+// MaxSpread bounds how far past the oldest eligible slot NextJob's oldest
+// strategy reaches under contention.
+const MaxSpread = 64
+
+// spread counts the oldest-first NextJob calls in flight in this Service.
+// The n-th concurrent caller is offered the n-th oldest eligible slot, so a
+// crowd asking at once is spread over the oldest slots instead of all being
+// handed the same one, and all but one losing the race for it. Alone, a
+// caller gets the oldest: FIFO as the seed has it, and never a slot younger
+// than the oldest eligible ones already being offered.
+type spread struct{ inflight atomic.Int64 }
+
+// enter returns the skip for a new caller; leave must follow.
+func (c *spread) enter() int { return int(min(c.inflight.Add(1)-1, MaxSpread-1)) }
+
+func (c *spread) leave() { c.inflight.Add(-1) }

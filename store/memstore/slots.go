@@ -185,7 +185,7 @@ func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.queue.pick(queueKey{role: p.Role, domain: p.Domain}, p.Random, p.AgentKeyID)
+	rec, ok := s.queue.pick(queueKey{role: p.Role, domain: p.Domain}, p.Random, p.AgentKeyID, p.Skip)
 	if !ok {
 		return slots.Job{}, slots.ErrNoJob
 	}

@@ -35,7 +35,7 @@ func (s *Store) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (slots
 
 // takeNext is TakeNextSlot's step; the caller holds s.mu.
 func (s *Store) takeNext(p slots.TakeNextParams) (slots.Job, error) {
-	rec, ok := s.queue.pick(queueKey{role: p.Next.Role, domain: p.Next.Domain}, p.Next.Random, p.Agent.KeyID)
+	rec, ok := s.queue.pick(queueKey{role: p.Next.Role, domain: p.Next.Domain}, p.Next.Random, p.Agent.KeyID, 0)
 	if !ok {
 		return slots.Job{}, slots.ErrNoJob
 	}

@@ -25,7 +25,11 @@ func JobQueueQueriesForTest() []JobQueueQuery {
 		out = append(out, JobQueueQuery{Name: "take-many+" + nameOf(k), SQL: q, Args: args})
 	}
 	for k, q := range nextSlotQueries {
-		out = append(out, JobQueueQuery{Name: nameOf(k), SQL: q, Args: sampleArgs(k), Agent: k.agent})
+		args := sampleArgs(k)
+		if !k.random {
+			args = append(args, 3) // slots to pass over
+		}
+		out = append(out, JobQueueQuery{Name: nameOf(k), SQL: q, Args: args, Agent: k.agent})
 	}
 	return out
 }

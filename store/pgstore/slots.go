@@ -225,7 +225,7 @@ const randomWindow = 16
 // each can use its own partial index. Its parameters, in order: the role
 // (when filtered), the domain (when filtered), the asking agent's key ID
 // (when given), then for a random pick where the window starts and where in
-// the window to pick.
+// the window to pick, for the oldest how many eligible slots to pass over.
 //
 // An agent's query leaves out the slots of claims where it holds a slot, in
 // the same statement (one snapshot): for each candidate met along the
@@ -260,7 +260,11 @@ var nextSlotQueries = func() map[nextSlotKey]string {
 // NextOpenSlot implements slots.SlotStore in one round trip.
 func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots.Job, error) {
 	q := nextSlotQueries[nextSlotKey{p.Role != "", p.Domain != "", p.AgentKeyID != "", p.Random >= 0}]
-	job, err := s.getJob(ctx, q, jobArgs(p))
+	args := jobArgs(p)
+	if p.Random < 0 {
+		args = append(args, p.Skip)
+	}
+	job, err := s.getJob(ctx, q, args)
 	if isNoRows(err) {
 		return slots.Job{}, slots.ErrNoJob
 	}

@@ -13,8 +13,8 @@ import (
 )
 
 // jobPick is the job queue's pick for one filter combination, and how many
-// parameters it uses (see nextSlotQuery for their order); an oldest pick
-// returns up to limit slots (an SQL expression), others one. With lock it
+// parameters it uses (see nextSlotQuery for their order); a locking oldest
+// pick returns up to limit slots (an SQL expression), others one. With lock it
 // locks the slot it returns, FOR UPDATE SKIP LOCKED: a slot another
 // statement is taking at that moment is passed over for the next eligible
 // one, and a slot changed since the statement's snapshot is checked again
@@ -35,9 +35,13 @@ func jobPick(k nextSlotKey, lock bool, limit string) (string, int) {
 	oldest := `SELECT q.* FROM agora_role_slots q WHERE ` + where + ` ORDER BY q.id LIMIT ` + limit
 	if !k.random {
 		if lock {
-			oldest += ` FOR UPDATE SKIP LOCKED`
+			return oldest + ` FOR UPDATE SKIP LOCKED`, n
 		}
-		return oldest, n
+		// Unlocked, the oldest pick passes over the first Skip eligible
+		// slots (the last parameter), walking at most Skip+1 of them.
+		skip := param()
+		return `SELECT x.* FROM (SELECT q.* FROM agora_role_slots q WHERE ` + where + ` ORDER BY q.id LIMIT ` + skip + `::int + 1) x
+			ORDER BY x.id DESC LIMIT 1`, n
 	}
 	start, at := param(), param()
 	window := fmt.Sprintf(`WITH w AS MATERIALIZED (
@@ -200,14 +204,18 @@ func slotColumnsOf(a string) string {
 }
 
 // finishManyQuery is finishQuery for many slots at once: the transitions
-// and the ledger credits of every slot in one statement. Its parameters are
+// and the ledger credits of every slot in one statement. It locks the rows
+// in ID order first, so concurrent batches wait for one another instead of
+// deadlocking. Its parameters are
 // arrays of the slot IDs, claim IDs, key IDs, times and credits.
 var finishManyQuery = `
 		WITH i AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])
 				WITH ORDINALITY AS i(slot_id, claim_id, key_id, at, credit, ord)),
+		lk AS (SELECT s.id FROM agora_role_slots s JOIN i ON s.id = i.slot_id ORDER BY s.id FOR UPDATE OF s),
 		upd AS (
 			UPDATE agora_role_slots s SET status = 'done', done_at = i.at
-			FROM i WHERE s.id = i.slot_id AND s.claim_id = i.claim_id AND s.status = 'taken' AND s.api_key_id = i.key_id
+			FROM i JOIN lk ON lk.id = i.slot_id
+			WHERE s.id = i.slot_id AND s.claim_id = i.claim_id AND s.status = 'taken' AND s.api_key_id = i.key_id
 				AND (s.lease_expires_at = 0 OR s.lease_expires_at > i.at)
 			RETURNING i.ord, i.credit, ` + slotColumnsOf("s") + `),
 		credit AS (
@@ -307,7 +315,8 @@ var takeManyQueries = func() map[nextSlotKey]string {
 // oldest slot with the same filters are served by one statement
 // (takeManyQuery); an agent it left without a slot (its pair was on a claim
 // it holds), a random pick, or a group the statement refused (a seat the
-// agent took elsewhere meanwhile) is served by TakeNextSlot.
+// agent took elsewhere meanwhile, or a concurrent batch of the same agents
+// deadlocking on their seats) is served by TakeNextSlot.
 func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([]slots.JobResult, error) {
 	out := make([]slots.JobResult, len(ps))
 	served := make([]bool, len(ps))
@@ -350,8 +359,8 @@ func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([
 			jobRow
 		}
 		err = stmt.SelectContext(ctx, &rows, args...)
-		if isUniqueViolation(err, "agora_role_slots_holder") {
-			continue
+		if isUniqueViolation(err, "agora_role_slots_holder") || isDeadlock(err) {
+			continue // served one by one below
 		}
 		if err != nil {
 			return nil, interpretError(ctx, err)
@@ -371,4 +380,11 @@ func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([
 		}
 	}
 	return out, nil
+}
+
+// isDeadlock reports PostgreSQL's deadlock_detected: two statements waited
+// on each other and this one was cancelled, changing nothing.
+func isDeadlock(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && pe.Code == "40P01"
 }

@@ -127,7 +127,7 @@ func (s *Store) ListSlots(ctx context.Context, claimID string) ([]slots.Slot, er
 func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots.Job, error) {
 	v, err := nextOpenSlotScript.Run(ctx, s.client,
 		[]string{s.queueKey(p.Role, p.Domain)},
-		s.ns, pickArg(p.Random), p.AgentKeyID).Slice()
+		s.ns, pickArg(p.Random), p.AgentKeyID, p.Skip).Slice()
 	if err != nil {
 		return slots.Job{}, interpretError(ctx, err, slots.ErrNoJob)
 	}

@@ -94,6 +94,41 @@ func runTakeNext(t *testing.T, newStores NewStores) {
 			raceTakeNextManyAgents(t, newSlotsEnv(t, newStores, opts...))
 		})
 	}
+	t.Run("JobQueueSkip", func(t *testing.T) {
+		t.Parallel()
+		st := newStores(t).Slots
+		clock := NewClock()
+		svc := slots.New(st, slots.WithClock(clock.Now))
+		e := &slotsEnv{t: t, ctx: t.Context(), svc: svc, clock: clock}
+		ids := e.queuedClaims(3, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
+		var all []slots.Slot
+		for _, id := range ids {
+			list, err := svc.Slots(e.ctx, id)
+			require.NoError(t, err)
+			all = append(all, list...)
+		}
+		a := e.agent("A")
+		_, err := svc.Take(e.ctx, a, ids[0], all[1].ID)
+		require.NoError(t, err)
+		open := append([]slots.Slot{all[0]}, all[2:]...) // eligible for nobody in particular
+		for skip, want := range []slots.Slot{open[0], open[1], open[2], open[3], open[4], open[4]} {
+			job, err := st.NextOpenSlot(e.ctx, slots.NextSlotParams{Random: -1, Skip: skip})
+			require.NoError(t, err)
+			require.Equal(t, want.ID, job.Slot.ID, "skip %d", skip)
+		}
+		job, err := st.NextOpenSlot(e.ctx, slots.NextSlotParams{Random: -1, Skip: 100})
+		require.NoError(t, err)
+		require.Equal(t, open[4].ID, job.Slot.ID, "fewer than skip: the youngest")
+		// For A, the first claim's open seat is not eligible.
+		for skip, want := range []slots.Slot{all[2], all[3], all[4]} {
+			job, err := st.NextOpenSlot(e.ctx, slots.NextSlotParams{AgentKeyID: a.ID, Random: -1, Skip: skip})
+			require.NoError(t, err)
+			require.Equal(t, want.ID, job.Slot.ID, "agent, skip %d", skip)
+		}
+		job, err = st.NextOpenSlot(e.ctx, slots.NextSlotParams{Role: slots.RoleDefender, Random: -1, Skip: 1})
+		requireCode(t, slots.ErrNoJob, err)
+	})
+
 	t.Run("RaceTakeNextOneAgent", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)

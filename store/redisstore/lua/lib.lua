@@ -83,11 +83,13 @@ local function set_lease(ns, claim, next_lease)
 end
 
 -- first returns the first entry at index positions from..to (to < 0: to the
--- end) whose claim the agent does not hold, and that claim's ID. It reads
+-- end) whose claim the agent does not hold, and that claim's ID; past the
+-- skip first such entries, or the last one when there are fewer. It reads
 -- one entry, then batches: the first entry is the answer unless the agent
--- holds its claim.
-local function first(queue, ns, agent, from, to)
+-- holds its claim or it is skipped.
+local function first(queue, ns, agent, from, to, skip)
   local batch = 1
+  local last_id, last_claim
   while to < 0 or from <= to do
     local stop = from + batch - 1
     if to >= 0 and stop > to then
@@ -97,15 +99,19 @@ local function first(queue, ns, agent, from, to)
     for _, id in ipairs(ids) do
       local claim_id = redis.call('HGET', ns .. 'slot:' .. id, 'claimId')
       if agent == '' or redis.call('HEXISTS', ns .. 'holders:' .. claim_id, agent) == 0 then
-        return id, claim_id
+        if skip == 0 then
+          return id, claim_id
+        end
+        skip = skip - 1
+        last_id, last_claim = id, claim_id
       end
     end
     if #ids < stop - from + 1 then
-      return nil
+      break
     end
     from, batch = stop + 1, 16
   end
-  return nil
+  return last_id, last_claim
 end
 
 -- pick_job returns the ID and claim ID of the job-queue entry of index
@@ -114,12 +120,14 @@ end
 -- entries of claims where agent holds a slot, in any status: the claim's
 -- holders hash, which take and the lease sweep keep and TakeSlot's
 -- slot_held check reads. The cost is O(log n) plus one step per open slot of
--- a claim the agent holds, whatever the store holds; no scan. nil when no
--- entry is eligible.
-local function pick_job(queue, ns, r, agent)
+-- a claim the agent holds, whatever the store holds; no scan. An oldest
+-- pick passes over the skip oldest eligible entries (NextSlotParams.Skip),
+-- answering the youngest when there are fewer. nil when no entry is
+-- eligible.
+local function pick_job(queue, ns, r, agent, skip)
   local id, claim_id
   if r < 0 then
-    id, claim_id = first(queue, ns, agent, 0, -1)
+    id, claim_id = first(queue, ns, agent, 0, -1, skip)
   else
     local n = redis.call('ZCARD', queue)
     if n == 0 then
@@ -129,9 +137,9 @@ local function pick_job(queue, ns, r, agent)
     if i >= n then
       i = n - 1
     end
-    id, claim_id = first(queue, ns, agent, i, n - 1)
+    id, claim_id = first(queue, ns, agent, i, n - 1, 0)
     if not id and i > 0 then
-      id, claim_id = first(queue, ns, agent, 0, i - 1)
+      id, claim_id = first(queue, ns, agent, 0, i - 1, 0)
     end
   end
   return id, claim_id
@@ -192,7 +200,7 @@ end
 -- (assign_slot) in one step: the job taken, as job_reply, or nil when no
 -- slot is eligible. take_next.lua and take_next_many.lua.
 local function take_next(ns, queue, r, key_id, name, avatar, now, lease)
-  local id, claim_id = pick_job(queue, ns, r, key_id)
+  local id, claim_id = pick_job(queue, ns, r, key_id, 0)
   if not id then
     return nil
   end

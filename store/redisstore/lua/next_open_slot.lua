@@ -1,11 +1,12 @@
 -- KEYS: the job-queue index matching the filter.
 -- ARGV: namespace, r (negative for the oldest, else in [0,1)), the asking
--- agent's key ID ('' for nobody in particular).
+-- agent's key ID ('' for nobody in particular), how many of the oldest
+-- eligible slots to pass over.
 -- Returns {slot fields, claim fields, comment JSONs} or nil when no slot is
 -- eligible. The pick is lib.lua's pick_job; the slot and holders keys are
 -- derived from the namespace, under the same hash tag as KEYS[1].
 local ns = ARGV[1]
-local id, claim_id = pick_job(KEYS[1], ns, tonumber(ARGV[2]), ARGV[3])
+local id, claim_id = pick_job(KEYS[1], ns, tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]))
 if not id then
   return nil
 end
