@@ -27,7 +27,7 @@ type agora struct {
 
 // newAgoraPG opens a pool of maxWorkers+8 connections (idle ones kept) on
 // a schema of its own, dropped on close.
-func newAgoraPG(ctx context.Context, dsn string, maxWorkers int, strategy string) (*agora, error) {
+func newAgoraPG(ctx context.Context, dsn string, maxWorkers int, strategy, batch string) (*agora, error) {
 	schema := "agora_bench_" + runID()
 	admin, err := sql.Open("postgres", dsn)
 	if err != nil {
@@ -59,12 +59,12 @@ func newAgoraPG(ctx context.Context, dsn string, maxWorkers int, strategy string
 		drop()
 		return nil, err
 	}
-	return &agora{svc: slots.New(pgstore.New(db), slots.WithDoneBatching(0), slots.WithTakeBatching(0)), strategy: slots.Strategy(strategy), cleanup: func() { db.Close(); drop() }}, nil
+	return &agora{svc: slots.New(pgstore.New(db), batching(batch)...), strategy: slots.Strategy(strategy), cleanup: func() { db.Close(); drop() }}, nil
 }
 
 // newAgoraRedis uses a key prefix of its own, deleted on close, and a pool
 // of maxWorkers+8 connections.
-func newAgoraRedis(ctx context.Context, redisURL string, maxWorkers int, strategy string) (*agora, error) {
+func newAgoraRedis(ctx context.Context, redisURL string, maxWorkers int, strategy, batch string) (*agora, error) {
 	opt, err := redis.ParseURL(redisURL)
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func newAgoraRedis(ctx context.Context, redisURL string, maxWorkers int, strateg
 		}
 		client.Close()
 	}
-	return &agora{svc: slots.New(st, slots.WithDoneBatching(0), slots.WithTakeBatching(0)), strategy: slots.Strategy(strategy), cleanup: cleanup}, nil
+	return &agora{svc: slots.New(st, batching(batch)...), strategy: slots.Strategy(strategy), cleanup: cleanup}, nil
 }
 
 func (a *agora) close() { a.cleanup() }
@@ -199,4 +199,16 @@ func (a *agora) checkExact(ctx context.Context, keys []slots.Key, claims []strin
 		}
 		return nil
 	})
+}
+
+// batching is the -batch flag's Service options.
+func batching(mode string) []slots.Option {
+	var opts []slots.Option
+	if mode == "both" || mode == "take" {
+		opts = append(opts, slots.WithTakeBatching(0))
+	}
+	if mode == "both" || mode == "done" {
+		opts = append(opts, slots.WithDoneBatching(0))
+	}
+	return opts
 }

@@ -8,8 +8,10 @@
 //	ratio backend=postgres workers=64 agora=… peer=… ratio=…
 //
 // An Agora worker is an agent with its own API key looping TakeNext → Done
-// through the Go API (slots.Service), each seat one claim's only role slot;
-// every run is checked exact: every seat done once and credited once. River
+// through the Go API (slots.Service, by default with WithTakeBatching(0) and
+// WithDoneBatching(0): concurrent calls coalesced, no added wait), each seat
+// one claim's only role slot; every run is checked exact: every seat done
+// once and credited once. Both sides get pools of W+8 connections. River
 // works no-op jobs with its fetch cooldown at 1 ms (its fastest; its default
 // is 100 ms), asynq no-op tasks. A peer's clock starts when its first job
 // is handed to a worker, so its start-up is not counted; Agora's starts
@@ -38,6 +40,7 @@ func main() {
 	flag.IntVar(&cfg.runs, "runs", 5, "runs of each system per backend and worker count (alternating)")
 	workers := flag.String("workers", "1,8,64", "comma-separated worker counts")
 	flag.StringVar(&cfg.strategy, "strategy", "oldest", "Agora's job-queue strategy: oldest or random")
+	flag.StringVar(&cfg.batch, "batch", "both", "Agora's coalescing: both (takes and dones), done, take or none")
 	flag.Parse()
 	for _, w := range strings.Split(*workers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(w))
@@ -62,6 +65,7 @@ type config struct {
 	n, runs         int
 	workers         []int
 	strategy        string
+	batch           string
 }
 
 // system is one queue on one backend, set up once and run many times.
@@ -80,12 +84,16 @@ func run(ctx context.Context, cfg config) error {
 	var pairs []pair
 	if cfg.postgres != "" {
 		pairs = append(pairs, pair{"postgres",
-			func(ctx context.Context, w int) (system, error) { return newAgoraPG(ctx, cfg.postgres, w, cfg.strategy) },
+			func(ctx context.Context, w int) (system, error) {
+				return newAgoraPG(ctx, cfg.postgres, w, cfg.strategy, cfg.batch)
+			},
 			func(ctx context.Context, w int) (system, error) { return newRiver(ctx, cfg.postgres, w) }})
 	}
 	if cfg.redis != "" {
 		pairs = append(pairs, pair{"redis",
-			func(ctx context.Context, w int) (system, error) { return newAgoraRedis(ctx, cfg.redis, w, cfg.strategy) },
+			func(ctx context.Context, w int) (system, error) {
+				return newAgoraRedis(ctx, cfg.redis, w, cfg.strategy, cfg.batch)
+			},
 			func(ctx context.Context, w int) (system, error) { return newAsynq(cfg.redis, w) }})
 	}
 	maxW := slices.Max(cfg.workers)
