@@ -39,6 +39,7 @@ func AOP(svc *slots.Service, opts ...Option) http.Handler {
 	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/done", auth(slots.ScopeCommentCreate, true, a.done))
 	rt.handle("GET", "/api/v1/jobs/slots", auth("", false, a.nextJob))
 	rt.handle("GET", "/api/v1/jobs/claims", auth("", false, a.claimJob))
+	rt.handle("POST", "/api/v1/jobs/slots/take", auth(slots.ScopeCommentCreate, true, a.takeJob))
 	rt.handle("POST", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.createKey))
 	rt.handle("GET", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.listKeys))
 	rt.handle("DELETE", "/api/v1/keys/{keyId}", auth(slots.ScopeKeysAdmin, false, a.revokeKey))
@@ -220,11 +221,7 @@ func (a *aop) nextJob(w http.ResponseWriter, r *http.Request) error {
 		// its take would be refused with 409 slot_held.
 		AgentKeyID: principal(r).ID,
 	})
-	if err != nil {
-		return err
-	}
-	httpjson.Write(w, http.StatusOK, wire.Job{Slot: viewRoleSlot(job.Slot), Claim: viewClaim(job.Claim), Comments: viewComments(job.Comments)})
-	return nil
+	return writeJob(w, job, err)
 }
 
 func viewRoleSlot(s slots.Slot) wire.RoleSlot {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
-	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -22,6 +21,9 @@ type Service struct {
 	lease     time.Duration
 	adminHash []byte
 	notifier  store.Notifier
+	dones     *batcher[FinishParams, FinishResult] // nil: each Done is its own FinishSlot
+	takes     *batcher[TakeNextParams, JobResult]  // nil: each TakeNext is its own TakeNextSlot
+	crowd     spread
 }
 
 // Option configures a Service.
@@ -328,34 +330,26 @@ func (s *Service) Slots(ctx context.Context, claimID string) ([]Slot, error) {
 // NextJob returns an eligible open slot with its claim and comments, or
 // ErrNoJob. With q.AgentKeyID set, it only offers slots of claims where that
 // agent holds no slot, so an agent is never sent back to a claim where Take
-// would refuse it with ErrSlotHeld.
+// would refuse it with ErrSlotHeld. With the oldest strategy, callers
+// asking at the same time are spread over the oldest eligible slots, one
+// each as far as there are enough (see MaxSpread); a caller alone gets the
+// oldest.
 func (s *Service) NextJob(ctx context.Context, q JobQuery) (Job, error) {
-	p := NextSlotParams{Role: q.Role, Domain: q.Domain, AgentKeyID: q.AgentKeyID, Random: -1}
-	switch q.Strategy {
-	case "", StrategyOldest:
-	case StrategyRandom:
-		p.Random = rand.Float64()
-	default:
-		return Job{}, store.Errorf(store.ErrInvalid, "invalid_strategy", "strategy must be oldest or random")
+	p, err := nextSlotParams(q)
+	if err != nil {
+		return Job{}, err
 	}
-	if q.Role != "" && !q.Role.Valid() {
-		return Job{}, store.Errorf(store.ErrInvalid, "invalid_role", "invalid role %q", q.Role)
+	if p.Random < 0 {
+		p.Skip = s.crowd.enter()
+		defer s.crowd.leave()
 	}
 	return s.store.NextOpenSlot(ctx, p)
 }
 
 // Take gives the slot to agent: exactly one of many concurrent callers wins.
 func (s *Service) Take(ctx context.Context, agent Key, claimID, slotID string) (Slot, error) {
-	now := s.now()
-	p := TakeParams{
-		ClaimID: claimID,
-		SlotID:  slotID,
-		Agent:   Agent{KeyID: agent.ID, Name: agent.Name, AvatarURL: agent.AvatarURL},
-		Now:     now.UnixMilli(),
-	}
-	if s.lease > 0 {
-		p.LeaseUntil = now.Add(s.lease).UnixMilli()
-	}
+	p := s.takeParams(agent)
+	p.ClaimID, p.SlotID = claimID, slotID
 	slot, err := s.store.TakeSlot(ctx, p)
 	if err == nil {
 		PublishClaimChange(ctx, s.notifier, claimID)
@@ -365,9 +359,18 @@ func (s *Service) Take(ctx context.Context, agent Key, claimID, slotID string) (
 
 // Done marks the agent's slot done and credits RewardRoleSlot to it, once.
 func (s *Service) Done(ctx context.Context, agent Key, claimID, slotID string) (Slot, error) {
-	slot, err := s.store.FinishSlot(ctx, FinishParams{
-		ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: s.nowMs(), Credit: RewardRoleSlot,
-	})
+	p := FinishParams{ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: s.nowMs(), Credit: RewardRoleSlot}
+	var slot Slot
+	var err error
+	if s.dones != nil {
+		var r FinishResult
+		r, err = s.dones.do(ctx, p)
+		if err == nil {
+			slot, err = r.Slot, r.Err
+		}
+	} else {
+		slot, err = s.store.FinishSlot(ctx, p)
+	}
 	if err == nil {
 		PublishClaimChange(ctx, s.notifier, claimID)
 	}

@@ -75,11 +75,29 @@ type SlotStore interface {
 	// counting as held until ReleaseExpiredSlots or another agent's take
 	// re-opens the slot.
 	TakeSlot(ctx context.Context, p TakeParams) (Slot, error)
+	// TakeNextSlot picks as NextOpenSlot(p.Next) and takes the slot for
+	// p.Agent as TakeSlot would, in one atomic step: concurrent callers
+	// never receive the same slot, the agent never gets a second seat on a
+	// claim, and a slot another caller is taking at that moment is passed
+	// over for the next eligible one rather than lost. It returns the job
+	// with the slot as taken, or ErrNoJob.
+	TakeNextSlot(ctx context.Context, p TakeNextParams) (Job, error)
+	// TakeNextSlots takes for each of ps as TakeNextSlot would, the items'
+	// agents being distinct, and returns one result per item, in order; the
+	// backend decides them together where it can (one statement, script or
+	// lock). The error is for the batch as a whole.
+	TakeNextSlots(ctx context.Context, ps []TakeNextParams) ([]JobResult, error)
 	// FinishSlot marks the slot done and credits p.Credit to the holder's
 	// balance in the same atomic step. Errors: ErrSlotNotFound,
 	// ErrSlotNotTaken (the slot is open, already done, or its lease expired
 	// at or before p.Now), ErrNotSlotOwner (taken by another key).
 	FinishSlot(ctx context.Context, p FinishParams) (Slot, error)
+	// FinishSlots finishes each of ps as FinishSlot would and returns one
+	// result per item, in order; the backend decides them together (one
+	// statement, script or lock) so concurrent dones cost one commit. Each
+	// slot is finished and credited at most once, whatever the batch holds.
+	// The error is for the batch as a whole (the backend unreachable).
+	FinishSlots(ctx context.Context, ps []FinishParams) ([]FinishResult, error)
 	// ReleaseExpiredSlots re-opens every taken slot whose lease expired at or
 	// before now, clearing its agent, and returns how many it re-opened.
 	ReleaseExpiredSlots(ctx context.Context, now int64) (int, error)
@@ -96,6 +114,10 @@ type NextSlotParams struct {
 	// Random picks the slot: negative means the oldest; a value in [0,1),
 	// drawn uniformly by the caller, makes the pick random.
 	Random float64
+	// Skip, with Random negative, passes over the Skip oldest eligible
+	// slots: the pick is the (Skip+1)-th oldest, or the youngest eligible
+	// when there are fewer. A crowd asking at once is spread this way.
+	Skip int
 }
 
 // TakeParams is the input of TakeSlot.

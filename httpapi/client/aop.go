@@ -189,18 +189,16 @@ func (c *Client) Done(ctx context.Context, claimID, slotID string) error {
 	return c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/slots/"+esc(slotID)+"/done", nil, nil)
 }
 
-// TakeNextJob polls the role-slot job queue until it wins a seat, and
-// returns the job it took. A seat another agent took first (409 slot_taken)
-// sends it back to the queue at once; no work, or a seat this agent may not
-// take (another 409, such as slot_held: it already holds a seat of that
-// claim), makes it wait, from 100 ms doubling up to maxWait (5 s when not
-// positive); over the key's rate limit (429) it waits as long as the
-// server's Retry-After says. It returns when ctx ends, or on any other
-// error.
+// TakeNextJob waits for a seat and returns the job it took, in one request
+// per try (TakeJob); a server without that route is asked with the seeds'
+// two steps, NextJob then Take, a seat another agent took first sending it
+// back to the queue at once. No work, or a seat this agent may not take
+// (a 409 such as slot_held), makes it wait, from 100 ms doubling up to
+// maxWait (5 s when not positive); over the key's rate limit (429) it waits
+// as long as the server's Retry-After says. It returns when ctx ends, or on
+// any other error.
 func (c *Client) TakeNextJob(ctx context.Context, q slots.JobQuery, maxWait time.Duration) (slots.Job, error) {
-	return takeNext(ctx, maxWait,
-		func() (slots.Job, error) { return c.NextJob(ctx, q) },
-		func(j slots.Job) error { return c.Take(ctx, j.Claim.ID, j.Slot.ID) })
+	return c.takeNextJob(ctx, q, maxWait)
 }
 
 // takeNext is the loop of TakeNextJob and TakeNextWork: next finds work

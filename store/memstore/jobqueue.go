@@ -96,18 +96,18 @@ func heldBy(rec *slotRec, agent string) bool {
 	return ok
 }
 
-// pick returns the oldest eligible slot under k when r < 0, else a random
-// one, on a claim where agent holds no slot, dropping the stale entries it
-// meets.
-func (q *jobQueue) pick(k queueKey, r float64, agent string) (*slotRec, bool) {
+// pick returns the oldest eligible slot under k when r < 0 (past the skip
+// oldest ones, or the youngest when there are fewer), else a random one, on
+// a claim where agent holds no slot, dropping the stale entries it meets.
+func (q *jobQueue) pick(k queueKey, r float64, agent string, skip int) (*slotRec, bool) {
 	set := q.sets[k]
 	if set == nil {
 		return nil, false
 	}
+	if r < 0 && (agent != "" || skip > 0) {
+		return set.oldestFor(k, agent, skip)
+	}
 	if agent != "" {
-		if r < 0 {
-			return set.oldestFor(k, agent)
-		}
 		return set.randomFor(k, r, agent)
 	}
 	for len(set.recs) > 0 {
@@ -132,10 +132,12 @@ func (set *openSet) index(r float64) int {
 }
 
 // oldestFor walks the set in creation order from the oldest entry to the
-// first eligible one whose claim agent does not hold. A stale entry met on
-// the way is dropped and the walk resumes where it was, so each step is
-// either a held claim's open slot (bounded) or a removal (once per entry).
-func (set *openSet) oldestFor(k queueKey, agent string) (*slotRec, bool) {
+// (skip+1)-th eligible one whose claim agent does not hold, or to the end,
+// answering the last such entry met. A stale entry met on the way is
+// dropped and the walk resumes where it was, so each step is a held claim's
+// open slot (bounded), a skipped slot (at most skip) or a removal (once per
+// entry).
+func (set *openSet) oldestFor(k queueKey, agent string, skip int) (*slotRec, bool) {
 	var found, stale *slotRec
 	visit := func(it queueItem) bool {
 		switch {
@@ -145,6 +147,10 @@ func (set *openSet) oldestFor(k queueKey, agent string) (*slotRec, bool) {
 			return true
 		default:
 			found = it.rec
+			if skip > 0 {
+				skip--
+				return true
+			}
 		}
 		return false
 	}

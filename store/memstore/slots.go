@@ -187,7 +187,7 @@ func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.queue.pick(queueKey{role: p.Role, domain: p.Domain}, p.Random, p.AgentKeyID)
+	rec, ok := s.queue.pick(queueKey{role: p.Role, domain: p.Domain}, p.Random, p.AgentKeyID, p.Skip)
 	if !ok {
 		return slots.Job{}, slots.ErrNoJob
 	}
@@ -217,16 +217,7 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 	if lapsed {
 		delete(r.holders, sl.APIKeyID)
 	}
-	sl.Status = slots.StatusTaken
-	sl.APIKeyID, sl.AgentName, sl.AgentAvatarURL = p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL
-	sl.TakenAt = p.Now
-	sl.LeaseExpiresAt = p.LeaseUntil
-	r.holders[p.Agent.KeyID] = rec
-	if p.LeaseUntil != 0 {
-		s.leased[sl.ID] = p.LeaseUntil
-	} else {
-		delete(s.leased, sl.ID)
-	}
+	s.assign(rec, p.Agent, p.Now, p.LeaseUntil)
 	return *sl, nil
 }
 
@@ -237,19 +228,7 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, ok := s.slots[p.SlotID]
-	if !ok || rec.slot.ClaimID != p.ClaimID {
-		return slots.Slot{}, slots.ErrSlotNotFound
-	}
-	sl := &rec.slot
-	if err := finishError(sl, p); err != nil {
-		return slots.Slot{}, err
-	}
-	sl.Status = slots.StatusDone
-	sl.DoneAt = p.Now
-	delete(s.leased, sl.ID)
-	s.balances[p.KeyID] += p.Credit
-	return *sl, nil
+	return s.finish(p)
 }
 
 // finishError says why p may not finish sl, in the order of the contract.

@@ -1,5 +1,7 @@
 package pgstore
 
+import "github.com/lib/pq"
+
 // JobQueueQuery is one job-queue query with sample arguments.
 type JobQueueQuery struct {
 	Name string
@@ -9,26 +11,44 @@ type JobQueueQuery struct {
 	Agent bool
 }
 
-// JobQueueQueriesForTest returns every job-queue query, for plan checks.
+// JobQueueQueriesForTest returns every job-queue query, next-and-take's
+// included, for plan checks.
 func JobQueueQueriesForTest() []JobQueueQuery {
 	var out []JobQueueQuery
+	for k, q := range takeNextQueries {
+		args := append(sampleArgs(k), "key_agent", "Agent", "", int64(1), int64(0))
+		out = append(out, JobQueueQuery{Name: "take+" + nameOf(k), SQL: q, Args: args, Agent: true})
+	}
+	for k, q := range takeManyQueries {
+		args := append(sampleArgs(k), pq.Array([]string{"key_a", "key_b"}), pq.Array([]string{"A", "B"}),
+			pq.Array([]string{"", ""}), pq.Array([]int64{1, 1}), pq.Array([]int64{0, 0}))
+		out = append(out, JobQueueQuery{Name: "take-many+" + nameOf(k), SQL: q, Args: args})
+	}
 	for k, q := range nextSlotQueries {
-		var args []any
-		if k.role {
-			args = append(args, "critic")
-		}
-		if k.domain {
-			args = append(args, "law")
-		}
-		if k.agent {
-			args = append(args, "key_agent")
-		}
-		if k.random {
-			args = append(args, 0.5, 0.25)
+		args := sampleArgs(k)
+		if !k.random {
+			args = append(args, 3) // slots to pass over
 		}
 		out = append(out, JobQueueQuery{Name: nameOf(k), SQL: q, Args: args, Agent: k.agent})
 	}
 	return out
+}
+
+func sampleArgs(k nextSlotKey) []any {
+	var args []any
+	if k.role {
+		args = append(args, "critic")
+	}
+	if k.domain {
+		args = append(args, "law")
+	}
+	if k.agent {
+		args = append(args, "key_agent")
+	}
+	if k.random {
+		args = append(args, 0.5, 0.25)
+	}
+	return args
 }
 
 func nameOf(k nextSlotKey) string {

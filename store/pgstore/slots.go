@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 
 	"github.com/lib/pq"
 
@@ -224,7 +223,7 @@ const randomWindow = 16
 // each can use its own partial index. Its parameters, in order: the role
 // (when filtered), the domain (when filtered), the asking agent's key ID
 // (when given), then for a random pick where the window starts and where in
-// the window to pick.
+// the window to pick, for the oldest how many eligible slots to pass over.
 //
 // An agent's query leaves out the slots of claims where it holds a slot, in
 // the same statement (one snapshot): for each candidate met along the
@@ -235,33 +234,8 @@ const randomWindow = 16
 // an anti-join against every seat the agent ever held, read from the holder
 // index by its second column, a scan that grows with the table.
 func nextSlotQuery(role, domain, agent, random bool) string {
-	where := `q.status = 'open' AND q.ready`
-	n := 0
-	param := func() string { n++; return fmt.Sprintf("$%d", n) }
-	if role {
-		where += ` AND q.role = ` + param()
-	}
-	if domain {
-		where += ` AND q.domain = ` + param()
-	}
-	if agent {
-		where += ` AND NOT EXISTS (SELECT 1 FROM agora_role_slots h WHERE h.claim_id = q.claim_id AND h.api_key_id = ` + param() + ` OFFSET 0)`
-	}
-	pick := `SELECT q.* FROM agora_role_slots q WHERE ` + where + ` ORDER BY q.id LIMIT 1`
-	if random {
-		start, at := param(), param()
-		pick = fmt.Sprintf(`WITH w AS MATERIALIZED (
-			(SELECT q.id, q.rnd FROM agora_role_slots q WHERE %[1]s AND q.rnd >= %[3]s::float8 ORDER BY q.rnd LIMIT %[2]d)
-			UNION ALL
-			(SELECT q.id, q.rnd FROM agora_role_slots q WHERE %[1]s AND q.rnd < %[3]s::float8 ORDER BY q.rnd LIMIT %[2]d)
-			LIMIT %[2]d)
-		SELECT * FROM agora_role_slots WHERE id = (
-			SELECT id FROM w OFFSET floor(%[4]s::float8 * (SELECT count(*) FROM w))::bigint LIMIT 1)`, where, randomWindow, start, at)
-	}
-	return `WITH s AS (` + pick + `)
-		SELECT s.id, s.claim_id, s.role, s.status, s.created_at,
-			c.title, c.body, c.domain, c.created_at AS claim_created_at, ` + commentsJSON + ` AS comments
-		FROM s JOIN agora_claims c ON c.id = s.claim_id`
+	pick, _ := jobPick(nextSlotKey{role, domain, agent, random}, false, "1")
+	return `WITH s AS (` + pick + `)` + jobSelect
 }
 
 // nextSlotKey says which filters a job-queue query has.
@@ -283,55 +257,16 @@ var nextSlotQueries = func() map[nextSlotKey]string {
 
 // NextOpenSlot implements slots.SlotStore in one round trip.
 func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots.Job, error) {
-	random := p.Random >= 0
-	q := nextSlotQueries[nextSlotKey{p.Role != "", p.Domain != "", p.AgentKeyID != "", random}]
-	// The window position comes from the digits of p.Random below the
-	// first ones, which picked where the window starts.
-	_, frac := math.Modf(p.Random * 4096)
-	var r struct {
-		ID             string `db:"id"`
-		ClaimID        string `db:"claim_id"`
-		Role           string `db:"role"`
-		Status         string `db:"status"`
-		CreatedAt      int64  `db:"created_at"`
-		Title          string `db:"title"`
-		Body           string `db:"body"`
-		Domain         string `db:"domain"`
-		ClaimCreatedAt int64  `db:"claim_created_at"`
-		Comments       []byte `db:"comments"`
+	q := nextSlotQueries[nextSlotKey{p.Role != "", p.Domain != "", p.AgentKeyID != "", p.Random >= 0}]
+	args := jobArgs(p)
+	if p.Random < 0 {
+		args = append(args, p.Skip)
 	}
-	var args []any
-	if p.Role != "" {
-		args = append(args, string(p.Role))
-	}
-	if p.Domain != "" {
-		args = append(args, p.Domain)
-	}
-	if p.AgentKeyID != "" {
-		args = append(args, p.AgentKeyID)
-	}
-	if random {
-		args = append(args, p.Random, frac)
-	}
-	stmt, err := s.prepared(ctx, q)
-	if err != nil {
-		return slots.Job{}, err
-	}
-	err = stmt.GetContext(ctx, &r, args...)
+	job, err := s.getJob(ctx, q, args)
 	if isNoRows(err) {
 		return slots.Job{}, slots.ErrNoJob
 	}
-	if err != nil {
-		return slots.Job{}, interpretError(ctx, err)
-	}
-	job := slots.Job{
-		Slot:  slots.Slot{ID: r.ID, ClaimID: r.ClaimID, Role: slots.Role(r.Role), Status: slots.Status(r.Status), CreatedAt: r.CreatedAt},
-		Claim: slots.Claim{ID: r.ClaimID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.ClaimCreatedAt},
-	}
-	if err := json.Unmarshal(r.Comments, &job.Comments); err != nil {
-		return slots.Job{}, fmt.Errorf("pgstore: comments: %w", err)
-	}
-	return job, nil
+	return job, err
 }
 
 // TakeSlot implements slots.SlotStore: one conditional UPDATE; the unique
@@ -394,16 +329,7 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 	if len(rows) == 0 {
 		return slots.Slot{}, slots.ErrSlotNotFound
 	}
-	r := rows[0]
-	switch {
-	case r.Updated:
-		return r.slot(), nil
-	case r.Status == string(slots.StatusOpen):
-		return slots.Slot{}, slots.ErrSlotNotTaken
-	case r.APIKeyID != p.KeyID:
-		return slots.Slot{}, slots.ErrNotSlotOwner
-	}
-	return slots.Slot{}, slots.ErrSlotNotTaken
+	return finishOutcome(rows[0].slotRow, rows[0].Updated, p.KeyID)
 }
 
 const finishQuery = `

@@ -130,37 +130,13 @@ func (s *Store) ListSlots(ctx context.Context, claimID string) ([]slots.Slot, er
 // NextOpenSlot implements slots.SlotStore in one script: the pick and the
 // check that the agent holds nothing on the slot's claim are one step.
 func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots.Job, error) {
-	r := p.Random
-	if r < 0 {
-		r = -1
-	}
 	v, err := nextOpenSlotScript.Run(ctx, s.client,
 		[]string{s.queueKey(p.Role, p.Domain)},
-		s.ns, strconv.FormatFloat(r, 'g', -1, 64), p.AgentKeyID).Slice()
+		s.ns, pickArg(p.Random), p.AgentKeyID, p.Skip).Slice()
 	if err != nil {
 		return slots.Job{}, interpretError(ctx, err, slots.ErrNoJob)
 	}
-	if len(v) != 3 {
-		return slots.Job{}, fmt.Errorf("redisstore: next open slot: unexpected reply of %d items", len(v))
-	}
-	sl, err := decodeSlotReply(v[0])
-	if err != nil {
-		return slots.Job{}, err
-	}
-	cm, err := toRecord(v[1])
-	if err != nil {
-		return slots.Job{}, err
-	}
-	c, err := decodeClaim(cm)
-	if err != nil {
-		return slots.Job{}, err
-	}
-	list, _ := v[2].([]any)
-	comments, err := decodeComments(list)
-	if err != nil {
-		return slots.Job{}, err
-	}
-	return slots.Job{Slot: sl, Claim: c, Comments: comments}, nil
+	return decodeJob(v)
 }
 
 // TakeSlot implements slots.SlotStore.
@@ -178,7 +154,7 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slot, error) {
 	v, err := finishScript.Run(ctx, s.client,
 		[]string{s.slotKey(p.SlotID), s.leasesKey(), s.balancesKey()},
-		p.ClaimID, p.SlotID, p.KeyID, p.Now, p.Credit).Result()
+		s.ns, p.ClaimID, p.SlotID, p.KeyID, p.Now, p.Credit).Result()
 	if err != nil {
 		return slots.Slot{}, interpretError(ctx, err, nil)
 	}

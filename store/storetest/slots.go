@@ -80,6 +80,8 @@ func requireCode(t *testing.T, want *store.Error, err error, msgAndArgs ...any) 
 
 // RunSlots runs the slots section of the suite.
 func RunSlots(t *testing.T, newStores NewStores) {
+	runTakeNext(t, newStores)
+	runDoneBatches(t, newStores)
 	t.Run("Claims", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
@@ -851,13 +853,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			held[i] = map[string]bool{}
 		}
 		for rep := 0; rep < raceRepeats; rep++ {
-			var claimIDs []string
-			for range claims {
-				c := e.claim("")
-				e.draft(c.ID)
-				e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 3}, slots.RoleCount{Role: slots.RoleDefender, Count: 2})
-				claimIDs = append(claimIDs, c.ID)
-			}
+			claimIDs := e.queuedClaims(claims, slots.RoleCount{Role: slots.RoleCritic, Count: 3}, slots.RoleCount{Role: slots.RoleDefender, Count: 2})
 			errs := make(chan error, agents)
 			concurrently(agents, func(i int) {
 				q := slots.JobQuery{AgentKeyID: keys[i].ID}
@@ -962,25 +958,14 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
 			_, err := e.svc.Take(e.ctx, a, c.ID, open[0].ID)
 			require.NoError(t, err)
-			var ok, notTaken atomic.Int64
-			errs := make(chan error, retries)
+			tally := newDoneTally(retries)
 			concurrently(retries, func(int) {
 				_, err := e.svc.Done(e.ctx, a, c.ID, open[0].ID)
-				switch {
-				case err == nil:
-					ok.Add(1)
-				case errors.Is(err, slots.ErrSlotNotTaken):
-					notTaken.Add(1)
-				default:
-					errs <- err
-				}
+				tally.add(err)
 			})
-			close(errs)
-			for err := range errs {
-				require.NoError(t, err)
-			}
-			require.EqualValues(t, 1, ok.Load(), "done succeeds once")
-			require.EqualValues(t, retries-1, notTaken.Load())
+			tally.check(t)
+			require.EqualValues(t, 1, tally.ok.Load(), "done succeeds once")
+			require.EqualValues(t, retries-1, tally.notTaken.Load())
 			bal, err := e.svc.Balance(e.ctx, a.ID)
 			require.NoError(t, err)
 			require.EqualValues(t, int64(rep+1)*slots.RewardRoleSlot, bal, "credited exactly once per slot")

@@ -94,3 +94,130 @@ local function push_game_logs(feed_key, rounds_key, at)
     redis.call('RPUSH', rounds_key, unpack(ARGV, at + nfeed + 1, #ARGV))
   end
 end
+
+-- first returns the first entry at index positions from..to (to < 0: to the
+-- end) whose claim the agent does not hold, and that claim's ID; past the
+-- skip first such entries, or the last one when there are fewer. It reads
+-- one entry, then batches: the first entry is the answer unless the agent
+-- holds its claim or it is skipped.
+local function first(queue, ns, agent, from, to, skip)
+  local batch = 1
+  local last_id, last_claim
+  while to < 0 or from <= to do
+    local stop = from + batch - 1
+    if to >= 0 and stop > to then
+      stop = to
+    end
+    local ids = redis.call('ZRANGE', queue, from, stop)
+    for _, id in ipairs(ids) do
+      local claim_id = redis.call('HGET', ns .. 'slot:' .. id, 'claimId')
+      if agent == '' or redis.call('HEXISTS', ns .. 'holders:' .. claim_id, agent) == 0 then
+        if skip == 0 then
+          return id, claim_id
+        end
+        skip = skip - 1
+        last_id, last_claim = id, claim_id
+      end
+    end
+    if #ids < stop - from + 1 then
+      break
+    end
+    from, batch = stop + 1, 16
+  end
+  return last_id, last_claim
+end
+
+-- pick_job returns the ID and claim ID of the job-queue entry of index
+-- queue that NextOpenSlot picks: the oldest (r < 0) or the one at
+-- floor(r*n), walking forward (wrapping around for a random pick) past the
+-- entries of claims where agent holds a slot, in any status: the claim's
+-- holders hash, which take and the lease sweep keep and TakeSlot's
+-- slot_held check reads. The cost is O(log n) plus one step per open slot of
+-- a claim the agent holds, whatever the store holds; no scan. An oldest
+-- pick passes over the skip oldest eligible entries (NextSlotParams.Skip),
+-- answering the youngest when there are fewer. nil when no entry is
+-- eligible.
+local function pick_job(queue, ns, r, agent, skip)
+  local id, claim_id
+  if r < 0 then
+    id, claim_id = first(queue, ns, agent, 0, -1, skip)
+  else
+    local n = redis.call('ZCARD', queue)
+    if n == 0 then
+      return nil
+    end
+    local i = math.floor(r * n)
+    if i >= n then
+      i = n - 1
+    end
+    id, claim_id = first(queue, ns, agent, i, n - 1, 0)
+    if not id and i > 0 then
+      id, claim_id = first(queue, ns, agent, 0, i - 1, 0)
+    end
+  end
+  return id, claim_id
+end
+
+-- job_reply is a job as the scripts answer it: {slot fields, claim fields,
+-- comment JSONs}.
+local function job_reply(ns, id, claim_id)
+  return {
+    redis.call('HGETALL', ns .. 'slot:' .. id),
+    redis.call('HGETALL', ns .. 'claim:' .. claim_id),
+    redis.call('LRANGE', ns .. 'comments:' .. claim_id, 0, -1),
+  }
+end
+
+-- assign_slot gives slot slot_id, whose checks passed, to key_id at now
+-- with lease ("0" for none): the take of take.lua and take_next.lua.
+local function assign_slot(ns, slot_id, holders, key_id, name, avatar, now, lease)
+  local slot = ns .. 'slot:' .. slot_id
+  redis.call('HSET', slot, 'status', 'taken', 'apiKeyId', key_id,
+    'agentName', name, 'agentAvatarUrl', avatar, 'takenAt', now)
+  if lease ~= '0' then
+    redis.call('HSET', slot, 'leaseExpiresAt', lease)
+    redis.call('ZADD', ns .. 'leases', lease, slot_id)
+  else
+    redis.call('HDEL', slot, 'leaseExpiresAt')
+    redis.call('ZREM', ns .. 'leases', slot_id)
+  end
+  redis.call('HSET', holders, key_id, slot_id)
+end
+
+-- finish_slot marks slot_id done for key_id at now and credits credit, in
+-- the contract's order of checks (the same as memstore's); it returns the
+-- error code when it may not, else nil. finish.lua and finish_many.lua.
+local function finish_slot(ns, claim_id, slot_id, key_id, now, credit)
+  local slot = ns .. 'slot:' .. slot_id
+  local s = redis.call('HMGET', slot, 'claimId', 'status', 'apiKeyId', 'leaseExpiresAt')
+  if s[1] ~= claim_id then
+    return 'slot_not_found'
+  end
+  if s[2] == 'open' then
+    return 'slot_not_taken'
+  end
+  if s[3] ~= key_id then
+    return 'not_slot_owner'
+  end
+  if s[2] ~= 'taken' or lapsed(s[2], s[4], tonumber(now)) then
+    return 'slot_not_taken'
+  end
+  redis.call('HSET', slot, 'status', 'done', 'doneAt', now)
+  redis.call('ZREM', ns .. 'leases', slot_id)
+  -- The credit is in the same script as the transition, so a slot pays once.
+  redis.call('HINCRBY', ns .. 'balances', key_id, credit)
+  return nil
+end
+
+-- take_next is NextOpenSlot's pick (pick_job) and TakeSlot's take
+-- (assign_slot) in one step: the job taken, as job_reply, or nil when no
+-- slot is eligible. take_next.lua and take_next_many.lua.
+local function take_next(ns, queue, r, key_id, name, avatar, now, lease)
+  local id, claim_id = pick_job(queue, ns, r, key_id, 0)
+  if not id then
+    return nil
+  end
+  assign_slot(ns, id, ns .. 'holders:' .. claim_id, key_id, name, avatar, now, lease)
+  dequeue(ns, id, redis.call('HGET', ns .. 'slot:' .. id, 'role'), redis.call('HGET', ns .. 'claim:' .. claim_id, 'domain'))
+  return job_reply(ns, id, claim_id)
+end

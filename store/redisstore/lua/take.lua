@@ -20,16 +20,7 @@ end
 if expired and holder and redis.call('HGET', KEYS[3], holder) == slot_id then
   redis.call('HDEL', KEYS[3], holder)
 end
-redis.call('HSET', KEYS[1], 'status', 'taken', 'apiKeyId', key_id,
-  'agentName', ARGV[5], 'agentAvatarUrl', ARGV[6], 'takenAt', now)
-if lease ~= '0' then
-  redis.call('HSET', KEYS[1], 'leaseExpiresAt', lease)
-  redis.call('ZADD', KEYS[4], lease, slot_id)
-else
-  redis.call('HDEL', KEYS[1], 'leaseExpiresAt')
-  redis.call('ZREM', KEYS[4], slot_id)
-end
-redis.call('HSET', KEYS[3], key_id, slot_id)
+assign_slot(ns, slot_id, KEYS[3], key_id, ARGV[5], ARGV[6], now, lease)
 -- A lapsed slot left the queue when it was first taken.
 if status == 'open' then
   dequeue(ns, slot_id, s[5], redis.call('HGET', KEYS[2], 'domain'))

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lib/pq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/pgstore"
+	"github.com/agorahq/agora/store/redisstore"
+)
+
+// agora is Agora's role-slot queue on one backend.
+type agora struct {
+	svc      *slots.Service
+	strategy slots.Strategy
+	cleanup  func()
+}
+
+// newAgoraPG opens a pool of maxWorkers+8 connections (idle ones kept) on
+// a schema of its own, dropped on close.
+func newAgoraPG(ctx context.Context, dsn string, maxWorkers int, strategy, batch string) (*agora, error) {
+	schema := "agora_bench_" + runID()
+	admin, err := sql.Open("postgres", dsn)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := admin.ExecContext(ctx, `CREATE SCHEMA `+pq.QuoteIdentifier(schema)); err != nil {
+		admin.Close()
+		return nil, err
+	}
+	drop := func() {
+		_, _ = admin.ExecContext(context.Background(), `DROP SCHEMA `+pq.QuoteIdentifier(schema)+` CASCADE`)
+		admin.Close()
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		drop()
+		return nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	db, err := pgstore.Open(u.String(), pgstore.PoolOptions{MaxOpenConns: maxWorkers + 8})
+	if err != nil {
+		drop()
+		return nil, err
+	}
+	if err := pgstore.Migrate(ctx, db); err != nil {
+		db.Close()
+		drop()
+		return nil, err
+	}
+	return &agora{svc: slots.New(pgstore.New(db), batching(batch)...), strategy: slots.Strategy(strategy), cleanup: func() { db.Close(); drop() }}, nil
+}
+
+// newAgoraRedis uses a key prefix of its own, deleted on close, and a pool
+// of maxWorkers+8 connections.
+func newAgoraRedis(ctx context.Context, redisURL string, maxWorkers int, strategy, batch string) (*agora, error) {
+	opt, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return nil, err
+	}
+	opt.PoolSize = maxWorkers + 8
+	client := redis.NewClient(opt)
+	if err := client.Ping(ctx).Err(); err != nil {
+		client.Close()
+		return nil, err
+	}
+	prefix := "agora-bench-" + runID()
+	st := redisstore.New(client, redisstore.WithPrefix(prefix))
+	cleanup := func() {
+		ctx := context.Background()
+		iter := client.Scan(ctx, 0, "{"+prefix+"}:*", 1000).Iterator()
+		for iter.Next(ctx) {
+			client.Del(ctx, iter.Val())
+		}
+		client.Close()
+	}
+	return &agora{svc: slots.New(st, batching(batch)...), strategy: slots.Strategy(strategy), cleanup: cleanup}, nil
+}
+
+func (a *agora) close() { a.cleanup() }
+
+// parallel runs fn(0) … fn(n-1) on width goroutines and returns the first
+// error.
+func parallel(n, width int, fn func(i int) error) error {
+	var next atomic.Int64
+	var first error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for range width {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// run prepares n claims, each with a draft and one open critic seat, and w
+// agents, then times the agents' TakeNext → Done loops until the queue is
+// empty. It checks the run exact: n seats done, each credited once.
+func (a *agora) run(ctx context.Context, w, n int) (time.Duration, error) {
+	drafter := slots.Key{ID: "bench-drafter", Name: "drafter"}
+	claims := make([]string, n)
+	err := parallel(n, 16, func(i int) error {
+		c, err := a.svc.CreateClaim(ctx, slots.NewClaim{Title: fmt.Sprint("unit ", i), Body: "work", Domain: "bench"})
+		if err != nil {
+			return err
+		}
+		if _, err := a.svc.AddComment(ctx, drafter, slots.NewComment{ClaimID: c.ID, Body: "draft", CommentType: string(slots.CommentDraft)}); err != nil {
+			return err
+		}
+		_, err = a.svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
+		claims[i] = c.ID
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("agora setup: %w", err)
+	}
+	keys := make([]slots.Key, w)
+	for i := range keys {
+		k, _, err := a.svc.CreateKey(ctx, slots.NewKey{Name: fmt.Sprint("worker-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		if err != nil {
+			return 0, err
+		}
+		keys[i] = k
+	}
+
+	var done atomic.Int64
+	start := time.Now()
+	err = parallel(w, w, func(i int) error {
+		q := slots.JobQuery{Strategy: a.strategy}
+		for {
+			job, err := a.svc.TakeNext(ctx, keys[i], q)
+			if errors.Is(err, slots.ErrNoJob) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := a.svc.Done(ctx, keys[i], job.Claim.ID, job.Slot.ID); err != nil {
+				return err
+			}
+			done.Add(1)
+		}
+	})
+	elapsed := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("agora worker: %w", err)
+	}
+	return elapsed, a.checkExact(ctx, keys, claims, done.Load())
+}
+
+// checkExact fails unless every seat of claims is done and the agents were
+// credited exactly once per seat they finished.
+func (a *agora) checkExact(ctx context.Context, keys []slots.Key, claims []string, done int64) error {
+	if done != int64(len(claims)) {
+		return fmt.Errorf("agora: %d seats done, want %d", done, len(claims))
+	}
+	var credited int64
+	for _, k := range keys {
+		b, err := a.svc.Balance(ctx, k.ID)
+		if err != nil {
+			return err
+		}
+		credited += b
+	}
+	if credited != done*slots.RewardRoleSlot {
+		return fmt.Errorf("agora: credited %d for %d seats", credited, done)
+	}
+	return parallel(len(claims), 16, func(i int) error {
+		list, err := a.svc.Slots(ctx, claims[i])
+		if err != nil {
+			return err
+		}
+		if len(list) != 1 || list[0].Status != slots.StatusDone {
+			return fmt.Errorf("agora: claim %s's seat is not done: %+v", claims[i], list)
+		}
+		return nil
+	})
+}
+
+// batching is the -batch flag's Service options.
+func batching(mode string) []slots.Option {
+	var opts []slots.Option
+	if mode == "both" || mode == "take" {
+		opts = append(opts, slots.WithTakeBatching(0))
+	}
+	if mode == "both" || mode == "done" {
+		opts = append(opts, slots.WithDoneBatching(0))
+	}
+	return opts
+}

@@ -1,0 +1,56 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/agorahq/agora/slots"
+)
+
+// TakeJob finds this agent's next role-slot job and takes its seat in one
+// atomic step (POST /api/v1/jobs/slots/take, scope comment:create): two
+// agents never get the same seat, and none loses a race for one. The job's
+// slot comes back as taken. store.ErrNotFound (404 no_open_slots) when there
+// is no eligible seat.
+func (c *Client) TakeJob(ctx context.Context, q slots.JobQuery) (slots.Job, error) {
+	var j slots.Job
+	err := c.do(ctx, "POST", "/api/v1/jobs/slots/take"+query("role", string(q.Role), "domain", q.Domain, "strategy", string(q.Strategy)), nil, &j)
+	return j, err
+}
+
+// takeNextJob is TakeNextJob: TakeJob in takeNext's loop, or the seeds' two
+// steps once the server shows it lacks the route.
+func (c *Client) takeNextJob(ctx context.Context, q slots.JobQuery, maxWait time.Duration) (slots.Job, error) {
+	twoStep := false
+	next := func() (slots.Job, error) {
+		if twoStep {
+			return c.NextJob(ctx, q)
+		}
+		job, err := c.TakeJob(ctx, q)
+		if routeMissing(err) {
+			twoStep = true
+			return c.NextJob(ctx, q)
+		}
+		return job, err
+	}
+	take := func(j slots.Job) error {
+		if !twoStep {
+			return nil // TakeJob took it
+		}
+		return c.Take(ctx, j.Claim.ID, j.Slot.ID)
+	}
+	return takeNext(ctx, maxWait, next, take)
+}
+
+// routeMissing reports an answer saying the server has no such route (a
+// 404 other than no_open_slots, or a 405): a server older than the route,
+// or one of the original protocol's.
+func routeMissing(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	return e.Status == http.StatusMethodNotAllowed || (e.Status == http.StatusNotFound && e.Code != slots.ErrNoJob.Code)
+}

@@ -1,0 +1,72 @@
+package httpapi_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/internal/testbackend"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/storetest"
+)
+
+// TestTakeJobRoute: POST /api/v1/jobs/slots/take finds and takes the
+// caller's next seat in one request, with the filters of GET /jobs/slots in
+// the query string or the body, and leaves the seeds' routes as they are.
+func TestTakeJobRoute(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newAPI(t, st)
+		_, human := c.key("human", slots.ScopeSlotsConfigure, slots.ScopeClaimCreate, slots.ScopeCommentCreate)
+		aID, a := c.key("Skeptic-7", slots.ScopeCommentCreate)
+		bID, b := c.key("Other", slots.ScopeCommentCreate)
+		_, reader := c.key("reader")
+		claim := c.claim(human, "medicine")
+		slotsPath := "/api/v1/claims/" + claim + "/slots"
+		c.expect(201, "POST", slotsPath, human, map[string]any{"roles": []any{
+			map[string]any{"role": "critic", "count": 1},
+			map[string]any{"role": "questioner", "count": 1},
+		}})
+
+		r := c.expect(404, "POST", "/api/v1/jobs/slots/take", a, nil)
+		require.Equal(t, "no_open_slots", r.errCode(t), "no draft yet")
+		c.expect(201, "POST", "/api/v1/claims/"+claim+"/comments", human, map[string]any{"body": "draft", "commentType": "draft"})
+
+		c.expect(401, "POST", "/api/v1/jobs/slots/take", "", nil)
+		c.expect(403, "POST", "/api/v1/jobs/slots/take", reader, nil)
+		r = c.expect(400, "POST", "/api/v1/jobs/slots/take?strategy=best", a, nil)
+		require.Equal(t, "invalid_strategy", r.errCode(t))
+		r = c.expect(400, "POST", "/api/v1/jobs/slots/take", a, map[string]any{"role": "judge"})
+		require.Equal(t, "invalid_role", r.errCode(t))
+		r = c.expect(400, "POST", "/api/v1/jobs/slots/take", a, map[string]any{"agentKeyId": bID})
+		require.Equal(t, "invalid_json", r.errCode(t), "the caller is the agent; the body cannot name another")
+		c.expect(404, "POST", "/api/v1/jobs/slots/take?domain=physics", a, nil)
+
+		job := c.expect(200, "POST", "/api/v1/jobs/slots/take?role=questioner", a, nil).body
+		slot := job["slot"].(map[string]any)
+		require.Equal(t, "questioner", slot["role"])
+		require.Equal(t, "taken", slot["status"])
+		require.Equal(t, aID, slot["apiKeyId"])
+		require.Equal(t, "Skeptic-7", slot["agentName"])
+		require.Contains(t, slot, "takenAt")
+		require.Equal(t, claim, job["claim"].(map[string]any)["_id"])
+		require.Len(t, job["comments"].([]any), 1)
+
+		r = c.expect(404, "POST", "/api/v1/jobs/slots/take", a, nil)
+		require.Equal(t, "no_open_slots", r.errCode(t), "one seat per agent per claim")
+		c.expect(404, "GET", "/api/v1/jobs/slots", a, nil)
+
+		job = c.expect(200, "POST", "/api/v1/jobs/slots/take", b, map[string]any{"role": "critic", "domain": "medicine", "strategy": "random"}).body
+		slot = job["slot"].(map[string]any)
+		require.Equal(t, "critic", slot["role"])
+		require.Equal(t, bID, slot["apiKeyId"])
+		c.expect(404, "GET", "/api/v1/jobs/slots", reader, nil)
+
+		// The seat is the caller's, as one taken with the seeds' route.
+		slotID := slot["_id"].(string)
+		r = c.expect(403, "POST", slotsPath+"/"+slotID+"/done", a, nil)
+		require.Equal(t, "not_slot_owner", r.errCode(t))
+		c.expect(200, "POST", slotsPath+"/"+slotID+"/done", b, nil)
+		require.EqualValues(t, 10, c.expect(200, "GET", "/api/v1/me", b, nil).body["balance"])
+		c.expect(405, "GET", "/api/v1/jobs/slots/take", a, nil)
+	})
+}

@@ -1,0 +1,180 @@
+package slots
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// FinishResult is one item's answer of FinishSlots: the slot as done, or
+// the error FinishSlot would have returned.
+type FinishResult struct {
+	Slot Slot
+	Err  error
+}
+
+// JobResult is one item's answer of TakeNextSlots: the job taken, or the
+// error TakeNextSlot would have returned.
+type JobResult struct {
+	Job Job
+	Err error
+}
+
+// MaxBatch is the most items one FinishSlots or TakeNextSlots call of a
+// Service carries.
+const MaxBatch = 256
+
+// WithDoneBatching coalesces concurrent Done calls into one FinishSlots
+// call of the store (one statement and commit on PostgreSQL, one script on
+// Redis), as a batch completer does: while batches are being written (up to
+// maxFlushers at once), the dones that arrive wait and go together in the
+// next. Each done is still
+// decided and credited exactly once, in the store's atomic step. maxWait is
+// the longest a batch waits for more dones before it is written; 0 writes
+// at once and only coalesces what piles up meanwhile, adding no wait of its
+// own. A Done whose context ends while its batch is in flight returns the
+// context's error; its slot may then be done, as after any interrupted
+// request.
+func WithDoneBatching(maxWait time.Duration) Option {
+	return func(s *Service) {
+		s.dones = &batcher[FinishParams, FinishResult]{
+			maxWait: max(maxWait, 0),
+			key:     func(p FinishParams) string { return p.SlotID },
+			run: func(ctx context.Context, ps []FinishParams) ([]FinishResult, error) {
+				return s.store.FinishSlots(ctx, ps)
+			},
+			fail: func(err error) FinishResult { return FinishResult{Err: err} },
+		}
+	}
+}
+
+// WithTakeBatching coalesces concurrent TakeNext calls into one
+// TakeNextSlots call of the store the same way (one statement on
+// PostgreSQL for the agents asking for the oldest slot with the same
+// filters, one script on Redis): each agent still gets a slot of its own,
+// never two seats of one claim, and no lost race. maxWait is as in
+// WithDoneBatching.
+func WithTakeBatching(maxWait time.Duration) Option {
+	return func(s *Service) {
+		s.takes = &batcher[TakeNextParams, JobResult]{
+			maxWait: max(maxWait, 0),
+			key:     func(p TakeNextParams) string { return p.Agent.KeyID },
+			run: func(ctx context.Context, ps []TakeNextParams) ([]JobResult, error) {
+				return s.store.TakeNextSlots(ctx, ps)
+			},
+			fail: func(err error) JobResult { return JobResult{Err: err} },
+		}
+	}
+}
+
+// maxFlushers is how many batches of one kind a Service writes at once. A
+// caller that finds fewer in flight writes its own batch itself, so a lone
+// caller pays no hand-over and a few callers are not queued behind one
+// another; past that, callers queue and go in the next batch.
+const maxFlushers = 4
+
+// batcher coalesces calls into batches. A batch holds each key once (a
+// slot's dones, an agent's takes): a second call with the same key waits
+// for a later batch, so it sees the first one's outcome.
+type batcher[P, R any] struct {
+	maxWait time.Duration
+	key     func(P) string
+	run     func(context.Context, []P) ([]R, error)
+	fail    func(error) R
+
+	mu       sync.Mutex
+	queue    []*batchCall[P, R]
+	flushers int
+}
+
+type batchCall[P, R any] struct {
+	p    P
+	res  R
+	done chan struct{}
+}
+
+// do queues p and waits for its result, or for ctx to end; when fewer than
+// maxFlushers batches are in flight, it writes batches itself until its own
+// is answered.
+func (b *batcher[P, R]) do(ctx context.Context, p P) (R, error) {
+	c := &batchCall[P, R]{p: p, done: make(chan struct{})}
+	b.mu.Lock()
+	b.queue = append(b.queue, c)
+	lead := b.flushers < maxFlushers
+	if lead {
+		b.flushers++
+	}
+	b.mu.Unlock()
+	if lead {
+		b.flush(context.WithoutCancel(ctx), c)
+	}
+	select {
+	case <-c.done:
+		return c.res, nil
+	case <-ctx.Done():
+		var zero R
+		return zero, ctx.Err()
+	}
+}
+
+// flush writes batches until own is answered (nil: until the queue is
+// empty), then hands the rest of the queue to a goroutine.
+func (b *batcher[P, R]) flush(ctx context.Context, own *batchCall[P, R]) {
+	if b.maxWait > 0 {
+		time.Sleep(b.maxWait)
+	}
+	for {
+		b.mu.Lock()
+		batch := b.next()
+		if len(batch) == 0 {
+			b.flushers--
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		b.write(ctx, batch)
+		if own == nil {
+			continue
+		}
+		select {
+		case <-own.done:
+			go b.flush(ctx, nil)
+			return
+		default:
+		}
+	}
+}
+
+// next takes the next batch off the queue; the caller holds b.mu.
+func (b *batcher[P, R]) next() []*batchCall[P, R] {
+	var batch, rest []*batchCall[P, R]
+	seen := map[string]bool{}
+	for _, c := range b.queue {
+		k := b.key(c.p)
+		if len(batch) == MaxBatch || seen[k] {
+			rest = append(rest, c)
+			continue
+		}
+		seen[k] = true
+		batch = append(batch, c)
+	}
+	b.queue = rest
+	return batch
+}
+
+// write runs one batch and answers its calls.
+func (b *batcher[P, R]) write(ctx context.Context, batch []*batchCall[P, R]) {
+	ps := make([]P, len(batch))
+	for i, c := range batch {
+		ps[i] = c.p
+	}
+	res, err := b.run(ctx, ps)
+	for i, c := range batch {
+		if err != nil {
+			c.res = b.fail(err)
+		} else {
+			c.res = res[i]
+		}
+		close(c.done)
+	}
+}

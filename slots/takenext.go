@@ -1,0 +1,99 @@
+package slots
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync/atomic"
+
+	"github.com/agorahq/agora/store"
+)
+
+// TakeNextParams is the input of TakeNextSlot: the pick of NextOpenSlot and
+// the take of TakeSlot, decided together.
+type TakeNextParams struct {
+	// Next filters and picks as in NextOpenSlot; its AgentKeyID is
+	// Agent.KeyID, and its Skip is not used: callers taking at once never
+	// get the same slot.
+	Next  NextSlotParams
+	Agent Agent
+	Now   int64 // Unix ms, becomes TakenAt
+	// LeaseUntil is when the take lapses (Unix ms); 0 means never.
+	LeaseUntil int64
+}
+
+// nextSlotParams checks q and turns it into the store's pick: the oldest, or
+// a random one with a fresh draw.
+func nextSlotParams(q JobQuery) (NextSlotParams, error) {
+	p := NextSlotParams{Role: q.Role, Domain: q.Domain, AgentKeyID: q.AgentKeyID, Random: -1}
+	switch q.Strategy {
+	case "", StrategyOldest:
+	case StrategyRandom:
+		p.Random = rand.Float64()
+	default:
+		return NextSlotParams{}, store.Errorf(store.ErrInvalid, "invalid_strategy", "strategy must be oldest or random")
+	}
+	if q.Role != "" && !q.Role.Valid() {
+		return NextSlotParams{}, store.Errorf(store.ErrInvalid, "invalid_role", "invalid role %q", q.Role)
+	}
+	return p, nil
+}
+
+// takeParams is a take by agent now, with the service's lease; the caller
+// names the slot.
+func (s *Service) takeParams(agent Key) TakeParams {
+	now := s.now()
+	p := TakeParams{
+		Agent: Agent{KeyID: agent.ID, Name: agent.Name, AvatarURL: agent.AvatarURL},
+		Now:   now.UnixMilli(),
+	}
+	if s.lease > 0 {
+		p.LeaseUntil = now.Add(s.lease).UnixMilli()
+	}
+	return p
+}
+
+// TakeNext finds the next job for agent as NextJob does (q.AgentKeyID is
+// set to agent.ID) and takes its slot for agent in the same atomic step of
+// the store, so concurrent agents never receive the same slot and none
+// loses a race: each gets a different slot, or ErrNoJob when no eligible
+// slot is left for it. The returned job's slot is taken by agent.
+func (s *Service) TakeNext(ctx context.Context, agent Key, q JobQuery) (Job, error) {
+	q.AgentKeyID = agent.ID
+	next, err := nextSlotParams(q)
+	if err != nil {
+		return Job{}, err
+	}
+	t := s.takeParams(agent)
+	p := TakeNextParams{Next: next, Agent: t.Agent, Now: t.Now, LeaseUntil: t.LeaseUntil}
+	var job Job
+	if s.takes != nil {
+		var r JobResult
+		r, err = s.takes.do(ctx, p)
+		if err == nil {
+			job, err = r.Job, r.Err
+		}
+	} else {
+		job, err = s.store.TakeNextSlot(ctx, p)
+	}
+	if err == nil {
+		PublishClaimChange(ctx, s.notifier, job.Claim.ID)
+	}
+	return job, err
+}
+
+// MaxSpread bounds how far past the oldest eligible slot NextJob's oldest
+// strategy reaches under contention.
+const MaxSpread = 64
+
+// spread counts the oldest-first NextJob calls in flight in this Service.
+// The n-th concurrent caller is offered the n-th oldest eligible slot, so a
+// crowd asking at once is spread over the oldest slots instead of all being
+// handed the same one, and all but one losing the race for it. Alone, a
+// caller gets the oldest: FIFO as the seed has it, and never a slot younger
+// than the oldest eligible ones already being offered.
+type spread struct{ inflight atomic.Int64 }
+
+// enter returns the skip for a new caller; leave must follow.
+func (c *spread) enter() int { return int(min(c.inflight.Add(1)-1, MaxSpread-1)) }
+
+func (c *spread) leave() { c.inflight.Add(-1) }

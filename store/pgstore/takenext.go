@@ -1,0 +1,390 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/lib/pq"
+
+	"github.com/agorahq/agora/slots"
+)
+
+// jobPick is the job queue's pick for one filter combination, and how many
+// parameters it uses (see nextSlotQuery for their order); a locking oldest
+// pick returns up to limit slots (an SQL expression), others one. With lock it
+// locks the slot it returns, FOR UPDATE SKIP LOCKED: a slot another
+// statement is taking at that moment is passed over for the next eligible
+// one, and a slot changed since the statement's snapshot is checked again
+// against the filters (no longer open: passed over).
+func jobPick(k nextSlotKey, lock bool, limit string) (string, int) {
+	where := `q.status = 'open' AND q.ready`
+	n := 0
+	param := func() string { n++; return fmt.Sprintf("$%d", n) }
+	if k.role {
+		where += ` AND q.role = ` + param()
+	}
+	if k.domain {
+		where += ` AND q.domain = ` + param()
+	}
+	if k.agent {
+		where += ` AND NOT EXISTS (SELECT 1 FROM agora_role_slots h WHERE h.claim_id = q.claim_id AND h.api_key_id = ` + param() + ` OFFSET 0)`
+	}
+	oldest := `SELECT q.* FROM agora_role_slots q WHERE ` + where + ` ORDER BY q.id LIMIT ` + limit
+	if !k.random {
+		if lock {
+			return oldest + ` FOR UPDATE SKIP LOCKED`, n
+		}
+		// Unlocked, the oldest pick passes over the first Skip eligible
+		// slots (the last parameter), walking at most Skip+1 of them.
+		skip := param()
+		return `SELECT x.* FROM (SELECT q.* FROM agora_role_slots q WHERE ` + where + ` ORDER BY q.id LIMIT ` + skip + `::int + 1) x
+			ORDER BY x.id DESC LIMIT 1`, n
+	}
+	start, at := param(), param()
+	window := fmt.Sprintf(`WITH w AS MATERIALIZED (
+			(SELECT q.id, q.rnd FROM agora_role_slots q WHERE %[1]s AND q.rnd >= %[3]s::float8 ORDER BY q.rnd LIMIT %[2]d)
+			UNION ALL
+			(SELECT q.id, q.rnd FROM agora_role_slots q WHERE %[1]s AND q.rnd < %[3]s::float8 ORDER BY q.rnd LIMIT %[2]d)
+			LIMIT %[2]d)`, where, randomWindow, start)
+	if !lock {
+		return window + fmt.Sprintf(`
+		SELECT * FROM agora_role_slots WHERE id = (
+			SELECT id FROM w OFFSET floor(%[1]s::float8 * (SELECT count(*) FROM w))::bigint LIMIT 1)`, at), n
+	}
+	// Locking: from the window's chosen position onwards (wrapping round
+	// within the window), the first slot not being taken; when the whole
+	// window is being taken, the oldest slot that is not.
+	return window + fmt.Sprintf(`,
+		o AS (SELECT id, row_number() OVER () - 1 AS i, count(*) OVER () AS n FROM w),
+		a AS (SELECT q.* FROM agora_role_slots q JOIN o ON o.id = q.id WHERE %[1]s
+			ORDER BY (o.i + o.n - floor(%[2]s::float8 * o.n)::bigint) %% o.n LIMIT 1 FOR UPDATE OF q SKIP LOCKED),
+		b AS (%[3]s FOR UPDATE SKIP LOCKED)
+		SELECT * FROM a UNION ALL SELECT * FROM b LIMIT 1`, where, at, oldest), n
+}
+
+// jobSelect turns the slot s into a job: the slot, its claim and the
+// claim's comments, in one row.
+const jobSelect = `
+		SELECT ` + jobColumns + ` FROM s JOIN agora_claims c ON c.id = s.claim_id`
+
+// jobColumns are jobSelect's columns, which jobRow reads.
+const jobColumns = `s.id, s.claim_id, s.role, s.status, COALESCE(s.api_key_id, '') AS api_key_id, s.agent_name,
+			s.agent_avatar_url, s.taken_at, s.done_at, s.created_at, s.lease_expires_at,
+			c.title, c.body, c.domain, c.created_at AS claim_created_at, ` + commentsJSON + ` AS comments`
+
+// jobRow is a row of jobColumns.
+type jobRow struct {
+	slotRow
+	Title          string `db:"title"`
+	Body           string `db:"body"`
+	Domain         string `db:"domain"`
+	ClaimCreatedAt int64  `db:"claim_created_at"`
+	Comments       []byte `db:"comments"`
+}
+
+func (r jobRow) job() (slots.Job, error) {
+	job := slots.Job{
+		Slot:  r.slot(),
+		Claim: slots.Claim{ID: r.ClaimID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.ClaimCreatedAt},
+	}
+	if err := json.Unmarshal(r.Comments, &job.Comments); err != nil {
+		return slots.Job{}, fmt.Errorf("pgstore: comments: %w", err)
+	}
+	return job, nil
+}
+
+// jobArgs are the pick's parameters for p, in jobPick's order.
+func jobArgs(p slots.NextSlotParams) []any {
+	var args []any
+	if p.Role != "" {
+		args = append(args, string(p.Role))
+	}
+	if p.Domain != "" {
+		args = append(args, p.Domain)
+	}
+	if p.AgentKeyID != "" {
+		args = append(args, p.AgentKeyID)
+	}
+	if p.Random >= 0 {
+		// The window position comes from the digits of p.Random below the
+		// first ones, which picked where the window starts.
+		_, frac := math.Modf(p.Random * 4096)
+		args = append(args, p.Random, frac)
+	}
+	return args
+}
+
+// getJob runs a job query (its result shaped by jobSelect); sql.ErrNoRows
+// when it found none.
+func (s *Store) getJob(ctx context.Context, query string, args []any) (slots.Job, error) {
+	var r jobRow
+	stmt, err := s.prepared(ctx, query)
+	if err != nil {
+		return slots.Job{}, err
+	}
+	err = stmt.GetContext(ctx, &r, args...)
+	if isNoRows(err) {
+		return slots.Job{}, err
+	}
+	if err != nil {
+		return slots.Job{}, interpretError(ctx, err)
+	}
+	return r.job()
+}
+
+// takeNextQuery picks as jobPick with a lock and takes the slot in the same
+// statement; after the pick's parameters come the key ID, agent name,
+// avatar URL, now and lease expiry.
+func takeNextQuery(k nextSlotKey) string {
+	pick, n := jobPick(k, true, "1")
+	return fmt.Sprintf(`WITH p AS (%s),
+		s AS (UPDATE agora_role_slots t SET status = 'taken', api_key_id = $%d, agent_name = $%d,
+				agent_avatar_url = $%d, taken_at = $%d, lease_expires_at = $%d
+			FROM p WHERE t.id = p.id RETURNING t.*)`, pick, n+1, n+2, n+3, n+4, n+5) + jobSelect
+}
+
+var takeNextQueries = func() map[nextSlotKey]string {
+	m := map[nextSlotKey]string{}
+	for k := range nextSlotQueries {
+		if k.agent {
+			m[k] = takeNextQuery(k)
+		}
+	}
+	return m
+}()
+
+// takeNextAttempts bounds the retries of TakeNextSlot when the agent's
+// concurrent take won the claim the statement picked.
+const takeNextAttempts = 8
+
+// TakeNextSlot implements slots.SlotStore in one statement: the job
+// queue's pick, locked with SKIP LOCKED, and the take. When the same
+// agent's concurrent take seats it on the picked claim first, the unique
+// index agora_role_slots_holder refuses the second seat and the statement
+// is run again (the claim is then held, so the pick passes it over).
+func (s *Store) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (slots.Job, error) {
+	p.Next.AgentKeyID = p.Agent.KeyID
+	q := takeNextQueries[nextSlotKey{p.Next.Role != "", p.Next.Domain != "", true, p.Next.Random >= 0}]
+	args := append(jobArgs(p.Next), p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, p.Now, p.LeaseUntil)
+	for attempt := 1; ; attempt++ {
+		job, err := s.getJob(ctx, q, args)
+		switch {
+		case isNoRows(err):
+			return slots.Job{}, slots.ErrNoJob
+		case isUniqueViolation(err, "agora_role_slots_holder") && attempt < takeNextAttempts:
+			continue
+		case isUniqueViolation(err, "agora_role_slots_holder"):
+			return slots.Job{}, slots.ErrSlotHeld
+		}
+		return job, err
+	}
+}
+
+// finishOutcome is a finish's answer from its statement's row: the slot
+// when the statement updated it, else why not, in the contract's order.
+func finishOutcome(r slotRow, updated bool, keyID string) (slots.Slot, error) {
+	switch {
+	case updated:
+		return r.slot(), nil
+	case r.Status == string(slots.StatusOpen):
+		return slots.Slot{}, slots.ErrSlotNotTaken
+	case r.APIKeyID != keyID:
+		return slots.Slot{}, slots.ErrNotSlotOwner
+	}
+	return slots.Slot{}, slots.ErrSlotNotTaken
+}
+
+// slotColumnsOf is slotColumns of the table aliased a.
+func slotColumnsOf(a string) string {
+	return fmt.Sprintf(`%[1]s.id, %[1]s.claim_id, %[1]s.role, %[1]s.status, COALESCE(%[1]s.api_key_id, '') AS api_key_id,
+		%[1]s.agent_name, %[1]s.agent_avatar_url, %[1]s.taken_at, %[1]s.done_at, %[1]s.created_at, %[1]s.lease_expires_at`, a)
+}
+
+// finishManyQuery is finishQuery for many slots at once: the transitions
+// and the ledger credits of every slot in one statement. It locks the rows
+// in ID order first, so concurrent batches wait for one another instead of
+// deadlocking. Its parameters are
+// arrays of the slot IDs, claim IDs, key IDs, times and credits.
+var finishManyQuery = `
+		WITH i AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])
+				WITH ORDINALITY AS i(slot_id, claim_id, key_id, at, credit, ord)),
+		lk AS (SELECT s.id FROM agora_role_slots s JOIN i ON s.id = i.slot_id ORDER BY s.id FOR UPDATE OF s),
+		upd AS (
+			UPDATE agora_role_slots s SET status = 'done', done_at = i.at
+			FROM i JOIN lk ON lk.id = i.slot_id
+			WHERE s.id = i.slot_id AND s.claim_id = i.claim_id AND s.status = 'taken' AND s.api_key_id = i.key_id
+				AND (s.lease_expires_at = 0 OR s.lease_expires_at > i.at)
+			RETURNING i.ord, i.credit, ` + slotColumnsOf("s") + `),
+		credit AS (
+			INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)
+			SELECT api_key_id, credit, 'role_slot_done', id, done_at FROM upd)
+		SELECT ord, true AS updated, ` + slotColumnsOf("upd") + ` FROM upd
+		UNION ALL
+		SELECT i.ord, false, ` + slotColumnsOf("cur") + `
+		FROM i JOIN agora_role_slots cur ON cur.id = i.slot_id AND cur.claim_id = i.claim_id
+		WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.ord = i.ord)`
+
+// FinishSlots implements slots.SlotStore in one statement (finishManyQuery).
+// A batch of one, or naming a slot twice, is finished item by item
+// instead, so that each item's answer is its own.
+func (s *Store) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slots.FinishResult, error) {
+	out := make([]slots.FinishResult, len(ps))
+	if len(ps) == 1 {
+		out[0].Slot, out[0].Err = s.FinishSlot(ctx, ps[0])
+		return out, nil
+	}
+	seen := make(map[string]bool, len(ps))
+	var ids, claims, keys []string
+	var ats, credits []int64
+	for _, p := range ps {
+		if seen[p.SlotID] {
+			for i, p := range ps {
+				out[i].Slot, out[i].Err = s.FinishSlot(ctx, p)
+			}
+			return out, nil
+		}
+		seen[p.SlotID] = true
+		ids, claims, keys = append(ids, p.SlotID), append(claims, p.ClaimID), append(keys, p.KeyID)
+		ats, credits = append(ats, p.Now), append(credits, p.Credit)
+	}
+	var rows []struct {
+		Ord     int64 `db:"ord"`
+		Updated bool  `db:"updated"`
+		slotRow
+	}
+	stmt, err := s.prepared(ctx, finishManyQuery)
+	if err != nil {
+		return nil, err
+	}
+	err = stmt.SelectContext(ctx, &rows, pq.Array(ids), pq.Array(claims), pq.Array(keys), pq.Array(ats), pq.Array(credits))
+	if err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	for i := range out {
+		out[i].Err = slots.ErrSlotNotFound
+	}
+	for _, r := range rows {
+		i := int(r.Ord) - 1
+		out[i].Slot, out[i].Err = finishOutcome(r.slotRow, r.Updated, ps[i].KeyID)
+	}
+	return out, nil
+}
+
+// takeManyQuery takes the oldest eligible slots with the filters of k (its
+// agent and random flags unset) for many agents in one statement: it locks
+// as many open slots as there are agents, FOR UPDATE SKIP LOCKED, pairs the
+// i-th oldest with the i-th agent, and takes each slot whose claim its
+// agent holds nothing of. After the pick's parameters come arrays of the
+// key IDs, names, avatar URLs, times and lease expiries. An agent left
+// without a pair is not in the result.
+func takeManyQuery(k nextSlotKey) string {
+	n := 0
+	if k.role {
+		n++
+	}
+	if k.domain {
+		n++
+	}
+	pick, _ := jobPick(k, true, fmt.Sprintf("cardinality($%d::text[])", n+1))
+	return fmt.Sprintf(`WITH a AS (SELECT * FROM unnest($%d::text[], $%d::text[], $%d::text[], $%d::bigint[], $%d::bigint[])
+				WITH ORDINALITY AS a(key_id, name, avatar, at, lease, ord)),
+		l AS (SELECT id, claim_id, row_number() OVER (ORDER BY id) AS rn FROM (%s) p),
+		pair AS (SELECT l.id, a.* FROM l JOIN a ON a.ord = l.rn
+			WHERE NOT EXISTS (SELECT 1 FROM agora_role_slots h WHERE h.claim_id = l.claim_id AND h.api_key_id = a.key_id OFFSET 0)),
+		s AS (UPDATE agora_role_slots t SET status = 'taken', api_key_id = pair.key_id, agent_name = pair.name,
+				agent_avatar_url = pair.avatar, taken_at = pair.at, lease_expires_at = pair.lease
+			FROM pair WHERE t.id = pair.id RETURNING t.*, pair.ord)
+		SELECT s.ord, `, n+1, n+2, n+3, n+4, n+5, pick) + jobColumns + ` FROM s JOIN agora_claims c ON c.id = s.claim_id`
+}
+
+var takeManyQueries = func() map[nextSlotKey]string {
+	m := map[nextSlotKey]string{}
+	for _, role := range []bool{false, true} {
+		for _, domain := range []bool{false, true} {
+			k := nextSlotKey{role: role, domain: domain}
+			m[k] = takeManyQuery(k)
+		}
+	}
+	return m
+}()
+
+// TakeNextSlots implements slots.SlotStore: the agents asking for the
+// oldest slot with the same filters are served by one statement
+// (takeManyQuery); an agent it left without a slot (its pair was on a claim
+// it holds), a random pick, or a group the statement refused (a seat the
+// agent took elsewhere meanwhile, or a concurrent batch of the same agents
+// deadlocking on their seats) is served by TakeNextSlot.
+func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([]slots.JobResult, error) {
+	out := make([]slots.JobResult, len(ps))
+	served := make([]bool, len(ps))
+	type filter struct {
+		role   slots.Role
+		domain string
+	}
+	groups := map[filter][]int{}
+	for i, p := range ps {
+		if p.Next.Random < 0 {
+			f := filter{p.Next.Role, p.Next.Domain}
+			groups[f] = append(groups[f], i)
+		}
+	}
+	for f, idx := range groups {
+		if len(idx) < 2 {
+			continue
+		}
+		var args []any
+		if f.role != "" {
+			args = append(args, string(f.role))
+		}
+		if f.domain != "" {
+			args = append(args, f.domain)
+		}
+		var keys, names, avatars []string
+		var ats, leases []int64
+		for _, i := range idx {
+			p := ps[i]
+			keys, names, avatars = append(keys, p.Agent.KeyID), append(names, p.Agent.Name), append(avatars, p.Agent.AvatarURL)
+			ats, leases = append(ats, p.Now), append(leases, p.LeaseUntil)
+		}
+		args = append(args, pq.Array(keys), pq.Array(names), pq.Array(avatars), pq.Array(ats), pq.Array(leases))
+		stmt, err := s.prepared(ctx, takeManyQueries[nextSlotKey{role: f.role != "", domain: f.domain != ""}])
+		if err != nil {
+			return nil, err
+		}
+		var rows []struct {
+			Ord int64 `db:"ord"`
+			jobRow
+		}
+		err = stmt.SelectContext(ctx, &rows, args...)
+		if isUniqueViolation(err, "agora_role_slots_holder") || isDeadlock(err) {
+			continue // served one by one below
+		}
+		if err != nil {
+			return nil, interpretError(ctx, err)
+		}
+		for _, r := range rows {
+			i := idx[r.Ord-1]
+			out[i].Job, out[i].Err = r.job()
+			served[i] = true
+		}
+	}
+	for i, p := range ps {
+		if !served[i] {
+			out[i].Job, out[i].Err = s.TakeNextSlot(ctx, p)
+			if out[i].Err != nil && !errors.Is(out[i].Err, slots.ErrNoJob) && !errors.Is(out[i].Err, slots.ErrSlotHeld) {
+				return nil, out[i].Err
+			}
+		}
+	}
+	return out, nil
+}
+
+// isDeadlock reports PostgreSQL's deadlock_detected: two statements waited
+// on each other and this one was cancelled, changing nothing.
+func isDeadlock(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && pe.Code == "40P01"
+}
