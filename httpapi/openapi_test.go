@@ -1,0 +1,123 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/internal/testbackend"
+	"github.com/agorahq/agora/store/storetest"
+)
+
+// openAPI is the document loaded and validated by kin-openapi, and its
+// router, built once.
+var openAPI = sync.OnceValues(func() (*openapi3.T, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(httpapi.OpenAPI())
+	if err != nil {
+		return nil, err
+	}
+	return doc, doc.Validate(context.Background())
+})
+
+var openAPIRouter = sync.OnceValues(func() (routers.Router, error) {
+	doc, err := openAPI()
+	if err != nil {
+		return nil, err
+	}
+	return gorillamux.NewRouter(doc)
+})
+
+// TestOpenAPIDocument: the document is OpenAPI 3.1 that kin-openapi loads
+// and validates, and its handler serves it.
+func TestOpenAPIDocument(t *testing.T) {
+	doc, err := openAPI()
+	require.NoError(t, err)
+	require.True(t, doc.IsOpenAPI31OrLater(), doc.OpenAPI)
+	take := doc.Paths.Find("/api/v1/claims/{claimId}/slots/{slotId}/take").Post
+	require.NotNil(t, take)
+	require.Equal(t, openapi3.SecurityRequirements{{"apiKey": {}}}, *take.Security)
+	require.NotNil(t, take.Responses.Default(), "the error body")
+
+	rec := httptest.NewRecorder()
+	httpapi.OpenAPIHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/openapi.json", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	require.JSONEq(t, string(httpapi.OpenAPI()), rec.Body.String())
+	rec = httptest.NewRecorder()
+	httpapi.OpenAPIHandler().ServeHTTP(rec, httptest.NewRequest("POST", "/openapi.json", nil))
+	require.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+}
+
+// TestOpenAPIRoutesAreTheMuxRoutes: on every backend, the document's
+// operations are exactly the routes every handler registers.
+func TestOpenAPIRoutesAreTheMuxRoutes(t *testing.T) {
+	doc, err := openAPI()
+	require.NoError(t, err)
+	var documented []string
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented = append(documented, method+" "+path)
+		}
+	}
+	slices.Sort(documented)
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		handlers := everyHandler(t, st)
+		handlers["health"] = httpapi.HealthHandler("test", func(context.Context) error { return nil })
+		served := map[string]bool{}
+		for _, h := range handlers {
+			for _, r := range h.(interface{ Routes() []string }).Routes() {
+				served[r] = true
+			}
+		}
+		require.Equal(t, slices.Sorted(maps.Keys(served)), documented)
+	})
+}
+
+// validated wraps h so that every answer to a request the document
+// describes is checked against it by kin-openapi's response validator,
+// failing t when one does not match. Streams pass through unchecked (the
+// document says only their media type).
+func validated(t *testing.T, h http.Handler) http.Handler {
+	router, err := openAPIRouter()
+	require.NoError(t, err)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		route, params, err := router.FindRoute(r)
+		if err != nil || strings.HasSuffix(r.URL.Path, "/events") || strings.HasSuffix(r.URL.Path, "/stream") {
+			h.ServeHTTP(w, r) // not an operation of the document (a page, a wrong method) or a stream
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+
+		in := &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route},
+			Status:                 rec.Code,
+			Header:                 rec.Header(),
+			Body:                   io.NopCloser(bytes.NewReader(rec.Body.Bytes())),
+			Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+		}
+		if rec.Code == http.StatusNoContent || r.Method == http.MethodHead || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+			in.Options.ExcludeResponseBody = true
+		}
+		if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+			t.Errorf("OPENAPI-MISMATCH %s %s answered %d %s, which the OpenAPI document does not describe: %v", r.Method, r.URL.Path, rec.Code, rec.Body, err)
+		}
+	})
+}
