@@ -22,7 +22,9 @@ import (
 func health(t *testing.T, h http.Handler) (int, httpapi.Health, http.Header) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+	h.ServeHTTP(rec, req)
+	require.True(t, checkAnswer(t, req, rec), "the OpenAPI document has GET /healthz")
 	var body httpapi.Health
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), rec.Body.String())
 	return rec.Code, body, rec.Header()

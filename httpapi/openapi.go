@@ -37,12 +37,15 @@ const (
 type operation struct {
 	method, path string
 	tag, summary string
-	auth         access
-	scope        slots.Scope
-	body         any // nil: no request body
-	status       int // the success status
-	resp         any // nil: no body (204)
-	media        string
+	// query lists the query parameters, "name" (a string) or
+	// "name:type" (integer, boolean), space-separated; all are optional.
+	query  string
+	auth   access
+	scope  slots.Scope
+	body   any // nil: no request body
+	status int // the success status
+	resp   any // nil: no body (204)
+	media  string
 	// other answers with a body of their own besides the error body, by
 	// status.
 	other map[int]any
@@ -94,7 +97,7 @@ var operations = []operation{
 			Domain   string `json:"domain,omitempty"`
 			Protocol string `json:"protocol,omitempty"`
 		}{}, status: 201, resp: slots.Claim{}},
-	{method: "GET", path: "/api/v1/claims", tag: tagAOP, summary: "List claims, newest first (limit, cursor, domain)", auth: keyRequired, status: 200, resp: slots.ClaimPage{}},
+	{method: "GET", path: "/api/v1/claims", query: "limit:integer cursor domain", tag: tagAOP, summary: "List claims, newest first (limit, cursor, domain)", auth: keyRequired, status: 200, resp: slots.ClaimPage{}},
 	{method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: slots.Claim{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 201, resp: wire.CommentCreated{}},
 	{method: "GET", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "List a claim's comments", auth: keyRequired, status: 200, resp: items[wire.Comment]{}},
@@ -111,8 +114,8 @@ var operations = []operation{
 	{method: "GET", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "List a claim's role slots", auth: keyRequired, status: 200, resp: items[slots.Slot]{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/take", tag: tagAOP, summary: "Take an open role slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: takeResponse{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/done", tag: tagAOP, summary: "Mark a taken role slot done (after commenting)", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: ok{}},
-	{method: "GET", path: "/api/v1/jobs/slots", tag: tagAOP, summary: "The next open role slot with its claim and comments", auth: keyRequired, status: 200, resp: wire.Job{}},
-	{method: "GET", path: "/api/v1/jobs/claims", tag: tagAOP, summary: "A claim to comment on, with instructions", auth: keyRequired, status: 200, resp: wire.ClaimJob{}},
+	{method: "GET", path: "/api/v1/jobs/slots", query: "role domain strategy", tag: tagAOP, summary: "The next open role slot with its claim and comments", auth: keyRequired, status: 200, resp: wire.Job{}},
+	{method: "GET", path: "/api/v1/jobs/claims", query: "strategy pool:integer commentLimit:integer domain", tag: tagAOP, summary: "A claim to comment on, with instructions", auth: keyRequired, status: 200, resp: wire.ClaimJob{}},
 	{method: "POST", path: "/api/v1/keys", tag: tagAOP, summary: "Create an API key (the token is shown once)", auth: keyRequired, scope: slots.ScopeKeysAdmin,
 		body: struct {
 			Name      string        `json:"name"`
@@ -129,8 +132,8 @@ var operations = []operation{
 	{method: "GET", path: "/api/v1/events", tag: tagAOP, summary: "Server-sent events of claims, comments and slots", auth: keyRequired, status: 200, media: mediaEvents},
 
 	// Prism: stage slots, pipelines, flags, consensus, protocols.
-	{method: "GET", path: "/api/v1/jobs/work", tag: tagPrism, summary: "The next open stage slot with its work context", auth: keyRequired, status: 200, resp: wire.Work{}},
-	{method: "GET", path: "/api/v1/jobs/peek", tag: tagPrism, summary: "Whether a stage slot is open", auth: keyRequired, status: 200, resp: wire.Peek{}},
+	{method: "GET", path: "/api/v1/jobs/work", query: "layer:integer domain type strategy", tag: tagPrism, summary: "The next open stage slot with its work context", auth: keyRequired, status: 200, resp: wire.Work{}},
+	{method: "GET", path: "/api/v1/jobs/peek", query: "layer:integer domain type strategy", tag: tagPrism, summary: "Whether a stage slot is open", auth: keyRequired, status: 200, resp: wire.Peek{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/take", tag: tagPrism, summary: "Take an open stage slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.StageTaken{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/done", tag: tagPrism, summary: "Submit a taken stage slot's work", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.StageDone{}, status: 200, resp: pipelineChanged{}},
 	{method: "GET", path: "/api/v1/claims/{claimId}/pipeline", tag: tagPrism, summary: "A claim's pipeline", auth: keyRequired, status: 200, resp: wire.Pipeline{}},
@@ -153,24 +156,24 @@ var operations = []operation{
 			MinPlayers    int `json:"min_players,omitempty"`
 			PhaseTimeoutS int `json:"phase_timeout_s,omitempty"`
 		}{}, status: 201, resp: wire.GameCreated{}},
-	{method: "GET", path: "/api/games", tag: tagArena, summary: "List games (status)", auth: keyIfRequired, status: 200, resp: []wire.GameSummary{}},
+	{method: "GET", path: "/api/games", query: "status", tag: tagArena, summary: "List games (status)", auth: keyIfRequired, status: 200, resp: []wire.GameSummary{}},
 	{method: "GET", path: "/api/games/{game_id}", tag: tagArena, summary: "A game's summary", auth: keyIfRequired, status: 200, resp: wire.GameMeta{}},
 	{method: "POST", path: "/api/games/{game_id}/agents/register", tag: tagArena, summary: "Join a game", auth: keyIfRequired, scope: slots.ScopeArenaPlay, body: wire.RegisterAgent{}, status: 201, resp: wire.AgentRegistered{}},
 	{method: "POST", path: "/api/games/{game_id}/start", tag: tagArena, summary: "Start a game", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, status: 200, resp: wire.GameStarted{}},
-	{method: "GET", path: "/api/games/{game_id}/state", tag: tagArena, summary: "A game's state (version, wait: long poll)", auth: keyIfRequired, status: 200, resp: wire.State{}},
-	{method: "GET", path: "/api/games/{game_id}/feed", tag: tagArena, summary: "A game's feed", auth: keyIfRequired, status: 200, resp: wire.Feed{}},
+	{method: "GET", path: "/api/games/{game_id}/state", query: "wait:integer min_version:integer version:integer", tag: tagArena, summary: "A game's state (version, wait: long poll)", auth: keyIfRequired, status: 200, resp: wire.State{}},
+	{method: "GET", path: "/api/games/{game_id}/feed", query: "limit:integer", tag: tagArena, summary: "A game's feed", auth: keyIfRequired, status: 200, resp: wire.Feed{}},
 	{method: "GET", path: "/api/games/{game_id}/scoreboard", tag: tagArena, summary: "A game's scores", auth: keyIfRequired, status: 200, resp: wire.Scoreboard{}},
 	{method: "GET", path: "/api/games/{game_id}/history", tag: tagArena, summary: "A game's rounds", auth: keyIfRequired, status: 200, resp: wire.History{}},
 	{method: "POST", path: "/api/games/{game_id}/rounds/{round_id}/arguments", tag: tagArena, summary: "Argue in a round", auth: keyIfRequired, scope: slots.ScopeArenaPlay, body: wire.Argue{}, status: 201, resp: wire.Argued{}},
 	{method: "POST", path: "/api/games/{game_id}/rounds/{round_id}/decision", tag: tagArena, summary: "Decide a round (the conductor)", auth: keyIfRequired, scope: slots.ScopeArenaPlay, body: wire.Decide{}, status: 200, resp: wire.Decided{}},
 	{method: "POST", path: "/api/games/{game_id}/advance", tag: tagArena, summary: "Advance a game's phase", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, body: wire.Advance{}, status: 200, resp: wire.Advanced{}},
-	{method: "GET", path: "/api/games/{game_id}/open-actions", tag: tagArena, summary: "What an agent may do now (agent_id)", auth: keyIfRequired, status: 200, resp: wire.OpenActions{}},
-	{method: "GET", path: "/api/games/{game_id}/events", tag: tagArena, summary: "Server-sent events of a game", auth: keyIfRequired, status: 200, media: mediaEvents},
+	{method: "GET", path: "/api/games/{game_id}/open-actions", query: "agent_id", tag: tagArena, summary: "What an agent may do now (agent_id)", auth: keyIfRequired, status: 200, resp: wire.OpenActions{}},
+	{method: "GET", path: "/api/games/{game_id}/events", query: "after:integer", tag: tagArena, summary: "Server-sent events of a game", auth: keyIfRequired, status: 200, media: mediaEvents},
 	{method: "POST", path: "/api/games/{game_id}/add-filler", tag: tagArena, summary: "Add filler agents", auth: keyIfRequired, scope: slots.ScopeArenaAdmin,
 		body: struct {
 			Count int `json:"count,omitempty"`
 		}{}, status: 200, resp: wire.FillersAdded{}},
-	{method: "POST", path: "/api/games/{game_id}/tick-filler", tag: tagArena, summary: "Let filler agents act (drain)", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, status: 200, resp: wire.FillerTick{}},
+	{method: "POST", path: "/api/games/{game_id}/tick-filler", query: "drain:boolean", tag: tagArena, summary: "Let filler agents act (drain)", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, status: 200, resp: wire.FillerTick{}},
 	{method: "POST", path: "/api/demo/create", tag: tagArena, summary: "Create a demo game with agents", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, status: 201, resp: wire.Demo{}},
 	{method: "GET", path: "/skill.md", tag: tagArena, summary: "The arena's instructions for agents", auth: public, status: 200, media: mediaMarkdown},
 	{method: "GET", path: "/health", tag: tagArena, summary: "The arena original's health answer", auth: public, status: 200, resp: wire.Health{}},
@@ -187,17 +190,17 @@ var operations = []operation{
 			Prompt discussion.Prompt  `json:"prompt"`
 			Chat   discussion.Message `json:"chat"`
 		}{}},
-	{method: "GET", path: "/api/discussion", tag: tagDiscussion, summary: "List prompts (status, agent, task_id, limit)", auth: keyIfRequired, status: 200,
+	{method: "GET", path: "/api/discussion", query: "status agent task_id limit:integer", tag: tagDiscussion, summary: "List prompts (status, agent, task_id, limit)", auth: keyIfRequired, status: 200,
 		resp: struct {
 			Prompts []discussion.Prompt `json:"prompts"`
 		}{}},
-	{method: "GET", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "A prompt with its responses (wait: long poll)", auth: keyIfRequired, status: 200, resp: promptView{}},
+	{method: "GET", path: "/api/discussion/{id}", query: "wait:integer", tag: tagDiscussion, summary: "A prompt with its responses (wait: long poll)", auth: keyIfRequired, status: 200, resp: promptView{}},
 	{method: "POST", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Respond to a prompt", auth: keyIfRequired, scope: slots.ScopeDiscussionWrite, body: wire.Respond{}, status: 201, resp: wire.RespondAnswer{}},
 	{method: "PATCH", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Close or cancel a prompt", auth: keyIfRequired,
 		body: struct {
 			Action discussion.Action `json:"action"`
 		}{}, status: 200, resp: wire.CloseAnswer{}},
-	{method: "GET", path: "/api/squad-chat", tag: tagDiscussion, summary: "Squad chat messages (limit, before)", auth: keyIfRequired, status: 200,
+	{method: "GET", path: "/api/squad-chat", query: "limit:integer before", tag: tagDiscussion, summary: "Squad chat messages (limit, before)", auth: keyIfRequired, status: 200,
 		resp: struct {
 			Messages []discussion.Message `json:"messages"`
 		}{}},
@@ -223,7 +226,7 @@ var operations = []operation{
 			Queued    bool  `json:"queued"`
 			MessageID int64 `json:"message_id"`
 		}{}, other: map[int]any{409: chatBusy{}}},
-	{method: "GET", path: "/agent/conversations/{id}/stream", tag: tagChat, summary: "Server-sent events of a conversation", auth: chatAuth, status: 200, media: mediaEvents},
+	{method: "GET", path: "/agent/conversations/{id}/stream", query: "after:integer", tag: tagChat, summary: "Server-sent events of a conversation", auth: chatAuth, status: 200, media: mediaEvents},
 	{method: "POST", path: "/agent/conversations/{id}/cancel", tag: tagChat, summary: "Stop the agent's run", auth: chatAuth, status: 200, resp: ok{}},
 	{method: "DELETE", path: "/agent/conversations/{id}", tag: tagChat, summary: "Delete a conversation", auth: chatAuth, status: 204},
 	{method: "GET", path: "/chat/config", tag: tagChat, summary: "The chat page's look", auth: public, status: 200, resp: agentchat.ChatConfig{}},

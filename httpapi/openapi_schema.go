@@ -133,6 +133,13 @@ func buildDocument(ops []operation) document {
 		for _, name := range pathParams(op.path) {
 			d.Parameters = append(d.Parameters, docParameter{Name: name, In: "path", Required: true, Schema: &schema{Type: "string"}})
 		}
+		for _, param := range strings.Fields(op.query) {
+			name, typ, ok := strings.Cut(param, ":")
+			if !ok {
+				typ = "string"
+			}
+			d.Parameters = append(d.Parameters, docParameter{Name: name, In: "query", Schema: &schema{Type: typ}})
+		}
 		switch op.auth {
 		case keyRequired:
 			d.Security = []map[string][]string{{bearerScheme: {}}}

@@ -88,16 +88,12 @@ func TestOpenAPIRoutesAreTheMuxRoutes(t *testing.T) {
 }
 
 // validated wraps h so that every answer to a request the document
-// describes is checked against it by kin-openapi's response validator,
-// failing t when one does not match. Streams pass through unchecked (the
-// document says only their media type).
+// describes is checked against it (checkAnswer). Streams pass through
+// unchecked: the document says only their media type.
 func validated(t *testing.T, h http.Handler) http.Handler {
-	router, err := openAPIRouter()
-	require.NoError(t, err)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		route, params, err := router.FindRoute(r)
-		if err != nil || strings.HasSuffix(r.URL.Path, "/events") || strings.HasSuffix(r.URL.Path, "/stream") {
-			h.ServeHTTP(w, r) // not an operation of the document (a page, a wrong method) or a stream
+		if strings.HasSuffix(r.URL.Path, "/events") || strings.HasSuffix(r.URL.Path, "/stream") {
+			h.ServeHTTP(w, r)
 			return
 		}
 		rec := httptest.NewRecorder()
@@ -105,19 +101,60 @@ func validated(t *testing.T, h http.Handler) http.Handler {
 		maps.Copy(w.Header(), rec.Header())
 		w.WriteHeader(rec.Code)
 		_, _ = w.Write(rec.Body.Bytes())
-
-		in := &openapi3filter.ResponseValidationInput{
-			RequestValidationInput: &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route},
-			Status:                 rec.Code,
-			Header:                 rec.Header(),
-			Body:                   io.NopCloser(bytes.NewReader(rec.Body.Bytes())),
-			Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
-		}
-		if rec.Code == http.StatusNoContent || r.Method == http.MethodHead || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
-			in.Options.ExcludeResponseBody = true
-		}
-		if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
-			t.Errorf("OPENAPI-MISMATCH %s %s answered %d %s, which the OpenAPI document does not describe: %v", r.Method, r.URL.Path, rec.Code, rec.Body, err)
-		}
+		checkAnswer(t, r, rec)
 	})
+}
+
+// checkAnswer checks the answer rec to r against the document with
+// kin-openapi's response validator, failing t when it does not match; it
+// reports false when the document has no operation for r (a page, a wrong
+// method).
+func checkAnswer(t *testing.T, r *http.Request, rec *httptest.ResponseRecorder) bool {
+	router, err := openAPIRouter()
+	require.NoError(t, err)
+	route, params, err := router.FindRoute(r)
+	if err != nil {
+		return false
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route},
+		Status:                 rec.Code,
+		Header:                 rec.Header(),
+		Body:                   io.NopCloser(bytes.NewReader(rec.Body.Bytes())),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	if rec.Code == http.StatusNoContent || r.Method == http.MethodHead || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+		in.Options.ExcludeResponseBody = true
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		t.Errorf("%s %s answered %d %s, which the OpenAPI document does not describe: %v", r.Method, r.URL.Path, rec.Code, rec.Body, err)
+	}
+	return true
+}
+
+// TestOpenAPIChecksAnswers: the validator the suite's servers use refuses
+// an answer the document does not describe, and knows the operations.
+func TestOpenAPIChecksAnswers(t *testing.T) {
+	fake := &testing.T{}
+	answer := func(status int, body string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		rec.Header().Set("Content-Type", "application/json")
+		rec.WriteHeader(status)
+		rec.WriteString(body)
+		return rec
+	}
+	take := httptest.NewRequest("POST", "/api/v1/claims/c1/slots/s1/take", nil)
+	ok := &testing.T{}
+	require.True(t, checkAnswer(ok, take, answer(200, `{"ok":true,"slotId":"s1","role":"critic","claimId":"c1"}`)))
+	require.True(t, checkAnswer(ok, take, answer(409, `{"error":{"code":"slot_taken","message":"m"},"detail":"m"}`)))
+	require.False(t, ok.Failed())
+	require.True(t, checkAnswer(fake, take, answer(200, `{"ok":"yes","slotId":"s1","role":"critic","claimId":"c1"}`)))
+	require.True(t, fake.Failed(), "a wrong type")
+	fake = &testing.T{}
+	checkAnswer(fake, take, answer(200, `{"ok":true,"slotId":"s1","role":"critic"}`))
+	require.True(t, fake.Failed(), "a required field missing")
+	fake = &testing.T{}
+	checkAnswer(fake, take, answer(409, `{"error":"slot_taken"}`))
+	require.True(t, fake.Failed(), "an error body of another shape")
+	require.False(t, checkAnswer(t, httptest.NewRequest("GET", "/jobs", nil), answer(200, `{}`)), "a page is no operation")
 }
