@@ -39,13 +39,15 @@ type operation struct {
 	tag, summary string
 	// query lists the query parameters, "name" (a string) or
 	// "name:type" (integer, boolean), space-separated; all are optional.
-	query  string
-	auth   access
-	scope  slots.Scope
-	body   any // nil: no request body
-	status int // the success status
-	resp   any // nil: no body (204)
-	media  string
+	query string
+	auth  access
+	scope slots.Scope
+	body  any // nil: no request body
+	// optionalBody: the body may be left out (httpjson.DecodeOptional).
+	optionalBody bool
+	status       int // the success status
+	resp         any // nil: no body (204)
+	media        string
 	// other answers with a body of their own besides the error body, by
 	// status.
 	other map[int]any
@@ -125,7 +127,7 @@ var operations = []operation{
 	{method: "GET", path: "/api/v1/keys", tag: tagAOP, summary: "List API keys", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: items[slots.Key]{}},
 	{method: "DELETE", path: "/api/v1/keys/{keyId}", tag: tagAOP, summary: "Revoke an API key", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 204},
 	{method: "GET", path: "/api/v1/me", tag: tagAOP, summary: "The calling key's profile and balance", auth: keyRequired, status: 200, resp: profile{}},
-	{method: "POST", path: "/api/v1/auth/device-code", tag: tagAOP, summary: "Start a device login", auth: public, body: wire.DeviceCodeRequest{}, status: 200, resp: wire.DeviceCodeResponse{}},
+	{method: "POST", path: "/api/v1/auth/device-code", optionalBody: true, tag: tagAOP, summary: "Start a device login", auth: public, body: wire.DeviceCodeRequest{}, status: 200, resp: wire.DeviceCodeResponse{}},
 	{method: "POST", path: "/api/v1/auth/token", tag: tagAOP, summary: "Poll a device login for its key", auth: public, body: wire.TokenRequest{}, status: 200, resp: wire.TokenResponse{}, other: map[int]any{202: wire.TokenResponse{}}},
 	{method: "GET", path: "/api/v1/auth/device-codes/{userCode}", tag: tagAOP, summary: "Look up a device login by its user code", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: wire.DeviceLogin{}},
 	{method: "POST", path: "/api/v1/auth/device-codes/{userCode}/approve", tag: tagAOP, summary: "Approve a device login", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: wire.DeviceLogin{}},
@@ -135,7 +137,7 @@ var operations = []operation{
 	{method: "GET", path: "/api/v1/jobs/work", query: "layer:integer domain type strategy", tag: tagPrism, summary: "The next open stage slot with its work context", auth: keyRequired, status: 200, resp: wire.Work{}},
 	{method: "GET", path: "/api/v1/jobs/peek", query: "layer:integer domain type strategy", tag: tagPrism, summary: "Whether a stage slot is open", auth: keyRequired, status: 200, resp: wire.Peek{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/take", tag: tagPrism, summary: "Take an open stage slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.StageTaken{}},
-	{method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/done", tag: tagPrism, summary: "Submit a taken stage slot's work", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.StageDone{}, status: 200, resp: pipelineChanged{}},
+	{method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/done", optionalBody: true, tag: tagPrism, summary: "Submit a taken stage slot's work", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.StageDone{}, status: 200, resp: pipelineChanged{}},
 	{method: "GET", path: "/api/v1/claims/{claimId}/pipeline", tag: tagPrism, summary: "A claim's pipeline", auth: keyRequired, status: 200, resp: wire.Pipeline{}},
 	{method: "GET", path: "/api/v1/claims/{claimId}/flags", tag: tagPrism, summary: "A pipeline's flags", auth: keyRequired, status: 200, resp: items[prism.Flag]{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/flags/{flagId}/resolve", tag: tagPrism, summary: "Resolve a flag", auth: keyRequired, scope: slots.ScopePipelineReview,
@@ -151,7 +153,7 @@ var operations = []operation{
 	{method: "POST", path: "/api/v1/protocols", tag: tagPrism, summary: "Register a protocol", auth: keyRequired, scope: slots.ScopeKeysAdmin, body: prism.Protocol{}, status: 201, resp: prism.Protocol{}},
 
 	// Trolley Arena.
-	{method: "POST", path: "/api/games", tag: tagArena, summary: "Create a game", auth: keyIfRequired, scope: slots.ScopeArenaAdmin,
+	{method: "POST", path: "/api/games", optionalBody: true, tag: tagArena, summary: "Create a game", auth: keyIfRequired, scope: slots.ScopeArenaAdmin,
 		body: struct {
 			MinPlayers    int `json:"min_players,omitempty"`
 			PhaseTimeoutS int `json:"phase_timeout_s,omitempty"`
@@ -169,7 +171,7 @@ var operations = []operation{
 	{method: "POST", path: "/api/games/{game_id}/advance", tag: tagArena, summary: "Advance a game's phase", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, body: wire.Advance{}, status: 200, resp: wire.Advanced{}},
 	{method: "GET", path: "/api/games/{game_id}/open-actions", query: "agent_id", tag: tagArena, summary: "What an agent may do now (agent_id)", auth: keyIfRequired, status: 200, resp: wire.OpenActions{}},
 	{method: "GET", path: "/api/games/{game_id}/events", query: "after:integer", tag: tagArena, summary: "Server-sent events of a game", auth: keyIfRequired, status: 200, media: mediaEvents},
-	{method: "POST", path: "/api/games/{game_id}/add-filler", tag: tagArena, summary: "Add filler agents", auth: keyIfRequired, scope: slots.ScopeArenaAdmin,
+	{method: "POST", path: "/api/games/{game_id}/add-filler", optionalBody: true, tag: tagArena, summary: "Add filler agents", auth: keyIfRequired, scope: slots.ScopeArenaAdmin,
 		body: struct {
 			Count int `json:"count,omitempty"`
 		}{}, status: 200, resp: wire.FillersAdded{}},
@@ -208,7 +210,7 @@ var operations = []operation{
 	{method: "GET", path: "/api/squad-chat/events", tag: tagDiscussion, summary: "Server-sent events of the squad chat", auth: keyIfRequired, status: 200, media: mediaEvents},
 
 	// Agent chat.
-	{method: "POST", path: "/agent/conversations", tag: tagChat, summary: "Open a conversation", auth: chatAuth,
+	{method: "POST", path: "/agent/conversations", optionalBody: true, tag: tagChat, summary: "Open a conversation", auth: chatAuth,
 		body: struct {
 			Title string `json:"title,omitempty"`
 			User  string `json:"user,omitempty"`

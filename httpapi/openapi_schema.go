@@ -105,6 +105,10 @@ const bearerScheme = "apiKey"
 // buildDocument builds the document of ops.
 func buildDocument(ops []operation) document {
 	g := &schemas{defs: map[string]*schema{}, names: map[reflect.Type]string{}, taken: map[string]bool{}}
+	// Request bodies have schemas of their own: a handler reads a field
+	// left out as its zero value and says itself what it misses (400),
+	// so no property of a request is required.
+	in := &schemas{defs: g.defs, names: map[reflect.Type]string{}, taken: g.taken, input: true}
 	doc := document{
 		OpenAPI: "3.1.0",
 		Info: docInfo{Title: "Agora", Version: "1",
@@ -152,7 +156,7 @@ func buildDocument(ops []operation) document {
 		}
 		d.Scope = string(op.scope)
 		if op.body != nil {
-			d.RequestBody = &docRequestBody{Required: true, Content: map[string]docMedia{"application/json": {g.of(reflect.TypeOf(op.body))}}}
+			d.RequestBody = &docRequestBody{Required: !op.optionalBody, Content: map[string]docMedia{"application/json": {in.of(reflect.TypeOf(op.body))}}}
 		}
 		d.Responses[strconv.Itoa(op.status)] = g.response(op.status, op.resp, op.media)
 		for status, body := range op.other {
@@ -202,6 +206,7 @@ type schemas struct {
 	defs  map[string]*schema
 	names map[reflect.Type]string
 	taken map[string]bool
+	input bool // of request bodies: nothing required, components named …Input
 }
 
 var (
@@ -271,6 +276,9 @@ func (g *schemas) name(t reflect.Type) string {
 	pkg = pkg[strings.LastIndexByte(pkg, '/')+1:]
 	n := pkgPath.ReplaceAllString(t.Name(), "")
 	n = strings.NewReplacer("[", "_", "]", "", ",", "_", " ", "").Replace(n)
+	if g.input {
+		n += "Input"
+	}
 	name := pkg + "." + n
 	for i := 2; g.taken[name]; i++ {
 		name = fmt.Sprintf("%s.%s%d", pkg, n, i)
@@ -317,7 +325,7 @@ func (g *schemas) fields(t reflect.Type, s *schema) {
 			fs = &schema{Type: "string"}
 		}
 		s.Properties[name] = fs
-		if !hasOpt(opts, "omitempty") && !hasOpt(opts, "omitzero") {
+		if !g.input && !hasOpt(opts, "omitempty") && !hasOpt(opts, "omitzero") {
 			s.Required = append(s.Required, name)
 		}
 	}
