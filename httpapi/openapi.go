@@ -94,7 +94,7 @@ var operations = []operation{
 	// AOP: claims, comments, role slots, keys, device login.
 	{method: "POST", path: "/api/v1/claims", tag: tagAOP, summary: "Create a claim (with protocol, a Prism pipeline)", auth: keyRequired, scope: slots.ScopeClaimCreate,
 		body: struct {
-			Title    string `json:"title"`
+			Title    string `json:"title" openapi:"required"`
 			Body     string `json:"body"`
 			Domain   string `json:"domain,omitempty"`
 			Protocol string `json:"protocol,omitempty"`
@@ -106,9 +106,9 @@ var operations = []operation{
 	{method: "POST", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "Configure a claim's role slots", auth: keyRequired, scope: slots.ScopeSlotsConfigure,
 		body: struct {
 			Roles []struct {
-				Role  slots.Role `json:"role"`
-				Count int        `json:"count"`
-			} `json:"roles"`
+				Role  slots.Role `json:"role" openapi:"required"`
+				Count int        `json:"count" openapi:"required"`
+			} `json:"roles" openapi:"required"`
 		}{}, status: 201, resp: struct {
 			OK      bool `json:"ok"`
 			Created int  `json:"created"`
@@ -120,7 +120,7 @@ var operations = []operation{
 	{method: "GET", path: "/api/v1/jobs/claims", query: "strategy pool:integer commentLimit:integer domain", tag: tagAOP, summary: "A claim to comment on, with instructions", auth: keyRequired, status: 200, resp: wire.ClaimJob{}},
 	{method: "POST", path: "/api/v1/keys", tag: tagAOP, summary: "Create an API key (the token is shown once)", auth: keyRequired, scope: slots.ScopeKeysAdmin,
 		body: struct {
-			Name      string        `json:"name"`
+			Name      string        `json:"name" openapi:"required"`
 			AvatarURL string        `json:"avatarUrl,omitempty"`
 			Scopes    []slots.Scope `json:"scopes,omitempty"`
 		}{}, status: 201, resp: createdKey{}},
@@ -142,7 +142,7 @@ var operations = []operation{
 	{method: "GET", path: "/api/v1/claims/{claimId}/flags", tag: tagPrism, summary: "A pipeline's flags", auth: keyRequired, status: 200, resp: items[prism.Flag]{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/flags/{flagId}/resolve", tag: tagPrism, summary: "Resolve a flag", auth: keyRequired, scope: slots.ScopePipelineReview,
 		body: struct {
-			Action prism.FlagAction `json:"action"`
+			Action prism.FlagAction `json:"action" openapi:"required"`
 			Note   string           `json:"note,omitempty"`
 		}{}, status: 200, resp: pipelineChanged{}},
 	{method: "GET", path: "/api/v1/claims/{claimId}/consensus", tag: tagPrism, summary: "A claim's consensus record (null until there is one)", auth: keyRequired, status: 200, resp: (*wire.Consensus)(nil)},
@@ -185,7 +185,7 @@ var operations = []operation{
 		body: struct {
 			TaskID            *string `json:"task_id,omitempty"`
 			RequesterAgent    string  `json:"requester_agent,omitempty"`
-			PromptMessage     string  `json:"prompt_message"`
+			PromptMessage     string  `json:"prompt_message" openapi:"required"`
 			RequiredResponses int     `json:"required_responses,omitempty"`
 			TimeoutMinutes    int     `json:"timeout_minutes,omitempty"`
 		}{}, status: 201, resp: struct {
@@ -200,7 +200,7 @@ var operations = []operation{
 	{method: "POST", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Respond to a prompt", auth: keyIfRequired, scope: slots.ScopeDiscussionWrite, body: wire.Respond{}, status: 201, resp: wire.RespondAnswer{}},
 	{method: "PATCH", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Close or cancel a prompt", auth: keyIfRequired,
 		body: struct {
-			Action discussion.Action `json:"action"`
+			Action discussion.Action `json:"action" openapi:"required"`
 		}{}, status: 200, resp: wire.CloseAnswer{}},
 	{method: "GET", path: "/api/squad-chat", query: "limit:integer before", tag: tagDiscussion, summary: "Squad chat messages (limit, before)", auth: keyIfRequired, status: 200,
 		resp: struct {
@@ -223,7 +223,7 @@ var operations = []operation{
 		}{}},
 	{method: "POST", path: "/agent/conversations/{id}/messages", tag: tagChat, summary: "Send a message to the agent", auth: chatAuth,
 		body: struct {
-			Content string `json:"content"`
+			Content string `json:"content" openapi:"required"`
 		}{}, status: 202, resp: struct {
 			Queued    bool  `json:"queued"`
 			MessageID int64 `json:"message_id"`

@@ -106,8 +106,9 @@ const bearerScheme = "apiKey"
 func buildDocument(ops []operation) document {
 	g := &schemas{defs: map[string]*schema{}, names: map[reflect.Type]string{}, taken: map[string]bool{}}
 	// Request bodies have schemas of their own: a handler reads a field
-	// left out as its zero value and says itself what it misses (400),
-	// so no property of a request is required.
+	// left out as its zero value and says itself what it misses (400), so
+	// a property of a request is required only where its struct tag
+	// openapi:"required" says so.
 	in := &schemas{defs: g.defs, names: map[reflect.Type]string{}, taken: g.taken, input: true}
 	doc := document{
 		OpenAPI: "3.1.0",
@@ -206,7 +207,7 @@ type schemas struct {
 	defs  map[string]*schema
 	names map[reflect.Type]string
 	taken map[string]bool
-	input bool // of request bodies: nothing required, components named …Input
+	input bool // of request bodies: required by tag only, components named …Input
 }
 
 var (
@@ -325,7 +326,12 @@ func (g *schemas) fields(t reflect.Type, s *schema) {
 			fs = &schema{Type: "string"}
 		}
 		s.Properties[name] = fs
-		if !g.input && !hasOpt(opts, "omitempty") && !hasOpt(opts, "omitzero") {
+		required := !hasOpt(opts, "omitempty") && !hasOpt(opts, "omitzero")
+		if g.input {
+			// A request's field is required only where the table says so.
+			required = f.Tag.Get("openapi") == "required"
+		}
+		if required {
 			s.Required = append(s.Required, name)
 		}
 	}
