@@ -24,7 +24,9 @@ func health(t *testing.T, h http.Handler) (int, httpapi.Health, http.Header) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
 	h.ServeHTTP(rec, req)
-	require.True(t, checkAnswer(t, req, rec), "the OpenAPI document has GET /healthz")
+	described, err := checkAnswer(req, rec)
+	require.True(t, described, "the OpenAPI document has GET /healthz")
+	require.NoError(t, err, "the OpenAPI document describes the answer")
 	var body httpapi.Health
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), rec.Body.String())
 	return rec.Code, body, rec.Header()
