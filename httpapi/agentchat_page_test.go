@@ -147,7 +147,7 @@ func serveChatPage(t *testing.T, page []byte, st storetest.Stores, runner agentc
 	for _, p := range []string{"/agent/", "/chat/", "/chat.css"} {
 		mux.Handle(p, h)
 	}
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(validated(t, mux))
 	t.Cleanup(srv.Close)
 	return srv
 }

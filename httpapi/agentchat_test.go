@@ -72,7 +72,7 @@ func TestAgentChatHTTP(t *testing.T) {
 		t.Cleanup(svc.Close)
 		mux := http.NewServeMux()
 		mux.Handle("/agent/", agentchat.Handler(svc))
-		srv := httptest.NewServer(mux)
+		srv := httptest.NewServer(validated(t, mux))
 		t.Cleanup(srv.Close)
 		c := &apiClient{t: t, srv: srv}
 
@@ -148,7 +148,7 @@ func TestAgentChatAuthAndIntercept(t *testing.T) {
 	t.Cleanup(svc.Close)
 	chat := agentchat.Handler(svc, agentchat.WithAuth(agentchat.Secret("X-Agent-Secret", "agent_secret", "s3cret")))
 	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("the app: " + r.URL.Path)) })
-	srv := httptest.NewServer(agentchat.Intercept(chat, app))
+	srv := httptest.NewServer(validated(t, agentchat.Intercept(chat, app)))
 	t.Cleanup(srv.Close)
 
 	get := func(path string, mod func(*http.Request)) (int, string) {
@@ -191,7 +191,7 @@ func TestAgentChatStreamAcrossProcesses(t *testing.T) {
 		mk := func(n store.Notifier) *httptest.Server {
 			svc := agentchat.New(st.AgentChat, gatedRunner{gate}, agentchat.WithNotifier(n))
 			t.Cleanup(svc.Close)
-			srv := httptest.NewServer(agentchat.Handler(svc))
+			srv := httptest.NewServer(validated(t, agentchat.Handler(svc)))
 			t.Cleanup(srv.Close)
 			return srv
 		}
@@ -222,7 +222,7 @@ func newChatServer(t *testing.T, st storetest.Stores, runner agentchat.Runner, o
 	t.Helper()
 	svc := agentchat.New(st.AgentChat, runner, agentchat.WithNotifier(st.Notifier))
 	t.Cleanup(svc.Close)
-	srv := httptest.NewServer(agentchat.Intercept(agentchat.Handler(svc, opts...), http.NotFoundHandler()))
+	srv := httptest.NewServer(validated(t, agentchat.Intercept(agentchat.Handler(svc, opts...), http.NotFoundHandler())))
 	t.Cleanup(srv.Close)
 	return svc, &apiClient{t: t, srv: srv}
 }
@@ -564,7 +564,7 @@ func TestAgentChatStreamEdges(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		svc := agentchat.New(st.AgentChat, pageRunner{}, agentchat.WithNotifier(st.Notifier), agentchat.WithRejectWhenBusy())
 		t.Cleanup(svc.Close)
-		srv := httptest.NewServer(agentchat.Handler(svc))
+		srv := httptest.NewServer(validated(t, agentchat.Handler(svc)))
 		t.Cleanup(srv.Close)
 		c := &apiClient{t: t, srv: srv}
 
@@ -590,7 +590,7 @@ func TestAgentChatStreamEdges(t *testing.T) {
 		n, err := next.Start(ctx)
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, n, 1)
-		srv2 := httptest.NewServer(agentchat.Handler(next))
+		srv2 := httptest.NewServer(validated(t, agentchat.Handler(next)))
 		t.Cleanup(srv2.Close)
 		c2 := &apiClient{t: t, srv: srv2}
 		events = readSSE(t, openStream(t, c2, conv.ID, "", "1"), isStatus)

@@ -30,7 +30,7 @@ func newAPI(t *testing.T, st storetest.Stores, opts ...httpapi.Option) *apiClien
 	svc := slots.New(st.Slots, slots.WithAdminKey(adminToken))
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", httpapi.AOP(svc, opts...))
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(validated(t, mux))
 	t.Cleanup(srv.Close)
 	return &apiClient{t: t, srv: srv}
 }

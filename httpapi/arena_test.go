@@ -34,7 +34,7 @@ func newArenaAPI(t *testing.T, st storetest.Stores, peer bool) *apiClient {
 // serveArena serves the arena routes of svc as the example server mounts
 // them.
 func serveArena(t *testing.T, svc *arena.Service) *apiClient {
-	srv := httptest.NewServer(arenaMux(svc))
+	srv := httptest.NewServer(validated(t, arenaMux(svc)))
 	t.Cleanup(srv.Close)
 	return &apiClient{t: t, srv: srv}
 }

@@ -30,7 +30,7 @@ func newDiscussionAPI(t *testing.T, st storetest.Stores, peer bool) *apiClient {
 	mux.Handle("/api/discussion", h)
 	mux.Handle("/api/discussion/", h)
 	mux.Handle("/api/squad-chat", h)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(validated(t, mux))
 	t.Cleanup(srv.Close)
 	return &apiClient{t: t, srv: srv}
 }

@@ -13,4 +13,9 @@
 // ErrNotFound 404, ErrConflict 409. Bodies over 1 MiB are refused with 413,
 // unknown JSON fields and malformed JSON with 400, and a key over its rate
 // limit with 429 and Retry-After.
+//
+// OpenAPI returns the OpenAPI 3.1 document of every route of these handlers
+// and agentchat's, and OpenAPIHandler serves it:
+//
+//	mux.Handle("/openapi.json", httpapi.OpenAPIHandler())
 package httpapi

@@ -27,7 +27,7 @@ func newLiveAPI(t *testing.T, st storetest.Stores, n store.Notifier) *apiClient 
 	p := prism.New(st.Prism, st.Slots, prism.WithNotifier(n))
 	mux := http.NewServeMux()
 	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLimiter(nil), httpapi.WithPrism(p)))
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(validated(t, mux))
 	t.Cleanup(srv.Close)
 	return &apiClient{t: t, srv: srv}
 }

@@ -22,7 +22,11 @@ import (
 func health(t *testing.T, h http.Handler) (int, httpapi.Health, http.Header) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+	h.ServeHTTP(rec, req)
+	described, err := checkAnswer(req, rec)
+	require.True(t, described, "the OpenAPI document has GET /healthz")
+	require.NoError(t, err, "the OpenAPI document describes the answer")
 	var body httpapi.Health
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), rec.Body.String())
 	return rec.Code, body, rec.Header()

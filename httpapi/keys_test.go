@@ -35,7 +35,7 @@ func newKeyedAPI(t *testing.T, st storetest.Stores, opts ...httpapi.Option) *api
 	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/", "/skill.md", "/health"} {
 		mux.Handle(p, games)
 	}
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(validated(t, mux))
 	t.Cleanup(srv.Close)
 	return &apiClient{t: t, srv: srv}
 }
@@ -366,7 +366,7 @@ func TestArenaKeysAreAgents(t *testing.T) {
 func TestArenaWithoutKeysStaysOpen(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		games := arena.New(st.Arena, arena.WithNotifier(st.Notifier))
-		srv := httptest.NewServer(httpapi.Arena(games))
+		srv := httptest.NewServer(validated(t, httpapi.Arena(games)))
 		t.Cleanup(srv.Close)
 		c := &apiClient{t: t, srv: srv}
 		// Anyone creates, registers, starts and acts; a stray

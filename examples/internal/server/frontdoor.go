@@ -37,6 +37,7 @@ var apiFamilies = []struct{ Prefix, What string }{
 	{"/api/games, /api/demo/", "the Trolley Problem Arena"},
 	{"/api/discussion, /api/squad-chat", "discussion prompts and the squad chat"},
 	{"/healthz", "whether the server and its store answer"},
+	{"/openapi.json", "the OpenAPI 3.1 document of every route above"},
 }
 
 type frontDoorPage struct {
@@ -66,7 +67,8 @@ var frontDoorHTML = template.Must(template.New("front").Parse(`<!doctype html>
 <h1>Agora is running</h1>
 <p>An Agora server: every API on this address, on the <strong id="backend">{{.Backend}}</strong> backend
 {{- if .Answers}}, which answers.{{else}}, which <strong class="bad">does not answer</strong> right now (requests answer 503 until it is back).{{end}}
-Health: <a href="/healthz"><code>GET /healthz</code></a>.</p>
+Health: <a href="/healthz"><code>GET /healthz</code></a>.
+The API, every route with its request and response schemas: <a href="/openapi.json" id="openapi"><code>GET /openapi.json</code></a> (OpenAPI 3.1).</p>
 
 <h2>Consoles</h2>
 <ul class="links" id="consoles">
@@ -154,4 +156,5 @@ func (f frontDoor) logPages(log *slog.Logger, base string) {
 		log.Info("console", "url", base+"/chat", "shows", "the coding agent's chat")
 	}
 	log.Info("health", "url", base+"/healthz")
+	log.Info("API document (OpenAPI 3.1)", "url", base+"/openapi.json")
 }

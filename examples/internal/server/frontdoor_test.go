@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/internal/testdb"
 )
 
@@ -29,12 +30,17 @@ func frontDoorAndHealth(t *testing.T, base, backend string) {
 	require.Equal(t, 200, status)
 	require.Equal(t, map[string]any{"status": "ok", "store": backend}, health)
 
+	status, doc, docHdr := get(t, base+"/openapi.json")
+	require.Equal(t, 200, status)
+	require.Equal(t, "application/json", docHdr.Get("Content-Type"))
+	require.JSONEq(t, string(httpapi.OpenAPI()), doc, "the package's document")
+
 	status, page, hdr := get(t, base+"/")
 	require.Equal(t, 200, status)
 	require.Contains(t, hdr.Get("Content-Type"), "text/html")
 	require.Contains(t, page, `<strong id="backend">`+backend+`</strong>`)
 	require.Contains(t, page, "which answers")
-	for _, link := range []string{`href="/jobs"`, `href="/squad"`, `href="/healthz"`, `/arena/{game_id}`, "/api/v1/", "README"} {
+	for _, link := range []string{`href="/jobs"`, `href="/squad"`, `href="/healthz"`, `href="/openapi.json"`, `/arena/{game_id}`, "/api/v1/", "README"} {
 		require.Contains(t, page, link)
 	}
 	require.Contains(t, page, "No games yet")
@@ -81,7 +87,7 @@ func TestStartupLogNamesThePages(t *testing.T) {
 	var buf bytes.Buffer
 	frontDoor{chat: true}.logPages(slog.New(slog.NewTextHandler(&buf, nil)), "http://127.0.0.1:8080")
 	log := buf.String()
-	for _, url := range []string{"/", "/jobs", "/squad", "/arena/{game_id}", "/chat", "/healthz"} {
+	for _, url := range []string{"/", "/jobs", "/squad", "/arena/{game_id}", "/chat", "/healthz", "/openapi.json"} {
 		url = "url=http://127.0.0.1:8080" + url
 		require.True(t, strings.Contains(log, url+" ") || strings.Contains(log, url+"\n"), "%s in\n%s", url, log)
 	}

@@ -183,6 +183,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	door := frontDoor{backend: backend.name, ping: backend.ping, games: games, chat: *agentDir != "", log: log}
 	mux.Handle("/", door.handler())
 	mux.Handle("/healthz", httpapi.HealthHandler(backend.name, backend.ping, httpapi.WithLogger(log)))
+	mux.Handle("/openapi.json", httpapi.OpenAPIHandler())
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
