@@ -117,6 +117,7 @@ var operations = []operation{
 	{method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/take", tag: tagAOP, summary: "Take an open role slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: takeResponse{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/done", tag: tagAOP, summary: "Mark a taken role slot done (after commenting)", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: ok{}},
 	{method: "GET", path: "/api/v1/jobs/slots", query: "role domain strategy", tag: tagAOP, summary: "The next open role slot with its claim and comments", auth: keyRequired, status: 200, resp: wire.Job{}},
+	{method: "POST", path: "/api/v1/jobs/slots/take", query: "role domain strategy", optionalBody: true, tag: tagAOP, summary: "Find and take the next open role slot in one step", auth: keyRequired, scope: slots.ScopeCommentCreate, body: takeJobRequest{}, status: 200, resp: wire.Job{}},
 	{method: "GET", path: "/api/v1/jobs/claims", query: "strategy pool:integer commentLimit:integer domain", tag: tagAOP, summary: "A claim to comment on, with instructions", auth: keyRequired, status: 200, resp: wire.ClaimJob{}},
 	{method: "POST", path: "/api/v1/keys", tag: tagAOP, summary: "Create an API key (the token is shown once)", auth: keyRequired, scope: slots.ScopeKeysAdmin,
 		body: struct {
