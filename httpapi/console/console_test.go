@@ -57,16 +57,17 @@ func TestSquadPageLive(t *testing.T) {
 	p, _, err := svc.Create(bg, discussion.NewPrompt{RequesterAgent: "Developer", PromptMessage: "Before shipping, what should I check?", RequiredResponses: intp(2)})
 	require.NoError(t, err)
 
-	var count, status string
+	// The page re-renders the prompt when its stream opens, so both texts
+	// are read in one evaluation: two reads could straddle a re-render and
+	// read a detached node's empty text.
+	var texts []string
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Navigate(srv.URL+"/squad"),
 		chromedp.WaitVisible(`.prompt .count`, chromedp.ByQuery),
 		chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
-		chromedp.Text(`.prompt .count`, &count, chromedp.ByQuery),
-		chromedp.Text(`.prompt .status`, &status, chromedp.ByQuery),
+		chromedp.Evaluate(`[document.querySelector('.prompt .count').textContent, document.querySelector('.prompt .status').textContent]`, &texts),
 	))
-	require.Equal(t, "0/2 responses", count)
-	require.Equal(t, "⏱ collecting answers", status)
+	require.Equal(t, []string{"0/2 responses", "⏱ collecting answers"}, texts)
 
 	_, _, err = svc.Respond(bg, p.ID, discussion.Response{AgentName: "Builder", Message: "check the migrations"})
 	require.NoError(t, err)
@@ -78,12 +79,11 @@ func TestSquadPageLive(t *testing.T) {
 	var shot []byte
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.WaitVisible(`.prompt .status-resolved`, chromedp.ByQuery),
-		chromedp.Text(`.prompt .count`, &count, chromedp.ByQuery),
+		chromedp.WaitVisible(`//span[@class="count" and text()="2/2 responses"]`, chromedp.BySearch),
 		chromedp.Evaluate(`document.querySelectorAll(".prompt .responses .msg").length`, &threaded),
 		chromedp.Evaluate(`document.querySelectorAll(".feed b").length`, &bold),
 		chromedp.CaptureScreenshot(&shot),
 	))
-	require.Equal(t, "2/2 responses", count)
 	require.Equal(t, 2, threaded, "responses are threaded under their prompt")
 	require.Zero(t, bold, "message text is never markup")
 	browser.SaveScreenshot(t, "squad.png", shot)
