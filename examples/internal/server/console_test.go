@@ -390,7 +390,7 @@ func TestArenaPageLive(t *testing.T) {
 		var notReloaded bool
 		var shot []byte
 		require.NoError(t, chromedp.Run(ctx,
-			chromedp.WaitVisible(`//span[@id="status" and starts-with(text(), "game_completed")]`, chromedp.BySearch),
+			chromedp.WaitVisible(`//span[@id="status" and starts-with(text(), "game over")]`, chromedp.BySearch),
 			chromedp.Text(`#outcome`, &outcome, chromedp.ByID),
 			chromedp.Evaluate(`Array.from(document.querySelectorAll('#scores tr')).filter(tr => tr.textContent.endsWith("all roles")).length`, &complete),
 			chromedp.Evaluate(`window.notReloaded === true`, &notReloaded),

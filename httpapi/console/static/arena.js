@@ -65,13 +65,60 @@
   let items = []; // the feed's newest items, newest first
   let version = 0;
 
+  // names maps agent IDs to display names, from the game's coverage and
+  // the feed's registrations.
+  const names = {};
+  const who = (id) => names[id] || id;
+  const PHASES = { phase_1: "debate phase 1 of 3", phase_2: "debate phase 2 of 3", phase_3: "debate phase 3 of 3",
+    awaiting_decision: "the operator decides", resolved: "resolved" };
+
+  // summary says what an event of the feed means, in a sentence.
+  function summary(it) {
+    const p = it.payload || {};
+    const round = it.round_number ? "Round " + it.round_number : "";
+    switch (p.type) {
+      case "agent_registered": return p.display_name + (p.filler ? " (a filler Agora plays) joined" : " joined");
+      case "game_started": return "The game started";
+      case "round_started": return round + " started: " + who(p.operator) + " at the lever; majority " +
+        (p.majority || []).map(who).join(", ") + "; minority " + (p.minority || []).map(who).join(", ");
+      case "phase_changed": return round + ": " + (PHASES[p.phase] || p.phase) + (p.forced ? " (the deadline passed)" : "");
+      case "round_resolved": return round + ": the trolley took the " + (p.decision === "save_majority" ? "minority" : "majority") +
+        " track" + (p.forced ? " (no decision in time)" : "") + "; lost: " + (p.lost || []).map(who).join(", ");
+      case "game_completed": return "Game over: every agent has played every role";
+    }
+    return (p.type || "event").replace(/_/g, " ");
+  }
+
   function drawFeed() {
     const list = $("feed");
     list.textContent = "";
     for (const it of items) {
-      const text = it.type === "argument" ? (it.display_name + ": " + it.text) : ((it.payload && it.payload.type) || "event").replace(/_/g, " ");
-      list.appendChild(el("li", it.type, text));
+      const p = it.payload || {};
+      if (p.type === "agent_registered") names[p.agent_id] = p.display_name;
+      if (it.type === "argument") {
+        const li = el("li", "argument");
+        li.appendChild(el("span", "who", it.display_name + ": "));
+        li.appendChild(document.createTextNode(it.text));
+        list.appendChild(li);
+      } else {
+        list.appendChild(el("li", "event", summary(it)));
+      }
     }
+  }
+
+  // statusText is the game's status in words.
+  function statusText(state) {
+    const n = state.current_round_number;
+    switch (state.status) {
+      case "waiting_for_agents": return "waiting for agents to join";
+      case "ready_to_start": return "ready to start";
+      case "round_phase_1": case "round_phase_2": case "round_phase_3":
+        return "round " + n + " · debate, phase " + state.status.slice(-1) + " of 3";
+      case "awaiting_operator_decision": return "round " + n + " · the operator decides";
+      case "round_resolved": return "round " + n + " resolved";
+      case "game_completed": return "game over after " + n + " rounds";
+    }
+    return state.status;
   }
 
   async function load() {
@@ -79,7 +126,6 @@
     // recent as the version the stream announced.
     const state = await get(base + "/state" + (version ? "?min_version=" + version : ""));
     const b = state.board || {};
-    const names = {};
     for (const c of state.coverage || []) names[c.agent_id] = c.display_name;
     const scene = $("scene");
     // selected_branch is the decision; the trolley takes the other track.
@@ -111,7 +157,7 @@
       const n = state.current_round_number - (b.resolution_state === "resolved" ? 0 : 1);
       $("status").textContent = "round " + n + " resolved";
     } else {
-      $("status").textContent = state.status + (state.current_round_number ? " · round " + state.current_round_number : "");
+      $("status").textContent = statusText(state);
       $("operator").textContent = state.operator ? state.operator.display_name : "—";
     }
     if (branch && (holding || b.resolution_state === "resolved")) {
