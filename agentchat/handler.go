@@ -252,15 +252,10 @@ func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// With a notifier the stream reads on its hints — a reconnected
-	// notifier sends one to every subscriber (store.Hub.Resync) — and
-	// re-reads only rarely, for an announcement the notifier dropped; an
-	// idle stream costs the store nothing more. Without one it polls.
 	var hints <-chan []byte
-	poll := time.Second
 	if sub != nil {
 		defer sub.Close()
-		hints, poll = sub.C, StreamSafetyPoll
+		hints = sub.C
 	}
 	// An unknown conversation is a 404, before the stream starts.
 	conv, err := a.svc.Get(ctx, id)
@@ -276,7 +271,7 @@ func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 		return err == nil && c.Status.Busy()
 	}
 	first := true
-	httpjson.Stream(w, r, hints, poll, func(w io.Writer, _ []byte) error {
+	httpjson.Stream(w, r, hints, httpjson.StreamPoll(hints), func(w io.Writer, _ []byte) error {
 		if ms == nil {
 			if ms, err = a.svc.Messages(ctx, id, after); err != nil {
 				return err // deleted, or the store is gone
@@ -297,11 +292,6 @@ func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 	})
 	return nil
 }
-
-// StreamSafetyPoll is how often a conversation's stream re-reads when a
-// notifier hints its changes: only to catch an announcement that was
-// dropped (store.Async drops events past its backlog).
-const StreamSafetyPoll = 30 * time.Second
 
 // streamStart is the message ID a stream starts after: Last-Event-ID when
 // the request has one, else ?after, else 0.

@@ -565,7 +565,7 @@ func (a *arenaAPI) demo(w http.ResponseWriter, r *http.Request) error {
 // seq. A change's items come with the notifier's event that announces it,
 // so following a game reads nothing from the store per change unless
 // events were lost or too large to carry the items; an idle stream reads
-// the game only every StreamSafetyPoll, in case an event was lost.
+// the game only every httpjson.StreamPoll, in case an event was lost.
 func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	id := r.PathValue("game_id")
@@ -592,11 +592,7 @@ func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	version := int64(-1)
 	first := true
-	poll := StreamSafetyPoll
-	if hints == nil {
-		poll = time.Second // no notifier: polling is all there is
-	}
-	httpjson.Stream(w, r, hints, poll, func(w io.Writer, hint []byte) error {
+	httpjson.Stream(w, r, hints, httpjson.StreamPoll(hints), func(w io.Writer, hint []byte) error {
 		var c arena.Change
 		switch {
 		case first:
@@ -641,11 +637,6 @@ func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 	})
 	return nil
 }
-
-// StreamSafetyPoll is how often an idle event stream reads its game, in
-// case the notifier lost an event. A service without a notifier has its
-// streams read every second.
-const StreamSafetyPoll = 30 * time.Second
 
 func writeFeedEvent(w io.Writer, it arena.FeedItem) {
 	data, _ := json.Marshal(feedItem(it))
