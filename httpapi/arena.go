@@ -136,7 +136,7 @@ func (a *arenaAPI) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, wire.GameCreated{GameID: g.ID})
+	httpjson.Write(w, http.StatusOK, wire.GameCreated{GameID: g.ID})
 	return nil
 }
 
@@ -193,7 +193,7 @@ func (a *arenaAPI) register(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, wire.AgentRegistered{AgentID: ag.ID, GameID: r.PathValue("game_id")})
+	httpjson.Write(w, http.StatusOK, wire.AgentRegistered{AgentID: ag.ID, GameID: r.PathValue("game_id")})
 	return nil
 }
 
@@ -394,7 +394,7 @@ func (a *arenaAPI) argue(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	arg, _ := g.LastArgument(r.PathValue("round_id"), in.AgentID)
-	httpjson.Write(w, http.StatusCreated, wire.Argued{ArgumentID: arg.ID, Phase: string(arg.Phase), OK: true, Version: g.Version, CurrentPhase: currentPhase(g)})
+	httpjson.Write(w, http.StatusOK, wire.Argued{ArgumentID: arg.ID, Phase: string(arg.Phase), OK: true, Version: g.Version, CurrentPhase: currentPhase(g)})
 	return nil
 }
 
@@ -554,7 +554,7 @@ func (a *arenaAPI) demo(w http.ResponseWriter, r *http.Request) error {
 	for _, ag := range agents {
 		out = append(out, wire.DemoAgent{AgentID: ag.ID, DisplayName: ag.DisplayName})
 	}
-	httpjson.Write(w, http.StatusCreated, wire.Demo{GameID: g.ID, Agents: out})
+	httpjson.Write(w, http.StatusOK, wire.Demo{GameID: g.ID, Agents: out})
 	return nil
 }
 

@@ -54,11 +54,12 @@ func arenaMux(svc *arena.Service) http.Handler {
 func TestArenaFiveAgentGame(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newArenaAPI(t, st, false)
-		game := c.expect(201, "POST", "/api/games", "", map[string]any{"min_players": 5}).body["game_id"].(string)
+		// 200, not 201: the original's FastAPI routes answer every POST 200.
+		game := c.expect(200, "POST", "/api/games", "", map[string]any{"min_players": 5}).body["game_id"].(string)
 		base := "/api/games/" + game
 		var agents []string
 		for i := 0; i < 5; i++ {
-			r := c.expect(201, "POST", base+"/agents/register", "", map[string]any{"display_name": fmt.Sprint("Agent ", i), "token": nil}).body
+			r := c.expect(200, "POST", base+"/agents/register", "", map[string]any{"display_name": fmt.Sprint("Agent ", i), "token": nil}).body
 			require.Equal(t, game, r["game_id"])
 			agents = append(agents, r["agent_id"].(string))
 			if i == 3 {
@@ -84,7 +85,7 @@ func TestArenaFiveAgentGame(t *testing.T) {
 				round := oa["round_id"].(string)
 				switch oa["allowed_action"] {
 				case "argument":
-					c.expect(201, "POST", base+"/rounds/"+round+"/arguments", "", map[string]any{"agent_id": id, "text": "The greater good."})
+					c.expect(200, "POST", base+"/rounds/"+round+"/arguments", "", map[string]any{"agent_id": id, "text": "The greater good."})
 				case "decision":
 					d := c.expect(200, "POST", base+"/rounds/"+round+"/decision", "", map[string]any{"agent_id": id, "decision": "save_majority"}).body
 					require.Equal(t, "ok", d["status"], "a decision answers the original's {status: ok, decision}")
@@ -136,11 +137,11 @@ func TestArenaErrors(t *testing.T) {
 		r := c.expect(400, "GET", "/api/games?status=bogus", "", nil)
 		require.Equal(t, "invalid_status", r.errCode(t))
 		c.expect(200, "GET", "/api/games?status=game_completed", "", nil)
-		demo := c.expect(201, "POST", "/api/demo/create", "", nil).body
+		demo := c.expect(200, "POST", "/api/demo/create", "", nil).body
 		require.Len(t, demo["agents"].([]any), 3)
 		game := demo["game_id"].(string)
 		base := "/api/games/" + game
-		tok := c.expect(201, "POST", base+"/agents/register", "", map[string]any{"display_name": "Dora", "token": "dora-secret"}).body["agent_id"].(string)
+		tok := c.expect(200, "POST", base+"/agents/register", "", map[string]any{"display_name": "Dora", "token": "dora-secret"}).body["agent_id"].(string)
 		c.expect(400, "POST", base+"/agents/register", "", map[string]any{"display_name": ""})
 		c.expect(200, "POST", base+"/start", "", nil)
 		r = c.expect(400, "POST", base+"/agents/register", "", map[string]any{"display_name": "Late"})
@@ -161,7 +162,7 @@ func TestArenaErrors(t *testing.T) {
 			if s.(map[string]any)["id"] == tok {
 				c.expect(403, "POST", base+"/rounds/"+round+"/arguments", "", map[string]any{"agent_id": tok, "text": "x"})
 				c.expect(403, "POST", base+"/rounds/"+round+"/arguments", "wrong", map[string]any{"agent_id": tok, "text": "x"})
-				c.expect(201, "POST", base+"/rounds/"+round+"/arguments", "dora-secret", map[string]any{"agent_id": tok, "text": "x"})
+				c.expect(200, "POST", base+"/rounds/"+round+"/arguments", "dora-secret", map[string]any{"agent_id": tok, "text": "x"})
 			}
 		}
 		c.expect(400, "POST", base+"/advance", "", map[string]any{"action": "explode"})
@@ -181,7 +182,7 @@ func TestArenaErrors(t *testing.T) {
 func TestArenaLongPollAndEvents(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		a, b := newArenaAPI(t, st, false), newArenaAPI(t, st, true)
-		game := a.expect(201, "POST", "/api/games", "", nil).body["game_id"].(string)
+		game := a.expect(200, "POST", "/api/games", "", nil).body["game_id"].(string)
 		base := "/api/games/" + game
 		v := a.expect(200, "GET", base+"/state", "", nil).body["version"].(float64)
 		type result struct {
@@ -195,7 +196,7 @@ func TestArenaLongPollAndEvents(t *testing.T) {
 		}()
 		time.Sleep(300 * time.Millisecond)
 		changed := time.Now()
-		b.expect(201, "POST", base+"/agents/register", "", map[string]any{"display_name": "Alice"})
+		b.expect(200, "POST", base+"/agents/register", "", map[string]any{"display_name": "Alice"})
 		select {
 		case res := <-done:
 			require.Equal(t, 200, res.r.status)
@@ -244,7 +245,7 @@ func TestArenaOriginalWireFacts(t *testing.T) {
 		}
 		require.Equal(t, "Game not found", c.expect(404, "GET", "/api/games/game_missing/feed", "", nil).body["detail"])
 
-		demo := c.expect(201, "POST", "/api/demo/create", "", nil).body
+		demo := c.expect(200, "POST", "/api/demo/create", "", nil).body
 		base := "/api/games/" + demo["game_id"].(string)
 		c.expect(200, "POST", base+"/start", "", nil)
 		r := c.expect(400, "POST", base+"/start", "", nil)
@@ -317,9 +318,9 @@ func newArenaAPIWith(t *testing.T, st storetest.Stores, opts ...arena.Option) *a
 func TestArenaSkillFlow(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newArenaAPI(t, st, false)
-		game := c.expect(201, "POST", "/api/games", "", map[string]any{"min_players": 1}).body["game_id"].(string)
+		game := c.expect(200, "POST", "/api/games", "", map[string]any{"min_players": 1}).body["game_id"].(string)
 		base := "/api/games/" + game
-		me := c.expect(201, "POST", base+"/agents/register", "", map[string]any{"display_name": "YourBot"}).body["agent_id"].(string)
+		me := c.expect(200, "POST", base+"/agents/register", "", map[string]any{"display_name": "YourBot"}).body["agent_id"].(string)
 		started := c.expect(200, "POST", base+"/start", "", nil).body
 		require.Len(t, started["fillers"], 2, "two fillers make up a table of three")
 		state := c.expect(200, "GET", base+"/state", "", nil).body
@@ -336,7 +337,7 @@ func TestArenaSkillFlow(t *testing.T) {
 				round := state["current_round_id"].(string)
 				switch oa["allowed_action"] {
 				case "argument":
-					r := c.expect(201, "POST", base+"/rounds/"+round+"/arguments", "", map[string]any{"agent_id": me, "text": "Short argument."}).body
+					r := c.expect(200, "POST", base+"/rounds/"+round+"/arguments", "", map[string]any{"agent_id": me, "text": "Short argument."}).body
 					require.NotEmpty(t, r["argument_id"])
 					require.Equal(t, oa["current_phase"], r["phase"])
 				case "decision":
@@ -382,9 +383,9 @@ func TestArenaHeartbeatFlowWithAutoFillers(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newArenaAPIWith(t, st, arena.WithAutoFillers(t.Context(), 0))
 		require.NotContains(t, c.expect(200, "GET", "/api/games?status=waiting_for_agents", "", nil).raw, "game_")
-		game := c.expect(201, "POST", "/api/games", "", map[string]any{}).body["game_id"].(string)
+		game := c.expect(200, "POST", "/api/games", "", map[string]any{}).body["game_id"].(string)
 		base := "/api/games/" + game
-		me := c.expect(201, "POST", base+"/agents/register", "", map[string]any{"display_name": "Heartbeat"}).body["agent_id"].(string)
+		me := c.expect(200, "POST", base+"/agents/register", "", map[string]any{"display_name": "Heartbeat"}).body["agent_id"].(string)
 		require.Equal(t, "ready_to_start", c.expect(200, "GET", base, "", nil).body["status"])
 		c.expect(200, "POST", base+"/start", "", nil)
 		version := 0.0
@@ -423,7 +424,7 @@ func TestArenaHeartbeatFlowWithAutoFillers(t *testing.T) {
 func TestArenaFillerRoutes(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newArenaAPI(t, st, false)
-		demo := c.expect(201, "POST", "/api/demo/create", "", nil).body
+		demo := c.expect(200, "POST", "/api/demo/create", "", nil).body
 		game := demo["game_id"].(string)
 		base := "/api/games/" + game
 		added := c.expect(200, "POST", base+"/add-filler", "", nil).body

@@ -180,7 +180,7 @@ func TestKeysRateLimitWrites(t *testing.T) {
 		require.NotEmpty(t, r.header.Get("Retry-After"))
 		c.expect(429, "POST", "/api/discussion", a, map[string]any{"prompt_message": "Which index?"})
 		// The arena's writes draw on the same budget of the key.
-		game := c.expect(201, "POST", "/api/games", adminToken, map[string]any{}).body["game_id"].(string)
+		game := c.expect(200, "POST", "/api/games", adminToken, map[string]any{}).body["game_id"].(string)
 		c.expect(429, "POST", "/api/games/"+game+"/agents/register", a, map[string]any{"display_name": "Builder"})
 		c.expect(200, "GET", "/api/games/"+game, a, nil)
 		c.expect(200, "GET", "/api/squad-chat", a, nil)  // reads are not limited
@@ -371,14 +371,14 @@ func TestArenaWithoutKeysStaysOpen(t *testing.T) {
 		c := &apiClient{t: t, srv: srv}
 		// Anyone creates, registers, starts and acts; a stray
 		// Authorization header is the seed's agent token, not a key.
-		game := c.expect(201, "POST", "/api/games", "", map[string]any{"min_players": 3}).body["game_id"].(string)
+		game := c.expect(200, "POST", "/api/games", "", map[string]any{"min_players": 3}).body["game_id"].(string)
 		var ids []string
 		for i, n := range []string{"Alice", "Bob", "Charlie"} {
 			body := map[string]any{"display_name": n}
 			if i == 0 {
 				body["token"] = "alice-secret"
 			}
-			ids = append(ids, c.expect(201, "POST", "/api/games/"+game+"/agents/register", "whatever", body).body["agent_id"].(string))
+			ids = append(ids, c.expect(200, "POST", "/api/games/"+game+"/agents/register", "whatever", body).body["agent_id"].(string))
 		}
 		c.expect(200, "POST", "/api/games/"+game+"/start", "", nil)
 		g, err := games.Game(context.Background(), game)
@@ -390,9 +390,9 @@ func TestArenaWithoutKeysStaysOpen(t *testing.T) {
 				c.expect(403, "POST", "/api/games/"+game+"/rounds/"+r.ID+"/arguments", "wrong", map[string]any{"agent_id": id, "text": "x"})
 				token = "alice-secret"
 			}
-			c.expect(201, "POST", "/api/games/"+game+"/rounds/"+r.ID+"/arguments", token, map[string]any{"agent_id": id, "text": "pull it"})
+			c.expect(200, "POST", "/api/games/"+game+"/rounds/"+r.ID+"/arguments", token, map[string]any{"agent_id": id, "text": "pull it"})
 		}
 		c.expect(200, "POST", "/api/games/"+game+"/advance", "", map[string]any{"action": "force_decision"})
-		c.expect(201, "POST", "/api/demo/create", "", nil)
+		c.expect(200, "POST", "/api/demo/create", "", nil)
 	})
 }

@@ -158,16 +158,16 @@ var operations = []operation{
 		body: struct {
 			MinPlayers    int `json:"min_players,omitempty"`
 			PhaseTimeoutS int `json:"phase_timeout_s,omitempty"`
-		}{}, status: 201, resp: wire.GameCreated{}},
+		}{}, status: 200, resp: wire.GameCreated{}},
 	{method: "GET", path: "/api/games", query: "status", tag: tagArena, summary: "List games (status)", auth: keyIfRequired, status: 200, resp: []wire.GameSummary{}},
 	{method: "GET", path: "/api/games/{game_id}", tag: tagArena, summary: "A game's summary", auth: keyIfRequired, status: 200, resp: wire.GameMeta{}},
-	{method: "POST", path: "/api/games/{game_id}/agents/register", tag: tagArena, summary: "Join a game", auth: keyIfRequired, scope: slots.ScopeArenaPlay, body: wire.RegisterAgent{}, status: 201, resp: wire.AgentRegistered{}},
+	{method: "POST", path: "/api/games/{game_id}/agents/register", tag: tagArena, summary: "Join a game", auth: keyIfRequired, scope: slots.ScopeArenaPlay, body: wire.RegisterAgent{}, status: 200, resp: wire.AgentRegistered{}},
 	{method: "POST", path: "/api/games/{game_id}/start", tag: tagArena, summary: "Start a game", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, status: 200, resp: wire.GameStarted{}},
 	{method: "GET", path: "/api/games/{game_id}/state", query: "wait:integer min_version:integer version:integer", tag: tagArena, summary: "A game's state (version, wait: long poll)", auth: keyIfRequired, status: 200, resp: wire.State{}},
 	{method: "GET", path: "/api/games/{game_id}/feed", query: "limit:integer", tag: tagArena, summary: "A game's feed", auth: keyIfRequired, status: 200, resp: wire.Feed{}},
 	{method: "GET", path: "/api/games/{game_id}/scoreboard", tag: tagArena, summary: "A game's scores", auth: keyIfRequired, status: 200, resp: wire.Scoreboard{}},
 	{method: "GET", path: "/api/games/{game_id}/history", tag: tagArena, summary: "A game's rounds", auth: keyIfRequired, status: 200, resp: wire.History{}},
-	{method: "POST", path: "/api/games/{game_id}/rounds/{round_id}/arguments", tag: tagArena, summary: "Argue in a round", auth: keyIfRequired, scope: slots.ScopeArenaPlay, body: wire.Argue{}, status: 201, resp: wire.Argued{}},
+	{method: "POST", path: "/api/games/{game_id}/rounds/{round_id}/arguments", tag: tagArena, summary: "Argue in a round", auth: keyIfRequired, scope: slots.ScopeArenaPlay, body: wire.Argue{}, status: 200, resp: wire.Argued{}},
 	{method: "POST", path: "/api/games/{game_id}/rounds/{round_id}/decision", tag: tagArena, summary: "Decide a round (the conductor)", auth: keyIfRequired, scope: slots.ScopeArenaPlay, body: wire.Decide{}, status: 200, resp: wire.Decided{}},
 	{method: "POST", path: "/api/games/{game_id}/advance", tag: tagArena, summary: "Advance a game's phase", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, body: wire.Advance{}, status: 200, resp: wire.Advanced{}},
 	{method: "GET", path: "/api/games/{game_id}/open-actions", query: "agent_id", tag: tagArena, summary: "What an agent may do now (agent_id)", auth: keyIfRequired, status: 200, resp: wire.OpenActions{}},
@@ -177,7 +177,7 @@ var operations = []operation{
 			Count int `json:"count,omitempty"`
 		}{}, status: 200, resp: wire.FillersAdded{}},
 	{method: "POST", path: "/api/games/{game_id}/tick-filler", query: "drain:boolean", tag: tagArena, summary: "Let filler agents act (drain)", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, status: 200, resp: wire.FillerTick{}},
-	{method: "POST", path: "/api/demo/create", tag: tagArena, summary: "Create a demo game with agents", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, status: 201, resp: wire.Demo{}},
+	{method: "POST", path: "/api/demo/create", tag: tagArena, summary: "Create a demo game with agents", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, status: 200, resp: wire.Demo{}},
 	{method: "GET", path: "/skill.md", tag: tagArena, summary: "The arena's instructions for agents", auth: public, status: 200, media: mediaMarkdown},
 	{method: "GET", path: "/health", tag: tagArena, summary: "The arena original's health answer", auth: public, status: 200, resp: wire.Health{}},
 
