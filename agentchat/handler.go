@@ -252,11 +252,7 @@ func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var hints <-chan []byte
-	if sub != nil {
-		defer sub.Close()
-		hints = sub.C
-	}
+	defer sub.Close()
 	// An unknown conversation is a 404, before the stream starts.
 	conv, err := a.svc.Get(ctx, id)
 	if err != nil {
@@ -271,7 +267,7 @@ func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 		return err == nil && c.Status.Busy()
 	}
 	first := true
-	httpjson.Stream(w, r, hints, httpjson.StreamPoll(hints), func(w io.Writer, _ []byte) error {
+	httpjson.Stream(w, r, sub.C, sub.Poll(), func(w io.Writer, _ []byte) error {
 		if ms == nil {
 			if ms, err = a.svc.Messages(ctx, id, after); err != nil {
 				return err // deleted, or the store is gone

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agorahq/agora/internal/ids"
+	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/store"
 )
 
@@ -24,7 +26,7 @@ type Service struct {
 	runner   Runner
 	notifier store.Notifier
 	now      func() time.Time
-	ids      store.IDGen
+	ids      ids.Gen
 	reject   bool
 
 	base     context.Context
@@ -45,7 +47,9 @@ type Option func(*Service)
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
 // WithNotifier announces every stored message on n (topic Topic(id)).
-func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notifier = n } }
+func WithNotifier(n store.Notifier) Option {
+	return func(s *Service) { s.notifier = notify.ForService(n) }
+}
 
 // WithRejectWhenBusy refuses a message to another conversation while one
 // runs, instead of queueing it.
@@ -53,7 +57,7 @@ func WithRejectWhenBusy() Option { return func(s *Service) { s.reject = true } }
 
 // New returns a Service. Call Start before use and Close when done.
 func New(st Store, runner Runner, opts ...Option) *Service {
-	s := &Service{store: st, runner: runner, now: time.Now}
+	s := &Service{store: st, runner: runner, now: time.Now, notifier: notify.Local()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -67,9 +71,10 @@ func New(st Store, runner Runner, opts ...Option) *Service {
 const cancelTopic = "agentchat:cancel"
 
 // Start marks the runs a stopped process left running as interrupted and,
-// with a notifier, starts listening for cancels sent from other processes.
+// with a notifier shared with other processes, starts listening for the
+// cancels they send.
 func (s *Service) Start(ctx context.Context) (int, error) {
-	if s.notifier != nil {
+	if !notify.IsLocal(s.notifier) {
 		sub, err := s.notifier.Subscribe(s.base, cancelTopic)
 		if err != nil {
 			return 0, err
@@ -156,17 +161,14 @@ func (s *Service) Messages(ctx context.Context, id string, after int64) ([]Messa
 	return s.store.ListChatMessages(ctx, id, after)
 }
 
-// Subscribe follows a conversation's new messages (nil without a notifier).
+// Subscribe follows a conversation's new messages.
 func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription, error) {
-	if s.notifier == nil {
-		return nil, nil
-	}
 	return s.notifier.Subscribe(ctx, Topic(id))
 }
 
 func (s *Service) append(ctx context.Context, id string, typ EventType, content string) (Message, error) {
 	m, err := s.store.AppendChatMessage(ctx, Message{ConversationID: id, Type: typ, Content: content, CreatedAt: s.now().UTC()})
-	if err == nil && s.notifier != nil {
+	if err == nil {
 		_ = s.notifier.Publish(context.WithoutCancel(ctx), Topic(id), []byte(strconv.FormatInt(m.ID, 10)))
 	}
 	return m, err
@@ -348,7 +350,7 @@ func (s *Service) Cancel(ctx context.Context, id string) error {
 		return nil
 	}
 	// Not here: the run may belong to another process sharing the store.
-	if (c.Status == StatusRunning || c.Status == StatusQueued) && s.notifier != nil {
+	if (c.Status == StatusRunning || c.Status == StatusQueued) && !notify.IsLocal(s.notifier) {
 		return s.notifier.Publish(ctx, cancelTopic, []byte(id))
 	}
 	return ErrNotRunning

@@ -6,13 +6,14 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/store"
 )
 
 // env is what transitions need from the service.
 type env struct {
 	now time.Time
-	ids *store.IDGen
+	ids *ids.Gen
 }
 
 // NewGame returns a game waiting for agents.

@@ -8,11 +8,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/store"
 )
 
 func testEnv() env {
-	return env{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), ids: &store.IDGen{}}
+	return env{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), ids: &ids.Gen{}}
 }
 
 // play registers n agents and plays the game to its end with every track

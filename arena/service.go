@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agorahq/agora/internal/ids"
+	"github.com/agorahq/agora/internal/notify"
+	"github.com/agorahq/agora/internal/sweep"
 	"github.com/agorahq/agora/store"
 )
 
@@ -31,7 +34,7 @@ type Service struct {
 	store    Store
 	notifier store.Notifier
 	now      func() time.Time
-	ids      store.IDGen
+	ids      ids.Gen
 	games    store.Versions[Game]
 	writer   FillerWriter
 	auto     *autoFillers
@@ -43,13 +46,17 @@ type Option func(*Service)
 // WithClock sets the clock; the default is time.Now.
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
-// WithNotifier announces every change on n, in the background
-// (store.Async): posting an argument waits for the store only.
-func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notifier = store.Async(n) } }
+// WithNotifier announces every change on n, in the background: posting
+// an argument waits for the store only. Without a notifier, changes are
+// announced to this process's views only, which re-read every second for
+// the rest.
+func WithNotifier(n store.Notifier) Option {
+	return func(s *Service) { s.notifier = notify.ForService(n) }
+}
 
 // New returns a Service over st.
 func New(st Store, opts ...Option) *Service {
-	s := &Service{store: st, now: time.Now, writer: templates{}}
+	s := &Service{store: st, now: time.Now, writer: templates{}, notifier: notify.Local()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -161,7 +168,7 @@ func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env)
 			return err
 		}
 	})
-	if err == nil && s.notifier != nil {
+	if err == nil {
 		_ = s.notifier.Publish(context.WithoutCancel(ctx), Topic(id), announcement(saved))
 	}
 	if err == nil && s.auto != nil {
@@ -340,27 +347,28 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 
 // RunSweeper calls Sweep every interval until ctx is done.
 func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, onErr func(error)) {
-	store.Periodically(ctx, interval, func(ctx context.Context) error {
+	sweep.Every(ctx, interval, func(ctx context.Context) error {
 		_, err := s.Sweep(ctx)
 		return err
 	}, onErr)
 }
 
-// MaxWait bounds WaitChange.
+// MaxWait bounds Wait.
 const MaxWait = 30 * time.Second
 
-// WaitChange returns the game as soon as its version is not version, or as
+// Wait returns the game as soon as its version is not version, or as
 // it stands after d (at most MaxWait).
-func (s *Service) WaitChange(ctx context.Context, id string, version int64, d time.Duration) (Game, error) {
+func (s *Service) Wait(ctx context.Context, id string, version int64, d time.Duration) (Game, error) {
 	d = min(d, MaxWait)
 	var events <-chan []byte
-	if s.notifier != nil && d > 0 {
+	var poll time.Duration
+	if d > 0 {
 		sub, err := s.notifier.Subscribe(ctx, Topic(id))
 		if err != nil {
 			return Game{}, err
 		}
 		defer sub.Close()
-		events = sub.C
+		events, poll = sub.C, sub.Poll()
 	}
 	end := time.NewTimer(d)
 	defer end.Stop()
@@ -369,30 +377,26 @@ func (s *Service) WaitChange(ctx context.Context, id string, version int64, d ti
 		if err != nil || g.Version != version || d <= 0 {
 			return g, err
 		}
-		poll := time.NewTimer(time.Second) // a safety net for a lost event
+		reread := time.NewTimer(poll) // changes elsewhere, or a lost event
 		select {
 		case <-ctx.Done():
-			poll.Stop()
+			reread.Stop()
 			return Game{}, ctx.Err()
 		case <-end.C:
-			poll.Stop()
+			reread.Stop()
 			return s.store.GetGame(ctx, id)
 		case _, ok := <-events:
 			if !ok {
 				events = nil
 			}
-		case <-poll.C:
+		case <-reread.C:
 		}
-		poll.Stop()
+		reread.Stop()
 	}
 }
 
-// Subscribe returns the notifier subscription of a game's changes, or nil
-// without a notifier.
+// Subscribe returns the notifier subscription of a game's changes.
 func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription, error) {
-	if s.notifier == nil {
-		return nil, nil
-	}
 	return s.notifier.Subscribe(ctx, Topic(id))
 }
 

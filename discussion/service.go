@@ -7,6 +7,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agorahq/agora/internal/ids"
+	"github.com/agorahq/agora/internal/notify"
+	"github.com/agorahq/agora/internal/sweep"
 	"github.com/agorahq/agora/store"
 )
 
@@ -17,7 +20,7 @@ type Service struct {
 	store    Store
 	notifier store.Notifier
 	now      func() time.Time
-	ids      store.IDGen
+	ids      ids.Gen
 }
 
 // Option configures a Service.
@@ -27,13 +30,16 @@ type Option func(*Service)
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
 // WithNotifier makes changes wake Wait callers in every process sharing n.
-// Without one, Wait re-reads the prompt every PollInterval. Changes are
-// announced in the background (store.Async).
-func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notifier = store.Async(n) } }
+// Without one, changes wake this process's callers only, and Wait re-reads
+// the prompt every second for the rest. Changes are announced in the
+// background.
+func WithNotifier(n store.Notifier) Option {
+	return func(s *Service) { s.notifier = notify.ForService(n) }
+}
 
 // New returns a Service over st.
 func New(st Store, opts ...Option) *Service {
-	s := &Service{store: st, now: time.Now}
+	s := &Service{store: st, now: time.Now, notifier: notify.Local()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -48,11 +54,9 @@ func (s *Service) nowMs() time.Time { return s.now().UTC().Truncate(time.Millise
 func topic(id string) string { return "discussion:" + id }
 
 func (s *Service) changed(ctx context.Context, id string) {
-	if s.notifier != nil {
-		// A lost hint only delays a waiter until its next re-read.
-		_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(id), nil)
-		_ = s.notifier.Publish(context.WithoutCancel(ctx), SquadTopic, []byte(id))
-	}
+	// A lost hint only delays a waiter until its next re-read.
+	_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(id), nil)
+	_ = s.notifier.Publish(context.WithoutCancel(ctx), SquadTopic, []byte(id))
 }
 
 // SquadTopic carries a hint for every change of the squad chat or of any
@@ -60,12 +64,8 @@ func (s *Service) changed(ctx context.Context, id string) {
 // follows.
 const SquadTopic = "discussion:squad"
 
-// SubscribeSquad follows every change of the squad chat (nil without a
-// notifier).
+// SubscribeSquad follows every change of the squad chat.
 func (s *Service) SubscribeSquad(ctx context.Context) (*store.Subscription, error) {
-	if s.notifier == nil {
-		return nil, nil
-	}
 	return s.notifier.Subscribe(ctx, SquadTopic)
 }
 
@@ -344,15 +344,11 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 // RunSweeper calls Sweep every interval until ctx is done, passing errors to
 // onErr when it is not nil.
 func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, onErr func(error)) {
-	store.Periodically(ctx, interval, func(ctx context.Context) error {
+	sweep.Every(ctx, interval, func(ctx context.Context) error {
 		_, err := s.Sweep(ctx)
 		return err
 	}, onErr)
 }
-
-// PollInterval is how often Wait re-reads a prompt: the only wake-up without
-// a Notifier, a safety net with one.
-const PollInterval = time.Second
 
 // MaxWait bounds Wait.
 const MaxWait = 60 * time.Second
@@ -362,13 +358,14 @@ const MaxWait = 60 * time.Second
 func (s *Service) Wait(ctx context.Context, id string, d time.Duration) (Prompt, error) {
 	d = min(d, MaxWait)
 	var events <-chan []byte
-	if s.notifier != nil && d > 0 {
+	var poll time.Duration
+	if d > 0 {
 		sub, err := s.notifier.Subscribe(ctx, topic(id))
 		if err != nil {
 			return Prompt{}, err
 		}
 		defer sub.Close()
-		events = sub.C
+		events, poll = sub.C, sub.Poll()
 	}
 	end := time.NewTimer(d)
 	defer end.Stop()
@@ -380,7 +377,7 @@ func (s *Service) Wait(ctx context.Context, id string, d time.Duration) (Prompt,
 			return p, err
 		}
 		// Wake at the deadline too: the prompt times out then.
-		wake := time.NewTimer(min(PollInterval, max(0, p.Deadline().Sub(s.now()))))
+		wake := time.NewTimer(min(poll, max(0, p.Deadline().Sub(s.now()))))
 		select {
 		case <-ctx.Done():
 			wake.Stop()

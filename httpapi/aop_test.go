@@ -29,7 +29,7 @@ func newAPI(t *testing.T, st storetest.Stores, opts ...httpapi.Option) *apiClien
 	t.Helper()
 	svc := slots.New(st.Slots, slots.WithAdminKey(adminToken))
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.AOP(svc, opts...))
+	mux.Handle("/api/v1/", httpapi.Slots(svc, opts...))
 	srv := httptest.NewServer(validated(t, mux))
 	t.Cleanup(srv.Close)
 	return &apiClient{t: t, srv: srv}

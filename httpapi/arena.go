@@ -291,7 +291,7 @@ func (a *arenaAPI) state(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return httpjson.Invalid("invalid_version", "version must be an integer")
 		}
-		g, err = a.svc.WaitChange(r.Context(), id, version, time.Duration(wait)*time.Second)
+		g, err = a.svc.Wait(r.Context(), id, version, time.Duration(wait)*time.Second)
 		if err != nil {
 			return err
 		}
@@ -565,7 +565,7 @@ func (a *arenaAPI) demo(w http.ResponseWriter, r *http.Request) error {
 // seq. A change's items come with the notifier's event that announces it,
 // so following a game reads nothing from the store per change unless
 // events were lost or too large to carry the items; an idle stream reads
-// the game only every httpjson.StreamPoll, in case an event was lost.
+// the game only every store.Subscription.Poll, in case an event was lost.
 func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	id := r.PathValue("game_id")
@@ -573,11 +573,7 @@ func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var hints <-chan []byte
-	if sub != nil {
-		defer sub.Close()
-		hints = sub.C
-	}
+	defer sub.Close()
 	g, err := a.svc.Game(ctx, id) // an unknown game is a 404, before the stream starts
 	if err != nil {
 		return err
@@ -592,7 +588,7 @@ func (a *arenaAPI) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	version := int64(-1)
 	first := true
-	httpjson.Stream(w, r, hints, httpjson.StreamPoll(hints), func(w io.Writer, hint []byte) error {
+	httpjson.Stream(w, r, sub.C, sub.Poll(), func(w io.Writer, hint []byte) error {
 		var c arena.Change
 		switch {
 		case first:

@@ -75,7 +75,7 @@ func fromScopes(ss []slots.Scope) []string {
 	return out
 }
 
-func (a *aop) deviceCode(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) deviceCode(w http.ResponseWriter, r *http.Request) error {
 	if a.limiter != nil {
 		// Unauthenticated: the client's address stands in for a key.
 		host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -105,7 +105,7 @@ func (a *aop) deviceCode(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) deviceToken(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) deviceToken(w http.ResponseWriter, r *http.Request) error {
 	var in wire.TokenRequest
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
@@ -131,7 +131,7 @@ func viewDeviceLogin(d slots.DeviceCode, now time.Time) wire.DeviceLogin {
 		ExpiresAt: d.ExpiresAt, ApprovedBy: d.ApprovedBy, ApprovedAt: d.ApprovedAt}
 }
 
-func (a *aop) deviceLogin(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) deviceLogin(w http.ResponseWriter, r *http.Request) error {
 	d, err := a.svc.DeviceCodeByUserCode(r.Context(), r.PathValue("userCode"))
 	if err != nil {
 		return err
@@ -140,7 +140,7 @@ func (a *aop) deviceLogin(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) approveDeviceLogin(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) approveDeviceLogin(w http.ResponseWriter, r *http.Request) error {
 	d, err := a.svc.ApproveDeviceCode(r.Context(), principal(r), r.PathValue("userCode"))
 	if err != nil {
 		return err

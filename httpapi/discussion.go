@@ -272,12 +272,8 @@ func (d *discussionAPI) events(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var hints <-chan []byte
-	if sub != nil {
-		defer sub.Close()
-		hints = sub.C
-	}
-	httpjson.Stream(w, r, hints, 0, func(w io.Writer, hint []byte) error {
+	defer sub.Close()
+	httpjson.Stream(w, r, sub.C, sub.Poll(), func(w io.Writer, hint []byte) error {
 		b, _ := json.Marshal(map[string]string{"id": string(hint)})
 		_, err := fmt.Fprintf(w, "event: changed\ndata: %s\n\n", b)
 		return err

@@ -2,7 +2,7 @@
 // a host mounts on any mux:
 //
 //	mux := http.NewServeMux()
-//	mux.Handle("/api/v1/", httpapi.AOP(slotsService))
+//	mux.Handle("/api/v1/", httpapi.Slots(slotsService))
 //
 // Every answer is JSON. Errors have one shape,
 //

@@ -26,7 +26,7 @@ func newLiveAPI(t *testing.T, st storetest.Stores, n store.Notifier) *apiClient 
 	svc := slots.New(st.Slots, slots.WithAdminKey(adminToken), slots.WithNotifier(n))
 	p := prism.New(st.Prism, st.Slots, prism.WithNotifier(n))
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLimiter(nil), httpapi.WithPrism(p)))
+	mux.Handle("/api/v1/", httpapi.Slots(svc, httpapi.WithLimiter(nil), httpapi.WithPrism(p)))
 	srv := httptest.NewServer(validated(t, mux))
 	t.Cleanup(srv.Close)
 	return &apiClient{t: t, srv: srv}
@@ -124,7 +124,7 @@ func TestClaimEventsAcrossProcesses(t *testing.T) {
 }
 
 // TestClaimEventsWithoutNotifier: a server whose services have no notifier
-// still tells its readers to re-read, every EventsPoll.
+// still tells its readers to re-read, every second (store.Subscription.Poll).
 func TestClaimEventsWithoutNotifier(t *testing.T) {
 	st := memstore.New()
 	c := newAPI(t, storetest.Stores{Slots: st})

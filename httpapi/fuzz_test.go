@@ -38,7 +38,7 @@ func FuzzConfigureSlots(f *testing.F) {
 	}
 	st := memstore.New()
 	svc := slots.New(st, slots.WithAdminKey(adminToken))
-	h := httpapi.AOP(svc, httpapi.WithLimiter(nil))
+	h := httpapi.Slots(svc, httpapi.WithLimiter(nil))
 	claim, err := svc.CreateClaim(f.Context(), slots.NewClaim{Title: "fuzz"})
 	if err != nil {
 		f.Fatal(err)

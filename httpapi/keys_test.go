@@ -26,7 +26,7 @@ func newKeyedAPI(t *testing.T, st storetest.Stores, opts ...httpapi.Option) *api
 	keys := slots.New(st.Slots, slots.WithAdminKey(adminToken))
 	opts = append([]httpapi.Option{httpapi.WithKeys(keys)}, opts...)
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.AOP(keys, opts...))
+	mux.Handle("/api/v1/", httpapi.Slots(keys, opts...))
 	disc := httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier)), opts...)
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
 		mux.Handle(p, disc)

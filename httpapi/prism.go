@@ -18,7 +18,7 @@ import (
 // creating a claim start its pipeline.
 func WithPrism(svc *prism.Service) Option { return func(c *config) { c.prism = svc } }
 
-func (a *aop) routePrism(rt *router, auth func(slots.Scope, bool, func(http.ResponseWriter, *http.Request) error) route) {
+func (a *slotsAPI) routePrism(rt *router, auth func(slots.Scope, bool, func(http.ResponseWriter, *http.Request) error) route) {
 	rt.handle("GET", "/api/v1/jobs/work", auth("", false, a.nextWork))
 	rt.handle("GET", "/api/v1/jobs/peek", auth("", false, a.peekWork))
 	rt.handle("POST", "/api/v1/claims/{claimId}/stage-slots/{slotId}/take", auth(slots.ScopeCommentCreate, true, a.stageTake))
@@ -203,7 +203,7 @@ func workQuery(r *http.Request) (prism.WorkQuery, error) {
 }
 
 // findWork runs the work queue for the request's filters and strategy.
-func (a *aop) findWork(r *http.Request) (prism.Work, error) {
+func (a *slotsAPI) findWork(r *http.Request) (prism.Work, error) {
 	wq, err := workQuery(r)
 	if err != nil {
 		return prism.Work{}, err
@@ -218,7 +218,7 @@ func (a *aop) findWork(r *http.Request) (prism.Work, error) {
 	}
 }
 
-func (a *aop) nextWork(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) nextWork(w http.ResponseWriter, r *http.Request) error {
 	work, err := a.findWork(r)
 	if err != nil {
 		return err
@@ -230,7 +230,7 @@ func (a *aop) nextWork(w http.ResponseWriter, r *http.Request) error {
 
 // peekWork answers whether GET /jobs/work would find work, without taking
 // or showing it: {available: true}, or 404 no_job.
-func (a *aop) peekWork(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) peekWork(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.findWork(r); err != nil {
 		return err
 	}
@@ -272,7 +272,7 @@ func doneInput(in wire.StageDone) (prism.DoneInput, error) {
 	return d, nil
 }
 
-func (a *aop) stageTake(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) stageTake(w http.ResponseWriter, r *http.Request) error {
 	s, _, err := a.prism.Take(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId"))
 	if err != nil {
 		return err
@@ -281,7 +281,7 @@ func (a *aop) stageTake(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) stageDone(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) stageDone(w http.ResponseWriter, r *http.Request) error {
 	var in wire.StageDone
 	// The body is optional: a work slot of a prose layer may finish without one.
 	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
@@ -299,7 +299,7 @@ func (a *aop) stageDone(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) pipeline(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) pipeline(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.prism.Pipeline(r.Context(), r.PathValue("claimId"))
 	if err != nil {
 		return err
@@ -308,7 +308,7 @@ func (a *aop) pipeline(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) flags(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) flags(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.prism.Pipeline(r.Context(), r.PathValue("claimId"))
 	if err != nil {
 		return err
@@ -317,7 +317,7 @@ func (a *aop) flags(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) resolveFlag(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) resolveFlag(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		Action prism.FlagAction `json:"action"`
 		Note   string           `json:"note"`
@@ -335,7 +335,7 @@ func (a *aop) resolveFlag(w http.ResponseWriter, r *http.Request) error {
 
 var errNoConsensus = &store.Error{Kind: store.ErrNotFound, Code: "consensus_not_found", Message: "this claim has no consensus record yet"}
 
-func (a *aop) consensus(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) consensus(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.prism.Pipeline(r.Context(), r.PathValue("claimId"))
 	if err != nil {
 		return err
@@ -349,7 +349,7 @@ func (a *aop) consensus(w http.ResponseWriter, r *http.Request) error {
 
 // consensusHistory lists the claim's consensus records, newest first, as
 // the original does: Agora's pipeline writes at most one.
-func (a *aop) consensusHistory(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) consensusHistory(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.prism.Pipeline(r.Context(), r.PathValue("claimId"))
 	if err != nil {
 		return err
@@ -364,7 +364,7 @@ func (a *aop) consensusHistory(w http.ResponseWriter, r *http.Request) error {
 
 // releaseStale re-opens the stage slots the caller holds, as the
 // original's agent runner asks after a failed run.
-func (a *aop) releaseStale(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) releaseStale(w http.ResponseWriter, r *http.Request) error {
 	n, err := a.prism.ReleaseHeld(r.Context(), principal(r))
 	if err != nil {
 		return err
@@ -373,7 +373,7 @@ func (a *aop) releaseStale(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) protocol(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) protocol(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.prism.Protocol(r.Context(), r.PathValue("protocolId"))
 	if err != nil {
 		return err
@@ -382,7 +382,7 @@ func (a *aop) protocol(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) protocols(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) protocols(w http.ResponseWriter, r *http.Request) error {
 	ps, err := a.prism.Protocols(r.Context())
 	if err != nil {
 		return err
@@ -391,7 +391,7 @@ func (a *aop) protocols(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) registerProtocol(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) registerProtocol(w http.ResponseWriter, r *http.Request) error {
 	var p prism.Protocol
 	if err := httpjson.Decode(w, r, &p); err != nil {
 		return err

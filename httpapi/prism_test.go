@@ -19,7 +19,7 @@ func newPrismAPI(t *testing.T, st storetest.Stores) *apiClient {
 	t.Helper()
 	svc := slots.New(st.Slots, slots.WithAdminKey(adminToken))
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLimiter(nil), httpapi.WithPrism(prism.New(st.Prism, st.Slots))))
+	mux.Handle("/api/v1/", httpapi.Slots(svc, httpapi.WithLimiter(nil), httpapi.WithPrism(prism.New(st.Prism, st.Slots))))
 	srv := httptest.NewServer(validated(t, mux))
 	t.Cleanup(srv.Close)
 	return &apiClient{t: t, srv: srv}

@@ -121,7 +121,7 @@ func everyHandler(t *testing.T, st storetest.Stores) map[string]http.Handler {
 	chat := agentchat.New(st.AgentChat, idleRunner{}, agentchat.WithNotifier(st.Notifier))
 	t.Cleanup(chat.Close)
 	return map[string]http.Handler{
-		"aop":        httpapi.AOP(svc, httpapi.WithPrism(pipelines), httpapi.WithLimiter(nil)),
+		"aop":        httpapi.Slots(svc, httpapi.WithPrism(pipelines), httpapi.WithLimiter(nil)),
 		"arena":      httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(st.Notifier))),
 		"discussion": httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier))),
 		"agentchat":  agentchat.Handler(chat),

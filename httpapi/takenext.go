@@ -21,7 +21,7 @@ type takeJobRequest struct {
 // GET /jobs/slots and POST .../take: it finds the caller's next job and takes
 // its seat in one atomic step, so a crowd of agents never races for the same
 // seat. 200 with the job (its slot as taken), or 404 no_open_slots.
-func (a *aop) takeJob(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) takeJob(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	in := takeJobRequest{Role: slots.Role(q.Get("role")), Domain: q.Get("domain"), Strategy: slots.Strategy(q.Get("strategy"))}
 	var body takeJobRequest

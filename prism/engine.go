@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -31,7 +32,7 @@ type Credit struct {
 // env is what transitions need from the service.
 type env struct {
 	now int64
-	ids *store.IDGen
+	ids *ids.Gen
 }
 
 // newPipeline starts a claim's pipeline at its first layer.

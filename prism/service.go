@@ -7,6 +7,9 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/agorahq/agora/internal/ids"
+	"github.com/agorahq/agora/internal/notify"
+	"github.com/agorahq/agora/internal/sweep"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -31,9 +34,9 @@ type Service struct {
 	store     Store
 	claims    slots.ClaimStore
 	now       func() time.Time
-	ids       store.IDGen
+	ids       ids.Gen
 	lease     time.Duration
-	notify    store.Notifier
+	notifier  store.Notifier
 	pipelines store.Versions[Pipeline]
 }
 
@@ -50,8 +53,10 @@ func WithLease(d time.Duration) Option { return func(s *Service) { s.lease = d }
 // WithNotifier makes every change of a pipeline publish its claim's ID on
 // slots.ClaimsTopic, the topic of slots.Service's claim changes, so a live
 // view following one follows both. Announcements go out in the background
-// (store.Async), off the path of a take or a done.
-func WithNotifier(n store.Notifier) Option { return func(s *Service) { s.notify = store.Async(n) } }
+// off the path of a take or a done.
+func WithNotifier(n store.Notifier) Option {
+	return func(s *Service) { s.notifier = notify.ForService(n) }
+}
 
 // DefaultLease is how long a stage slot stays taken without a done.
 const DefaultLease = 5 * time.Minute
@@ -59,7 +64,7 @@ const DefaultLease = 5 * time.Minute
 // New returns a Service over st; claims is where claims live (the slots
 // store of the same backend).
 func New(st Store, claims slots.ClaimStore, opts ...Option) *Service {
-	s := &Service{store: st, claims: claims, now: time.Now, lease: DefaultLease}
+	s := &Service{store: st, claims: claims, now: time.Now, lease: DefaultLease, notifier: notify.Local()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -134,7 +139,7 @@ func (s *Service) change(ctx context.Context, claimID string, fn func(p *Pipelin
 		}
 	})
 	if err == nil {
-		slots.PublishClaimChange(ctx, s.notify, claimID)
+		slots.PublishClaimChange(ctx, s.notifier, claimID)
 	}
 	return saved, err
 }
@@ -198,7 +203,7 @@ func (s *Service) Init(ctx context.Context, claim slots.Claim, protocolID string
 	}
 	if err == nil {
 		s.pipelines.Put(p.ClaimID, p.Version, p.Clone(), false) // the caller owns p
-		slots.PublishClaimChange(ctx, s.notify, claim.ID)
+		slots.PublishClaimChange(ctx, s.notifier, claim.ID)
 	}
 	return p, err
 }
@@ -248,9 +253,9 @@ func (s *Service) ResolveFlag(ctx context.Context, reviewer slots.Key, claimID, 
 	})
 }
 
-// ReleaseExpired re-opens every stage slot whose lease lapsed and returns
+// Sweep re-opens every stage slot whose lease lapsed and returns
 // how many pipelines changed.
-func (s *Service) ReleaseExpired(ctx context.Context) (int, error) {
+func (s *Service) Sweep(ctx context.Context) (int, error) {
 	now := s.now().UnixMilli()
 	ids, err := s.store.LapsedPipelines(ctx, now)
 	if err != nil {
@@ -306,10 +311,10 @@ func (s *Service) ReleaseHeld(ctx context.Context, agent slots.Key) (int, error)
 	return total, nil
 }
 
-// RunSweeper calls ReleaseExpired every interval until ctx is done.
+// RunSweeper calls Sweep every interval until ctx is done.
 func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, onErr func(error)) {
-	store.Periodically(ctx, interval, func(ctx context.Context) error {
-		_, err := s.ReleaseExpired(ctx)
+	sweep.Every(ctx, interval, func(ctx context.Context) error {
+		_, err := s.Sweep(ctx)
 		return err
 	}, onErr)
 }

@@ -36,7 +36,7 @@ const (
 // poll.
 const DeviceCodeTTL = 15 * time.Minute
 
-// DevicePollInterval is how often a CLI should poll, in secons.store.
+// DevicePollInterval is how often a CLI should poll, in seconds.
 const DevicePollInterval = 5
 
 // DeviceCode is a device login as stored. ID is the hex SHA-256 of the

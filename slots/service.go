@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agorahq/agora/internal/ids"
+	"github.com/agorahq/agora/internal/notify"
+	"github.com/agorahq/agora/internal/sweep"
 	"github.com/agorahq/agora/store"
 )
 
@@ -17,7 +20,7 @@ import (
 type Service struct {
 	store     Store
 	now       func() time.Time
-	ids       store.IDGen
+	ids       ids.Gen
 	lease     time.Duration
 	adminHash []byte
 	notifier  store.Notifier
@@ -37,7 +40,7 @@ func WithClock(now func() time.Time) Option {
 // WithLease makes a taken slot lapse when its agent has not called Done
 // within ttl: another agent may then take it, and a late Done is refused with
 // ErrSlotNotTaken. Zero (the default) means slots never lapse, as in the
-// specification. Run ReleaseExpired (or RunSweeper) so lapsed slots show as
+// specification. Run Sweep (or RunSweeper) so lapsed slots show as
 // open again in listings and the job queue.
 func WithLease(ttl time.Duration) Option {
 	return func(s *Service) { s.lease = ttl }
@@ -60,10 +63,11 @@ func WithAdminKey(token string) Option {
 // comments, its role slots — publish the claim's ID on ClaimsTopic, so live
 // views in every process sharing n follow it (see SubscribeClaims). Give
 // prism.Service the same notifier: pipeline changes go to the same topic.
-// The announcement goes out in the background (store.Async): a take stays
-// one round trip to the store.
+// The announcement goes out in the background: a take stays one round
+// trip to the store. Without a notifier, changes are announced to this
+// process's views only, which re-read every second for the rest.
 func WithNotifier(n store.Notifier) Option {
-	return func(s *Service) { s.notifier = store.Async(n) }
+	return func(s *Service) { s.notifier = notify.ForService(n) }
 }
 
 // ClaimsTopic carries a hint for every change of a claim, its comments, its
@@ -71,11 +75,8 @@ func WithNotifier(n store.Notifier) Option {
 // when several claims may have changed at once (lapsed leases re-opened).
 const ClaimsTopic = "slots:claims"
 
-// SubscribeClaims follows ClaimsTopic (nil without a notifier).
+// SubscribeClaims follows ClaimsTopic.
 func (s *Service) SubscribeClaims(ctx context.Context) (*store.Subscription, error) {
-	if s.notifier == nil {
-		return nil, nil
-	}
 	return s.notifier.Subscribe(ctx, ClaimsTopic)
 }
 
@@ -83,14 +84,12 @@ func (s *Service) SubscribeClaims(ctx context.Context) (*store.Subscription, err
 // not nil. The change is already stored, so the hint outlives the caller's
 // context; a lost hint only delays a live view until its next re-read.
 func PublishClaimChange(ctx context.Context, n store.Notifier, claimID string) {
-	if n != nil {
-		_ = n.Publish(context.WithoutCancel(ctx), ClaimsTopic, []byte(claimID))
-	}
+	_ = n.Publish(context.WithoutCancel(ctx), ClaimsTopic, []byte(claimID))
 }
 
 // New returns a Service over st.
 func New(st Store, opts ...Option) *Service {
-	s := &Service{store: st, now: time.Now}
+	s := &Service{store: st, now: time.Now, notifier: notify.Local()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -103,9 +102,6 @@ func (s *Service) Store() Store { return s.store }
 
 // Now returns the service clock's current time.
 func (s *Service) Now() time.Time { return s.now() }
-
-// NewID returns a fresh time-ordered ID with the given prefix.
-func (s *Service) NewID(prefix string) string { return s.ids.New(prefix) }
 
 func (s *Service) nowMs() int64 { return s.now().UnixMilli() }
 
@@ -377,8 +373,8 @@ func (s *Service) Done(ctx context.Context, agent Key, claimID, slotID string) (
 	return slot, err
 }
 
-// ReleaseExpired re-opens slots whose lease lapsed and returns how many.
-func (s *Service) ReleaseExpired(ctx context.Context) (int, error) {
+// Sweep re-opens slots whose lease lapsed and returns how many.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
 	n, err := s.store.ReleaseExpiredSlots(ctx, s.nowMs())
 	if n > 0 {
 		PublishClaimChange(ctx, s.notifier, "")
@@ -386,12 +382,12 @@ func (s *Service) ReleaseExpired(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// RunSweeper calls ReleaseExpired every interval until ctx is done. Errors
+// RunSweeper calls Sweep every interval until ctx is done. Errors
 // are passed to onErr when it is not nil. Several sweepers in several
 // processes may run at once: each slot is re-opened once.
 func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, onErr func(error)) {
-	store.Periodically(ctx, interval, func(ctx context.Context) error {
-		_, err := s.ReleaseExpired(ctx)
+	sweep.Every(ctx, interval, func(ctx context.Context) error {
+		_, err := s.Sweep(ctx)
 		return err
 	}, onErr)
 }

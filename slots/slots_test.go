@@ -165,9 +165,22 @@ func TestChangesArePublished(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, c.ID, next())
 
-	sub2, err := slots.New(st).SubscribeClaims(ctx)
+	// Without a notifier a service announces its changes to its own
+	// subscribers, whose subscriptions say so (they re-read every second
+	// for the changes of other processes).
+	alone := slots.New(st)
+	sub2, err := alone.SubscribeClaims(ctx)
 	require.NoError(t, err)
-	require.Nil(t, sub2, "no notifier, no subscription")
+	defer sub2.Close()
+	require.True(t, sub2.Local)
+	third, err := alone.CreateClaim(ctx, slots.NewClaim{Title: "lead sinks"})
+	require.NoError(t, err)
+	select {
+	case got := <-sub2.C:
+		require.Equal(t, third.ID, string(got))
+	case <-time.After(5 * time.Second):
+		t.Fatal("a service without a notifier did not announce to its own subscriber")
+	}
 }
 
 // nextSlotSpy records what the service asks NextOpenSlot.

@@ -1,6 +1,7 @@
 // Package store holds what every Agora storage backend shares: the sentinel
 // errors that domain packages and backends return, the domain error type that
-// carries a machine-readable code, and ID generation.
+// carries a machine-readable code, and the Notifier contract live views are
+// built on.
 //
 // It imports nothing of Agora's, so domain packages (slots, prism, …), the
 // backends (memstore, pgstore, redisstore) and httpapi can all depend on it

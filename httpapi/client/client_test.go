@@ -39,7 +39,7 @@ func serve(t *testing.T, st storetest.Stores, n store.Notifier) string {
 	svc := slots.New(st.Slots, slots.WithAdminKey(admin), slots.WithNotifier(n))
 	p := prism.New(st.Prism, st.Slots, prism.WithNotifier(n))
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithPrism(p)))
+	mux.Handle("/api/v1/", httpapi.Slots(svc, httpapi.WithPrism(p)))
 	d := httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(n)))
 	for _, path := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
 		mux.Handle(path, d)
@@ -461,7 +461,7 @@ func limited(t *testing.T, perSecond float64, burst int) *client.Client {
 	t.Helper()
 	svc := slots.New(memstore.New(), slots.WithAdminKey(admin))
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLimiter(httpapi.NewLocalLimiter(perSecond, burst))))
+	mux.Handle("/api/v1/", httpapi.Slots(svc, httpapi.WithLimiter(httpapi.NewLocalLimiter(perSecond, burst))))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return client.New(srv.URL, client.WithToken(admin))

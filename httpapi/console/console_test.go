@@ -30,7 +30,7 @@ func newSquadServer(t *testing.T, keyed bool) (*discussion.Service, *slots.Servi
 	mux := http.NewServeMux()
 	if keyed {
 		opts = append(opts, httpapi.WithKeys(keys))
-		mux.Handle("/api/v1/", httpapi.AOP(keys, opts...))
+		mux.Handle("/api/v1/", httpapi.Slots(keys, opts...))
 	}
 	d := httpapi.Discussion(svc, opts...)
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {

@@ -38,7 +38,7 @@ func TestDevicePageApproves(t *testing.T) {
 	const admin = "admin-key-for-the-device-page"
 	svc := slots.New(memstore.New(), slots.WithAdminKey(admin))
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.AOP(svc))
+	mux.Handle("/api/v1/", httpapi.Slots(svc))
 	c := console.Handler()
 	mux.Handle("/device", c)
 	mux.Handle("/console/", c)

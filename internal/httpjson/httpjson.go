@@ -338,19 +338,6 @@ func (rt *Router) notFound(w http.ResponseWriter, r *http.Request) {
 // stream open through proxies.
 const KeepAlive = 15 * time.Second
 
-// StreamPoll is the poll a stream that re-reads on hints gives Stream:
-// every second without hints (no notifier: polling is all there is), and
-// with them only every 30 s, for an announcement the notifier dropped
-// (store.Async drops events past its backlog; a reconnected notifier hints
-// every subscriber by itself), so an idle stream costs the store almost
-// nothing.
-func StreamPoll(hints <-chan []byte) time.Duration {
-	if hints == nil {
-		return time.Second
-	}
-	return 30 * time.Second
-}
-
 // StreamWriteTimeout is how long one write of an event stream may wait for
 // a client that does not read before the stream is ended.
 const StreamWriteTimeout = 30 * time.Second

@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/slots"
-	"github.com/agorahq/agora/store"
 )
 
 // Store implements every domain's store interface in memory. The zero value
@@ -35,7 +35,7 @@ type Store struct {
 	gameLogs  map[string]*gameLog
 	chats     map[string]*chatRec
 
-	hub store.Hub // the notifier; has its own lock
+	hub notify.Hub // the notifier; has its own lock
 }
 
 var _ slots.Store = (*Store)(nil)

@@ -2,28 +2,24 @@ package memstore
 
 import (
 	"context"
-	"fmt"
 
+	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/store"
 )
 
-var _ store.InProcess = (*Store)(nil)
+var (
+	_ store.Notifier   = (*Store)(nil)
+	_ notify.InProcess = (*Store)(nil)
+)
 
-// PublishesInProcess implements store.InProcess: Publish hands events to
-// this process's subscribers without waiting, so store.Async leaves the
-// Store as it is.
+// PublishesInProcess marks Publish as delivering within this process
+// without waiting, so the services publish through it directly rather than
+// from a background goroutine.
 func (*Store) PublishesInProcess() {}
 
 // Publish implements store.Notifier within this process.
 func (s *Store) Publish(ctx context.Context, topic string, payload []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if len(topic)+len(payload) > store.MaxEventBytes {
-		return fmt.Errorf("memstore: event of %d bytes on %q is over %d", len(payload), topic, store.MaxEventBytes)
-	}
-	s.hub.Deliver(topic, payload)
-	return nil
+	return s.hub.Publish(ctx, topic, payload)
 }
 
 // Subscribe implements store.Notifier within this process.

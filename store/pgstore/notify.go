@@ -11,19 +11,20 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/store"
 )
 
 // Notifier carries events between every process sharing a database with
 // LISTEN/NOTIFY. Events travel on one channel per schema (so stores in
 // different schemas do not hear each other) as "<topic> <base64 payload>";
-// one listening connection per Notifier feeds a store.Hub that fans them out
+// one listening connection per Notifier feeds a notify.Hub that fans them out
 // in-process.
 type Notifier struct {
 	db       *sqlx.DB
 	channel  string
 	listener *pq.Listener
-	hub      store.Hub
+	hub      notify.Hub
 	done     chan struct{}
 	once     sync.Once
 }

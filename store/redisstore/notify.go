@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/store"
 )
 
@@ -15,12 +16,12 @@ var _ store.Notifier = (*Store)(nil)
 
 // notifier carries events between processes on one Redis channel per store,
 // "{prefix}:events", each message "<topic>\x00<payload>". One subscription
-// connection per Store feeds a store.Hub that fans events out in-process, so
+// connection per Store feeds a notify.Hub that fans events out in-process, so
 // a thousand watchers cost one connection, not a thousand.
 type notifier struct {
 	mu     sync.Mutex
 	pubsub *redis.PubSub
-	hub    store.Hub
+	hub    notify.Hub
 }
 
 func (s *Store) eventsChannel() string { return s.key("events") }

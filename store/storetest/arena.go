@@ -24,6 +24,9 @@ type arenaEnv struct {
 	svc   *arena.Service
 	peer  *arena.Service
 	clock *Clock
+	// notifier is svc's, for a test that makes a service of its own
+	// hearing what svc hears.
+	notifier store.Notifier
 }
 
 func newArenaEnv(t *testing.T, newStores NewStores) *arenaEnv {
@@ -34,11 +37,12 @@ func newArenaEnv(t *testing.T, newStores NewStores) *arenaEnv {
 	}
 	clock := NewClock()
 	return &arenaEnv{
-		ctx:   context.Background(),
-		store: st.Arena,
-		svc:   arena.New(st.Arena, arena.WithClock(clock.Now), arena.WithNotifier(st.Notifier)),
-		peer:  arena.New(st.Arena, arena.WithClock(clock.Now), arena.WithNotifier(st.Peer)),
-		clock: clock,
+		ctx:      context.Background(),
+		store:    st.Arena,
+		svc:      arena.New(st.Arena, arena.WithClock(clock.Now), arena.WithNotifier(st.Notifier)),
+		notifier: st.Notifier,
+		peer:     arena.New(st.Arena, arena.WithClock(clock.Now), arena.WithNotifier(st.Peer)),
+		clock:    clock,
 	}
 }
 
@@ -675,29 +679,35 @@ func RunArena(t *testing.T, newStores NewStores) {
 	t.Run("WaitWakesAcrossProcesses", func(t *testing.T) {
 		t.Parallel()
 		e := newArenaEnv(t, newStores)
+		// The waiter hears of the peer's change through the notifier
+		// alone: a subscription shared across processes re-reads only
+		// every 30 s, past this test's deadline, so a notifier that does
+		// not carry the change fails it.
+		n, subscribed := watched(e.notifier)
+		waiter := arena.New(e.store, arena.WithClock(e.clock.Now), arena.WithNotifier(n))
 		g, err := e.svc.Create(e.ctx, 0, 0)
 		require.NoError(t, err)
 		done := make(chan arena.Game, 1)
 		go func() {
-			got, err := e.svc.WaitChange(e.ctx, g.ID, g.Version, 20*time.Second)
+			got, err := waiter.Wait(e.ctx, g.ID, g.Version, 20*time.Second)
 			if err != nil {
 				t.Error(err)
 			}
 			done <- got
 		}()
-		time.Sleep(200 * time.Millisecond)
+		<-subscribed
 		_, err = e.peer.Register(e.ctx, g.ID, "Alice", nil)
 		require.NoError(t, err)
 		select {
 		case got := <-done:
 			require.Equal(t, g.Version+1, got.Version)
 		case <-time.After(15 * time.Second):
-			t.Fatal("WaitChange did not wake")
+			t.Fatal("Wait did not wake")
 		}
-		same, err := e.svc.WaitChange(e.ctx, g.ID, g.Version+1, 50*time.Millisecond)
+		same, err := e.svc.Wait(e.ctx, g.ID, g.Version+1, 50*time.Millisecond)
 		require.NoError(t, err)
 		require.Equal(t, g.Version+1, same.Version, "unchanged after the wait")
-		_, err = e.svc.WaitChange(e.ctx, "game_missing", 1, time.Second)
+		_, err = e.svc.Wait(e.ctx, "game_missing", 1, time.Second)
 		require.True(t, errors.Is(err, arena.ErrGameNotFound))
 	})
 }

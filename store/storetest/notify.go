@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,4 +127,26 @@ func requireNotifiers(newStores NewStores) NewStores {
 		}
 		return st
 	}
+}
+
+// watched wraps n so the returned channel is closed once a subscription
+// through it has been made: a test waits on it instead of sleeping to let
+// a waiter subscribe.
+func watched(n store.Notifier) (store.Notifier, <-chan struct{}) {
+	w := &watchedNotifier{Notifier: n, subscribed: make(chan struct{})}
+	return w, w.subscribed
+}
+
+type watchedNotifier struct {
+	store.Notifier
+	subscribed chan struct{}
+	once       sync.Once
+}
+
+func (w *watchedNotifier) Subscribe(ctx context.Context, topic string) (*store.Subscription, error) {
+	s, err := w.Notifier.Subscribe(ctx, topic)
+	if err == nil {
+		w.once.Do(func() { close(w.subscribed) })
+	}
+	return s, err
 }

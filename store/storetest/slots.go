@@ -719,7 +719,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		_, err = e.svc.Take(e.ctx, a, c1.ID, s1[1].ID)
 		requireCode(t, slots.ErrSlotHeld, err)
 
-		n, err := e.svc.ReleaseExpired(e.ctx)
+		n, err := e.svc.Sweep(e.ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		require.Equal(t, s1[0].ID, next(), "after the sweep A holds nothing on c1")
@@ -748,7 +748,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		e.clock.Advance(59 * time.Second)
 		_, err = e.svc.Take(e.ctx, b, c.ID, open[0].ID)
 		requireCode(t, slots.ErrSlotTaken, err)
-		n, err := e.svc.ReleaseExpired(e.ctx)
+		n, err := e.svc.Sweep(e.ctx)
 		require.NoError(t, err)
 		require.Zero(t, n)
 
@@ -777,7 +777,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		e.clock.Advance(time.Minute)
 		var released atomic.Int64
 		concurrently(8, func(int) {
-			n, err := e.svc.ReleaseExpired(e.ctx)
+			n, err := e.svc.Sweep(e.ctx)
 			if err == nil {
 				released.Add(int64(n))
 			}

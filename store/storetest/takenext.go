@@ -78,7 +78,7 @@ func runTakeNext(t *testing.T, newStores NewStores) {
 
 		// A lapsed take, once released, is offered again, to another agent.
 		e.clock.Advance(time.Minute)
-		n, err := e.svc.ReleaseExpired(e.ctx)
+		n, err := e.svc.Sweep(e.ctx)
 		require.NoError(t, err)
 		require.Equal(t, 3, n)
 		c := e.agent("C")

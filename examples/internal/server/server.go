@@ -120,7 +120,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.AOP(svc, httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter), httpapi.WithPrism(pipelines)))
+	mux.Handle("/api/v1/", httpapi.Slots(svc, httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter), httpapi.WithPrism(pipelines)))
 	brain, closeBrain, err := bots.NewBrain(*fillerBrain, *claudePath)
 	if err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
@@ -18,12 +17,13 @@ import (
 	"github.com/agorahq/agora/store"
 )
 
-// AOP returns the handler of the /api/v1 routes over svc: claims, comments,
-// API keys, the caller's profile and the role slots of seeds/slots.md. Mount
-// it at "/api/v1/".
-func AOP(svc *slots.Service, opts ...Option) http.Handler {
+// Slots returns the handler of the /api/v1 routes over svc, the Agent
+// Orchestration Protocol's API: claims, comments, API keys, the caller's
+// profile and the role slots of seeds/slots.md, and with WithPrism the
+// pipeline's routes. Mount it at "/api/v1/".
+func Slots(svc *slots.Service, opts ...Option) http.Handler {
 	cfg := newConfig(opts)
-	a := &aop{svc: svc, prism: cfg.prism, limiter: cfg.limiter}
+	a := &slotsAPI{svc: svc, prism: cfg.prism, limiter: cfg.limiter}
 	rt := newRouter(cfg)
 	auth := func(scope slots.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
 		return route{auth: svc, scope: scope, limited: limited, fn: fn}
@@ -55,7 +55,7 @@ func AOP(svc *slots.Service, opts ...Option) http.Handler {
 	return rt
 }
 
-type aop struct {
+type slotsAPI struct {
 	svc     *slots.Service
 	prism   *prism.Service // nil: no pipeline routes
 	limiter Limiter        // of the unauthenticated device-code route; nil: none
@@ -72,7 +72,7 @@ func list[T any](s []T) items[T] {
 	return items[T]{s}
 }
 
-func (a *aop) createClaim(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) createClaim(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		Title    string `json:"title"`
 		Body     string `json:"body"`
@@ -109,7 +109,7 @@ func (a *aop) createClaim(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) listClaims(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) listClaims(w http.ResponseWriter, r *http.Request) error {
 	limit, err := httpjson.QueryInt(r, "limit")
 	if err != nil {
 		return err
@@ -128,7 +128,7 @@ func (a *aop) listClaims(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) getClaim(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) getClaim(w http.ResponseWriter, r *http.Request) error {
 	c, err := a.svc.Claim(r.Context(), r.PathValue("claimId"))
 	if err != nil {
 		return err
@@ -154,7 +154,7 @@ func viewComments(cs []slots.Comment) []wire.Comment {
 	return out
 }
 
-func (a *aop) addComment(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) addComment(w http.ResponseWriter, r *http.Request) error {
 	var in wire.NewComment
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
@@ -167,7 +167,7 @@ func (a *aop) addComment(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) listComments(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) listComments(w http.ResponseWriter, r *http.Request) error {
 	cs, err := a.svc.Comments(r.Context(), r.PathValue("claimId"))
 	if err != nil {
 		return err
@@ -176,7 +176,7 @@ func (a *aop) listComments(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) configureSlots(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) configureSlots(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		Roles []struct {
 			Role  slots.Role      `json:"role"`
@@ -202,7 +202,7 @@ func (a *aop) configureSlots(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) listSlots(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) listSlots(w http.ResponseWriter, r *http.Request) error {
 	ss, err := a.svc.Slots(r.Context(), r.PathValue("claimId"))
 	if err != nil {
 		return err
@@ -211,7 +211,7 @@ func (a *aop) listSlots(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) nextJob(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) nextJob(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	job, err := a.svc.NextJob(r.Context(), slots.JobQuery{
 		Role:     slots.Role(q.Get("role")),
@@ -253,7 +253,7 @@ func positiveQuery(r *http.Request, name string, def, max int) (int, error) {
 // claimJob answers GET /api/v1/jobs/claims: one claim picked by strategy
 // (latest, top: most comments, random) among the newest pool claims of
 // domain, with its comments (the newest commentLimit when given).
-func (a *aop) claimJob(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) claimJob(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	strategy := strings.ToLower(q.Get("strategy"))
 	if strategy == "" {
@@ -315,7 +315,7 @@ type takeResponse struct {
 	ClaimID string     `json:"claimId"`
 }
 
-func (a *aop) take(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) take(w http.ResponseWriter, r *http.Request) error {
 	s, err := a.svc.Take(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId"))
 	if err != nil {
 		return err
@@ -324,7 +324,7 @@ func (a *aop) take(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) done(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) done(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.svc.Done(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId")); err != nil {
 		return err
 	}
@@ -341,7 +341,7 @@ type createdKey struct {
 	CreatedAt int64         `json:"createdAt"`
 }
 
-func (a *aop) createKey(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) createKey(w http.ResponseWriter, r *http.Request) error {
 	var in struct {
 		Name      string        `json:"name"`
 		AvatarURL string        `json:"avatarUrl"`
@@ -358,7 +358,7 @@ func (a *aop) createKey(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (a *aop) listKeys(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) listKeys(w http.ResponseWriter, r *http.Request) error {
 	ks, err := a.svc.Keys(r.Context())
 	if err != nil {
 		return err
@@ -378,7 +378,7 @@ func scopesOrEmpty(s []slots.Scope) []slots.Scope {
 	return s
 }
 
-func (a *aop) revokeKey(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	if err := a.svc.RevokeKey(r.Context(), r.PathValue("keyId")); err != nil {
 		return err
 	}
@@ -394,7 +394,7 @@ type profile struct {
 	Balance   int64         `json:"balance"`
 }
 
-func (a *aop) me(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) me(w http.ResponseWriter, r *http.Request) error {
 	k := principal(r)
 	bal, err := a.svc.Balance(r.Context(), k.ID)
 	if err != nil {
@@ -404,26 +404,17 @@ func (a *aop) me(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// EventsPoll is how often GET /api/v1/events tells its reader to re-read
-// everything when the slots service has no notifier to hint changes.
-const EventsPoll = 2 * time.Second
-
 // events streams a hint for every change of a claim, its comments, role
 // slots or pipeline as server-sent events: "changed", data {"claimId": ID},
 // where an empty ID means several claims may have changed. Readers re-read
 // what they show; the operator console's /jobs page is one.
-func (a *aop) events(w http.ResponseWriter, r *http.Request) error {
+func (a *slotsAPI) events(w http.ResponseWriter, r *http.Request) error {
 	sub, err := a.svc.SubscribeClaims(r.Context())
 	if err != nil {
 		return err
 	}
-	var hints <-chan []byte
-	poll := EventsPoll
-	if sub != nil {
-		defer sub.Close()
-		hints, poll = sub.C, 0
-	}
-	httpjson.Stream(w, r, hints, poll, func(w io.Writer, hint []byte) error {
+	defer sub.Close()
+	httpjson.Stream(w, r, sub.C, sub.Poll(), func(w io.Writer, hint []byte) error {
 		b, _ := json.Marshal(map[string]string{"claimId": string(hint)})
 		_, err := fmt.Fprintf(w, "event: changed\ndata: %s\n\n", b)
 		return err

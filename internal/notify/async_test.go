@@ -1,4 +1,4 @@
-package store_test
+package notify_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/memstore"
 )
@@ -39,7 +40,7 @@ func (g *gate) Publish(ctx context.Context, topic string, payload []byte) error 
 }
 
 func (g *gate) Subscribe(ctx context.Context, topic string) (*store.Subscription, error) {
-	var h store.Hub
+	var h notify.Hub
 	return h.Subscribe(ctx, topic), nil
 }
 
@@ -55,7 +56,7 @@ func (g *gate) published() []string {
 // not (it announces a later change).
 func TestAsyncPublishesInOrderWithoutWaiting(t *testing.T) {
 	g := newGate()
-	n := store.Async(g)
+	n := notify.Async(g)
 	ctx := context.Background()
 	require.NoError(t, n.Publish(ctx, "claims", []byte("a")))
 	require.Equal(t, "claims=a", <-g.started, "a is being sent, and the backend is stuck")
@@ -75,14 +76,14 @@ func TestAsyncPublishesInOrderWithoutWaiting(t *testing.T) {
 }
 
 func TestAsyncRefusesOversizeEventsAndPassesSubscribeThrough(t *testing.T) {
-	var h store.Hub
-	n := store.Async(hubNotifier{&h})
+	var h notify.Hub
+	n := notify.Async(hubNotifier{&h})
 	err := n.Publish(context.Background(), "t", []byte(strings.Repeat("x", store.MaxEventBytes)))
 	require.Error(t, err)
-	require.Same(t, n, store.Async(n), "wrapping twice is wrapping once")
-	require.Nil(t, store.Async(nil))
+	require.Same(t, n, notify.Async(n), "wrapping twice is wrapping once")
+	require.Nil(t, notify.Async(nil))
 	st := memstore.New()
-	require.Same(t, st, store.Async(st), "an in-process notifier is kept as it is")
+	require.Same(t, st, notify.Async(st), "an in-process notifier is kept as it is")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -100,8 +101,8 @@ func TestAsyncRefusesOversizeEventsAndPassesSubscribeThrough(t *testing.T) {
 // TestAsyncUnderRace publishes from many goroutines at once: every
 // distinct event arrives (under -race).
 func TestAsyncUnderRace(t *testing.T) {
-	var h store.Hub
-	n := store.Async(hubNotifier{&h})
+	var h notify.Hub
+	n := notify.Async(hubNotifier{&h})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sub, err := n.Subscribe(ctx, "t")
@@ -129,7 +130,7 @@ func TestAsyncUnderRace(t *testing.T) {
 }
 
 // hubNotifier is the in-process Notifier over a Hub.
-type hubNotifier struct{ h *store.Hub }
+type hubNotifier struct{ h *notify.Hub }
 
 func (n hubNotifier) Publish(_ context.Context, topic string, payload []byte) error {
 	n.h.Deliver(topic, payload)

@@ -1,6 +1,8 @@
-package store
+package notify
 
 import (
+	"github.com/agorahq/agora/store"
+
 	"context"
 	"fmt"
 	"sync"
@@ -16,12 +18,12 @@ import (
 // to one still waiting to go out (same topic and payload) is dropped: the
 // waiting one announces the same change, and goes out after it. The
 // goroutine runs only while events wait. If n falls more than
-// MaxAsyncBacklog events behind, new events are dropped until it catches
+// MaxBacklog events behind, new events are dropped until it catches
 // up — they are hints (see Notifier), and a view re-reads on the next one.
 //
 // A notifier that is InProcess is returned as it is: handing its events to
 // another goroutine would cost more than delivering them.
-func Async(n Notifier) Notifier {
+func Async(n store.Notifier) store.Notifier {
 	switch n.(type) {
 	case nil, *asyncNotifier, InProcess:
 		return n
@@ -32,13 +34,13 @@ func Async(n Notifier) Notifier {
 // InProcess is implemented by a Notifier whose Publish delivers within this
 // process without waiting on any I/O (memstore's).
 type InProcess interface {
-	Notifier
+	store.Notifier
 	// PublishesInProcess marks the notifier; it does nothing.
 	PublishesInProcess()
 }
 
-// MaxAsyncBacklog bounds how many events an Async notifier holds.
-const MaxAsyncBacklog = 10_000
+// MaxBacklog bounds how many events an Async notifier holds.
+const MaxBacklog = 10_000
 
 // asyncPublishTimeout bounds one background Publish.
 const asyncPublishTimeout = 10 * time.Second
@@ -46,7 +48,7 @@ const asyncPublishTimeout = 10 * time.Second
 type event struct{ topic, payload string }
 
 type asyncNotifier struct {
-	n Notifier
+	n store.Notifier
 
 	mu      sync.Mutex
 	queue   []event
@@ -57,13 +59,13 @@ type asyncNotifier struct {
 // Publish implements Notifier. It fails only for an event over
 // MaxEventBytes, which no backend carries.
 func (a *asyncNotifier) Publish(_ context.Context, topic string, payload []byte) error {
-	if len(topic)+len(payload) > MaxEventBytes {
-		return fmt.Errorf("store: event of %d bytes on %q is over %d", len(payload), topic, MaxEventBytes)
+	if len(topic)+len(payload) > store.MaxEventBytes {
+		return fmt.Errorf("notify: event of %d bytes on %q is over %d", len(payload), topic, store.MaxEventBytes)
 	}
 	e := event{topic, string(payload)}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.waiting[e] || len(a.queue) >= MaxAsyncBacklog {
+	if a.waiting[e] || len(a.queue) >= MaxBacklog {
 		return nil
 	}
 	a.queue = append(a.queue, e)
@@ -97,6 +99,6 @@ func (a *asyncNotifier) drain() {
 }
 
 // Subscribe implements Notifier.
-func (a *asyncNotifier) Subscribe(ctx context.Context, topic string) (*Subscription, error) {
+func (a *asyncNotifier) Subscribe(ctx context.Context, topic string) (*store.Subscription, error) {
 	return a.n.Subscribe(ctx, topic)
 }

@@ -1,4 +1,5 @@
-package store
+// Package ids makes the IDs every Agora service gives what it creates.
+package ids
 
 import (
 	"crypto/rand"
@@ -14,9 +15,9 @@ import (
 // digits of randomness so that generators in different processes do not
 // collide. Backends order "oldest first" by ID, so this property matters.
 
-// IDGen generates time-ordered IDs. The zero value is ready to use and safe
+// Gen generates time-ordered IDs. The zero value is ready to use and safe
 // for concurrent use.
-type IDGen struct {
+type Gen struct {
 	mu   sync.Mutex
 	last int64
 	seq  uint16
@@ -25,7 +26,7 @@ type IDGen struct {
 }
 
 // New returns a fresh ID such as "slot_018f2c3a4b5c0000a1b2c3d4".
-func (g *IDGen) New(prefix string) string {
+func (g *Gen) New(prefix string) string {
 	now := time.Now
 	if g.Now != nil {
 		now = g.Now

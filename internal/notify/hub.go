@@ -1,0 +1,142 @@
+// Package notify holds the machinery behind Agora's notifiers: the
+// in-process fan-out every backend's notifier delivers through (Hub), the
+// notifier a service uses when it is given none (Local), and the wrapper
+// that takes publishing off a caller's path (Async).
+package notify
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/agorahq/agora/store"
+)
+
+// subscriptionBuffer is how many undelivered events a subscription holds.
+// When it is full a new event is dropped: the subscriber has events pending
+// already, and reading them it re-reads the state the dropped one announced.
+const subscriptionBuffer = 64
+
+// Hub fans events out to the subscriptions of this process. memstore uses
+// it as its Notifier; the PostgreSQL and Redis notifiers feed it from their
+// one listening connection. The zero value is ready to use.
+type Hub struct {
+	// Local marks the hub's subscriptions store.Subscription.Local: the
+	// hub hears this process alone while others share the backend.
+	Local bool
+
+	mu   sync.Mutex
+	subs map[string]map[chan []byte]struct{}
+}
+
+// Subscribe registers a subscription to topic; it is closed when ctx is
+// done or Close is called.
+func (h *Hub) Subscribe(ctx context.Context, topic string) *store.Subscription {
+	c := make(chan []byte, subscriptionBuffer)
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[string]map[chan []byte]struct{}{}
+	}
+	if h.subs[topic] == nil {
+		h.subs[topic] = map[chan []byte]struct{}{}
+	}
+	h.subs[topic][c] = struct{}{}
+	h.mu.Unlock()
+	s := store.NewSubscription(c, h.Local, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.subs[topic], c)
+		if len(h.subs[topic]) == 0 {
+			delete(h.subs, topic)
+		}
+		close(c)
+	})
+	if ctx.Done() != nil {
+		go func() {
+			<-ctx.Done()
+			s.Close()
+		}()
+	}
+	return s
+}
+
+// Deliver hands payload to every subscription of topic without blocking.
+func (h *Hub) Deliver(topic string, payload []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.subs[topic] {
+		select {
+		case c <- payload:
+		default: // full: the subscriber has a wake-up pending already
+		}
+	}
+}
+
+// Resync hands an empty payload to every subscription of every topic, as if
+// each had been told "something changed, re-read it all". The PostgreSQL and
+// Redis notifiers call it when their listening connection comes back after
+// a cut, since events published meanwhile were never received: a live view
+// that re-reads on every event catches up instead of missing them for good.
+func (h *Hub) Resync() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, subs := range h.subs {
+		for c := range subs {
+			select {
+			case c <- nil:
+			default: // full: the subscriber has a wake-up pending already
+			}
+		}
+	}
+}
+
+// Publish delivers within this process, refusing an event over
+// store.MaxEventBytes as every backend does.
+func (h *Hub) Publish(ctx context.Context, topic string, payload []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(topic)+len(payload) > store.MaxEventBytes {
+		return fmt.Errorf("notify: event of %d bytes on %q is over %d", len(payload), topic, store.MaxEventBytes)
+	}
+	h.Deliver(topic, payload)
+	return nil
+}
+
+// PublishesInProcess marks Hub InProcess.
+func (*Hub) PublishesInProcess() {}
+
+// Notifier adapts h to store.Notifier.
+func (h *Hub) Notifier() store.Notifier { return hubNotifier{h} }
+
+type hubNotifier struct{ *Hub }
+
+func (n hubNotifier) Subscribe(ctx context.Context, topic string) (*store.Subscription, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return n.Hub.Subscribe(ctx, topic), nil
+}
+
+// Local returns the notifier of a service given none: its events reach
+// the subscribers of this service in this process, so a change made here
+// wakes the views that follow it at once, and its subscriptions are Local,
+// so views re-read every second for the changes other processes make.
+func Local() store.Notifier { return (&Hub{Local: true}).Notifier() }
+
+// ForService is the notifier a service given n publishes through: n's
+// announcements sent from the background (Async), or Local when n is nil,
+// so a service always has a notifier and its Subscribe never returns nil.
+func ForService(n store.Notifier) store.Notifier {
+	if n == nil {
+		return Local()
+	}
+	return Async(n)
+}
+
+// IsLocal reports whether n is a Local notifier, whose events never reach
+// another process.
+func IsLocal(n store.Notifier) bool {
+	h, ok := n.(hubNotifier)
+	return ok && h.Hub.Local
+}

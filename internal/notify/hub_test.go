@@ -1,0 +1,60 @@
+package notify_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/internal/notify"
+	"github.com/agorahq/agora/store"
+	"github.com/agorahq/agora/store/memstore"
+)
+
+// TestForServiceAlwaysGivesANotifier: a service given no notifier gets a
+// Local one, whose subscriptions hear this process's events and say they
+// are Local (a view re-reads every second); a given notifier's
+// subscriptions are not Local (re-read every 30 s).
+func TestForServiceAlwaysGivesANotifier(t *testing.T) {
+	ctx := context.Background()
+	local := notify.ForService(nil)
+	require.NotNil(t, local)
+	require.True(t, notify.IsLocal(local))
+	sub, err := local.Subscribe(ctx, "t")
+	require.NoError(t, err)
+	require.True(t, sub.Local)
+	require.Equal(t, time.Second, sub.Poll())
+	require.NoError(t, local.Publish(ctx, "t", []byte("x")))
+	require.Equal(t, "x", string(<-sub.C))
+	sub.Close()
+	sub.Close()
+	_, open := <-sub.C
+	require.False(t, open, "Close closes C, and twice is once")
+
+	st := memstore.New()
+	shared := notify.ForService(st)
+	require.False(t, notify.IsLocal(shared))
+	sub, err = shared.Subscribe(ctx, "t")
+	require.NoError(t, err)
+	defer sub.Close()
+	require.False(t, sub.Local)
+	require.Equal(t, 30*time.Second, sub.Poll())
+}
+
+// TestHubSubscriptionEndsWithItsContext: a subscription made with a
+// context closes when the context ends, and a hub refuses an event over
+// store.MaxEventBytes.
+func TestHubSubscriptionEndsWithItsContext(t *testing.T) {
+	var h notify.Hub
+	ctx, cancel := context.WithCancel(context.Background())
+	sub := h.Subscribe(ctx, "t")
+	cancel()
+	select {
+	case _, open := <-sub.C:
+		require.False(t, open)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the subscription outlived its context")
+	}
+	require.Error(t, h.Publish(context.Background(), "t", make([]byte, store.MaxEventBytes)))
+}
