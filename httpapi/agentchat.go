@@ -26,19 +26,20 @@ import (
 func WithChatAuth(s chatauth.Scheme) Option { return func(c *config) { c.chat.auth = s } }
 
 // WithChatLook sets what GET /chat/config tells slot-machine's chat page
-// to show: its title (default "Agora") and accent colour (any CSS colour;
-// empty keeps the page's own), and css, served at /chat.css for the page
-// to load (empty serves an empty sheet).
+// to show: its title (without this option "Agora") and accent colour (any
+// CSS colour; empty keeps the page's own), and css, served at /chat.css
+// for the page to load (empty serves an empty sheet).
 func WithChatLook(title, accent, css string) Option {
 	return func(c *config) {
-		c.chat.look.ChatTitle, c.chat.look.ChatAccent, c.chat.css = title, accent, css
+		c.chat.look = &chatLook{ChatTitle: title, ChatAccent: accent}
+		c.chat.css = css
 	}
 }
 
 // chatConfig is AgentChat's part of config.
 type chatConfig struct {
 	auth chatauth.Scheme
-	look chatLook // AuthMode and AuthSecret come from auth
+	look *chatLook // nil: Agora's; AuthMode and AuthSecret come from auth
 	css  string
 }
 
@@ -65,15 +66,19 @@ type chatLook struct {
 // InterceptChat. WithLogger and WithChatLook apply too.
 func AgentChat(svc *agentchat.Service, opts ...Option) http.Handler {
 	cfg := newConfig(opts)
-	if cfg.chat.auth.Mode == "" {
-		cfg.chat.auth = chatauth.None()
+	auth := cfg.chat.auth
+	if auth.Mode == "" { // a Scheme built by hand
+		auth.Mode = "none"
+		if auth.Authenticate != nil {
+			auth.Mode = "custom"
+		}
 	}
-	look := cfg.chat.look
-	if look.ChatTitle == "" {
-		look.ChatTitle = "Agora"
+	look := chatLook{ChatTitle: "Agora"}
+	if cfg.chat.look != nil {
+		look = *cfg.chat.look
 	}
-	look.AuthMode, look.AuthSecret = cfg.chat.auth.Mode, cfg.chat.auth.PageSecret
-	a := &chatAPI{svc: svc, auth: cfg.chat.auth, log: cfg.log}
+	look.AuthMode, look.AuthSecret = auth.Mode, auth.PageSecret
+	a := &chatAPI{svc: svc, auth: auth, log: cfg.log}
 	rt := newRouter(cfg)
 	rt.Handle("POST", "/agent/conversations", a.guard(a.create))
 	rt.Handle("GET", "/agent/conversations", a.guard(a.list))
@@ -180,9 +185,10 @@ func (a *chatAPI) guard(fn func(http.ResponseWriter, *http.Request) error) func(
 // context.
 type chatUserKey struct{}
 
-// create starts a conversation for the authenticated user; a scheme that
-// names no one (none, secret, a trusted request without the header) takes
-// the body's user, as slot-machine does outside its hmac mode.
+// create starts a conversation for the authenticated user; when the
+// scheme names no one (none, secret, a trusted request without the
+// header) it takes the body's user, as slot-machine does outside its hmac
+// mode.
 func (a *chatAPI) create(w http.ResponseWriter, r *http.Request) error {
 	var in chatCreate
 	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
@@ -190,7 +196,7 @@ func (a *chatAPI) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	if user, _ := r.Context().Value(chatUserKey{}).(string); user != "" {
 		in.User = user
-	} else if a.auth.Mode == "hmac" || a.auth.Mode == "delegate" {
+	} else if a.auth.NamesUsers() {
 		in.User = "" // a scheme that names users: a body cannot claim one
 	}
 	c, err := a.svc.Create(r.Context(), agentchat.NewConversation{Title: in.Title, User: in.User})

@@ -489,6 +489,16 @@ func TestAgentChatAuthSchemes(t *testing.T) {
 		require.JSONEq(t, `{"authMode":"hmac","authSecret":"","chatTitle":"Shop","chatAccent":"#c2410c"}`, body)
 		_, body = status(t, kept, "GET", "/chat.css", nil)
 		require.Equal(t, "body{}", body)
+		_, plain := newChatServer(t, st, gatedRunner{make(chan struct{})}, httpapi.WithChatLook("", "", ""))
+		_, body = status(t, plain, "GET", "/chat/config", nil)
+		require.JSONEq(t, `{"authMode":"none","authSecret":"","chatTitle":"","chatAccent":""}`, body, "an empty title keeps the page's own")
+		_, byHand := newChatServer(t, st, gatedRunner{make(chan struct{})}, httpapi.WithChatAuth(chatauth.Scheme{
+			Authenticate: func(*http.Request) (string, error) { return "", store.Errorf(store.ErrUnauthorized, "no", "no") },
+		}))
+		_, body = status(t, byHand, "GET", "/chat/config", nil)
+		require.JSONEq(t, `{"authMode":"custom","authSecret":"","chatTitle":"Agora","chatAccent":""}`, body, "a scheme built without a mode is custom")
+		code, _ = status(t, byHand, "GET", "/agent/conversations", nil)
+		require.Equal(t, 401, code, "and guards the API")
 
 		_, open := newChatServer(t, st, gatedRunner{make(chan struct{})})
 		require.Equal(t, "bob", open.expect(201, "POST", "/agent/conversations", "", map[string]any{"user": "bob"}).body["user"], "an open API takes the body's user")

@@ -17,7 +17,10 @@ import (
 // StderrTail is how much of the CLI's stderr a run keeps for messages.
 const StderrTail = 10 << 10
 
-// Runner runs `claude -p --output-format stream-json --verbose`.
+// Runner is an agentchat.Runner that runs `claude -p --output-format
+// stream-json --verbose` once per message, in its own process group so
+// that a stop reaches the tools it started too. The zero value runs
+// "claude" from PATH in the server's directory with the default timeouts.
 type Runner struct {
 	Path         string        // the CLI; default "claude" on PATH
 	Dir          string        // the agent's working directory (cmd.Dir: the CLI has no --cwd)
@@ -55,7 +58,7 @@ func (r *Runner) defaults() Runner {
 	return c
 }
 
-// Run implements Runner, with one automatic fallback: when resuming fails,
+// Run implements agentchat.Runner, with one automatic fallback: when resuming fails,
 // the message is sent again without --resume and with the history in the
 // prompt.
 func (r *Runner) Run(ctx context.Context, req agentchat.RunRequest) (agentchat.RunResult, error) {

@@ -47,6 +47,11 @@ type Scheme struct {
 	PageSecret string
 }
 
+// NamesUsers reports whether the scheme alone says who a request is from
+// (hmac, delegate): then a request cannot name its user itself, as it may
+// under the others.
+func (s Scheme) NamesUsers() bool { return s.Mode == "hmac" || s.Mode == "delegate" }
+
 // Custom is the host's own scheme, named "custom" in /chat/config: check
 // returns who the request is from and whether it may use the agent.
 func Custom(check func(*http.Request) (user string, ok bool)) Scheme {
@@ -238,10 +243,10 @@ func (c Config) CheckExposure(addr string) error {
 }
 
 // Flags registers -chat-auth, -chat-secret, -chat-serve-secret,
-// -chat-auth-url and -chat-open on fs, their defaults from the environment variables
-// AGORA_CHAT_AUTH, AGORA_CHAT_SECRET, AGORA_CHAT_SERVE_SECRET ("1" or
-// "true"), AGORA_CHAT_AUTH_URL and AGORA_CHAT_OPEN, read with getenv; and
-// -chat-open.
+// -chat-auth-url and -chat-open on fs, their defaults from the environment
+// variables AGORA_CHAT_AUTH, AGORA_CHAT_SECRET, AGORA_CHAT_SERVE_SECRET
+// ("1" or "true"), AGORA_CHAT_AUTH_URL and AGORA_CHAT_OPEN ("1" or
+// "true"), read with getenv.
 func (c *Config) Flags(fs *flag.FlagSet, getenv func(string) string) {
 	serve := getenv("AGORA_CHAT_SERVE_SECRET")
 	fs.StringVar(&c.Mode, "chat-auth", getenv("AGORA_CHAT_AUTH"), "how the agent API authenticates: none, secret (header X-Agent-Secret or cookie agent_secret), hmac (signed X-SlotMachine-User), trusted (X-SlotMachine-User as is) or delegate (ask -chat-auth-url)")
@@ -252,7 +257,8 @@ func (c *Config) Flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&c.Open, "chat-open", open == "1" || open == "true", "serve the agent API without authentication on an address other than loopback (refused otherwise: anyone reaching it runs the agent)")
 }
 
-// Scheme returns the Scheme c describes.
+// Scheme returns the Scheme c describes, or an error when its mode is
+// unknown or lacks its secret (secret, hmac) or its URL (delegate).
 func (c Config) Scheme() (Scheme, error) {
 	needSecret := func() error {
 		if c.Secret == "" {
