@@ -1,14 +1,18 @@
-// Package agentchat runs the Claude Code CLI for each chat message, stores
-// every event and streams it to a chat UI (seeds/agentchat.md).
+// Package agentchat is the chat front-end of a coding agent: it keeps
+// conversations and every event of their runs, and runs the agent for each
+// message (seeds/agentchat.md).
 //
-// The parts, from the process up: [Parser] turns the CLI's
-// `--output-format stream-json --verbose` lines into normalised [Event]s;
-// [CLIRunner] runs one CLI process per message (resuming the session, with
-// watchdogs, and always reaping its process group); [Service] keeps
-// conversations and their events in a [Store], runs one message at a time
-// per working directory and publishes every event on the store's notifier,
-// so any process sharing the backend can stream or cancel a run; [Handler]
-// serves the agent API, its server-sent-event stream and the chat console
-// (/chat, /chat.js, and /chat/config for slot-machine's chat page), guarded
-// by an [Auth] scheme, and [Intercept] puts them in front of an application.
+// [Service] keeps conversations and their events in a [Store], runs one
+// message at a time per working directory (the others wait in a queue),
+// stores every event before it announces it on the store's notifier — so
+// any process sharing the backend can stream or cancel a run, and a client
+// that lost its stream reads the whole conversation back — and ends every
+// run with a status event. The agent itself is a [Runner]: package
+// agentchat/claudecli runs the Claude Code CLI and turns its stream-json
+// output into the normalised events declared here ([Event]). The agent
+// API, its server-sent-event stream and the chat page are served by
+// httpapi.AgentChat, guarded by a scheme of httpapi/chatauth.
+//
+// The domain imports no runner and no HTTP: a runner depends on it, not
+// the other way round.
 package agentchat

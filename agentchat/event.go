@@ -29,16 +29,24 @@ type StatusData struct {
 	Cancelled bool   `json:"cancelled,omitempty"`
 }
 
-// closingStatus is the status event that ends a run which left the
+// Closing is the data of the status event that ends a run which left the
 // conversation in status s.
-func closingStatus(s Status) string {
-	d := StatusData{Status: s}
+func (s Status) Closing() StatusData {
 	if s == StatusCancelled {
-		d = StatusData{Status: StatusError, Cancelled: true}
+		return StatusData{Status: StatusError, Cancelled: true}
 	}
-	b, _ := json.Marshal(d)
-	return string(b)
+	return StatusData{Status: s}
 }
+
+// Data returns the status event's SSE data: its JSON.
+func (d StatusData) Data() []byte {
+	b, _ := json.Marshal(d)
+	return b
+}
+
+// closingStatus is the stored content of the status event that ends a run
+// which left the conversation in status s.
+func closingStatus(s Status) string { return string(s.Closing().Data()) }
 
 // Event is one normalised event. Which fields are set depends on Type, and
 // they marshal to the SSE data of the specification:

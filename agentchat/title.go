@@ -8,8 +8,8 @@ import (
 
 // TitleInstructions asks the agent to title its conversation, in the words
 // of slot-machine's system prompt; put it in the agent's system prompt
-// (CLIRunner.SystemPrompt). The Service takes the [[TITLE: …]] marker out
-// of the agent's text and stores it as the conversation's title.
+// (claudecli.Runner.SystemPrompt). The Service takes the [[TITLE: …]]
+// marker out of the agent's text and stores it as the conversation's title.
 const TitleInstructions = `## Conversation titling
 
 Include a conversation title in your responses using this format on its own line:

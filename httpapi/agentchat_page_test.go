@@ -16,6 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/agentchat/claudecli"
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/httpapi/chatauth"
 	"github.com/agorahq/agora/internal/browser"
 	"github.com/agorahq/agora/internal/fakeanthropic"
 	"github.com/agorahq/agora/internal/testbackend"
@@ -134,7 +137,7 @@ func (p *pageErrors) get() []string {
 
 // serveChatPage serves the page at /chat in front of Agora's agent API,
 // which runs runner.
-func serveChatPage(t *testing.T, page []byte, st storetest.Stores, runner agentchat.Runner, opts ...agentchat.HandlerOption) *httptest.Server {
+func serveChatPage(t *testing.T, page []byte, st storetest.Stores, runner agentchat.Runner, opts ...httpapi.Option) *httptest.Server {
 	t.Helper()
 	svc := agentchat.New(st.AgentChat, runner, agentchat.WithNotifier(st.Notifier))
 	t.Cleanup(svc.Close)
@@ -143,7 +146,7 @@ func serveChatPage(t *testing.T, page []byte, st storetest.Stores, runner agentc
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write(page)
 	})
-	h := agentchat.Handler(svc, opts...)
+	h := httpapi.AgentChat(svc, opts...)
 	for _, p := range []string{"/agent/", "/chat/", "/chat.css"} {
 		mux.Handle(p, h)
 	}
@@ -253,10 +256,10 @@ func TestSlotMachineChatPageDelegated(t *testing.T) {
 		w.WriteHeader(401)
 	}))
 	t.Cleanup(app.Close)
-	auth, err := agentchat.Delegate(app.URL+"/auth", nil)
+	auth, err := chatauth.Delegate(app.URL+"/auth", nil)
 	require.NoError(t, err)
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
-		srv := serveChatPage(t, page, st, pageRunner{}, agentchat.WithAuthScheme(auth))
+		srv := serveChatPage(t, page, st, pageRunner{}, httpapi.WithChatAuth(auth))
 		ctx := browser.New(t, 60*time.Second)
 		var png []byte
 		var toolCount int
@@ -290,7 +293,7 @@ func TestSlotMachineChatPageRealCLI(t *testing.T) {
 		return ""
 	})
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
-		runner := &agentchat.CLIRunner{
+		runner := &claudecli.Runner{
 			Path: bin, Dir: t.TempDir(), AllowedTools: []string{"Bash"}, SystemPrompt: agentchat.TitleInstructions,
 			Env:         api.Env(t.TempDir()),
 			IdleTimeout: 30 * time.Second, TotalTimeout: 90 * time.Second, KillGrace: 2 * time.Second, AfterResult: 2 * time.Second,

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/httpapi/chatauth"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/memstore"
@@ -71,7 +73,7 @@ func TestAgentChatHTTP(t *testing.T) {
 		svc := agentchat.New(st.AgentChat, gatedRunner{gate}, agentchat.WithNotifier(st.Notifier))
 		t.Cleanup(svc.Close)
 		mux := http.NewServeMux()
-		mux.Handle("/agent/", agentchat.Handler(svc))
+		mux.Handle("/agent/", httpapi.AgentChat(svc))
 		srv := httptest.NewServer(validated(t, mux))
 		t.Cleanup(srv.Close)
 		c := &apiClient{t: t, srv: srv}
@@ -146,9 +148,9 @@ func TestAgentChatHTTP(t *testing.T) {
 func TestAgentChatAuthAndIntercept(t *testing.T) {
 	svc := agentchat.New(memstore.New(), gatedRunner{make(chan struct{})})
 	t.Cleanup(svc.Close)
-	chat := agentchat.Handler(svc, agentchat.WithAuth(agentchat.Secret("X-Agent-Secret", "agent_secret", "s3cret")))
+	chat := httpapi.AgentChat(svc, httpapi.WithChatAuth(chatauth.SharedSecret("X-Agent-Secret", "agent_secret", "s3cret")))
 	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("the app: " + r.URL.Path)) })
-	srv := httptest.NewServer(validated(t, agentchat.Intercept(chat, app)))
+	srv := httptest.NewServer(validated(t, httpapi.InterceptChat(chat, app)))
 	t.Cleanup(srv.Close)
 
 	get := func(path string, mod func(*http.Request)) (int, string) {
@@ -191,7 +193,7 @@ func TestAgentChatStreamAcrossProcesses(t *testing.T) {
 		mk := func(n store.Notifier) *httptest.Server {
 			svc := agentchat.New(st.AgentChat, gatedRunner{gate}, agentchat.WithNotifier(n))
 			t.Cleanup(svc.Close)
-			srv := httptest.NewServer(validated(t, agentchat.Handler(svc)))
+			srv := httptest.NewServer(validated(t, httpapi.AgentChat(svc)))
 			t.Cleanup(srv.Close)
 			return srv
 		}
@@ -218,11 +220,11 @@ func TestAgentChatStreamAcrossProcesses(t *testing.T) {
 
 // newChatServer serves the agent API and the chat routes of one process on
 // st, running runner.
-func newChatServer(t *testing.T, st storetest.Stores, runner agentchat.Runner, opts ...agentchat.HandlerOption) (*agentchat.Service, *apiClient) {
+func newChatServer(t *testing.T, st storetest.Stores, runner agentchat.Runner, opts ...httpapi.Option) (*agentchat.Service, *apiClient) {
 	t.Helper()
 	svc := agentchat.New(st.AgentChat, runner, agentchat.WithNotifier(st.Notifier))
 	t.Cleanup(svc.Close)
-	srv := httptest.NewServer(validated(t, agentchat.Intercept(agentchat.Handler(svc, opts...), http.NotFoundHandler())))
+	srv := httptest.NewServer(validated(t, httpapi.InterceptChat(httpapi.AgentChat(svc, opts...), http.NotFoundHandler())))
 	t.Cleanup(srv.Close)
 	return svc, &apiClient{t: t, srv: srv}
 }
@@ -462,17 +464,17 @@ func status(t *testing.T, c *apiClient, method, path string, header map[string]s
 func TestAgentChatAuthSchemes(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		const secret = "deadbeef1234"
-		_, c := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(agentchat.SignedUser(secret, true)))
+		_, c := newChatServer(t, st, gatedRunner{make(chan struct{})}, httpapi.WithChatAuth(chatauth.SignedUser(secret, true)))
 		for _, m := range []string{"GET", "POST"} {
 			code, _ := status(t, c, m, "/agent/conversations", nil)
 			require.Equal(t, 401, code, m)
 		}
 		code, _ := status(t, c, "GET", "/agent/conversations", map[string]string{"X-SlotMachine-User": "alice:badsig"})
 		require.Equal(t, 401, code)
-		code, body := status(t, c, "GET", "/agent/conversations", map[string]string{"X-SlotMachine-User": agentchat.SignUser(secret, "alice")})
+		code, body := status(t, c, "GET", "/agent/conversations", map[string]string{"X-SlotMachine-User": chatauth.SignUser(secret, "alice")})
 		require.Equal(t, 200, code, body)
 		require.JSONEq(t, `[]`, body)
-		code, body = status(t, c, "POST", "/agent/conversations", map[string]string{"X-SlotMachine-User": agentchat.SignUser(secret, "alice")}, `{"user":"mallory"}`)
+		code, body = status(t, c, "POST", "/agent/conversations", map[string]string{"X-SlotMachine-User": chatauth.SignUser(secret, "alice")}, `{"user":"mallory"}`)
 		require.Equal(t, 201, code)
 		require.Contains(t, body, `"user":"alice"`, "the signed user, not the one the body claims")
 		code, body = status(t, c, "GET", "/chat", nil)
@@ -482,21 +484,31 @@ func TestAgentChatAuthSchemes(t *testing.T) {
 		require.Equal(t, 200, code)
 		require.JSONEq(t, `{"authMode":"hmac","authSecret":"deadbeef1234","chatTitle":"Agora","chatAccent":""}`, body, "served to the page, as chosen")
 
-		_, kept := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(agentchat.SignedUser(secret, false)), agentchat.WithLook("Shop", "#c2410c", "body{}"))
+		_, kept := newChatServer(t, st, gatedRunner{make(chan struct{})}, httpapi.WithChatAuth(chatauth.SignedUser(secret, false)), httpapi.WithChatLook("Shop", "#c2410c", "body{}"))
 		_, body = status(t, kept, "GET", "/chat/config", nil)
 		require.JSONEq(t, `{"authMode":"hmac","authSecret":"","chatTitle":"Shop","chatAccent":"#c2410c"}`, body)
 		_, body = status(t, kept, "GET", "/chat.css", nil)
 		require.Equal(t, "body{}", body)
+		_, plain := newChatServer(t, st, gatedRunner{make(chan struct{})}, httpapi.WithChatLook("", "", ""))
+		_, body = status(t, plain, "GET", "/chat/config", nil)
+		require.JSONEq(t, `{"authMode":"none","authSecret":"","chatTitle":"","chatAccent":""}`, body, "an empty title keeps the page's own")
+		_, byHand := newChatServer(t, st, gatedRunner{make(chan struct{})}, httpapi.WithChatAuth(chatauth.Scheme{
+			Authenticate: func(*http.Request) (string, error) { return "", store.Errorf(store.ErrUnauthorized, "no", "no") },
+		}))
+		_, body = status(t, byHand, "GET", "/chat/config", nil)
+		require.JSONEq(t, `{"authMode":"custom","authSecret":"","chatTitle":"Agora","chatAccent":""}`, body, "a scheme built without a mode is custom")
+		code, _ = status(t, byHand, "GET", "/agent/conversations", nil)
+		require.Equal(t, 401, code, "and guards the API")
 
 		_, open := newChatServer(t, st, gatedRunner{make(chan struct{})})
 		require.Equal(t, "bob", open.expect(201, "POST", "/agent/conversations", "", map[string]any{"user": "bob"}).body["user"], "an open API takes the body's user")
 		open.expect(400, "POST", "/agent/conversations", "", map[string]any{"user": strings.Repeat("x", 201)})
 		open.expect(400, "POST", "/agent/conversations", "", map[string]any{"title": "a\u0000b"})
-		_, secretOnly := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(agentchat.SharedSecret("X-Agent-Secret", "", "s3")))
+		_, secretOnly := newChatServer(t, st, gatedRunner{make(chan struct{})}, httpapi.WithChatAuth(chatauth.SharedSecret("X-Agent-Secret", "", "s3")))
 		_, body = status(t, secretOnly, "POST", "/agent/conversations", map[string]string{"X-Agent-Secret": "s3"}, `{"user":"frank"}`)
 		require.Contains(t, body, `"user":"frank"`, "a shared secret names no one: the body does")
 
-		_, trusted := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(agentchat.TrustedUser()))
+		_, trusted := newChatServer(t, st, gatedRunner{make(chan struct{})}, httpapi.WithChatAuth(chatauth.TrustedUser()))
 		code, _ = status(t, trusted, "GET", "/agent/conversations", map[string]string{"X-SlotMachine-User": "bob"})
 		require.Equal(t, 200, code)
 		_, body = status(t, trusted, "POST", "/agent/conversations", map[string]string{"X-SlotMachine-User": "bob"})
@@ -523,9 +535,9 @@ func TestAgentChatAuthSchemes(t *testing.T) {
 			}
 		}))
 		t.Cleanup(app.Close)
-		auth, err := agentchat.Delegate(app.URL+"/auth", nil)
+		auth, err := chatauth.Delegate(app.URL+"/auth", nil)
 		require.NoError(t, err)
-		_, d := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(auth))
+		_, d := newChatServer(t, st, gatedRunner{make(chan struct{})}, httpapi.WithChatAuth(auth))
 		code, _ = status(t, d, "GET", "/agent/conversations", map[string]string{"Cookie": "session=nope; theme=dark"})
 		require.Equal(t, 401, code)
 		require.Equal(t, seen{"session=nope; theme=dark", ""}, <-asked, "cookies forwarded as sent")
@@ -540,16 +552,16 @@ func TestAgentChatAuthSchemes(t *testing.T) {
 		require.Equal(t, 200, code, "the page's config does not ask the application")
 		require.Empty(t, asked)
 
-		broken, err := agentchat.Delegate(app.URL+"/broken", nil)
+		broken, err := chatauth.Delegate(app.URL+"/broken", nil)
 		require.NoError(t, err)
-		_, b := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(broken))
+		_, b := newChatServer(t, st, gatedRunner{make(chan struct{})}, httpapi.WithChatAuth(broken))
 		code, body = status(t, b, "GET", "/agent/conversations", map[string]string{"Cookie": "session=ok"})
 		require.Equal(t, 503, code, "an application that cannot answer is no 500 and no 401")
 		require.Contains(t, body, `"code":"auth_unavailable"`)
 		require.NotContains(t, body, app.URL[len("http://"):], "nothing of the application's address reaches the client")
-		gone, err := agentchat.Delegate("http://127.0.0.1:1/auth", nil)
+		gone, err := chatauth.Delegate("http://127.0.0.1:1/auth", nil)
 		require.NoError(t, err)
-		_, g := newChatServer(t, st, gatedRunner{make(chan struct{})}, agentchat.WithAuthScheme(gone))
+		_, g := newChatServer(t, st, gatedRunner{make(chan struct{})}, httpapi.WithChatAuth(gone))
 		code, _ = status(t, g, "GET", "/agent/conversations", nil)
 		require.Equal(t, 503, code)
 	})
@@ -564,7 +576,7 @@ func TestAgentChatStreamEdges(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		svc := agentchat.New(st.AgentChat, pageRunner{}, agentchat.WithNotifier(st.Notifier), agentchat.WithRejectWhenBusy())
 		t.Cleanup(svc.Close)
-		srv := httptest.NewServer(validated(t, agentchat.Handler(svc)))
+		srv := httptest.NewServer(validated(t, httpapi.AgentChat(svc)))
 		t.Cleanup(srv.Close)
 		c := &apiClient{t: t, srv: srv}
 
@@ -590,7 +602,7 @@ func TestAgentChatStreamEdges(t *testing.T) {
 		n, err := next.Start(ctx)
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, n, 1)
-		srv2 := httptest.NewServer(validated(t, agentchat.Handler(next)))
+		srv2 := httptest.NewServer(validated(t, httpapi.AgentChat(next)))
 		t.Cleanup(srv2.Close)
 		c2 := &apiClient{t: t, srv: srv2}
 		events = readSSE(t, openStream(t, c2, conv.ID, "", "1"), isStatus)

@@ -14,8 +14,13 @@
 // unknown JSON fields and malformed JSON with 400, and a key over its rate
 // limit with 429 and Retry-After.
 //
-// OpenAPI returns the OpenAPI 3.1 document of every route of these handlers
-// and agentchat's, and OpenAPIHandler serves it:
+// AgentChat serves the coding-agent chat (package agentchat): its API under
+// /agent/, guarded by a scheme of package chatauth rather than API keys,
+// and its page at /chat; InterceptChat puts both in front of a host's
+// application.
+//
+// OpenAPI returns the OpenAPI 3.1 document of every route of these
+// handlers, and OpenAPIHandler serves it:
 //
 //	mux.Handle("/openapi.json", httpapi.OpenAPIHandler())
 package httpapi

@@ -20,6 +20,7 @@ type config struct {
 	limiter Limiter
 	prism   *prism.Service
 	keys    *slots.Service // nil: the seeds' open routes
+	chat    chatConfig     // AgentChat's auth and look
 }
 
 // WithKeys makes Discussion (squad chat included) require the Bearer API

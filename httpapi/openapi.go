@@ -26,7 +26,7 @@ const (
 	// keyIfRequired: open as the seeds describe it, a Bearer API key with
 	// the operation's scope when the host requires keys (WithKeys).
 	keyIfRequired
-	// chatAuth: the agent chat's own auth scheme (agentchat.WithAuthScheme).
+	// chatAuth: the agent chat's own auth scheme (WithChatAuth).
 	chatAuth
 )
 
@@ -80,15 +80,7 @@ type pipelineChanged struct {
 	Pipeline wire.Pipeline `json:"pipeline"`
 }
 
-// chatBusy is the 409 a conversation answers while its agent works.
-type chatBusy struct {
-	Error     httpjson.Detail `json:"error"`
-	Queued    bool            `json:"queued"`
-	MessageID int64           `json:"message_id"`
-}
-
-// operations lists every route the handlers of this package and agentchat
-// register, in their order. Adding a route is adding its line here; the
+// operations lists every route the handlers of this package register, in their order. Adding a route is adding its line here; the
 // OpenAPI test fails while the table and the handlers' routes differ.
 var operations = []operation{
 	// AOP: claims, comments, role slots, keys, device login.
@@ -212,35 +204,24 @@ var operations = []operation{
 
 	// Agent chat.
 	{method: "POST", path: "/agent/conversations", optionalBody: true, tag: tagChat, summary: "Open a conversation", auth: chatAuth,
-		body: struct {
-			Title string `json:"title,omitempty"`
-			User  string `json:"user,omitempty"`
-		}{}, status: 201, resp: agentchat.Conversation{}},
+		body: chatCreate{}, status: 201, resp: agentchat.Conversation{}},
 	{method: "GET", path: "/agent/conversations", tag: tagChat, summary: "List conversations", auth: chatAuth, status: 200, resp: []agentchat.Conversation{}},
 	{method: "GET", path: "/agent/conversations/{id}", tag: tagChat, summary: "A conversation with its messages", auth: chatAuth, status: 200,
-		resp: struct {
-			Conversation agentchat.Conversation `json:"conversation"`
-			Messages     []agentchat.Message    `json:"messages"`
-		}{}},
+		resp: chatThread{}},
 	{method: "POST", path: "/agent/conversations/{id}/messages", tag: tagChat, summary: "Send a message to the agent", auth: chatAuth,
-		body: struct {
-			Content string `json:"content" openapi:"required"`
-		}{}, status: 202, resp: struct {
-			Queued    bool  `json:"queued"`
-			MessageID int64 `json:"message_id"`
-		}{}, other: map[int]any{409: chatBusy{}}},
+		body: chatSend{}, status: 202, resp: chatSent{}, other: map[int]any{409: chatBusy{}}},
 	{method: "GET", path: "/agent/conversations/{id}/stream", query: "after:integer", tag: tagChat, summary: "Server-sent events of a conversation", auth: chatAuth, status: 200, media: mediaEvents},
 	{method: "POST", path: "/agent/conversations/{id}/cancel", tag: tagChat, summary: "Stop the agent's run", auth: chatAuth, status: 200, resp: ok{}},
 	{method: "DELETE", path: "/agent/conversations/{id}", tag: tagChat, summary: "Delete a conversation", auth: chatAuth, status: 204},
-	{method: "GET", path: "/chat/config", tag: tagChat, summary: "The chat page's look", auth: public, status: 200, resp: agentchat.ChatConfig{}},
+	{method: "GET", path: "/chat/config", tag: tagChat, summary: "The chat page's look", auth: public, status: 200, resp: chatLook{}},
 
 	// Health.
 	{method: "GET", path: "/healthz", tag: tagHealth, summary: "Whether the store answers", auth: public, status: 200, resp: Health{}, other: map[int]any{503: Health{}}},
 }
 
 // OpenAPI returns the OpenAPI 3.1 document of every route the handlers of
-// this package (AOP with WithPrism, Arena, Discussion, HealthHandler) and
-// agentchat.Handler serve, as JSON: operations, request and response
+// this package (AOP with WithPrism, Arena, Discussion, AgentChat,
+// HealthHandler) serve, as JSON: operations, request and response
 // schemas, the error body and the Bearer API keys.
 func OpenAPI() []byte {
 	b, err := json.MarshalIndent(buildDocument(operations), "", "  ")

@@ -153,7 +153,7 @@ func buildDocument(ops []operation) document {
 			d.Security = []map[string][]string{{}, {bearerScheme: {}}}
 			d.Description = "Open, unless the host requires keys (httpapi.WithKeys): then a Bearer API key" + scopeNote(op)
 		case chatAuth:
-			d.Description = "Authenticated by the host's agent chat scheme, if it has one (agentchat.WithAuthScheme)."
+			d.Description = "Authenticated by the host's agent chat scheme, if it has one (httpapi.WithChatAuth)."
 		}
 		d.Scope = string(op.scope)
 		if op.body != nil {

@@ -124,7 +124,7 @@ func everyHandler(t *testing.T, st storetest.Stores) map[string]http.Handler {
 		"aop":        httpapi.Slots(svc, httpapi.WithPrism(pipelines), httpapi.WithLimiter(nil)),
 		"arena":      httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(st.Notifier))),
 		"discussion": httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier))),
-		"agentchat":  agentchat.Handler(chat),
+		"agentchat":  httpapi.AgentChat(chat),
 		// The keyed mode's own checks (names, scopes, requester, the
 		// agent's key) meet the same hostile input.
 		"discussion-keyed": httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier)), httpapi.WithKeys(svc), httpapi.WithLimiter(nil)),

@@ -27,6 +27,9 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/agentchat/claudecli"
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/httpapi/chatauth"
 	"github.com/agorahq/agora/store/memstore"
 )
 
@@ -54,7 +57,7 @@ func run(ctx context.Context, args []string, ready func(addr string)) error {
 	dir := fs.String("dir", ".", "the agent's working directory")
 	claude := fs.String("claude", "claude", "the Claude Code CLI")
 	secret := fs.String("secret", "", "require this shared secret (header X-Agent-Secret or cookie agent_secret); short for -chat-auth secret -chat-secret …")
-	var auth agentchat.AuthConfig
+	var auth chatauth.Config
 	auth.Flags(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -62,7 +65,7 @@ func run(ctx context.Context, args []string, ready func(addr string)) error {
 	if *secret != "" {
 		auth.Mode, auth.Secret = "secret", *secret
 	}
-	scheme, err := auth.Auth()
+	scheme, err := auth.Scheme()
 	if err != nil {
 		return err
 	}
@@ -80,12 +83,12 @@ func run(ctx context.Context, args []string, ready func(addr string)) error {
 		app = httputil.NewSingleHostReverseProxy(u)
 	}
 	st := memstore.New()
-	chat := agentchat.New(st, &agentchat.CLIRunner{Path: *claude, Dir: *dir, SystemPrompt: agentchat.TitleInstructions}, agentchat.WithNotifier(st))
+	chat := agentchat.New(st, &claudecli.Runner{Path: *claude, Dir: *dir, SystemPrompt: agentchat.TitleInstructions}, agentchat.WithNotifier(st))
 	if _, err := chat.Start(ctx); err != nil {
 		return err
 	}
 	defer chat.Close()
-	handler := agentchat.Intercept(agentchat.Handler(chat, agentchat.WithLogger(log), agentchat.WithAuthScheme(scheme)), app)
+	handler := httpapi.InterceptChat(httpapi.AgentChat(chat, httpapi.WithLogger(log), httpapi.WithChatAuth(scheme)), app)
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

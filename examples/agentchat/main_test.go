@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/httpapi/chatauth"
 )
 
 // start runs the command with args on a free port until the test ends,
@@ -61,7 +61,7 @@ func TestChatAuthFromFlagsAndEnvironment(t *testing.T) {
 	get := func(path, user string) (int, string) {
 		req, _ := http.NewRequest("GET", base+path, nil)
 		if user != "" {
-			req.Header.Set(agentchat.UserHeader, user)
+			req.Header.Set(chatauth.UserHeader, user)
 		}
 		res, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
@@ -71,7 +71,7 @@ func TestChatAuthFromFlagsAndEnvironment(t *testing.T) {
 	}
 	status, _ := get("/agent/conversations", "")
 	require.Equal(t, 401, status)
-	status, _ = get("/agent/conversations", agentchat.SignUser("k3y", "dana"))
+	status, _ = get("/agent/conversations", chatauth.SignUser("k3y", "dana"))
 	require.Equal(t, 200, status)
 	status, body := get("/chat/config", "")
 	require.Equal(t, 200, status)

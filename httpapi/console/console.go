@@ -7,7 +7,10 @@
 // over server-sent events and calls the routes of httpapi on the same
 // origin; /jobs asks for an API key, kept in the browser tab, and /squad
 // and /arena/{game_id} do too on a server that requires keys
-// (httpapi.WithKeys).
+// (httpapi.WithKeys). Every page loads static/console.js before its own
+// script: the DOM helpers, the tab's API key and the form that asks for
+// it, the one fetch wrapper the pages call the API with, and the event
+// stream read with a key, written once.
 package console
 
 import (

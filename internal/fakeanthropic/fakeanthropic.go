@@ -2,7 +2,7 @@
 // the real Claude Code CLI to run against it in tests, and finds that CLI.
 //
 //	api := fakeanthropic.Start(t, nil)
-//	runner := &agentchat.CLIRunner{Path: fakeanthropic.CLI(t), Env: api.Env(t.TempDir())}
+//	runner := &claudecli.Runner{Path: fakeanthropic.CLI(t), Env: api.Env(t.TempDir())}
 package fakeanthropic
 
 import (

@@ -1,8 +1,7 @@
 // Package httpjson is how every Agora HTTP handler speaks: JSON bodies
 // read strictly and written one way, and the one function that turns an
-// error into a response, so that httpapi and the handlers of domain
-// packages (agentchat) answer alike. It imports nothing of Agora's but
-// store.
+// error into a response, so that every handler of httpapi answers alike.
+// It imports nothing of Agora's but store.
 package httpjson
 
 import (

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/agentchat/claudecli"
 	"github.com/agorahq/agora/arena"
 )
 
@@ -46,13 +47,13 @@ type Template struct{}
 // Write implements Brain.
 func (Template) Write(_ context.Context, p Prompt) (string, error) { return p.Template, nil }
 
-// Claude writes with the Claude Code CLI through agentchat's runner: one
+// Claude writes with the Claude Code CLI through claudecli.Runner: one
 // fresh run per text, offered no tools and keeping no session. Close
 // removes its directory.
 type Claude struct {
 	// CLI runs the CLI. NewClaude sets its Dir to an empty directory of
 	// the brain's own, so no project's files or settings reach the model.
-	CLI agentchat.CLIRunner
+	CLI claudecli.Runner
 }
 
 // claudeSystem is appended to the CLI's system prompt on every run.
@@ -68,7 +69,7 @@ func NewClaude(path string) (*Claude, error) {
 	if err != nil {
 		return nil, fmt.Errorf("claude brain: %w", err)
 	}
-	return &Claude{CLI: agentchat.CLIRunner{
+	return &Claude{CLI: claudecli.Runner{
 		Path:         path,
 		Dir:          dir,
 		SystemPrompt: claudeSystem,

@@ -30,10 +30,12 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/agentchat/claudecli"
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/examples/internal/bots"
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/httpapi/chatauth"
 	"github.com/agorahq/agora/httpapi/console"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
@@ -69,7 +71,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	maxConns := fs.Int("max-conns", 0, "most client connections served at once, streams included; more wait to be accepted (0: no limit)")
 	requireKeysEnv := os.Getenv("AGORA_REQUIRE_KEYS")
 	requireKeys := fs.Bool("require-keys", requireKeysEnv == "1" || requireKeysEnv == "true", "require API keys (Bearer, with scopes) on the arena, discussion and squad-chat routes too, not only on /api/v1 (default $AGORA_REQUIRE_KEYS); the agent chat then needs -chat-auth or -chat-open")
-	var chatAuth agentchat.AuthConfig
+	var chatAuth chatauth.Config
 	chatAuth.Flags(fs, os.Getenv)
 	fillerBrain := fs.String("filler-brain", bots.BrainTemplate, "how the arena's filler agents write their arguments: template or claude")
 	fillerPace := fs.Duration("filler-pace", 300*time.Millisecond, "the pause before each action of an arena filler")
@@ -140,14 +142,14 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		if *requireKeys && (chatAuth.Mode == "" || chatAuth.Mode == "none") && !chatAuth.Open {
 			return errors.New("-require-keys: the agent chat takes no API keys; give it its own auth (-chat-auth) or say it is meant to be open (-chat-open)")
 		}
-		runner := &agentchat.CLIRunner{Path: *claudePath, Dir: *agentDir, PromptFile: *agentPrompt,
+		runner := &claudecli.Runner{Path: *claudePath, Dir: *agentDir, PromptFile: *agentPrompt,
 			SystemPrompt: "You are the coding agent of this application, started by its chat. Work in the current directory.\n\n" + agentchat.TitleInstructions}
 		if *envFile != "" {
 			f, err := os.Open(*envFile)
 			if err != nil {
 				return err
 			}
-			runner.Env, err = agentchat.ParseEnvFile(f)
+			runner.Env, err = claudecli.ParseEnvFile(f)
 			f.Close()
 			if err != nil {
 				return err
@@ -160,12 +162,12 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 			log.Warn("agent runs left by a stopped server marked interrupted", "count", n)
 		}
 		defer chat.Close()
-		auth, err := chatAuth.Auth()
+		auth, err := chatAuth.Scheme()
 		if err != nil {
 			return err
 		}
 
-		chatAPI := agentchat.Handler(chat, agentchat.WithLogger(log), agentchat.WithAuthScheme(auth))
+		chatAPI := httpapi.AgentChat(chat, httpapi.WithLogger(log), httpapi.WithChatAuth(auth))
 		for _, p := range []string{"/agent/", "/chat", "/chat/", "/chat.js", "/chat.css"} {
 			mux.Handle(p, chatAPI)
 		}

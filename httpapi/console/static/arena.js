@@ -17,36 +17,23 @@
 // fragment sets it), and sends it on every read and on the stream.
 (function () {
   "use strict";
-  const $ = (id) => document.getElementById(id);
+  const { $, el, askKey } = window.agora; // console.js
   const game = decodeURIComponent(location.pathname.split("/").pop());
   const base = "/api/games/" + encodeURIComponent(game);
   const HOLD = 2500;
   let animation = -1;
   let holdUntil = 0;
-  const key = window.agoraKey(); // apikey.js
-
-  function setLive(on, text) {
-    $("live").className = "live" + (on ? " on" : "");
-    $("live").textContent = text;
-  }
+  const key = window.agora.key();
 
   // get reads a route as JSON, with the key when the tab has one; a 401
   // shows the key form.
   async function get(url) {
-    const res = await fetch(url, key ? { headers: { Authorization: "Bearer " + key } } : {});
-    if (res.status === 401) {
-      $("keyform").hidden = false;
-      setLive(false, key ? "○ key refused" : "○ key needed");
-      throw new Error("an API key is needed");
+    try {
+      return await window.agora.api("GET", url, undefined, key);
+    } catch (e) {
+      if (e.status === 401) askKey(!!key);
+      throw e;
     }
-    return res.json();
-  }
-
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
   }
 
   // agents draws a track: seats of the current round, or (outcome set)
@@ -199,26 +186,15 @@
     refresh();
   }
   function follow(after) {
-    const url = base + "/events?after=" + after;
-    if (key) {
-      // EventSource sends no key: apikey.js reads the stream with fetch.
-      window.agoraStream(url, key, (event, data) => {
-        if (event === "feed") onFeed(data);
-        else if (event === "state") onState(data);
-      }, (state) => {
-        if (state === "live") setLive(true, "● live");
-        else if (state === "reconnecting") setLive(false, "○ reconnecting");
-        else { $("keyform").hidden = false; setLive(false, "○ key refused"); }
-      });
-      return;
-    }
-    const source = new EventSource(url);
-    source.addEventListener("feed", (ev) => onFeed(ev.data));
-    source.addEventListener("state", (ev) => onState(ev.data));
-    source.onopen = () => setLive(true, "● live");
-    source.onerror = () => setLive(false, "○ reconnecting");
+    // EventSource sends no key: console.js reads a keyed stream with fetch.
+    window.agora.follow(base + "/events?after=" + after, key, { feed: onFeed, state: onState });
   }
-  get(base + "/feed?limit=" + SHOW).then((feed) => {
+  // A feed that cannot be read (an unknown game, a store that is down)
+  // starts the stream from the beginning; a refused key starts nothing.
+  get(base + "/feed?limit=" + SHOW).catch((e) => {
+    if (e.status === 401) throw e;
+    return {};
+  }).then((feed) => {
     items = feed.items || [];
     drawFeed();
     follow(items.length ? items[0].seq : 0);

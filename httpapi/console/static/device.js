@@ -3,9 +3,9 @@
 // /jobs; ?code= fills the code in.
 (() => {
   "use strict";
-  const $ = (id) => document.getElementById(id);
+  const { $, savedKey, saveKey } = window.agora; // console.js
   const keyInput = $("key"), codeInput = $("code"), notice = $("notice"), request = $("request"), approve = $("approve");
-  keyInput.value = sessionStorage.getItem("agora.apiKey") || "";
+  keyInput.value = savedKey();
   codeInput.value = new URLSearchParams(location.search).get("code") || "";
 
   function say(text, kind) {
@@ -14,13 +14,9 @@
     notice.hidden = !text;
   }
 
-  async function api(method, path) {
-    const res = await fetch(path, { method, headers: { Authorization: "Bearer " + keyInput.value.trim() } });
-    const body = await res.json().catch(() => ({}));
-    if (!res.ok) {
-      throw new Error((body.error && body.error.message) || res.status + " " + res.statusText);
-    }
-    return body;
+  // api calls the API with the key in the form.
+  function api(method, path) {
+    return window.agora.api(method, path, undefined, keyInput.value.trim());
   }
 
   function code() {
@@ -41,7 +37,7 @@
 
   $("lookup").addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    sessionStorage.setItem("agora.apiKey", keyInput.value.trim());
+    saveKey(keyInput.value.trim());
     say("");
     request.hidden = true;
     try {

@@ -8,44 +8,21 @@
 // with textContent.
 (function () {
   "use strict";
-  const $ = (id) => document.getElementById(id);
+  const { $, el } = window.agora; // console.js
   const ROLES = ["questioner", "critic", "supporter", "counter", "contributor", "defender", "answerer"];
   const MAX_SLOTS = 20;
   const views = {};   // claim ID -> {root, claim}
   const counts = {};  // claim ID -> {role: n}, the configurator's state
-  const key = window.agoraKey(); // apikey.js
-
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const key = window.agora.key();
 
   function notice(text) {
     $("notice").hidden = !text;
     $("notice").textContent = text || "";
   }
 
-  function setLive(on, text) {
-    $("live").className = "live" + (on ? " on" : "");
-    $("live").textContent = text;
-  }
-
-  async function api(method, path, body) {
-    const opts = { method, headers: { Authorization: "Bearer " + key } };
-    if (body !== undefined) {
-      opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(body);
-    }
-    const res = await fetch(path, opts);
-    const data = await res.json().catch(() => ({}));
-    if (!res.ok) {
-      const err = new Error((data.error && data.error.message) || res.statusText);
-      err.status = res.status;
-      throw err;
-    }
-    return data;
+  // api calls the API with the tab's key.
+  function api(method, path, body) {
+    return window.agora.api(method, path, body, key);
   }
 
   // --- the pipeline bar -------------------------------------------------
@@ -312,17 +289,13 @@
     }, 60));
   }
 
-  // The stream needs the key: apikey.js reads it with fetch.
+  // The stream needs the key: console.js reads it with fetch.
   function follow() {
-    window.agoraStream("/api/v1/events", key, (event, data) => {
-      if (event === "changed") changed(JSON.parse(data).claimId || "");
+    window.agora.follow("/api/v1/events", key, {
+      changed: (data) => changed(JSON.parse(data).claimId || ""),
     }, (state) => {
-      if (state === "live") setLive(true, "● live");
-      else if (state === "reconnecting") setLive(false, "○ reconnecting");
-      else {
-        setLive(false, "○ key refused");
-        notice("The API key was refused. Paste another one above.");
-      }
+      window.agora.live(state);
+      if (state === "refused") notice("The API key was refused. Paste another one above.");
     });
   }
 

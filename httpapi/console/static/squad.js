@@ -13,42 +13,16 @@
 // key's name, and speaking as a human needs the discussion:admin scope.
 (function () {
   "use strict";
-  const $ = (id) => document.getElementById(id);
+  const { $, el, askKey } = window.agora; // console.js
   // A prompt's status in words: the API's values are collecting, pending,
   // resolved, timed_out and cancelled.
   const icons = { collecting: "⏱ collecting answers", pending: "⏱ not open yet", resolved: "✓ resolved: quorum reached", timed_out: "⚠ timed out before the quorum", cancelled: "✕ cancelled" };
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
+  const key = window.agora.key();
 
-  const key = window.agoraKey(); // apikey.js
-
-  function setLive(on, text) {
-    $("live").className = "live" + (on ? " on" : "");
-    $("live").textContent = text;
-  }
-
-  // askKey shows the key form: the server refused the request without one.
-  function askKey(refused) {
-    $("keyform").hidden = false;
-    setLive(false, refused ? "○ key refused" : "○ key needed");
-  }
-
-  async function json(url, opts) {
-    const headers = { "Content-Type": "application/json" };
-    if (key) headers.Authorization = "Bearer " + key;
-    const res = await fetch(url, Object.assign({ headers }, opts));
-    const body = await res.json().catch(() => ({}));
-    if (!res.ok) {
-      const err = new Error((body.error && body.error.message) || res.statusText);
-      err.status = res.status;
-      throw err;
-    }
-    return body;
+  // api calls the API with the tab's key, if it has one.
+  function api(method, path, body) {
+    return window.agora.api(method, path, body, key);
   }
 
   let replyTo = null; // {id, who}: the message the next post answers
@@ -86,8 +60,8 @@
 
   async function load() {
     const [chat, prompts] = await Promise.all([
-      json("/api/squad-chat?limit=200"),
-      json("/api/discussion?status=pending,collecting,resolved,timed_out,cancelled&limit=200"),
+      api("GET", "/api/squad-chat?limit=200"),
+      api("GET", "/api/discussion?status=pending,collecting,resolved,timed_out,cancelled&limit=200"),
     ]);
     const byId = {};
     for (const p of prompts.prompts) byId[p.id] = p;
@@ -147,7 +121,7 @@
           const message = text.value;
           text.value = "";
           try {
-            await json("/api/discussion/" + encodeURIComponent(p.id), { method: "POST", body: JSON.stringify({ agent_name: who.value, message: message, is_human: true }) });
+            await api("POST", "/api/discussion/" + encodeURIComponent(p.id), { agent_name: who.value, message: message, is_human: true });
           } catch (e) {
             const now = document.querySelector('.prompt[data-prompt="' + CSS.escape(p.id) + '"] .reply .text');
             if (now && !now.value) now.value = message;
@@ -171,7 +145,7 @@
     const body = { agent_name: $("name").value, message: $("text").value, is_human: true };
     if (replyTo) body.reply_to_id = replyTo.id;
     try {
-      await json("/api/squad-chat", { method: "POST", body: JSON.stringify(body) });
+      await api("POST", "/api/squad-chat", body);
     } catch (e) {
       alert(e.message);
       return;
@@ -191,29 +165,19 @@
     if (key) {
       // A key names whoever posts: the name is the key's.
       try {
-        const me = await json("/api/v1/me");
+        const me = await api("GET", "/api/v1/me");
         if (me.name) { $("name").value = me.name; $("name").readOnly = true; }
       } catch (e) {
         if (e.status === 401) { askKey(true); return; }
       }
-      window.agoraStream("/api/squad-chat/events", key, (event) => {
-        if (event === "changed") refresh();
-      }, (state) => {
-        if (state === "live") setLive(true, "● live");
-        else if (state === "reconnecting") setLive(false, "○ reconnecting");
-        else askKey(true);
-      });
-      return;
+    } else {
+      try {
+        await load();
+      } catch (e) {
+        if (e.status === 401) { askKey(false); return; }
+      }
     }
-    try {
-      await load();
-    } catch (e) {
-      if (e.status === 401) { askKey(false); return; }
-    }
-    const source = new EventSource("/api/squad-chat/events");
-    source.addEventListener("changed", refresh);
-    source.onopen = () => setLive(true, "● live");
-    source.onerror = () => setLive(false, "○ reconnecting");
+    window.agora.follow("/api/squad-chat/events", key, { changed: refresh });
   }
   start();
 })();

@@ -1,4 +1,4 @@
-package agentchat
+package claudecli
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/agentchat"
 )
 
 // replay parses a fixture transcript (real CLI output; see
@@ -24,14 +26,14 @@ func replay(t *testing.T, name string) ([]string, *Parser) {
 		for _, e := range evs {
 			d := e.Content
 			switch e.Type {
-			case EventToolUse:
+			case agentchat.EventToolUse:
 				d = e.Tool + " " + string(e.Input)
-			case EventToolResult:
+			case agentchat.EventToolResult:
 				d = e.Tool + " " + e.Output
 				if e.IsError {
 					d += " (error)"
 				}
-			case EventDone:
+			case agentchat.EventDone:
 				d = e.Result
 			}
 			out = append(out, string(e.Type)+":"+d)
@@ -120,7 +122,7 @@ func TestLongLines(t *testing.T) {
 	big := strings.Repeat("x", 200<<10)
 	input := `{"type":"assistant","message":{"content":[{"type":"text","text":"` + big + `"}]}}` + "\n" + `{"type":"result","subtype":"success","num_turns":1}`
 	p := &Parser{}
-	var events []Event
+	var events []agentchat.Event
 	require.NoError(t, ReadLines(strings.NewReader(input), func(b []byte) error {
 		evs, err := p.ParseLine(b)
 		events = append(events, evs...)

@@ -1,4 +1,4 @@
-package agentchat
+package claudecli
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/agorahq/agora/agentchat"
 )
 
 // Parser turns the CLI's stream-json lines into normalised events. It
@@ -66,11 +68,11 @@ type block struct {
 
 // ErrNotJSON reports a stdout line that is not a JSON object; callers keep
 // going (the CLI may print a stray line) and may log it.
-var ErrNotJSON = errors.New("agentchat: stream-json line is not a JSON object")
+var ErrNotJSON = errors.New("claudecli: stream-json line is not a JSON object")
 
 // ParseLine returns the events of one stdout line. Unknown line types
 // (stream_event partial messages, future additions) yield no events.
-func (p *Parser) ParseLine(raw []byte) ([]Event, error) {
+func (p *Parser) ParseLine(raw []byte) ([]agentchat.Event, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return nil, nil
@@ -86,9 +88,9 @@ func (p *Parser) ParseLine(raw []byte) ([]Event, error) {
 	case "system":
 		switch l.Subtype {
 		case "init":
-			return []Event{{Type: EventSystem, Content: "init", SessionID: l.SessionID, Subtype: "init"}}, nil
+			return []agentchat.Event{{Type: agentchat.EventSystem, Content: "init", SessionID: l.SessionID, Subtype: "init"}}, nil
 		case "api_retry":
-			return []Event{{Type: EventSystem, Content: fmt.Sprintf("API retry %d/%d: %s", l.Attempt, l.MaxRetries, l.Error)}}, nil
+			return []agentchat.Event{{Type: agentchat.EventSystem, Content: fmt.Sprintf("API retry %d/%d: %s", l.Attempt, l.MaxRetries, l.Error)}}, nil
 		}
 		return nil, nil
 	case "assistant":
@@ -101,40 +103,40 @@ func (p *Parser) ParseLine(raw []byte) ([]Event, error) {
 	return nil, nil
 }
 
-func (p *Parser) assistant(raw json.RawMessage) []Event {
+func (p *Parser) assistant(raw json.RawMessage) []agentchat.Event {
 	var m message
 	if json.Unmarshal(raw, &m) != nil {
 		return nil
 	}
-	var out []Event
+	var out []agentchat.Event
 	for _, b := range m.Content {
 		switch b.Type {
 		case "text":
 			if strings.TrimSpace(b.Text) != "" {
-				out = append(out, Event{Type: EventAssistant, Content: b.Text})
+				out = append(out, agentchat.Event{Type: agentchat.EventAssistant, Content: b.Text})
 			}
 		case "tool_use":
 			if p.tools == nil {
 				p.tools = map[string]string{}
 			}
 			p.tools[b.ID] = b.Name
-			out = append(out, Event{Type: EventToolUse, Tool: b.Name, ToolUseID: b.ID, Input: b.Input})
+			out = append(out, agentchat.Event{Type: agentchat.EventToolUse, Tool: b.Name, ToolUseID: b.ID, Input: b.Input})
 		}
 	}
 	return out
 }
 
-func (p *Parser) toolResults(raw json.RawMessage) []Event {
+func (p *Parser) toolResults(raw json.RawMessage) []agentchat.Event {
 	var m message
 	if json.Unmarshal(raw, &m) != nil {
 		return nil // a plain user echo has string content: nothing to show
 	}
-	var out []Event
+	var out []agentchat.Event
 	for _, b := range m.Content {
 		if b.Type != "tool_result" {
 			continue
 		}
-		out = append(out, Event{Type: EventToolResult, Tool: p.tools[b.ToolUseID], ToolUseID: b.ToolUseID, Output: contentText(b.Content), IsError: b.IsError})
+		out = append(out, agentchat.Event{Type: agentchat.EventToolResult, Tool: p.tools[b.ToolUseID], ToolUseID: b.ToolUseID, Output: contentText(b.Content), IsError: b.IsError})
 	}
 	return out
 }
@@ -162,9 +164,9 @@ func contentText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-func (p *Parser) result(l line) []Event {
+func (p *Parser) result(l line) []agentchat.Event {
 	p.Result = &ResultLine{Subtype: l.Subtype, IsError: l.IsError, NumTurns: l.NumTurns, Text: l.Result, Errors: l.Errors}
-	var out []Event
+	var out []agentchat.Event
 	if l.IsError || strings.HasPrefix(l.Subtype, "error") {
 		msg := l.Result
 		if len(l.Errors) > 0 {
@@ -173,10 +175,10 @@ func (p *Parser) result(l line) []Event {
 		if msg == "" {
 			msg = l.Subtype
 		}
-		out = append(out, Event{Type: EventError, Content: msg})
+		out = append(out, agentchat.Event{Type: agentchat.EventError, Content: msg})
 	}
 	turns := l.NumTurns
-	out = append(out, Event{Type: EventDone, Usage: l.Usage, CostUSD: l.TotalCostUSD, NumTurns: &turns, Result: l.Result, SessionID: l.SessionID})
+	out = append(out, agentchat.Event{Type: agentchat.EventDone, Usage: l.Usage, CostUSD: l.TotalCostUSD, NumTurns: &turns, Result: l.Result, SessionID: l.SessionID})
 	return out
 }
 

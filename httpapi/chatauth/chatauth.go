@@ -1,4 +1,16 @@
-package agentchat
+// Package chatauth holds the schemes that guard the agent chat's API
+// (httpapi.AgentChat): seeds/agentchat.md's three options — none, a
+// shared secret, delegating to the application's own auth endpoint — and
+// slot-machine's signed-user header in its two forms (hmac, trusted), plus
+// Config, the same choice as a host reads it from flags or the
+// environment.
+//
+// The chat is not guarded by Agora's API keys: it sits in front of a
+// host's application (httpapi.InterceptChat), whose users are not agents
+// with keys, and slot-machine's chat page speaks these schemes. It has a
+// package of its own so that httpapi's own names (its Bearer API keys,
+// its options) and these do not read alike.
+package chatauth
 
 import (
 	"context"
@@ -19,16 +31,15 @@ import (
 	"github.com/agorahq/agora/store"
 )
 
-// Auth is how the agent API authenticates a request — seeds/agentchat.md's
-// options (none, a shared secret, delegating to the application) and
-// slot-machine's signed-user header. /chat and its config stay open.
-type Auth struct {
+// Scheme is how the agent API authenticates a request. /chat and its
+// config stay open whatever the scheme.
+type Scheme struct {
 	// Mode names the scheme in GET /chat/config: "none", "secret", "hmac",
 	// "trusted", "delegate", or "custom".
 	Mode string
 	// Authenticate returns who the request is from, or an error: one of
 	// kind store.ErrUnauthorized refuses the request (401),
-	// ErrAuthUnavailable answers 503. Nil lets every request in.
+	// ErrUnavailable answers 503. Nil lets every request in.
 	Authenticate func(*http.Request) (user string, err error)
 	// PageSecret is served to the page in GET /chat/config as authSecret,
 	// so that slot-machine's page can sign its user itself (see
@@ -36,19 +47,20 @@ type Auth struct {
 	PageSecret string
 }
 
-// WithAuthScheme guards the agent API with a.
-func WithAuthScheme(a Auth) HandlerOption { return func(c *handlerConfig) { c.auth = a } }
+// NamesUsers reports whether the scheme alone says who a request is from
+// (hmac, delegate): then a request cannot name its user itself, as it may
+// under the others.
+func (s Scheme) NamesUsers() bool { return s.Mode == "hmac" || s.Mode == "delegate" }
 
-// WithAuth guards the agent API: auth returns who the request is from and
-// whether it may use the agent. Without an auth option the API is open, as
-// in the specification; see Secret, SignedUser and Delegate.
-func WithAuth(auth func(*http.Request) (user string, ok bool)) HandlerOption {
-	return WithAuthScheme(checked("custom", auth))
+// Custom is the host's own scheme, named "custom" in /chat/config: check
+// returns who the request is from and whether it may use the agent.
+func Custom(check func(*http.Request) (user string, ok bool)) Scheme {
+	return checked("custom", check)
 }
 
-// checked is the Auth of mode that lets in the requests check accepts.
-func checked(mode string, check func(*http.Request) (string, bool)) Auth {
-	return Auth{Mode: mode, Authenticate: func(r *http.Request) (string, error) {
+// checked is the Scheme of mode that lets in the requests check accepts.
+func checked(mode string, check func(*http.Request) (string, bool)) Scheme {
+	return Scheme{Mode: mode, Authenticate: func(r *http.Request) (string, error) {
 		if user, ok := check(r); ok {
 			return user, nil
 		}
@@ -58,41 +70,40 @@ func checked(mode string, check func(*http.Request) (string, bool)) Auth {
 
 var errAuth = store.Errorf(store.ErrUnauthorized, "unauthorized", "sign in to use the agent")
 
-// ErrAuthUnavailable is returned when the application's auth endpoint (see
+// ErrUnavailable is returned when the application's auth endpoint (see
 // Delegate) cannot say whether a request may use the agent; it answers 503.
-var ErrAuthUnavailable = errors.New("agentchat: the application's auth endpoint did not answer")
+var ErrUnavailable = errors.New("chatauth: the application's auth endpoint did not answer")
 
-// NoAuth lets every request in: seeds/agentchat.md's first option, for a
+// None lets every request in: seeds/agentchat.md's first option, for a
 // private network or local development.
-func NoAuth() Auth { return Auth{Mode: "none"} }
+func None() Scheme { return Scheme{Mode: "none"} }
 
-// Secret is a WithAuth check of a shared secret, presented in the
-// header or in the cookie of the given names (the host sets the cookie; the
-// secret is never served to the page). Compared in constant time.
-func Secret(header, cookie, secret string) func(*http.Request) (string, bool) {
+// secretCheck accepts a request that presents secret in the header or in
+// the cookie of the given names, compared in constant time.
+func secretCheck(header, cookie, secret string) func(*http.Request) bool {
 	want := sha256.Sum256([]byte(secret))
 	match := func(v string) bool {
 		got := sha256.Sum256([]byte(v))
 		return v != "" && subtle.ConstantTimeCompare(got[:], want[:]) == 1
 	}
-	return func(r *http.Request) (string, bool) {
+	return func(r *http.Request) bool {
 		if header != "" && match(r.Header.Get(header)) {
-			return "secret", true
+			return true
 		}
-		if c, err := r.Cookie(cookie); cookie != "" && err == nil && match(c.Value) {
-			return "secret", true
-		}
-		return "", false
+		c, err := r.Cookie(cookie)
+		return cookie != "" && err == nil && match(c.Value)
 	}
 }
 
-// SharedSecret is seeds/agentchat.md's second option as an Auth: Secret's
-// check, named "secret" in /chat/config.
-func SharedSecret(header, cookie, secret string) Auth {
-	check := Secret(header, cookie, secret)
+// SharedSecret is seeds/agentchat.md's second option: a request is let in
+// when it presents secret in the header or in the cookie of the given
+// names (either may be empty), compared in constant time. The host sets
+// the cookie; the secret is never served to the page, and it names no
+// user. /chat/config calls it "secret".
+func SharedSecret(header, cookie, secret string) Scheme {
+	check := secretCheck(header, cookie, secret)
 	return checked("secret", func(r *http.Request) (string, bool) {
-		_, ok := check(r)
-		return "", ok // the secret names no one
+		return "", check(r) // the secret names no one
 	})
 }
 
@@ -108,7 +119,7 @@ const UserHeader = "X-SlotMachine-User"
 // and hands the header to the page; with servePage, GET /chat/config
 // serves the secret itself, as slot-machine does, so that its page signs
 // in the browser — which lets anyone who can load /chat/config in.
-func SignedUser(secret string, servePage bool) Auth {
+func SignedUser(secret string, servePage bool) Scheme {
 	a := checked("hmac", func(r *http.Request) (string, bool) {
 		user := VerifyUser(secret, r.Header.Get(UserHeader))
 		return user, user != ""
@@ -143,35 +154,35 @@ func VerifyUser(secret, header string) string {
 // TrustedUser is slot-machine's "trusted" scheme: the X-SlotMachine-User
 // header names the user and is believed, because a proxy in front sets
 // it. Like slot-machine's, it refuses no request.
-func TrustedUser() Auth {
-	return Auth{Mode: "trusted", Authenticate: func(r *http.Request) (string, error) {
+func TrustedUser() Scheme {
+	return Scheme{Mode: "trusted", Authenticate: func(r *http.Request) (string, error) {
 		return r.Header.Get(UserHeader), nil
 	}}
 }
 
-// DelegateTimeout bounds a call to the application's auth endpoint.
-const DelegateTimeout = 5 * time.Second
+// delegateTimeout bounds a call to the application's auth endpoint.
+const delegateTimeout = 5 * time.Second
 
 // Delegate is seeds/agentchat.md's third option: before handling a request
 // it asks the application — GET endpoint, with the request's Cookie and
 // Authorization headers — and lets the request in when the application
 // answers 2xx; the user is the answer's X-SlotMachine-User header, if any.
-// A 401 or 403 refuses the request; no answer, or any other status, is
-// ErrAuthUnavailable (503). client nil is http.DefaultClient.
-func Delegate(endpoint string, client *http.Client) (Auth, error) {
+// A 401 or 403 refuses the request; no answer within 5 seconds, or any
+// other status, is ErrUnavailable (503). client nil is http.DefaultClient.
+func Delegate(endpoint string, client *http.Client) (Scheme, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Auth{}, fmt.Errorf("agentchat: the auth endpoint %q is not an http(s) URL", endpoint)
+		return Scheme{}, fmt.Errorf("chatauth: the auth endpoint %q is not an http(s) URL", endpoint)
 	}
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return Auth{Mode: "delegate", Authenticate: func(r *http.Request) (string, error) {
-		ctx, cancel := context.WithTimeout(r.Context(), DelegateTimeout)
+	return Scheme{Mode: "delegate", Authenticate: func(r *http.Request) (string, error) {
+		ctx, cancel := context.WithTimeout(r.Context(), delegateTimeout)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 		if err != nil {
-			return "", fmt.Errorf("%w: %v", ErrAuthUnavailable, err)
+			return "", fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 		for _, h := range []string{"Cookie", "Authorization"} {
 			for _, v := range r.Header.Values(h) {
@@ -180,7 +191,7 @@ func Delegate(endpoint string, client *http.Client) (Auth, error) {
 		}
 		res, err := client.Do(req)
 		if err != nil {
-			return "", fmt.Errorf("%w: %v", ErrAuthUnavailable, err)
+			return "", fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
 		defer res.Body.Close()
 		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
@@ -190,13 +201,13 @@ func Delegate(endpoint string, client *http.Client) (Auth, error) {
 		case res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden:
 			return "", errAuth
 		}
-		return "", fmt.Errorf("%w: it answered %s", ErrAuthUnavailable, res.Status)
+		return "", fmt.Errorf("%w: it answered %s", ErrUnavailable, res.Status)
 	}}, nil
 }
 
-// AuthConfig is an Auth in plain values, as a host reads it from its flags
+// Config is a Scheme in plain values, as a host reads it from its flags
 // or environment (see Flags).
-type AuthConfig struct {
+type Config struct {
 	// Mode is none (or empty), secret, hmac, trusted or delegate.
 	Mode string
 	// Secret is the shared secret (secret) or the signing key (hmac).
@@ -214,7 +225,7 @@ type AuthConfig struct {
 // addr unless addr is a loopback address or c.Open says it is meant to be
 // open: anyone who reaches it could run the coding agent, with its tools,
 // in the host's directory.
-func (c AuthConfig) CheckExposure(addr string) error {
+func (c Config) CheckExposure(addr string) error {
 	if (c.Mode != "" && c.Mode != "none") || c.Open {
 		return nil
 	}
@@ -228,15 +239,15 @@ func (c AuthConfig) CheckExposure(addr string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("agentchat: the agent API would run the coding agent for anyone who reaches %s: set -chat-auth (secret, hmac, trusted or delegate), listen on a loopback address, or pass -chat-open to serve it open on purpose", addr)
+	return fmt.Errorf("chatauth: the agent API would run the coding agent for anyone who reaches %s: set -chat-auth (secret, hmac, trusted or delegate), listen on a loopback address, or pass -chat-open to serve it open on purpose", addr)
 }
 
 // Flags registers -chat-auth, -chat-secret, -chat-serve-secret,
-// -chat-auth-url and -chat-open on fs, their defaults from the environment variables
-// AGORA_CHAT_AUTH, AGORA_CHAT_SECRET, AGORA_CHAT_SERVE_SECRET ("1" or
-// "true"), AGORA_CHAT_AUTH_URL and AGORA_CHAT_OPEN, read with getenv; and
-// -chat-open.
-func (c *AuthConfig) Flags(fs *flag.FlagSet, getenv func(string) string) {
+// -chat-auth-url and -chat-open on fs, their defaults from the environment
+// variables AGORA_CHAT_AUTH, AGORA_CHAT_SECRET, AGORA_CHAT_SERVE_SECRET
+// ("1" or "true"), AGORA_CHAT_AUTH_URL and AGORA_CHAT_OPEN ("1" or
+// "true"), read with getenv.
+func (c *Config) Flags(fs *flag.FlagSet, getenv func(string) string) {
 	serve := getenv("AGORA_CHAT_SERVE_SECRET")
 	fs.StringVar(&c.Mode, "chat-auth", getenv("AGORA_CHAT_AUTH"), "how the agent API authenticates: none, secret (header X-Agent-Secret or cookie agent_secret), hmac (signed X-SlotMachine-User), trusted (X-SlotMachine-User as is) or delegate (ask -chat-auth-url)")
 	fs.StringVar(&c.Secret, "chat-secret", getenv("AGORA_CHAT_SECRET"), "the shared secret (secret) or signing key (hmac) of the agent API")
@@ -246,17 +257,18 @@ func (c *AuthConfig) Flags(fs *flag.FlagSet, getenv func(string) string) {
 	fs.BoolVar(&c.Open, "chat-open", open == "1" || open == "true", "serve the agent API without authentication on an address other than loopback (refused otherwise: anyone reaching it runs the agent)")
 }
 
-// Auth returns the Auth c describes.
-func (c AuthConfig) Auth() (Auth, error) {
+// Scheme returns the Scheme c describes, or an error when its mode is
+// unknown or lacks its secret (secret, hmac) or its URL (delegate).
+func (c Config) Scheme() (Scheme, error) {
 	needSecret := func() error {
 		if c.Secret == "" {
-			return fmt.Errorf("agentchat: chat auth %q needs a secret", c.Mode)
+			return fmt.Errorf("chatauth: chat auth %q needs a secret", c.Mode)
 		}
 		return nil
 	}
 	switch c.Mode {
 	case "", "none":
-		return NoAuth(), nil
+		return None(), nil
 	case "secret":
 		return SharedSecret("X-Agent-Secret", "agent_secret", c.Secret), needSecret()
 	case "hmac":
@@ -266,5 +278,5 @@ func (c AuthConfig) Auth() (Auth, error) {
 	case "delegate":
 		return Delegate(c.URL, nil)
 	}
-	return Auth{}, fmt.Errorf("agentchat: chat auth %q is not one of none, secret, hmac, trusted, delegate", c.Mode)
+	return Scheme{}, fmt.Errorf("chatauth: chat auth %q is not one of none, secret, hmac, trusted, delegate", c.Mode)
 }

@@ -1,4 +1,4 @@
-// Command fakeclaude stands in for the Claude Code CLI in agentchat's
+// Command fakeclaude stands in for the Claude Code CLI in claudecli's
 // tests. It records how it was started (arguments, stdin, working
 // directory, some environment) to $FAKE_RECORD, then behaves as
 // $FAKE_MODE says, replaying transcripts from $FAKE_FIXTURES.

@@ -1,4 +1,4 @@
-package agentchat
+package httpapi
 
 import (
 	"embed"
@@ -7,16 +7,21 @@ import (
 	"strings"
 )
 
-//go:embed ui
-var uiFiles embed.FS
+// The chat page is embedded here, beside the handler that serves it, not
+// among the console's operator pages: it is part of what AgentChat (and
+// InterceptChat, in front of a host's application) serves at /chat, and
+// its /chat.js is loaded into the host's own pages, so it stands alone,
+// sharing no script with the console.
+//
+//go:embed chatpage
+var chatFiles embed.FS
 
-// UI returns the chat console of seeds/agentchat.md: a self-contained page
-// at /chat (vanilla JS, no build step) that talks to the agent API under
-// /agent/conversations, and /chat.js, which a host's own page loads to
-// render the console into an element with Agora.chat("#el"). Mount it at
-// "/chat", "/chat/" and "/chat.js".
-func UI() http.Handler {
-	sub, _ := fs.Sub(uiFiles, "ui") // the embedded directory exists
+// chatPage serves the chat console of seeds/agentchat.md: a self-contained
+// page at /chat (vanilla JS, no build step) that talks to the agent API
+// under /agent/conversations, and /chat.js, which a host's own page loads
+// to render the console into an element with Agora.chat("#el").
+func chatPage() http.Handler {
+	sub, _ := fs.Sub(chatFiles, "chatpage") // the embedded directory exists
 	files := http.FileServer(http.FS(sub))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; frame-ancestors 'self'")

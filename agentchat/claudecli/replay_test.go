@@ -1,4 +1,4 @@
-package agentchat_test
+package claudecli_test
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/agentchat/claudecli"
+	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/store/memstore"
 )
 
@@ -34,10 +36,10 @@ func TestEveryFixtureThroughTheService(t *testing.T) {
 			t.Parallel()
 			var want []agentchat.EventType
 			want = append(want, agentchat.EventUser)
-			p := &agentchat.Parser{}
+			p := &claudecli.Parser{}
 			f, err := os.Open(file)
 			require.NoError(t, err)
-			require.NoError(t, agentchat.ReadLines(f, func(b []byte) error {
+			require.NoError(t, claudecli.ReadLines(f, func(b []byte) error {
 				evs, _ := p.ParseLine(b)
 				for _, e := range evs {
 					want = append(want, e.Type)
@@ -50,8 +52,8 @@ func TestEveryFixtureThroughTheService(t *testing.T) {
 			}
 			want = append(want, agentchat.EventStatus)
 
-			runner := &agentchat.CLIRunner{
-				Path: agentchat.FakeClaude(), Dir: t.TempDir(),
+			runner := &claudecli.Runner{
+				Path: claudecli.FakeClaude(), Dir: t.TempDir(),
 				Env:         []string{"FAKE_MODE=replay", "FAKE_FIXTURE=" + name, "FAKE_FIXTURES=" + fixtures, "FAKE_RECORD=" + filepath.Join(t.TempDir(), "rec")},
 				IdleTimeout: 5 * time.Second, KillGrace: 200 * time.Millisecond, AfterResult: 200 * time.Millisecond,
 			}
@@ -73,7 +75,7 @@ func TestEveryFixtureThroughTheService(t *testing.T) {
 			require.Equal(t, want, got)
 
 			// The SSE stream replays exactly the stored events, in order.
-			srv := httptest.NewServer(agentchat.Handler(svc))
+			srv := httptest.NewServer(httpapi.AgentChat(svc))
 			defer srv.Close()
 			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()

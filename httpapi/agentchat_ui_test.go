@@ -1,4 +1,4 @@
-package agentchat_test
+package httpapi_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/internal/browser"
 	"github.com/agorahq/agora/store/memstore"
 )
@@ -44,11 +45,11 @@ func TestChatUIInChromium(t *testing.T) {
 	gate := make(chan struct{})
 	svc := agentchat.New(st, hostileRunner{gate}, agentchat.WithNotifier(st))
 	t.Cleanup(svc.Close)
+	chat := httpapi.AgentChat(svc)
 	mux := http.NewServeMux()
-	mux.Handle("/agent/", agentchat.Handler(svc))
-	mux.Handle("/chat", agentchat.UI())
-	mux.Handle("/chat/", agentchat.UI())
-	mux.Handle("/chat.js", agentchat.UI())
+	for _, p := range []string{"/agent/", "/chat", "/chat/", "/chat.js"} {
+		mux.Handle(p, chat)
+	}
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	// Made after the server, so the browser closes (and drops its event

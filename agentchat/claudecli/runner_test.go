@@ -1,4 +1,4 @@
-package agentchat
+package claudecli
 
 import (
 	"bufio"
@@ -16,12 +16,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/agentchat"
 )
 
 var fakeClaude string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "agentchat-test-")
+	dir, err := os.MkdirTemp("", "claudecli-test-")
 	if err != nil {
 		panic(err)
 	}
@@ -38,7 +40,7 @@ func TestMain(m *testing.M) {
 
 type fake struct {
 	t      *testing.T
-	runner *CLIRunner
+	runner *Runner
 	record string
 	dir    string
 }
@@ -50,7 +52,7 @@ func newFake(t *testing.T, mode, fixture string) *fake {
 	fixtures, err := filepath.Abs(filepath.Join("testdata", "stream-json"))
 	require.NoError(t, err)
 	record := filepath.Join(t.TempDir(), "record")
-	return &fake{t: t, dir: dir, record: record, runner: &CLIRunner{
+	return &fake{t: t, dir: dir, record: record, runner: &Runner{
 		Path: fakeClaude, Dir: dir,
 		Env:          []string{"FAKE_MODE=" + mode, "FAKE_FIXTURE=" + fixture, "FAKE_FIXTURES=" + fixtures, "FAKE_RECORD=" + record, "FROM_ENV_FILE=yes"},
 		SystemPrompt: "You run inside Agora.",
@@ -83,18 +85,18 @@ func (f *fake) invocations() []invocation {
 	return out
 }
 
-func (f *fake) run(ctx context.Context, req RunRequest) (RunResult, []Event) {
+func (f *fake) run(ctx context.Context, req agentchat.RunRequest) (agentchat.RunResult, []agentchat.Event) {
 	f.t.Helper()
 	var mu sync.Mutex
-	var events []Event
-	req.OnEvent = func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	var events []agentchat.Event
+	req.OnEvent = func(e agentchat.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
 	res, err := f.runner.Run(ctx, req)
 	require.NoError(f.t, err)
 	return res, events
 }
 
-func types(evs []Event) []EventType {
-	var out []EventType
+func types(evs []agentchat.Event) []agentchat.EventType {
+	var out []agentchat.EventType
 	for _, e := range evs {
 		out = append(out, e.Type)
 	}
@@ -107,8 +109,8 @@ func TestRunnerStartsTheCLIAsSpecified(t *testing.T) {
 	f.runner.AllowedTools = []string{"Bash", "Read"}
 	f.runner.Tools = []string{"Bash", "Read", "Grep"}
 	msg := "--help me; rm -rf / \"quoted\""
-	res, evs := f.run(context.Background(), RunRequest{Message: msg, SessionID: "-odd-session"})
-	require.Equal(t, []EventType{EventSystem, EventAssistant, EventToolUse, EventToolResult, EventAssistant, EventDone}, types(evs))
+	res, evs := f.run(context.Background(), agentchat.RunRequest{Message: msg, SessionID: "-odd-session"})
+	require.Equal(t, []agentchat.EventType{agentchat.EventSystem, agentchat.EventAssistant, agentchat.EventToolUse, agentchat.EventToolResult, agentchat.EventAssistant, agentchat.EventDone}, types(evs))
 	require.Equal(t, "326bff2f-1227-4fb1-9e44-cb5d0ef09ad6", res.SessionID)
 	require.Zero(t, res.ExitCode)
 	require.Empty(t, res.Stopped)
@@ -133,7 +135,7 @@ func TestRunnerPromptFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "agent_prompt.md")
 	require.NoError(t, os.WriteFile(file, []byte("Only touch client/."), 0o600))
 	f.runner.PromptFile = file
-	f.run(context.Background(), RunRequest{Message: "hi"})
+	f.run(context.Background(), agentchat.RunRequest{Message: "hi"})
 	args := f.invocations()[0].Args
 	require.Equal(t, "You run inside Agora.\n\nOnly touch client/.", args[len(args)-1])
 	require.NotContains(t, args, "--resume")
@@ -142,11 +144,11 @@ func TestRunnerPromptFile(t *testing.T) {
 func TestRunnerFallsBackWhenResumeFails(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, "bad-resume", "")
-	res, evs := f.run(context.Background(), RunRequest{Message: "and now?", SessionID: "gone", History: []Turn{{"user", "fix the footer"}, {"assistant", "Done."}}})
+	res, evs := f.run(context.Background(), agentchat.RunRequest{Message: "and now?", SessionID: "gone", History: []agentchat.Turn{{Role: "user", Content: "fix the footer"}, {Role: "assistant", Content: "Done."}}})
 	require.True(t, res.FellBack)
-	require.Equal(t, EventSystem, evs[0].Type)
+	require.Equal(t, agentchat.EventSystem, evs[0].Type)
 	require.Contains(t, evs[0].Content, "could not resume")
-	require.Equal(t, []EventType{EventSystem, EventSystem, EventAssistant, EventToolUse, EventToolResult, EventAssistant, EventDone}, types(evs))
+	require.Equal(t, []agentchat.EventType{agentchat.EventSystem, agentchat.EventSystem, agentchat.EventAssistant, agentchat.EventToolUse, agentchat.EventToolResult, agentchat.EventAssistant, agentchat.EventDone}, types(evs))
 	inv := f.invocations()
 	require.Len(t, inv, 2, "exactly one retry")
 	require.Contains(t, inv[0].Args, "--resume=gone")
@@ -161,9 +163,9 @@ func TestRunnerIdleWatchdog(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, "hang", "")
 	f.runner.IdleTimeout = 300 * time.Millisecond
-	res, evs := f.run(context.Background(), RunRequest{Message: "hi"})
+	res, evs := f.run(context.Background(), agentchat.RunRequest{Message: "hi"})
 	require.Contains(t, res.Stopped, "no output")
-	require.Equal(t, EventError, evs[len(evs)-1].Type)
+	require.Equal(t, agentchat.EventError, evs[len(evs)-1].Type)
 	require.Contains(t, evs[len(evs)-1].Content, "stopped")
 }
 
@@ -172,16 +174,16 @@ func TestRunnerTotalTimeoutDespiteRetries(t *testing.T) {
 	f := newFake(t, "chatty", "")
 	f.runner.IdleTimeout = 200 * time.Millisecond // api_retry lines keep it from idling
 	f.runner.TotalTimeout = 700 * time.Millisecond
-	res, _ := f.run(context.Background(), RunRequest{Message: "hi"})
+	res, _ := f.run(context.Background(), agentchat.RunRequest{Message: "hi"})
 	require.Contains(t, res.Stopped, "still running after")
 }
 
 func TestRunnerKillsLingeringProcess(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, "linger", "")
-	res, evs := f.run(context.Background(), RunRequest{Message: "hi"})
+	res, evs := f.run(context.Background(), agentchat.RunRequest{Message: "hi"})
 	require.Contains(t, res.Stopped, "after its result")
-	require.Equal(t, EventDone, evs[len(evs)-1].Type, "a run that produced its result is not an error")
+	require.Equal(t, agentchat.EventDone, evs[len(evs)-1].Type, "a run that produced its result is not an error")
 }
 
 func alive(pid int) bool {
@@ -206,7 +208,7 @@ func TestRunnerCancelStopsTheWholeGroup(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	res, _ := f.run(ctx, RunRequest{Message: "hi"})
+	res, _ := f.run(ctx, agentchat.RunRequest{Message: "hi"})
 	require.Equal(t, "cancelled", res.Stopped)
 	b, err := os.ReadFile(f.record + ".child")
 	require.NoError(t, err)
@@ -220,7 +222,7 @@ func TestRunnerSIGKILLsWhatIgnoresSIGTERM(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	res, _ := f.run(ctx, RunRequest{Message: "hi"})
+	res, _ := f.run(ctx, agentchat.RunRequest{Message: "hi"})
 	require.Equal(t, "cancelled", res.Stopped)
 	require.Less(t, time.Since(start), 5*time.Second)
 }
@@ -228,17 +230,17 @@ func TestRunnerSIGKILLsWhatIgnoresSIGTERM(t *testing.T) {
 func TestRunnerCrashKeepsStderrTail(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, "crash", "")
-	res, evs := f.run(context.Background(), RunRequest{Message: "hi"})
+	res, evs := f.run(context.Background(), agentchat.RunRequest{Message: "hi"})
 	require.Equal(t, 3, res.ExitCode)
 	require.LessOrEqual(t, len(res.Stderr), StderrTail)
 	require.Contains(t, res.Stderr, "fatal: the end")
 	last := evs[len(evs)-1]
-	require.Equal(t, EventError, last.Type)
+	require.Equal(t, agentchat.EventError, last.Type)
 	require.Contains(t, last.Content, "exited with code 3")
 }
 
 func TestRunnerMissingCLI(t *testing.T) {
 	t.Parallel()
-	_, err := (&CLIRunner{Path: filepath.Join(t.TempDir(), "no-claude")}).Run(context.Background(), RunRequest{Message: "hi"})
+	_, err := (&Runner{Path: filepath.Join(t.TempDir(), "no-claude")}).Run(context.Background(), agentchat.RunRequest{Message: "hi"})
 	require.Error(t, err)
 }

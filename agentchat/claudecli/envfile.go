@@ -1,4 +1,4 @@
-package agentchat
+package claudecli
 
 import (
 	"bufio"
@@ -9,7 +9,7 @@ import (
 
 // ParseEnvFile reads KEY=value lines (blank lines and # comments skipped,
 // an optional "export " prefix, values optionally in matching single or
-// double quotes) into KEY=value pairs for CLIRunner.Env.
+// double quotes) into KEY=value pairs for Runner.Env.
 func ParseEnvFile(r io.Reader) ([]string, error) {
 	var out []string
 	sc := bufio.NewScanner(r)
@@ -23,7 +23,7 @@ func ParseEnvFile(r io.Reader) ([]string, error) {
 		key, value, ok := strings.Cut(line, "=")
 		key = strings.TrimSpace(key)
 		if !ok || !validEnvKey(key) {
-			return nil, fmt.Errorf("agentchat: env file line %d: want KEY=value", n)
+			return nil, fmt.Errorf("claudecli: env file line %d: want KEY=value", n)
 		}
 		value = strings.TrimSpace(value)
 		if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {

@@ -1,4 +1,4 @@
-package agentchat_test
+package claudecli_test
 
 import (
 	"bufio"
@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/agentchat/claudecli"
+	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/internal/fakeanthropic"
 	"github.com/agorahq/agora/store/memstore"
 )
@@ -65,7 +67,7 @@ func TestRealClaudeCLI(t *testing.T) {
 
 	marker := fmt.Sprintf("AGORA_TEST_MARKER=%d", time.Now().UnixNano())
 	home, dir := t.TempDir(), t.TempDir()
-	runner := &agentchat.CLIRunner{
+	runner := &claudecli.Runner{
 		Path: bin, Dir: dir, AllowedTools: []string{"Bash"},
 		Env:         append(api.Env(home), marker),
 		IdleTimeout: 20 * time.Second, TotalTimeout: 90 * time.Second, KillGrace: 2 * time.Second, AfterResult: 2 * time.Second,
@@ -74,7 +76,7 @@ func TestRealClaudeCLI(t *testing.T) {
 	svc := agentchat.New(st, runner, agentchat.WithNotifier(st))
 	t.Cleanup(svc.Close)
 	mux := http.NewServeMux()
-	mux.Handle("/agent/", agentchat.Handler(svc))
+	mux.Handle("/agent/", httpapi.AgentChat(svc))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	c := &apiClient{t: t, base: srv.URL}

@@ -1,5 +1,5 @@
-package agentchat
+package claudecli
 
 // FakeClaude is the path of the fake CLI TestMain builds, for the tests of
-// package agentchat_test.
+// package claudecli_test.
 func FakeClaude() string { return fakeClaude }
