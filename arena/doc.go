@@ -9,5 +9,10 @@
 // — the game's own version field, which rises by exactly one per change —
 // so twenty agents arguing at the same moment move a phase on once.
 //
+// What a game shows and allows is the engine's too: Game.Board (the
+// board: who argued in this phase, the last decided round) and Game.Turn
+// (an agent's seat and the action it may take now, by the same rule that
+// argue and decide enforce). HTTP routes only put them in wire form.
+//
 // This file set holds the engine; the stores and HTTP routes build on it.
 package arena

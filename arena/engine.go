@@ -183,6 +183,94 @@ func (r *Round) ArguedThisPhase() []string {
 	return out
 }
 
+// Action is what an agent may do in the round being played.
+type Action string
+
+// The actions, as GET /open-actions names them.
+const (
+	ActArgue  Action = "argument"
+	ActDecide Action = "decision"
+)
+
+// RoleOf returns agentID's seat in the round, or "" when it has none.
+func (r *Round) RoleOf(agentID string) Role {
+	switch {
+	case r.Operator == agentID:
+		return RoleOperator
+	case slices.Contains(r.Majority, agentID):
+		return RoleMajority
+	case slices.Contains(r.Minority, agentID):
+		return RoleMinority
+	}
+	return ""
+}
+
+// mayArgue decides whether agentID may argue now, and if not, why: the
+// round must be in a debate phase of a game not over, the agent on a
+// track, and without an argument in this phase. argue enforces it and
+// Turn reports it, so both say the same.
+func (g *Game) mayArgue(agentID string) error {
+	r := g.Current()
+	if r == nil || !debating(r.Phase) || g.Status == StatusCompleted {
+		return bad("Not in a debate phase")
+	}
+	if role := r.RoleOf(agentID); role != RoleMajority && role != RoleMinority {
+		return bad("Agent not in this round as majority/minority")
+	}
+	if slices.Contains(r.ArguedThisPhase(), agentID) {
+		return bad("Already submitted argument this phase")
+	}
+	return nil
+}
+
+// mayDecide decides whether agentID may decide the round now, and if not,
+// why: the round must await its decision and the agent be its operator.
+// decide enforces it and Turn reports it.
+func (g *Game) mayDecide(agentID string) error {
+	r := g.Current()
+	switch {
+	case r == nil || r.Phase != PhaseAwaiting:
+		return bad("Not in decision phase")
+	case agentID != r.Operator:
+		return bad("Only operator can submit decision")
+	}
+	return nil
+}
+
+// Turn is an agent's part in the round being played and what it may do
+// now.
+type Turn struct {
+	// RoundID is the round being played, empty before the first round
+	// and once the game is over (then Role and Allowed are empty too).
+	RoundID string
+	// Role is the agent's seat in the round, empty when it has none.
+	Role Role
+	// Allowed is what the agent may do now, empty when nothing.
+	Allowed Action
+}
+
+// Turn returns agentID's part in the round being played and what it may
+// do now, decided by the rules that argue and decide enforce: a track
+// agent argues once per debate phase, the operator decides once the
+// debate is over. An agent of no game is ErrAgentNotFound.
+func (g *Game) Turn(agentID string) (Turn, error) {
+	if g.agent(agentID) == nil {
+		return Turn{}, ErrAgentNotFound
+	}
+	r := g.Current()
+	if r == nil || g.Status == StatusCompleted {
+		return Turn{}, nil
+	}
+	t := Turn{RoundID: r.ID, Role: r.RoleOf(agentID)}
+	switch {
+	case g.mayDecide(agentID) == nil:
+		t.Allowed = ActDecide
+	case g.mayArgue(agentID) == nil:
+		t.Allowed = ActArgue
+	}
+	return t, nil
+}
+
 // argue records a track agent's argument; the last one of a phase moves the
 // round on.
 func (g *Game) argue(roundID, agentID, text string, e env) error {
@@ -190,14 +278,8 @@ func (g *Game) argue(roundID, agentID, text string, e env) error {
 	if err != nil {
 		return err
 	}
-	if !debating(r.Phase) || g.Status == StatusCompleted {
-		return bad("Not in a debate phase")
-	}
-	if !slices.Contains(r.Majority, agentID) && !slices.Contains(r.Minority, agentID) {
-		return bad("Agent not in this round as majority/minority")
-	}
-	if slices.Contains(r.ArguedThisPhase(), agentID) {
-		return bad("Already submitted argument this phase")
+	if err := g.mayArgue(agentID); err != nil {
+		return err
 	}
 	text, err = checkText("text", text, MaxArgumentChars)
 	if err != nil {
@@ -225,16 +307,13 @@ func (g *Game) nextPhase(e env) {
 
 // decide records the operator's decision.
 func (g *Game) decide(roundID, agentID string, d Decision, e env) error {
-	r, err := g.round(roundID)
-	if err != nil {
+	if _, err := g.round(roundID); err != nil {
 		return err
 	}
-	switch {
-	case r.Phase != PhaseAwaiting:
-		return bad("Not in decision phase")
-	case agentID != r.Operator:
-		return bad("Only operator can submit decision")
-	case d != SaveMajority && d != SaveMinority:
+	if err := g.mayDecide(agentID); err != nil {
+		return err
+	}
+	if d != SaveMajority && d != SaveMinority {
 		return bad("Decision must be save_majority or save_minority")
 	}
 	g.resolve(d, false, e)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -123,38 +122,23 @@ type FillerAction struct {
 	Decide      bool
 }
 
-// DueFiller returns the action a filler agent has due now, if any: the
-// operator's decision, else the first track filler (majority, then
-// minority) that has not argued in this phase.
+// DueFiller returns the action a filler agent has due now, if any, by
+// the rule that says what any agent may do (Game.Turn): the operator's
+// decision, else the first track filler (majority, then minority) that has
+// not argued in this phase.
 func (g *Game) DueFiller() (FillerAction, bool) {
 	r := g.Current()
 	if r == nil || g.Status == StatusCompleted {
 		return FillerAction{}, false
 	}
-	act := func(id string, role Role) (FillerAction, bool) {
+	seats := append(append([]string{r.Operator}, r.Majority...), r.Minority...)
+	for _, id := range seats {
 		a := g.agent(id)
 		if a == nil || !a.Filler {
-			return FillerAction{}, false
+			continue
 		}
-		return FillerAction{AgentID: id, DisplayName: a.DisplayName, RoundID: r.ID, Round: r.Number, Role: role, Phase: r.Phase, Decide: role == RoleOperator}, true
-	}
-	if r.Phase == PhaseAwaiting {
-		return act(r.Operator, RoleOperator)
-	}
-	if !debating(r.Phase) {
-		return FillerAction{}, false
-	}
-	argued := r.ArguedThisPhase()
-	for _, track := range []struct {
-		ids  []string
-		role Role
-	}{{r.Majority, RoleMajority}, {r.Minority, RoleMinority}} {
-		for _, id := range track.ids {
-			if !slices.Contains(argued, id) {
-				if fa, ok := act(id, track.role); ok {
-					return fa, true
-				}
-			}
+		if t, err := g.Turn(id); err == nil && t.Allowed != "" {
+			return FillerAction{AgentID: id, DisplayName: a.DisplayName, RoundID: r.ID, Round: r.Number, Role: t.Role, Phase: r.Phase, Decide: t.Allowed == ActDecide}, true
 		}
 	}
 	return FillerAction{}, false
@@ -196,10 +180,7 @@ func (g *Game) turn(a FillerAction) FillerTurn {
 	}
 	t.Template = TemplateArgument(a.Role, a.Round+phaseIndex+seat)
 	for _, arg := range r.Arguments {
-		role := RoleMajority
-		if slices.Contains(r.Minority, arg.AgentID) {
-			role = RoleMinority
-		}
+		role := r.RoleOf(arg.AgentID)
 		name := arg.AgentID
 		if ag := g.agent(arg.AgentID); ag != nil {
 			name = ag.DisplayName

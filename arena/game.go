@@ -234,6 +234,7 @@ var (
 	ErrGameNotFound  = &store.Error{Kind: store.ErrNotFound, Code: "game_not_found", Message: "Game not found"}
 	ErrGameExists    = &store.Error{Kind: store.ErrConflict, Code: "game_exists", Message: "a game with this id exists"}
 	ErrRoundNotFound = &store.Error{Kind: store.ErrNotFound, Code: "round_not_found", Message: "Round not found"}
+	ErrAgentNotFound = &store.Error{Kind: store.ErrNotFound, Code: "agent_not_found", Message: "Agent not found in this game"}
 	ErrBadToken      = &store.Error{Kind: store.ErrForbidden, Code: "invalid_token", Message: "this agent registered with a token: present it as Authorization: Bearer <token>"}
 	ErrNotYourAgent  = &store.Error{Kind: store.ErrForbidden, Code: "not_your_agent", Message: "this agent is not registered by this API key: only the key that registered an agent acts for it"}
 )
@@ -319,6 +320,51 @@ func (g *Game) Coverage() []Coverage {
 			HasBeenMinority: a.BeenMinority, Complete: a.BeenOperator && a.BeenMajority && a.BeenMinority})
 	}
 	return out
+}
+
+// Resolution says whether a board shows the outcome of the round being
+// played or of an earlier one.
+type Resolution string
+
+// The resolutions, as the board's resolution_state names them.
+const (
+	ResolutionPending  Resolution = "pending"
+	ResolutionResolved Resolution = "resolved"
+)
+
+// Board is the game as its board draws it: who argued in the phase being
+// played, and the last decided round — the branch the operator selected
+// and who survived it.
+type Board struct {
+	// Argued lists the agents who argued in the current round's phase, in
+	// the order they did; empty before the first round.
+	Argued []string
+	// Branch is the last decided round's decision, empty before the first.
+	Branch Decision
+	// Survivors and Lost are the last decided round's, empty before the
+	// first decision.
+	Survivors, Lost []string
+	// Resolution is ResolutionResolved while the last decided round is the
+	// round being played (between its decision and the next round), else
+	// ResolutionPending.
+	Resolution Resolution
+	// AnimationVersion rises with every decision.
+	AnimationVersion int
+}
+
+// Board returns the game as its board draws it.
+func (g *Game) Board() Board {
+	b := Board{Argued: []string{}, Survivors: []string{}, Lost: []string{}, Resolution: ResolutionPending, AnimationVersion: g.AnimationCount}
+	if r := g.Current(); r != nil {
+		b.Argued = r.ArguedThisPhase()
+	}
+	if r := g.LastResolved; r != nil {
+		b.Branch, b.Survivors, b.Lost = r.Decision, r.Survivors, r.Lost
+		if g.Round != nil && g.Round.ID == r.ID {
+			b.Resolution = ResolutionResolved
+		}
+	}
+	return b
 }
 
 // clone returns a deep copy of the round.

@@ -97,11 +97,7 @@ func (p Prompt) Final() bool { return !p.Status.Open() }
 // has passed is timed out (resolved at its deadline) even before a sweep has
 // recorded it.
 func (p Prompt) AsOf(now time.Time) Prompt {
-	if p.Status.Open() && !now.Before(p.Deadline()) {
-		p.Status = StatusTimedOut
-		d := p.Deadline()
-		p.ResolvedAt = &d
-	}
+	p.TimeOut(now)
 	return p
 }
 

@@ -17,22 +17,18 @@ type Store interface {
 	// ListPrompts returns prompts newest first that match every set filter
 	// of p; see ListParams.
 	ListPrompts(ctx context.Context, p ListParams) ([]Prompt, error)
-	// Respond appends p.Entry to the prompt's collected context and stores
-	// p.Message in the squad chat, in one atomic step. When the prompt then
-	// has RequiredResponses entries it becomes resolved with ResolvedAt =
-	// p.Entry.CreatedAt. Errors: ErrPromptNotFound; ErrOwnPrompt when the
-	// responder is the requester; ErrPromptClosed when the prompt is not
-	// pending or collecting, or its deadline is at or before
-	// p.Entry.CreatedAt; ErrAlreadyResponded when the agent is already in
-	// the collected context. Nothing is written on error.
+	// Respond decides p.Entry by Prompt.Respond on the prompt as stored
+	// and, when it is accepted, stores the changed prompt and p.Message in
+	// the squad chat, all in one atomic step. Errors: ErrPromptNotFound,
+	// else Prompt.Respond's. Nothing is written on error.
 	Respond(ctx context.Context, p RespondParams) (Prompt, error)
-	// ClosePrompt moves an open prompt (pending or collecting, deadline after now)
-	// to status to (resolved or cancelled) with ResolvedAt = now. Errors:
-	// ErrPromptNotFound, ErrPromptClosed.
+	// ClosePrompt decides by Prompt.Close(to, now) on the prompt as stored
+	// and stores the change, in one atomic step. Errors: ErrPromptNotFound,
+	// ErrPromptClosed.
 	ClosePrompt(ctx context.Context, id string, to Status, now time.Time) (Prompt, error)
-	// TimeOut marks every open prompt whose deadline is at or before now
-	// timed out, with ResolvedAt = its deadline, and returns their IDs. A
-	// prompt is timed out once even by concurrent callers.
+	// TimeOut applies Prompt.TimeOut(now) to every prompt and returns the
+	// IDs of those it timed out. A prompt is timed out once even by
+	// concurrent callers.
 	TimeOut(ctx context.Context, now time.Time) ([]string, error)
 	// ListResponses returns the squad-chat responses to a prompt, oldest
 	// first, or ErrPromptNotFound.

@@ -15,7 +15,6 @@ import (
 	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/slots"
-	"github.com/agorahq/agora/store"
 )
 
 // Arena returns the handler of the Trolley Problem Arena routes of
@@ -222,44 +221,39 @@ func names(g arena.Game) map[string]string {
 	return out
 }
 
-// stateView is the payload of GET /state, as arena.md lays it out.
+// stateView is the payload of GET /state, as arena.md lays it out: the
+// game's round and its board (arena.Game.Board) in wire form.
 func stateView(g arena.Game) wire.State {
 	name := names(g)
+	b := g.Board()
 	v := wire.State{
 		GameID: g.ID, Status: string(g.Status), CurrentRoundNumber: g.RoundCount, CurrentPhase: currentPhase(g),
 		MajorityAgents: []wire.Seat{}, MinorityAgents: []wire.Seat{}, Scores: g.Scores, Coverage: coverageView(g),
-		PhaseActivity: []string{}, LastEventAt: g.LastEventAt, Version: g.Version, PhaseDeadline: g.PhaseDeadline,
+		PhaseActivity: b.Argued, LastEventAt: g.LastEventAt, Version: g.Version, PhaseDeadline: g.PhaseDeadline,
 		HasFillerAgents: slices.ContainsFunc(g.Agents, func(ag arena.Agent) bool { return ag.Filler }),
-		Board:           wire.Board{ResolutionState: "pending", AnimationVersion: g.AnimationCount, Survivors: []string{}, Lost: []string{}},
+		Board:           wire.Board{ResolutionState: string(b.Resolution), AnimationVersion: b.AnimationVersion, Survivors: b.Survivors, Lost: b.Lost},
+	}
+	if b.Branch != "" {
+		branch := string(b.Branch)
+		v.Board.SelectedBranch = &branch
 	}
 	if r := g.Current(); r != nil {
 		v.CurrentRoundID = &r.ID
 		v.Operator = &wire.Seat{ID: r.Operator, DisplayName: name[r.Operator], Role: string(arena.RoleOperator)}
-		argued := r.ArguedThisPhase()
 		track := func(ids []string, role arena.Role) []wire.Seat {
 			out := []wire.Seat{}
 			for _, id := range ids {
-				did := slices.Contains(argued, id)
+				did := slices.Contains(b.Argued, id)
 				out = append(out, wire.Seat{ID: id, DisplayName: name[id], Role: string(role), ArguedThisPhase: &did})
 			}
 			return out
 		}
 		v.MajorityAgents = track(r.Majority, arena.RoleMajority)
 		v.MinorityAgents = track(r.Minority, arena.RoleMinority)
-		v.PhaseActivity = argued
 		if r.Decision != "" {
 			d := string(r.Decision)
 			v.Decision = &d
 			v.RoundOutcome = &wire.Outcome{Survivors: r.Survivors, Lost: r.Lost}
-		}
-	}
-	// The board shows the last resolved round: its decision (the branch
-	// the operator selected, as the original names it) and who survived.
-	if r := g.LastResolved; r != nil {
-		branch := string(r.Decision)
-		v.Board.SelectedBranch, v.Board.Survivors, v.Board.Lost = &branch, r.Survivors, r.Lost
-		if g.Round != nil && g.Round.ID == r.ID {
-			v.Board.ResolutionState = "resolved"
 		}
 	}
 	return v
@@ -495,8 +489,8 @@ func (a *arenaAPI) tickFiller(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-var errAgentNotFound = &store.Error{Kind: store.ErrNotFound, Code: "agent_not_found", Message: "Agent not found in this game"}
-
+// openActions answers what an agent may do now (arena.Game.Turn) in wire
+// form.
 func (a *arenaAPI) openActions(w http.ResponseWriter, r *http.Request) error {
 	agentID := r.URL.Query().Get("agent_id")
 	if agentID == "" {
@@ -506,36 +500,18 @@ func (a *arenaAPI) openActions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	known := slices.ContainsFunc(g.Agents, func(ag arena.Agent) bool { return ag.ID == agentID })
-	if !known {
-		return errAgentNotFound
+	t, err := g.Turn(agentID)
+	if err != nil {
+		return err
 	}
-	out := wire.OpenActions{AgentID: agentID, CurrentPhase: currentPhase(g)}
-	if rd := g.Current(); rd != nil && g.Status != arena.StatusCompleted {
-		var role arena.Role
-		switch {
-		case rd.Operator == agentID:
-			role = arena.RoleOperator
-		case slices.Contains(rd.Majority, agentID):
-			role = arena.RoleMajority
-		case slices.Contains(rd.Minority, agentID):
-			role = arena.RoleMinority
-		}
-		if role != "" {
-			s := string(role)
-			out.Role = &s
-		}
-		allowed := ""
-		switch {
-		case role == arena.RoleOperator && rd.Phase == arena.PhaseAwaiting:
-			allowed = "decision"
-		case role != arena.RoleOperator && strings.HasPrefix(string(rd.Phase), "phase_") && !slices.Contains(rd.ArguedThisPhase(), agentID):
-			allowed = "argument"
-		}
-		if allowed != "" {
-			out.CanAct, out.AllowedAction = true, &allowed
-		}
-		out.RoundID = rd.ID
+	out := wire.OpenActions{AgentID: agentID, CurrentPhase: currentPhase(g), RoundID: t.RoundID}
+	if t.Role != "" {
+		role := string(t.Role)
+		out.Role = &role
+	}
+	if t.Allowed != "" {
+		allowed := string(t.Allowed)
+		out.CanAct, out.AllowedAction = true, &allowed
 	}
 	httpjson.Write(w, http.StatusOK, out)
 	return nil

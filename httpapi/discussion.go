@@ -179,7 +179,7 @@ func (d *discussionAPI) respond(w http.ResponseWriter, r *http.Request) error {
 	}
 	msg := chatMessageView(m)
 	httpjson.Write(w, http.StatusCreated, wire.RespondAnswer{
-		Response: msg, Prompt: promptWire(p), Ready: p.Status == discussion.StatusResolved, Chat: msg,
+		Response: msg, Prompt: promptWire(p), Ready: p.Ready(), Chat: msg,
 		ResponseCount: len(p.CollectedContext), RequiredResponses: p.RequiredResponses,
 	})
 	return nil

@@ -69,10 +69,6 @@ func (s *Store) GetPrompt(ctx context.Context, id string) (discussion.Prompt, er
 	return clonePrompt(*p), nil
 }
 
-func answered(p *discussion.Prompt, agent string) bool {
-	return slices.ContainsFunc(p.CollectedContext, func(e discussion.ContextEntry) bool { return e.Agent == agent })
-}
-
 // ListPrompts implements discussion.Store.
 func (s *Store) ListPrompts(ctx context.Context, lp discussion.ListParams) ([]discussion.Prompt, error) {
 	if err := ctx.Err(); err != nil {
@@ -87,7 +83,7 @@ func (s *Store) ListPrompts(ctx context.Context, lp discussion.ListParams) ([]di
 		switch {
 		case len(lp.Statuses) > 0 && !slices.Contains(lp.Statuses, p.Status):
 		case lp.TaskID != "" && (p.TaskID == nil || *p.TaskID != lp.TaskID):
-		case lp.Agent != "" && (p.RequesterAgent == lp.Agent || answered(p, lp.Agent)):
+		case lp.Agent != "" && !p.AnswerableBy(lp.Agent):
 		default:
 			out = append(out, clonePrompt(*p))
 		}
@@ -95,7 +91,8 @@ func (s *Store) ListPrompts(ctx context.Context, lp discussion.ListParams) ([]di
 	return out, nil
 }
 
-// Respond implements discussion.Store.
+// Respond implements discussion.Store: discussion.Prompt.Respond decides,
+// under the store's mutex.
 func (s *Store) Respond(ctx context.Context, rp discussion.RespondParams) (discussion.Prompt, error) {
 	if err := ctx.Err(); err != nil {
 		return discussion.Prompt{}, err
@@ -104,21 +101,11 @@ func (s *Store) Respond(ctx context.Context, rp discussion.RespondParams) (discu
 	defer s.mu.Unlock()
 	d := &s.disc
 	p, ok := d.prompts[rp.PromptID]
-	switch {
-	case !ok:
+	if !ok {
 		return discussion.Prompt{}, discussion.ErrPromptNotFound
-	case rp.Entry.Agent == p.RequesterAgent:
-		return discussion.Prompt{}, discussion.ErrOwnPrompt
-	case !p.Status.Open() || !rp.Entry.CreatedAt.Before(p.Deadline()):
-		return discussion.Prompt{}, discussion.ErrPromptClosed
-	case answered(p, rp.Entry.Agent):
-		return discussion.Prompt{}, discussion.ErrAlreadyResponded
 	}
-	p.CollectedContext = append(p.CollectedContext, rp.Entry)
-	if len(p.CollectedContext) >= p.RequiredResponses {
-		p.Status = discussion.StatusResolved
-		at := rp.Entry.CreatedAt
-		p.ResolvedAt = &at
+	if err := p.Respond(rp.Entry); err != nil {
+		return discussion.Prompt{}, err
 	}
 	d.messages[rp.Message.ID] = rp.Message
 	d.msgOrder = insertSorted(d.msgOrder, rp.Message.ID)
@@ -126,7 +113,8 @@ func (s *Store) Respond(ctx context.Context, rp discussion.RespondParams) (discu
 	return clonePrompt(*p), nil
 }
 
-// ClosePrompt implements discussion.Store.
+// ClosePrompt implements discussion.Store: discussion.Prompt.Close
+// decides, under the store's mutex.
 func (s *Store) ClosePrompt(ctx context.Context, id string, to discussion.Status, now time.Time) (discussion.Prompt, error) {
 	if err := ctx.Err(); err != nil {
 		return discussion.Prompt{}, err
@@ -137,16 +125,15 @@ func (s *Store) ClosePrompt(ctx context.Context, id string, to discussion.Status
 	if !ok {
 		return discussion.Prompt{}, discussion.ErrPromptNotFound
 	}
-	if !p.Status.Open() || !now.Before(p.Deadline()) {
-		return discussion.Prompt{}, discussion.ErrPromptClosed
+	if err := p.Close(to, now); err != nil {
+		return discussion.Prompt{}, err
 	}
-	p.Status = to
-	p.ResolvedAt = &now
 	return clonePrompt(*p), nil
 }
 
 // TimeOut implements discussion.Store. Memory has no index by deadline; it
-// scans the open prompts, which a sweep every few seconds can afford.
+// scans the prompts, which a sweep every few seconds can afford, and
+// discussion.Prompt.TimeOut decides each.
 func (s *Store) TimeOut(ctx context.Context, now time.Time) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -155,11 +142,7 @@ func (s *Store) TimeOut(ctx context.Context, now time.Time) ([]string, error) {
 	defer s.mu.Unlock()
 	var ids []string
 	for _, id := range s.disc.promptOrder {
-		p := s.disc.prompts[id]
-		if p.Status.Open() && !now.Before(p.Deadline()) {
-			p.Status = discussion.StatusTimedOut
-			d := p.Deadline()
-			p.ResolvedAt = &d
+		if s.disc.prompts[id].TimeOut(now) {
 			ids = append(ids, id)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -113,7 +112,9 @@ func prompts(rows []promptRow) ([]discussion.Prompt, error) {
 	return out, nil
 }
 
-// ListPrompts implements discussion.Store.
+// ListPrompts implements discussion.Store. The agent filter is
+// discussion.Prompt.AnswerableBy in SQL, so that LIMIT counts only the
+// prompts kept.
 func (s *Store) ListPrompts(ctx context.Context, p discussion.ListParams) ([]discussion.Prompt, error) {
 	statuses := make([]string, len(p.Statuses))
 	for i, st := range p.Statuses {
@@ -131,78 +132,72 @@ func (s *Store) ListPrompts(ctx context.Context, p discussion.ListParams) ([]dis
 	return prompts(rows)
 }
 
-// Respond implements discussion.Store: one transaction holding the prompt's
-// row lock, so concurrent responses are counted one at a time.
-func (s *Store) Respond(ctx context.Context, p discussion.RespondParams) (discussion.Prompt, error) {
+// changePrompt locks the prompt's row, lets change (a rule of the
+// discussion package) decide on the prompt as stored, and writes back what
+// it changed, and then what also writes, in one transaction: concurrent
+// changes of one prompt are decided one at a time. Nothing is written when
+// change or also fails.
+func (s *Store) changePrompt(ctx context.Context, id string, change func(p *discussion.Prompt) error, also func(tx *sqlx.Tx) error) (discussion.Prompt, error) {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return discussion.Prompt{}, interpretError(ctx, err)
 	}
 	defer tx.Rollback()
 	var r promptRow
-	err = tx.GetContext(ctx, &r, `SELECT `+promptColumns+` FROM agora_prompts WHERE id = $1 FOR UPDATE`, p.PromptID)
+	err = tx.GetContext(ctx, &r, `SELECT `+promptColumns+` FROM agora_prompts WHERE id = $1 FOR UPDATE`, id)
 	if isNoRows(err) {
 		return discussion.Prompt{}, discussion.ErrPromptNotFound
 	}
 	if err != nil {
 		return discussion.Prompt{}, interpretError(ctx, err)
 	}
-	cur, err := r.prompt()
+	p, err := r.prompt()
 	if err != nil {
 		return discussion.Prompt{}, err
 	}
-	switch {
-	case p.Entry.Agent == cur.RequesterAgent:
-		return discussion.Prompt{}, discussion.ErrOwnPrompt
-	case !cur.Status.Open() || !p.Entry.CreatedAt.Before(cur.Deadline()):
-		return discussion.Prompt{}, discussion.ErrPromptClosed
-	case slices.ContainsFunc(cur.CollectedContext, func(e discussion.ContextEntry) bool { return e.Agent == p.Entry.Agent }):
-		return discussion.Prompt{}, discussion.ErrAlreadyResponded
+	if err := change(&p); err != nil {
+		return discussion.Prompt{}, err
 	}
-	cur.CollectedContext = append(cur.CollectedContext, p.Entry)
-	if len(cur.CollectedContext) >= cur.RequiredResponses {
-		cur.Status = discussion.StatusResolved
-		at := p.Entry.CreatedAt
-		cur.ResolvedAt = &at
-	}
-	entries, err := json.Marshal(cur.CollectedContext)
+	entries, err := json.Marshal(p.CollectedContext)
 	if err != nil {
 		return discussion.Prompt{}, err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE agora_prompts SET collected_context = $2, status = $3, resolved_at = $4 WHERE id = $1`,
-		cur.ID, entries, string(cur.Status), cur.ResolvedAt); err != nil {
+		p.ID, entries, string(p.Status), p.ResolvedAt); err != nil {
 		return discussion.Prompt{}, interpretError(ctx, err)
 	}
-	if err := insertMessage(ctx, tx, p.Message); err != nil {
-		return discussion.Prompt{}, interpretError(ctx, err)
+	if also != nil {
+		if err := also(tx); err != nil {
+			return discussion.Prompt{}, interpretError(ctx, err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return discussion.Prompt{}, interpretError(ctx, err)
 	}
-	return cur, nil
+	return p, nil
 }
 
-// ClosePrompt implements discussion.Store.
+// Respond implements discussion.Store: discussion.Prompt.Respond decides
+// on the locked row, and the response's message is stored in the same
+// transaction.
+func (s *Store) Respond(ctx context.Context, p discussion.RespondParams) (discussion.Prompt, error) {
+	return s.changePrompt(ctx, p.PromptID,
+		func(cur *discussion.Prompt) error { return cur.Respond(p.Entry) },
+		func(tx *sqlx.Tx) error { return insertMessage(ctx, tx, p.Message) })
+}
+
+// ClosePrompt implements discussion.Store: discussion.Prompt.Close decides
+// on the locked row.
 func (s *Store) ClosePrompt(ctx context.Context, id string, to discussion.Status, now time.Time) (discussion.Prompt, error) {
-	var rows []promptRow
-	err := s.db.SelectContext(ctx, &rows, `
-		UPDATE agora_prompts SET status = $2, resolved_at = $3
-		WHERE id = $1 AND status IN ('pending', 'collecting') AND deadline > $3
-		RETURNING `+promptColumns, id, string(to), now)
-	if err != nil {
-		return discussion.Prompt{}, interpretError(ctx, err)
-	}
-	if len(rows) == 1 {
-		return rows[0].prompt()
-	}
-	if _, err := s.GetPrompt(ctx, id); err != nil {
-		return discussion.Prompt{}, err
-	}
-	return discussion.Prompt{}, discussion.ErrPromptClosed
+	return s.changePrompt(ctx, id, func(p *discussion.Prompt) error { return p.Close(to, now) }, nil)
 }
 
 // TimeOut implements discussion.Store; the UPDATE re-checks each row it
-// waits for, so concurrent sweeps time a prompt out once.
+// waits for, so concurrent sweeps time a prompt out once. Its WHERE and SET
+// are discussion.Prompt.TimeOut in SQL (open: pending or collecting;
+// lapsed: deadline at or before now; resolved at the deadline), so that
+// the deadline index finds the overdue prompts; storetest's PromptRules
+// pins the two together.
 func (s *Store) TimeOut(ctx context.Context, now time.Time) ([]string, error) {
 	var ids []string
 	err := s.db.SelectContext(ctx, &ids, `

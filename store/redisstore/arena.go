@@ -24,7 +24,14 @@ var _ arena.Store = (*Store)(nil)
 //	gdeadlines         zset of games scored by their phase deadline (ms)
 //	gfeed:<id>         list of the game's feed items (JSON), the one of Seq n at index n-1
 //	grounds:<id>       list of the game's resolved rounds (JSON), in order
+//
+// Every key is built here, in Go: arena_save.lua, which must move a game
+// from the index of the status it reads to another, gets the status
+// indexes' prefix (gamesByStatusKey("")) and appends the status.
 var arenaSaveScript = newScript("arena_save.lua")
+
+// gamesByStatusKey is the index of the games in status st.
+func (s *Store) gamesByStatusKey(st arena.Status) string { return s.key("games", string(st)) }
 
 // saveGame runs arena_save.lua: it creates the game (Version 1) or saves it
 // with compare-and-set, and on a conflict of a save returns the stored game.
@@ -37,7 +44,7 @@ func (s *Store) saveGame(ctx context.Context, g arena.Game, create bool) (arena.
 	if g.PhaseDeadline != nil {
 		deadline = strconv.FormatInt(g.PhaseDeadline.UnixMilli(), 10)
 	}
-	args := []any{s.ns, g.ID, g.Version, string(g.Status), deadline, doc, g.CreatedAt.UnixMilli(), create, len(g.Appended.Feed)}
+	args := []any{s.gamesByStatusKey(""), g.ID, g.Version, string(g.Status), deadline, doc, g.CreatedAt.UnixMilli(), create, len(g.Appended.Feed)}
 	for _, it := range g.Appended.Feed {
 		data, err := json.Marshal(it)
 		if err != nil {
@@ -152,7 +159,7 @@ func (s *Store) ListGames(ctx context.Context, status arena.Status, limit int) (
 	}
 	index := s.key("games")
 	if status != "" {
-		index = s.ns + "games:" + string(status)
+		index = s.gamesByStatusKey(status)
 	}
 	ids, err := s.client.ZRevRangeByLex(ctx, index, &redis.ZRangeBy{Min: "-", Max: "+", Count: int64(limit)}).Result()
 	if err != nil {

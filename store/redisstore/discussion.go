@@ -22,6 +22,10 @@ var _ discussion.Store = (*Store)(nil)
 //	presponses:<id>        list of response message IDs
 //	msgs                   zset (score 0) of squad-chat message IDs
 //	msg:<id>               a message (JSON)
+//
+// Every key is built here, in Go. A script that reaches records by ID (a
+// listing, a sweep) gets the kind's prefix (keyPrefix) as an argument and
+// appends the ID, so the layout is written once.
 var (
 	discussionCreateScript   = newScript("discussion_create.lua")
 	discussionRespondScript  = newScript("discussion_respond.lua")
@@ -36,11 +40,24 @@ var (
 // timeoutBatch bounds one timeout script's work.
 const timeoutBatch = 256
 
-func (s *Store) promptKey(id string) string     { return s.key("prompt", id) }
-func (s *Store) contextKey(id string) string    { return s.key("pcontext", id) }
-func (s *Store) respondersKey(id string) string { return s.key("presponders", id) }
-func (s *Store) responsesKey(id string) string  { return s.key("presponses", id) }
-func (s *Store) msgKey(id string) string        { return s.key("msg", id) }
+// The kinds of the discussion's per-record keys.
+const (
+	kindPrompt     = "prompt"
+	kindContext    = "pcontext"
+	kindResponders = "presponders"
+	kindResponses  = "presponses"
+	kindMsg        = "msg"
+)
+
+// keyPrefix is what every key of a kind of record starts with: the key of
+// the record with ID id is keyPrefix(kind) + id.
+func (s *Store) keyPrefix(kind string) string { return s.key(kind, "") }
+
+func (s *Store) promptKey(id string) string     { return s.key(kindPrompt, id) }
+func (s *Store) contextKey(id string) string    { return s.key(kindContext, id) }
+func (s *Store) respondersKey(id string) string { return s.key(kindResponders, id) }
+func (s *Store) responsesKey(id string) string  { return s.key(kindResponses, id) }
+func (s *Store) msgKey(id string) string        { return s.key(kindMsg, id) }
 func (s *Store) promptsKey() string             { return s.key("prompts") }
 func (s *Store) deadlinesKey() string           { return s.key("pdeadlines") }
 func (s *Store) msgsKey() string                { return s.key("msgs") }
@@ -88,7 +105,7 @@ func (s *Store) ListPrompts(ctx context.Context, p discussion.ListParams) ([]dis
 	if p.Limit <= 0 {
 		return []discussion.Prompt{}, ctx.Err()
 	}
-	args := []any{s.ns, p.Limit, p.TaskID, p.Agent}
+	args := []any{s.keyPrefix(kindPrompt), s.keyPrefix(kindContext), s.keyPrefix(kindResponders), p.Limit, p.TaskID, p.Agent}
 	for _, st := range p.Statuses {
 		args = append(args, string(st))
 	}
@@ -142,7 +159,7 @@ func (s *Store) ClosePrompt(ctx context.Context, id string, to discussion.Status
 func (s *Store) TimeOut(ctx context.Context, now time.Time) ([]string, error) {
 	var all []string
 	for {
-		ids, err := discussionTimeoutScript.Run(ctx, s.client, []string{s.deadlinesKey()}, s.ns, now.UnixMilli(), timeoutBatch).StringSlice()
+		ids, err := discussionTimeoutScript.Run(ctx, s.client, []string{s.deadlinesKey()}, s.keyPrefix(kindPrompt), now.UnixMilli(), timeoutBatch).StringSlice()
 		if err != nil {
 			return all, interpretError(ctx, err, nil)
 		}
@@ -192,7 +209,7 @@ func (s *Store) ListMessages(ctx context.Context, limit int, before string) ([]d
 }
 
 func (s *Store) messages(ctx context.Context, index, kind string, args ...any) ([]discussion.Message, error) {
-	v, err := discussionMessagesScript.Run(ctx, s.client, []string{index}, append([]any{s.ns, kind}, args...)...).StringSlice()
+	v, err := discussionMessagesScript.Run(ctx, s.client, []string{index}, append([]any{s.keyPrefix(kindMsg), kind}, args...)...).StringSlice()
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)
 	}

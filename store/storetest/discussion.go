@@ -176,6 +176,8 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		require.ErrorIs(t, err, discussion.ErrPromptNotFound)
 	})
 
+	t.Run("PromptRules", func(t *testing.T) { promptRules(t, newStores) })
+
 	t.Run("RaceFiftyAgentsTenNeeded", func(t *testing.T) {
 		t.Parallel()
 		e := newDiscussionEnv(t, newStores)

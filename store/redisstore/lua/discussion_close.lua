@@ -1,3 +1,7 @@
+-- Mirrors discussion.Prompt.Close, which memstore and pgstore call: a
+-- prompt still pending or collecting whose deadline is after now takes the
+-- new status, resolved at now; any other is prompt_closed, unchanged.
+-- storetest's PromptRules pins this copy to the Go method.
 -- KEYS: prompt hash, its context list, deadlines index.
 -- ARGV: prompt ID, new status, now (ms), now (text).
 local h = redis.call('HMGET', KEYS[1], 'status', 'deadline')

@@ -1,11 +1,15 @@
--- KEYS: prompts index. ARGV: namespace, limit, task ID ('' for any), agent
--- ('' for any), then the wanted statuses (none for any).
+-- KEYS: prompts index. ARGV: the key prefixes of prompts, of their context
+-- lists and of their responder sets (a record's key is its prefix and its
+-- ID, built in Go), limit, task ID ('' for any), agent ('' for any), then
+-- the wanted statuses (none for any).
 -- Walks prompts newest first and returns up to limit that match, each as
--- {hash, context}.
-local ns, limit, task, agent = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+-- {hash, context}. The agent filter mirrors discussion.Prompt.AnswerableBy:
+-- not the agent's own prompt, not one it answered.
+local prompt_prefix, context_prefix, responders_prefix = ARGV[1], ARGV[2], ARGV[3]
+local limit, task, agent = tonumber(ARGV[4]), ARGV[5], ARGV[6]
 local want = {}
 local any = true
-for i = 5, #ARGV do
+for i = 7, #ARGV do
   want[ARGV[i]] = true
   any = false
 end
@@ -18,14 +22,14 @@ while #out < limit do
   end
   offset = offset + #ids
   for _, id in ipairs(ids) do
-    local key = ns .. 'prompt:' .. id
+    local key = prompt_prefix .. id
     local h = redis.call('HMGET', key, 'status', 'task_id', 'requester')
     local ok = (any or want[h[1]]) and (task == '' or h[2] == task)
     if ok and agent ~= '' then
-      ok = h[3] ~= agent and redis.call('SISMEMBER', ns .. 'presponders:' .. id, agent) == 0
+      ok = h[3] ~= agent and redis.call('SISMEMBER', responders_prefix .. id, agent) == 0
     end
     if ok then
-      table.insert(out, {redis.call('HGETALL', key), redis.call('LRANGE', ns .. 'pcontext:' .. id, 0, -1)})
+      table.insert(out, {redis.call('HGETALL', key), redis.call('LRANGE', context_prefix .. id, 0, -1)})
       if #out >= limit then
         break
       end

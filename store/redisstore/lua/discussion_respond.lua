@@ -1,3 +1,10 @@
+-- Mirrors discussion.Prompt.Respond, which memstore and pgstore call: the
+-- same checks in the same order (own prompt; not pending or collecting, or
+-- the deadline at or before the entry's time; already answered), then the
+-- entry appended, and the one reaching the required count resolves the
+-- prompt at the entry's time. Nothing is written on error. storetest's
+-- PromptRules walks every branch of the Go method on every backend, so
+-- this copy cannot drift from it unnoticed.
 -- KEYS: prompt hash, its context list, its responders set, its response-ID
 -- list, the new message's key, messages index, deadlines index.
 -- ARGV: prompt ID, agent, entry JSON, entry time (ms), entry time (text),

@@ -221,3 +221,8 @@ local function take_next(ns, queue, r, key_id, name, avatar, now, lease)
   dequeue(ns, id, redis.call('HGET', ns .. 'slot:' .. id, 'role'), redis.call('HGET', ns .. 'claim:' .. claim_id, 'domain'))
   return job_reply(ns, id, claim_id)
 end
+
+-- The discussion and arena scripts (discussion_*.lua, arena_*.lua) derive
+-- no key name of their own: they get each key in KEYS, or the prefix of a
+-- kind of record in ARGV and append the record's ID, so that Go builds
+-- every key of those aggregates (TestDiscussionAndArenaKeysBuiltInGo).
