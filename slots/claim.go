@@ -102,4 +102,3 @@ type ClaimPage struct {
 	// NextCursor continues the listing; empty on the last page.
 	NextCursor string `json:"nextCursor,omitempty"`
 }
-
