@@ -7,10 +7,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/internal/notify"
+	"github.com/agorahq/agora/internal/text"
 	"github.com/agorahq/agora/store"
 )
 
@@ -46,7 +46,7 @@ type Option func(*Service)
 // WithClock sets the clock; the default is time.Now.
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
-// WithNotifier announces every stored message on n (topic Topic(id)).
+// WithNotifier announces every stored message on n (topic topic(id)).
 func WithNotifier(n store.Notifier) Option {
 	return func(s *Service) { s.notifier = notify.ForService(n) }
 }
@@ -96,9 +96,9 @@ func (s *Service) Close() {
 	s.wg.Wait()
 }
 
-// Topic is the notifier topic of a conversation; events carry the ID of
+// topic is the notifier topic of a conversation; events carry the ID of
 // the stored message.
-func Topic(conversationID string) string { return "agentchat:" + conversationID }
+func topic(conversationID string) string { return "agentchat:" + conversationID }
 
 // The errors of the service.
 var (
@@ -123,13 +123,13 @@ const MaxTitleLen = 200
 
 // Create starts a conversation.
 func (s *Service) Create(ctx context.Context, in NewConversation) (Conversation, error) {
-	title := strings.TrimSpace(in.Title)
-	if utf8.RuneCountInString(title) > MaxTitleLen || !utf8.ValidString(title) || strings.ContainsRune(title, 0) {
-		return Conversation{}, store.Errorf(store.ErrInvalid, "invalid_title", "title must be text of at most %d characters", MaxTitleLen)
+	title, err := text.Trimmed("title", in.Title, false, MaxTitleLen)
+	if err != nil {
+		return Conversation{}, err
 	}
-	user := strings.TrimSpace(in.User)
-	if utf8.RuneCountInString(user) > MaxTitleLen || !utf8.ValidString(user) || strings.ContainsRune(user, 0) {
-		return Conversation{}, store.Errorf(store.ErrInvalid, "invalid_user", "user must be text of at most %d characters", MaxTitleLen)
+	user, err := text.Trimmed("user", in.User, false, MaxTitleLen)
+	if err != nil {
+		return Conversation{}, err
 	}
 	now := s.now().UTC()
 	c := Conversation{ID: s.ids.New("conv"), Title: title, User: user, Status: StatusIdle, CreatedAt: now, UpdatedAt: now}
@@ -163,13 +163,13 @@ func (s *Service) Messages(ctx context.Context, id string, after int64) ([]Messa
 
 // Subscribe follows a conversation's new messages.
 func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription, error) {
-	return s.notifier.Subscribe(ctx, Topic(id))
+	return s.notifier.Subscribe(ctx, topic(id))
 }
 
 func (s *Service) append(ctx context.Context, id string, typ EventType, content string) (Message, error) {
 	m, err := s.store.AppendChatMessage(ctx, Message{ConversationID: id, Type: typ, Content: content, CreatedAt: s.now().UTC()})
 	if err == nil {
-		_ = s.notifier.Publish(context.WithoutCancel(ctx), Topic(id), []byte(strconv.FormatInt(m.ID, 10)))
+		_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(id), []byte(strconv.FormatInt(m.ID, 10)))
 	}
 	return m, err
 }
@@ -183,9 +183,9 @@ type SendResult struct {
 // Send stores the user's message and starts the agent on it — or queues it
 // behind another conversation's run. A message to a conversation whose
 // agent is running or queued is stored and answered ErrBusy.
-func (s *Service) Send(ctx context.Context, id, text string) (SendResult, error) {
-	if strings.TrimSpace(text) == "" || utf8.RuneCountInString(text) > MaxMessageLen || !utf8.ValidString(text) {
-		return SendResult{}, store.Errorf(store.ErrInvalid, "invalid_content", "content must be 1 to %d characters of text", MaxMessageLen)
+func (s *Service) Send(ctx context.Context, id, content string) (SendResult, error) {
+	if err := text.Check("content", content, true, MaxMessageLen); err != nil {
+		return SendResult{}, err
 	}
 	// The message is stored under the lock that ends runs too, so it is
 	// stored after the closing status of a run it did not catch (and
@@ -196,12 +196,12 @@ func (s *Service) Send(ctx context.Context, id, text string) (SendResult, error)
 	if err != nil {
 		return SendResult{}, err
 	}
-	m, err := s.append(ctx, id, EventUser, text)
+	m, err := s.append(ctx, id, EventUser, content)
 	if err != nil {
 		return SendResult{}, err
 	}
 	if c.Title == "" {
-		title := strings.TrimSpace(text)
+		title := strings.TrimSpace(content)
 		if r := []rune(title); len(r) > 60 {
 			title = string(r[:60]) + "…"
 		}
@@ -214,10 +214,10 @@ func (s *Service) Send(ctx context.Context, id, text string) (SendResult, error)
 		if s.reject {
 			return SendResult{Message: m}, ErrBusy
 		}
-		s.queue = append(s.queue, queued{id, text})
+		s.queue = append(s.queue, queued{id, content})
 		return SendResult{Message: m, Queued: true}, s.store.UpdateConversation(ctx, id, StatusQueued, "", "", s.now().UTC())
 	}
-	return SendResult{Message: m}, s.startLocked(id, text)
+	return SendResult{Message: m}, s.startLocked(id, content)
 }
 
 // startLocked starts a run; s.mu is held.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/internal/ids"
+	"github.com/agorahq/agora/internal/text"
 	"github.com/agorahq/agora/store"
 )
 
@@ -60,7 +61,7 @@ func (g *Game) join(name string, by Actor, filler bool, e env) (Agent, error) {
 	if g.started() {
 		return Agent{}, bad("Game already started")
 	}
-	name, err := checkText("display_name", name, MaxNameChars)
+	name, err := text.Trimmed("display_name", name, true, MaxNameChars)
 	if err != nil {
 		return Agent{}, err
 	}
@@ -273,7 +274,7 @@ func (g *Game) Turn(agentID string) (Turn, error) {
 
 // argue records a track agent's argument; the last one of a phase moves the
 // round on.
-func (g *Game) argue(roundID, agentID, text string, e env) error {
+func (g *Game) argue(roundID, agentID, argument string, e env) error {
 	r, err := g.round(roundID)
 	if err != nil {
 		return err
@@ -281,14 +282,14 @@ func (g *Game) argue(roundID, agentID, text string, e env) error {
 	if err := g.mayArgue(agentID); err != nil {
 		return err
 	}
-	text, err = checkText("text", text, MaxArgumentChars)
+	argument, err = text.Trimmed("text", argument, true, MaxArgumentChars)
 	if err != nil {
 		return err
 	}
 	argID := e.ids.New("arg")
-	r.Arguments = append(r.Arguments, Argument{ID: argID, AgentID: agentID, Phase: r.Phase, Text: text, CreatedAt: e.now})
+	r.Arguments = append(r.Arguments, Argument{ID: argID, AgentID: agentID, Phase: r.Phase, Text: argument, CreatedAt: e.now})
 	a := g.agent(agentID)
-	n, ph, id, name, t := r.Number, r.Phase, agentID, a.DisplayName, text
+	n, ph, id, name, t := r.Number, r.Phase, agentID, a.DisplayName, argument
 	g.appendFeed(FeedItem{ID: argID, Type: "argument", RoundNumber: &n, Phase: &ph, AgentID: &id, DisplayName: &name, Text: &t, CreatedAt: e.now})
 	now := e.now
 	g.LastEventAt = &now

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agorahq/agora/store"
 )
@@ -291,15 +289,6 @@ func (g *Game) checkActor(agentID string, by Actor) error {
 		return ErrBadToken
 	}
 	return nil
-}
-
-// checkText trims and bounds an argument or name.
-func checkText(field, s string, max int) (string, error) {
-	s = strings.TrimSpace(s)
-	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > max {
-		return "", store.Errorf(store.ErrInvalid, "invalid_"+field, "%s must be 1 to %d characters", field, max)
-	}
-	return s, nil
 }
 
 // Coverage is one agent's record of roles played.

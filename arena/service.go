@@ -66,8 +66,8 @@ func New(st Store, opts ...Option) *Service {
 
 func (s *Service) env() env { return env{now: s.now().UTC().Truncate(time.Millisecond), ids: &s.ids} }
 
-// Topic is the notifier topic of a game; its events are Changes as JSON.
-func Topic(gameID string) string { return "arena:" + gameID }
+// topic is the notifier topic of a game; its events are Changes as JSON.
+func topic(gameID string) string { return "arena:" + gameID }
 
 // Change is what the notifier announces of a saved change: the game's new
 // version, status and feed length, and the feed items the change appended
@@ -169,7 +169,7 @@ func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env)
 		}
 	})
 	if err == nil {
-		_ = s.notifier.Publish(context.WithoutCancel(ctx), Topic(id), announcement(saved))
+		_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(id), announcement(saved))
 	}
 	if err == nil && s.auto != nil {
 		if _, due := saved.DueFiller(); due {
@@ -363,7 +363,7 @@ func (s *Service) Wait(ctx context.Context, id string, version int64, d time.Dur
 	var events <-chan []byte
 	var poll time.Duration
 	if d > 0 {
-		sub, err := s.notifier.Subscribe(ctx, Topic(id))
+		sub, err := s.notifier.Subscribe(ctx, topic(id))
 		if err != nil {
 			return Game{}, err
 		}
@@ -397,7 +397,7 @@ func (s *Service) Wait(ctx context.Context, id string, version int64, d time.Dur
 
 // Subscribe returns the notifier subscription of a game's changes.
 func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription, error) {
-	return s.notifier.Subscribe(ctx, Topic(id))
+	return s.notifier.Subscribe(ctx, topic(id))
 }
 
 // Demo creates a game with Alice, Bob and Charlie registered.

@@ -5,11 +5,11 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/internal/sweep"
+	"github.com/agorahq/agora/internal/text"
 	"github.com/agorahq/agora/store"
 )
 
@@ -56,35 +56,21 @@ func topic(id string) string { return "discussion:" + id }
 func (s *Service) changed(ctx context.Context, id string) {
 	// A lost hint only delays a waiter until its next re-read.
 	_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(id), nil)
-	_ = s.notifier.Publish(context.WithoutCancel(ctx), SquadTopic, []byte(id))
+	_ = s.notifier.Publish(context.WithoutCancel(ctx), squadTopic, []byte(id))
 }
 
-// SquadTopic carries a hint for every change of the squad chat or of any
+// squadTopic carries a hint for every change of the squad chat or of any
 // prompt (the payload is the prompt ID, or "chat"): what a live squad view
 // follows.
-const SquadTopic = "discussion:squad"
+const squadTopic = "discussion:squad"
 
 // SubscribeSquad follows every change of the squad chat.
 func (s *Service) SubscribeSquad(ctx context.Context) (*store.Subscription, error) {
-	return s.notifier.Subscribe(ctx, SquadTopic)
+	return s.notifier.Subscribe(ctx, squadTopic)
 }
 
 func invalid(code, format string, args ...any) error {
 	return store.Errorf(store.ErrInvalid, code, format, args...)
-}
-
-func checkText(field, v string, max int) (string, error) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return "", invalid("invalid_"+field, "%s is required", field)
-	}
-	if !utf8.ValidString(v) {
-		return "", invalid("invalid_"+field, "%s is not valid UTF-8", field)
-	}
-	if n := utf8.RuneCountInString(v); n > max {
-		return "", invalid("invalid_"+field, "%s is %d characters long; the limit is %d", field, n, max)
-	}
-	return v, nil
 }
 
 // NewPrompt is the input of Create. Nil numbers take their defaults.
@@ -102,11 +88,11 @@ type NewPrompt struct {
 
 // Create stores a collecting prompt and its squad-chat message.
 func (s *Service) Create(ctx context.Context, in NewPrompt) (Prompt, Message, error) {
-	requester, err := checkText("requester_agent", in.RequesterAgent, MaxAgentNameLen)
+	requester, err := text.Trimmed("requester_agent", in.RequesterAgent, true, MaxAgentNameLen)
 	if err != nil {
 		return Prompt{}, Message{}, err
 	}
-	text, err := checkText("prompt_message", in.PromptMessage, MaxPromptLen)
+	text, err := text.Trimmed("prompt_message", in.PromptMessage, true, MaxPromptLen)
 	if err != nil {
 		return Prompt{}, Message{}, err
 	}
@@ -236,11 +222,11 @@ type Response struct {
 // it with the answer's squad-chat message; the answer that reaches the
 // required count resolves the prompt.
 func (s *Service) Respond(ctx context.Context, id string, in Response) (Prompt, Message, error) {
-	agent, err := checkText("agent_name", in.AgentName, MaxAgentNameLen)
+	agent, err := text.Trimmed("agent_name", in.AgentName, true, MaxAgentNameLen)
 	if err != nil {
 		return Prompt{}, Message{}, err
 	}
-	text, err := checkText("message", in.Message, MaxMessageLen)
+	text, err := text.Trimmed("message", in.Message, true, MaxMessageLen)
 	if err != nil {
 		return Prompt{}, Message{}, err
 	}
@@ -410,11 +396,11 @@ type Post struct {
 // PostMessage posts a plain squad-chat message, a reply when
 // in.ReplyToID is set.
 func (s *Service) PostMessage(ctx context.Context, in Post) (Message, error) {
-	agent, err := checkText("agent_name", in.AgentName, MaxAgentNameLen)
+	agent, err := text.Trimmed("agent_name", in.AgentName, true, MaxAgentNameLen)
 	if err != nil {
 		return Message{}, err
 	}
-	text, err := checkText("message", in.Message, MaxMessageLen)
+	text, err := text.Trimmed("message", in.Message, true, MaxMessageLen)
 	if err != nil {
 		return Message{}, err
 	}
@@ -442,7 +428,7 @@ func optionalText(field string, v *string, max int) (*string, error) {
 	if v == nil || strings.TrimSpace(*v) == "" {
 		return nil, nil
 	}
-	t, err := checkText(field, *v, max)
+	t, err := text.Trimmed(field, *v, true, max)
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func (d *discussionAPI) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, map[string]any{"prompt": p, "chat": m})
+	httpjson.Write(w, http.StatusCreated, wire.CreatedPrompt{Prompt: promptWire(p), Chat: chatMessageView(m)})
 	return nil
 }
 
@@ -124,7 +124,11 @@ func (d *discussionAPI) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"prompts": ps})
+	out := wire.PromptList{Prompts: make([]wire.Prompt, len(ps))}
+	for i, p := range ps {
+		out.Prompts[i] = promptWire(p)
+	}
+	httpjson.Write(w, http.StatusOK, out)
 	return nil
 }
 
@@ -240,7 +244,11 @@ func (d *discussionAPI) messages(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"messages": ms})
+	out := wire.MessageList{Messages: make([]wire.ChatMessage, len(ms))}
+	for i, m := range ms {
+		out.Messages[i] = chatMessageView(m)
+	}
+	httpjson.Write(w, http.StatusOK, out)
 	return nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/agorahq/agora/agentchat"
-	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
@@ -74,12 +73,6 @@ type ok struct {
 	OK bool `json:"ok"`
 }
 
-// pipelineChanged is the answer of a stage's done and a flag's resolve.
-type pipelineChanged struct {
-	OK       bool          `json:"ok"`
-	Pipeline wire.Pipeline `json:"pipeline"`
-}
-
 // operations lists every route the handlers of this package register, in their order. Adding a route is adding its line here; the
 // OpenAPI test fails while the table and the handlers' routes differ.
 var operations = []operation{
@@ -96,15 +89,7 @@ var operations = []operation{
 	{method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 201, resp: wire.CommentCreated{}},
 	{method: "GET", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "List a claim's comments", auth: keyRequired, status: 200, resp: items[wire.Comment]{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "Configure a claim's role slots", auth: keyRequired, scope: slots.ScopeSlotsConfigure,
-		body: struct {
-			Roles []struct {
-				Role  slots.Role `json:"role" openapi:"required"`
-				Count int        `json:"count" openapi:"required"`
-			} `json:"roles" openapi:"required"`
-		}{}, status: 201, resp: struct {
-			OK      bool `json:"ok"`
-			Created int  `json:"created"`
-		}{}},
+		body: wire.ConfigureSlots{}, status: 201, resp: wire.SlotsConfigured{}},
 	{method: "GET", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "List a claim's role slots", auth: keyRequired, status: 200, resp: items[slots.Slot]{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/take", tag: tagAOP, summary: "Take an open role slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: takeResponse{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/done", tag: tagAOP, summary: "Mark a taken role slot done (after commenting)", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: ok{}},
@@ -112,11 +97,7 @@ var operations = []operation{
 	{method: "POST", path: "/api/v1/jobs/slots/take", query: "role domain strategy", optionalBody: true, tag: tagAOP, summary: "Find and take the next open role slot in one step", auth: keyRequired, scope: slots.ScopeCommentCreate, body: takeJobRequest{}, status: 200, resp: wire.Job{}},
 	{method: "GET", path: "/api/v1/jobs/claims", query: "strategy pool:integer commentLimit:integer domain", tag: tagAOP, summary: "A claim to comment on, with instructions", auth: keyRequired, status: 200, resp: wire.ClaimJob{}},
 	{method: "POST", path: "/api/v1/keys", tag: tagAOP, summary: "Create an API key (the token is shown once)", auth: keyRequired, scope: slots.ScopeKeysAdmin,
-		body: struct {
-			Name      string        `json:"name" openapi:"required"`
-			AvatarURL string        `json:"avatarUrl,omitempty"`
-			Scopes    []slots.Scope `json:"scopes,omitempty"`
-		}{}, status: 201, resp: createdKey{}},
+		body: wire.NewKey{}, status: 201, resp: createdKey{}},
 	{method: "GET", path: "/api/v1/keys", tag: tagAOP, summary: "List API keys", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: items[slots.Key]{}},
 	{method: "DELETE", path: "/api/v1/keys/{keyId}", tag: tagAOP, summary: "Revoke an API key", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 204},
 	{method: "GET", path: "/api/v1/me", tag: tagAOP, summary: "The calling key's profile and balance", auth: keyRequired, status: 200, resp: profile{}},
@@ -130,14 +111,14 @@ var operations = []operation{
 	{method: "GET", path: "/api/v1/jobs/work", query: "layer:integer domain type strategy", tag: tagPrism, summary: "The next open stage slot with its work context", auth: keyRequired, status: 200, resp: wire.Work{}},
 	{method: "GET", path: "/api/v1/jobs/peek", query: "layer:integer domain type strategy", tag: tagPrism, summary: "Whether a stage slot is open", auth: keyRequired, status: 200, resp: wire.Peek{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/take", tag: tagPrism, summary: "Take an open stage slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.StageTaken{}},
-	{method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/done", optionalBody: true, tag: tagPrism, summary: "Submit a taken stage slot's work", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.StageDone{}, status: 200, resp: pipelineChanged{}},
+	{method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/done", optionalBody: true, tag: tagPrism, summary: "Submit a taken stage slot's work", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.StageDone{}, status: 200, resp: wire.StageChanged{}},
 	{method: "GET", path: "/api/v1/claims/{claimId}/pipeline", tag: tagPrism, summary: "A claim's pipeline", auth: keyRequired, status: 200, resp: wire.Pipeline{}},
 	{method: "GET", path: "/api/v1/claims/{claimId}/flags", tag: tagPrism, summary: "A pipeline's flags", auth: keyRequired, status: 200, resp: items[prism.Flag]{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/flags/{flagId}/resolve", tag: tagPrism, summary: "Resolve a flag", auth: keyRequired, scope: slots.ScopePipelineReview,
 		body: struct {
 			Action prism.FlagAction `json:"action" openapi:"required"`
 			Note   string           `json:"note,omitempty"`
-		}{}, status: 200, resp: pipelineChanged{}},
+		}{}, status: 200, resp: wire.StageChanged{}},
 	{method: "GET", path: "/api/v1/claims/{claimId}/consensus", tag: tagPrism, summary: "A claim's consensus record (null until there is one)", auth: keyRequired, status: 200, resp: (*wire.Consensus)(nil)},
 	{method: "GET", path: "/api/v1/claims/{claimId}/consensus/history", tag: tagPrism, summary: "A claim's consensus records", auth: keyRequired, status: 200, resp: wire.Items[wire.Consensus]{}},
 	{method: "POST", path: "/api/v1/slots/release-stale", tag: tagPrism, summary: "Release stage slots taken too long ago", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.ReleaseStale{}},
@@ -175,30 +156,15 @@ var operations = []operation{
 
 	// Discussion and squad chat.
 	{method: "POST", path: "/api/discussion", tag: tagDiscussion, summary: "Open a prompt", auth: keyIfRequired, scope: slots.ScopeDiscussionWrite,
-		body: struct {
-			TaskID            *string `json:"task_id,omitempty"`
-			RequesterAgent    string  `json:"requester_agent,omitempty"`
-			PromptMessage     string  `json:"prompt_message" openapi:"required"`
-			RequiredResponses int     `json:"required_responses,omitempty"`
-			TimeoutMinutes    int     `json:"timeout_minutes,omitempty"`
-		}{}, status: 201, resp: struct {
-			Prompt discussion.Prompt  `json:"prompt"`
-			Chat   discussion.Message `json:"chat"`
-		}{}},
+		body: wire.NewPrompt{}, status: 201, resp: wire.CreatedPrompt{}},
 	{method: "GET", path: "/api/discussion", query: "status agent task_id limit:integer", tag: tagDiscussion, summary: "List prompts (status, agent, task_id, limit)", auth: keyIfRequired, status: 200,
-		resp: struct {
-			Prompts []discussion.Prompt `json:"prompts"`
-		}{}},
+		resp: wire.PromptList{}},
 	{method: "GET", path: "/api/discussion/{id}", query: "wait:integer", tag: tagDiscussion, summary: "A prompt with its responses (wait: long poll)", auth: keyIfRequired, status: 200, resp: promptView{}},
 	{method: "POST", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Respond to a prompt", auth: keyIfRequired, scope: slots.ScopeDiscussionWrite, body: wire.Respond{}, status: 201, resp: wire.RespondAnswer{}},
 	{method: "PATCH", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Close or cancel a prompt", auth: keyIfRequired,
-		body: struct {
-			Action discussion.Action `json:"action" openapi:"required"`
-		}{}, status: 200, resp: wire.CloseAnswer{}},
+		body: wire.Close{}, status: 200, resp: wire.CloseAnswer{}},
 	{method: "GET", path: "/api/squad-chat", query: "limit:integer before", tag: tagDiscussion, summary: "Squad chat messages (limit, before)", auth: keyIfRequired, status: 200,
-		resp: struct {
-			Messages []discussion.Message `json:"messages"`
-		}{}},
+		resp: wire.MessageList{}},
 	{method: "POST", path: "/api/squad-chat", tag: tagDiscussion, summary: "Post to the squad chat", auth: keyIfRequired, scope: slots.ScopeDiscussionWrite, body: wire.PostMessage{}, status: 201, resp: wire.ChatMessage{}},
 	{method: "GET", path: "/api/squad-chat/events", tag: tagDiscussion, summary: "Server-sent events of the squad chat", auth: keyIfRequired, status: 200, media: mediaEvents},
 

@@ -295,7 +295,7 @@ func (a *slotsAPI) stageDone(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"ok": true, "pipeline": viewPipeline(p)})
+	httpjson.Write(w, http.StatusOK, wire.StageChanged{OK: true, Pipeline: viewPipeline(p)})
 	return nil
 }
 
@@ -329,7 +329,7 @@ func (a *slotsAPI) resolveFlag(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]any{"ok": true, "pipeline": viewPipeline(p)})
+	httpjson.Write(w, http.StatusOK, wire.StageChanged{OK: true, Pipeline: viewPipeline(p)})
 	return nil
 }
 

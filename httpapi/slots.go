@@ -198,7 +198,7 @@ func (a *slotsAPI) configureSlots(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, map[string]any{"ok": true, "created": n})
+	httpjson.Write(w, http.StatusCreated, wire.SlotsConfigured{OK: true, Created: n})
 	return nil
 }
 
@@ -342,15 +342,15 @@ type createdKey struct {
 }
 
 func (a *slotsAPI) createKey(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Name      string        `json:"name"`
-		AvatarURL string        `json:"avatarUrl"`
-		Scopes    []slots.Scope `json:"scopes"`
-	}
+	var in wire.NewKey
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	k, token, err := a.svc.CreateKey(r.Context(), slots.NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: in.Scopes})
+	var scopes []slots.Scope
+	for _, s := range in.Scopes {
+		scopes = append(scopes, slots.Scope(s))
+	}
+	k, token, err := a.svc.CreateKey(r.Context(), slots.NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: scopes})
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package slots
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agorahq/agora/store"
 )
@@ -102,18 +101,4 @@ type ClaimPage struct {
 	Items []Claim `json:"items"`
 	// NextCursor continues the listing; empty on the last page.
 	NextCursor string `json:"nextCursor,omitempty"`
-}
-
-// checkText validates a required or optional piece of text.
-func checkText(field, s string, required bool, max int) error {
-	if required && strings.TrimSpace(s) == "" {
-		return store.Errorf(store.ErrInvalid, "invalid_"+field, "%s is required", field)
-	}
-	if !utf8.ValidString(s) {
-		return store.Errorf(store.ErrInvalid, "invalid_"+field, "%s is not valid UTF-8", field)
-	}
-	if n := utf8.RuneCountInString(s); n > max {
-		return store.Errorf(store.ErrInvalid, "invalid_"+field, "%s is %d characters long; the limit is %d", field, n, max)
-	}
-	return nil
 }

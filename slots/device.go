@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agorahq/agora/internal/text"
 	"github.com/agorahq/agora/store"
 )
 
@@ -165,7 +166,7 @@ func (s *Service) StartDeviceLogin(ctx context.Context, in NewDeviceLogin) (Devi
 		return DeviceLogin{}, store.Errorf(store.ErrInvalid, "invalid_scope", "a device login cannot ask for %s", ScopeKeysAdmin)
 	}
 	model := strings.TrimSpace(in.AgentModel)
-	if err := checkText("agentModel", model, false, MaxKeyNameLen); err != nil {
+	if err := text.Check("agentModel", model, false, MaxKeyNameLen); err != nil {
 		return DeviceLogin{}, err
 	}
 	now := s.now()

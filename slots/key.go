@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agorahq/agora/internal/text"
 	"github.com/agorahq/agora/store"
 )
 
@@ -114,7 +115,7 @@ func secretMatches(secret string, hash []byte) bool {
 
 func validateNewKey(k *NewKey) error {
 	k.Name = strings.TrimSpace(k.Name)
-	if err := checkText("name", k.Name, true, MaxKeyNameLen); err != nil {
+	if err := text.Check("name", k.Name, true, MaxKeyNameLen); err != nil {
 		return err
 	}
 	k.AvatarURL = strings.TrimSpace(k.AvatarURL)

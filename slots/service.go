@@ -11,6 +11,7 @@ import (
 	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/internal/sweep"
+	"github.com/agorahq/agora/internal/text"
 	"github.com/agorahq/agora/store"
 )
 
@@ -108,13 +109,13 @@ func (s *Service) nowMs() int64 { return s.now().UnixMilli() }
 // CreateClaim validates and stores a new claim.
 func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
 	c := Claim{Title: strings.TrimSpace(in.Title), Body: in.Body, Domain: strings.TrimSpace(in.Domain)}
-	if err := checkText("title", c.Title, true, MaxTitleLen); err != nil {
+	if err := text.Check("title", c.Title, true, MaxTitleLen); err != nil {
 		return Claim{}, err
 	}
-	if err := checkText("body", c.Body, false, MaxBodyLen); err != nil {
+	if err := text.Check("body", c.Body, false, MaxBodyLen); err != nil {
 		return Claim{}, err
 	}
-	if err := checkText("domain", c.Domain, false, MaxDomainLen); err != nil {
+	if err := text.Check("domain", c.Domain, false, MaxDomainLen); err != nil {
 		return Claim{}, err
 	}
 	if c.Domain == "" {
@@ -157,7 +158,7 @@ type ClaimsQuery struct {
 // domain, newest first.
 func (s *Service) ListClaims(ctx context.Context, q ClaimsQuery) (ClaimPage, error) {
 	limit, cursor := q.Limit, q.Cursor
-	if err := checkText("domain", q.Domain, false, MaxDomainLen); err != nil {
+	if err := text.Check("domain", q.Domain, false, MaxDomainLen); err != nil {
 		return ClaimPage{}, err
 	}
 	if limit == 0 {
@@ -184,7 +185,7 @@ func (s *Service) AddComment(ctx context.Context, author Key, in NewComment) (Co
 	if err != nil {
 		return Comment{}, err
 	}
-	if err := checkText("body", in.Body, true, MaxCommentLen); err != nil {
+	if err := text.Check("body", in.Body, true, MaxCommentLen); err != nil {
 		return Comment{}, err
 	}
 	c := Comment{

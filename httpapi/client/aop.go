@@ -20,9 +20,12 @@ type CreatedKey struct {
 // URL and scopes of k. An empty AvatarURL is not sent (the key has none);
 // nil Scopes make a key without scopes.
 func (c *Client) CreateKey(ctx context.Context, k slots.NewKey) (CreatedKey, error) {
-	in := map[string]any{"name": k.Name, "scopes": k.Scopes}
-	if k.AvatarURL != "" {
-		in["avatarUrl"] = k.AvatarURL
+	in := wire.NewKey{Name: k.Name, AvatarURL: k.AvatarURL}
+	if k.Scopes != nil {
+		in.Scopes = make([]string, len(k.Scopes))
+		for i, s := range k.Scopes {
+			in.Scopes[i] = string(s)
+		}
 	}
 	var out CreatedKey
 	err := c.do(ctx, "POST", "/api/v1/keys", in, &out)
@@ -160,7 +163,11 @@ func (c *Client) Comments(ctx context.Context, claimID string) ([]Comment, error
 // ConfigureSlots replaces a claim's open role slots (scope slots:configure).
 func (c *Client) ConfigureSlots(ctx context.Context, claimID string, roles ...slots.RoleCount) (int, error) {
 	var out struct{ Created int }
-	err := c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/slots", map[string]any{"roles": roles}, &out)
+	body := wire.ConfigureSlots{Roles: make([]wire.RoleCount, len(roles))}
+	for i, rc := range roles {
+		body.Roles[i] = wire.RoleCount{Role: string(rc.Role), Count: rc.Count}
+	}
+	err := c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/slots", body, &out)
 	return out.Created, err
 }
 

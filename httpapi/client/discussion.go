@@ -17,16 +17,7 @@ func (c *Client) Ask(ctx context.Context, in discussion.NewPrompt) (discussion.P
 		Prompt discussion.Prompt  `json:"prompt"`
 		Chat   discussion.Message `json:"chat"`
 	}
-	body := map[string]any{"requester_agent": in.RequesterAgent, "prompt_message": in.PromptMessage}
-	if in.TaskID != nil {
-		body["task_id"] = *in.TaskID
-	}
-	if in.RequiredResponses != nil {
-		body["required_responses"] = *in.RequiredResponses
-	}
-	if in.TimeoutMinutes != nil {
-		body["timeout_minutes"] = *in.TimeoutMinutes
-	}
+	body := wire.NewPrompt{TaskID: in.TaskID, RequesterAgent: in.RequesterAgent, PromptMessage: in.PromptMessage, RequiredResponses: in.RequiredResponses, TimeoutMinutes: in.TimeoutMinutes}
 	err := c.do(ctx, "POST", "/api/discussion", body, &out)
 	return out.Prompt, out.Chat, err
 }
@@ -123,7 +114,7 @@ func (c *Client) Answer(ctx context.Context, promptID string, r discussion.Respo
 // is already final is store.ErrConflict.
 func (c *Client) ClosePrompt(ctx context.Context, id string, action discussion.Action) (discussion.Prompt, error) {
 	var out struct{ Prompt discussion.Prompt }
-	err := c.do(ctx, "PATCH", "/api/discussion/"+esc(id), map[string]any{"action": action}, &out)
+	err := c.do(ctx, "PATCH", "/api/discussion/"+esc(id), wire.Close{Action: string(action)}, &out)
 	return out.Prompt, err
 }
 

@@ -129,3 +129,30 @@ type DeviceLogin struct {
 	ApprovedBy string   `json:"approvedBy,omitempty"`
 	ApprovedAt int64    `json:"approvedAt,omitempty"`
 }
+
+// RoleCount is one role of a role-slot configuration and how many seats it
+// gets.
+type RoleCount struct {
+	Role  string `json:"role" openapi:"required"`
+	Count int    `json:"count" openapi:"required"`
+}
+
+// ConfigureSlots is the body of POST /api/v1/claims/{id}/slots.
+type ConfigureSlots struct {
+	Roles []RoleCount `json:"roles" openapi:"required"`
+}
+
+// SlotsConfigured answers POST /api/v1/claims/{id}/slots: how many open
+// seats the claim now has.
+type SlotsConfigured struct {
+	OK      bool `json:"ok"`
+	Created int  `json:"created"`
+}
+
+// NewKey is the body of POST /api/v1/keys: the key's name, its avatar
+// (absent for none) and its scopes.
+type NewKey struct {
+	Name      string   `json:"name" openapi:"required"`
+	AvatarURL string   `json:"avatarUrl,omitempty"`
+	Scopes    []string `json:"scopes"`
+}

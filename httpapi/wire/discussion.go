@@ -81,3 +81,35 @@ type CloseAnswer struct {
 	Prompt           Prompt         `json:"prompt"`
 	CollectedContext []ContextEntry `json:"collectedContext"`
 }
+
+// CreatedPrompt answers POST /api/discussion: the prompt and the
+// squad-chat message that announces it.
+type CreatedPrompt struct {
+	Prompt Prompt      `json:"prompt"`
+	Chat   ChatMessage `json:"chat"`
+}
+
+// PromptList answers GET /api/discussion.
+type PromptList struct {
+	Prompts []Prompt `json:"prompts"`
+}
+
+// MessageList answers GET /api/squad-chat, newest first.
+type MessageList struct {
+	Messages []ChatMessage `json:"messages"`
+}
+
+// NewPrompt is the body of POST /api/discussion; nil numbers take the
+// server's defaults.
+type NewPrompt struct {
+	TaskID            *string `json:"task_id,omitempty"`
+	RequesterAgent    string  `json:"requester_agent"`
+	PromptMessage     string  `json:"prompt_message" openapi:"required"`
+	RequiredResponses *int    `json:"required_responses,omitempty"`
+	TimeoutMinutes    *int    `json:"timeout_minutes,omitempty"`
+}
+
+// Close is the body of PATCH /api/discussion/{id}: "resolve" or "cancel".
+type Close struct {
+	Action string `json:"action" openapi:"required"`
+}

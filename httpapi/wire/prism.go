@@ -174,3 +174,9 @@ type ReleaseStale struct {
 	OK       bool `json:"ok"`
 	Released int  `json:"released"`
 }
+
+// StageChanged answers a stage slot's take or done: the pipeline after it.
+type StageChanged struct {
+	OK       bool     `json:"ok"`
+	Pipeline Pipeline `json:"pipeline"`
+}
