@@ -194,15 +194,18 @@ func TestArenaLongPollAndEvents(t *testing.T) {
 			r := a.do("GET", fmt.Sprintf("%s/state?version=%d&wait=20", base, int(v)), "", nil)
 			done <- result{r, time.Now()}
 		}()
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // likely parked; either way it must see the change
 		changed := time.Now()
 		b.expect(200, "POST", base+"/agents/register", "", map[string]any{"display_name": "Alice"})
 		select {
 		case res := <-done:
 			require.Equal(t, 200, res.r.status)
 			require.Equal(t, v+1, res.r.body["version"])
+			// Logged, not asserted: how fast depends on the machine. A
+			// notifier that did not carry the change would leave the wait
+			// to its 20 s end (its safety re-read is every 30 s), past the
+			// 15 s bound below.
 			t.Logf("long poll returned %v after the change", res.at.Sub(changed))
-			require.Less(t, res.at.Sub(changed), 2*time.Second)
 		case <-time.After(15 * time.Second):
 			t.Fatal("the long poll did not return")
 		}
