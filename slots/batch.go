@@ -20,15 +20,16 @@ type JobResult struct {
 	Err error
 }
 
-// MaxBatch is the most items one FinishSlots or TakeNextSlots call of a
-// Service carries.
+// MaxBatch is the most items one FinishSlots, TakeNextSlots or
+// FinishAndTakeNextSlots call of a Service carries.
 const MaxBatch = 256
 
 // WithDoneBatching coalesces concurrent Done calls into one FinishSlots
 // call of the store (one statement and commit on PostgreSQL, one script on
 // Redis), as a batch completer does: while batches are being written (up to
 // maxFlushers at once), the dones that arrive wait and go together in the
-// next. Each done is still
+// next. Concurrent DoneAndTakeNext calls are coalesced the same way into
+// one FinishAndTakeNextSlots call. Each done is still
 // decided and credited exactly once, in the store's atomic step. maxWait is
 // the longest a batch waits for more dones before it is written; 0 writes
 // at once and only coalesces what piles up meanwhile, adding no wait of its
@@ -44,6 +45,14 @@ func WithDoneBatching(maxWait time.Duration) Option {
 				return s.store.FinishSlots(ctx, ps)
 			},
 			fail: func(err error) FinishResult { return FinishResult{Err: err} },
+		}
+		s.doneTakes = &batcher[FinishTakeParams, FinishTakeResult]{
+			maxWait: max(maxWait, 0),
+			key:     func(p FinishTakeParams) string { return p.Next.Agent.KeyID },
+			run: func(ctx context.Context, ps []FinishTakeParams) ([]FinishTakeResult, error) {
+				return s.store.FinishAndTakeNextSlots(ctx, ps)
+			},
+			fail: func(err error) FinishTakeResult { return FinishTakeResult{Err: err} },
 		}
 	}
 }
