@@ -22,12 +22,15 @@ import (
 type agora struct {
 	svc      *slots.Service
 	strategy slots.Strategy
-	cleanup  func()
+	// twoStep loops TakeNext → Done, two store calls per seat, instead of
+	// DoneAndTakeNext, one.
+	twoStep bool
+	cleanup func()
 }
 
 // newAgoraPG opens a pool of maxWorkers+8 connections (idle ones kept) on
 // a schema of its own, dropped on close.
-func newAgoraPG(ctx context.Context, dsn string, maxWorkers int, strategy, batch string) (*agora, error) {
+func newAgoraPG(ctx context.Context, dsn string, maxWorkers int, cfg config) (*agora, error) {
 	schema := "agora_bench_" + runID()
 	admin, err := sql.Open("postgres", dsn)
 	if err != nil {
@@ -59,12 +62,12 @@ func newAgoraPG(ctx context.Context, dsn string, maxWorkers int, strategy, batch
 		drop()
 		return nil, err
 	}
-	return &agora{svc: slots.New(pgstore.New(db), batching(batch)...), strategy: slots.Strategy(strategy), cleanup: func() { db.Close(); drop() }}, nil
+	return newAgora(pgstore.New(db), cfg, func() { db.Close(); drop() }), nil
 }
 
 // newAgoraRedis uses a key prefix of its own, deleted on close, and a pool
 // of maxWorkers+8 connections.
-func newAgoraRedis(ctx context.Context, redisURL string, maxWorkers int, strategy, batch string) (*agora, error) {
+func newAgoraRedis(ctx context.Context, redisURL string, maxWorkers int, cfg config) (*agora, error) {
 	opt, err := redis.ParseURL(redisURL)
 	if err != nil {
 		return nil, err
@@ -85,7 +88,13 @@ func newAgoraRedis(ctx context.Context, redisURL string, maxWorkers int, strateg
 		}
 		client.Close()
 	}
-	return &agora{svc: slots.New(st, batching(batch)...), strategy: slots.Strategy(strategy), cleanup: cleanup}, nil
+	return newAgora(st, cfg, cleanup), nil
+}
+
+// newAgora is the queue over st as cfg's flags set it up.
+func newAgora(st slots.Store, cfg config, cleanup func()) *agora {
+	opts := append(batching(cfg.batch), slots.WithBatchFlushers(cfg.flushers))
+	return &agora{svc: slots.New(st, opts...), strategy: slots.Strategy(cfg.strategy), twoStep: cfg.loop == "twostep", cleanup: cleanup}
 }
 
 func (a *agora) close() { a.cleanup() }
@@ -151,19 +160,30 @@ func (a *agora) run(ctx context.Context, w, n int) (time.Duration, error) {
 	start := time.Now()
 	err = parallel(w, w, func(i int) error {
 		q := slots.JobQuery{Strategy: a.strategy}
-		for {
-			job, err := a.svc.TakeNext(ctx, keys[i], q)
-			if errors.Is(err, slots.ErrNoJob) {
-				return nil
+		job, err := a.svc.TakeNext(ctx, keys[i], q)
+		for err == nil {
+			if a.twoStep {
+				if _, err = a.svc.Done(ctx, keys[i], job.Claim.ID, job.Slot.ID); err != nil {
+					return err
+				}
+				done.Add(1)
+				job, err = a.svc.TakeNext(ctx, keys[i], q)
+				continue
 			}
-			if err != nil {
-				return err
-			}
-			if _, err := a.svc.Done(ctx, keys[i], job.Claim.ID, job.Slot.ID); err != nil {
+			var dn slots.DoneNext
+			if dn, err = a.svc.DoneAndTakeNext(ctx, keys[i], job.Claim.ID, job.Slot.ID, q); err != nil {
 				return err
 			}
 			done.Add(1)
+			if dn.Next == nil {
+				return nil
+			}
+			job = *dn.Next
 		}
+		if errors.Is(err, slots.ErrNoJob) {
+			return nil
+		}
+		return err
 	})
 	elapsed := time.Since(start)
 	if err != nil {

@@ -25,6 +25,9 @@ type Service struct {
 	takes     *batcher[TakeNextParams, JobResult]          // nil: each TakeNext is its own TakeNextSlot
 	doneTakes *batcher[FinishTakeParams, FinishTakeResult] // nil: each DoneAndTakeNext is its own store call
 	crowd     spread
+	// batchFlushers bounds the batches of one kind in flight
+	// (WithBatchFlushers; 0: maxFlushers).
+	batchFlushers int
 }
 
 // Option configures a Service.

@@ -243,7 +243,7 @@ func finishAnswers(extra string) string {
 		UNION ALL
 		SELECT i.ord, false, ` + slotColumnsOf("cur") + extra + `
 		FROM i JOIN agora_role_slots cur ON cur.id = i.slot_id AND cur.claim_id = i.claim_id
-		WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.ord = i.ord)`
+		WHERE i.ord NOT IN (SELECT ord FROM upd)`
 }
 
 // finishManyQuery is finishQuery for many slots at once (finishSteps). Its
