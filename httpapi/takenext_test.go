@@ -70,3 +70,61 @@ func TestTakeJobRoute(t *testing.T) {
 		c.expect(405, "GET", "/api/v1/jobs/slots/take", a, nil)
 	})
 }
+
+// TestDoneAndTakeRoute: POST .../slots/{slotId}/done-and-take marks the
+// caller's seat done, credits it and takes its next seat, with the filters
+// of POST /jobs/slots/take; errors are done's, and a done with nothing left
+// to take answers next null.
+func TestDoneAndTakeRoute(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newAPI(t, st)
+		_, human := c.key("human", slots.ScopeSlotsConfigure, slots.ScopeClaimCreate, slots.ScopeCommentCreate)
+		aID, a := c.key("Worker", slots.ScopeCommentCreate)
+		_, b := c.key("Other", slots.ScopeCommentCreate)
+		_, reader := c.key("reader")
+		var claims []string
+		for _, domain := range []string{"medicine", "law", "law"} {
+			claim := c.claim(human, domain)
+			c.expect(201, "POST", "/api/v1/claims/"+claim+"/slots", human, map[string]any{"roles": []any{
+				map[string]any{"role": "critic", "count": 2},
+			}})
+			c.expect(201, "POST", "/api/v1/claims/"+claim+"/comments", human, map[string]any{"body": "draft", "commentType": "draft"})
+			claims = append(claims, claim)
+		}
+		job := c.expect(200, "POST", "/api/v1/jobs/slots/take", a, nil).body
+		slot := job["slot"].(map[string]any)
+		require.Equal(t, claims[0], slot["claimId"])
+		path := "/api/v1/claims/" + claims[0] + "/slots/" + slot["_id"].(string) + "/done-and-take"
+
+		c.expect(401, "POST", path, "", nil)
+		c.expect(403, "POST", path, reader, nil)
+		r := c.expect(400, "POST", path+"?strategy=best", a, nil)
+		require.Equal(t, "invalid_strategy", r.errCode(t))
+		r = c.expect(403, "POST", path, b, nil)
+		require.Equal(t, "not_slot_owner", r.errCode(t))
+
+		out := c.expect(200, "POST", path, a, map[string]any{"domain": "law"}).body
+		require.Equal(t, true, out["ok"])
+		done := out["slot"].(map[string]any)
+		require.Equal(t, slot["_id"], done["_id"])
+		require.Equal(t, "done", done["status"])
+		next := out["next"].(map[string]any)
+		nextSlot := next["slot"].(map[string]any)
+		require.Equal(t, "taken", nextSlot["status"])
+		require.Equal(t, aID, nextSlot["apiKeyId"])
+		require.Equal(t, claims[1], next["claim"].(map[string]any)["_id"], "the oldest of the domain asked for")
+		require.Len(t, next["comments"].([]any), 1)
+		require.EqualValues(t, 10, c.expect(200, "GET", "/api/v1/me", a, nil).body["balance"])
+
+		r = c.expect(400, "POST", path, a, nil)
+		require.Equal(t, "slot_not_taken", r.errCode(t), "done once, answered as the seeds' done answers it")
+
+		path = "/api/v1/claims/" + claims[1] + "/slots/" + nextSlot["_id"].(string) + "/done-and-take"
+		out = c.expect(200, "POST", path+"?domain=medicine", a, nil).body
+		require.Equal(t, "done", out["slot"].(map[string]any)["status"])
+		require.Contains(t, out, "next")
+		require.Nil(t, out["next"], "the only medicine claim is held")
+		require.EqualValues(t, 20, c.expect(200, "GET", "/api/v1/me", a, nil).body["balance"])
+		c.expect(405, "GET", path, a, nil)
+	})
+}

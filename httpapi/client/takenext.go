@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // TakeJob finds this agent's next role-slot job and takes its seat in one
@@ -53,4 +54,39 @@ func routeMissing(err error) bool {
 		return false
 	}
 	return e.Status == http.StatusMethodNotAllowed || (e.Status == http.StatusNotFound && e.Code != slots.ErrNoJob.Code)
+}
+
+// DoneAndTakeJob marks this agent's seat done and takes its next seat with
+// the filters of q in one atomic step (POST
+// /api/v1/claims/{claimId}/slots/{slotId}/done-and-take, scope
+// comment:create): an agent working through the queue pays one request
+// per seat. It returns the next job, its slot taken, or nil when no seat is
+// left for this agent; the error is Done's. A server without the route is
+// asked with Done and then TakeJob.
+func (c *Client) DoneAndTakeJob(ctx context.Context, claimID, slotID string, q slots.JobQuery) (*slots.Job, error) {
+	var out struct {
+		Next *slots.Job `json:"next"`
+	}
+	path := "/api/v1/claims/" + esc(claimID) + "/slots/" + esc(slotID) + "/done-and-take" +
+		query("role", string(q.Role), "domain", q.Domain, "strategy", string(q.Strategy))
+	err := c.do(ctx, "POST", path, nil, &out)
+	if !routeMissing(err) {
+		return out.Next, err
+	}
+	if err := c.Done(ctx, claimID, slotID); err != nil {
+		return nil, err
+	}
+	job, err := c.TakeJob(ctx, q)
+	if routeMissing(err) { // the seeds' two steps; a lost race is the Take's 409
+		if job, err = c.NextJob(ctx, q); err == nil {
+			err = c.Take(ctx, job.Claim.ID, job.Slot.ID)
+		}
+	}
+	if errors.Is(err, store.ErrNotFound) && !routeMissing(err) {
+		return nil, nil // no seat left for this agent
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &job, nil
 }
