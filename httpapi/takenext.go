@@ -98,3 +98,22 @@ func writeJob(w http.ResponseWriter, job slots.Job, err error) error {
 func viewJob(j slots.Job) wire.Job {
 	return wire.Job{Slot: viewRoleSlot(j.Slot), Claim: viewClaim(j.Claim), Comments: viewComments(j.Comments)}
 }
+
+// takeWork is Prism's next-and-take, beside GET /jobs/work and
+// POST .../stage-slots/{slotId}/take: the caller's next stage slot, with
+// the filters of GET /jobs/work, found and taken in one request; a crowd
+// asking at once is spread over the eligible slots, and a slot another
+// agent took first sends the request on to another. 200 with the work as
+// GET /jobs/work shows it (its slot taken), or 404 no_open_slots.
+func (a *aop) takeWork(w http.ResponseWriter, r *http.Request) error {
+	wq, err := workQuery(r)
+	if err != nil {
+		return err
+	}
+	work, err := a.prism.TakeNextWork(r.Context(), principal(r), wq)
+	if err != nil {
+		return err
+	}
+	writeWork(w, work)
+	return nil
+}

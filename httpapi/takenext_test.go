@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -126,5 +127,39 @@ func TestDoneAndTakeRoute(t *testing.T) {
 		require.Nil(t, out["next"], "the only medicine claim is held")
 		require.EqualValues(t, 20, c.expect(200, "GET", "/api/v1/me", a, nil).body["balance"])
 		c.expect(405, "GET", path, a, nil)
+	})
+}
+
+// TestTakeWorkRoute: POST /api/v1/jobs/work/take finds and takes the
+// caller's next stage slot in one request, with the filters of
+// GET /jobs/work, and answers as that route does.
+func TestTakeWorkRoute(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		_, human := c.key("human", slots.ScopeClaimCreate)
+		aID, a := c.key("a", slots.ScopeCommentCreate)
+		_, reader := c.key("reader")
+		r := c.expect(404, "POST", "/api/v1/jobs/work/take", a, nil)
+		require.Equal(t, "no_open_slots", r.errCode(t))
+		claim := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "t"}).body["_id"].(string)
+		c.expect(401, "POST", "/api/v1/jobs/work/take", "", nil)
+		c.expect(403, "POST", "/api/v1/jobs/work/take", reader, nil)
+		c.expect(400, "POST", "/api/v1/jobs/work/take?layer=x", a, nil)
+		c.expect(400, "POST", "/api/v1/jobs/work/take?type=other", a, nil)
+		c.expect(404, "POST", "/api/v1/jobs/work/take?layer=2", a, nil)
+
+		shown := c.expect(200, "GET", "/api/v1/jobs/work?layer=1&role=contributor", a, nil).body
+		work := c.expect(200, "POST", "/api/v1/jobs/work/take?layer=1&role=contributor&type=work", a, nil).body
+		slot := work["slot"].(map[string]any)
+		require.Equal(t, shown["slot"].(map[string]any)["_id"], slot["_id"], "alone, the slot GET /jobs/work shows")
+		require.Equal(t, "taken", slot["status"])
+		require.Equal(t, aID, slot["apiKeyId"])
+		require.Equal(t, claim, work["claim"].(map[string]any)["_id"])
+		require.Contains(t, work, "context")
+		path := fmt.Sprintf("/api/v1/claims/%s/stage-slots/%s", claim, slot["_id"])
+		r = c.expect(409, "POST", path+"/take", a, nil)
+		require.Equal(t, "slot_taken", r.errCode(t), "the seat is taken, by the caller")
+		c.expect(404, "POST", "/api/v1/jobs/work/take", a, nil)
+		c.expect(200, "POST", path+"/done", a, nil)
 	})
 }

@@ -35,6 +35,7 @@ type Service struct {
 	lease     time.Duration
 	notify    store.Notifier
 	pipelines store.Versions[Pipeline]
+	takers    takers // TakeNextWork's crowd (takenext.go)
 }
 
 // Option configures a Service.

@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -164,4 +165,55 @@ func TestDoneAndTakeJobWithoutTheRoutes(t *testing.T) {
 	require.Equal(t, slots.StatusTaken, list[0].Status)
 	require.Equal(t, "A", list[0].AgentName)
 	require.EqualValues(t, 3, refused.Load())
+}
+
+// TestTakeWork: one request finds and takes the agent's next stage slot,
+// and TakeNextWork takes the same path, or the two steps on a server
+// without the route.
+func TestTakeWork(t *testing.T) {
+	for _, missing := range []bool{false, true} {
+		t.Run(fmt.Sprint("without=", missing), func(t *testing.T) {
+			ctx := t.Context()
+			var suffixes []string
+			if missing {
+				suffixes = []string{"/jobs/work/take"}
+			}
+			c, refused := withoutRoutes(t, suffixes...)
+			h := agent(t, c, "human", slots.ScopeClaimCreate)
+			a := agent(t, c, "A", slots.ScopeCommentCreate)
+			claim, err := h.CreateClaim(ctx, client.NewClaim{Title: "Crows plan ahead", Body: "b"})
+			require.NoError(t, err)
+			if !missing {
+				w, err := a.TakeWork(ctx, client.WorkQuery{Layer: 2})
+				require.ErrorIs(t, err, store.ErrNotFound)
+				require.Zero(t, w.Slot.ID)
+				w, err = a.TakeWork(ctx, client.WorkQuery{Layer: 1})
+				require.NoError(t, err)
+				require.Equal(t, claim.ID, w.Claim.ID)
+				require.Equal(t, slots.StatusTaken, w.Slot.Status)
+				require.Equal(t, "A", w.Slot.AgentName)
+			}
+			b := agent(t, c, "B", slots.ScopeCommentCreate)
+			w, err := b.TakeNextWork(ctx, client.WorkQuery{Layer: 1}, 50*time.Millisecond)
+			require.NoError(t, err)
+			p, err := b.Pipeline(ctx, claim.ID)
+			require.NoError(t, err)
+			held := 0
+			for _, s := range p.Slots {
+				if s.ID == w.Slot.ID {
+					require.Equal(t, "B", s.AgentName)
+				}
+				if s.AgentName != "" {
+					held++
+				}
+			}
+			if missing {
+				require.EqualValues(t, 1, refused.Load())
+				require.Equal(t, 1, held)
+			} else {
+				require.Zero(t, refused.Load())
+				require.Equal(t, 2, held)
+			}
+		})
+	}
 }
