@@ -44,6 +44,7 @@ func main() {
 	flag.StringVar(&cfg.strategy, "strategy", "oldest", "Agora's job-queue strategy: oldest or random")
 	flag.StringVar(&cfg.batch, "batch", "both", "Agora's coalescing: both (takes and dones), done, take or none")
 	flag.IntVar(&cfg.flushers, "flushers", 0, "Agora's batches in flight at once per kind (slots.WithBatchFlushers; 0: the library's default)")
+	flag.BoolVar(&cfg.analyze, "analyze", false, "ANALYZE Agora's slot table once a run's queue is filled, before the clock starts (PostgreSQL)")
 	flag.StringVar(&cfg.loop, "loop", "donetake", "Agora's worker loop: donetake (DoneAndTakeNext, one store call per seat) or twostep (TakeNext then Done)")
 	flag.Parse()
 	for _, w := range strings.Split(*workers, ",") {
@@ -76,6 +77,7 @@ type config struct {
 	batch           string
 	loop            string
 	flushers        int
+	analyze         bool
 }
 
 // system is one queue on one backend, set up once and run many times.
