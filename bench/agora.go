@@ -26,7 +26,9 @@ type agora struct {
 	// twoStep loops TakeNext → Done, two store calls per seat, instead of
 	// DoneAndTakeNext, one.
 	twoStep bool
-	// prepared, when set, runs after a run's queue is filled (-analyze).
+	// prepared, when set, runs after a run's queue is filled, before the
+	// clock starts: pgstore's Analyze, as its documentation asks after a
+	// bulk load (-analyze).
 	prepared func(context.Context) error
 	cleanup  func()
 }
@@ -65,12 +67,10 @@ func newAgoraPG(ctx context.Context, dsn string, maxWorkers int, cfg config) (*a
 		drop()
 		return nil, err
 	}
-	a := newAgora(pgstore.New(db), cfg, func() { db.Close(); drop() })
+	st := pgstore.New(db)
+	a := newAgora(st, cfg, func() { db.Close(); drop() })
 	if cfg.analyze {
-		a.prepared = func(ctx context.Context) error {
-			_, err := db.ExecContext(ctx, `ANALYZE agora_role_slots`)
-			return err
-		}
+		a.prepared = st.Analyze
 	}
 	return a, nil
 }
