@@ -21,13 +21,21 @@ import (
 // agora is Agora's role-slot queue on one backend.
 type agora struct {
 	svc      *slots.Service
+	calls    *countingStore
 	strategy slots.Strategy
+	// twoStep loops TakeNext → Done, two store calls per seat, instead of
+	// DoneAndTakeNext, one.
+	twoStep bool
+	// prepared, when set, runs after a run's queue is filled, before the
+	// clock starts: pgstore's Analyze, as its documentation asks after a
+	// bulk load (-analyze).
+	prepared func(context.Context) error
 	cleanup  func()
 }
 
 // newAgoraPG opens a pool of maxWorkers+8 connections (idle ones kept) on
 // a schema of its own, dropped on close.
-func newAgoraPG(ctx context.Context, dsn string, maxWorkers int, strategy, batch string) (*agora, error) {
+func newAgoraPG(ctx context.Context, dsn string, maxWorkers int, cfg config) (*agora, error) {
 	schema := "agora_bench_" + runID()
 	admin, err := sql.Open("postgres", dsn)
 	if err != nil {
@@ -59,12 +67,17 @@ func newAgoraPG(ctx context.Context, dsn string, maxWorkers int, strategy, batch
 		drop()
 		return nil, err
 	}
-	return &agora{svc: slots.New(pgstore.New(db), batching(batch)...), strategy: slots.Strategy(strategy), cleanup: func() { db.Close(); drop() }}, nil
+	st := pgstore.New(db)
+	a := newAgora(st, cfg, func() { db.Close(); drop() })
+	if cfg.analyze {
+		a.prepared = st.Analyze
+	}
+	return a, nil
 }
 
 // newAgoraRedis uses a key prefix of its own, deleted on close, and a pool
 // of maxWorkers+8 connections.
-func newAgoraRedis(ctx context.Context, redisURL string, maxWorkers int, strategy, batch string) (*agora, error) {
+func newAgoraRedis(ctx context.Context, redisURL string, maxWorkers int, cfg config) (*agora, error) {
 	opt, err := redis.ParseURL(redisURL)
 	if err != nil {
 		return nil, err
@@ -85,7 +98,14 @@ func newAgoraRedis(ctx context.Context, redisURL string, maxWorkers int, strateg
 		}
 		client.Close()
 	}
-	return &agora{svc: slots.New(st, batching(batch)...), strategy: slots.Strategy(strategy), cleanup: cleanup}, nil
+	return newAgora(st, cfg, cleanup), nil
+}
+
+// newAgora is the queue over st as cfg's flags set it up.
+func newAgora(st slots.Store, cfg config, cleanup func()) *agora {
+	opts := append(batching(cfg.batch), slots.WithBatchFlushers(cfg.flushers))
+	calls := &countingStore{Store: st}
+	return &agora{svc: slots.New(calls, opts...), calls: calls, strategy: slots.Strategy(cfg.strategy), twoStep: cfg.loop == "twostep", cleanup: cleanup}
 }
 
 func (a *agora) close() { a.cleanup() }
@@ -147,28 +167,47 @@ func (a *agora) run(ctx context.Context, w, n int) (time.Duration, error) {
 		keys[i] = k
 	}
 
+	if a.prepared != nil {
+		if err := a.prepared(ctx); err != nil {
+			return 0, err
+		}
+	}
 	var done atomic.Int64
+	a.calls.reset()
 	start := time.Now()
 	err = parallel(w, w, func(i int) error {
 		q := slots.JobQuery{Strategy: a.strategy}
-		for {
-			job, err := a.svc.TakeNext(ctx, keys[i], q)
-			if errors.Is(err, slots.ErrNoJob) {
-				return nil
+		job, err := a.svc.TakeNext(ctx, keys[i], q)
+		for err == nil {
+			if a.twoStep {
+				if _, err = a.svc.Done(ctx, keys[i], job.Claim.ID, job.Slot.ID); err != nil {
+					return err
+				}
+				done.Add(1)
+				job, err = a.svc.TakeNext(ctx, keys[i], q)
+				continue
 			}
-			if err != nil {
-				return err
-			}
-			if _, err := a.svc.Done(ctx, keys[i], job.Claim.ID, job.Slot.ID); err != nil {
+			var dn slots.DoneNext
+			if dn, err = a.svc.DoneAndTakeNext(ctx, keys[i], job.Claim.ID, job.Slot.ID, q); err != nil {
 				return err
 			}
 			done.Add(1)
+			if dn.Next == nil {
+				return nil
+			}
+			job = *dn.Next
 		}
+		if errors.Is(err, slots.ErrNoJob) {
+			return nil
+		}
+		return err
 	})
 	elapsed := time.Since(start)
 	if err != nil {
 		return 0, fmt.Errorf("agora worker: %w", err)
 	}
+	calls, items := a.calls.calls.Load(), a.calls.items.Load()
+	fmt.Printf("calls workers=%d seats=%d store_calls=%d per_seat=%.2f items_per_call=%.1f\n", w, n, calls, float64(calls)/float64(n), float64(items)/float64(max(calls, 1)))
 	return elapsed, a.checkExact(ctx, keys, claims, done.Load())
 }
 
@@ -211,4 +250,43 @@ func batching(mode string) []slots.Option {
 		opts = append(opts, slots.WithDoneBatching(0))
 	}
 	return opts
+}
+
+// countingStore counts the worker loop's calls of the store (takes and
+// finishes, batched or not) and the items they carry: on PostgreSQL each
+// call is one statement and one commit (a batch mixing filters, or an
+// agent its batch left without a seat, costs one more), on Redis one
+// script.
+type countingStore struct {
+	slots.Store
+	calls, items atomic.Int64
+}
+
+func (c *countingStore) reset() { c.calls.Store(0); c.items.Store(0) }
+
+func (c *countingStore) count(items int) { c.calls.Add(1); c.items.Add(int64(items)) }
+
+func (c *countingStore) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (slots.Job, error) {
+	c.count(1)
+	return c.Store.TakeNextSlot(ctx, p)
+}
+
+func (c *countingStore) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([]slots.JobResult, error) {
+	c.count(len(ps))
+	return c.Store.TakeNextSlots(ctx, ps)
+}
+
+func (c *countingStore) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slot, error) {
+	c.count(1)
+	return c.Store.FinishSlot(ctx, p)
+}
+
+func (c *countingStore) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slots.FinishResult, error) {
+	c.count(len(ps))
+	return c.Store.FinishSlots(ctx, ps)
+}
+
+func (c *countingStore) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTakeParams) ([]slots.FinishTakeResult, error) {
+	c.count(len(ps))
+	return c.Store.FinishAndTakeNextSlots(ctx, ps)
 }

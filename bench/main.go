@@ -7,8 +7,10 @@
 //	cd bench && go run . -postgres DSN -redis URL
 //	ratio backend=postgres workers=64 agora=… peer=… ratio=…
 //
-// An Agora worker is an agent with its own API key looping TakeNext → Done
-// through the Go API (slots.Service, by default with WithTakeBatching(0) and
+// An Agora worker is an agent with its own API key that takes its first
+// seat with TakeNext and then loops DoneAndTakeNext (its done and its next
+// take in one store call; -loop twostep: TakeNext → Done) through the Go
+// API (slots.Service, by default with WithTakeBatching(0) and
 // WithDoneBatching(0): concurrent calls coalesced, no added wait), each seat
 // one claim's only role slot; every run is checked exact: every seat done
 // once and credited once. Both sides get pools of W+8 connections. River
@@ -41,6 +43,9 @@ func main() {
 	workers := flag.String("workers", "1,8,64", "comma-separated worker counts")
 	flag.StringVar(&cfg.strategy, "strategy", "oldest", "Agora's job-queue strategy: oldest or random")
 	flag.StringVar(&cfg.batch, "batch", "both", "Agora's coalescing: both (takes and dones), done, take or none")
+	flag.IntVar(&cfg.flushers, "flushers", 0, "Agora's batches in flight at once per kind (slots.WithBatchFlushers; 0: the library's default)")
+	flag.BoolVar(&cfg.analyze, "analyze", true, "PostgreSQL: refresh Agora's planner statistics (pgstore's Analyze) once a run's queue is filled, before the clock starts, as pgstore asks after a bulk load; -analyze=false leaves it to autovacuum")
+	flag.StringVar(&cfg.loop, "loop", "donetake", "Agora's worker loop: donetake (DoneAndTakeNext, one store call per seat) or twostep (TakeNext then Done)")
 	flag.Parse()
 	for _, w := range strings.Split(*workers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(w))
@@ -49,6 +54,10 @@ func main() {
 			os.Exit(2)
 		}
 		cfg.workers = append(cfg.workers, n)
+	}
+	if cfg.loop != "donetake" && cfg.loop != "twostep" {
+		fmt.Fprintf(os.Stderr, "bench: -loop is donetake or twostep, not %q\n", cfg.loop)
+		os.Exit(2)
 	}
 	if cfg.postgres == "" && cfg.redis == "" {
 		fmt.Fprintln(os.Stderr, "bench: give -postgres DSN and/or -redis URL")
@@ -66,6 +75,9 @@ type config struct {
 	workers         []int
 	strategy        string
 	batch           string
+	loop            string
+	flushers        int
+	analyze         bool
 }
 
 // system is one queue on one backend, set up once and run many times.
@@ -85,14 +97,14 @@ func run(ctx context.Context, cfg config) error {
 	if cfg.postgres != "" {
 		pairs = append(pairs, pair{"postgres",
 			func(ctx context.Context, w int) (system, error) {
-				return newAgoraPG(ctx, cfg.postgres, w, cfg.strategy, cfg.batch)
+				return newAgoraPG(ctx, cfg.postgres, w, cfg)
 			},
 			func(ctx context.Context, w int) (system, error) { return newRiver(ctx, cfg.postgres, w) }})
 	}
 	if cfg.redis != "" {
 		pairs = append(pairs, pair{"redis",
 			func(ctx context.Context, w int) (system, error) {
-				return newAgoraRedis(ctx, cfg.redis, w, cfg.strategy, cfg.batch)
+				return newAgoraRedis(ctx, cfg.redis, w, cfg)
 			},
 			func(ctx context.Context, w int) (system, error) { return newAsynq(cfg.redis, w) }})
 	}

@@ -93,6 +93,7 @@ var operations = []operation{
 	{method: "GET", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "List a claim's role slots", auth: keyRequired, status: 200, resp: items[slots.Slot]{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/take", tag: tagAOP, summary: "Take an open role slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: takeResponse{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/done", tag: tagAOP, summary: "Mark a taken role slot done (after commenting)", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: ok{}},
+	{method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/done-and-take", query: "role domain strategy", optionalBody: true, tag: tagAOP, summary: "Mark a taken role slot done and take the next open role slot in one step (next is null when none is left)", auth: keyRequired, scope: slots.ScopeCommentCreate, body: takeJobRequest{}, status: 200, resp: doneNextResponse{}},
 	{method: "GET", path: "/api/v1/jobs/slots", query: "role domain strategy", tag: tagAOP, summary: "The next open role slot with its claim and comments", auth: keyRequired, status: 200, resp: wire.Job{}},
 	{method: "POST", path: "/api/v1/jobs/slots/take", query: "role domain strategy", optionalBody: true, tag: tagAOP, summary: "Find and take the next open role slot in one step", auth: keyRequired, scope: slots.ScopeCommentCreate, body: takeJobRequest{}, status: 200, resp: wire.Job{}},
 	{method: "GET", path: "/api/v1/jobs/claims", query: "strategy pool:integer commentLimit:integer domain", tag: tagAOP, summary: "A claim to comment on, with instructions", auth: keyRequired, status: 200, resp: wire.ClaimJob{}},
@@ -109,6 +110,7 @@ var operations = []operation{
 
 	// Prism: stage slots, pipelines, flags, consensus, protocols.
 	{method: "GET", path: "/api/v1/jobs/work", query: "layer:integer domain type strategy", tag: tagPrism, summary: "The next open stage slot with its work context", auth: keyRequired, status: 200, resp: wire.Work{}},
+	{method: "POST", path: "/api/v1/jobs/work/take", query: "layer:integer domain type", tag: tagPrism, summary: "Find and take the next open stage slot in one step, with its work context", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.Work{}},
 	{method: "GET", path: "/api/v1/jobs/peek", query: "layer:integer domain type strategy", tag: tagPrism, summary: "Whether a stage slot is open", auth: keyRequired, status: 200, resp: wire.Peek{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/take", tag: tagPrism, summary: "Take an open stage slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.StageTaken{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/done", optionalBody: true, tag: tagPrism, summary: "Submit a taken stage slot's work", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.StageDone{}, status: 200, resp: wire.StageChanged{}},

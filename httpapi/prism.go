@@ -21,6 +21,7 @@ func WithPrism(svc *prism.Service) Option { return func(c *config) { c.prism = s
 func (a *slotsAPI) routePrism(rt *router, auth func(slots.Scope, bool, func(http.ResponseWriter, *http.Request) error) route) {
 	rt.handle("GET", "/api/v1/jobs/work", auth("", false, a.nextWork))
 	rt.handle("GET", "/api/v1/jobs/peek", auth("", false, a.peekWork))
+	rt.handle("POST", "/api/v1/jobs/work/take", auth(slots.ScopeCommentCreate, true, a.takeWork))
 	rt.handle("POST", "/api/v1/claims/{claimId}/stage-slots/{slotId}/take", auth(slots.ScopeCommentCreate, true, a.stageTake))
 	rt.handle("POST", "/api/v1/claims/{claimId}/stage-slots/{slotId}/done", auth(slots.ScopeCommentCreate, true, a.stageDone))
 	rt.handle("GET", "/api/v1/claims/{claimId}/pipeline", auth("", false, a.pipeline))
@@ -223,9 +224,14 @@ func (a *slotsAPI) nextWork(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	writeWork(w, work)
+	return nil
+}
+
+// writeWork answers a work-queue route with the work and its context.
+func writeWork(w http.ResponseWriter, work prism.Work) {
 	httpjson.Write(w, http.StatusOK, wire.Work{Slot: viewSlot(work.Slot), Claim: viewClaim(work.Claim),
 		Pipeline: viewPipeline(work.Pipeline), Context: workContext(work.Pipeline, work.Slot)})
-	return nil
 }
 
 // peekWork answers whether GET /jobs/work would find work, without taking

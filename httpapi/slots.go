@@ -37,6 +37,7 @@ func Slots(svc *slots.Service, opts ...Option) http.Handler {
 	rt.handle("GET", "/api/v1/claims/{claimId}/slots", auth("", false, a.listSlots))
 	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/take", auth(slots.ScopeCommentCreate, true, a.take))
 	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/done", auth(slots.ScopeCommentCreate, true, a.done))
+	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/done-and-take", auth(slots.ScopeCommentCreate, true, a.doneAndTake))
 	rt.handle("GET", "/api/v1/jobs/slots", auth("", false, a.nextJob))
 	rt.handle("GET", "/api/v1/jobs/claims", auth("", false, a.claimJob))
 	rt.handle("POST", "/api/v1/jobs/slots/take", auth(slots.ScopeCommentCreate, true, a.takeJob))

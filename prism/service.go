@@ -38,6 +38,7 @@ type Service struct {
 	lease     time.Duration
 	notifier  store.Notifier
 	pipelines store.Versions[Pipeline]
+	takers    takers // TakeNextWork's crowd (takenext.go)
 }
 
 // Option configures a Service.

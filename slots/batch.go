@@ -20,15 +20,16 @@ type JobResult struct {
 	Err error
 }
 
-// MaxBatch is the most items one FinishSlots or TakeNextSlots call of a
-// Service carries.
+// MaxBatch is the most items one FinishSlots, TakeNextSlots or
+// FinishAndTakeNextSlots call of a Service carries.
 const MaxBatch = 256
 
 // WithDoneBatching coalesces concurrent Done calls into one FinishSlots
 // call of the store (one statement and commit on PostgreSQL, one script on
 // Redis), as a batch completer does: while batches are being written (up to
 // maxFlushers at once), the dones that arrive wait and go together in the
-// next. Each done is still
+// next. Concurrent DoneAndTakeNext calls are coalesced the same way into
+// one FinishAndTakeNextSlots call. Each done is still
 // decided and credited exactly once, in the store's atomic step. maxWait is
 // the longest a batch waits for more dones before it is written; 0 writes
 // at once and only coalesces what piles up meanwhile, adding no wait of its
@@ -39,11 +40,21 @@ func WithDoneBatching(maxWait time.Duration) Option {
 	return func(s *Service) {
 		s.dones = &batcher[FinishParams, FinishResult]{
 			maxWait: max(maxWait, 0),
+			limit:   flusherLimit{&s.batchFlushers},
 			key:     func(p FinishParams) string { return p.SlotID },
 			run: func(ctx context.Context, ps []FinishParams) ([]FinishResult, error) {
 				return s.store.FinishSlots(ctx, ps)
 			},
 			fail: func(err error) FinishResult { return FinishResult{Err: err} },
+		}
+		s.doneTakes = &batcher[FinishTakeParams, FinishTakeResult]{
+			maxWait: max(maxWait, 0),
+			limit:   flusherLimit{&s.batchFlushers},
+			key:     func(p FinishTakeParams) string { return p.Next.Agent.KeyID },
+			run: func(ctx context.Context, ps []FinishTakeParams) ([]FinishTakeResult, error) {
+				return s.store.FinishAndTakeNextSlots(ctx, ps)
+			},
+			fail: func(err error) FinishTakeResult { return FinishTakeResult{Err: err} },
 		}
 	}
 }
@@ -58,6 +69,7 @@ func WithTakeBatching(maxWait time.Duration) Option {
 	return func(s *Service) {
 		s.takes = &batcher[TakeNextParams, JobResult]{
 			maxWait: max(maxWait, 0),
+			limit:   flusherLimit{&s.batchFlushers},
 			key:     func(p TakeNextParams) string { return p.Agent.KeyID },
 			run: func(ctx context.Context, ps []TakeNextParams) ([]JobResult, error) {
 				return s.store.TakeNextSlots(ctx, ps)
@@ -67,17 +79,41 @@ func WithTakeBatching(maxWait time.Duration) Option {
 	}
 }
 
-// maxFlushers is how many batches of one kind a Service writes at once. A
-// caller that finds fewer in flight writes its own batch itself, so a lone
-// caller pays no hand-over and a few callers are not queued behind one
-// another; past that, callers queue and go in the next batch.
+// maxFlushers is how many batches of one kind a Service writes at once
+// unless WithBatchFlushers says otherwise. A caller that finds fewer in
+// flight writes its own batch itself, so a lone caller pays no hand-over
+// and a few callers are not queued behind one another; past that, callers
+// queue and go in the next batch.
 const maxFlushers = 4
+
+// WithBatchFlushers sets how many batches of one kind (dones, takes, dones
+// with takes) the Service's batchers write at once; the default is 4. Fewer
+// make bigger batches and so fewer commits per item, more overlap the
+// round trips of several batches: a host whose store's commits are dear
+// (PostgreSQL flushing its log to a slow disk) may want 1 or 2. Values
+// below 1 mean the default.
+func WithBatchFlushers(n int) Option {
+	return func(s *Service) { s.batchFlushers = n }
+}
+
+// flusherLimit is a batcher's bound on batches in flight: the Service's
+// WithBatchFlushers, read when a call arrives, so options apply in any
+// order.
+type flusherLimit struct{ n *int }
+
+func (l flusherLimit) max() int {
+	if l.n == nil || *l.n < 1 {
+		return maxFlushers
+	}
+	return *l.n
+}
 
 // batcher coalesces calls into batches. A batch holds each key once (a
 // slot's dones, an agent's takes): a second call with the same key waits
 // for a later batch, so it sees the first one's outcome.
 type batcher[P, R any] struct {
 	maxWait time.Duration
+	limit   flusherLimit
 	key     func(P) string
 	run     func(context.Context, []P) ([]R, error)
 	fail    func(error) R
@@ -94,13 +130,13 @@ type batchCall[P, R any] struct {
 }
 
 // do queues p and waits for its result, or for ctx to end; when fewer than
-// maxFlushers batches are in flight, it writes batches itself until its own
+// the limit's batches are in flight, it writes batches itself until its own
 // is answered.
 func (b *batcher[P, R]) do(ctx context.Context, p P) (R, error) {
 	c := &batchCall[P, R]{p: p, done: make(chan struct{})}
 	b.mu.Lock()
 	b.queue = append(b.queue, c)
-	lead := b.flushers < maxFlushers
+	lead := b.flushers < b.limit.max()
 	if lead {
 		b.flushers++
 	}

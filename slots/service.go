@@ -25,9 +25,13 @@ type Service struct {
 	lease     time.Duration
 	adminHash []byte
 	notifier  store.Notifier
-	dones     *batcher[FinishParams, FinishResult] // nil: each Done is its own FinishSlot
-	takes     *batcher[TakeNextParams, JobResult]  // nil: each TakeNext is its own TakeNextSlot
+	dones     *batcher[FinishParams, FinishResult]         // nil: each Done is its own FinishSlot
+	takes     *batcher[TakeNextParams, JobResult]          // nil: each TakeNext is its own TakeNextSlot
+	doneTakes *batcher[FinishTakeParams, FinishTakeResult] // nil: each DoneAndTakeNext is its own store call
 	crowd     spread
+	// batchFlushers bounds the batches of one kind in flight
+	// (WithBatchFlushers; 0: maxFlushers).
+	batchFlushers int
 }
 
 // Option configures a Service.

@@ -98,6 +98,14 @@ type SlotStore interface {
 	// slot is finished and credited at most once, whatever the batch holds.
 	// The error is for the batch as a whole (the backend unreachable).
 	FinishSlots(ctx context.Context, ps []FinishParams) ([]FinishResult, error)
+	// FinishAndTakeNextSlots finishes each item's slot as FinishSlots would
+	// and, when that succeeds, takes the item's agent's next slot as
+	// TakeNextSlots would (the agents of ps are distinct), in the same
+	// atomic step: one statement, script or lock for the batch where the
+	// backend can. It returns one result per item, in order; the error is
+	// for the batch as a whole. The finished slot's claim stays held by the
+	// agent, so the take never seats it there again.
+	FinishAndTakeNextSlots(ctx context.Context, ps []FinishTakeParams) ([]FinishTakeResult, error)
 	// ReleaseExpiredSlots re-opens every taken slot whose lease expired at or
 	// before now, clearing its agent, and returns how many it re-opened.
 	ReleaseExpiredSlots(ctx context.Context, now int64) (int, error)

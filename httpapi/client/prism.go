@@ -91,11 +91,16 @@ func (c *Client) TakeStage(ctx context.Context, claimID, slotID string) error {
 
 // TakeNextWork polls the Prism work queue, filtered by q, until it wins a
 // stage slot, and returns the work it took, with the same back-off as
-// TakeNextJob.
+// TakeNextJob: one request per try (TakeWork), or NextWork then TakeStage
+// on a server without that route. With q.Strategy random it always takes
+// the two steps, picking at random.
 func (c *Client) TakeNextWork(ctx context.Context, q WorkQuery, maxWait time.Duration) (Work, error) {
-	return takeNext(ctx, maxWait,
-		func() (Work, error) { return c.NextWork(ctx, q) },
-		func(w Work) error { return c.TakeStage(ctx, w.Claim.ID, w.Slot.ID) })
+	next := func() (Work, error) { return c.NextWork(ctx, q) }
+	take := func(w Work) error { return c.TakeStage(ctx, w.Claim.ID, w.Slot.ID) }
+	if q.Strategy == slots.StrategyRandom {
+		return takeNext(ctx, maxWait, next, take)
+	}
+	return takeNextInOne(ctx, maxWait, func() (Work, error) { return c.TakeWork(ctx, q) }, next, take)
 }
 
 // StageSubmission is an agent's work on a stage slot it holds, the body of

@@ -88,3 +88,21 @@ func (s *Store) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slo
 	}
 	return out, nil
 }
+
+// FinishAndTakeNextSlots implements slots.SlotStore under one lock: each
+// item's finish, then its agent's take.
+func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTakeParams) ([]slots.FinishTakeResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]slots.FinishTakeResult, len(ps))
+	for i, p := range ps {
+		r := &out[i]
+		if r.Slot, r.Err = s.finish(p.Finish); r.Err == nil {
+			r.Next, r.NextErr = s.takeNext(p.Next)
+		}
+	}
+	return out, nil
+}

@@ -24,6 +24,17 @@ func JobQueueQueriesForTest() []JobQueueQuery {
 			pq.Array([]string{"", ""}), pq.Array([]int64{1, 1}), pq.Array([]int64{0, 0}))
 		out = append(out, JobQueueQuery{Name: "take-many+" + nameOf(k), SQL: q, Args: args})
 	}
+	for k, q := range finishTakeQueries {
+		args := append(sampleArgs(k), "key_agent", "Agent", "", int64(1), int64(0), "slot_x", "claim_x", int64(1), int64(10))
+		out = append(out, JobQueueQuery{Name: "finish-take+" + nameOf(k), SQL: q, Args: args, Agent: true})
+	}
+	for k, q := range finishTakeManyQueries {
+		two := func(a, b string) any { return pq.Array([]string{a, b}) }
+		ints := pq.Array([]int64{1, 1})
+		args := append(sampleArgs(k), two("slot_a", "slot_b"), two("claim_a", "claim_b"), two("key_a", "key_b"), ints, ints,
+			two("A", "B"), two("", ""), ints, ints)
+		out = append(out, JobQueueQuery{Name: "finish-take-many+" + nameOf(k), SQL: q, Args: args})
+	}
 	for k, q := range nextSlotQueries {
 		args := sampleArgs(k)
 		if !k.random {

@@ -135,15 +135,27 @@ func (s *Store) getJob(ctx context.Context, query string, args []any) (slots.Job
 	return r.job()
 }
 
-// takeNextQuery picks as jobPick with a lock and takes the slot in the same
-// statement; after the pick's parameters come the key ID, agent name,
-// avatar URL, now and lease expiry.
-func takeNextQuery(k nextSlotKey) string {
+// takeNextSteps are the CTEs p and s of a take-next: p picks as jobPick
+// with a lock and s takes the slot, returning it (with ord 1); gate, when
+// not empty, is a condition the take also needs. After the pick's
+// parameters come the key ID, agent name, avatar URL, now and lease expiry;
+// n is the number of parameters it uses.
+func takeNextSteps(k nextSlotKey, gate string) (string, int) {
 	pick, n := jobPick(k, true, "1")
-	return fmt.Sprintf(`WITH p AS (%s),
+	if gate != "" {
+		gate = " AND " + gate
+	}
+	return fmt.Sprintf(`p AS (%s),
 		s AS (UPDATE agora_role_slots t SET status = 'taken', api_key_id = $%d, agent_name = $%d,
 				agent_avatar_url = $%d, taken_at = $%d, lease_expires_at = $%d
-			FROM p WHERE t.id = p.id RETURNING t.*)`, pick, n+1, n+2, n+3, n+4, n+5) + jobSelect
+			FROM p WHERE t.id = p.id%s RETURNING t.*, 1::bigint AS ord)`, pick, n+1, n+2, n+3, n+4, n+5, gate), n + 5
+}
+
+// takeNextQuery picks as jobPick with a lock and takes the slot in the same
+// statement (takeNextSteps).
+func takeNextQuery(k nextSlotKey) string {
+	steps, _ := takeNextSteps(k, "")
+	return `WITH ` + steps + jobSelect
 }
 
 var takeNextQueries = func() map[nextSlotKey]string {
@@ -203,14 +215,13 @@ func slotColumnsOf(a string) string {
 		%[1]s.agent_name, %[1]s.agent_avatar_url, %[1]s.taken_at, %[1]s.done_at, %[1]s.created_at, %[1]s.lease_expires_at`, a)
 }
 
-// finishManyQuery is finishQuery for many slots at once: the transitions
-// and the ledger credits of every slot in one statement. It locks the rows
-// in ID order first, so concurrent batches wait for one another instead of
-// deadlocking. Its parameters are
-// arrays of the slot IDs, claim IDs, key IDs, times and credits.
-var finishManyQuery = `
-		WITH i AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])
-				WITH ORDINALITY AS i(slot_id, claim_id, key_id, at, credit, ord)),
+// finishSteps are the CTEs lk, upd and credit that finish the slots of the
+// CTE i (columns slot_id, claim_id, key_id, at, credit, ord): the
+// transitions and the ledger credits of every slot in one statement. They
+// lock the rows in ID order first, so concurrent batches wait for one
+// another instead of deadlocking. upd returns i's ord and credit and the
+// slot as done.
+var finishSteps = `
 		lk AS (SELECT s.id FROM agora_role_slots s JOIN i ON s.id = i.slot_id ORDER BY s.id FOR UPDATE OF s),
 		upd AS (
 			UPDATE agora_role_slots s SET status = 'done', done_at = i.at
@@ -220,12 +231,27 @@ var finishManyQuery = `
 			RETURNING i.ord, i.credit, ` + slotColumnsOf("s") + `),
 		credit AS (
 			INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)
-			SELECT api_key_id, credit, 'role_slot_done', id, done_at FROM upd)
-		SELECT ord, true AS updated, ` + slotColumnsOf("upd") + ` FROM upd
+			SELECT api_key_id, credit, 'role_slot_done', id, done_at FROM upd)`
+
+// finishAnswers answers finishSteps per item of i: ord, whether the slot
+// was finished, and the slot as done or as it is; then the columns extra
+// (empty, or starting with a comma). An item naming no slot of its claim
+// has no row.
+func finishAnswers(extra string) string {
+	return `
+		SELECT ord, true AS updated, ` + slotColumnsOf("upd") + extra + ` FROM upd
 		UNION ALL
-		SELECT i.ord, false, ` + slotColumnsOf("cur") + `
+		SELECT i.ord, false, ` + slotColumnsOf("cur") + extra + `
 		FROM i JOIN agora_role_slots cur ON cur.id = i.slot_id AND cur.claim_id = i.claim_id
-		WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.ord = i.ord)`
+		WHERE i.ord NOT IN (SELECT ord FROM upd)`
+}
+
+// finishManyQuery is finishQuery for many slots at once (finishSteps). Its
+// parameters are arrays of the slot IDs, claim IDs, key IDs, times and
+// credits.
+var finishManyQuery = `
+		WITH i AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])
+				WITH ORDINALITY AS i(slot_id, claim_id, key_id, at, credit, ord)),` + finishSteps + finishAnswers("")
 
 // FinishSlots implements slots.SlotStore in one statement (finishManyQuery).
 // A batch of one, or naming a slot twice, is finished item by item
@@ -273,14 +299,27 @@ func (s *Store) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slo
 	return out, nil
 }
 
-// takeManyQuery takes the oldest eligible slots with the filters of k (its
-// agent and random flags unset) for many agents in one statement: it locks
-// as many open slots as there are agents, FOR UPDATE SKIP LOCKED, pairs the
-// i-th oldest with the i-th agent, and takes each slot whose claim its
-// agent holds nothing of. After the pick's parameters come arrays of the
-// key IDs, names, avatar URLs, times and lease expiries. An agent left
-// without a pair is not in the result.
-func takeManyQuery(k nextSlotKey) string {
+// takeManySteps are the CTEs l, pair and s that take the oldest eligible
+// slots with the filters of k (its agent and random flags unset) for the
+// agents of the CTE a (columns key_id, name, avatar, at, lease, ord, and
+// rn numbering them from 1): they lock up to limit (an SQL expression, at
+// least the number of agents) open slots, FOR UPDATE SKIP LOCKED, pair the
+// rn-th oldest with the rn-th agent, and take each slot whose claim its
+// agent holds nothing of; s returns the slots taken with their agent's ord.
+// An agent left without a pair is not in s.
+func takeManySteps(k nextSlotKey, limit string) string {
+	pick, _ := jobPick(k, true, limit)
+	return fmt.Sprintf(`
+		l AS (SELECT id, claim_id, row_number() OVER (ORDER BY id) AS rn FROM (%s) p),
+		pair AS (SELECT l.id, a.key_id, a.name, a.avatar, a.at, a.lease, a.ord FROM l JOIN a ON a.rn = l.rn
+			WHERE NOT EXISTS (SELECT 1 FROM agora_role_slots h WHERE h.claim_id = l.claim_id AND h.api_key_id = a.key_id OFFSET 0)),
+		s AS (UPDATE agora_role_slots t SET status = 'taken', api_key_id = pair.key_id, agent_name = pair.name,
+				agent_avatar_url = pair.avatar, taken_at = pair.at, lease_expires_at = pair.lease
+			FROM pair WHERE t.id = pair.id RETURNING t.*, pair.ord)`, pick)
+}
+
+// filterParams counts the pick parameters of k's role and domain filters.
+func filterParams(k nextSlotKey) int {
 	n := 0
 	if k.role {
 		n++
@@ -288,16 +327,19 @@ func takeManyQuery(k nextSlotKey) string {
 	if k.domain {
 		n++
 	}
-	pick, _ := jobPick(k, true, fmt.Sprintf("cardinality($%d::text[])", n+1))
-	return fmt.Sprintf(`WITH a AS (SELECT * FROM unnest($%d::text[], $%d::text[], $%d::text[], $%d::bigint[], $%d::bigint[])
-				WITH ORDINALITY AS a(key_id, name, avatar, at, lease, ord)),
-		l AS (SELECT id, claim_id, row_number() OVER (ORDER BY id) AS rn FROM (%s) p),
-		pair AS (SELECT l.id, a.* FROM l JOIN a ON a.ord = l.rn
-			WHERE NOT EXISTS (SELECT 1 FROM agora_role_slots h WHERE h.claim_id = l.claim_id AND h.api_key_id = a.key_id OFFSET 0)),
-		s AS (UPDATE agora_role_slots t SET status = 'taken', api_key_id = pair.key_id, agent_name = pair.name,
-				agent_avatar_url = pair.avatar, taken_at = pair.at, lease_expires_at = pair.lease
-			FROM pair WHERE t.id = pair.id RETURNING t.*, pair.ord)
-		SELECT s.ord, `, n+1, n+2, n+3, n+4, n+5, pick) + jobColumns + ` FROM s JOIN agora_claims c ON c.id = s.claim_id`
+	return n
+}
+
+// takeManyQuery takes the oldest eligible slots with the filters of k for
+// many agents in one statement (takeManySteps). After the pick's
+// parameters come arrays of the key IDs, names, avatar URLs, times and
+// lease expiries.
+func takeManyQuery(k nextSlotKey) string {
+	n := filterParams(k)
+	return fmt.Sprintf(`WITH a AS (SELECT *, ord AS rn FROM unnest($%d::text[], $%d::text[], $%d::text[], $%d::bigint[], $%d::bigint[])
+				WITH ORDINALITY AS a(key_id, name, avatar, at, lease, ord)),`, n+1, n+2, n+3, n+4, n+5) +
+		takeManySteps(k, fmt.Sprintf("cardinality($%d::text[])", n+1)) + `
+		SELECT s.ord, ` + jobColumns + ` FROM s JOIN agora_claims c ON c.id = s.claim_id`
 }
 
 var takeManyQueries = func() map[nextSlotKey]string {
@@ -320,28 +362,12 @@ var takeManyQueries = func() map[nextSlotKey]string {
 func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([]slots.JobResult, error) {
 	out := make([]slots.JobResult, len(ps))
 	served := make([]bool, len(ps))
-	type filter struct {
-		role   slots.Role
-		domain string
-	}
-	groups := map[filter][]int{}
-	for i, p := range ps {
-		if p.Next.Random < 0 {
-			f := filter{p.Next.Role, p.Next.Domain}
-			groups[f] = append(groups[f], i)
-		}
-	}
+	groups := oldestGroups(len(ps), func(i int) slots.NextSlotParams { return ps[i].Next })
 	for f, idx := range groups {
 		if len(idx) < 2 {
 			continue
 		}
-		var args []any
-		if f.role != "" {
-			args = append(args, string(f.role))
-		}
-		if f.domain != "" {
-			args = append(args, f.domain)
-		}
+		args, key := f.args()
 		var keys, names, avatars []string
 		var ats, leases []int64
 		for _, i := range idx {
@@ -350,7 +376,7 @@ func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([
 			ats, leases = append(ats, p.Now), append(leases, p.LeaseUntil)
 		}
 		args = append(args, pq.Array(keys), pq.Array(names), pq.Array(avatars), pq.Array(ats), pq.Array(leases))
-		stmt, err := s.prepared(ctx, takeManyQueries[nextSlotKey{role: f.role != "", domain: f.domain != ""}])
+		stmt, err := s.prepared(ctx, takeManyQueries[key])
 		if err != nil {
 			return nil, err
 		}
@@ -387,4 +413,36 @@ func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([
 func isDeadlock(err error) bool {
 	var pe *pq.Error
 	return errors.As(err, &pe) && pe.Code == "40P01"
+}
+
+// oldestFilter is the filters of a group of oldest-first picks, which one
+// statement serves together.
+type oldestFilter struct {
+	role   slots.Role
+	domain string
+}
+
+// oldestGroups groups the items 0 … n-1 whose pick (next) is oldest-first
+// by their filters.
+func oldestGroups(n int, next func(i int) slots.NextSlotParams) map[oldestFilter][]int {
+	groups := map[oldestFilter][]int{}
+	for i := range n {
+		if p := next(i); p.Random < 0 {
+			f := oldestFilter{p.Role, p.Domain}
+			groups[f] = append(groups[f], i)
+		}
+	}
+	return groups
+}
+
+// args are the group's pick parameters, and the key of its statements.
+func (f oldestFilter) args() ([]any, nextSlotKey) {
+	var args []any
+	if f.role != "" {
+		args = append(args, string(f.role))
+	}
+	if f.domain != "" {
+		args = append(args, f.domain)
+	}
+	return args, nextSlotKey{role: f.role != "", domain: f.domain != ""}
 }

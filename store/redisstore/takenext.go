@@ -66,25 +66,36 @@ func (s *Store) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slo
 	}
 	out := make([]slots.FinishResult, len(ps))
 	for i, item := range v {
-		a, _ := item.([]any)
-		code := ""
-		if len(a) > 0 {
-			code, _ = a[0].(string)
-		}
-		switch {
-		case code != "":
-			e, ok := scriptErrors[code]
-			if !ok {
-				return nil, fmt.Errorf("redisstore: finish: unknown code %q", code)
-			}
-			out[i].Err = e
-		case len(a) == 2:
-			out[i].Slot, out[i].Err = decodeSlotReply(a[1])
-		default:
-			return nil, fmt.Errorf("redisstore: finish: unexpected answer %v", item)
+		if out[i], _, err = finishAnswer(item); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// finishAnswer reads one item of finish_many.lua's or
+// finish_take_next_many.lua's reply: {error code} when the finish was
+// refused, else {”, slot fields, …}, whose items it also returns. The
+// error is for a reply it cannot read.
+func finishAnswer(item any) (slots.FinishResult, []any, error) {
+	a, _ := item.([]any)
+	code := ""
+	if len(a) > 0 {
+		code, _ = a[0].(string)
+	}
+	switch {
+	case code != "":
+		e, ok := scriptErrors[code]
+		if !ok {
+			return slots.FinishResult{}, nil, fmt.Errorf("redisstore: finish: unknown code %q", code)
+		}
+		return slots.FinishResult{Err: e}, a, nil
+	case len(a) >= 2:
+		var r slots.FinishResult
+		r.Slot, r.Err = decodeSlotReply(a[1])
+		return r, a, nil
+	}
+	return slots.FinishResult{}, nil, fmt.Errorf("redisstore: finish: unexpected answer %v", item)
 }
 
 // pickArg is a script's r argument: -1 for the oldest, else the draw.
@@ -120,6 +131,49 @@ func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([
 			continue
 		}
 		out[i].Job, out[i].Err = decodeJob(a)
+	}
+	return out, nil
+}
+
+var finishTakeNextManyScript = newScript("finish_take_next_many.lua")
+
+// FinishAndTakeNextSlots implements slots.SlotStore in one script
+// (lua/finish_take_next_many.lua: finish.lua's step, then take_next.lua's,
+// per item).
+func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTakeParams) ([]slots.FinishTakeResult, error) {
+	args := []any{s.ns}
+	for _, p := range ps {
+		f, n := p.Finish, p.Next
+		args = append(args, f.ClaimID, f.SlotID, f.KeyID, f.Now, f.Credit,
+			s.queueKey(n.Next.Role, n.Next.Domain), pickArg(n.Next.Random), n.Agent.Name, n.Agent.AvatarURL, n.Now, n.LeaseUntil)
+	}
+	v, err := finishTakeNextManyScript.Run(ctx, s.client, []string{s.leasesKey(), s.balancesKey()}, args...).Slice()
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	if len(v) != len(ps) {
+		return nil, fmt.Errorf("redisstore: finish and take next: %d answers for %d items", len(v), len(ps))
+	}
+	out := make([]slots.FinishTakeResult, len(ps))
+	for i, item := range v {
+		f, a, err := finishAnswer(item)
+		if err != nil {
+			return nil, err
+		}
+		r := &out[i]
+		r.Slot, r.Err = f.Slot, f.Err
+		if r.Err != nil {
+			continue
+		}
+		if len(a) != 3 {
+			return nil, fmt.Errorf("redisstore: finish and take next: unexpected answer %v", item)
+		}
+		job, _ := a[2].([]any)
+		if len(job) == 0 {
+			r.NextErr = slots.ErrNoJob
+			continue
+		}
+		r.Next, r.NextErr = decodeJob(job)
 	}
 	return out, nil
 }

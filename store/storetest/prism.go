@@ -177,6 +177,7 @@ func (e *prismEnv) finishPhase(t *testing.T, claimID string, offset int, confide
 
 // RunPrism runs the Prism pipeline section of the suite.
 func RunPrism(t *testing.T, newStores NewStores) {
+	runPrismTakeNext(t, newStores)
 	t.Run("FullRunToComplete", func(t *testing.T) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 16)

@@ -16,6 +16,7 @@ import (
 // runTakeNext checks next-and-take (slots.Service.TakeNext, the store's
 // TakeNextSlot): the job queue's rules with the take in one step.
 func runTakeNext(t *testing.T, newStores NewStores) {
+	runDoneTakeNext(t, newStores)
 	t.Run("TakeNext", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores, slots.WithLease(time.Minute))

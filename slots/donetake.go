@@ -1,0 +1,78 @@
+package slots
+
+import (
+	"context"
+	"errors"
+)
+
+// FinishTakeParams is one item of FinishAndTakeNextSlots: an agent's done
+// and, when the done succeeds, the same agent's next take. Next.Agent is
+// the finishing agent (its KeyID is Finish.KeyID).
+type FinishTakeParams struct {
+	Finish FinishParams
+	Next   TakeNextParams
+}
+
+// FinishTakeResult is one item's answer of FinishAndTakeNextSlots: the
+// finish's, as FinishSlots answers it, and, when the finish succeeded, the
+// take's, as TakeNextSlots answers it (ErrNoJob when no seat is left for
+// the agent). When Err is set no take was tried and Next is zero.
+type FinishTakeResult struct {
+	Slot    Slot
+	Err     error
+	Next    Job
+	NextErr error
+}
+
+// DoneNext is what DoneAndTakeNext hands back: the slot as done and the
+// agent's next job, its seat taken, or nil when no eligible seat is left.
+type DoneNext struct {
+	Slot Slot
+	Next *Job
+}
+
+// DoneAndTakeNext marks the agent's slot done and credits it as Done does,
+// and in the same atomic step of the store takes the agent's next seat as
+// TakeNext(ctx, agent, q) does: an agent working through the queue pays one
+// round trip (and, on PostgreSQL, one commit) per seat instead of two. The
+// error is Done's (then no seat was taken) or q's validation; when the done
+// succeeded and no seat is eligible, Next is nil and the error is nil. With
+// WithDoneBatching, concurrent calls are coalesced into one store call.
+func (s *Service) DoneAndTakeNext(ctx context.Context, agent Key, claimID, slotID string, q JobQuery) (DoneNext, error) {
+	q.AgentKeyID = agent.ID
+	next, err := nextSlotParams(q)
+	if err != nil {
+		return DoneNext{}, err
+	}
+	t := s.takeParams(agent)
+	p := FinishTakeParams{
+		Finish: FinishParams{ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: t.Now, Credit: RewardRoleSlot},
+		Next:   TakeNextParams{Next: next, Agent: t.Agent, Now: t.Now, LeaseUntil: t.LeaseUntil},
+	}
+	var r FinishTakeResult
+	if s.doneTakes != nil {
+		r, err = s.doneTakes.do(ctx, p)
+	} else {
+		var rs []FinishTakeResult
+		rs, err = s.store.FinishAndTakeNextSlots(ctx, []FinishTakeParams{p})
+		if err == nil {
+			r = rs[0]
+		}
+	}
+	if err == nil {
+		err = r.Err
+	}
+	if err != nil {
+		return DoneNext{}, err
+	}
+	PublishClaimChange(ctx, s.notifier, claimID)
+	out := DoneNext{Slot: r.Slot}
+	switch {
+	case r.NextErr == nil:
+		out.Next = &r.Next
+		PublishClaimChange(ctx, s.notifier, r.Next.Claim.ID)
+	case !errors.Is(r.NextErr, ErrNoJob):
+		return out, r.NextErr
+	}
+	return out, nil
+}

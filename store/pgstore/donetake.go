@@ -1,0 +1,207 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lib/pq"
+
+	"github.com/agorahq/agora/slots"
+)
+
+// finishTakeColumns are the columns of a finish's row in a finish-and-take
+// answer: a finish carries no claim, so they stand in for jobColumns' claim.
+const finishTakeColumns = `, '' AS title, '' AS body, '' AS domain, 0::bigint AS claim_created_at, '[]'::json AS comments`
+
+// finishTakeAnswers answers a finish-and-take statement: per item a row of
+// kind 'f' for its finish (finishAnswers) and, when it took a slot, one of
+// kind 't' with the job (s joined with its claim).
+var finishTakeAnswers = `
+		SELECT 'f' AS kind, f.* FROM (` + finishAnswers(finishTakeColumns) + `) f
+		UNION ALL
+		SELECT 't', s.ord, true, ` + jobColumns + ` FROM s JOIN agora_claims c ON c.id = s.claim_id`
+
+// finishTakeQuery finishes one slot and takes its agent's next as
+// TakeNextSlot does, in one statement: finishSteps, then takeNextSteps
+// gated on the finish having succeeded. Its parameters are takeNextSteps'
+// (the agent's key ID is the finish's too), then the slot ID, claim ID,
+// time and credit of the finish.
+func finishTakeQuery(k nextSlotKey) string {
+	steps, n := takeNextSteps(k, "EXISTS (SELECT 1 FROM upd)")
+	return fmt.Sprintf(`WITH i AS (SELECT $%d::text AS slot_id, $%d::text AS claim_id, $%d::text AS key_id,
+				$%d::bigint AS at, $%d::bigint AS credit, 1::bigint AS ord),`, n+1, n+2, n-4, n+3, n+4) +
+		finishSteps + `, ` + steps + finishTakeAnswers
+}
+
+var finishTakeQueries = func() map[nextSlotKey]string {
+	m := map[nextSlotKey]string{}
+	for k := range takeNextQueries {
+		m[k] = finishTakeQuery(k)
+	}
+	return m
+}()
+
+// finishTakeManyQuery finishes many agents' slots and takes each agent
+// whose finish succeeded the next oldest eligible slot with the filters of
+// k, in one statement: finishSteps, then takeManySteps for those agents.
+// After the pick's parameters come arrays of the slot IDs, claim IDs, key
+// IDs, finish times, credits, agent names, avatar URLs, take times and
+// lease expiries.
+func finishTakeManyQuery(k nextSlotKey) string {
+	n := filterParams(k)
+	return fmt.Sprintf(`WITH i AS (SELECT * FROM unnest($%d::text[], $%d::text[], $%d::text[], $%d::bigint[], $%d::bigint[],
+					$%d::text[], $%d::text[], $%d::bigint[], $%d::bigint[])
+				WITH ORDINALITY AS i(slot_id, claim_id, key_id, at, credit, name, avatar, take_at, lease, ord)),`,
+		n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9) + finishSteps + `,
+		a AS (SELECT i.key_id, i.name, i.avatar, i.take_at AS at, i.lease, i.ord, row_number() OVER (ORDER BY i.ord) AS rn
+			FROM i JOIN upd ON upd.ord = i.ord),` +
+		takeManySteps(k, "(SELECT count(*) FROM a)") + finishTakeAnswers
+}
+
+var finishTakeManyQueries = func() map[nextSlotKey]string {
+	m := map[nextSlotKey]string{}
+	for k := range takeManyQueries {
+		m[k] = finishTakeManyQuery(k)
+	}
+	return m
+}()
+
+// finishTakeRow is a row of finishTakeAnswers.
+type finishTakeRow struct {
+	Kind    string `db:"kind"`
+	Ord     int64  `db:"ord"`
+	Updated bool   `db:"updated"`
+	jobRow
+}
+
+// readFinishTake turns the rows of one finish-and-take statement into the
+// results of its items ps (out[idx[ord-1]] for ord); taken reports the
+// items whose agent was handed a slot.
+func readFinishTake(rows []finishTakeRow, ps []slots.FinishTakeParams, idx []int, out []slots.FinishTakeResult) (taken map[int]bool, err error) {
+	taken = map[int]bool{}
+	for _, i := range idx {
+		out[i] = slots.FinishTakeResult{Err: slots.ErrSlotNotFound}
+	}
+	for _, r := range rows {
+		i := idx[r.Ord-1]
+		if r.Kind == "f" {
+			out[i].Slot, out[i].Err = finishOutcome(r.slotRow, r.Updated, ps[i].Finish.KeyID)
+			continue
+		}
+		if out[i].Next, err = r.job(); err != nil {
+			return nil, err
+		}
+		taken[i] = true
+	}
+	return taken, nil
+}
+
+// finishTake serves item i of ps with finishTakeQuery, again (as
+// TakeNextSlot) when the agent's concurrent take seated it on the picked
+// claim first; after takeNextAttempts it finishes alone and the take
+// answers ErrSlotHeld.
+func (s *Store) finishTake(ctx context.Context, ps []slots.FinishTakeParams, i int, out []slots.FinishTakeResult) error {
+	p := ps[i]
+	p.Next.Next.AgentKeyID = p.Next.Agent.KeyID
+	n := p.Next
+	q := finishTakeQueries[nextSlotKey{n.Next.Role != "", n.Next.Domain != "", true, n.Next.Random >= 0}]
+	args := append(jobArgs(n.Next), n.Agent.KeyID, n.Agent.Name, n.Agent.AvatarURL, n.Now, n.LeaseUntil,
+		p.Finish.SlotID, p.Finish.ClaimID, p.Finish.Now, p.Finish.Credit)
+	stmt, err := s.prepared(ctx, q)
+	if err != nil {
+		return err
+	}
+	for attempt := 1; ; attempt++ {
+		var rows []finishTakeRow
+		err := stmt.SelectContext(ctx, &rows, args...)
+		switch {
+		case (isUniqueViolation(err, "agora_role_slots_holder") || isDeadlock(err)) && attempt < takeNextAttempts:
+			continue
+		case isUniqueViolation(err, "agora_role_slots_holder"):
+			out[i].Slot, out[i].Err = s.FinishSlot(ctx, p.Finish)
+			out[i].NextErr = slots.ErrSlotHeld
+			return nil
+		case err != nil:
+			return interpretError(ctx, err)
+		}
+		taken, err := readFinishTake(rows, ps, []int{i}, out)
+		if err != nil {
+			return err
+		}
+		if out[i].Err == nil && !taken[i] {
+			out[i].NextErr = slots.ErrNoJob
+		}
+		return nil
+	}
+}
+
+// FinishAndTakeNextSlots implements slots.SlotStore. The items asking for
+// the oldest slot with the same filters are served by one statement per
+// filter (finishTakeManyQuery); the others, a batch naming a slot twice,
+// and a group its statement refused (a seat an agent took elsewhere
+// meanwhile, or a deadlock with a concurrent batch; the statement changed
+// nothing) by one statement each (finishTakeQuery). An agent whose finish
+// succeeded but whom its group's statement left without a pair is served by
+// TakeNextSlot after it.
+func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTakeParams) ([]slots.FinishTakeResult, error) {
+	out := make([]slots.FinishTakeResult, len(ps))
+	served := make([]bool, len(ps))
+	seen := make(map[string]bool, len(ps))
+	twice := false
+	for _, p := range ps {
+		twice = twice || seen[p.Finish.SlotID]
+		seen[p.Finish.SlotID] = true
+	}
+	groups := oldestGroups(len(ps), func(i int) slots.NextSlotParams { return ps[i].Next.Next })
+	for f, idx := range groups {
+		if len(idx) < 2 || twice {
+			continue
+		}
+		args, key := f.args()
+		var ids, claims, keys, names, avatars []string
+		var ats, credits, takeAts, leases []int64
+		for _, i := range idx {
+			fp, np := ps[i].Finish, ps[i].Next
+			ids, claims, keys = append(ids, fp.SlotID), append(claims, fp.ClaimID), append(keys, fp.KeyID)
+			ats, credits = append(ats, fp.Now), append(credits, fp.Credit)
+			names, avatars = append(names, np.Agent.Name), append(avatars, np.Agent.AvatarURL)
+			takeAts, leases = append(takeAts, np.Now), append(leases, np.LeaseUntil)
+		}
+		args = append(args, pq.Array(ids), pq.Array(claims), pq.Array(keys), pq.Array(ats), pq.Array(credits),
+			pq.Array(names), pq.Array(avatars), pq.Array(takeAts), pq.Array(leases))
+		stmt, err := s.prepared(ctx, finishTakeManyQueries[key])
+		if err != nil {
+			return nil, err
+		}
+		var rows []finishTakeRow
+		err = stmt.SelectContext(ctx, &rows, args...)
+		if isUniqueViolation(err, "agora_role_slots_holder") || isDeadlock(err) {
+			continue // served one by one below
+		}
+		if err != nil {
+			return nil, interpretError(ctx, err)
+		}
+		taken, err := readFinishTake(rows, ps, idx, out)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range idx {
+			served[i] = true
+			if out[i].Err == nil && !taken[i] {
+				out[i].Next, out[i].NextErr = s.TakeNextSlot(ctx, ps[i].Next)
+				if err := out[i].NextErr; err != nil && !errors.Is(err, slots.ErrNoJob) && !errors.Is(err, slots.ErrSlotHeld) {
+					return nil, err
+				}
+			}
+		}
+	}
+	for i := range ps {
+		if !served[i] {
+			if err := s.finishTake(ctx, ps, i, out); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
