@@ -207,10 +207,10 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 		return slots.Slot{}, slots.ErrSlotNotFound
 	}
 	sl, r := &rec.slot, rec.claim
-	lapsed := sl.Status == slots.StatusTaken && sl.LeaseExpiresAt != 0 && sl.LeaseExpiresAt <= p.Now
-	if sl.Status != slots.StatusOpen && !lapsed {
+	if !sl.Takeable(p.Now) {
 		return slots.Slot{}, slots.ErrSlotTaken
 	}
+	lapsed := sl.Lapsed(p.Now)
 	if held, ok := r.holders[p.Agent.KeyID]; ok && held != rec {
 		return slots.Slot{}, slots.ErrSlotHeld
 	}
@@ -229,21 +229,6 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.finish(p)
-}
-
-// finishError says why p may not finish sl, in the order of the contract.
-func finishError(sl *slots.Slot, p slots.FinishParams) error {
-	switch {
-	case sl.Status == slots.StatusOpen:
-		return slots.ErrSlotNotTaken
-	case sl.APIKeyID != p.KeyID:
-		return slots.ErrNotSlotOwner
-	case sl.Status != slots.StatusTaken:
-		return slots.ErrSlotNotTaken
-	case sl.LeaseExpiresAt != 0 && sl.LeaseExpiresAt <= p.Now:
-		return slots.ErrSlotNotTaken
-	}
-	return nil
 }
 
 // ReleaseExpiredSlots implements slots.SlotStore.

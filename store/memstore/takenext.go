@@ -65,7 +65,7 @@ func (s *Store) finish(p slots.FinishParams) (slots.Slot, error) {
 		return slots.Slot{}, slots.ErrSlotNotFound
 	}
 	sl := &rec.slot
-	if err := finishError(sl, p); err != nil {
+	if err := sl.FinishError(p.KeyID, p.Now); err != nil {
 		return slots.Slot{}, err
 	}
 	sl.Status = slots.StatusDone

@@ -86,7 +86,7 @@ func readFinishTake(rows []finishTakeRow, ps []slots.FinishTakeParams, idx []int
 	for _, r := range rows {
 		i := idx[r.Ord-1]
 		if r.Kind == "f" {
-			out[i].Slot, out[i].Err = finishOutcome(r.slotRow, r.Updated, ps[i].Finish.KeyID)
+			out[i].Slot, out[i].Err = finishOutcome(r.slotRow, r.Updated, ps[i].Finish)
 			continue
 		}
 		if out[i].Next, err = r.job(); err != nil {

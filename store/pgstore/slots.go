@@ -299,6 +299,9 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 	return rows[0].slot(), nil
 }
 
+// takeQuery takes the slot when slots.Slot.Takeable (its WHERE is that
+// rule, decided inside the one statement); storetest's SlotRules pins the
+// copy to the Go function.
 const takeQuery = `
 		WITH upd AS (
 			UPDATE agora_role_slots SET status = 'taken', api_key_id = $3, agent_name = $4, agent_avatar_url = $5,
@@ -329,9 +332,12 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 	if len(rows) == 0 {
 		return slots.Slot{}, slots.ErrSlotNotFound
 	}
-	return finishOutcome(rows[0].slotRow, rows[0].Updated, p.KeyID)
+	return finishOutcome(rows[0].slotRow, rows[0].Updated, p)
 }
 
+// finishQuery finishes the slot when slots.Slot.FinishError is nil (its
+// WHERE is that rule, decided inside the one statement; finishOutcome
+// names the refusal with the Go function); storetest's SlotRules pins them.
 const finishQuery = `
 		WITH upd AS (
 			UPDATE agora_role_slots SET status = 'done', done_at = $4

@@ -196,15 +196,15 @@ func (s *Store) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (slots
 }
 
 // finishOutcome is a finish's answer from its statement's row: the slot
-// when the statement updated it, else why not, in the contract's order.
-func finishOutcome(r slotRow, updated bool, keyID string) (slots.Slot, error) {
-	switch {
-	case updated:
+// when the statement updated it, else why not, as slots.Slot.FinishError
+// says of the row the statement read. The row is as of the statement, so
+// a slot the statement refused is refused for one of those reasons.
+func finishOutcome(r slotRow, updated bool, p slots.FinishParams) (slots.Slot, error) {
+	if updated {
 		return r.slot(), nil
-	case r.Status == string(slots.StatusOpen):
-		return slots.Slot{}, slots.ErrSlotNotTaken
-	case r.APIKeyID != keyID:
-		return slots.Slot{}, slots.ErrNotSlotOwner
+	}
+	if err := r.slot().FinishError(p.KeyID, p.Now); err != nil {
+		return slots.Slot{}, err
 	}
 	return slots.Slot{}, slots.ErrSlotNotTaken
 }
@@ -294,7 +294,7 @@ func (s *Store) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slo
 	}
 	for _, r := range rows {
 		i := int(r.Ord) - 1
-		out[i].Slot, out[i].Err = finishOutcome(r.slotRow, r.Updated, ps[i].KeyID)
+		out[i].Slot, out[i].Err = finishOutcome(r.slotRow, r.Updated, ps[i])
 	}
 	return out, nil
 }

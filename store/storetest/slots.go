@@ -82,6 +82,7 @@ func requireCode(t *testing.T, want *store.Error, err error, msgAndArgs ...any) 
 func RunSlots(t *testing.T, newStores NewStores) {
 	runTakeNext(t, newStores)
 	runDoneBatches(t, newStores)
+	runSlotRules(t, newStores)
 	t.Run("Claims", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)

@@ -42,7 +42,8 @@ local function dequeue(ns, id, role, domain)
 end
 
 -- lapsed reports whether a taken slot's lease (a string field, absent when
--- the take has no lease) expired at or before now.
+-- the take has no lease) expired at or before now: slots.Slot.Lapsed, which
+-- storetest's SlotRules pins this copy to.
 local function lapsed(status, lease, now)
   local l = tonumber(lease)
   return status == 'taken' and l ~= nil and l ~= 0 and l <= now
@@ -184,9 +185,10 @@ local function assign_slot(ns, slot_id, holders, key_id, name, avatar, now, leas
   redis.call('HSET', holders, key_id, slot_id)
 end
 
--- finish_slot marks slot_id done for key_id at now and credits credit, in
--- the contract's order of checks (the same as memstore's); it returns the
--- error code when it may not, else nil. finish.lua and finish_many.lua.
+-- finish_slot marks slot_id done for key_id at now and credits credit
+-- when slots.Slot.FinishError allows it (this is that function's copy, its
+-- checks in its order, pinned to it by storetest's SlotRules); it returns
+-- the error code when it may not, else nil. finish.lua and finish_many.lua.
 local function finish_slot(ns, claim_id, slot_id, key_id, now, credit)
   local slot = ns .. 'slot:' .. slot_id
   local s = redis.call('HMGET', slot, 'claimId', 'status', 'apiKeyId', 'leaseExpiresAt')
