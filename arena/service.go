@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agorahq/agora/internal/aggregate"
 	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/internal/sweep"
@@ -29,13 +30,13 @@ import (
 // stored game before its error is returned, so a stale copy never turns a
 // valid action into an error, nor lets an invalid one through. Once an
 // action found the remembered game stale, the next reads first (see
-// change).
+// aggregate.Saver.Change).
 type Service struct {
 	store    Store
 	notifier store.Notifier
 	now      func() time.Time
 	ids      ids.Gen
-	games    store.Versions[Game]
+	games    *aggregate.Saver[Game, struct{}]
 	writer   FillerWriter
 	auto     *autoFillers
 }
@@ -61,6 +62,7 @@ func New(st Store, opts ...Option) *Service {
 		o(s)
 	}
 	s.ids.Now = s.now
+	s.games = s.saver()
 	return s
 }
 
@@ -108,75 +110,37 @@ func ParseChange(data []byte) Change {
 	return c
 }
 
-// change applies fn to a copy of the game and saves it, retrying when
-// another change was saved first; a saved change is announced. It starts
-// from the remembered game when there is one, else reads it; a conflict
-// hands back the stored game, the next attempt's base. fn's error is
-// returned only when fn refused a game known to be the stored one (read,
-// or handed back by a conflict), never for a remembered game alone.
-//
-// When the last action on the game found the remembered game stale (the
-// game is changed by other processes too), change reads first instead: a
-// save from a stale game costs as many round trips as a read and a save,
-// but encodes and sends the whole game once more. An action that reads
-// and finds the remembered version unchanged lets the next one save at
-// once again.
+// change applies fn to a copy of the game and saves it with
+// compare-and-set (aggregate.Saver.Change: from the remembered game when
+// there is one, retrying on the stored game, fn's error returned only
+// when the stored game refuses it); a saved change is announced.
 func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env) error) (Game, error) {
-	base, moved, known := s.games.Get(id)
-	remembered := known // base is the remembered game
-	if moved {
-		known = false
-	}
-	current := false // base is the stored game as of this action
-	stale := false   // this action found the remembered game stale
-	var saved Game
-	err := store.RetryOnConflict(ctx, ErrVersionConflict, func() error {
-		for {
-			if !known {
-				g, err := s.store.GetGame(ctx, id)
-				if err != nil {
-					return err
-				}
-				stale = stale || remembered && g.Version != base.Version
-				s.games.Put(id, g.Version, g, stale)
-				base, known, current, remembered = g, true, true, false
-			}
-			next := base.Clone()
-			if err := fn(&next, s.env()); err != nil {
-				if current {
-					return err
-				}
-				known = false // the remembered game may be stale: ask the store
-				continue
-			}
-			next.Version = base.Version + 1
-			stored, err := s.store.UpdateGame(ctx, next)
-			switch {
-			case err == nil:
-				saved = next
-				s.games.Put(id, next.Version, next.Clone(), stale) // the caller owns saved
-				return nil
-			case errors.Is(err, ErrVersionConflict) && stored.ID == id && stored.Version > base.Version:
-				stale = true
-				s.games.Put(id, stored.Version, stored, true)
-				base, current, remembered = stored, true, false
-			case errors.Is(err, ErrVersionConflict):
-				known = false // no usable game handed back: read it
-			default:
-				s.games.Drop(id)
-			}
-			return err
-		}
+	return s.games.Change(ctx, id, func(g *Game) (struct{}, error) { return struct{}{}, fn(g, s.env()) })
+}
+
+// saver returns the saver of the service's games.
+func (s *Service) saver() *aggregate.Saver[Game, struct{}] {
+	return aggregate.New(aggregate.Config[Game, struct{}]{
+		Load:       s.store.GetGame,
+		Save:       func(ctx context.Context, next Game, _ struct{}) (Game, error) { return s.store.UpdateGame(ctx, next) },
+		Conflict:   ErrVersionConflict,
+		ID:         func(g Game) string { return g.ID },
+		Version:    func(g Game) int64 { return g.Version },
+		SetVersion: func(g *Game, v int64) { g.Version = v },
+		Clone:      Game.Clone,
+		Announce:   s.announce,
 	})
-	if err == nil {
-		_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(id), announcement(saved))
-	}
-	if err == nil && s.auto != nil {
+}
+
+// announce tells the notifier of a saved change and starts the game's
+// fillers when one is due.
+func (s *Service) announce(ctx context.Context, saved Game) {
+	_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(saved.ID), announcement(saved))
+	if s.auto != nil {
 		if _, due := saved.DueFiller(); due {
-			s.kick(id)
+			s.kick(saved.ID)
 		}
 	}
-	return saved, err
 }
 
 // Create starts a game waiting for agents; 0 means the defaults.
@@ -188,7 +152,7 @@ func (s *Service) Create(ctx context.Context, minPlayers int, phaseTimeout time.
 	if err := s.store.CreateGame(ctx, g); err != nil {
 		return g, err
 	}
-	s.games.Put(g.ID, g.Version, g.Clone(), false) // the caller owns g
+	s.games.Remember(g)
 	return g, nil
 }
 
@@ -202,14 +166,7 @@ func (s *Service) Game(ctx context.Context, id string) (Game, error) { return s.
 // read it from the store at most once per change, and not at all when
 // this process made the change.
 func (s *Service) GameAt(ctx context.Context, id string, minVersion int64) (Game, error) {
-	if g, _, ok := s.games.Get(id); ok && g.Version >= minVersion {
-		return g.Clone(), nil
-	}
-	g, err := s.store.GetGame(ctx, id)
-	if err == nil {
-		s.games.Put(id, g.Version, g.Clone(), false)
-	}
-	return g, err
+	return s.games.At(ctx, id, minVersion)
 }
 
 // FeedLatest returns a game's last limit feed items, newest first.
@@ -316,8 +273,6 @@ func (s *Service) Advance(ctx context.Context, gameID string, a AdvanceAction) (
 	return s.change(ctx, gameID, func(g *Game, e env) error { return g.advance(a, e) })
 }
 
-var errNothing = errors.New("nothing to change")
-
 // Sweep advances every game whose phase deadline passed and returns how
 // many it advanced. Sweepers in several processes never advance the same
 // phase twice: the compare-and-set lets one win, and the loser is handed
@@ -331,14 +286,14 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	for _, id := range ids {
 		_, err := s.change(ctx, id, func(g *Game, e env) error {
 			if !g.sweep(e) {
-				return errNothing
+				return aggregate.ErrNothing
 			}
 			return nil
 		})
 		switch {
 		case err == nil:
 			n++
-		case !errors.Is(err, errNothing):
+		case !errors.Is(err, aggregate.ErrNothing):
 			return n, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/agorahq/agora/internal/aggregate"
 	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/internal/sweep"
@@ -20,7 +21,7 @@ import (
 // what makes each transition happen once.
 //
 // The Service remembers the last version of each pipeline it saved or was
-// handed back by the store (a bounded cache, store.Versions), and starts a
+// handed back by the store (a bounded cache, aggregate.Saver), and starts a
 // change from it instead of reading: taking or finishing a stage slot of a
 // pipeline whose last change this process made is one round trip, the
 // save. A remembered pipeline may be stale when another process changed it
@@ -29,7 +30,8 @@ import (
 // pipeline refuses is tried again on the stored one before its error is
 // returned, so a stale copy never turns a valid take or done into an
 // error, nor lets an invalid one through. Once a change found the
-// remembered pipeline stale, the next reads first (see change).
+// remembered pipeline stale, the next reads first (see
+// aggregate.Saver.Change).
 type Service struct {
 	store     Store
 	claims    slots.ClaimStore
@@ -37,7 +39,7 @@ type Service struct {
 	ids       ids.Gen
 	lease     time.Duration
 	notifier  store.Notifier
-	pipelines store.Versions[Pipeline]
+	pipelines *aggregate.Saver[Pipeline, Effects]
 	takers    takers // TakeNextWork's crowd (takenext.go)
 }
 
@@ -70,79 +72,40 @@ func New(st Store, claims slots.ClaimStore, opts ...Option) *Service {
 		o(s)
 	}
 	s.ids.Now = s.now
+	s.pipelines = s.saver()
 	return s
 }
 
 func (s *Service) env() env { return env{now: s.now().UnixMilli(), ids: &s.ids} }
 
 // change applies fn to a copy of the claim's pipeline and saves it with
-// fn's effects, retrying when another change was saved first; a saved
-// change is announced. It starts from the remembered pipeline when there
-// is one, else reads it; a conflict hands back the stored pipeline, the
-// next attempt's base. fn's error is returned only when fn refused a
-// pipeline known to be the stored one (read, or handed back by a
-// conflict), never for a remembered pipeline alone.
-//
-// When the last change of the pipeline found the remembered one stale (the
-// pipeline is changed by other processes too), change reads first
-// instead: a save from a stale pipeline costs as many round trips as a
-// read and a save, but encodes and sends the whole pipeline once more. A
-// change that reads and finds the remembered version unchanged lets the
-// next one save at once again.
+// fn's effects, with compare-and-set (aggregate.Saver.Change: from the
+// remembered pipeline when there is one, retrying on the stored pipeline,
+// fn's error returned only when the stored pipeline refuses it); a saved
+// change is announced.
 func (s *Service) change(ctx context.Context, claimID string, fn func(p *Pipeline, e env) (Effects, error)) (Pipeline, error) {
-	base, moved, known := s.pipelines.Get(claimID)
-	remembered := known // base is the remembered pipeline
-	if moved {
-		known = false
-	}
-	current := false // base is the stored pipeline as of this change
-	stale := false   // this change found the remembered pipeline stale
-	var saved Pipeline
-	err := store.RetryOnConflict(ctx, ErrVersionConflict, func() error {
-		for {
-			if !known {
-				p, err := s.store.GetPipeline(ctx, claimID)
-				if err != nil {
-					return err
-				}
-				stale = stale || remembered && p.Version != base.Version
-				s.pipelines.Put(claimID, p.Version, p, stale)
-				base, known, current, remembered = p, true, true, false
-			}
-			next := base.Clone()
-			e := s.env()
-			fx, err := fn(&next, e)
-			if err != nil {
-				if current {
-					return err
-				}
-				known = false // the remembered pipeline may be stale: ask the store
-				continue
-			}
-			next.Version = base.Version + 1
-			next.UpdatedAt = e.now
-			stored, err := s.store.UpdatePipeline(ctx, next, fx)
-			switch {
-			case err == nil:
-				saved = next
-				s.pipelines.Put(claimID, next.Version, next.Clone(), stale) // the caller owns saved
-				return nil
-			case errors.Is(err, ErrVersionConflict) && stored.ClaimID == claimID && stored.Version > base.Version:
-				stale = true
-				s.pipelines.Put(claimID, stored.Version, stored, true)
-				base, current, remembered = stored, true, false
-			case errors.Is(err, ErrVersionConflict):
-				known = false // no usable pipeline handed back: read it
-			default:
-				s.pipelines.Drop(claimID)
-			}
-			return err
-		}
+	return s.pipelines.Change(ctx, claimID, func(p *Pipeline) (Effects, error) {
+		e := s.env()
+		fx, err := fn(p, e)
+		p.UpdatedAt = e.now
+		return fx, err
 	})
-	if err == nil {
-		slots.PublishClaimChange(ctx, s.notifier, claimID)
-	}
-	return saved, err
+}
+
+// saver returns the saver of the service's pipelines.
+func (s *Service) saver() *aggregate.Saver[Pipeline, Effects] {
+	return aggregate.New(aggregate.Config[Pipeline, Effects]{
+		Load:       s.store.GetPipeline,
+		Save:       s.store.UpdatePipeline,
+		Conflict:   ErrVersionConflict,
+		ID:         func(p Pipeline) string { return p.ClaimID },
+		Version:    func(p Pipeline) int64 { return p.Version },
+		SetVersion: func(p *Pipeline, v int64) { p.Version = v },
+		Clone:      Pipeline.Clone,
+		Announce: func(ctx context.Context, saved Pipeline) {
+			slots.PublishClaimChange(ctx, s.notifier, saved.ClaimID)
+		},
+	})
 }
 
 // RegisterProtocol validates and stores a protocol, replacing one with the
@@ -203,7 +166,7 @@ func (s *Service) Init(ctx context.Context, claim slots.Claim, protocolID string
 		return s.store.GetPipeline(ctx, claim.ID)
 	}
 	if err == nil {
-		s.pipelines.Put(p.ClaimID, p.Version, p.Clone(), false) // the caller owns p
+		s.pipelines.Remember(p)
 		slots.PublishClaimChange(ctx, s.notifier, claim.ID)
 	}
 	return p, err
@@ -268,11 +231,11 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		_, err := s.change(ctx, id, func(p *Pipeline, e env) (Effects, error) {
 			changed = p.releaseLapsed(e.now)
 			if !changed {
-				return Effects{}, errNothing
+				return Effects{}, aggregate.ErrNothing
 			}
 			return Effects{}, nil
 		})
-		if err != nil && !errors.Is(err, errNothing) {
+		if err != nil && !errors.Is(err, aggregate.ErrNothing) {
 			return n, err
 		}
 		if changed && err == nil {
@@ -281,8 +244,6 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
-
-var errNothing = errors.New("nothing to change")
 
 // ReleaseHeld re-opens every stage slot agent has taken and not finished,
 // as an agent asks after a failed run (POST /api/v1/slots/release-stale),
@@ -298,11 +259,11 @@ func (s *Service) ReleaseHeld(ctx context.Context, agent slots.Key) (int, error)
 		n := 0
 		_, err := s.change(ctx, id, func(p *Pipeline, e env) (Effects, error) {
 			if n = p.releaseHeld(agent.ID); n == 0 {
-				return Effects{}, errNothing
+				return Effects{}, aggregate.ErrNothing
 			}
 			return Effects{}, nil
 		})
-		if err != nil && !errors.Is(err, errNothing) && !errors.Is(err, ErrPipelineNotFound) {
+		if err != nil && !errors.Is(err, aggregate.ErrNothing) && !errors.Is(err, ErrPipelineNotFound) {
 			return total, err
 		}
 		if err == nil {

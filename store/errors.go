@@ -46,6 +46,10 @@ func (e *Error) Error() string { return e.Message }
 // Unwrap returns the kind, so errors.Is(err, store.ErrConflict) matches.
 func (e *Error) Unwrap() error { return e.Kind }
 
+// ErrBusy reports that a record changed too fast for a change to land:
+// every compare-and-set attempt lost to another change.
+var ErrBusy = &Error{Kind: ErrConflict, Code: "busy", Message: "the record is changing too fast; retry"}
+
 // Errorf returns an *Error of the given kind and code with a formatted message.
 func Errorf(kind error, code, format string, args ...any) error {
 	return &Error{Kind: kind, Code: code, Message: fmt.Sprintf(format, args...)}

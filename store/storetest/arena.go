@@ -341,56 +341,7 @@ func RunArena(t *testing.T, newStores NewStores) {
 		require.Less(t, first[last]-first[2], 64*last, "document sizes by round: %v", first)
 	})
 
-	t.Run("UpdateGameConflictHandsBackStored", func(t *testing.T) {
-		t.Parallel()
-		e := newArenaEnv(t, newStores)
-		g, _ := e.game(t, 3, time.Minute, false)
-		stored, err := e.store.GetGame(e.ctx, g.ID)
-		require.NoError(t, err)
-		require.Equal(t, g.Version, stored.Version)
-
-		// A save from a stale version, and one from a version not yet
-		// reached: each fails and hands back the stored game.
-		for _, version := range []int64{g.Version, g.Version - 1, g.Version + 2} {
-			next := stored.Clone()
-			next.Version = version
-			next.Status = arena.StatusCompleted
-			cur, err := e.store.UpdateGame(e.ctx, next)
-			require.ErrorIs(t, err, arena.ErrVersionConflict, "version %d", version)
-			require.Equal(t, stored, cur, "version %d: the stored game, as GetGame returns it", version)
-		}
-		again, err := e.store.GetGame(e.ctx, g.ID)
-		require.NoError(t, err)
-		require.Equal(t, stored, again, "a failed save changes nothing")
-
-		next := stored.Clone()
-		next.Version++
-		next.Status = arena.StatusCompleted
-		next.PhaseDeadline = nil
-		_, err = e.store.UpdateGame(e.ctx, next)
-		require.NoError(t, err)
-		saved, err := e.store.GetGame(e.ctx, g.ID)
-		require.NoError(t, err)
-		require.Equal(t, next.Version, saved.Version)
-		require.Equal(t, arena.StatusCompleted, saved.Status)
-		// The one that lost to it is handed back the new game.
-		lost := stored.Clone()
-		lost.Version++
-		cur, err := e.store.UpdateGame(e.ctx, lost)
-		require.ErrorIs(t, err, arena.ErrVersionConflict)
-		require.Equal(t, saved, cur)
-
-		// UpdateGame never creates a game, whatever the version says.
-		for _, version := range []int64{1, 2} {
-			missing := stored.Clone()
-			missing.ID = "game_missing"
-			missing.Version = version
-			_, err = e.store.UpdateGame(e.ctx, missing)
-			require.ErrorIs(t, err, arena.ErrGameNotFound, "version %d", version)
-			_, err = e.store.GetGame(e.ctx, missing.ID)
-			require.ErrorIs(t, err, arena.ErrGameNotFound, "version %d", version)
-		}
-	})
+	runVersioned(t, arenaGames(newStores))
 
 	t.Run("CreateGameRefusesATakenID", func(t *testing.T) {
 		t.Parallel()
@@ -408,175 +359,6 @@ func RunArena(t *testing.T, newStores NewStores) {
 		after, err := e.store.GetGame(e.ctx, g.ID)
 		require.NoError(t, err)
 		require.Equal(t, stored, after, "the game is as it was")
-	})
-
-	t.Run("RaceUpdateGameHandsBackWinner", func(t *testing.T) {
-		t.Parallel()
-		e := newArenaEnv(t, newStores)
-		g, _ := e.game(t, 3, 0, false)
-		for rep := 0; rep < raceRepeats; rep++ {
-			base, err := e.store.GetGame(e.ctx, g.ID)
-			require.NoError(t, err)
-			var saved atomic.Int64
-			concurrently(16, func(i int) {
-				next := base.Clone()
-				next.Version++
-				next.AnimationCount = i
-				cur, err := e.store.UpdateGame(e.ctx, next)
-				switch {
-				case err == nil:
-					saved.Add(1)
-				case !errors.Is(err, arena.ErrVersionConflict):
-					t.Error(err)
-				case cur.Version != base.Version+1:
-					// A loser that waited for the winner's save must see it,
-					// not the game as it was when the loser started.
-					t.Errorf("a conflict handed back version %d, the stored one is %d", cur.Version, base.Version+1)
-				}
-			})
-			require.EqualValues(t, 1, saved.Load())
-		}
-	})
-
-	t.Run("ArgueIsOneRoundTrip", func(t *testing.T) {
-		t.Parallel()
-		e := newArenaEnv(t, newStores)
-		a, calls := e.process()
-		g, _ := e.gameOn(t, a, 4, 0, false)
-		require.Equal(t, map[string]int{"CreateGame": 1, "UpdateGame": 5}, calls.take(),
-			"each change follows this process's own: no read")
-		r := g.Current()
-		var err error
-		for _, id := range tracks(r) {
-			g, err = a.Argue(e.ctx, g.ID, r.ID, id, "", "Five lives outweigh one.")
-			require.NoError(t, err)
-			require.Equal(t, map[string]int{"UpdateGame": 1}, calls.take(), "an argument is one round trip")
-		}
-		require.Equal(t, arena.Phase2, g.Current().Phase)
-
-		// Another process moves the game on: the first's remembered game
-		// is stale, the save fails and hands back the stored game, the
-		// next save lands; still no read.
-		_, err = e.peer.Argue(e.ctx, g.ID, r.ID, r.Minority[0], "", "Save the one.")
-		require.NoError(t, err)
-		g, err = a.Argue(e.ctx, g.ID, r.ID, r.Majority[0], "", "Five lives outweigh one.")
-		require.NoError(t, err)
-		require.Equal(t, map[string]int{"UpdateGame": 2}, calls.take())
-		require.Len(t, g.Current().ArguedThisPhase(), 2)
-		// Having found its game stale, the process reads first; this
-		// action is refused by the stored game: one read, no save.
-		_, err = a.Argue(e.ctx, g.ID, r.ID, r.Majority[0], "", "again")
-		require.ErrorContains(t, err, "Already submitted argument this phase")
-		require.Equal(t, map[string]int{"GetGame": 1}, calls.take())
-		// The read found the remembered game current: one round trip again.
-		_, err = a.Argue(e.ctx, g.ID, r.ID, r.Majority[1], "", "Five lives outweigh one.")
-		require.NoError(t, err)
-		require.Equal(t, map[string]int{"UpdateGame": 1}, calls.take())
-	})
-
-	t.Run("TwoProcessesAlternate", func(t *testing.T) {
-		t.Parallel()
-		e := newArenaEnv(t, newStores)
-		a, callsA := e.process()
-		b, callsB := e.process()
-		procs := []*arena.Service{a, b}
-		calls := []*countingArena{callsA, callsB}
-		g, _ := e.game(t, 4, 0, false)
-		version, arguments, changes := g.Version, 0, 0
-		for g.Status != arena.StatusCompleted {
-			p := changes % 2
-			r := g.Current()
-			var err error
-			if r.Phase == arena.PhaseAwaiting {
-				g, err = procs[p].Decide(e.ctx, g.ID, r.ID, r.Operator, "", arena.SaveMajority)
-			} else {
-				id := tracks(r)[len(r.ArguedThisPhase())]
-				g, err = procs[p].Argue(e.ctx, g.ID, r.ID, id, "", fmt.Sprint("argument ", arguments))
-				arguments++
-			}
-			require.NoError(t, err)
-			require.Equal(t, version+1, g.Version, "change %d lands once", changes)
-			version = g.Version
-			// The other process made the last change: never more than the
-			// read and save of a process remembering nothing. Each process
-			// finds its game stale once (a save refused, handing back the
-			// stored game, or an action its game refused), then reads
-			// first: no whole game sent in vain.
-			n := calls[p].take()
-			require.Equal(t, 2, n["GetGame"]+n["UpdateGame"], "change %d: %v", changes, n)
-			if changes >= 4 {
-				require.Equal(t, map[string]int{"GetGame": 1, "UpdateGame": 1}, n, "change %d", changes)
-			}
-			changes++
-		}
-		stored, err := e.svc.Game(e.ctx, g.ID)
-		require.NoError(t, err)
-		require.Equal(t, version, stored.Version)
-		total := 0
-		if stored.Current().Decision == "" { // a decided round is among the resolved ones
-			total = len(stored.Current().Arguments)
-		}
-		resolved, err := e.store.ResolvedRounds(e.ctx, g.ID)
-		require.NoError(t, err)
-		for _, r := range resolved {
-			total += len(r.Arguments)
-		}
-		require.Equal(t, arguments, total, "every argument stored exactly once")
-	})
-
-	t.Run("StaleGameNeverDecides", func(t *testing.T) {
-		t.Parallel()
-		e := newArenaEnv(t, newStores)
-		a, callsA := e.process()
-		b, callsB := e.process()
-		g, _ := e.gameOn(t, a, 3, 0, false)
-		r := g.Current()
-		track := tracks(r)
-		require.Len(t, track, 2)
-		_, err := a.Argue(e.ctx, g.ID, r.ID, track[0], "", "phase one")
-		require.NoError(t, err)
-		// b moves the round to phase 2; a still remembers phase 1 with
-		// track[0]'s argument in it.
-		moved, err := b.Argue(e.ctx, g.ID, r.ID, track[1], "", "phase one")
-		require.NoError(t, err)
-		require.Equal(t, arena.Phase2, moved.Current().Phase)
-		callsA.take()
-		callsB.take()
-
-		// Refused on a's stale game ("Already submitted"), valid on the
-		// stored one: it lands.
-		got, err := a.Argue(e.ctx, g.ID, r.ID, track[0], "", "phase two")
-		require.NoError(t, err)
-		require.Equal(t, moved.Version+1, got.Version)
-		require.Equal(t, []string{track[0]}, got.Current().ArguedThisPhase())
-		require.Equal(t, map[string]int{"GetGame": 1, "UpdateGame": 1}, callsA.take())
-
-		// Valid on b's stale game (phase 2 without arguments), refused on
-		// the stored one: the stored game's error, and nothing saved.
-		_, err = b.Argue(e.ctx, g.ID, r.ID, track[0], "", "phase two again")
-		require.ErrorContains(t, err, "Already submitted argument this phase")
-		require.Equal(t, map[string]int{"UpdateGame": 1}, callsB.take(), "the failed save handed back the stored game")
-		stored, err := e.store.GetGame(e.ctx, g.ID)
-		require.NoError(t, err)
-		require.Equal(t, got.Version, stored.Version)
-
-		// The decision: a's remembered game is in phase 2, the stored one
-		// awaits the operator after b finishes the debate.
-		for _, ph := range []arena.Phase{arena.Phase2, arena.Phase3} {
-			for _, id := range track {
-				cur, err := e.store.GetGame(e.ctx, g.ID)
-				require.NoError(t, err)
-				if cur.Current().Phase != ph || slices.Contains(cur.Current().ArguedThisPhase(), id) {
-					continue
-				}
-				_, err = b.Argue(e.ctx, g.ID, r.ID, id, "", "on and on")
-				require.NoError(t, err)
-			}
-		}
-		done, err := a.Decide(e.ctx, g.ID, r.ID, r.Operator, "", arena.SaveMinority)
-		require.NoError(t, err, "Not in decision phase on the stale game only")
-		require.Equal(t, 1, done.LastResolved.Number)
-		require.Equal(t, arena.SaveMinority, done.LastResolved.Decision)
 	})
 
 	t.Run("DeadlineSweepsRace", func(t *testing.T) {
@@ -710,4 +492,126 @@ func RunArena(t *testing.T, newStores NewStores) {
 		_, err = e.svc.Wait(e.ctx, "game_missing", 1, time.Second)
 		require.True(t, errors.Is(err, arena.ErrGameNotFound))
 	})
+}
+
+// arenaGames describes games to the compare-and-set contract
+// (runVersioned).
+func arenaGames(newStores NewStores) versioned[arena.Game] {
+	return versioned[arena.Game]{
+		kind:       "Game",
+		action:     "Argue",
+		conflict:   arena.ErrVersionConflict,
+		notFound:   arena.ErrGameNotFound,
+		missingID:  "game_missing",
+		version:    func(g arena.Game) int64 { return g.Version },
+		setVersion: func(g *arena.Game, v int64) { g.Version = v },
+		setID:      func(g *arena.Game, id string) { g.ID = id },
+		clone:      arena.Game.Clone,
+		mark: func(g *arena.Game, i int) {
+			g.Status, g.PhaseDeadline, g.AnimationCount = arena.StatusCompleted, nil, i
+		},
+		marked: func(g arena.Game) int {
+			if g.Status != arena.StatusCompleted {
+				return -1
+			}
+			return g.AnimationCount
+		},
+		stored: func(t *testing.T) storedAggregate[arena.Game] {
+			e := newArenaEnv(t, newStores)
+			g, _ := e.game(t, 3, time.Minute, false)
+			return storedAggregate[arena.Game]{
+				id:  g.ID,
+				get: e.store.GetGame,
+				save: func(ctx context.Context, next arena.Game, _ string) (arena.Game, error) {
+					return e.store.UpdateGame(ctx, next)
+				},
+			}
+		},
+		play: func(t *testing.T, creator int) aggregatePlay[arena.Game] { return newArenaPlay(t, newStores, creator) },
+	}
+}
+
+// newArenaPlay starts a game of four agents played by two processes.
+func newArenaPlay(t *testing.T, newStores NewStores, creator int) aggregatePlay[arena.Game] {
+	const agents = 4
+	e := newArenaEnv(t, newStores)
+	a, callsA := e.process()
+	b, callsB := e.process()
+	procs := []*arena.Service{a, b}
+	calls := [2]*callCounter{&callsA.callCounter, &callsB.callCounter}
+	var g arena.Game
+	if creator < 0 {
+		g, _ = e.game(t, agents, 0, false)
+	} else {
+		g, _ = e.gameOn(t, procs[creator], agents, 0, false)
+		require.Equal(t, map[string]int{"CreateGame": 1, "UpdateGame": 1 + agents}, calls[creator].take(),
+			"each change follows this process's own: no read")
+	}
+	stored := func(t *testing.T) arena.Game {
+		cur, err := e.store.GetGame(e.ctx, g.ID)
+		require.NoError(t, err)
+		return cur
+	}
+	current := func(t *testing.T) *arena.Round {
+		cur := stored(t)
+		return cur.Current()
+	}
+	arguments := 0
+	move := func(t *testing.T, p int) arena.Game {
+		r := current(t)
+		var got arena.Game
+		var err error
+		if r.Phase == arena.PhaseAwaiting {
+			got, err = procs[p].Decide(e.ctx, g.ID, r.ID, r.Operator, "", arena.SaveMajority)
+		} else {
+			id := tracks(r)[len(r.ArguedThisPhase())]
+			got, err = procs[p].Argue(e.ctx, g.ID, r.ID, id, "", fmt.Sprint("argument ", arguments))
+			arguments++
+		}
+		require.NoError(t, err)
+		return got
+	}
+	return aggregatePlay[arena.Game]{
+		calls:  calls,
+		stored: stored,
+		move:   move,
+		refuse: func(t *testing.T, p int) {
+			r := current(t)
+			argued := r.ArguedThisPhase()
+			require.NotEmpty(t, argued)
+			_, err := procs[p].Argue(e.ctx, g.ID, r.ID, argued[0], "", "again")
+			require.ErrorContains(t, err, "Already submitted argument this phase")
+		},
+		stage: func(g arena.Game) string {
+			return fmt.Sprint(g.Status, " ", g.Current().Number, " ", g.Current().Phase)
+		},
+		over: func(g arena.Game) bool { return g.Status == arena.StatusCompleted },
+		staleTail: func(t *testing.T) {
+			// The decision: the first process's remembered game is in
+			// phase 2, the stored one awaits the operator after the second
+			// finishes the debate.
+			for current(t).Phase != arena.PhaseAwaiting {
+				move(t, 1)
+			}
+			r := g.Current()
+			done, err := a.Decide(e.ctx, g.ID, r.ID, r.Operator, "", arena.SaveMinority)
+			require.NoError(t, err, "Not in decision phase on the stale game only")
+			require.Equal(t, 1, done.LastResolved.Number)
+			require.Equal(t, arena.SaveMinority, done.LastResolved.Decision)
+		},
+		landedOnce: func(t *testing.T) {
+			// Every argument stored exactly once.
+			cur := stored(t)
+			total := 0
+			if cur.Current().Decision == "" { // a decided round is among the resolved ones
+				total = len(cur.Current().Arguments)
+			}
+			resolved, err := e.store.ResolvedRounds(e.ctx, g.ID)
+			require.NoError(t, err)
+			for _, r := range resolved {
+				total += len(r.Arguments)
+			}
+			require.Equal(t, arguments, total, "every argument stored exactly once")
+		},
+	}
 }

@@ -519,256 +519,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.NoError(t, err, "the re-opened seat can be taken")
 	})
 
-	t.Run("UpdatePipelineConflictHandsBackStored", func(t *testing.T) {
-		t.Parallel()
-		e := newPrismEnv(t, newStores, 16)
-		c, _ := e.claim(t)
-		e.finishPhase(t, c.ID, 0, 0.9)
-		stored, err := e.store.GetPipeline(e.ctx, c.ID)
-		require.NoError(t, err)
-		agent := e.keys[12]
-		fx := prism.Effects{Credits: []prism.Credit{{KeyID: agent.ID, Amount: 7, Ref: "stage_x"}}, Domain: "refused-domain"}
-
-		// A save from a stale version, and one from a version not yet
-		// reached: each fails, applies none of its effects and hands back
-		// the stored pipeline.
-		for _, version := range []int64{stored.Version, stored.Version - 1, stored.Version + 2} {
-			next := stored.Clone()
-			next.Version = version
-			next.Status = prism.StatusFlagged
-			cur, err := e.store.UpdatePipeline(e.ctx, next, fx)
-			require.ErrorIs(t, err, prism.ErrVersionConflict, "version %d", version)
-			require.Equal(t, stored, cur, "version %d: the stored pipeline, as GetPipeline returns it", version)
-		}
-		again, err := e.store.GetPipeline(e.ctx, c.ID)
-		require.NoError(t, err)
-		require.Equal(t, stored, again, "a failed save changes nothing")
-		b, err := e.slots.Balance(e.ctx, agent.ID)
-		require.NoError(t, err)
-		require.Zero(t, b, "a failed save credits nothing")
-		claim, err := e.slots.Claim(e.ctx, c.ID)
-		require.NoError(t, err)
-		require.NotEqual(t, fx.Domain, claim.Domain, "a failed save writes no domain")
-
-		next := stored.Clone()
-		next.Version++
-		next.Status = prism.StatusFlagged
-		_, err = e.store.UpdatePipeline(e.ctx, next, fx)
-		require.NoError(t, err)
-		saved, err := e.store.GetPipeline(e.ctx, c.ID)
-		require.NoError(t, err)
-		require.Equal(t, next.Version, saved.Version)
-		require.Equal(t, prism.StatusFlagged, saved.Status)
-		b, err = e.slots.Balance(e.ctx, agent.ID)
-		require.NoError(t, err)
-		require.EqualValues(t, 7, b, "the save that lands credits once")
-		// The one that lost to it is handed back the new pipeline.
-		lost := stored.Clone()
-		lost.Version++
-		cur, err := e.store.UpdatePipeline(e.ctx, lost, fx)
-		require.ErrorIs(t, err, prism.ErrVersionConflict)
-		require.Equal(t, saved, cur)
-		b, err = e.slots.Balance(e.ctx, agent.ID)
-		require.NoError(t, err)
-		require.EqualValues(t, 7, b)
-
-		missing := stored.Clone()
-		missing.ClaimID = "claim_missing"
-		missing.Version = 2
-		_, err = e.store.UpdatePipeline(e.ctx, missing, prism.Effects{})
-		require.ErrorIs(t, err, prism.ErrPipelineNotFound)
-	})
-
-	t.Run("RaceUpdatePipelineHandsBackWinner", func(t *testing.T) {
-		t.Parallel()
-		e := newPrismEnv(t, newStores, 16)
-		c, _ := e.claim(t)
-		for rep := 0; rep < raceRepeats; rep++ {
-			base, err := e.store.GetPipeline(e.ctx, c.ID)
-			require.NoError(t, err)
-			var saved atomic.Int64
-			concurrently(16, func(i int) {
-				next := base.Clone()
-				next.Version++
-				next.UpdatedAt = int64(i)
-				fx := prism.Effects{Credits: []prism.Credit{{KeyID: e.keys[0].ID, Amount: 1, Ref: fmt.Sprint("stage_", rep, "_", i)}}}
-				cur, err := e.store.UpdatePipeline(e.ctx, next, fx)
-				switch {
-				case err == nil:
-					saved.Add(1)
-				case !errors.Is(err, prism.ErrVersionConflict):
-					t.Error(err)
-				case cur.Version != base.Version+1:
-					// A loser that waited for the winner's save must see it,
-					// not the pipeline as it was when the loser started.
-					t.Errorf("a conflict handed back version %d, the stored one is %d", cur.Version, base.Version+1)
-				}
-			})
-			require.EqualValues(t, 1, saved.Load())
-		}
-		b, err := e.slots.Balance(e.ctx, e.keys[0].ID)
-		require.NoError(t, err)
-		require.EqualValues(t, raceRepeats, b, "only the winners credited")
-	})
-
-	t.Run("StageTakeIsOneRoundTrip", func(t *testing.T) {
-		t.Parallel()
-		e := newPrismEnv(t, newStores, 16)
-		a, calls := e.process()
-		c, p := e.claimOn(t, a)
-		calls.take()
-		for i, s := range p.OpenSlots() {
-			var err error
-			_, p, err = a.Take(e.ctx, e.keys[i], c.ID, s.ID)
-			require.NoError(t, err)
-			require.Equal(t, map[string]int{"UpdatePipeline": 1}, calls.take(), "a take is one round trip")
-			p, err = a.Done(e.ctx, e.keys[i], c.ID, s.ID, prism.DoneInput{Body: "reasoning", Confidence: conf(0.9)})
-			require.NoError(t, err)
-			require.Equal(t, map[string]int{"UpdatePipeline": 1}, calls.take(), "a done is one round trip")
-		}
-		require.Equal(t, prism.PhaseConsensus, p.Phase)
-		cons := p.OpenSlots()
-		require.Len(t, cons, 2)
-
-		// Another process moves the pipeline on: the first's remembered
-		// pipeline is stale, the save fails and hands back the stored
-		// pipeline, the next save lands; still no read.
-		_, _, err := e.peer.Take(e.ctx, e.keys[8], c.ID, cons[0].ID)
-		require.NoError(t, err)
-		_, p, err = a.Take(e.ctx, e.keys[9], c.ID, cons[1].ID)
-		require.NoError(t, err)
-		require.Equal(t, map[string]int{"UpdatePipeline": 2}, calls.take())
-		require.Empty(t, p.OpenSlots())
-		// Having found its pipeline stale, the process reads first; this
-		// take is refused by the stored pipeline: one read, no save.
-		_, _, err = a.Take(e.ctx, e.keys[10], c.ID, cons[1].ID)
-		require.ErrorIs(t, err, slots.ErrSlotTaken)
-		require.Equal(t, map[string]int{"GetPipeline": 1}, calls.take())
-		// The read found the remembered pipeline current: one round trip
-		// again, the layer's passing and its credits included.
-		_, err = a.Done(e.ctx, e.keys[9], c.ID, cons[1].ID, prism.DoneInput{Confidence: conf(0.9)})
-		require.NoError(t, err)
-		require.Equal(t, map[string]int{"UpdatePipeline": 1}, calls.take())
-		p, err = a.Done(e.ctx, e.keys[8], c.ID, cons[0].ID, prism.DoneInput{Confidence: conf(0.9)})
-		require.NoError(t, err)
-		require.Equal(t, map[string]int{"UpdatePipeline": 1}, calls.take())
-		require.Equal(t, 2, p.CurrentLayer)
-		for i, k := range e.keys[:2] {
-			b, err := e.slots.Balance(e.ctx, k.ID)
-			require.NoError(t, err)
-			require.EqualValues(t, prism.RewardWork, b, "agent %d", i)
-		}
-		for i, k := range e.keys[8:10] {
-			b, err := e.slots.Balance(e.ctx, k.ID)
-			require.NoError(t, err)
-			require.EqualValues(t, prism.RewardConsensus, b, "agent %d", 8+i)
-		}
-	})
-
-	t.Run("TwoProcessesAlternate", func(t *testing.T) {
-		t.Parallel()
-		e := newPrismEnv(t, newStores, 16)
-		a, callsA := e.process()
-		b, callsB := e.process()
-		procs := []*prism.Service{a, b}
-		calls := []*countingPrism{callsA, callsB}
-		c, p := e.claim(t)
-		version, changes := p.Version, 0
-		var taken prism.StageSlot
-		var agent slots.Key
-		for p.Status != prism.StatusComplete {
-			i := changes % 2
-			var err error
-			if taken.ID == "" {
-				agent = e.keys[seated(p)]
-				taken, p, err = procs[i].Take(e.ctx, agent, c.ID, p.OpenSlots()[0].ID)
-			} else {
-				l := p.Layer()
-				p, err = procs[i].Done(e.ctx, agent, c.ID, taken.ID, prism.DoneInput{Body: "reasoning", Output: outputFor(l, taken.Phase, 0), Confidence: conf(0.9)})
-				taken = prism.StageSlot{}
-			}
-			require.NoError(t, err, "change %d", changes)
-			require.Equal(t, version+1, p.Version, "change %d lands once", changes)
-			version = p.Version
-			// The other process made the last change: never more than the
-			// read and save of a process remembering nothing. Each process
-			// finds its pipeline stale once (a save refused, handing back
-			// the stored pipeline, or a change its copy refused), then
-			// reads first: no whole pipeline sent in vain.
-			n := calls[i].take()
-			require.Equal(t, 2, n["GetPipeline"]+n["UpdatePipeline"], "change %d: %v", changes, n)
-			if changes >= 4 {
-				require.Equal(t, map[string]int{"GetPipeline": 1, "UpdatePipeline": 1}, n, "change %d", changes)
-			}
-			changes++
-		}
-		stored, err := e.svc.Pipeline(e.ctx, c.ID)
-		require.NoError(t, err)
-		require.Equal(t, version, stored.Version)
-		work, cons := 0, 0
-		for _, l := range prism.PrismV1().Layers {
-			work += l.WorkSlots()
-			cons += l.ConsensusSlots
-		}
-		require.Equal(t, 2*(work+cons), changes, "every slot taken and done once")
-		var total int64
-		for _, k := range e.keys {
-			b, err := e.slots.Balance(e.ctx, k.ID)
-			require.NoError(t, err)
-			total += b
-		}
-		require.EqualValues(t, work*prism.RewardWork+cons*prism.RewardConsensus, total, "every done credited exactly once")
-	})
-
-	t.Run("StalePipelineNeverDecides", func(t *testing.T) {
-		t.Parallel()
-		e := newPrismEnv(t, newStores, 16)
-		a, callsA := e.process()
-		b, callsB := e.process()
-		c, p := e.claimOn(t, a)
-		work := p.OpenSlots()
-		require.Len(t, work, 2)
-		_, _, err := a.Take(e.ctx, e.keys[0], c.ID, work[0].ID)
-		require.NoError(t, err)
-		_, err = a.Done(e.ctx, e.keys[0], c.ID, work[0].ID, prism.DoneInput{Confidence: conf(0.9)})
-		require.NoError(t, err)
-		// b finishes the work phase; a still remembers it with work[1] open.
-		_, _, err = b.Take(e.ctx, e.keys[1], c.ID, work[1].ID)
-		require.NoError(t, err)
-		moved, err := b.Done(e.ctx, e.keys[1], c.ID, work[1].ID, prism.DoneInput{Confidence: conf(0.9)})
-		require.NoError(t, err)
-		require.Equal(t, prism.PhaseConsensus, moved.Phase)
-		cons := moved.OpenSlots()
-		callsA.take()
-		callsB.take()
-
-		// Refused on a's stale pipeline (it has no consensus slots yet),
-		// valid on the stored one: it lands.
-		_, got, err := a.Take(e.ctx, e.keys[8], c.ID, cons[0].ID)
-		require.NoError(t, err)
-		require.Equal(t, moved.Version+1, got.Version)
-		require.Equal(t, map[string]int{"GetPipeline": 1, "UpdatePipeline": 1}, callsA.take())
-
-		// Valid on b's stale pipeline (cons[0] open), refused on the
-		// stored one: the stored pipeline's error, and nothing saved.
-		_, _, err = b.Take(e.ctx, e.keys[9], c.ID, cons[0].ID)
-		require.ErrorIs(t, err, slots.ErrSlotTaken)
-		require.Equal(t, map[string]int{"UpdatePipeline": 1}, callsB.take(), "the failed save handed back the stored pipeline")
-		stored, err := e.store.GetPipeline(e.ctx, c.ID)
-		require.NoError(t, err)
-		require.Equal(t, got.Version, stored.Version)
-
-		// A done on a stale copy: b finishes the seat a's service gave
-		// agent 8, and the stored pipeline credits it once.
-		p, err = b.Done(e.ctx, e.keys[8], c.ID, cons[0].ID, prism.DoneInput{Confidence: conf(0.9)})
-		require.NoError(t, err)
-		require.Equal(t, stored.Version+1, p.Version)
-		_, err = a.Done(e.ctx, e.keys[8], c.ID, cons[0].ID, prism.DoneInput{Confidence: conf(0.9)})
-		require.ErrorIs(t, err, slots.ErrSlotNotTaken, "valid on a's copy, where the seat is still taken")
-		bal, err := e.slots.Balance(e.ctx, e.keys[8].ID)
-		require.NoError(t, err)
-		require.EqualValues(t, prism.RewardConsensus, bal)
-	})
+	runVersioned(t, prismPipelines(newStores))
 
 	t.Run("NextWork", func(t *testing.T) {
 		t.Parallel()
@@ -825,4 +576,172 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		_, err = e.svc.Init(e.ctx, slots.Claim{ID: "claim_other"}, "missing")
 		require.ErrorIs(t, err, prism.ErrProtocolNotFound)
 	})
+}
+
+// effectDomain is the domain the effects of the suite's pipeline saves
+// write to their claim.
+const effectDomain = "effect-domain"
+
+// prismPipelines describes pipelines to the compare-and-set contract
+// (runVersioned).
+func prismPipelines(newStores NewStores) versioned[prism.Pipeline] {
+	return versioned[prism.Pipeline]{
+		kind:       "Pipeline",
+		action:     "StageTake",
+		conflict:   prism.ErrVersionConflict,
+		notFound:   prism.ErrPipelineNotFound,
+		missingID:  "claim_missing",
+		version:    func(p prism.Pipeline) int64 { return p.Version },
+		setVersion: func(p *prism.Pipeline, v int64) { p.Version = v },
+		setID:      func(p *prism.Pipeline, id string) { p.ClaimID = id },
+		clone:      prism.Pipeline.Clone,
+		mark:       func(p *prism.Pipeline, i int) { p.Status, p.UpdatedAt = prism.StatusFlagged, int64(i) },
+		marked: func(p prism.Pipeline) int {
+			if p.Status != prism.StatusFlagged {
+				return -1
+			}
+			return int(p.UpdatedAt)
+		},
+		stored: func(t *testing.T) storedAggregate[prism.Pipeline] {
+			e := newPrismEnv(t, newStores, 16)
+			c, _ := e.claim(t)
+			e.finishPhase(t, c.ID, 0, 0.9)
+			credited := e.keys[15] // nobody else's credits
+			return storedAggregate[prism.Pipeline]{
+				id:  c.ID,
+				get: e.store.GetPipeline,
+				save: func(ctx context.Context, next prism.Pipeline, tag string) (prism.Pipeline, error) {
+					fx := prism.Effects{Credits: []prism.Credit{{KeyID: credited.ID, Amount: 1, Ref: "stage_" + tag}}, Domain: effectDomain}
+					return e.store.UpdatePipeline(ctx, next, fx)
+				},
+				applied: func(t *testing.T) int64 {
+					b, err := e.slots.Balance(e.ctx, credited.ID)
+					require.NoError(t, err)
+					claim, err := e.slots.Claim(e.ctx, c.ID)
+					require.NoError(t, err)
+					require.Equal(t, b > 0, claim.Domain == effectDomain, "the domain is written with the save that lands, and only then")
+					return b
+				},
+			}
+		},
+		play: func(t *testing.T, creator int) aggregatePlay[prism.Pipeline] {
+			return newPrismPlay(t, newStores, creator)
+		},
+	}
+}
+
+// newPrismPlay starts a Prism v1 pipeline played by two processes, taking
+// and finishing its seats with agents in order.
+func newPrismPlay(t *testing.T, newStores NewStores, creator int) aggregatePlay[prism.Pipeline] {
+	e := newPrismEnv(t, newStores, 16)
+	a, callsA := e.process()
+	b, callsB := e.process()
+	procs := []*prism.Service{a, b}
+	calls := [2]*callCounter{&callsA.callCounter, &callsB.callCounter}
+	var c slots.Claim
+	if creator < 0 {
+		c, _ = e.claim(t)
+	} else {
+		c, _ = e.claimOn(t, procs[creator])
+	}
+	keys := map[string]slots.Key{}
+	for _, k := range e.keys {
+		keys[k.ID] = k
+	}
+	stored := func(t *testing.T) prism.Pipeline {
+		p, err := e.svc.Pipeline(e.ctx, c.ID)
+		require.NoError(t, err)
+		return p
+	}
+	// taken returns the first seat of the current phase taken and not done.
+	taken := func(p prism.Pipeline) (prism.StageSlot, bool) {
+		for _, s := range p.Slots {
+			if s.Layer == p.CurrentLayer && s.Phase == p.Phase && s.Status == slots.StatusTaken {
+				return s, true
+			}
+		}
+		return prism.StageSlot{}, false
+	}
+	takes, dones := 0, 0
+	done := func(t *testing.T, p int, s prism.StageSlot, l prism.Layer) (prism.Pipeline, error) {
+		got, err := procs[p].Done(e.ctx, keys[s.APIKeyID], c.ID, s.ID, prism.DoneInput{Body: "reasoning", Output: outputFor(l, s.Phase, dones), Confidence: conf(0.9)})
+		if err == nil {
+			dones++
+		}
+		return got, err
+	}
+	return aggregatePlay[prism.Pipeline]{
+		calls:  calls,
+		stored: stored,
+		move: func(t *testing.T, p int) prism.Pipeline {
+			cur := stored(t)
+			if open := cur.OpenSlots(); len(open) > 0 {
+				_, got, err := procs[p].Take(e.ctx, e.keys[seated(cur)], c.ID, open[0].ID)
+				require.NoError(t, err)
+				takes++
+				return got
+			}
+			s, ok := taken(cur)
+			require.True(t, ok, "a seat open or taken")
+			got, err := done(t, p, s, cur.Layer())
+			require.NoError(t, err)
+			return got
+		},
+		refuse: func(t *testing.T, p int) {
+			cur := stored(t)
+			s, ok := taken(cur)
+			require.True(t, ok, "a seat taken")
+			_, _, err := procs[p].Take(e.ctx, e.keys[seated(cur)], c.ID, s.ID)
+			require.ErrorIs(t, err, slots.ErrSlotTaken)
+		},
+		stage: func(p prism.Pipeline) string { return fmt.Sprint(p.Status, " ", p.CurrentLayer, " ", p.Phase) },
+		over:  func(p prism.Pipeline) bool { return p.Status == prism.StatusComplete },
+		staleTail: func(t *testing.T) {
+			// A done on a stale copy: the second process finishes the seat
+			// the first process's service gave, and the stored pipeline
+			// credits it once.
+			cur := stored(t)
+			s, ok := taken(cur)
+			require.True(t, ok)
+			p, err := done(t, 1, s, cur.Layer())
+			require.NoError(t, err)
+			require.Equal(t, cur.Version+1, p.Version)
+			_, err = done(t, 0, s, cur.Layer())
+			require.ErrorIs(t, err, slots.ErrSlotNotTaken, "valid on the first's copy, where the seat is still taken")
+		},
+		landedOnce: func(t *testing.T) {
+			// Every take and done stored once, every done credited once.
+			cur := stored(t)
+			seats, finished := 0, 0
+			want := map[string]int64{}
+			for _, s := range cur.Slots {
+				if s.APIKeyID != "" {
+					seats++
+				}
+				if s.Status == slots.StatusDone {
+					finished++
+					reward := int64(prism.RewardWork)
+					if s.Phase == prism.PhaseConsensus {
+						reward = prism.RewardConsensus
+					}
+					want[s.APIKeyID] += reward
+				}
+			}
+			require.Equal(t, takes, seats, "every take stored once")
+			require.Equal(t, dones, finished, "every done stored once")
+			for _, k := range e.keys {
+				b, err := e.slots.Balance(e.ctx, k.ID)
+				require.NoError(t, err)
+				require.Equal(t, want[k.ID], b, "%s: every done credited once", k.Name)
+			}
+			if cur.Status == prism.StatusComplete {
+				work, cons := 0, 0
+				for _, l := range prism.PrismV1().Layers {
+					work += l.WorkSlots()
+					cons += l.ConsensusSlots
+				}
+				require.Equal(t, 2*(work+cons), takes+dones, "every slot taken and done once")
+			}
+		},
+	}
 }

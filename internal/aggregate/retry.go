@@ -1,26 +1,26 @@
-package store
+package aggregate
 
 import (
 	"context"
 	"errors"
 	"math/rand/v2"
 	"time"
+
+	"github.com/agorahq/agora/store"
 )
 
-// maxAttempts bounds RetryOnConflict. Each lost attempt means another
+// maxAttempts bounds retryOnConflict. Each lost attempt means another
 // change was saved, so the loop always progresses; the bound only turns a
 // livelock into an error.
 const maxAttempts = 1000
 
-// ErrBusy reports that an aggregate changed too fast for a change to land.
-var ErrBusy = &Error{Kind: ErrConflict, Code: "busy", Message: "the record is changing too fast; retry"}
-
-// RetryOnConflict runs attempt until it returns anything but an error
+// retryOnConflict runs attempt until it returns anything but an error
 // matching conflict — the loop of every compare-and-set save: read, change
 // a copy, save if the version did not move, else start over. After a few
 // lost attempts it waits a little, with jitter, so racing callers spread
-// out. It stops with ctx's error when ctx ends.
-func RetryOnConflict(ctx context.Context, conflict error, attempt func() error) error {
+// out. It stops with ctx's error when ctx ends, and with store.ErrBusy
+// after maxAttempts.
+func retryOnConflict(ctx context.Context, conflict error, attempt func() error) error {
 	for i := 0; i < maxAttempts; i++ {
 		err := attempt()
 		if !errors.Is(err, conflict) {
@@ -34,5 +34,5 @@ func RetryOnConflict(ctx context.Context, conflict error, attempt func() error) 
 			}
 		}
 	}
-	return ErrBusy
+	return store.ErrBusy
 }

@@ -1,17 +1,15 @@
-package store_test
+package aggregate
 
 import (
 	"context"
 	"errors"
 	"testing"
-
-	"github.com/agorahq/agora/store"
 )
 
 func TestRetryOnConflict(t *testing.T) {
 	conflict := errors.New("version moved")
 	calls := 0
-	err := store.RetryOnConflict(context.Background(), conflict, func() error {
+	err := retryOnConflict(context.Background(), conflict, func() error {
 		calls++
 		if calls < 5 {
 			return conflict
@@ -22,12 +20,12 @@ func TestRetryOnConflict(t *testing.T) {
 		t.Fatalf("err %v after %d calls; want nil after 5", err, calls)
 	}
 	other := errors.New("not found")
-	if err := store.RetryOnConflict(context.Background(), conflict, func() error { return other }); !errors.Is(err, other) {
+	if err := retryOnConflict(context.Background(), conflict, func() error { return other }); !errors.Is(err, other) {
 		t.Fatalf("a non-conflict error comes back at once, got %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := store.RetryOnConflict(ctx, conflict, func() error { return conflict }); !errors.Is(err, context.Canceled) {
+	if err := retryOnConflict(ctx, conflict, func() error { return conflict }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a done context stops the loop, got %v", err)
 	}
 }
