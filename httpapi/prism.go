@@ -41,8 +41,8 @@ func stageName(l prism.Layer) string { return prism.NormalizeDomain(l.Name) }
 
 func viewSlot(s prism.StageSlot) wire.StageSlot {
 	return wire.StageSlot{
-		ID: s.ID, ClaimID: s.ClaimID, Layer: s.Layer, Phase: string(s.Phase), SlotType: string(s.Phase), Round: s.Round,
-		Role: s.Role, Status: string(s.Status), APIKeyID: s.APIKeyID, AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL,
+		ID: s.ID, ClaimID: s.ClaimID, Layer: s.Layer, Phase: s.Phase, SlotType: s.Phase, Round: s.Round,
+		Role: s.Role, Status: s.Status, APIKeyID: s.APIKeyID, AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL,
 		AgentModel: s.AgentModel, TakenAt: s.TakenAt, DoneAt: s.DoneAt, LeaseExpiresAt: s.LeaseExpiresAt, CreatedAt: s.CreatedAt,
 		Body: s.Body, Confidence: s.Confidence, Output: s.Output, StructuredOutput: s.Output, OutputSignature: s.OutputSignature,
 	}
@@ -50,7 +50,7 @@ func viewSlot(s prism.StageSlot) wire.StageSlot {
 
 func viewFlag(f prism.Flag) wire.Flag {
 	return wire.Flag{ID: f.ID, ClaimID: f.ClaimID, Layer: f.Layer, Reason: f.Reason, AvgConfidence: f.AvgConfidence, Threshold: f.Threshold,
-		Status: string(f.Status), Action: f.Action, Note: f.Note, ResolvedBy: f.ResolvedBy, CreatedAt: f.CreatedAt, ResolvedAt: f.ResolvedAt}
+		Status: f.Status, Action: f.Action, Note: f.Note, ResolvedBy: f.ResolvedBy, CreatedAt: f.CreatedAt, ResolvedAt: f.ResolvedAt}
 }
 
 // viewConsensus is the claim's consensus record with, as its key points,
@@ -90,12 +90,12 @@ func roundOf(p prism.Pipeline, layer int) int {
 }
 
 func viewPipeline(p prism.Pipeline) wire.Pipeline {
-	v := wire.Pipeline{ClaimID: p.ClaimID, Protocol: p.Protocol.ID, Status: string(p.Status), CurrentLayer: p.CurrentLayer,
-		Phase: string(p.Phase), Slots: []wire.StageSlot{}, Flags: []wire.Flag{}, Consensus: viewConsensus(p), Version: p.Version}
+	v := wire.Pipeline{ClaimID: p.ClaimID, Protocol: p.Protocol.ID, Status: p.Status, CurrentLayer: p.CurrentLayer,
+		Phase: p.Phase, Slots: []wire.StageSlot{}, Flags: []wire.Flag{}, Consensus: viewConsensus(p), Version: p.Version}
 	if v.Phase == "" && p.Status == prism.StatusComplete {
 		// Complete: the last layer ended on its consensus phase, which is
 		// where the original's currentPhase stays.
-		v.Phase = string(prism.PhaseConsensus)
+		v.Phase = prism.PhaseConsensus
 	}
 	v.CurrentPhase = v.Phase
 	for _, l := range p.Protocol.Layers {
@@ -283,7 +283,7 @@ func (a *slotsAPI) stageTake(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, wire.StageTaken{OK: true, SlotID: s.ID, ClaimID: s.ClaimID, Layer: s.Layer, Phase: string(s.Phase), SlotType: string(s.Phase), Role: s.Role})
+	httpjson.Write(w, http.StatusOK, wire.StageTaken{OK: true, SlotID: s.ID, ClaimID: s.ClaimID, Layer: s.Layer, Phase: s.Phase, SlotType: s.Phase, Role: s.Role})
 	return nil
 }
 

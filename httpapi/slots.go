@@ -143,7 +143,7 @@ func viewClaim(c slots.Claim) wire.Claim {
 }
 
 func viewComment(c slots.Comment) wire.Comment {
-	return wire.Comment{ID: c.ID, ClaimID: c.ClaimID, Body: c.Body, CommentType: string(c.CommentType), AuthorID: c.AuthorID,
+	return wire.Comment{ID: c.ID, ClaimID: c.ClaimID, Body: c.Body, CommentType: c.CommentType, AuthorID: c.AuthorID,
 		AgentName: c.AgentName, AuthorName: c.AgentName, AuthorType: "ai", CreatedAt: c.CreatedAt}
 }
 

@@ -270,7 +270,7 @@ func (d *tour) prism(ctx, botsCtx context.Context) (prism.ConsensusRecord, error
 		return prism.ConsensusRecord{}, err
 	}
 	d.say("prism: complete — domain %q; verdict %q at %.0f%% confidence: %s", claim.Domain, cons.Recommendation, cons.Confidence, cons.Summary)
-	return cons.ConsensusRecord, nil
+	return prism.ConsensusRecord{Summary: cons.Summary, Recommendation: cons.Recommendation, Confidence: cons.Confidence}, nil
 }
 
 // layerLine tells what a finished layer's seats did.

@@ -109,20 +109,11 @@ func (c *Client) Claims(ctx context.Context, q ClaimsQuery) (slots.ClaimPage, er
 
 // Comment is a comment as the routes show it: the comment, with its
 // author's name also under the original's name, AuthorName.
-type Comment struct {
-	slots.Comment
-	AuthorName string `json:"authorName"`
-	// AuthorType is "ai": comments are posted with agents' keys.
-	AuthorType string `json:"authorType"`
-}
+type Comment = wire.Comment
 
 // CreatedComment answers Comment: the comment and the original's
 // {ok, commentId}.
-type CreatedComment struct {
-	Comment
-	OK        bool   `json:"ok"`
-	CommentID string `json:"commentId"`
-}
+type CreatedComment = wire.CommentCreated
 
 // Comment posts a comment (scope comment:create).
 func (c *Client) Comment(ctx context.Context, claimID, body string, t slots.CommentType) (CreatedComment, error) {

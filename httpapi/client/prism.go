@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -11,26 +10,6 @@ import (
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
-
-// Work is what GET /api/v1/jobs/work hands an agent: the slot, its claim,
-// its pipeline and the context of its layer (the original's stageName,
-// priorLayers and currentLayerWorkOutputs, and Agora's submissions).
-type Work struct {
-	Slot     StageSlot        `json:"slot"`
-	Claim    slots.Claim      `json:"claim"`
-	Pipeline wire.Pipeline    `json:"pipeline"`
-	Context  wire.WorkContext `json:"context"`
-}
-
-// StageSlot is a stage slot as the Prism routes show it: the slot, and
-// the original's names of two of its fields.
-type StageSlot struct {
-	prism.StageSlot
-	// SlotType is the slot's phase under the original's name.
-	SlotType prism.Phase `json:"slotType"`
-	// StructuredOutput is the slot's Output under the original's name.
-	StructuredOutput json.RawMessage `json:"structuredOutput,omitempty"`
-}
 
 // WorkQuery filters the Prism work queue (GET /api/v1/jobs/work). Zero
 // fields are not sent: they do not filter, and an empty Strategy takes the
@@ -125,42 +104,6 @@ func (c *Client) FinishStage(ctx context.Context, claimID, slotID string, s Stag
 	return c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/stage-slots/"+esc(slotID)+"/done", s, nil)
 }
 
-// Pipeline is the view of GET /api/v1/claims/{id}/pipeline. Phase stays
-// at the last phase once the pipeline is complete; CurrentPhase is the
-// same under the original's name, Slots every slot of every layer.
-type Pipeline struct {
-	ClaimID      string           `json:"claimId"`
-	Protocol     string           `json:"protocol"`
-	Status       prism.Status     `json:"status"`
-	CurrentLayer int              `json:"currentLayer"`
-	Phase        prism.Phase      `json:"phase"`
-	CurrentPhase prism.Phase      `json:"currentPhase"`
-	Layers       []PipelineLayer  `json:"layers"`
-	Slots        []StageSlot      `json:"slots"`
-	Flags        []prism.Flag     `json:"flags"`
-	Consensus    *ConsensusRecord `json:"consensus"`
-	Version      int64            `json:"version"`
-}
-
-// ConsensusRecord is a claim's consensus record: what its synthesis layer
-// wrote, and as KeyPoints the prose of that layer's consensus slots.
-type ConsensusRecord struct {
-	prism.ConsensusRecord
-	ClaimID   string   `json:"claimId"`
-	KeyPoints []string `json:"keyPoints"`
-}
-
-// PipelineLayer is one layer of a Pipeline.
-type PipelineLayer struct {
-	Layer int    `json:"layer"`
-	Name  string `json:"name"`
-	// Phase is pending, work, consensus or done.
-	Phase string      `json:"phase"`
-	Slots []StageSlot `json:"slots"`
-	// AvgConfidence is the layer's last consensus average, once it has one.
-	AvgConfidence *float64 `json:"avgConfidence"`
-}
-
 // Pipeline returns a claim's pipeline.
 func (c *Client) Pipeline(ctx context.Context, claimID string) (Pipeline, error) {
 	var p Pipeline
@@ -232,3 +175,24 @@ func (c *Client) RegisterProtocol(ctx context.Context, p prism.Protocol) (prism.
 	err := c.do(ctx, "POST", "/api/v1/protocols", p, &out)
 	return out, err
 }
+
+// Work is what GET /api/v1/jobs/work hands an agent: the slot, its claim,
+// its pipeline and the context of its layer (the original's stageName,
+// priorLayers and currentLayerWorkOutputs, and Agora's submissions).
+type Work = wire.Work
+
+// StageSlot is a stage slot as the Prism routes show it, with the
+// original's names of two of its fields (SlotType, StructuredOutput).
+type StageSlot = wire.StageSlot
+
+// Pipeline is the view of GET /api/v1/claims/{id}/pipeline. Phase stays
+// at the last phase once the pipeline is complete; CurrentPhase is the
+// same under the original's name, Slots every slot of every layer.
+type Pipeline = wire.Pipeline
+
+// ConsensusRecord is a claim's consensus record: what its synthesis layer
+// wrote, and as KeyPoints the prose of that layer's consensus slots.
+type ConsensusRecord = wire.Consensus
+
+// PipelineLayer is one layer of a Pipeline.
+type PipelineLayer = wire.PipelineLayer

@@ -1,5 +1,7 @@
 package wire
 
+import "github.com/agorahq/agora/slots"
+
 // Claim is a statement put up for deliberation.
 type Claim struct {
 	ID        string `json:"_id"`
@@ -12,13 +14,13 @@ type Claim struct {
 // Comment is a comment on a claim. AgentName is Agora's name for its
 // author's name, AuthorName the original's (the agent CLIs print it).
 type Comment struct {
-	ID          string `json:"_id"`
-	ClaimID     string `json:"claimId"`
-	Body        string `json:"body"`
-	CommentType string `json:"commentType"`
-	AuthorID    string `json:"authorId"`
-	AgentName   string `json:"agentName"`
-	AuthorName  string `json:"authorName"`
+	ID          string            `json:"_id"`
+	ClaimID     string            `json:"claimId"`
+	Body        string            `json:"body"`
+	CommentType slots.CommentType `json:"commentType"`
+	AuthorID    string            `json:"authorId"`
+	AgentName   string            `json:"agentName"`
+	AuthorName  string            `json:"authorName"`
 	// AuthorType is "ai": every comment is posted with an agent's API key.
 	AuthorType string `json:"authorType"`
 	CreatedAt  int64  `json:"createdAt"`

@@ -1,6 +1,11 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+)
 
 // StageSlot is one work or consensus seat of a claim's pipeline as the
 // Prism routes show it: Agora's fields (phase, body, output as the
@@ -11,21 +16,21 @@ type StageSlot struct {
 	Layer   int    `json:"layer"`
 	// Phase and SlotType are the same value, "work" or "consensus":
 	// Phase is Agora's name, SlotType the original's.
-	Phase          string   `json:"phase"`
-	SlotType       string   `json:"slotType"`
-	Round          int      `json:"round"`
-	Role           string   `json:"role"`
-	Status         string   `json:"status"`
-	APIKeyID       string   `json:"apiKeyId,omitempty"`
-	AgentName      string   `json:"agentName,omitempty"`
-	AgentAvatarURL string   `json:"agentAvatarUrl,omitempty"`
-	AgentModel     string   `json:"agentModel,omitempty"`
-	TakenAt        int64    `json:"takenAt,omitempty"`
-	DoneAt         int64    `json:"doneAt,omitempty"`
-	LeaseExpiresAt int64    `json:"leaseExpiresAt,omitempty"`
-	CreatedAt      int64    `json:"createdAt"`
-	Body           string   `json:"body,omitempty"`
-	Confidence     *float64 `json:"confidence,omitempty"`
+	Phase          prism.Phase  `json:"phase"`
+	SlotType       prism.Phase  `json:"slotType"`
+	Round          int          `json:"round"`
+	Role           string       `json:"role"`
+	Status         slots.Status `json:"status"`
+	APIKeyID       string       `json:"apiKeyId,omitempty"`
+	AgentName      string       `json:"agentName,omitempty"`
+	AgentAvatarURL string       `json:"agentAvatarUrl,omitempty"`
+	AgentModel     string       `json:"agentModel,omitempty"`
+	TakenAt        int64        `json:"takenAt,omitempty"`
+	DoneAt         int64        `json:"doneAt,omitempty"`
+	LeaseExpiresAt int64        `json:"leaseExpiresAt,omitempty"`
+	CreatedAt      int64        `json:"createdAt"`
+	Body           string       `json:"body,omitempty"`
+	Confidence     *float64     `json:"confidence,omitempty"`
 	// Output is the structured output (Agora's name); StructuredOutput is
 	// the same object under the original's name.
 	Output           json.RawMessage `json:"output,omitempty"`
@@ -49,13 +54,13 @@ type StageDone struct {
 
 // StageTaken answers POST .../stage-slots/{id}/take.
 type StageTaken struct {
-	OK       bool   `json:"ok"`
-	SlotID   string `json:"slotId"`
-	ClaimID  string `json:"claimId"`
-	Layer    int    `json:"layer"`
-	Phase    string `json:"phase"`
-	SlotType string `json:"slotType"`
-	Role     string `json:"role"`
+	OK       bool        `json:"ok"`
+	SlotID   string      `json:"slotId"`
+	ClaimID  string      `json:"claimId"`
+	Layer    int         `json:"layer"`
+	Phase    prism.Phase `json:"phase"`
+	SlotType prism.Phase `json:"slotType"`
+	Role     string      `json:"role"`
 }
 
 // Submission is one done slot's work, as handed to later agents in Agora's
@@ -130,10 +135,10 @@ type PipelineLayer struct {
 type Pipeline struct {
 	ClaimID      string          `json:"claimId"`
 	Protocol     string          `json:"protocol"`
-	Status       string          `json:"status"`
+	Status       prism.Status    `json:"status"`
 	CurrentLayer int             `json:"currentLayer"`
-	Phase        string          `json:"phase"`
-	CurrentPhase string          `json:"currentPhase"`
+	Phase        prism.Phase     `json:"phase"`
+	CurrentPhase prism.Phase     `json:"currentPhase"`
 	Layers       []PipelineLayer `json:"layers"`
 	Slots        []StageSlot     `json:"slots"`
 	Flags        []Flag          `json:"flags"`
@@ -143,18 +148,18 @@ type Pipeline struct {
 
 // Flag is a pipeline flag raised when a layer's consensus fell short.
 type Flag struct {
-	ID            string  `json:"_id"`
-	ClaimID       string  `json:"claimId"`
-	Layer         int     `json:"layer"`
-	Reason        string  `json:"reason"`
-	AvgConfidence float64 `json:"avgConfidence"`
-	Threshold     float64 `json:"threshold"`
-	Status        string  `json:"status"`
-	Action        string  `json:"action,omitempty"`
-	Note          string  `json:"note,omitempty"`
-	ResolvedBy    string  `json:"resolvedBy,omitempty"`
-	CreatedAt     int64   `json:"createdAt"`
-	ResolvedAt    int64   `json:"resolvedAt,omitempty"`
+	ID            string           `json:"_id"`
+	ClaimID       string           `json:"claimId"`
+	Layer         int              `json:"layer"`
+	Reason        string           `json:"reason"`
+	AvgConfidence float64          `json:"avgConfidence"`
+	Threshold     float64          `json:"threshold"`
+	Status        prism.FlagStatus `json:"status"`
+	Action        string           `json:"action,omitempty"`
+	Note          string           `json:"note,omitempty"`
+	ResolvedBy    string           `json:"resolvedBy,omitempty"`
+	CreatedAt     int64            `json:"createdAt"`
+	ResolvedAt    int64            `json:"resolvedAt,omitempty"`
 }
 
 // Consensus is a claim's consensus record: what the synthesis layer wrote

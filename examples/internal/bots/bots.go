@@ -193,7 +193,7 @@ func stageRand(seed uint64, w client.Work) *rand.Rand {
 	var like []string
 	for _, l := range w.Pipeline.Layers {
 		for _, o := range l.Slots {
-			if o.Layer == s.Layer && o.Phase == string(s.Phase) && o.Round == s.Round && o.Role == string(s.Role) {
+			if o.Layer == s.Layer && o.Phase == s.Phase && o.Round == s.Round && o.Role == string(s.Role) {
 				like = append(like, o.ID)
 			}
 		}
