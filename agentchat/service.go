@@ -168,7 +168,7 @@ func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription
 
 func (s *Service) append(ctx context.Context, id string, typ EventType, content string) (Message, error) {
 	m, err := s.store.AppendChatMessage(ctx, Message{ConversationID: id, Type: typ, Content: content, CreatedAt: s.now().UTC()})
-	if err == nil {
+	if err == nil && !notify.Quiet(s.notifier) {
 		_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(id), []byte(strconv.FormatInt(m.ID, 10)))
 	}
 	return m, err

@@ -135,7 +135,9 @@ func (s *Service) saver() *aggregate.Saver[Game, struct{}] {
 // announce tells the notifier of a saved change and starts the game's
 // fillers when one is due.
 func (s *Service) announce(ctx context.Context, saved Game) {
-	_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(saved.ID), announcement(saved))
+	if !notify.Quiet(s.notifier) {
+		_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(saved.ID), announcement(saved))
+	}
 	if s.auto != nil {
 		if _, due := saved.DueFiller(); due {
 			s.kick(saved.ID)

@@ -54,6 +54,9 @@ func (s *Service) nowMs() time.Time { return s.now().UTC().Truncate(time.Millise
 func topic(id string) string { return "discussion:" + id }
 
 func (s *Service) changed(ctx context.Context, id string) {
+	if notify.Quiet(s.notifier) {
+		return
+	}
 	// A lost hint only delays a waiter until its next re-read.
 	_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(id), nil)
 	_ = s.notifier.Publish(context.WithoutCancel(ctx), squadTopic, []byte(id))

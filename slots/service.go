@@ -89,7 +89,9 @@ func (s *Service) SubscribeClaims(ctx context.Context) (*store.Subscription, err
 // not nil. The change is already stored, so the hint outlives the caller's
 // context; a lost hint only delays a live view until its next re-read.
 func PublishClaimChange(ctx context.Context, n store.Notifier, claimID string) {
-	_ = n.Publish(context.WithoutCancel(ctx), ClaimsTopic, []byte(claimID))
+	if !notify.Quiet(n) {
+		_ = n.Publish(context.WithoutCancel(ctx), ClaimsTopic, []byte(claimID))
+	}
 }
 
 // New returns a Service over st.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agorahq/agora/store"
 )
@@ -27,6 +28,7 @@ type Hub struct {
 
 	mu   sync.Mutex
 	subs map[string]map[chan []byte]struct{}
+	open atomic.Int64 // subscriptions not yet closed, read without the lock
 }
 
 // Subscribe registers a subscription to topic; it is closed when ctx is
@@ -41,11 +43,13 @@ func (h *Hub) Subscribe(ctx context.Context, topic string) *store.Subscription {
 		h.subs[topic] = map[chan []byte]struct{}{}
 	}
 	h.subs[topic][c] = struct{}{}
+	h.open.Add(1)
 	h.mu.Unlock()
 	s := store.NewSubscription(c, h.Local, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		delete(h.subs[topic], c)
+		h.open.Add(-1)
 		if len(h.subs[topic]) == 0 {
 			delete(h.subs, topic)
 		}
@@ -139,4 +143,13 @@ func ForService(n store.Notifier) store.Notifier {
 func IsLocal(n store.Notifier) bool {
 	h, ok := n.(hubNotifier)
 	return ok && h.Hub.Local
+}
+
+// Quiet reports whether an event published on n now would reach no one:
+// n is a Local notifier and nothing subscribes to it. A service skips
+// building and publishing its announcements then, so a service given no
+// notifier pays nothing for announcing to views no one opened.
+func Quiet(n store.Notifier) bool {
+	h, ok := n.(hubNotifier)
+	return ok && h.Hub.Local && h.Hub.open.Load() == 0
 }

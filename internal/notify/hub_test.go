@@ -21,8 +21,10 @@ func TestForServiceAlwaysGivesANotifier(t *testing.T) {
 	local := notify.ForService(nil)
 	require.NotNil(t, local)
 	require.True(t, notify.IsLocal(local))
+	require.True(t, notify.Quiet(local), "a Local notifier no one subscribes to is quiet")
 	sub, err := local.Subscribe(ctx, "t")
 	require.NoError(t, err)
+	require.False(t, notify.Quiet(local), "a subscription makes it heard")
 	require.True(t, sub.Local)
 	require.Equal(t, time.Second, sub.Poll())
 	require.NoError(t, local.Publish(ctx, "t", []byte("x")))
@@ -31,10 +33,12 @@ func TestForServiceAlwaysGivesANotifier(t *testing.T) {
 	sub.Close()
 	_, open := <-sub.C
 	require.False(t, open, "Close closes C, and twice is once")
+	require.True(t, notify.Quiet(local), "quiet again once the subscription closed")
 
 	st := memstore.New()
 	shared := notify.ForService(st)
 	require.False(t, notify.IsLocal(shared))
+	require.False(t, notify.Quiet(shared), "a shared notifier may be heard by other processes")
 	sub, err = shared.Subscribe(ctx, "t")
 	require.NoError(t, err)
 	defer sub.Close()
