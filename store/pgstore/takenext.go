@@ -12,6 +12,17 @@ import (
 	"github.com/agorahq/agora/slots"
 )
 
+// queued is the condition of a slot in the job queue, written exactly as
+// the predicate of its partial indexes (migration 030) so that they match
+// it: as function calls rather than `q.status = 'open' AND q.ready`, which
+// the planner would estimate from the table's statistics. Taken while the
+// queue was empty or all done (as autovacuum often takes them), those made
+// it expect a row or two and pick by a bitmap scan of every open slot and a
+// sort; a function call is estimated at a fixed share of the table, so the
+// pick reads its index in order and stops at its LIMIT however stale the
+// statistics are.
+const queued = `texteq(q.status, 'open') AND booleq(q.ready, true)`
+
 // jobPick is the job queue's pick for one filter combination, and how many
 // parameters it uses (see nextSlotQuery for their order); a locking oldest
 // pick returns up to limit slots (an SQL expression), others one. With lock it
@@ -20,7 +31,7 @@ import (
 // one, and a slot changed since the statement's snapshot is checked again
 // against the filters (no longer open: passed over).
 func jobPick(k nextSlotKey, lock bool, limit string) (string, int) {
-	where := `q.status = 'open' AND q.ready`
+	where := queued
 	n := 0
 	param := func() string { n++; return fmt.Sprintf("$%d", n) }
 	if k.role {
