@@ -1,6 +1,10 @@
 package pgstore
 
-import "github.com/lib/pq"
+import (
+	"fmt"
+
+	"github.com/lib/pq"
+)
 
 // JobQueueQuery is one job-queue query with sample arguments.
 type JobQueueQuery struct {
@@ -32,11 +36,19 @@ func JobQueueQueriesForTest() []JobQueueQuery {
 		args := append(sampleArgs(k), "key_agent", "Agent", "", int64(1), int64(0), "slot_x", "claim_x", int64(1), int64(10))
 		out = append(out, JobQueueQuery{Name: "finish-take+" + nameOf(k), SQL: q, Args: args, Agent: true, InOrder: inOrder(k)})
 	}
+	// A batch as large as a busy Service writes: the plan of a batch of
+	// two may probe where one of 64 would scan.
+	const batch = 64
+	strs := func(prefix string) any {
+		v := make([]string, batch)
+		for i := range v {
+			v[i] = fmt.Sprintf("%s%d", prefix, i)
+		}
+		return pq.Array(v)
+	}
+	ints := pq.Array(make([]int64, batch))
 	for k, q := range finishTakeManyQueries {
-		two := func(a, b string) any { return pq.Array([]string{a, b}) }
-		ints := pq.Array([]int64{1, 1})
-		args := append(sampleArgs(k), two("slot_a", "slot_b"), two("claim_a", "claim_b"), two("key_a", "key_b"), ints, ints,
-			two("A", "B"), two("", ""), ints, ints)
+		args := append(sampleArgs(k), strs("slot_"), strs("claim_"), strs("key_"), ints, ints, strs("A"), strs(""), ints, ints)
 		out = append(out, JobQueueQuery{Name: "finish-take-many+" + nameOf(k), SQL: q, Args: args, InOrder: inOrder(k)})
 	}
 	for k, q := range nextSlotQueries {

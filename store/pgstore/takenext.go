@@ -232,13 +232,19 @@ func slotColumnsOf(a string) string {
 // lock the rows in ID order first, so concurrent batches wait for one
 // another instead of deadlocking. upd returns i's ord and credit and the
 // slot as done.
+//
+// Both find the slots through the primary key, by an array of their IDs:
+// joined to i by an equality, the planner may hash i against the whole
+// table, a sequential scan of every slot per batch, whenever its
+// statistics, or a table of a few thousand slots, make that look cheaper
+// than a few dozen index probes.
 var finishSteps = `
-		lk AS (SELECT s.id FROM agora_role_slots s JOIN i ON s.id = i.slot_id ORDER BY s.id FOR UPDATE OF s),
+		lk AS (SELECT s.id FROM agora_role_slots s WHERE s.id = ANY (ARRAY(SELECT slot_id FROM i)) ORDER BY s.id FOR UPDATE),
 		upd AS (
 			UPDATE agora_role_slots s SET status = 'done', done_at = i.at
 			FROM i JOIN lk ON lk.id = i.slot_id
-			WHERE s.id = i.slot_id AND s.claim_id = i.claim_id AND s.status = 'taken' AND s.api_key_id = i.key_id
-				AND (s.lease_expires_at = 0 OR s.lease_expires_at > i.at)
+			WHERE s.id = ANY (ARRAY(SELECT id FROM lk)) AND s.id = i.slot_id AND s.claim_id = i.claim_id AND s.status = 'taken'
+				AND s.api_key_id = i.key_id AND (s.lease_expires_at = 0 OR s.lease_expires_at > i.at)
 			RETURNING i.ord, i.credit, ` + slotColumnsOf("s") + `),
 		credit AS (
 			INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)
@@ -247,14 +253,16 @@ var finishSteps = `
 // finishAnswers answers finishSteps per item of i: ord, whether the slot
 // was finished, and the slot as done or as it is; then the columns extra
 // (empty, or starting with a comma). An item naming no slot of its claim
-// has no row.
+// has no row. The slots not finished are found by an array of their IDs,
+// as in finishSteps.
 func finishAnswers(extra string) string {
 	return `
 		SELECT ord, true AS updated, ` + slotColumnsOf("upd") + extra + ` FROM upd
 		UNION ALL
 		SELECT i.ord, false, ` + slotColumnsOf("cur") + extra + `
 		FROM i JOIN agora_role_slots cur ON cur.id = i.slot_id AND cur.claim_id = i.claim_id
-		WHERE i.ord NOT IN (SELECT ord FROM upd)`
+		WHERE i.ord NOT IN (SELECT ord FROM upd)
+			AND cur.id = ANY (ARRAY(SELECT slot_id FROM i WHERE ord NOT IN (SELECT ord FROM upd)))`
 }
 
 // finishManyQuery is finishQuery for many slots at once (finishSteps). Its
