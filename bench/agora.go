@@ -27,8 +27,8 @@ type agora struct {
 	// DoneAndTakeNext, one.
 	twoStep bool
 	// prepared, when set, runs after a run's queue is filled, before the
-	// clock starts: pgstore's Analyze, as its documentation asks after a
-	// bulk load (-analyze).
+	// clock starts: pgstore's Analyze (-analyze), to compare with the
+	// statistics autovacuum happens to have left.
 	prepared func(context.Context) error
 	cleanup  func()
 }

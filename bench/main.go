@@ -44,7 +44,7 @@ func main() {
 	flag.StringVar(&cfg.strategy, "strategy", "oldest", "Agora's job-queue strategy: oldest or random")
 	flag.StringVar(&cfg.batch, "batch", "both", "Agora's coalescing: both (takes and dones), done, take or none")
 	flag.IntVar(&cfg.flushers, "flushers", 0, "Agora's batches in flight at once per kind (slots.WithBatchFlushers; 0: the library's default)")
-	flag.BoolVar(&cfg.analyze, "analyze", true, "PostgreSQL: refresh Agora's planner statistics (pgstore's Analyze) once a run's queue is filled, before the clock starts, as pgstore asks after a bulk load; -analyze=false leaves it to autovacuum")
+	flag.BoolVar(&cfg.analyze, "analyze", false, "PostgreSQL: refresh Agora's planner statistics (pgstore's Analyze) once a run's queue is filled, before the clock starts; by default they are left to autovacuum, as in a host that never calls Analyze (the job queue's plans do not depend on them)")
 	flag.StringVar(&cfg.loop, "loop", "donetake", "Agora's worker loop: donetake (DoneAndTakeNext, one store call per seat) or twostep (TakeNext then Done)")
 	flag.Parse()
 	for _, w := range strings.Split(*workers, ",") {

@@ -12,6 +12,17 @@ import (
 	"github.com/agorahq/agora/slots"
 )
 
+// queued is the condition of a slot in the job queue, written exactly as
+// the predicate of its partial indexes (migration 030) so that they match
+// it: as function calls rather than `q.status = 'open' AND q.ready`, which
+// the planner would estimate from the table's statistics. Taken while the
+// queue was empty or all done (as autovacuum often takes them), those made
+// it expect a row or two and pick by a bitmap scan of every open slot and a
+// sort; a function call is estimated at a fixed share of the table, so the
+// pick reads its index in order and stops at its LIMIT however stale the
+// statistics are.
+const queued = `texteq(q.status, 'open') AND booleq(q.ready, true)`
+
 // jobPick is the job queue's pick for one filter combination, and how many
 // parameters it uses (see nextSlotQuery for their order); a locking oldest
 // pick returns up to limit slots (an SQL expression), others one. With lock it
@@ -20,7 +31,7 @@ import (
 // one, and a slot changed since the statement's snapshot is checked again
 // against the filters (no longer open: passed over).
 func jobPick(k nextSlotKey, lock bool, limit string) (string, int) {
-	where := `q.status = 'open' AND q.ready`
+	where := queued
 	n := 0
 	param := func() string { n++; return fmt.Sprintf("$%d", n) }
 	if k.role {
@@ -221,13 +232,19 @@ func slotColumnsOf(a string) string {
 // lock the rows in ID order first, so concurrent batches wait for one
 // another instead of deadlocking. upd returns i's ord and credit and the
 // slot as done.
+//
+// Both find the slots through the primary key, by an array of their IDs:
+// joined to i by an equality, the planner may hash i against the whole
+// table, a sequential scan of every slot per batch, whenever its
+// statistics, or a table of a few thousand slots, make that look cheaper
+// than a few dozen index probes.
 var finishSteps = `
-		lk AS (SELECT s.id FROM agora_role_slots s JOIN i ON s.id = i.slot_id ORDER BY s.id FOR UPDATE OF s),
+		lk AS (SELECT s.id FROM agora_role_slots s WHERE s.id = ANY (ARRAY(SELECT slot_id FROM i)) ORDER BY s.id FOR UPDATE),
 		upd AS (
 			UPDATE agora_role_slots s SET status = 'done', done_at = i.at
 			FROM i JOIN lk ON lk.id = i.slot_id
-			WHERE s.id = i.slot_id AND s.claim_id = i.claim_id AND s.status = 'taken' AND s.api_key_id = i.key_id
-				AND (s.lease_expires_at = 0 OR s.lease_expires_at > i.at)
+			WHERE s.id = ANY (ARRAY(SELECT id FROM lk)) AND s.id = i.slot_id AND s.claim_id = i.claim_id AND s.status = 'taken'
+				AND s.api_key_id = i.key_id AND (s.lease_expires_at = 0 OR s.lease_expires_at > i.at)
 			RETURNING i.ord, i.credit, ` + slotColumnsOf("s") + `),
 		credit AS (
 			INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)
@@ -236,14 +253,16 @@ var finishSteps = `
 // finishAnswers answers finishSteps per item of i: ord, whether the slot
 // was finished, and the slot as done or as it is; then the columns extra
 // (empty, or starting with a comma). An item naming no slot of its claim
-// has no row.
+// has no row. The slots not finished are found by an array of their IDs,
+// as in finishSteps.
 func finishAnswers(extra string) string {
 	return `
 		SELECT ord, true AS updated, ` + slotColumnsOf("upd") + extra + ` FROM upd
 		UNION ALL
 		SELECT i.ord, false, ` + slotColumnsOf("cur") + extra + `
 		FROM i JOIN agora_role_slots cur ON cur.id = i.slot_id AND cur.claim_id = i.claim_id
-		WHERE i.ord NOT IN (SELECT ord FROM upd)`
+		WHERE i.ord NOT IN (SELECT ord FROM upd)
+			AND cur.id = ANY (ARRAY(SELECT slot_id FROM i WHERE ord NOT IN (SELECT ord FROM upd)))`
 }
 
 // finishManyQuery is finishQuery for many slots at once (finishSteps). Its
