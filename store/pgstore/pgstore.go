@@ -132,9 +132,11 @@ func isForeignKeyViolation(err error) bool {
 }
 
 // Analyze vacuums Agora's tables and refreshes the planner's statistics.
-// Autovacuum does both in a running system, some time after a bulk load;
-// call Analyze after one so the job queue's queries pick their partial
-// indexes from the first query on (and benchmarks do not measure autovacuum).
+// Autovacuum does both in a running system, some time after a bulk load.
+// The job queue's oldest-first picks read their indexes in order whatever
+// the statistics say (migration 030, TestJobQueuePlanWithStaleStatistics);
+// the domain-only and random picks still plan by them, so call Analyze
+// after a bulk load that those serve.
 func (s *Store) Analyze(ctx context.Context) error {
 	_, err := s.db.ExecContext(ctx, `VACUUM (ANALYZE) agora_claims, agora_comments, agora_role_slots, agora_prompts, agora_pipelines, agora_stage_work`)
 	return interpretError(ctx, err)
