@@ -334,10 +334,10 @@ func TestChangeRefusedOnlyByTheStoredDoc(t *testing.T) {
 	c.requireTrips(t, 1, 0)
 }
 
-// TestChangeNothingToDo: ErrNothing from the stored doc saves and
+// TestChangeErrNothing: ErrNothing from the stored doc saves and
 // announces nothing and comes back as itself; from a stale remembered doc
 // it is tried on the stored one, which may need the change.
-func TestChangeNothingToDo(t *testing.T) {
+func TestChangeErrNothing(t *testing.T) {
 	ctx := t.Context()
 	f, a, b := twoProcesses()
 	dueOnce := func(d *doc) (string, error) {
