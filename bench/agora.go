@@ -103,7 +103,7 @@ func newAgoraRedis(ctx context.Context, redisURL string, maxWorkers int, cfg con
 
 // newAgora is the queue over st as cfg's flags set it up.
 func newAgora(st slots.Store, cfg config, cleanup func()) *agora {
-	opts := append(batching(cfg.batch), slots.WithBatchFlushers(cfg.flushers))
+	opts := append(batching(cfg.batch, cfg.wait), slots.WithBatchFlushers(cfg.flushers))
 	calls := &countingStore{Store: st}
 	return &agora{svc: slots.New(calls, opts...), calls: calls, strategy: slots.Strategy(cfg.strategy), twoStep: cfg.loop == "twostep", cleanup: cleanup}
 }
@@ -138,8 +138,9 @@ func parallel(n, width int, fn func(i int) error) error {
 }
 
 // run prepares n claims, each with a draft and one open critic seat, and w
-// agents, then times the agents' TakeNext → Done loops until the queue is
-// empty. It checks the run exact: n seats done, each credited once.
+// agents, then times the agents' loops from the first seat handed to one
+// until the queue is empty. It checks the run exact: n seats done, each
+// credited once.
 func (a *agora) run(ctx context.Context, w, n int) (time.Duration, error) {
 	drafter := slots.Key{ID: "bench-drafter", Name: "drafter"}
 	claims := make([]string, n)
@@ -174,10 +175,13 @@ func (a *agora) run(ctx context.Context, w, n int) (time.Duration, error) {
 	}
 	var done atomic.Int64
 	a.calls.reset()
-	start := time.Now()
+	var first firstStart
 	err = parallel(w, w, func(i int) error {
 		q := slots.JobQuery{Strategy: a.strategy}
 		job, err := a.svc.TakeNext(ctx, keys[i], q)
+		if err == nil {
+			first.mark()
+		}
 		for err == nil {
 			if a.twoStep {
 				if _, err = a.svc.Done(ctx, keys[i], job.Claim.ID, job.Slot.ID); err != nil {
@@ -202,12 +206,13 @@ func (a *agora) run(ctx context.Context, w, n int) (time.Duration, error) {
 		}
 		return err
 	})
-	elapsed := time.Since(start)
+	elapsed := time.Since(first.at)
 	if err != nil {
 		return 0, fmt.Errorf("agora worker: %w", err)
 	}
-	calls, items := a.calls.calls.Load(), a.calls.items.Load()
-	fmt.Printf("calls workers=%d seats=%d store_calls=%d per_seat=%.2f items_per_call=%.1f\n", w, n, calls, float64(calls)/float64(n), float64(items)/float64(max(calls, 1)))
+	calls, items, busy := a.calls.calls.Load(), a.calls.items.Load(), time.Duration(a.calls.busy.Load())
+	fmt.Printf("calls workers=%d seats=%d store_calls=%d per_seat=%.2f items_per_call=%.1f store_time=%.0f%%\n", w, n, calls,
+		float64(calls)/float64(n), float64(items)/float64(max(calls, 1)), 100*busy.Seconds()/elapsed.Seconds())
 	return elapsed, a.checkExact(ctx, keys, claims, done.Load())
 }
 
@@ -240,14 +245,14 @@ func (a *agora) checkExact(ctx context.Context, keys []slots.Key, claims []strin
 	})
 }
 
-// batching is the -batch flag's Service options.
-func batching(mode string) []slots.Option {
+// batching is the Service options of the -batch and -wait flags.
+func batching(mode string, wait time.Duration) []slots.Option {
 	var opts []slots.Option
 	if mode == "both" || mode == "take" {
-		opts = append(opts, slots.WithTakeBatching(0))
+		opts = append(opts, slots.WithTakeBatching(wait))
 	}
 	if mode == "both" || mode == "done" {
-		opts = append(opts, slots.WithDoneBatching(0))
+		opts = append(opts, slots.WithDoneBatching(wait))
 	}
 	return opts
 }
@@ -256,37 +261,45 @@ func batching(mode string) []slots.Option {
 // finishes, batched or not) and the items they carry: on PostgreSQL each
 // call is one statement and one commit (a batch mixing filters, or an
 // agent its batch left without a seat, costs one more), on Redis one
-// script.
+// script; and the time spent in them, summed over the calls (with several
+// batches in flight at once, more than the run's).
 type countingStore struct {
 	slots.Store
-	calls, items atomic.Int64
+	calls, items, busy atomic.Int64
 }
 
-func (c *countingStore) reset() { c.calls.Store(0); c.items.Store(0) }
+func (c *countingStore) reset() { c.calls.Store(0); c.items.Store(0); c.busy.Store(0) }
 
-func (c *countingStore) count(items int) { c.calls.Add(1); c.items.Add(int64(items)) }
+// count counts a call of items items; the caller defers the function it
+// returns, which adds the call's duration to busy.
+func (c *countingStore) count(items int) func() {
+	c.calls.Add(1)
+	c.items.Add(int64(items))
+	start := time.Now()
+	return func() { c.busy.Add(int64(time.Since(start))) }
+}
 
 func (c *countingStore) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (slots.Job, error) {
-	c.count(1)
+	defer c.count(1)()
 	return c.Store.TakeNextSlot(ctx, p)
 }
 
 func (c *countingStore) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([]slots.JobResult, error) {
-	c.count(len(ps))
+	defer c.count(len(ps))()
 	return c.Store.TakeNextSlots(ctx, ps)
 }
 
 func (c *countingStore) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slot, error) {
-	c.count(1)
+	defer c.count(1)()
 	return c.Store.FinishSlot(ctx, p)
 }
 
 func (c *countingStore) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slots.FinishResult, error) {
-	c.count(len(ps))
+	defer c.count(len(ps))()
 	return c.Store.FinishSlots(ctx, ps)
 }
 
 func (c *countingStore) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTakeParams) ([]slots.FinishTakeResult, error) {
-	c.count(len(ps))
+	defer c.count(len(ps))()
 	return c.Store.FinishAndTakeNextSlots(ctx, ps)
 }

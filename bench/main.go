@@ -10,14 +10,14 @@
 // An Agora worker is an agent with its own API key that takes its first
 // seat with TakeNext and then loops DoneAndTakeNext (its done and its next
 // take in one store call; -loop twostep: TakeNext → Done) through the Go
-// API (slots.Service, by default with WithTakeBatching(0) and
-// WithDoneBatching(0): concurrent calls coalesced, no added wait), each seat
-// one claim's only role slot; every run is checked exact: every seat done
-// once and credited once. Both sides get pools of W+8 connections. River
-// works no-op jobs with its fetch cooldown at 1 ms (its fastest; its default
-// is 100 ms), asynq no-op tasks. A peer's clock starts when its first job
-// is handed to a worker, so its start-up is not counted; Agora's starts
-// when its workers start.
+// API (slots.Service, by default with WithTakeBatching and WithDoneBatching
+// at a 1 ms wait and two flushers: concurrent calls coalesced, each batch
+// waiting for its share of the workers the last answered), each seat one
+// claim's only role slot; every run is checked exact: every seat done once
+// and credited once. Both sides get pools of W+8 connections. River works
+// no-op jobs with its fetch cooldown at 1 ms (its fastest; its default is
+// 100 ms), asynq no-op tasks. Each system's clock starts when its first job
+// or seat is handed to a worker, so neither's start-up is counted.
 //
 // It is its own module so that the library's go.mod keeps none of the
 // peers' dependencies.
@@ -28,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,9 +44,11 @@ func main() {
 	workers := flag.String("workers", "1,8,64", "comma-separated worker counts")
 	flag.StringVar(&cfg.strategy, "strategy", "oldest", "Agora's job-queue strategy: oldest or random")
 	flag.StringVar(&cfg.batch, "batch", "both", "Agora's coalescing: both (takes and dones), done, take or none")
-	flag.IntVar(&cfg.flushers, "flushers", 0, "Agora's batches in flight at once per kind (slots.WithBatchFlushers; 0: the library's default)")
+	flag.DurationVar(&cfg.wait, "wait", time.Millisecond, "Agora's batch wait (the maxWait of slots.WithTakeBatching and WithDoneBatching): the longest a batch waits for the callers of the last one to come back; 0: none")
+	flag.IntVar(&cfg.flushers, "flushers", 2, "Agora's batches in flight at once per kind (slots.WithBatchFlushers; 0: the library's default)")
 	flag.BoolVar(&cfg.analyze, "analyze", false, "PostgreSQL: refresh Agora's planner statistics (pgstore's Analyze) once a run's queue is filled, before the clock starts; by default they are left to autovacuum, as in a host that never calls Analyze (the job queue's plans do not depend on them)")
 	flag.StringVar(&cfg.loop, "loop", "donetake", "Agora's worker loop: donetake (DoneAndTakeNext, one store call per seat) or twostep (TakeNext then Done)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (both systems) to this file")
 	flag.Parse()
 	for _, w := range strings.Split(*workers, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(w))
@@ -63,8 +66,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench: give -postgres DSN and/or -redis URL")
 		os.Exit(2)
 	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(context.Background(), cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
@@ -77,6 +92,7 @@ type config struct {
 	batch           string
 	loop            string
 	flushers        int
+	wait            time.Duration
 	analyze         bool
 }
 

@@ -2,6 +2,7 @@ package slots
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -27,13 +28,21 @@ const MaxBatch = 256
 // WithDoneBatching coalesces concurrent Done calls into one FinishSlots
 // call of the store (one statement and commit on PostgreSQL, one script on
 // Redis), as a batch completer does: while batches are being written (up to
-// maxFlushers at once), the dones that arrive wait and go together in the
-// next. Concurrent DoneAndTakeNext calls are coalesced the same way into
-// one FinishAndTakeNextSlots call. Each done is still
-// decided and credited exactly once, in the store's atomic step. maxWait is
-// the longest a batch waits for more dones before it is written; 0 writes
-// at once and only coalesces what piles up meanwhile, adding no wait of its
-// own. A Done whose context ends while its batch is in flight returns the
+// WithBatchFlushers at once), the dones that arrive wait and go together in
+// the next. Concurrent DoneAndTakeNext calls are coalesced the same way into
+// one FinishAndTakeNextSlots call. Each done is still decided and credited
+// exactly once, in the store's atomic step.
+//
+// maxWait bounds how long a batch waits for the callers the last one
+// answered: workers looping done → next are back a moment after their
+// answer, and a batch that went without them would be followed by one of
+// just those, a commit for a handful where one would do for all. A batch
+// waits until it holds its share of the callers seen when a batch was last
+// answered (all of them with one flusher, half with two), and no longer than
+// maxWait when they do not come; a lone caller never waits. 0 writes at once
+// and only coalesces what piles up meanwhile, adding no wait of its own.
+//
+// A Done whose context ends while its batch is in flight returns the
 // context's error; its slot may then be done, as after any interrupted
 // request.
 func WithDoneBatching(maxWait time.Duration) Option {
@@ -121,6 +130,20 @@ type batcher[P, R any] struct {
 	mu       sync.Mutex
 	queue    []*batchCall[P, R]
 	flushers int
+	// inFlight counts the calls of the batches being written.
+	inFlight int
+	// callers is how many calls were in the batcher when a batch was last
+	// answered: that batch's, those queued and those of the other batches
+	// in flight. Callers answered a moment ago are usually on their way back
+	// with their next call, so each batch expects its share of them.
+	callers int
+	waiters []batchWaiter
+}
+
+// batchWaiter is a batch waiting for the queue to hold want calls.
+type batchWaiter struct {
+	want  int
+	ready chan struct{}
 }
 
 type batchCall[P, R any] struct {
@@ -136,6 +159,7 @@ func (b *batcher[P, R]) do(ctx context.Context, p P) (R, error) {
 	c := &batchCall[P, R]{p: p, done: make(chan struct{})}
 	b.mu.Lock()
 	b.queue = append(b.queue, c)
+	b.wakeWaiters()
 	lead := b.flushers < b.limit.max()
 	if lead {
 		b.flushers++
@@ -156,17 +180,16 @@ func (b *batcher[P, R]) do(ctx context.Context, p P) (R, error) {
 // flush writes batches until own is answered (nil: until the queue is
 // empty), then hands the rest of the queue to a goroutine.
 func (b *batcher[P, R]) flush(ctx context.Context, own *batchCall[P, R]) {
-	if b.maxWait > 0 {
-		time.Sleep(b.maxWait)
-	}
 	for {
+		share := b.gather()
 		b.mu.Lock()
-		batch := b.next()
+		batch := b.next(share)
 		if len(batch) == 0 {
 			b.flushers--
 			b.mu.Unlock()
 			return
 		}
+		b.inFlight += len(batch)
 		b.mu.Unlock()
 		b.write(ctx, batch)
 		if own == nil {
@@ -181,13 +204,67 @@ func (b *batcher[P, R]) flush(ctx context.Context, own *batchCall[P, R]) {
 	}
 }
 
-// next takes the next batch off the queue; the caller holds b.mu.
-func (b *batcher[P, R]) next() []*batchCall[P, R] {
+// gather returns the size of this batch's share of the callers (MaxBatch
+// when there is no share to keep to) once the queue holds it, or once
+// maxWait has passed. The share is the callers seen when a batch was last
+// answered divided among the batches that may be in flight: a batch that
+// went without the callers just answered would be followed by one of just
+// those, a commit for a handful where one would do, and one that took more
+// than its share would leave the other flushers idle. Callers that do not
+// come back, or a lone caller, cost a batch no more than maxWait; with
+// maxWait 0 a batch never waits and takes all it can.
+func (b *batcher[P, R]) gather() int {
+	if b.maxWait <= 0 {
+		return MaxBatch
+	}
+	b.mu.Lock()
+	flushers := b.limit.max()
+	share := min((b.callers+flushers-1)/flushers, MaxBatch)
+	if share == 0 {
+		b.mu.Unlock()
+		return MaxBatch
+	}
+	deadline := time.NewTimer(b.maxWait)
+	defer deadline.Stop()
+	for len(b.queue) < share {
+		w := batchWaiter{want: share, ready: make(chan struct{})}
+		b.waiters = append(b.waiters, w)
+		b.mu.Unlock()
+		select {
+		case <-w.ready:
+			b.mu.Lock()
+		case <-deadline.C:
+			b.mu.Lock()
+			b.waiters = slices.DeleteFunc(b.waiters, func(o batchWaiter) bool { return o.ready == w.ready })
+			b.mu.Unlock()
+			return share
+		}
+	}
+	b.mu.Unlock()
+	return share
+}
+
+// wakeWaiters releases the batches whose wait the queue now satisfies; the
+// caller holds b.mu.
+func (b *batcher[P, R]) wakeWaiters() {
+	b.waiters = slices.DeleteFunc(b.waiters, func(w batchWaiter) bool {
+		if len(b.queue) < w.want {
+			return false
+		}
+		close(w.ready)
+		return true
+	})
+}
+
+// next takes the next batch, of at most limit calls, off the queue; the
+// caller holds b.mu.
+func (b *batcher[P, R]) next(limit int) []*batchCall[P, R] {
+	limit = min(limit, MaxBatch)
 	var batch, rest []*batchCall[P, R]
 	seen := map[string]bool{}
 	for _, c := range b.queue {
 		k := b.key(c.p)
-		if len(batch) == MaxBatch || seen[k] {
+		if len(batch) == limit || seen[k] {
 			rest = append(rest, c)
 			continue
 		}
@@ -198,13 +275,18 @@ func (b *batcher[P, R]) next() []*batchCall[P, R] {
 	return batch
 }
 
-// write runs one batch and answers its calls.
+// write runs one batch and answers its calls, counting the callers before
+// it answers them (answered, they may be back in the queue at once).
 func (b *batcher[P, R]) write(ctx context.Context, batch []*batchCall[P, R]) {
 	ps := make([]P, len(batch))
 	for i, c := range batch {
 		ps[i] = c.p
 	}
 	res, err := b.run(ctx, ps)
+	b.mu.Lock()
+	b.inFlight -= len(batch)
+	b.callers = len(batch) + len(b.queue) + b.inFlight
+	b.mu.Unlock()
 	for i, c := range batch {
 		if err != nil {
 			c.res = b.fail(err)

@@ -1,0 +1,170 @@
+package slots_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/memstore"
+)
+
+// finishSpy records the size of every FinishSlots batch, in order; each
+// call lingers so that the callers not in it queue behind it.
+type finishSpy struct {
+	slots.Store
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (s *finishSpy) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slots.FinishResult, error) {
+	s.mu.Lock()
+	s.sizes = append(s.sizes, len(ps))
+	s.mu.Unlock()
+	time.Sleep(3 * time.Millisecond)
+	return s.Store.FinishSlots(ctx, ps)
+}
+
+func (s *finishSpy) batches() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.sizes...)
+}
+
+// seated is workers agents, each holding one seat of each of rounds claims.
+func seated(t *testing.T, svc *slots.Service, workers, rounds int) ([]slots.Key, [][]slots.Job) {
+	t.Helper()
+	ctx := context.Background()
+	keys, held := make([]slots.Key, workers), make([][]slots.Job, workers)
+	for i := range keys {
+		var err error
+		keys[i], _, err = svc.CreateKey(ctx, slots.NewKey{Name: fmt.Sprint("w", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		require.NoError(t, err)
+	}
+	for range rounds {
+		c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "t", Body: "b"})
+		require.NoError(t, err)
+		_, err = svc.AddComment(ctx, slots.Key{ID: "drafter"}, slots.NewComment{ClaimID: c.ID, Body: "d", CommentType: "draft"})
+		require.NoError(t, err)
+		_, err = svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: workers}})
+		require.NoError(t, err)
+		for i, k := range keys {
+			job, err := svc.TakeNext(ctx, k, slots.JobQuery{})
+			require.NoError(t, err)
+			held[i] = append(held[i], job)
+		}
+	}
+	return keys, held
+}
+
+// finishAll has every agent finish its seats one after another, all agents
+// at once, within a deadline: every batch waiting out the tests' maxWait
+// (batchWait) would take several times longer, one doing so (the last,
+// whose callers are gone) fits.
+func finishAll(t *testing.T, svc *slots.Service, keys []slots.Key, held [][]slots.Job) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*batchWait)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, job := range held[i] {
+				_, err := svc.Done(ctx, keys[i], job.Claim.ID, job.Slot.ID)
+				require.NoError(t, err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// finishedInBatches has workers agents finish rounds seats each through a
+// Service with the given flushers and a maxWait of batchWait, and returns
+// the sizes of the store's batches, checking that every done went in one
+// once.
+func finishedInBatches(t *testing.T, flushers, workers, rounds int) []int {
+	t.Helper()
+	spy := &finishSpy{Store: memstore.New()}
+	svc := slots.New(spy, slots.WithBatchFlushers(flushers), slots.WithDoneBatching(batchWait))
+	keys, held := seated(t, svc, workers, rounds)
+	finishAll(t, svc, keys, held)
+	sizes := spy.batches()
+	total := 0
+	for _, n := range sizes {
+		total += n
+	}
+	require.Equal(t, workers*rounds, total, "every done went in a batch once: %v", sizes)
+	return sizes
+}
+
+// batchWait is the tests' maxWait: far longer than a batch of theirs takes.
+const batchWait = time.Second
+
+// TestBatchWaitGathersReturningCallers: with a maxWait, a batch goes as
+// soon as the callers the last one answered are back, not before (one
+// flusher: every batch after the first holds every worker, where without
+// the wait the callers split into a batch of the one that came back first
+// and one of the rest) and not later (its maxWait is waited out only by the
+// last batch, whose first caller has finished its rounds).
+func TestBatchWaitGathersReturningCallers(t *testing.T) {
+	const workers = 8
+	sizes := finishedInBatches(t, 1, workers, 6)
+	// The first caller finds no batch in flight and goes alone; the rest
+	// queue behind it, and from then on each batch waits for the ones the
+	// last answered: all the workers but the first caller's one round ahead.
+	for i, n := range sizes[1 : len(sizes)-1] {
+		require.Equal(t, workers, n, "batch %d of %v", i+1, sizes)
+	}
+}
+
+// TestBatchWaitSharesCallersAmongFlushers: with two flushers each batch
+// expects half the callers, so two batches overlap instead of one taking
+// everyone and leaving the other idle.
+func TestBatchWaitSharesCallersAmongFlushers(t *testing.T) {
+	const workers = 8
+	sizes := finishedInBatches(t, 2, workers, 8)
+	// Before the first batch is answered there is no share to keep to.
+	for i, n := range sizes[2:] {
+		require.LessOrEqual(t, n, workers/2, "batch %d of %v", i+2, sizes)
+	}
+	full := 0
+	for _, n := range sizes {
+		if n == workers/2 {
+			full++
+		}
+	}
+	require.GreaterOrEqual(t, full, len(sizes)/2, "most batches hold their whole share: %v", sizes)
+}
+
+// TestBatchWaitIsBounded: a lone caller never waits for others, and
+// callers that stop coming back hold the next batch up for no longer than
+// maxWait.
+func TestBatchWaitIsBounded(t *testing.T) {
+	t.Run("lone", func(t *testing.T) {
+		spy := &finishSpy{Store: memstore.New()}
+		svc := slots.New(spy, slots.WithDoneBatching(time.Hour)) // waited out even once, it fails
+		keys, held := seated(t, svc, 1, 5)
+		finishAll(t, svc, keys, held)
+		require.Equal(t, []int{1, 1, 1, 1, 1}, spy.batches())
+	})
+	t.Run("gone", func(t *testing.T) {
+		spy := &finishSpy{Store: memstore.New()}
+		svc := slots.New(spy, slots.WithBatchFlushers(1), slots.WithDoneBatching(batchWait))
+		keys, held := seated(t, svc, 8, 2)
+		first := make([][]slots.Job, len(held))
+		for i := range held {
+			first[i] = held[i][:1]
+		}
+		finishAll(t, svc, keys, first)
+		// Seven of the eight do not come back: the last one's done waits
+		// for them until maxWait, then goes alone.
+		finishAll(t, svc, keys[:1], [][]slots.Job{held[0][1:]})
+		sizes := spy.batches()
+		require.Equal(t, 1, sizes[len(sizes)-1], "%v", sizes)
+	})
+}
