@@ -137,7 +137,10 @@ type batcher[P, R any] struct {
 	// in flight. Callers answered a moment ago are usually on their way back
 	// with their next call, so each batch expects its share of them.
 	callers int
-	waiters []batchWaiter
+	// gathering counts the flushers waiting in gather; waiters are their
+	// waits.
+	gathering int
+	waiters   []batchWaiter
 }
 
 // batchWaiter is a batch waiting for the queue to hold want calls.
@@ -160,7 +163,9 @@ func (b *batcher[P, R]) do(ctx context.Context, p P) (R, error) {
 	b.mu.Lock()
 	b.queue = append(b.queue, c)
 	b.wakeWaiters()
-	lead := b.flushers < b.limit.max()
+	// A flusher gathering a batch takes this call with it; another would
+	// only split the batch.
+	lead := b.flushers < b.limit.max() && b.gathering == 0
 	if lead {
 		b.flushers++
 	}
@@ -178,10 +183,11 @@ func (b *batcher[P, R]) do(ctx context.Context, p P) (R, error) {
 }
 
 // flush writes batches until own is answered (nil: until the queue is
-// empty), then hands the rest of the queue to a goroutine.
+// empty), then hands the rest of the queue, if any, to a goroutine: the
+// callers it answered lead their next batch themselves.
 func (b *batcher[P, R]) flush(ctx context.Context, own *batchCall[P, R]) {
 	for {
-		share := b.gather()
+		share := b.gather(own)
 		b.mu.Lock()
 		batch := b.next(share)
 		if len(batch) == 0 {
@@ -197,7 +203,15 @@ func (b *batcher[P, R]) flush(ctx context.Context, own *batchCall[P, R]) {
 		}
 		select {
 		case <-own.done:
-			go b.flush(ctx, nil)
+			b.mu.Lock()
+			rest := len(b.queue) > 0
+			if !rest {
+				b.flushers--
+			}
+			b.mu.Unlock()
+			if rest {
+				go b.flush(ctx, nil)
+			}
 			return
 		default:
 		}
@@ -205,25 +219,35 @@ func (b *batcher[P, R]) flush(ctx context.Context, own *batchCall[P, R]) {
 }
 
 // gather returns the size of this batch's share of the callers (MaxBatch
-// when there is no share to keep to) once the queue holds it, or once
-// maxWait has passed. The share is the callers seen when a batch was last
-// answered divided among the batches that may be in flight: a batch that
-// went without the callers just answered would be followed by one of just
-// those, a commit for a handful where one would do, and one that took more
-// than its share would leave the other flushers idle. Callers that do not
-// come back, or a lone caller, cost a batch no more than maxWait; with
+// when there is no share to keep to) once the queue holds it, once own (if
+// not nil) has been answered by another flusher's batch, or once maxWait
+// has passed. The share is the callers seen when a batch was last answered
+// divided among the batches that may be in flight: a batch that went
+// without the callers just answered would be followed by one of just those,
+// a commit for a handful where one would do, and one that took more than
+// its share would leave the other flushers idle. Callers that do not come
+// back cost a batch no more than maxWait, and a lone caller nothing; with
 // maxWait 0 a batch never waits and takes all it can.
-func (b *batcher[P, R]) gather() int {
+func (b *batcher[P, R]) gather(own *batchCall[P, R]) int {
 	if b.maxWait <= 0 {
 		return MaxBatch
 	}
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	flushers := b.limit.max()
 	share := min((b.callers+flushers-1)/flushers, MaxBatch)
 	if share == 0 {
-		b.mu.Unlock()
 		return MaxBatch
 	}
+	if len(b.queue) >= share {
+		return share
+	}
+	var answered <-chan struct{}
+	if own != nil {
+		answered = own.done
+	}
+	b.gathering++
+	defer func() { b.gathering-- }()
 	deadline := time.NewTimer(b.maxWait)
 	defer deadline.Stop()
 	for len(b.queue) < share {
@@ -233,20 +257,23 @@ func (b *batcher[P, R]) gather() int {
 		select {
 		case <-w.ready:
 			b.mu.Lock()
+			continue
+		case <-answered:
 		case <-deadline.C:
-			b.mu.Lock()
-			b.waiters = slices.DeleteFunc(b.waiters, func(o batchWaiter) bool { return o.ready == w.ready })
-			b.mu.Unlock()
-			return share
 		}
+		b.mu.Lock()
+		b.waiters = slices.DeleteFunc(b.waiters, func(o batchWaiter) bool { return o.ready == w.ready })
+		break
 	}
-	b.mu.Unlock()
 	return share
 }
 
 // wakeWaiters releases the batches whose wait the queue now satisfies; the
 // caller holds b.mu.
 func (b *batcher[P, R]) wakeWaiters() {
+	if len(b.waiters) == 0 {
+		return
+	}
 	b.waiters = slices.DeleteFunc(b.waiters, func(w batchWaiter) bool {
 		if len(b.queue) < w.want {
 			return false
