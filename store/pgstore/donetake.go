@@ -22,6 +22,16 @@ var finishTakeAnswers = `
 		UNION ALL
 		SELECT 't', s.ord, true, ` + jobColumns + ` FROM s JOIN agora_claims c ON c.id = s.claim_id`
 
+// candidatesRow follows finishTakeAnswers in a finish-and-take of many: a
+// row of kind 'l' whose ord is how many open slots the statement locked for
+// its agents. An agent numbered past them found none left (a slot another
+// statement was taking is not waited for), so it is answered ErrNoJob at
+// once, unless a slot the statement locked went untaken (its pair's agent
+// holds a seat of its claim); such an agent is served again.
+const candidatesRow = `
+		UNION ALL
+		SELECT 'l', (SELECT count(*) FROM l), false, '', '', '', '', '', '', '', 0, 0, 0, 0, '', '', '', 0, '[]'::json`
+
 // finishTakeQuery finishes one slot and takes its agent's next as
 // TakeNextSlot does, in one statement: finishSteps, then takeNextSteps
 // gated on the finish having succeeded. Its parameters are takeNextSteps'
@@ -56,7 +66,7 @@ func finishTakeManyQuery(k nextSlotKey) string {
 		n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9) + finishSteps + `,
 		a AS (SELECT i.key_id, i.name, i.avatar, i.take_at AS at, i.lease, i.ord, row_number() OVER (ORDER BY i.ord) AS rn
 			FROM i JOIN upd ON upd.ord = i.ord),` +
-		takeManySteps(k, "(SELECT count(*) FROM a)") + finishTakeAnswers
+		takeManySteps(k, "(SELECT count(*) FROM a)") + finishTakeAnswers + candidatesRow
 }
 
 var finishTakeManyQueries = func() map[nextSlotKey]string {
@@ -77,24 +87,29 @@ type finishTakeRow struct {
 
 // readFinishTake turns the rows of one finish-and-take statement into the
 // results of its items ps (out[idx[ord-1]] for ord); taken reports the
-// items whose agent was handed a slot.
-func readFinishTake(rows []finishTakeRow, ps []slots.FinishTakeParams, idx []int, out []slots.FinishTakeResult) (taken map[int]bool, err error) {
-	taken = map[int]bool{}
+// items whose agent was handed a slot, candidates the statement's
+// candidatesRow (-1 without one).
+func readFinishTake(rows []finishTakeRow, ps []slots.FinishTakeParams, idx []int, out []slots.FinishTakeResult) (taken map[int]bool, candidates int, err error) {
+	taken, candidates = map[int]bool{}, -1
 	for _, i := range idx {
 		out[i] = slots.FinishTakeResult{Err: slots.ErrSlotNotFound}
 	}
 	for _, r := range rows {
+		if r.Kind == "l" {
+			candidates = int(r.Ord)
+			continue
+		}
 		i := idx[r.Ord-1]
 		if r.Kind == "f" {
 			out[i].Slot, out[i].Err = finishOutcome(r.slotRow, r.Updated, ps[i].Finish)
 			continue
 		}
 		if out[i].Next, err = r.job(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		taken[i] = true
 	}
-	return taken, nil
+	return taken, candidates, nil
 }
 
 // finishTake serves item i of ps with finishTakeQuery, again (as
@@ -125,7 +140,7 @@ func (s *Store) finishTake(ctx context.Context, ps []slots.FinishTakeParams, i i
 		case err != nil:
 			return interpretError(ctx, err)
 		}
-		taken, err := readFinishTake(rows, ps, []int{i}, out)
+		taken, _, err := readFinishTake(rows, ps, []int{i}, out)
 		if err != nil {
 			return err
 		}
@@ -143,7 +158,8 @@ func (s *Store) finishTake(ctx context.Context, ps []slots.FinishTakeParams, i i
 // meanwhile, or a deadlock with a concurrent batch; the statement changed
 // nothing) by one statement each (finishTakeQuery). An agent whose finish
 // succeeded but whom its group's statement left without a pair is served by
-// TakeNextSlot after it.
+// TakeNextSlot after it, unless the statement took every open slot it could
+// lock (candidatesRow): then there was none for it.
 func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTakeParams) ([]slots.FinishTakeResult, error) {
 	out := make([]slots.FinishTakeResult, len(ps))
 	served := make([]bool, len(ps))
@@ -182,13 +198,24 @@ func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTak
 		if err != nil {
 			return nil, interpretError(ctx, err)
 		}
-		taken, err := readFinishTake(rows, ps, idx, out)
+		taken, candidates, err := readFinishTake(rows, ps, idx, out)
 		if err != nil {
 			return nil, err
 		}
+		rank := 0 // the agent's number among those finished, as the statement's a
 		for _, i := range idx {
 			served[i] = true
-			if out[i].Err == nil && !taken[i] {
+			if out[i].Err != nil {
+				continue
+			}
+			rank++
+			switch {
+			case taken[i]:
+			case rank > candidates && len(taken) == candidates:
+				// Every slot it locked was taken: none was left for this
+				// agent but those other statements were taking.
+				out[i].NextErr = slots.ErrNoJob
+			default:
 				out[i].Next, out[i].NextErr = s.TakeNextSlot(ctx, ps[i].Next)
 				if err := out[i].NextErr; err != nil && !errors.Is(err, slots.ErrNoJob) && !errors.Is(err, slots.ErrSlotHeld) {
 					return nil, err

@@ -122,6 +122,64 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 		require.Empty(t, res)
 	})
 
+	// The last seats: three agents finish and ask for their next with two
+	// seats left, the older on a claim the first agent holds a seat of.
+	// Both seats are handed out (the one the first agent may not take goes
+	// to another), the agent left over is answered ErrNoJob, and no agent
+	// is seated twice on a claim.
+	t.Run("FinishAndTakeNextLastSeats", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		st, svc, clock := e.svc.Store(), e.svc, e.clock
+		e.queuedClaims(3, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
+		g := e.queuedClaims(1, slots.RoleCount{Role: slots.RoleCritic, Count: 2})[0]
+		h := e.queuedClaims(1, slots.RoleCount{Role: slots.RoleCritic, Count: 1})[0]
+		keys := make([]slots.Key, 3)
+		held := make([]slots.Job, len(keys))
+		for i := range keys {
+			keys[i] = e.agent(fmt.Sprint("last-", i))
+			job, err := svc.TakeNext(e.ctx, keys[i], slots.JobQuery{})
+			require.NoError(t, err)
+			held[i] = job
+		}
+		seatOnG, err := svc.TakeNext(e.ctx, keys[0], slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, g, seatOnG.Claim.ID)
+
+		clock.Advance(time.Second)
+		now := clock.Now().UnixMilli()
+		var batch []slots.FinishTakeParams
+		for i, k := range keys {
+			batch = append(batch, slots.FinishTakeParams{
+				Finish: slots.FinishParams{ClaimID: held[i].Claim.ID, SlotID: held[i].Slot.ID, KeyID: k.ID, Now: now, Credit: slots.RewardRoleSlot},
+				Next: slots.TakeNextParams{
+					Next:  slots.NextSlotParams{AgentKeyID: k.ID, Random: -1},
+					Agent: slots.Agent{KeyID: k.ID, Name: k.Name}, Now: now,
+				},
+			})
+		}
+		res, err := st.FinishAndTakeNextSlots(e.ctx, batch)
+		require.NoError(t, err)
+		require.Len(t, res, len(batch))
+		claims := map[string]bool{}
+		noJob := 0
+		for i, r := range res {
+			require.NoError(t, r.Err, "item %d", i)
+			require.Equal(t, slots.StatusDone, r.Slot.Status, "item %d", i)
+			if r.NextErr != nil {
+				requireCode(t, slots.ErrNoJob, r.NextErr)
+				noJob++
+				continue
+			}
+			require.Equal(t, keys[i].ID, r.Next.Slot.APIKeyID)
+			require.False(t, i == 0 && r.Next.Claim.ID == g, "the first agent seated twice on the claim it holds")
+			require.False(t, claims[r.Next.Claim.ID])
+			claims[r.Next.Claim.ID] = true
+		}
+		require.Equal(t, map[string]bool{g: true, h: true}, claims, "both seats left were handed out")
+		require.Equal(t, 1, noJob)
+	})
+
 	t.Run("DoneAndTakeNext", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores, slots.WithLease(time.Minute))
