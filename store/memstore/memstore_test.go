@@ -20,6 +20,8 @@ func newStore(*testing.B) slots.Store { return memstore.New() }
 
 func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newStore) }
 
+func BenchmarkDoneAndTakeNext(b *testing.B) { storetest.BenchmarkDoneAndTakeNext(b, newStore) }
+
 func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newStore, 100_000) }
 
 func BenchmarkNextWork(b *testing.B) {

@@ -160,6 +160,8 @@ func newBenchStore(b *testing.B) slots.Store {
 
 func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newBenchStore) }
 
+func BenchmarkDoneAndTakeNext(b *testing.B) { storetest.BenchmarkDoneAndTakeNext(b, newBenchStore) }
+
 func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newBenchStore, 100_000) }
 
 func BenchmarkArgue(b *testing.B) {

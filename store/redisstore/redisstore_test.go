@@ -96,6 +96,8 @@ func newRedisStore(b *testing.B) slots.Store {
 // BenchmarkTake runs against the real server, over loopback.
 func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newRedisStore) }
 
+func BenchmarkDoneAndTakeNext(b *testing.B) { storetest.BenchmarkDoneAndTakeNext(b, newRedisStore) }
+
 func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newRedisStore, 100_000) }
 
 func BenchmarkArgue(b *testing.B) {

@@ -2,12 +2,14 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/prism"
@@ -454,4 +456,82 @@ func BenchmarkArgueLongGame(b *testing.B, newStore func(b *testing.B) arena.Stor
 			})
 		}
 	}
+}
+
+// workChunk bounds how many seats one store holds during
+// BenchmarkDoneAndTakeNext, as takeChunk does for BenchmarkTake.
+const workChunk = 20_000
+
+// BenchmarkDoneAndTakeNext measures a job queue worked by agents looping
+// Service.DoneAndTakeNext (after a first TakeNext), each op one seat taken,
+// done and credited, with 1, 8 and 64 agents, coalesced by
+// WithTakeBatching and WithDoneBatching with two flushers, with no wait
+// (wait=0) and with a 1 ms wait for the agents a batch answered (wait=1ms).
+// Each seat is its claim's only one, in claims prepared with the timer
+// stopped, in chunks on fresh stores from newStore.
+func BenchmarkDoneAndTakeNext(b *testing.B, newStore func(b *testing.B) slots.Store) {
+	ctx := context.Background()
+	for _, wait := range []time.Duration{0, time.Millisecond} {
+		for _, workers := range []int{1, 8, 64} {
+			b.Run(fmt.Sprintf("wait=%v/workers=%d", wait, workers), func(b *testing.B) {
+				b.ReportAllocs()
+				b.ResetTimer()
+				for left := b.N; left > 0; {
+					n := min(left, workChunk)
+					left -= n
+					b.StopTimer()
+					st := newStore(b)
+					load(b, st, n, func(i int) error {
+						claimID := fmt.Sprintf("work_claim_%012d", i)
+						err := st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "bench", Domain: "bench", CreatedAt: 1})
+						if err == nil {
+							err = st.AddComment(ctx, slots.Comment{ID: claimID + "_draft", ClaimID: claimID, Body: "draft", CommentType: slots.CommentDraft})
+						}
+						if err != nil {
+							return err
+						}
+						return st.ReplaceOpenSlots(ctx, claimID, []slots.Slot{{ID: fmt.Sprintf("work_slot_%012d", i), ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1}})
+					})
+					svc := slots.New(st, slots.WithBatchFlushers(2), slots.WithTakeBatching(wait), slots.WithDoneBatching(wait))
+					runtime.GC()
+					b.StartTimer()
+					if done := workQueue(b, svc, workers); done != n {
+						b.Fatalf("%d seats done, want %d", done, n)
+					}
+				}
+			})
+		}
+	}
+}
+
+// workQueue has workers agents work svc's job queue until it is empty and
+// returns how many seats they finished.
+func workQueue(b *testing.B, svc *slots.Service, workers int) int {
+	ctx := context.Background()
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			agent := slots.Key{ID: fmt.Sprint("work_key_", w), Name: "bench"}
+			job, err := svc.TakeNext(ctx, agent, slots.JobQuery{})
+			for err == nil {
+				var dn slots.DoneNext
+				if dn, err = svc.DoneAndTakeNext(ctx, agent, job.Claim.ID, job.Slot.ID, slots.JobQuery{}); err != nil {
+					break
+				}
+				done.Add(1)
+				if dn.Next == nil {
+					return
+				}
+				job = *dn.Next
+			}
+			if !errors.Is(err, slots.ErrNoJob) {
+				b.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return int(done.Load())
 }
