@@ -112,6 +112,23 @@ func TakeSeats(b *testing.B, svc *slots.Service, seats []Seat, callers int) {
 	wg.Wait()
 }
 
+// inChunks runs b.N ops in chunks of at most chunk: prepare(n), with the
+// timer stopped, sets up a fresh store for n ops and returns the work to
+// time, which does them.
+func inChunks(b *testing.B, chunk int, prepare func(n int) func()) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for left := b.N; left > 0; {
+		n := min(left, chunk)
+		left -= n
+		b.StopTimer()
+		work := prepare(n)
+		runtime.GC() // the set-up's garbage is not the work's cost
+		b.StartTimer()
+		work()
+	}
+}
+
 // takeChunk bounds how many seats one store holds during BenchmarkTake, so a
 // large b.N measures many stores of realistic size instead of one huge one.
 const takeChunk = 50_000
@@ -126,12 +143,7 @@ func BenchmarkTake(b *testing.B, newStore func(b *testing.B) slots.Store) {
 	for _, notify := range []bool{false, true} {
 		for _, callers := range []int{1, 64} {
 			b.Run(fmt.Sprintf("notify=%t/callers=%d", notify, callers), func(b *testing.B) {
-				b.ReportAllocs()
-				b.ResetTimer()
-				for left := b.N; left > 0; {
-					n := min(left, takeChunk)
-					left -= n
-					b.StopTimer()
+				inChunks(b, takeChunk, func(n int) func() {
 					st := newStore(b)
 					var opts []slots.Option
 					if nt, ok := st.(store.Notifier); ok && notify {
@@ -141,10 +153,8 @@ func BenchmarkTake(b *testing.B, newStore func(b *testing.B) slots.Store) {
 					}
 					seats := NumberedSeats(b, st, "bench", n)
 					svc := slots.New(st, opts...)
-					runtime.GC() // the set-up's garbage is not the take's cost
-					b.StartTimer()
-					TakeSeats(b, svc, seats, callers)
-				}
+					return func() { TakeSeats(b, svc, seats, callers) }
+				})
 			})
 		}
 	}
@@ -474,12 +484,7 @@ func BenchmarkDoneAndTakeNext(b *testing.B, newStore func(b *testing.B) slots.St
 	for _, wait := range []time.Duration{0, time.Millisecond} {
 		for _, workers := range []int{1, 8, 64} {
 			b.Run(fmt.Sprintf("wait=%v/workers=%d", wait, workers), func(b *testing.B) {
-				b.ReportAllocs()
-				b.ResetTimer()
-				for left := b.N; left > 0; {
-					n := min(left, workChunk)
-					left -= n
-					b.StopTimer()
+				inChunks(b, workChunk, func(n int) func() {
 					st := newStore(b)
 					load(b, st, n, func(i int) error {
 						claimID := fmt.Sprintf("work_claim_%012d", i)
@@ -493,12 +498,12 @@ func BenchmarkDoneAndTakeNext(b *testing.B, newStore func(b *testing.B) slots.St
 						return st.ReplaceOpenSlots(ctx, claimID, []slots.Slot{{ID: fmt.Sprintf("work_slot_%012d", i), ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1}})
 					})
 					svc := slots.New(st, slots.WithBatchFlushers(2), slots.WithTakeBatching(wait), slots.WithDoneBatching(wait))
-					runtime.GC()
-					b.StartTimer()
-					if done := workQueue(b, svc, workers); done != n {
-						b.Fatalf("%d seats done, want %d", done, n)
+					return func() {
+						if done := workQueue(b, svc, workers); done != n {
+							b.Fatalf("%d seats done, want %d", done, n)
+						}
 					}
-				}
+				})
 			})
 		}
 	}
