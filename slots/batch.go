@@ -171,7 +171,7 @@ func (b *batcher[P, R]) do(ctx context.Context, p P) (R, error) {
 	}
 	b.mu.Unlock()
 	if lead {
-		b.flush(context.WithoutCancel(ctx), c)
+		b.flush(context.WithoutCancel(ctx), c, ctx.Done())
 	}
 	select {
 	case <-c.done:
@@ -184,10 +184,11 @@ func (b *batcher[P, R]) do(ctx context.Context, p P) (R, error) {
 
 // flush writes batches until own is answered (nil: until the queue is
 // empty), then hands the rest of the queue, if any, to a goroutine: the
-// callers it answered lead their next batch themselves.
-func (b *batcher[P, R]) flush(ctx context.Context, own *batchCall[P, R]) {
+// callers it answered lead their next batch themselves. Once stop (the
+// leader's context) is done its batches wait for no one.
+func (b *batcher[P, R]) flush(ctx context.Context, own *batchCall[P, R], stop <-chan struct{}) {
 	for {
-		share := b.gather(own)
+		share := b.gather(own, stop)
 		b.mu.Lock()
 		batch := b.next(share)
 		if len(batch) == 0 {
@@ -210,7 +211,7 @@ func (b *batcher[P, R]) flush(ctx context.Context, own *batchCall[P, R]) {
 			}
 			b.mu.Unlock()
 			if rest {
-				go b.flush(ctx, nil)
+				go b.flush(ctx, nil, nil)
 			}
 			return
 		default:
@@ -220,15 +221,15 @@ func (b *batcher[P, R]) flush(ctx context.Context, own *batchCall[P, R]) {
 
 // gather returns the size of this batch's share of the callers (MaxBatch
 // when there is no share to keep to) once the queue holds it, once own (if
-// not nil) has been answered by another flusher's batch, or once maxWait
-// has passed. The share is the callers seen when a batch was last answered
+// not nil) has been answered by another flusher's batch, once stop is done,
+// or once maxWait has passed. The share is the callers seen when a batch was last answered
 // divided among the batches that may be in flight: a batch that went
 // without the callers just answered would be followed by one of just those,
 // a commit for a handful where one would do, and one that took more than
 // its share would leave the other flushers idle. Callers that do not come
 // back cost a batch no more than maxWait, and a lone caller nothing; with
 // maxWait 0 a batch never waits and takes all it can.
-func (b *batcher[P, R]) gather(own *batchCall[P, R]) int {
+func (b *batcher[P, R]) gather(own *batchCall[P, R], stop <-chan struct{}) int {
 	if b.maxWait <= 0 {
 		return MaxBatch
 	}
@@ -259,6 +260,7 @@ func (b *batcher[P, R]) gather(own *batchCall[P, R]) int {
 			b.mu.Lock()
 			continue
 		case <-answered:
+		case <-stop:
 		case <-deadline.C:
 		}
 		b.mu.Lock()
