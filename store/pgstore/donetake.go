@@ -22,16 +22,6 @@ var finishTakeAnswers = `
 		UNION ALL
 		SELECT 't', s.ord, true, ` + jobColumns + ` FROM s JOIN agora_claims c ON c.id = s.claim_id`
 
-// candidatesRow follows finishTakeAnswers in a finish-and-take of many: a
-// row of kind 'l' whose ord is how many open slots the statement locked for
-// its agents. An agent numbered past them found none left (a slot another
-// statement was taking is not waited for), so it is answered ErrNoJob at
-// once, unless a slot the statement locked went untaken (its pair's agent
-// holds a seat of its claim); such an agent is served again.
-const candidatesRow = `
-		UNION ALL
-		SELECT 'l', (SELECT count(*) FROM l), false, '', '', '', '', '', '', '', 0, 0, 0, 0, '', '', '', 0, '[]'::json`
-
 // finishTakeQuery finishes one slot and takes its agent's next as
 // TakeNextSlot does, in one statement: finishSteps, then takeNextSteps
 // gated on the finish having succeeded. Its parameters are takeNextSteps'
@@ -66,7 +56,9 @@ func finishTakeManyQuery(k nextSlotKey) string {
 		n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9) + finishSteps + `,
 		a AS (SELECT i.key_id, i.name, i.avatar, i.take_at AS at, i.lease, i.ord, row_number() OVER (ORDER BY i.ord) AS rn
 			FROM i JOIN upd ON upd.ord = i.ord),` +
-		takeManySteps(k, "(SELECT count(*) FROM a)") + finishTakeAnswers + candidatesRow
+		takeManySteps(k, "(SELECT count(*) FROM a)") + finishTakeAnswers + `
+		UNION ALL
+		SELECT 'l', ` + candidatesColumns + `, false, ` + candidatesFiller
 }
 
 var finishTakeManyQueries = func() map[nextSlotKey]string {
@@ -158,8 +150,7 @@ func (s *Store) finishTake(ctx context.Context, ps []slots.FinishTakeParams, i i
 // meanwhile, or a deadlock with a concurrent batch; the statement changed
 // nothing) by one statement each (finishTakeQuery). An agent whose finish
 // succeeded but whom its group's statement left without a pair is served by
-// TakeNextSlot after it, unless the statement took every open slot it could
-// lock (candidatesRow): then there was none for it.
+// TakeNextSlot after it, unless there was none left for it (noneLeft).
 func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTakeParams) ([]slots.FinishTakeResult, error) {
 	out := make([]slots.FinishTakeResult, len(ps))
 	served := make([]bool, len(ps))
@@ -211,9 +202,7 @@ func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTak
 			rank++
 			switch {
 			case taken[i]:
-			case rank > candidates && len(taken) == candidates:
-				// Every slot it locked was taken: none was left for this
-				// agent but those other statements were taking.
+			case noneLeft(rank, candidates, len(taken)):
 				out[i].NextErr = slots.ErrNoJob
 			default:
 				out[i].Next, out[i].NextErr = s.TakeNextSlot(ctx, ps[i].Next)

@@ -122,15 +122,13 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 		require.Empty(t, res)
 	})
 
-	// The last seats: three agents finish and ask for their next with two
-	// seats left, the older on a claim the first agent holds a seat of.
-	// Both seats are handed out (the one the first agent may not take goes
-	// to another), the agent left over is answered ErrNoJob, and no agent
-	// is seated twice on a claim.
-	t.Run("FinishAndTakeNextLastSeats", func(t *testing.T) {
-		t.Parallel()
+	// The last seats: three agents ask for their next (finishing a seat
+	// first, or not) with two seats left, the older on a claim the first
+	// agent holds a seat of. Both seats are handed out (the one the first
+	// agent may not take goes to another), the agent left over is answered
+	// ErrNoJob, and no agent is seated twice on a claim.
+	lastSeats := func(t *testing.T, ask func(e *slotsEnv, keys []slots.Key, held []slots.Job, now int64) []slots.JobResult) {
 		e := newSlotsEnv(t, newStores)
-		st, svc, clock := e.svc.Store(), e.svc, e.clock
 		e.queuedClaims(3, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
 		g := e.queuedClaims(1, slots.RoleCount{Role: slots.RoleCritic, Count: 2})[0]
 		h := e.queuedClaims(1, slots.RoleCount{Role: slots.RoleCritic, Count: 1})[0]
@@ -138,46 +136,71 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 		held := make([]slots.Job, len(keys))
 		for i := range keys {
 			keys[i] = e.agent(fmt.Sprint("last-", i))
-			job, err := svc.TakeNext(e.ctx, keys[i], slots.JobQuery{})
+			job, err := e.svc.TakeNext(e.ctx, keys[i], slots.JobQuery{})
 			require.NoError(t, err)
 			held[i] = job
 		}
-		seatOnG, err := svc.TakeNext(e.ctx, keys[0], slots.JobQuery{})
+		seatOnG, err := e.svc.TakeNext(e.ctx, keys[0], slots.JobQuery{})
 		require.NoError(t, err)
 		require.Equal(t, g, seatOnG.Claim.ID)
 
-		clock.Advance(time.Second)
-		now := clock.Now().UnixMilli()
-		var batch []slots.FinishTakeParams
-		for i, k := range keys {
-			batch = append(batch, slots.FinishTakeParams{
-				Finish: slots.FinishParams{ClaimID: held[i].Claim.ID, SlotID: held[i].Slot.ID, KeyID: k.ID, Now: now, Credit: slots.RewardRoleSlot},
-				Next: slots.TakeNextParams{
-					Next:  slots.NextSlotParams{AgentKeyID: k.ID, Random: -1},
-					Agent: slots.Agent{KeyID: k.ID, Name: k.Name}, Now: now,
-				},
-			})
-		}
-		res, err := st.FinishAndTakeNextSlots(e.ctx, batch)
-		require.NoError(t, err)
-		require.Len(t, res, len(batch))
+		e.clock.Advance(time.Second)
+		res := ask(e, keys, held, e.clock.Now().UnixMilli())
+		require.Len(t, res, len(keys))
 		claims := map[string]bool{}
 		noJob := 0
 		for i, r := range res {
-			require.NoError(t, r.Err, "item %d", i)
-			require.Equal(t, slots.StatusDone, r.Slot.Status, "item %d", i)
-			if r.NextErr != nil {
-				requireCode(t, slots.ErrNoJob, r.NextErr)
+			if r.Err != nil {
+				requireCode(t, slots.ErrNoJob, r.Err)
 				noJob++
 				continue
 			}
-			require.Equal(t, keys[i].ID, r.Next.Slot.APIKeyID)
-			require.False(t, i == 0 && r.Next.Claim.ID == g, "the first agent seated twice on the claim it holds")
-			require.False(t, claims[r.Next.Claim.ID])
-			claims[r.Next.Claim.ID] = true
+			require.Equal(t, keys[i].ID, r.Job.Slot.APIKeyID)
+			require.False(t, i == 0 && r.Job.Claim.ID == g, "the first agent seated twice on the claim it holds")
+			require.False(t, claims[r.Job.Claim.ID])
+			claims[r.Job.Claim.ID] = true
 		}
 		require.Equal(t, map[string]bool{g: true, h: true}, claims, "both seats left were handed out")
 		require.Equal(t, 1, noJob)
+	}
+	next := func(k slots.Key, now int64) slots.TakeNextParams {
+		return slots.TakeNextParams{
+			Next:  slots.NextSlotParams{AgentKeyID: k.ID, Random: -1},
+			Agent: slots.Agent{KeyID: k.ID, Name: k.Name}, Now: now,
+		}
+	}
+	t.Run("FinishAndTakeNextLastSeats", func(t *testing.T) {
+		t.Parallel()
+		lastSeats(t, func(e *slotsEnv, keys []slots.Key, held []slots.Job, now int64) []slots.JobResult {
+			var batch []slots.FinishTakeParams
+			for i, k := range keys {
+				batch = append(batch, slots.FinishTakeParams{
+					Finish: slots.FinishParams{ClaimID: held[i].Claim.ID, SlotID: held[i].Slot.ID, KeyID: k.ID, Now: now, Credit: slots.RewardRoleSlot},
+					Next:   next(k, now),
+				})
+			}
+			res, err := e.svc.Store().FinishAndTakeNextSlots(e.ctx, batch)
+			require.NoError(t, err)
+			out := make([]slots.JobResult, len(res))
+			for i, r := range res {
+				require.NoError(t, r.Err, "item %d", i)
+				require.Equal(t, slots.StatusDone, r.Slot.Status, "item %d", i)
+				out[i] = slots.JobResult{Job: r.Next, Err: r.NextErr}
+			}
+			return out
+		})
+	})
+	t.Run("TakeNextSlotsLastSeats", func(t *testing.T) {
+		t.Parallel()
+		lastSeats(t, func(e *slotsEnv, keys []slots.Key, _ []slots.Job, now int64) []slots.JobResult {
+			var batch []slots.TakeNextParams
+			for _, k := range keys {
+				batch = append(batch, next(k, now))
+			}
+			res, err := e.svc.Store().TakeNextSlots(e.ctx, batch)
+			require.NoError(t, err)
+			return res
+		})
 	})
 
 	t.Run("DoneAndTakeNext", func(t *testing.T) {
