@@ -156,8 +156,8 @@ type batchCall[P, R any] struct {
 }
 
 // do queues p and waits for its result, or for ctx to end; when fewer than
-// the limit's batches are in flight, it writes batches itself until its own
-// is answered.
+// the limit's batches are in flight and none is gathering callers, it
+// writes batches itself until its own is answered.
 func (b *batcher[P, R]) do(ctx context.Context, p P) (R, error) {
 	c := &batchCall[P, R]{p: p, done: make(chan struct{})}
 	b.mu.Lock()
@@ -222,11 +222,11 @@ func (b *batcher[P, R]) flush(ctx context.Context, own *batchCall[P, R], stop <-
 // gather returns the size of this batch's share of the callers (MaxBatch
 // when there is no share to keep to) once the queue holds it, once own (if
 // not nil) has been answered by another flusher's batch, once stop is done,
-// or once maxWait has passed. The share is the callers seen when a batch was last answered
-// divided among the batches that may be in flight: a batch that went
-// without the callers just answered would be followed by one of just those,
-// a commit for a handful where one would do, and one that took more than
-// its share would leave the other flushers idle. Callers that do not come
+// or once maxWait has passed. The share is the callers seen when a batch
+// was last answered divided among the batches that may be in flight: a
+// batch that went without the callers just answered would be followed by
+// one of just those, a commit for a handful where one would do, and one
+// that took more than its share would leave the other flushers idle. Callers that do not come
 // back cost a batch no more than maxWait, and a lone caller nothing; with
 // maxWait 0 a batch never waits and takes all it can.
 func (b *batcher[P, R]) gather(own *batchCall[P, R], stop <-chan struct{}) int {
