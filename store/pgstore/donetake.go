@@ -79,8 +79,8 @@ type finishTakeRow struct {
 
 // readFinishTake turns the rows of one finish-and-take statement into the
 // results of its items ps (out[idx[ord-1]] for ord); taken reports the
-// items whose agent was handed a slot, candidates the statement's
-// candidatesRow (-1 without one).
+// items whose agent was handed a slot, candidates the count its row of
+// kind 'l' gives (candidatesColumns; -1 without one).
 func readFinishTake(rows []finishTakeRow, ps []slots.FinishTakeParams, idx []int, out []slots.FinishTakeResult) (taken map[int]bool, candidates int, err error) {
 	taken, candidates = map[int]bool{}, -1
 	for _, i := range idx {
