@@ -286,6 +286,20 @@ func TestJobsPageConsensusRecord(t *testing.T) {
 	})
 }
 
+// untilSettled runs actions, again (up to five times) when the page
+// replaced a node they had found before acting on it: the squad page
+// rebuilds its feed on every change, carrying drafts over.
+func untilSettled(t *testing.T, ctx context.Context, actions ...chromedp.Action) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		err := chromedp.Run(ctx, actions...)
+		if err == nil || attempt == 5 || !strings.Contains(err.Error(), "No node with given id found") {
+			require.NoError(t, err)
+			return
+		}
+	}
+}
+
 // TestSquadPageLive keeps /squad open while a prompt is asked through the
 // other server, answered once from the page's reply box and once by an
 // agent, and sees it go from 0/2 to resolved without a reload.
@@ -306,12 +320,16 @@ func TestSquadPageLive(t *testing.T) {
 		// text in one evaluation, never from a node found a step earlier.
 		text := func(sel string) string { return `document.querySelector('` + sel + `').textContent` }
 		var count string
-		require.NoError(t, chromedp.Run(ctx,
+		// The prompt's arrival may re-render the feed more than once (the
+		// prompt, then its chat message); a re-render between finding the
+		// reply box and typing in it is typed again from an empty box.
+		untilSettled(t, ctx,
 			chromedp.WaitVisible(box+` .status-collecting`, chromedp.ByQuery),
 			chromedp.Evaluate(text(box+` .count`), &count),
 			chromedp.SetValue(box+` .reply .who-input`, "Operator", chromedp.ByQuery),
+			chromedp.Clear(box+` .reply .text`, chromedp.ByQuery),
 			chromedp.SendKeys(box+` .reply .text`, "the connection", chromedp.ByQuery),
-		))
+		)
 		require.Equal(t, "0/2 responses", count)
 
 		// A message from elsewhere re-renders the feed while the operator
