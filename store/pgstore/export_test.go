@@ -99,3 +99,6 @@ func nameOf(k nextSlotKey) string {
 	}
 	return n
 }
+
+// ListSlotsQueryForTest is ListSlots' query, for plan checks.
+const ListSlotsQueryForTest = listSlotsQuery

@@ -183,21 +183,25 @@ func (s *Store) ReplaceOpenSlots(ctx context.Context, claimID string, add []slot
 	return interpretError(ctx, tx.Commit())
 }
 
-// ListSlots implements slots.SlotStore.
-func (s *Store) ListSlots(ctx context.Context, claimID string) ([]slots.Slot, error) {
-	var rows []struct {
-		slotRow
-		Exists bool `db:"claim_exists"`
-	}
-	// The outer join answers "unknown claim" and "no slots" in one query.
-	err := s.db.SelectContext(ctx, &rows, `
+// listSlotsQuery reads a claim's slots; its outer join answers "unknown
+// claim" and "no slots" in one query. The slots are found through the
+// holder index's claim_id (migration 032).
+const listSlotsQuery = `
 		SELECT true AS claim_exists, COALESCE(s.id, '') AS id, COALESCE(s.claim_id, '') AS claim_id,
 			COALESCE(s.role, '') AS role, COALESCE(s.status, '') AS status, COALESCE(s.api_key_id, '') AS api_key_id,
 			COALESCE(s.agent_name, '') AS agent_name, COALESCE(s.agent_avatar_url, '') AS agent_avatar_url,
 			COALESCE(s.taken_at, 0) AS taken_at, COALESCE(s.done_at, 0) AS done_at,
 			COALESCE(s.created_at, 0) AS created_at, COALESCE(s.lease_expires_at, 0) AS lease_expires_at
 		FROM agora_claims c LEFT JOIN agora_role_slots s ON s.claim_id = c.id
-		WHERE c.id = $1 ORDER BY s.id`, claimID)
+		WHERE c.id = $1 ORDER BY s.id`
+
+// ListSlots implements slots.SlotStore.
+func (s *Store) ListSlots(ctx context.Context, claimID string) ([]slots.Slot, error) {
+	var rows []struct {
+		slotRow
+		Exists bool `db:"claim_exists"`
+	}
+	err := s.db.SelectContext(ctx, &rows, listSlotsQuery, claimID)
 	if err != nil {
 		return nil, interpretError(ctx, err)
 	}
@@ -352,12 +356,15 @@ const finishQuery = `
 		SELECT false, ` + slotColumns + ` FROM agora_role_slots
 		WHERE id = $1 AND claim_id = $2 AND NOT EXISTS (SELECT 1 FROM upd)`
 
-// ReleaseExpiredSlots implements slots.SlotStore.
+// ReleaseExpiredSlots implements slots.SlotStore: it reopens the slots
+// slots.Slot.Lapsed says have lapsed, found by the leases index on
+// lease_due (migration 031: the expiry of a slot taken with a lease, else
+// NULL).
 func (s *Store) ReleaseExpiredSlots(ctx context.Context, now int64) (int, error) {
 	res, err := s.db.ExecContext(ctx, `
 		UPDATE agora_role_slots SET status = 'open', api_key_id = NULL, agent_name = '', agent_avatar_url = '',
 			taken_at = 0, lease_expires_at = 0
-		WHERE status = 'taken' AND lease_expires_at <> 0 AND lease_expires_at <= $1`, now)
+		WHERE lease_due <= $1`, now)
 	if err != nil {
 		return 0, interpretError(ctx, err)
 	}

@@ -13,15 +13,16 @@ import (
 )
 
 // queued is the condition of a slot in the job queue, written exactly as
-// the predicate of its partial indexes (migration 030) so that they match
-// it: as function calls rather than `q.status = 'open' AND q.ready`, which
-// the planner would estimate from the table's statistics. Taken while the
-// queue was empty or all done (as autovacuum often takes them), those made
-// it expect a row or two and pick by a bitmap scan of every open slot and a
-// sort; a function call is estimated at a fixed share of the table, so the
-// pick reads its index in order and stops at its LIMIT however stale the
-// statistics are.
-const queued = `texteq(q.status, 'open') AND booleq(q.ready, true)`
+// the predicate of its partial indexes (migrations 030 and 031) so that
+// they match it: as function calls rather than `q.is_open AND q.ready`,
+// which the planner would estimate from the table's statistics. Taken while
+// the queue was empty or all done (as autovacuum often takes them), those
+// made it expect a row or two and pick by a bitmap scan of every open slot
+// and a sort; a function call is estimated at a fixed share of the table,
+// so the pick reads its index in order and stops at its LIMIT however
+// stale the statistics are. is_open (status = 'open', generated) rather
+// than status itself, so that a finish changes no column an index reads.
+const queued = `booleq(q.is_open, true) AND booleq(q.ready, true)`
 
 // jobPick is the job queue's pick for one filter combination, and how many
 // parameters it uses (see nextSlotQuery for their order); a locking oldest
