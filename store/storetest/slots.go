@@ -22,6 +22,7 @@ type slotsEnv struct {
 	ctx   context.Context
 	svc   *slots.Service
 	clock *Clock
+	store slots.Store
 }
 
 func newSlotsEnv(t *testing.T, newStores NewStores, opts ...slots.Option) *slotsEnv {
@@ -29,7 +30,7 @@ func newSlotsEnv(t *testing.T, newStores NewStores, opts ...slots.Option) *slots
 	clock := NewClock()
 	st := newStores(t).Slots
 	svc := slots.New(st, append([]slots.Option{slots.WithClock(clock.Now)}, opts...)...)
-	return &slotsEnv{t: t, ctx: context.Background(), svc: svc, clock: clock}
+	return &slotsEnv{t: t, ctx: context.Background(), svc: svc, clock: clock, store: st}
 }
 
 func (e *slotsEnv) claim(domain string) slots.Claim {
@@ -798,6 +799,37 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.Equal(t, open[1].ID, job.Slot.ID)
 		_, err = e.svc.Take(e.ctx, a, c.ID, open[1].ID)
 		require.NoError(t, err, "after the sweep the agent holds nothing here")
+	})
+
+	t.Run("LeaseTakenOverWithoutLease", func(t *testing.T) {
+		// A lapsed slot taken over by a service that gives no leases holds
+		// no lease any more: no sweep re-opens it, and its done stands.
+		t.Parallel()
+		e := newSlotsEnv(t, newStores, slots.WithLease(time.Minute))
+		plain := slots.New(e.store, slots.WithClock(e.clock.Now))
+		c := e.claim("")
+		e.draft(c.ID)
+		open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
+		a, b := e.agent("A"), e.agent("B")
+		_, err := e.svc.Take(e.ctx, a, c.ID, open[0].ID)
+		require.NoError(t, err)
+		e.clock.Advance(2 * time.Minute)
+		taken, err := plain.Take(e.ctx, b, c.ID, open[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, b.ID, taken.APIKeyID)
+		require.Zero(t, taken.LeaseExpiresAt)
+
+		e.clock.Advance(time.Hour)
+		n, err := e.svc.Sweep(e.ctx)
+		require.NoError(t, err)
+		require.Zero(t, n, "the old lease went with the takeover")
+		list, err := e.svc.Slots(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, slots.StatusTaken, list[0].Status)
+		require.Equal(t, b.ID, list[0].APIKeyID)
+		require.Zero(t, list[0].LeaseExpiresAt)
+		_, err = plain.Done(e.ctx, b, c.ID, open[0].ID)
+		require.NoError(t, err)
 	})
 
 	t.Run("RaceManyAgentsOneSlot", func(t *testing.T) {

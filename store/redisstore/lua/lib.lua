@@ -171,14 +171,17 @@ end
 
 -- assign_slot gives slot slot_id, whose checks passed, to key_id at now
 -- with lease ("0" for none): the take of take.lua and take_next.lua.
-local function assign_slot(ns, slot_id, holders, key_id, name, avatar, now, lease)
+-- leased says the slot's hash holds an earlier lease's leaseExpiresAt:
+-- only such a slot can be in the leases index (every ZADD there sets that
+-- field beside it), so only its take without a lease has one to clear.
+local function assign_slot(ns, slot_id, holders, key_id, name, avatar, now, lease, leased)
   local slot = ns .. 'slot:' .. slot_id
   redis.call('HSET', slot, 'status', 'taken', 'apiKeyId', key_id,
     'agentName', name, 'agentAvatarUrl', avatar, 'takenAt', now)
   if lease ~= '0' then
     redis.call('HSET', slot, 'leaseExpiresAt', lease)
     redis.call('ZADD', ns .. 'leases', lease, slot_id)
-  else
+  elseif leased then
     redis.call('HDEL', slot, 'leaseExpiresAt')
     redis.call('ZREM', ns .. 'leases', slot_id)
   end
@@ -205,23 +208,38 @@ local function finish_slot(ns, claim_id, slot_id, key_id, now, credit)
     return 'slot_not_taken'
   end
   redis.call('HSET', slot, 'status', 'done', 'doneAt', now)
-  redis.call('ZREM', ns .. 'leases', slot_id)
+  if s[4] then -- a slot taken without a lease is not in the leases index
+    redis.call('ZREM', ns .. 'leases', slot_id)
+  end
   -- The credit is in the same script as the transition, so a slot pays once.
   redis.call('HINCRBY', ns .. 'balances', key_id, credit)
   return nil
 end
 
+-- field returns the value of name in an HGETALL reply.
+local function field(flat, name)
+  for i = 1, #flat, 2 do
+    if flat[i] == name then
+      return flat[i + 1]
+    end
+  end
+end
+
 -- take_next is NextOpenSlot's pick (pick_job) and TakeSlot's take
 -- (assign_slot) in one step: the job taken, as job_reply, or nil when no
--- slot is eligible. take_next.lua and take_next_many.lua.
+-- slot is eligible. take_next.lua and take_next_many.lua. The slot comes
+-- from the queue, so it is open, and an open slot holds no lease
+-- (release_expired.lua clears it when it reopens one); the slot leaves the
+-- queue's indexes under the role and domain the reply already read.
 local function take_next(ns, queue, r, key_id, name, avatar, now, lease)
   local id, claim_id = pick_job(queue, ns, r, key_id, 0)
   if not id then
     return nil
   end
-  assign_slot(ns, id, ns .. 'holders:' .. claim_id, key_id, name, avatar, now, lease)
-  dequeue(ns, id, redis.call('HGET', ns .. 'slot:' .. id, 'role'), redis.call('HGET', ns .. 'claim:' .. claim_id, 'domain'))
-  return job_reply(ns, id, claim_id)
+  assign_slot(ns, id, ns .. 'holders:' .. claim_id, key_id, name, avatar, now, lease, false)
+  local job = job_reply(ns, id, claim_id)
+  dequeue(ns, id, field(job[1], 'role'), field(job[2], 'domain'))
+  return job
 end
 
 -- The discussion and arena scripts (discussion_*.lua, arena_*.lua) derive

@@ -20,7 +20,7 @@ end
 if expired and holder and redis.call('HGET', KEYS[3], holder) == slot_id then
   redis.call('HDEL', KEYS[3], holder)
 end
-assign_slot(ns, slot_id, KEYS[3], key_id, ARGV[5], ARGV[6], now, lease)
+assign_slot(ns, slot_id, KEYS[3], key_id, ARGV[5], ARGV[6], now, lease, s[4] ~= false)
 -- A lapsed slot left the queue when it was first taken.
 if status == 'open' then
   dequeue(ns, slot_id, s[5], redis.call('HGET', KEYS[2], 'domain'))
