@@ -304,14 +304,15 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 }
 
 // takeQuery takes the slot when slots.Slot.Takeable (its WHERE is that
-// rule, decided inside the one statement); storetest's SlotRules pins the
-// copy to the Go function.
+// rule, decided inside the one statement; lease_due <= now is
+// slots.Slot.Lapsed, migration 031's generated column); storetest's
+// SlotRules pins the copy to the Go function.
 const takeQuery = `
 		WITH upd AS (
 			UPDATE agora_role_slots SET status = 'taken', api_key_id = $3, agent_name = $4, agent_avatar_url = $5,
 				taken_at = $6, lease_expires_at = $7
 			WHERE id = $1 AND claim_id = $2
-				AND (status = 'open' OR (status = 'taken' AND lease_expires_at <> 0 AND lease_expires_at <= $6))
+				AND (status = 'open' OR lease_due <= $6)
 			RETURNING ` + slotColumns + `)
 		SELECT true AS updated, * FROM upd
 		UNION ALL
@@ -346,7 +347,7 @@ const finishQuery = `
 		WITH upd AS (
 			UPDATE agora_role_slots SET status = 'done', done_at = $4
 			WHERE id = $1 AND claim_id = $2 AND status = 'taken' AND api_key_id = $3
-				AND (lease_expires_at = 0 OR lease_expires_at > $4)
+				AND (lease_due IS NULL OR lease_due > $4)
 			RETURNING ` + slotColumns + `),
 		credit AS (
 			INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)

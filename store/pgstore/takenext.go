@@ -253,7 +253,7 @@ var finishSteps = `
 			FROM ia
 			WHERE s.id = ANY (ARRAY(SELECT id FROM lk)) AND s.status = 'taken'
 				AND s.claim_id = ia.claims[array_position(ia.ids, s.id)] AND s.api_key_id = ia.keys[array_position(ia.ids, s.id)]
-				AND (s.lease_expires_at = 0 OR s.lease_expires_at > ia.ats[array_position(ia.ids, s.id)])
+				AND (s.lease_due IS NULL OR s.lease_due > ia.ats[array_position(ia.ids, s.id)])
 			RETURNING array_position(ia.ids, s.id)::bigint AS ord, ia.credits[array_position(ia.ids, s.id)] AS credit, ` + slotColumnsOf("s") + `),
 		credit AS (
 			INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)
