@@ -83,7 +83,11 @@ func (s *Service) Start(ctx context.Context) (int, error) {
 		go func() {
 			defer s.wg.Done()
 			for id := range sub.C {
-				s.cancelLocal(context.WithoutCancel(ctx), string(id))
+				// An empty event says the notifier reconnected; it names
+				// no conversation.
+				if len(id) > 0 {
+					s.cancelLocal(context.WithoutCancel(ctx), string(id))
+				}
 			}
 		}()
 	}
@@ -361,7 +365,7 @@ func (s *Service) Cancel(ctx context.Context, id string) error {
 func (s *Service) cancelLocal(ctx context.Context, id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.active == id {
+	if id != "" && s.active == id {
 		s.cancelFn()
 		return true
 	}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -134,4 +135,48 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.Zero(t, n)
 	})
+
+	t.Run("CancelAcrossNotifierCut", func(t *testing.T) {
+		t.Parallel()
+		st := newStores(t)
+		if st.CutPeer == nil {
+			t.Skip("this backend's notifier has no connection to cut")
+		}
+		ctx := context.Background()
+		r := &blockingRunner{started: make(chan struct{}, 1)}
+		here := agentchat.New(st.AgentChat, r, agentchat.WithNotifier(st.Notifier))
+		defer here.Close()
+		there := agentchat.New(st.AgentChat, r, agentchat.WithNotifier(st.Peer))
+		defer there.Close()
+		for _, svc := range []*agentchat.Service{here, there} {
+			_, err := svc.Start(ctx)
+			require.NoError(t, err)
+		}
+		// The peer's listener drops while nothing runs: its service hears
+		// the notifier's empty resync event and must carry on.
+		st.CutPeer(t)
+		c, err := here.Create(ctx, agentchat.NewConversation{Title: "after the cut"})
+		require.NoError(t, err)
+		_, err = here.Send(ctx, c.ID, "long job")
+		require.NoError(t, err)
+		<-r.started
+		// A cancel published while a listener is still reconnecting may be
+		// lost (events are hints), so the peer repeats it until it lands.
+		require.Eventually(t, func() bool {
+			if err := there.Cancel(ctx, c.ID); err != nil {
+				return errors.Is(err, agentchat.ErrNotRunning)
+			}
+			got, err := st.AgentChat.GetConversation(ctx, c.ID)
+			return err == nil && got.Status == agentchat.StatusCancelled
+		}, 10*time.Second, 50*time.Millisecond, "the peer's cancel reaches the run after the reconnect")
+	})
+}
+
+// blockingRunner is a Runner whose runs last until they are cancelled.
+type blockingRunner struct{ started chan struct{} }
+
+func (r *blockingRunner) Run(ctx context.Context, req agentchat.RunRequest) (agentchat.RunResult, error) {
+	r.started <- struct{}{}
+	<-ctx.Done()
+	return agentchat.RunResult{Stopped: "cancelled"}, nil
 }
