@@ -101,9 +101,13 @@ func newAgoraRedis(ctx context.Context, redisURL string, maxWorkers int, cfg con
 	return newAgora(st, cfg, cleanup), nil
 }
 
-// newAgora is the queue over st as cfg's flags set it up.
+// newAgora is the queue over st as cfg's flags set it up; the library's
+// defaults unless a flag says otherwise.
 func newAgora(st slots.Store, cfg config, cleanup func()) *agora {
-	opts := append(batching(cfg.batch, cfg.wait), slots.WithBatchFlushers(cfg.flushers))
+	opts := batching(cfg.batch, cfg.wait)
+	if cfg.flushers > 0 {
+		opts = append(opts, slots.WithBatchFlushers(cfg.flushers))
+	}
 	calls := &countingStore{Store: st}
 	return &agora{svc: slots.New(calls, opts...), calls: calls, strategy: slots.Strategy(cfg.strategy), twoStep: cfg.loop == "twostep", cleanup: cleanup}
 }
@@ -138,10 +142,45 @@ func parallel(n, width int, fn func(i int) error) error {
 }
 
 // run prepares n claims, each with a draft and one open critic seat, and w
-// agents, then times the agents' loops from the first seat handed to one
-// until the queue is empty. It checks the run exact: n seats done, each
-// credited once.
+// agents, then times the agents' loops through the Go API from the first
+// seat handed to one until the queue is empty. It checks the run exact: n
+// seats done, each credited once.
 func (a *agora) run(ctx context.Context, w, n int) (time.Duration, error) {
+	return a.timed(ctx, "agora", w, n, func(i int, k slots.Key, _ string) (loop, error) {
+		q := slots.JobQuery{Strategy: a.strategy}
+		return loop{
+			take: func() (slots.Job, error) { return a.svc.TakeNext(ctx, k, q) },
+			doneTake: func(j slots.Job) (*slots.Job, error) {
+				if a.twoStep {
+					if _, err := a.svc.Done(ctx, k, j.Claim.ID, j.Slot.ID); err != nil {
+						return nil, err
+					}
+					next, err := a.svc.TakeNext(ctx, k, q)
+					if errors.Is(err, slots.ErrNoJob) {
+						return nil, nil
+					}
+					return &next, err
+				}
+				dn, err := a.svc.DoneAndTakeNext(ctx, k, j.Claim.ID, j.Slot.ID, q)
+				return dn.Next, err
+			},
+		}, nil
+	})
+}
+
+// loop is one agent's worker loop: its first take, then its done with the
+// next take, nil when none is left.
+type loop struct {
+	take     func() (slots.Job, error)
+	doneTake func(slots.Job) (*slots.Job, error)
+}
+
+// timed prepares n claims, each with a draft and one open critic seat, and
+// w agents, then times the loops agent makes for them (system names them in
+// the counters' line) (given each agent's
+// index, key and secret) from the first seat handed to one until the queue
+// is empty. It checks the run exact: n seats done, each credited once.
+func (a *agora) timed(ctx context.Context, system string, w, n int, agent func(i int, k slots.Key, secret string) (loop, error)) (time.Duration, error) {
 	drafter := slots.Key{ID: "bench-drafter", Name: "drafter"}
 	claims := make([]string, n)
 	err := parallel(n, 16, func(i int) error {
@@ -160,12 +199,16 @@ func (a *agora) run(ctx context.Context, w, n int) (time.Duration, error) {
 		return 0, fmt.Errorf("agora setup: %w", err)
 	}
 	keys := make([]slots.Key, w)
+	loops := make([]loop, w)
 	for i := range keys {
-		k, _, err := a.svc.CreateKey(ctx, slots.NewKey{Name: fmt.Sprint("worker-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		k, secret, err := a.svc.CreateKey(ctx, slots.NewKey{Name: fmt.Sprint("worker-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			return 0, err
 		}
 		keys[i] = k
+		if loops[i], err = agent(i, k, secret); err != nil {
+			return 0, err
+		}
 	}
 
 	if a.prepared != nil {
@@ -177,41 +220,32 @@ func (a *agora) run(ctx context.Context, w, n int) (time.Duration, error) {
 	a.calls.reset()
 	var first firstStart
 	err = parallel(w, w, func(i int) error {
-		q := slots.JobQuery{Strategy: a.strategy}
-		job, err := a.svc.TakeNext(ctx, keys[i], q)
-		if err == nil {
-			first.mark()
-		}
-		for err == nil {
-			if a.twoStep {
-				if _, err = a.svc.Done(ctx, keys[i], job.Claim.ID, job.Slot.ID); err != nil {
-					return err
-				}
-				done.Add(1)
-				job, err = a.svc.TakeNext(ctx, keys[i], q)
-				continue
-			}
-			var dn slots.DoneNext
-			if dn, err = a.svc.DoneAndTakeNext(ctx, keys[i], job.Claim.ID, job.Slot.ID, q); err != nil {
-				return err
-			}
-			done.Add(1)
-			if dn.Next == nil {
-				return nil
-			}
-			job = *dn.Next
-		}
+		job, err := loops[i].take()
 		if errors.Is(err, slots.ErrNoJob) {
 			return nil
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		first.mark()
+		for {
+			next, err := loops[i].doneTake(job)
+			if err != nil {
+				return err
+			}
+			done.Add(1)
+			if next == nil {
+				return nil
+			}
+			job = *next
+		}
 	})
 	elapsed := time.Since(first.at)
 	if err != nil {
 		return 0, fmt.Errorf("agora worker: %w", err)
 	}
 	calls, items, busy := a.calls.calls.Load(), a.calls.items.Load(), time.Duration(a.calls.busy.Load())
-	fmt.Printf("calls workers=%d seats=%d store_calls=%d per_seat=%.2f items_per_call=%.1f store_time=%.0f%%\n", w, n, calls,
+	fmt.Printf("calls system=%s workers=%d seats=%d store_calls=%d per_seat=%.2f items_per_call=%.1f store_time=%.0f%%\n", system, w, n, calls,
 		float64(calls)/float64(n), float64(items)/float64(max(calls, 1)), 100*busy.Seconds()/elapsed.Seconds())
 	return elapsed, a.checkExact(ctx, keys, claims, done.Load())
 }
@@ -247,14 +281,15 @@ func (a *agora) checkExact(ctx context.Context, keys []slots.Key, claims []strin
 
 // batching is the Service options of the -batch and -wait flags.
 func batching(mode string, wait time.Duration) []slots.Option {
-	var opts []slots.Option
-	if mode == "both" || mode == "take" {
-		opts = append(opts, slots.WithTakeBatching(wait))
+	switch mode {
+	case "none":
+		return []slots.Option{slots.WithoutBatching()}
+	case "take":
+		return []slots.Option{slots.WithoutBatching(), slots.WithTakeBatching(wait)}
+	case "done":
+		return []slots.Option{slots.WithoutBatching(), slots.WithDoneBatching(wait)}
 	}
-	if mode == "both" || mode == "done" {
-		opts = append(opts, slots.WithDoneBatching(wait))
-	}
-	return opts
+	return []slots.Option{slots.WithTakeBatching(wait), slots.WithDoneBatching(wait)}
 }
 
 // countingStore counts the worker loop's calls of the store (takes and

@@ -10,14 +10,17 @@
 // An Agora worker is an agent with its own API key that takes its first
 // seat with TakeNext and then loops DoneAndTakeNext (its done and its next
 // take in one store call; -loop twostep: TakeNext → Done) through the Go
-// API (slots.Service, by default with WithTakeBatching and WithDoneBatching
-// at a 1 ms wait and two flushers: concurrent calls coalesced, each batch
-// waiting for its share of the workers the last answered), each seat one
-// claim's only role slot; every run is checked exact: every seat done once
-// and credited once. Both sides get pools of W+8 connections. River works
-// no-op jobs with its fetch cooldown at 1 ms (its fastest; its default is
-// 100 ms), asynq no-op tasks. Each system's clock starts when its first job
-// or seat is handed to a worker, so neither's start-up is counted.
+// API (slots.Service with the library's defaults: concurrent calls
+// coalesced into batches, each waiting up to slots.DefaultBatchWait for its
+// share of the workers the last answered, as many batches in flight as the
+// load pays for), each seat one claim's only role slot; every run is
+// checked exact: every seat done once and credited once. With -http the
+// same loop also runs over HTTP (the server's handler on a loopback port,
+// each worker a Go client with its own key), reported beside. Both sides
+// get pools of W+8 connections. River works no-op jobs with its fetch
+// cooldown at 1 ms (its fastest; its default is 100 ms), asynq no-op tasks.
+// Each system's clock starts when its first job or seat is handed to a
+// worker, so neither's start-up is counted.
 //
 // It is its own module so that the library's go.mod keeps none of the
 // peers' dependencies.
@@ -33,6 +36,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agorahq/agora/slots"
 )
 
 func main() {
@@ -41,11 +46,12 @@ func main() {
 	flag.StringVar(&cfg.redis, "redis", "", "Redis URL (Agora and asynq); empty skips Redis")
 	flag.IntVar(&cfg.n, "n", 2000, "units of work per run")
 	flag.IntVar(&cfg.runs, "runs", 5, "runs of each system per backend and worker count (alternating)")
-	workers := flag.String("workers", "1,8,64", "comma-separated worker counts")
+	workers := flag.String("workers", "1,8,64,256", "comma-separated worker counts")
 	flag.StringVar(&cfg.strategy, "strategy", "oldest", "Agora's job-queue strategy: oldest or random")
-	flag.StringVar(&cfg.batch, "batch", "both", "Agora's coalescing: both (takes and dones), done, take or none")
-	flag.DurationVar(&cfg.wait, "wait", time.Millisecond, "Agora's batch wait (the maxWait of slots.WithTakeBatching and WithDoneBatching): the longest a batch waits for the callers of the last one to come back; 0: none")
-	flag.IntVar(&cfg.flushers, "flushers", 2, "Agora's batches in flight at once per kind (slots.WithBatchFlushers; 0: the library's default)")
+	flag.StringVar(&cfg.batch, "batch", "both", "Agora's coalescing: both (takes and dones, the library's default), done, take or none (slots.WithoutBatching)")
+	flag.DurationVar(&cfg.wait, "wait", slots.DefaultBatchWait, "Agora's batch wait (the maxWait of slots.WithTakeBatching and WithDoneBatching): the longest a batch waits for the callers of the last one to come back; 0: none")
+	flag.IntVar(&cfg.flushers, "flushers", 0, "Agora's batches in flight at once per kind (slots.WithBatchFlushers); 0: the library's default, which adapts to the load")
+	flag.BoolVar(&cfg.http, "http", false, "also work the queue over HTTP: the server's handler on a loopback port, each worker a Go client (httpapi/client) with its own key, reported beside the Go API's figures")
 	flag.BoolVar(&cfg.analyze, "analyze", false, "PostgreSQL: refresh Agora's planner statistics (pgstore's Analyze) once a run's queue is filled, before the clock starts; by default they are left to autovacuum, as in a host that never calls Analyze (the job queue's plans do not depend on them)")
 	flag.StringVar(&cfg.loop, "loop", "donetake", "Agora's worker loop: donetake (DoneAndTakeNext, one store call per seat) or twostep (TakeNext then Done)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (both systems) to this file")
@@ -94,6 +100,7 @@ type config struct {
 	flushers        int
 	wait            time.Duration
 	analyze         bool
+	http            bool
 }
 
 // system is one queue on one backend, set up once and run many times.
@@ -106,20 +113,21 @@ type system interface {
 
 func run(ctx context.Context, cfg config) error {
 	type pair struct {
-		backend     string
-		agora, peer func(ctx context.Context, maxWorkers int) (system, error)
+		backend string
+		agora   func(ctx context.Context, maxWorkers int) (*agora, error)
+		peer    func(ctx context.Context, maxWorkers int) (system, error)
 	}
 	var pairs []pair
 	if cfg.postgres != "" {
 		pairs = append(pairs, pair{"postgres",
-			func(ctx context.Context, w int) (system, error) {
+			func(ctx context.Context, w int) (*agora, error) {
 				return newAgoraPG(ctx, cfg.postgres, w, cfg)
 			},
 			func(ctx context.Context, w int) (system, error) { return newRiver(ctx, cfg.postgres, w) }})
 	}
 	if cfg.redis != "" {
 		pairs = append(pairs, pair{"redis",
-			func(ctx context.Context, w int) (system, error) {
+			func(ctx context.Context, w int) (*agora, error) {
 				return newAgoraRedis(ctx, cfg.redis, w, cfg)
 			},
 			func(ctx context.Context, w int) (system, error) { return newAsynq(cfg.redis, w) }})
@@ -135,7 +143,18 @@ func run(ctx context.Context, cfg config) error {
 			agora.close()
 			return fmt.Errorf("%s peer: %w", p.backend, err)
 		}
-		err = compare(ctx, cfg, p.backend, agora, peer)
+		systems := []system{agora, peer}
+		if cfg.http {
+			h, err := newAgoraHTTP(agora, maxW)
+			if err != nil {
+				agora.close()
+				peer.close()
+				return fmt.Errorf("%s agora over HTTP: %w", p.backend, err)
+			}
+			defer h.close()
+			systems = append(systems, h)
+		}
+		err = compare(ctx, cfg, p.backend, systems)
 		agora.close()
 		peer.close()
 		if err != nil {
@@ -145,32 +164,36 @@ func run(ctx context.Context, cfg config) error {
 	return nil
 }
 
-// compare runs both systems cfg.runs times at each worker count,
-// alternating which goes first, and prints each run and the medians.
-func compare(ctx context.Context, cfg config, backend string, agora, peer system) error {
+// compare runs the systems (Agora, its peer, and Agora over HTTP with
+// -http) cfg.runs times at each worker count, rotating which goes first,
+// and prints each run and the medians: ratio is Agora's over the peer's,
+// http_ratio Agora over HTTP's over the peer's.
+func compare(ctx context.Context, cfg config, backend string, systems []system) error {
+	names := []string{"agora", "peer", "http"}
 	for _, w := range cfg.workers {
-		var a, p []float64
+		rates := make([][]float64, len(systems))
 		for i := range cfg.runs {
-			order := []system{agora, peer}
-			if i%2 == 1 {
-				order = []system{peer, agora}
-			}
-			for _, s := range order {
-				d, err := s.run(ctx, w, cfg.n)
+			for j := range systems {
+				k := (i + j) % len(systems)
+				d, err := systems[k].run(ctx, w, cfg.n)
 				if err != nil {
-					return fmt.Errorf("%s workers=%d: %w", backend, w, err)
+					return fmt.Errorf("%s %s workers=%d: %w", backend, names[k], w, err)
 				}
-				rate := float64(cfg.n) / d.Seconds()
-				if s == agora {
-					a = append(a, rate)
-				} else {
-					p = append(p, rate)
-				}
+				rates[k] = append(rates[k], float64(cfg.n)/d.Seconds())
 			}
-			fmt.Printf("run backend=%s workers=%d n=%d agora=%.0f peer=%.0f\n", backend, w, cfg.n, a[i], p[i])
+			line := fmt.Sprintf("run backend=%s workers=%d n=%d", backend, w, cfg.n)
+			for k := range systems {
+				line += fmt.Sprintf(" %s=%.0f", names[k], rates[k][i])
+			}
+			fmt.Println(line)
 		}
-		ma, mp := median(a), median(p)
-		fmt.Printf("ratio backend=%s workers=%d agora=%.0f peer=%.0f ratio=%.2f\n", backend, w, ma, mp, ma/mp)
+		ma, mp := median(rates[0]), median(rates[1])
+		line := fmt.Sprintf("ratio backend=%s workers=%d agora=%.0f peer=%.0f ratio=%.2f", backend, w, ma, mp, ma/mp)
+		if len(systems) > 2 {
+			mh := median(rates[2])
+			line += fmt.Sprintf(" http=%.0f http_ratio=%.2f", mh, mh/mp)
+		}
+		fmt.Println(line)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package slots
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -25,12 +26,30 @@ type JobResult struct {
 // FinishAndTakeNextSlots call of a Service carries.
 const MaxBatch = 256
 
-// WithDoneBatching coalesces concurrent Done calls into one FinishSlots
-// call of the store (one statement and commit on PostgreSQL, one script on
-// Redis), as a batch completer does: while batches are being written (up to
-// WithBatchFlushers at once), the dones that arrive wait and go together in
-// the next. Concurrent DoneAndTakeNext calls are coalesced the same way into
-// one FinishAndTakeNextSlots call. Each done is still decided and credited
+// DefaultBatchWait is the maxWait of a Service's batches unless
+// WithTakeBatching or WithDoneBatching sets another.
+const DefaultBatchWait = time.Millisecond
+
+// batching is how a Service coalesces its job-queue calls, as its options
+// set it; New builds the batchers from it.
+type batching struct {
+	takesOff, donesOff bool
+	takeWait, doneWait time.Duration
+	flushers           int // WithBatchFlushers; 0: adaptive
+}
+
+// By default a Service coalesces concurrent TakeNext, Done and
+// DoneAndTakeNext calls into batches (see WithDoneBatching) with
+// DefaultBatchWait, and adapts how many batches it writes at once (see
+// WithBatchFlushers). These options change that; the last one given for a
+// kind of call wins.
+
+// WithDoneBatching sets how concurrent Done calls are coalesced into one
+// FinishSlots call of the store (one statement and commit on PostgreSQL,
+// one script on Redis), as a batch completer does: while batches are being
+// written, the dones that arrive wait and go together in the next.
+// Concurrent DoneAndTakeNext calls are coalesced the same way into one
+// FinishAndTakeNextSlots call. Each done is still decided and credited
 // exactly once, in the store's atomic step.
 //
 // maxWait bounds how long a batch waits for the callers the last one
@@ -38,92 +57,179 @@ const MaxBatch = 256
 // answer, and a batch that went without them would be followed by one of
 // just those, a commit for a handful where one would do for all. A batch
 // waits until it holds its share of the callers seen when a batch was last
-// answered (all of them with one flusher, half with two), and no longer than
-// maxWait when they do not come; a lone caller never waits. 0 writes at once
-// and only coalesces what piles up meanwhile, adding no wait of its own.
+// answered (all of them with one batch in flight, half with two), and no
+// longer than maxWait when they do not come; a lone caller never waits. 0
+// writes at once and only coalesces what piles up meanwhile. The default
+// is DefaultBatchWait.
 //
 // A Done whose context ends while its batch is in flight returns the
 // context's error; its slot may then be done, as after any interrupted
 // request.
 func WithDoneBatching(maxWait time.Duration) Option {
-	return func(s *Service) {
-		s.dones = &batcher[FinishParams, FinishResult]{
-			maxWait: max(maxWait, 0),
-			limit:   flusherLimit{&s.batchFlushers},
-			key:     func(p FinishParams) string { return p.SlotID },
-			run: func(ctx context.Context, ps []FinishParams) ([]FinishResult, error) {
-				return s.store.FinishSlots(ctx, ps)
-			},
-			fail: func(err error) FinishResult { return FinishResult{Err: err} },
-		}
-		s.doneTakes = &batcher[FinishTakeParams, FinishTakeResult]{
-			maxWait: max(maxWait, 0),
-			limit:   flusherLimit{&s.batchFlushers},
-			key:     func(p FinishTakeParams) string { return p.Next.Agent.KeyID },
-			run: func(ctx context.Context, ps []FinishTakeParams) ([]FinishTakeResult, error) {
-				return s.store.FinishAndTakeNextSlots(ctx, ps)
-			},
-			fail: func(err error) FinishTakeResult { return FinishTakeResult{Err: err} },
-		}
-	}
+	return func(s *Service) { s.batching.donesOff, s.batching.doneWait = false, max(maxWait, 0) }
 }
 
-// WithTakeBatching coalesces concurrent TakeNext calls into one
-// TakeNextSlots call of the store the same way (one statement on
-// PostgreSQL for the agents asking for the oldest slot with the same
-// filters, one script on Redis): each agent still gets a slot of its own,
-// never two seats of one claim, and no lost race. maxWait is as in
-// WithDoneBatching.
+// WithTakeBatching sets how concurrent TakeNext calls are coalesced into
+// one TakeNextSlots call of the store (one statement on PostgreSQL for the
+// agents asking for the oldest slot with the same filters, one script on
+// Redis): each agent still gets a slot of its own, never two seats of one
+// claim, and no lost race. maxWait is as in WithDoneBatching.
 func WithTakeBatching(maxWait time.Duration) Option {
-	return func(s *Service) {
-		s.takes = &batcher[TakeNextParams, JobResult]{
-			maxWait: max(maxWait, 0),
-			limit:   flusherLimit{&s.batchFlushers},
-			key:     func(p TakeNextParams) string { return p.Agent.KeyID },
-			run: func(ctx context.Context, ps []TakeNextParams) ([]JobResult, error) {
-				return s.store.TakeNextSlots(ctx, ps)
-			},
-			fail: func(err error) JobResult { return JobResult{Err: err} },
-		}
-	}
+	return func(s *Service) { s.batching.takesOff, s.batching.takeWait = false, max(maxWait, 0) }
 }
 
-// maxFlushers is how many batches of one kind a Service writes at once
-// unless WithBatchFlushers says otherwise. A caller that finds fewer in
-// flight writes its own batch itself, so a lone caller pays no hand-over
-// and a few callers are not queued behind one another; past that, callers
-// queue and go in the next batch.
-const maxFlushers = 4
+// WithoutBatching makes each TakeNext, Done and DoneAndTakeNext its own
+// store call. The calls in flight at once are still bounded as batches are
+// (see WithBatchFlushers), so a crowd of callers queues in the Service
+// instead of contending in the store for the head of the same queue.
+func WithoutBatching() Option {
+	return func(s *Service) { s.batching.takesOff, s.batching.donesOff = true, true }
+}
 
-// WithBatchFlushers sets how many batches of one kind (dones, takes, dones
-// with takes) the Service's batchers write at once; the default is 4. Fewer
-// make bigger batches and so fewer commits per item, more overlap the
-// round trips of several batches: a host whose store's commits are dear
-// (PostgreSQL flushing its log to a slow disk) may want 1 or 2. Values
-// below 1 mean the default.
+// WithBatchFlushers fixes how many batches of one kind (dones, takes,
+// dones with takes) the Service writes at once. Without it (or with n
+// below 1) the number adapts to the load: it starts at 2 and moves one at a
+// time, up while more batches at once answer more calls per second and
+// back down when they answer fewer, between 1 and twice the CPUs Go may
+// use (at least 4). Fewer make bigger batches and so fewer commits per item
+// (what a store whose commits wait for a disk wants), more overlap the
+// round trips and the store's work of several batches (what a store with
+// many idle cores wants).
 func WithBatchFlushers(n int) Option {
-	return func(s *Service) { s.batchFlushers = n }
+	return func(s *Service) { s.batching.flushers = n }
 }
 
-// flusherLimit is a batcher's bound on batches in flight: the Service's
-// WithBatchFlushers, read when a call arrives, so options apply in any
-// order.
-type flusherLimit struct{ n *int }
-
-func (l flusherLimit) max() int {
-	if l.n == nil || *l.n < 1 {
-		return maxFlushers
+// initBatchers builds the Service's batchers from its options.
+func (s *Service) initBatchers() {
+	b := s.batching
+	limit := func() *flushLimit { return newFlushLimit(b.flushers, runtime.GOMAXPROCS(0)) }
+	doneBatch, takeBatch := MaxBatch, MaxBatch
+	if b.donesOff {
+		doneBatch, b.doneWait = 1, 0
 	}
-	return *l.n
+	if b.takesOff {
+		takeBatch, b.takeWait = 1, 0
+	}
+	s.dones = &batcher[FinishParams, FinishResult]{
+		maxWait:  b.doneWait,
+		maxBatch: doneBatch,
+		limit:    limit(),
+		key:      func(p FinishParams) string { return p.SlotID },
+		run: func(ctx context.Context, ps []FinishParams) ([]FinishResult, error) {
+			if len(ps) == 1 && b.donesOff {
+				slot, err := s.store.FinishSlot(ctx, ps[0])
+				return []FinishResult{{Slot: slot, Err: err}}, nil
+			}
+			return s.store.FinishSlots(ctx, ps)
+		},
+		fail: func(err error) FinishResult { return FinishResult{Err: err} },
+	}
+	s.doneTakes = &batcher[FinishTakeParams, FinishTakeResult]{
+		maxWait:  b.doneWait,
+		maxBatch: doneBatch,
+		limit:    limit(),
+		key:      func(p FinishTakeParams) string { return p.Next.Agent.KeyID },
+		run: func(ctx context.Context, ps []FinishTakeParams) ([]FinishTakeResult, error) {
+			return s.store.FinishAndTakeNextSlots(ctx, ps)
+		},
+		fail: func(err error) FinishTakeResult { return FinishTakeResult{Err: err} },
+	}
+	s.takes = &batcher[TakeNextParams, JobResult]{
+		maxWait:  b.takeWait,
+		maxBatch: takeBatch,
+		limit:    limit(),
+		key:      func(p TakeNextParams) string { return p.Agent.KeyID },
+		run: func(ctx context.Context, ps []TakeNextParams) ([]JobResult, error) {
+			if len(ps) == 1 && b.takesOff {
+				job, err := s.store.TakeNextSlot(ctx, ps[0])
+				return []JobResult{{Job: job, Err: err}}, nil
+			}
+			return s.store.TakeNextSlots(ctx, ps)
+		},
+		fail: func(err error) JobResult { return JobResult{Err: err} },
+	}
+}
+
+// flushLimit bounds a batcher's batches in flight; the batcher's mutex
+// guards it. Fixed by WithBatchFlushers, it otherwise climbs a hill: over
+// a window of batches it measures the items answered per second, then
+// moves one step, and turns round when the window answered fewer than the
+// one before. So it settles where one more batch at once stops paying:
+// near one on a store whose commits queue for a disk, near its spare cores
+// on one that has them; and never above the callers there are, so that
+// when fewer come each batch still gathers several.
+type flushLimit struct {
+	n     int
+	fixed bool
+	ceil  int
+	step  int
+	// gen counts the moves; a batch taken before the last one is not
+	// measured.
+	gen int
+	// The window being measured.
+	start, last    time.Time
+	items, batches int
+	rate           float64 // the last window's items per second; 0: none
+}
+
+// The climb's constants: where it starts, how many batches (per batch in
+// flight) a window measures, and how long an idle gap resets it.
+const (
+	startFlushers   = 2
+	windowPerFlush  = 4
+	minWindow       = 8
+	idleResetWindow = 50 * time.Millisecond
+)
+
+func newFlushLimit(fixed, procs int) *flushLimit {
+	if fixed >= 1 {
+		return &flushLimit{n: fixed, fixed: true}
+	}
+	return &flushLimit{n: startFlushers, ceil: max(4, 2*procs), step: 1}
+}
+
+// observe counts a batch of items, taken at generation gen, answered at
+// now, when callers were in the batcher.
+func (l *flushLimit) observe(now time.Time, gen, items, callers int) {
+	if l.fixed {
+		return
+	}
+	if l.last.IsZero() || now.Sub(l.last) > idleResetWindow {
+		l.start, l.items, l.batches, l.rate = now, 0, 0, 0
+	}
+	l.last = now
+	if gen != l.gen {
+		return
+	}
+	l.items += items
+	l.batches++
+	if l.batches < max(minWindow, windowPerFlush*l.n) {
+		return
+	}
+	rate := float64(l.items) / max(now.Sub(l.start).Seconds(), 1e-9)
+	if l.rate > 0 && rate < l.rate {
+		l.step = -l.step
+	}
+	l.rate = rate
+	top := min(l.ceil, max(callers, 1))
+	next := l.n + l.step
+	if next < 1 || next > top {
+		l.step = -l.step
+		next = l.n + l.step
+	}
+	l.n = min(max(next, 1), top)
+	l.gen++
+	l.start, l.items, l.batches = now, 0, 0
 }
 
 // batcher coalesces calls into batches. A batch holds each key once (a
 // slot's dones, an agent's takes): a second call with the same key waits
 // for a later batch, so it sees the first one's outcome.
 type batcher[P, R any] struct {
-	maxWait time.Duration
-	limit   flusherLimit
-	key     func(P) string
+	maxWait  time.Duration
+	maxBatch int // at most MaxBatch; 1: each call its own store call
+	limit    *flushLimit
+	key      func(P) string
 	run     func(context.Context, []P) ([]R, error)
 	fail    func(error) R
 
@@ -165,7 +271,7 @@ func (b *batcher[P, R]) do(ctx context.Context, p P) (R, error) {
 	b.wakeWaiters()
 	// A flusher gathering a batch takes this call with it; another would
 	// only split the batch.
-	lead := b.flushers < b.limit.max() && b.gathering == 0
+	lead := b.flushers < b.limit.n && b.gathering == 0
 	if lead {
 		b.flushers++
 	}
@@ -197,15 +303,27 @@ func (b *batcher[P, R]) flush(ctx context.Context, own *batchCall[P, R], stop <-
 			return
 		}
 		b.inFlight += len(batch)
+		gen := b.limit.gen
 		b.mu.Unlock()
-		b.write(ctx, batch)
+		b.write(ctx, batch, gen)
 		if own == nil {
+			// A flusher past a limit that came down retires; the others
+			// carry on with the queue.
+			b.mu.Lock()
+			retire := b.flushers > b.limit.n
+			if retire {
+				b.flushers--
+			}
+			b.mu.Unlock()
+			if retire {
+				return
+			}
 			continue
 		}
 		select {
 		case <-own.done:
 			b.mu.Lock()
-			rest := len(b.queue) > 0
+			rest := len(b.queue) > 0 && b.flushers <= b.limit.n
 			if !rest {
 				b.flushers--
 			}
@@ -231,14 +349,14 @@ func (b *batcher[P, R]) flush(ctx context.Context, own *batchCall[P, R], stop <-
 // maxWait 0 a batch never waits and takes all it can.
 func (b *batcher[P, R]) gather(own *batchCall[P, R], stop <-chan struct{}) int {
 	if b.maxWait <= 0 {
-		return MaxBatch
+		return b.maxBatch
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	flushers := b.limit.max()
-	share := min((b.callers+flushers-1)/flushers, MaxBatch)
+	flushers := b.limit.n
+	share := min((b.callers+flushers-1)/flushers, b.maxBatch)
 	if share == 0 {
-		return MaxBatch
+		return b.maxBatch
 	}
 	if len(b.queue) >= share {
 		return share
@@ -288,7 +406,7 @@ func (b *batcher[P, R]) wakeWaiters() {
 // next takes the next batch, of at most limit calls, off the queue; the
 // caller holds b.mu.
 func (b *batcher[P, R]) next(limit int) []*batchCall[P, R] {
-	limit = min(limit, MaxBatch)
+	limit = min(limit, b.maxBatch)
 	var batch, rest []*batchCall[P, R]
 	seen := map[string]bool{}
 	for _, c := range b.queue {
@@ -304,17 +422,20 @@ func (b *batcher[P, R]) next(limit int) []*batchCall[P, R] {
 	return batch
 }
 
-// write runs one batch and answers its calls, counting the callers before
-// it answers them (answered, they may be back in the queue at once).
-func (b *batcher[P, R]) write(ctx context.Context, batch []*batchCall[P, R]) {
+// write runs one batch, taken at the limit's generation gen, and answers
+// its calls, counting the callers before it answers them (answered, they
+// may be back in the queue at once).
+func (b *batcher[P, R]) write(ctx context.Context, batch []*batchCall[P, R], gen int) {
 	ps := make([]P, len(batch))
 	for i, c := range batch {
 		ps[i] = c.p
 	}
 	res, err := b.run(ctx, ps)
+	now := time.Now()
 	b.mu.Lock()
 	b.inFlight -= len(batch)
 	b.callers = len(batch) + len(b.queue) + b.inFlight
+	b.limit.observe(now, gen, len(batch), b.callers)
 	b.mu.Unlock()
 	for i, c := range batch {
 		if err != nil {

@@ -12,11 +12,11 @@ import (
 // for callers who do not come stops waiting when its own context ends, and
 // writes its batch then, rather than after maxWait.
 func TestGatherStopsWithTheLeadersContext(t *testing.T) {
-	one := 1
 	var ran []int
 	b := &batcher[int, int]{
-		maxWait: time.Hour,
-		limit:   flusherLimit{&one},
+		maxWait:  time.Hour,
+		maxBatch: MaxBatch,
+		limit:    newFlushLimit(1, 1),
 		key:     func(p int) string { return string(rune('a' + p)) },
 		run: func(_ context.Context, ps []int) ([]int, error) {
 			ran = append(ran, len(ps))
@@ -41,4 +41,67 @@ func TestGatherStopsWithTheLeadersContext(t *testing.T) {
 	require.Zero(t, b.flushers)
 	require.Zero(t, b.gathering)
 	require.Empty(t, b.waiters)
+}
+
+// climb drives l through windows against a store that answers rate(n)
+// items per second with n batches in flight, and returns the limits it
+// held in the last half of them.
+func climb(l *flushLimit, windows int, rate func(n int) float64) []int {
+	now := time.Unix(0, 0)
+	var held []int
+	for w := range windows {
+		gen := l.gen
+		for range max(minWindow, windowPerFlush*l.n) {
+			now = now.Add(time.Duration(float64(time.Second) * 10 / rate(l.n)))
+			l.observe(now, gen, 10, 64)
+		}
+		if w >= windows/2 {
+			held = append(held, l.n)
+		}
+	}
+	return held
+}
+
+// TestFlushLimitClimbs: the adaptive limit settles near the number of
+// batches in flight that answers the most items per second: the peak of a
+// store with spare cores, one for a store whose commits queue for one disk,
+// the ceiling for one that scales past it; a fixed limit never moves.
+func TestFlushLimitClimbs(t *testing.T) {
+	peak := func(top int) func(int) float64 {
+		return func(n int) float64 { return 1000 * float64(top*top-(n-top)*(n-top)) }
+	}
+	for _, n := range climb(newFlushLimit(0, 8), 200, peak(6)) {
+		require.InDelta(t, 6, n, 1, "around the peak at 6")
+	}
+	disk := func(n int) float64 { return 4000 / float64(n) }
+	for _, n := range climb(newFlushLimit(0, 8), 200, disk) {
+		require.LessOrEqual(t, n, 2, "one batch at a time, or two while it checks")
+	}
+	scales := func(n int) float64 { return 1000 * float64(n) }
+	for _, n := range climb(newFlushLimit(0, 8), 200, scales) {
+		require.GreaterOrEqual(t, n, 15, "at the ceiling of twice the CPUs")
+	}
+	for _, n := range climb(newFlushLimit(3, 8), 50, scales) {
+		require.Equal(t, 3, n)
+	}
+}
+
+// TestFlushLimitFollowsCallers: a batch taken before the last move is not
+// measured, and the limit never climbs past the callers there are.
+func TestFlushLimitFollowsCallers(t *testing.T) {
+	l := newFlushLimit(0, 8)
+	now := time.Unix(0, 0)
+	for range 100 {
+		now = now.Add(time.Millisecond)
+		l.observe(now, l.gen-1, 10, 64)
+	}
+	require.Equal(t, startFlushers, l.n)
+	require.Zero(t, l.gen)
+	for i := range 1000 {
+		now = now.Add(time.Millisecond)
+		l.observe(now, l.gen, 1, 1)
+		if i >= minWindow {
+			require.Equal(t, 1, l.n, "one caller, one batch at a time once a window has closed (batch %d)", i)
+		}
+	}
 }

@@ -49,16 +49,7 @@ func (s *Service) DoneAndTakeNext(ctx context.Context, agent Key, claimID, slotI
 		Finish: FinishParams{ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: t.Now, Credit: RewardRoleSlot},
 		Next:   TakeNextParams{Next: next, Agent: t.Agent, Now: t.Now, LeaseUntil: t.LeaseUntil},
 	}
-	var r FinishTakeResult
-	if s.doneTakes != nil {
-		r, err = s.doneTakes.do(ctx, p)
-	} else {
-		var rs []FinishTakeResult
-		rs, err = s.store.FinishAndTakeNextSlots(ctx, []FinishTakeParams{p})
-		if err == nil {
-			r = rs[0]
-		}
-	}
+	r, err := s.doneTakes.do(ctx, p)
 	if err == nil {
 		err = r.Err
 	}

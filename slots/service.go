@@ -25,13 +25,11 @@ type Service struct {
 	lease     time.Duration
 	adminHash []byte
 	notifier  store.Notifier
-	dones     *batcher[FinishParams, FinishResult]         // nil: each Done is its own FinishSlot
-	takes     *batcher[TakeNextParams, JobResult]          // nil: each TakeNext is its own TakeNextSlot
-	doneTakes *batcher[FinishTakeParams, FinishTakeResult] // nil: each DoneAndTakeNext is its own store call
+	batching  batching
+	dones     *batcher[FinishParams, FinishResult]
+	takes     *batcher[TakeNextParams, JobResult]
+	doneTakes *batcher[FinishTakeParams, FinishTakeResult]
 	crowd     spread
-	// batchFlushers bounds the batches of one kind in flight
-	// (WithBatchFlushers; 0: maxFlushers).
-	batchFlushers int
 }
 
 // Option configures a Service.
@@ -96,11 +94,13 @@ func PublishClaimChange(ctx context.Context, n store.Notifier, claimID string) {
 
 // New returns a Service over st.
 func New(st Store, opts ...Option) *Service {
-	s := &Service{store: st, now: time.Now, notifier: notify.Local()}
+	s := &Service{store: st, now: time.Now, notifier: notify.Local(),
+		batching: batching{takeWait: DefaultBatchWait, doneWait: DefaultBatchWait}}
 	for _, o := range opts {
 		o(s)
 	}
 	s.ids.Now = s.now
+	s.initBatchers()
 	return s
 }
 
@@ -363,16 +363,10 @@ func (s *Service) Take(ctx context.Context, agent Key, claimID, slotID string) (
 // Done marks the agent's slot done and credits RewardRoleSlot to it, once.
 func (s *Service) Done(ctx context.Context, agent Key, claimID, slotID string) (Slot, error) {
 	p := FinishParams{ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: s.nowMs(), Credit: RewardRoleSlot}
-	var slot Slot
-	var err error
-	if s.dones != nil {
-		var r FinishResult
-		r, err = s.dones.do(ctx, p)
-		if err == nil {
-			slot, err = r.Slot, r.Err
-		}
-	} else {
-		slot, err = s.store.FinishSlot(ctx, p)
+	r, err := s.dones.do(ctx, p)
+	slot := r.Slot
+	if err == nil {
+		err = r.Err
 	}
 	if err == nil {
 		PublishClaimChange(ctx, s.notifier, claimID)

@@ -65,15 +65,10 @@ func (s *Service) TakeNext(ctx context.Context, agent Key, q JobQuery) (Job, err
 	}
 	t := s.takeParams(agent)
 	p := TakeNextParams{Next: next, Agent: t.Agent, Now: t.Now, LeaseUntil: t.LeaseUntil}
-	var job Job
-	if s.takes != nil {
-		var r JobResult
-		r, err = s.takes.do(ctx, p)
-		if err == nil {
-			job, err = r.Job, r.Err
-		}
-	} else {
-		job, err = s.store.TakeNextSlot(ctx, p)
+	r, err := s.takes.do(ctx, p)
+	job := r.Job
+	if err == nil {
+		err = r.Err
 	}
 	if err == nil {
 		PublishClaimChange(ctx, s.notifier, job.Claim.ID)

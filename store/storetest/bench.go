@@ -474,16 +474,22 @@ const workChunk = 20_000
 
 // BenchmarkDoneAndTakeNext measures a job queue worked by agents looping
 // Service.DoneAndTakeNext (after a first TakeNext), each op one seat taken,
-// done and credited, with 1, 8 and 64 agents, coalesced by
-// WithTakeBatching and WithDoneBatching with two flushers, with no wait
-// (wait=0) and with a 1 ms wait for the agents a batch answered (wait=1ms).
+// done and credited, with 1, 8, 64 and 256 agents, coalesced by
+// WithTakeBatching and WithDoneBatching with the library's adaptive
+// flushers, with no wait (wait=0) and with DefaultBatchWait for the agents
+// a batch answered (wait=1ms), and without batching (wait=none).
 // Each seat is its claim's only one, in claims prepared with the timer
 // stopped, in chunks on fresh stores from newStore.
 func BenchmarkDoneAndTakeNext(b *testing.B, newStore func(b *testing.B) slots.Store) {
 	ctx := context.Background()
-	for _, wait := range []time.Duration{0, time.Millisecond} {
-		for _, workers := range []int{1, 8, 64} {
-			b.Run(fmt.Sprintf("wait=%v/workers=%d", wait, workers), func(b *testing.B) {
+	for _, wait := range []time.Duration{0, slots.DefaultBatchWait, -1} {
+		name := fmt.Sprint(wait)
+		opts := []slots.Option{slots.WithTakeBatching(wait), slots.WithDoneBatching(wait)}
+		if wait < 0 {
+			name, opts = "none", []slots.Option{slots.WithoutBatching()}
+		}
+		for _, workers := range []int{1, 8, 64, 256} {
+			b.Run(fmt.Sprintf("wait=%s/workers=%d", name, workers), func(b *testing.B) {
 				inChunks(b, workChunk, func(n int) func() {
 					st := newStore(b)
 					load(b, st, n, func(i int) error {
@@ -497,7 +503,7 @@ func BenchmarkDoneAndTakeNext(b *testing.B, newStore func(b *testing.B) slots.St
 						}
 						return st.ReplaceOpenSlots(ctx, claimID, []slots.Slot{{ID: fmt.Sprintf("work_slot_%012d", i), ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1}})
 					})
-					svc := slots.New(st, slots.WithBatchFlushers(2), slots.WithTakeBatching(wait), slots.WithDoneBatching(wait))
+					svc := slots.New(st, opts...)
 					return func() {
 						if done := workQueue(b, svc, workers); done != n {
 							b.Fatalf("%d seats done, want %d", done, n)

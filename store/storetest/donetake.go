@@ -234,7 +234,7 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 		require.EqualValues(t, 2*slots.RewardRoleSlot, bal)
 	})
 
-	for name, opts := range map[string][]slots.Option{"": nil, "/batched": {slots.WithDoneBatching(0)}, "/batched-wait": {slots.WithDoneBatching(time.Millisecond), slots.WithTakeBatching(0)}} {
+	for name, opts := range map[string][]slots.Option{"": {slots.WithoutBatching()}, "/batched": {slots.WithDoneBatching(0)}, "/batched-wait": {slots.WithDoneBatching(time.Millisecond), slots.WithTakeBatching(0)}} {
 		t.Run("RaceDoneAndTakeNext"+name, func(t *testing.T) {
 			t.Parallel()
 			raceDoneAndTakeNext(t, newSlotsEnv(t, newStores, opts...))

@@ -88,7 +88,11 @@ func RunNotifier(t *testing.T, newStores NewStores) {
 			require.Equal(t, "during", got, "only the event published during the cut may come before the re-read")
 		}
 		require.NoError(t, st.Notifier.Publish(ctx, "claim:1", []byte("after")))
-		require.Equal(t, "after", receive(t, sub), "events flow again after the reconnect")
+		got := receive(t, sub)
+		if got == "during" { // the peer was back before it was published
+			got = receive(t, sub)
+		}
+		require.Equal(t, "after", got, "events flow again after the reconnect")
 	})
 
 	t.Run("CloseAndCancel", func(t *testing.T) {

@@ -21,7 +21,7 @@ func runSlotRules(t *testing.T, newStores NewStores) {
 		opts   []slots.Option
 		finish func(e *slotsEnv, k slots.Key, claimID, slotID string) error
 	}{
-		"Done": {finish: func(e *slotsEnv, k slots.Key, claimID, slotID string) error {
+		"Done": {opts: []slots.Option{slots.WithoutBatching()}, finish: func(e *slotsEnv, k slots.Key, claimID, slotID string) error {
 			_, err := e.svc.Done(e.ctx, k, claimID, slotID)
 			return err
 		}},

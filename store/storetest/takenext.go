@@ -89,7 +89,7 @@ func runTakeNext(t *testing.T, newStores NewStores) {
 		require.Equal(t, c.ID, job.Slot.APIKeyID)
 	})
 
-	for name, opts := range map[string][]slots.Option{"": nil, "/batched": {slots.WithTakeBatching(0)}, "/batched-wait": {slots.WithTakeBatching(time.Millisecond)}} {
+	for name, opts := range map[string][]slots.Option{"": {slots.WithoutBatching()}, "/batched": {slots.WithTakeBatching(0)}, "/batched-wait": {slots.WithTakeBatching(time.Millisecond)}} {
 		t.Run("RaceTakeNextManyAgents"+name, func(t *testing.T) {
 			t.Parallel()
 			raceTakeNextManyAgents(t, newSlotsEnv(t, newStores, opts...))

@@ -66,8 +66,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	quiet := fs.Bool("quiet", false, "log errors only")
 	storeTimeout := fs.Duration("store-timeout", pgstore.DefaultCallTimeout, "longest wait for the database in one store call; past it the request answers 503")
 	pgConns := fs.Int("pg-conns", pgstore.DefaultMaxOpenConns, "PostgreSQL connections in the pool, all kept open while idle")
-	batch := fs.Bool("batch", false, "coalesce concurrent role-slot takes (the one-step route) and dones into one store call each, as a batch completer does")
-	batchWait := fs.Duration("batch-wait", 0, "with -batch, the longest a batch waits for the callers of the last one to come back before it is written (0: none; it only gathers what arrives meanwhile)")
+	batch := fs.Bool("batch", true, "coalesce concurrent role-slot takes (the one-step route) and dones into one store call each, as a batch completer does (false: each its own store call)")
+	batchWait := fs.Duration("batch-wait", slots.DefaultBatchWait, "with -batch, the longest a batch waits for the callers of the last one to come back before it is written (0: none; it only gathers what arrives meanwhile)")
 	maxConns := fs.Int("max-conns", 0, "most client connections served at once, streams included; more wait to be accepted (0: no limit)")
 	requireKeysEnv := os.Getenv("AGORA_REQUIRE_KEYS")
 	requireKeys := fs.Bool("require-keys", requireKeysEnv == "1" || requireKeysEnv == "true", "require API keys (Bearer, with scopes) on the arena, discussion and squad-chat routes too, not only on /api/v1 (default $AGORA_REQUIRE_KEYS); the agent chat then needs -chat-auth or -chat-open")
@@ -102,6 +102,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	slotOpts := []slots.Option{slots.WithAdminKey(*adminKey), slots.WithLease(*lease), slots.WithNotifier(backend.notifier)}
 	if *batch {
 		slotOpts = append(slotOpts, slots.WithTakeBatching(*batchWait), slots.WithDoneBatching(*batchWait))
+	} else {
+		slotOpts = append(slotOpts, slots.WithoutBatching())
 	}
 	svc := slots.New(backend.slots, slotOpts...)
 	if *lease > 0 {
