@@ -153,8 +153,8 @@ func (s *Service) initBatchers() {
 // flushLimit bounds a batcher's batches in flight; the batcher's mutex
 // guards it. Fixed by WithBatchFlushers, it otherwise climbs a hill: over
 // a window of batches it measures the items answered per second, then
-// moves one step, and turns round when the window answered fewer than the
-// one before. So it settles where one more batch at once stops paying:
+// moves one step, and turns round when a step up did not gain or a step
+// down lost. So it settles where one more batch at once stops paying:
 // near one on a store whose commits queue for a disk, near its spare cores
 // on one that has them; and never above the callers there are, so that
 // when fewer come each batch still gathers several.
@@ -179,6 +179,9 @@ const (
 	windowPerFlush  = 4
 	minWindow       = 8
 	idleResetWindow = 50 * time.Millisecond
+	// climbGain is the share by which a step's rate must beat the last
+	// window's to count as a gain (or fall short of it to count as a loss).
+	climbGain = 0.02
 )
 
 func newFlushLimit(fixed, procs int) *flushLimit {
@@ -207,7 +210,10 @@ func (l *flushLimit) observe(now time.Time, gen, items, callers int) {
 		return
 	}
 	rate := float64(l.items) / max(now.Sub(l.start).Seconds(), 1e-9)
-	if l.rate > 0 && rate < l.rate {
+	// One more batch at once must pay for itself; one fewer goes on while
+	// it costs nothing. On a plateau the limit so comes down to its knee:
+	// the fewest batches, so the biggest, that answer as many.
+	if l.rate > 0 && (l.step > 0 && rate <= l.rate*(1+climbGain) || l.step < 0 && rate < l.rate*(1-climbGain)) {
 		l.step = -l.step
 	}
 	l.rate = rate
