@@ -22,7 +22,7 @@ const (
 	// keyRequired: a Bearer API key, with the operation's scope if it has
 	// one (the /api/v1 routes).
 	keyRequired
-	// keyIfRequired: open as the seeds describe it, a Bearer API key with
+	// keyIfRequired: open as the original describes it, a Bearer API key with
 	// the operation's scope when the host requires keys (WithKeys).
 	keyIfRequired
 	// chatAuth: the agent chat's own auth scheme (WithChatAuth).

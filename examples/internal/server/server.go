@@ -114,7 +114,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	pipelines := prism.New(backend.prism, backend.slots, prism.WithLease(*stageLease), prism.WithNotifier(backend.notifier))
 	go pipelines.RunSweeper(ctx, 5*time.Second, func(err error) { log.Error("stage lease sweep", "err", err) })
 
-	// The routes the seeds leave open take keys when the host asks.
+	// The routes the originals leave open take keys when the host asks.
 	openOpts := []httpapi.Option{httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter)}
 	if *requireKeys {
 		openOpts = append(openOpts, httpapi.WithKeys(svc))
