@@ -169,3 +169,17 @@ func TestClaudeBrain(t *testing.T) {
 	_, err = b.Write(ctx, bots.Prompt{Text: "Argue for the five."})
 	require.ErrorContains(t, err, "claude: the agent exited with code 1")
 }
+
+// TestAnswerTemplatesDiffer: the demo's squad answers with three different
+// sentences, none repeating its speaker's name (the chat names it).
+func TestAnswerTemplatesDiffer(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, name := range []string{"Builder", "Critic", "Growth"} {
+		a := bots.AnswerTemplate(name)
+		require.NotContains(t, a, name)
+		require.False(t, seen[a], "%s answers as another member does: %s", name, a)
+		seen[a] = true
+		require.Equal(t, a, bots.AnswerTemplate(name), "the same on every run")
+	}
+}
