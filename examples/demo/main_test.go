@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/testdb"
 )
 
@@ -225,12 +226,7 @@ func TestDemoArenaTranscriptMatchesTheGame(t *testing.T) {
 		require.Equal(t, http.StatusOK, res.StatusCode, path)
 		require.NoError(t, json.NewDecoder(res.Body).Decode(v))
 	}
-	var board struct {
-		Coverage []struct {
-			AgentID     string `json:"agent_id"`
-			DisplayName string `json:"display_name"`
-		} `json:"coverage"`
-	}
+	var board wire.Scoreboard
 	getJSON("/api/games/"+game+"/scoreboard", &board)
 	name := map[string]string{}
 	for _, c := range board.Coverage {
@@ -243,17 +239,7 @@ func TestDemoArenaTranscriptMatchesTheGame(t *testing.T) {
 		}
 		return strings.Join(out, ", ")
 	}
-	var history struct {
-		Rounds []struct {
-			RoundNumber         int      `json:"round_number"`
-			OperatorDisplayName string   `json:"operator_display_name"`
-			Majority            []string `json:"majority"`
-			Minority            []string `json:"minority"`
-			Decision            string   `json:"decision"`
-			Survivors           []string `json:"survivors"`
-			Lost                []string `json:"lost"`
-		} `json:"rounds"`
-	}
+	var history wire.History
 	getJSON("/api/games/"+game+"/history", &history)
 
 	roundLine := regexp.MustCompile(`(?m)^arena: round (\d+): (.+) at the lever; majority track (.+); minority track (.+) \(`)

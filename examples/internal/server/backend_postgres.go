@@ -19,48 +19,28 @@ import (
 // it is missing (as the demo does), and migrates, logging the migrations it
 // applied. Several servers may start at once on one database: Migrate
 // serialises them.
-func openPostgres(ctx context.Context, c backendConfig, limiter httpapi.Limiter) (*backend, error) {
+func openPostgres(ctx context.Context, c backendConfig, limiter httpapi.Limiter) (_ *backend, err error) {
 	dsn := c.url
 	db, err := pgstore.Open(dsn, pgstore.PoolOptions{MaxOpenConns: c.maxConns, CallTimeout: c.timeout})
 	if err != nil {
 		return nil, fmt.Errorf("-store: %w", err)
 	}
+	defer func() {
+		if err != nil {
+			db.Close()
+		}
+	}()
 	if err := db.PingContext(ctx); err != nil {
-		db.Close()
 		return nil, fmt.Errorf("-store: %w", err)
 	}
 	if err := createSchema(ctx, db, dsn, c.log); err != nil {
-		db.Close()
 		return nil, err
 	}
-	before, err := appliedMigrations(ctx, db)
-	if err != nil {
-		db.Close()
+	if err := migrate(ctx, db, c.log); err != nil {
 		return nil, err
-	}
-	if err := pgstore.Migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, err
-	}
-	after, err := appliedMigrations(ctx, db)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	var applied []string
-	for _, m := range after {
-		if !slices.Contains(before, m) {
-			applied = append(applied, m)
-		}
-	}
-	if len(applied) > 0 {
-		c.log.Info("migrations applied", "count", len(applied), "first", applied[0], "last", applied[len(applied)-1])
-	} else {
-		c.log.Info("schema up to date", "migrations", len(after))
 	}
 	n, err := pgstore.NewNotifier(ctx, db, dsn)
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	st := pgstore.New(db)
@@ -68,6 +48,34 @@ func openPostgres(ctx context.Context, c backendConfig, limiter httpapi.Limiter)
 		name: "postgres", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: n, limiter: limiter, ping: st.Ping,
 		close: func() { n.Close(); db.Close() },
 	}, nil
+}
+
+// migrate applies pgstore's migrations and logs which it applied, or that
+// the schema was up to date.
+func migrate(ctx context.Context, db *sqlx.DB, log *slog.Logger) error {
+	before, err := appliedMigrations(ctx, db)
+	if err != nil {
+		return err
+	}
+	if err := pgstore.Migrate(ctx, db); err != nil {
+		return err
+	}
+	after, err := appliedMigrations(ctx, db)
+	if err != nil {
+		return err
+	}
+	var applied []string
+	for _, m := range after {
+		if !slices.Contains(before, m) {
+			applied = append(applied, m)
+		}
+	}
+	if len(applied) == 0 {
+		log.Info("schema up to date", "migrations", len(after))
+		return nil
+	}
+	log.Info("migrations applied", "count", len(applied), "first", applied[0], "last", applied[len(applied)-1])
+	return nil
 }
 
 // searchPathSchema is the first schema the DSN's search_path names, or ""
