@@ -115,7 +115,7 @@ func TestFailingBrainFallsBackToTemplate(t *testing.T) {
 	p, err = c.WaitForDiscussion(ctx, p.ID)
 	require.NoError(t, err)
 	require.Len(t, p.CollectedContext, 1)
-	require.Equal(t, "From Builder: consider the edge cases first.", p.CollectedContext[0].Message)
+	require.Equal(t, bots.AnswerTemplate("Builder"), p.CollectedContext[0].Message)
 	stop()
 	require.Contains(t, logs.String(), `action="discussion answer"`)
 }
