@@ -351,6 +351,9 @@ func (g *schemas) name(t reflect.Type) string {
 		base = arg[strings.LastIndexByte(arg, '.')+1:] + "List"
 	}
 	base = exported(base)
+	if name, ok := componentNames[t]; ok {
+		base = name
+	}
 	if g.input {
 		base += "Input"
 	}
@@ -360,6 +363,13 @@ func (g *schemas) name(t reflect.Type) string {
 	}
 	g.bases[key] = componentName{name: base, pkg: pkg}
 	return key
+}
+
+// componentNames names the components whose Go type's name would say less
+// than it should in a generated client: GET /healthz's Health, beside the
+// arena's own health answer (wire.Health), is the store's.
+var componentNames = map[reflect.Type]string{
+	reflect.TypeFor[Health](): "StoreHealth",
 }
 
 // exported is name with its first letter upper case ("ok": OK).

@@ -103,7 +103,7 @@ func TestOpenAPIGeneratesAClient(t *testing.T) {
 		require.Contains(t, string(gen), ") "+method+"(", "a method named after the operation ID")
 	}
 	require.NotContains(t, string(gen), "UnderscoreId")
-	require.NotRegexp(t, regexp.MustCompile(`(?m)^type Httpapi[a-z]`), string(gen), "a type named after an unexported Go type")
+	require.NotRegexp(t, regexp.MustCompile(`(?m)^type Httpapi`), string(gen), "a type named after the httpapi package or an unexported Go type")
 
 	require.NoError(t, os.WriteFile(filepath.Join(client, "go.mod"), []byte("module example.com/agoraclient\n\ngo 1.25\n\nrequire "+oapiCodegenRuntime+"\n"), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(client, "main.go"), []byte(`package main
