@@ -1,6 +1,6 @@
 // Package agentchat is the chat front-end of a coding agent: it keeps
 // conversations and every event of their runs, and runs the agent for each
-// message (seeds/agentchat.md).
+// message (docs/agentchat.md).
 //
 // [Service] keeps conversations and their events in a [Store], runs one
 // message at a time per working directory (the others wait in a queue),

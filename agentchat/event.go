@@ -6,7 +6,7 @@ import "encoding/json"
 // stored messages call it.
 type EventType string
 
-// The event types of seeds/agentchat.md.
+// The event types of docs/agentchat.md.
 const (
 	EventUser       EventType = "user"
 	EventAssistant  EventType = "assistant"

@@ -1,4 +1,4 @@
-// Package arena is the Trolley Problem Arena of seeds/arena.md: agents
+// Package arena is the Trolley Problem Arena of docs/arena.md: agents
 // register for a game, rotate through the operator, majority and minority
 // roles round after round, argue in three phases, and the operator decides
 // which track the trolley takes; survivors score, and the game completes

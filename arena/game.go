@@ -14,7 +14,7 @@ import (
 // Status is a game's state as the state payload reports it.
 type Status string
 
-// The game statuses of seeds/arena.md.
+// The game statuses of docs/arena.md.
 const (
 	StatusWaiting   Status = "waiting_for_agents"
 	StatusReady     Status = "ready_to_start"
@@ -238,7 +238,7 @@ var (
 )
 
 // Actor is who registers or acts for an agent: the bearer token the
-// request presented (the seed's optional agent token), or, on a server
+// request presented (the original API's optional agent token), or, on a server
 // that requires API keys (httpapi.WithKeys), the ID of the caller's key.
 type Actor struct {
 	Token string

@@ -9,7 +9,7 @@ import (
 // Status is where a prompt is in its life.
 type Status string
 
-// The statuses of seeds/discussion.md. Prompts are created collecting;
+// The statuses of docs/discussion.md. Prompts are created collecting;
 // pending exists for compatibility with the specification's schema.
 const (
 	StatusPending    Status = "pending"
@@ -34,7 +34,7 @@ func (s Status) Valid() bool {
 // MessageType classifies a squad-chat message.
 type MessageType string
 
-// The message types of seeds/discussion.md.
+// The message types of docs/discussion.md.
 const (
 	TypeMessage            MessageType = "message"
 	TypeDiscussionPrompt   MessageType = "discussion_prompt"

@@ -2,7 +2,7 @@
 // answers: a prompt collects responses until it has RequiredResponses
 // distinct responders (resolved) or its timeout passes (timed out), and every
 // prompt and response is also a message of the squad chat. It implements
-// seeds/discussion.md.
+// docs/discussion.md.
 //
 //	collecting ──N responses──► resolved
 //	    │  └──timeout──► timed_out

@@ -19,7 +19,7 @@ import (
 )
 
 // WithChatAuth guards AgentChat's agent API with s (see package
-// chatauth). Without it the API is open, as in seeds/agentchat.md: keep
+// chatauth). Without it the API is open, as in docs/agentchat.md: keep
 // it on a loopback address (chatauth.Config.CheckExposure) or behind the
 // host's own authentication. The chat takes no API keys: WithKeys and
 // WithLimiter do not apply to it.
@@ -56,7 +56,7 @@ type chatLook struct {
 	ChatAccent string `json:"chatAccent"`
 }
 
-// AgentChat returns the handler of the agent API of seeds/agentchat.md
+// AgentChat returns the handler of the agent API of docs/agentchat.md
 // under /agent/conversations, of the chat console at /chat and /chat.js,
 // and of /chat/config and /chat.css for slot-machine's chat page. It runs
 // a coding agent on the host: guard it with WithChatAuth (or the host's

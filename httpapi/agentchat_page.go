@@ -16,7 +16,7 @@ import (
 //go:embed chatpage
 var chatFiles embed.FS
 
-// chatPage serves the chat console of seeds/agentchat.md: a self-contained
+// chatPage serves the chat console of docs/agentchat.md: a self-contained
 // page at /chat (vanilla JS, no build step) that talks to the agent API
 // under /agent/conversations, and /chat.js, which a host's own page loads
 // to render the console into an element with Agora.chat("#el").

@@ -458,7 +458,7 @@ func status(t *testing.T, c *apiClient, method, path string, header map[string]s
 // TestAgentChatAuthSchemes pins the auth options on every backend:
 // slot-machine's signed X-SlotMachine-User header (TestHMACAuthRejects
 // Unauthenticated: 401 without it, /chat open), its trusted header, and
-// seeds/agentchat.md's delegation to the application's auth endpoint with
+// docs/agentchat.md's delegation to the application's auth endpoint with
 // the request's cookies and Authorization forwarded; /chat/config names
 // the scheme.
 func TestAgentChatAuthSchemes(t *testing.T) {

@@ -243,7 +243,7 @@ func TestClaimsAndComments(t *testing.T) {
 	})
 }
 
-// TestRoleSlotsWorkflow walks the agent loop of seeds/slots.md, checking every
+// TestRoleSlotsWorkflow walks the agent loop of docs/slots.md, checking every
 // documented answer on the way.
 func TestRoleSlotsWorkflow(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {

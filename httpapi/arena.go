@@ -18,7 +18,7 @@ import (
 )
 
 // Arena returns the handler of the Trolley Problem Arena routes of
-// seeds/arena.md under /api: games, agents, actions, state (with long
+// docs/arena.md under /api: games, agents, actions, state (with long
 // poll), feed, scoreboard, history, open actions, a demo, fillers and an
 // SSE event stream; and, as the original serves them, GET /skill.md (the
 // agents' instructions with this server's base URL) and GET /health.
@@ -179,7 +179,7 @@ func (a *arenaAPI) register(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	var by arena.Actor // the seed's optional agent token, or the caller's key
+	var by arena.Actor // the original API's optional agent token, or the caller's key
 	switch {
 	case a.keyed && in.Token != nil && *in.Token != "":
 		return httpjson.Invalid("invalid_token", "this server binds an agent to the API key that registers it: send no token, act with the same key")

@@ -16,7 +16,7 @@ import (
 )
 
 // Discussion returns the handler of the discussion-prompt and squad-chat
-// routes of seeds/discussion.md. Mount it for "/api/discussion",
+// routes of docs/discussion.md. Mount it for "/api/discussion",
 // "/api/discussion/" and "/api/squad-chat".
 //
 // Like the specification, they take no API key unless the host asks for

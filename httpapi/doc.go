@@ -23,4 +23,9 @@
 // handlers, and OpenAPIHandler serves it:
 //
 //	mux.Handle("/openapi.json", httpapi.OpenAPIHandler())
+//
+// Each part's routes, bodies, states and errors are described in words in
+// the repository's docs/ (docs/slots.md, docs/prism.md, docs/arena.md,
+// docs/discussion.md, docs/agentchat.md); docs/security.md says what is
+// open and how to close it.
 package httpapi

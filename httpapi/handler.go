@@ -19,7 +19,7 @@ type config struct {
 	log     *slog.Logger
 	limiter Limiter
 	prism   *prism.Service
-	keys    *slots.Service // nil: the seeds' open routes
+	keys    *slots.Service // nil: the originals' open routes
 	chat    chatConfig     // AgentChat's auth and look
 }
 
@@ -28,7 +28,7 @@ type config struct {
 // 401, one whose key lacks the route's scope 403, and writes count against
 // the key's rate limit (WithLimiter). Reads need any valid key. With it an
 // identity is its key: see Discussion for what each route then requires.
-// Without it the routes are open, as the seeds describe them.
+// Without it the routes are open, as the originals have them.
 func WithKeys(svc *slots.Service) Option { return func(c *config) { c.keys = svc } }
 
 // WithLogger sets where unexpected errors are logged; the default is
@@ -68,7 +68,7 @@ type route struct {
 }
 
 // keyed is the route fn with scope and limit when the host requires keys
-// (WithKeys), else the open route of the seeds.
+// (WithKeys), else the open route of the original.
 func (c config) keyed(scope slots.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
 	if c.keys == nil {
 		return route{fn: fn}

@@ -191,7 +191,7 @@ func TestKeysRateLimitWrites(t *testing.T) {
 func TestDiscussionWithoutKeysStaysOpen(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newDiscussionAPI(t, st, false)
-		// Any name, any close, human posts: the seed's open routes, a
+		// Any name, any close, human posts: the original API's open routes, a
 		// stray Authorization header ignored.
 		p := c.expect(201, "POST", "/api/discussion", "whatever", map[string]any{"requester_agent": "Developer", "prompt_message": "Which index?"}).body["prompt"].(map[string]any)
 		require.NotContains(t, p, "requester_key")
@@ -370,7 +370,7 @@ func TestArenaWithoutKeysStaysOpen(t *testing.T) {
 		t.Cleanup(srv.Close)
 		c := &apiClient{t: t, srv: srv}
 		// Anyone creates, registers, starts and acts; a stray
-		// Authorization header is the seed's agent token, not a key.
+		// Authorization header is the original API's agent token, not a key.
 		game := c.expect(200, "POST", "/api/games", "", map[string]any{"min_players": 3}).body["game_id"].(string)
 		var ids []string
 		for i, n := range []string{"Alice", "Bob", "Charlie"} {

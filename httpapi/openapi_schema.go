@@ -3,10 +3,8 @@ package httpapi
 import (
 	"encoding"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -18,14 +16,26 @@ import (
 type document struct {
 	OpenAPI    string                              `json:"openapi"`
 	Info       docInfo                             `json:"info"`
+	Servers    []docServer                         `json:"servers"`
 	Tags       []docTag                            `json:"tags"`
 	Paths      map[string]map[string]*docOperation `json:"paths"`
 	Components docComponents                       `json:"components"`
 }
 
 type docInfo struct {
-	Title       string `json:"title"`
-	Version     string `json:"version"`
+	Title       string     `json:"title"`
+	Version     string     `json:"version"`
+	Description string     `json:"description"`
+	License     docLicense `json:"license"`
+}
+
+type docLicense struct {
+	Name       string `json:"name"`
+	Identifier string `json:"identifier"`
+}
+
+type docServer struct {
+	URL         string `json:"url"`
 	Description string `json:"description"`
 }
 
@@ -94,6 +104,9 @@ type schema struct {
 	AdditionalProperties *schema            `json:"additionalProperties,omitempty"`
 	AnyOf                []*schema          `json:"anyOf,omitempty"`
 	Minimum              *int               `json:"minimum,omitempty"`
+	// GoName is the field name a Go generator gives a property whose JSON
+	// name it would spell badly ("_id": ID, not UnderscoreId).
+	GoName string `json:"x-go-name,omitempty"`
 }
 
 // errorSchema is the component every error answer refers to.
@@ -104,21 +117,23 @@ const bearerScheme = "apiKey"
 
 // buildDocument builds the document of ops.
 func buildDocument(ops []operation) document {
-	g := &schemas{defs: map[string]*schema{}, names: map[reflect.Type]string{}, taken: map[string]bool{}}
+	g := &schemas{defs: map[string]*schema{}, names: map[reflect.Type]string{}, bases: map[string]componentName{}}
 	// Request bodies have schemas of their own: a handler reads a field
 	// left out as its zero value and says itself what it misses (400), so
 	// a property of a request is required only where its struct tag
 	// openapi:"required" says so.
-	in := &schemas{defs: g.defs, names: map[reflect.Type]string{}, taken: g.taken, input: true}
+	in := &schemas{defs: g.defs, names: map[reflect.Type]string{}, bases: g.bases, input: true}
 	doc := document{
 		OpenAPI: "3.1.0",
 		Info: docInfo{Title: "Agora", Version: "1",
-			Description: "Every route of Agora's handlers: the AOP slots API with Prism pipelines under /api/v1, the Trolley Arena, " +
+			Description: "Every route of Agora's handlers: the role-slot API with Prism pipelines under /api/v1, the Trolley Arena, " +
 				"the discussion and squad chat, the agent chat, and the health route. Every error answers " +
 				"{\"error\":{\"code\",\"message\"},\"detail\"}. The /api/v1 routes need a Bearer API key (with the scope an " +
-				"operation names in x-agora-scope); the arena and discussion routes need one only when the host requires keys."},
+				"operation names in x-agora-scope); the arena and discussion routes need one only when the host requires keys.",
+			License: docLicense{Name: "MIT", Identifier: "MIT"}},
+		Servers: []docServer{{URL: "/", Description: "The server that serves this document"}},
 		Tags: []docTag{
-			{tagAOP, "Claims, comments, role slots, API keys and device login (AOP)"},
+			{tagAOP, "Claims, comments, role slots, API keys and device login"},
 			{tagPrism, "Prism pipelines: stage slots, flags, consensus, protocols"},
 			{tagArena, "Trolley Arena games"},
 			{tagDiscussion, "Discussion prompts and squad chat"},
@@ -132,9 +147,11 @@ func buildDocument(ops []operation) document {
 				Description: "An Agora API key, created with POST /api/v1/keys or a device login"}},
 		},
 	}
-	g.defs[errorSchema] = g.of(reflect.TypeFor[httpjson.Body]())
+	errorBody := reflect.TypeFor[httpjson.Body]()
+	g.names[errorBody] = errorSchema
+	g.defs[errorSchema] = g.object(errorBody)
 	for _, op := range ops {
-		d := &docOperation{OperationID: operationID(op), Summary: op.summary, Tags: []string{op.tag}, Responses: map[string]*docResponse{}}
+		d := &docOperation{OperationID: op.id, Summary: op.summary, Tags: []string{op.tag}, Responses: map[string]*docResponse{}}
 		for _, name := range pathParams(op.path) {
 			d.Parameters = append(d.Parameters, docParameter{Name: name, In: "path", Required: true, Schema: &schema{Type: "string"}})
 		}
@@ -146,6 +163,8 @@ func buildDocument(ops []operation) document {
 			d.Parameters = append(d.Parameters, docParameter{Name: name, In: "query", Schema: &schema{Type: typ}})
 		}
 		switch op.auth {
+		case public:
+			d.Security = []map[string][]string{{}}
 		case keyRequired:
 			d.Security = []map[string][]string{{bearerScheme: {}}}
 			d.Description = "Needs a Bearer API key" + scopeNote(op)
@@ -153,6 +172,9 @@ func buildDocument(ops []operation) document {
 			d.Security = []map[string][]string{{}, {bearerScheme: {}}}
 			d.Description = "Open, unless the host requires keys (httpapi.WithKeys): then a Bearer API key" + scopeNote(op)
 		case chatAuth:
+			// The host's scheme (a shared secret, a signed header, its own
+			// session) is not an Agora API key; the document names none.
+			d.Security = []map[string][]string{{}}
 			d.Description = "Authenticated by the host's agent chat scheme, if it has one (httpapi.WithChatAuth)."
 		}
 		d.Scope = string(op.scope)
@@ -163,14 +185,62 @@ func buildDocument(ops []operation) document {
 		for status, body := range op.other {
 			d.Responses[strconv.Itoa(status)] = g.response(status, body, "")
 		}
-		d.Responses["default"] = &docResponse{Description: "An error",
-			Content: map[string]docMedia{"application/json": {&schema{Ref: "#/components/schemas/" + errorSchema}}}}
+		for _, status := range errorStatuses(op) {
+			if d.Responses[strconv.Itoa(status)] == nil {
+				d.Responses[strconv.Itoa(status)] = errorResponse(errorWhy[status])
+			}
+		}
+		d.Responses["default"] = errorResponse("Any other error")
 		if doc.Paths[op.path] == nil {
 			doc.Paths[op.path] = map[string]*docOperation{}
 		}
 		doc.Paths[op.path][strings.ToLower(op.method)] = d
 	}
+	g.rename(&doc)
 	return doc
+}
+
+// errorWhy says when an operation answers each error status.
+var errorWhy = map[int]string{
+	http.StatusBadRequest:         "The request is not valid: a malformed or unknown body field, text that is not UTF-8 or holds a NUL, a number out of range",
+	http.StatusUnauthorized:       "No API key, or one that is not known or revoked",
+	http.StatusForbidden:          "The key lacks the scope or is not the one allowed to act, or a browser's write came from another site",
+	http.StatusNotFound:           "What the path names does not exist, or nothing is there to take",
+	http.StatusConflict:           "The state does not allow it: someone was first, or it is already done",
+	http.StatusTooManyRequests:    "The key's rate limit is spent; Retry-After says when to try again",
+	http.StatusServiceUnavailable: "The store does not answer; Retry-After says when to try again",
+}
+
+// errorStatuses lists the error statuses op can answer with, from who may
+// call it and what it does: every route refuses bad input (400) and answers
+// 503 while its store does not; a keyed route answers 401 and 403, and
+// with a write 429; a path that names something answers 404 when it does
+// not exist; a write can lose a race or find the state moved on (409).
+func errorStatuses(op operation) []int {
+	write := op.method != http.MethodGet && op.method != http.MethodHead
+	out := []int{http.StatusBadRequest}
+	if op.auth != public {
+		out = append(out, http.StatusUnauthorized)
+	}
+	if op.auth != public || write {
+		out = append(out, http.StatusForbidden)
+	}
+	if len(pathParams(op.path)) > 0 || strings.Contains(op.path, "/jobs/") {
+		out = append(out, http.StatusNotFound)
+	}
+	if write && op.auth != public {
+		out = append(out, http.StatusConflict)
+	}
+	if write && (op.auth == keyRequired || op.auth == keyIfRequired) {
+		out = append(out, http.StatusTooManyRequests)
+	}
+	return append(out, http.StatusServiceUnavailable)
+}
+
+// errorResponse is an answer with the error body.
+func errorResponse(description string) *docResponse {
+	return &docResponse{Description: description,
+		Content: map[string]docMedia{"application/json": {&schema{Ref: "#/components/schemas/" + errorSchema}}}}
 }
 
 func scopeNote(op operation) string {
@@ -178,14 +248,6 @@ func scopeNote(op operation) string {
 		return " (any scope)."
 	}
 	return " with scope " + string(op.scope) + "."
-}
-
-// nonWord is what an operation ID leaves out of a path.
-var nonWord = regexp.MustCompile(`[^A-Za-z0-9]+`)
-
-// operationID is the method and the path's words: "post_api_v1_claims".
-func operationID(op operation) string {
-	return strings.ToLower(op.method) + "_" + strings.Trim(nonWord.ReplaceAllString(op.path, "_"), "_")
 }
 
 // response is the answer of status with the body of body's type, or of
@@ -206,8 +268,16 @@ func (g *schemas) response(status int, body any, media string) *docResponse {
 type schemas struct {
 	defs  map[string]*schema
 	names map[reflect.Type]string
-	taken map[string]bool
+	// bases holds, by a component's provisional key, the name it gets in
+	// the document unless another type's name is the same (rename).
+	bases map[string]componentName
 	input bool // of request bodies: required by tag only, components named …Input
+}
+
+// componentName is a component's name in the document and the package of
+// its Go type, which qualifies the name when two types share it.
+type componentName struct {
+	name, pkg string
 }
 
 var (
@@ -267,25 +337,117 @@ func (g *schemas) of(t reflect.Type) *schema {
 	return &schema{} // interfaces: any JSON value
 }
 
-// pkgPath is the package path inside a generic type's name.
-var pkgPath = regexp.MustCompile(`[\w.-]*/`)
-
-// name is t's component name: its package and name ("wire.Claim",
-// "httpapi.items_wire.Comment"), unique.
+// name is t's provisional component key, unique ("wire.Claim",
+// "httpapi.items[wire.Comment]Input"), and records the name it is given in
+// the document: the Go type's name, exported ("takeResponse":
+// TakeResponse), a generic list named after its element ("items[Comment]":
+// CommentList), with Input after a request body's.
 func (g *schemas) name(t reflect.Type) string {
 	pkg := t.PkgPath()
 	pkg = pkg[strings.LastIndexByte(pkg, '/')+1:]
-	n := pkgPath.ReplaceAllString(t.Name(), "")
-	n = strings.NewReplacer("[", "_", "]", "", ",", "_", " ", "").Replace(n)
+	base := t.Name()
+	if i := strings.IndexByte(base, '['); i >= 0 {
+		arg := strings.TrimSuffix(base[i+1:], "]")
+		base = arg[strings.LastIndexByte(arg, '.')+1:] + "List"
+	}
+	base = exported(base)
+	if name, ok := componentNames[t]; ok {
+		base = name
+	}
 	if g.input {
-		n += "Input"
+		base += "Input"
 	}
-	name := pkg + "." + n
-	for i := 2; g.taken[name]; i++ {
-		name = fmt.Sprintf("%s.%s%d", pkg, n, i)
+	key := pkg + "." + t.String()
+	if g.input {
+		key += "Input"
 	}
-	g.taken[name] = true
-	return name
+	g.bases[key] = componentName{name: base, pkg: pkg}
+	return key
+}
+
+// componentNames names the components whose Go type's name would say less
+// than it should in a generated client: GET /healthz's Health, beside the
+// arena's own health answer (wire.Health), is the store's.
+var componentNames = map[reflect.Type]string{
+	reflect.TypeFor[Health](): "StoreHealth",
+}
+
+// exported is name with its first letter upper case ("ok": OK).
+func exported(name string) string {
+	if name == "ok" {
+		return "OK"
+	}
+	return strings.ToUpper(name[:1]) + name[1:]
+}
+
+// rename gives every component of doc its name: its type's (bases), or,
+// where two types' names are the same, the wire package's type keeps it
+// and the others' are qualified by their package ("SlotsClaim"), so a
+// name does not depend on the order the types were met in.
+func (g *schemas) rename(doc *document) {
+	count := map[string]int{}
+	wire := map[string]int{}
+	for _, b := range g.bases {
+		count[b.name]++
+		if b.pkg == "wire" {
+			wire[b.name]++
+		}
+	}
+	final := map[string]string{}
+	for key, b := range g.bases {
+		name := b.name
+		if count[name] > 1 && (b.pkg != "wire" || wire[name] > 1) {
+			name = exported(b.pkg) + name
+		}
+		final[key] = name
+	}
+	defs := map[string]*schema{}
+	for key, s := range g.defs {
+		if name, ok := final[key]; ok {
+			key = name
+		}
+		defs[key] = s
+	}
+	const prefix = "#/components/schemas/"
+	var walk func(s *schema)
+	walk = func(s *schema) {
+		if s == nil {
+			return
+		}
+		if name, ok := final[strings.TrimPrefix(s.Ref, prefix)]; ok && strings.HasPrefix(s.Ref, prefix) {
+			s.Ref = prefix + name
+		}
+		for _, p := range s.Properties {
+			walk(p)
+		}
+		walk(s.Items)
+		walk(s.AdditionalProperties)
+		for _, a := range s.AnyOf {
+			walk(a)
+		}
+	}
+	for _, s := range defs {
+		walk(s)
+	}
+	for _, item := range doc.Paths {
+		for _, op := range item {
+			for _, p := range op.Parameters {
+				walk(p.Schema)
+			}
+			if op.RequestBody != nil {
+				for _, m := range op.RequestBody.Content {
+					walk(m.Schema)
+				}
+			}
+			for _, r := range op.Responses {
+				for _, m := range r.Content {
+					walk(m.Schema)
+				}
+			}
+		}
+	}
+	g.defs = defs
+	doc.Components.Schemas = defs
 }
 
 // object is the schema of struct type t: its fields as encoding/json names
@@ -325,6 +487,9 @@ func (g *schemas) fields(t reflect.Type, s *schema) {
 		if hasOpt(opts, "string") {
 			fs = &schema{Type: "string"}
 		}
+		if strings.HasPrefix(name, "_") {
+			fs.GoName = goName(name)
+		}
 		s.Properties[name] = fs
 		required := !hasOpt(opts, "omitempty") && !hasOpt(opts, "omitzero")
 		if g.input {
@@ -335,6 +500,16 @@ func (g *schemas) fields(t reflect.Type, s *schema) {
 			s.Required = append(s.Required, name)
 		}
 	}
+}
+
+// goName is the Go field name of a JSON name that starts with an
+// underscore: "_id" is ID.
+func goName(json string) string {
+	name := exported(strings.TrimLeft(json, "_"))
+	if name == "Id" {
+		return "ID"
+	}
+	return name
 }
 
 func hasOpt(opts, opt string) bool {

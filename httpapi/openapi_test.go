@@ -202,3 +202,43 @@ func TestOpenAPIChecksAnswers(t *testing.T) {
 	require.NoError(t, checkAccepted(comment(`{"body":"b","commentType":"review"}`)))
 	require.Error(t, checkAccepted(comment(`{"body":5}`)), "a request body of another shape")
 }
+
+// TestOpenAPIOperationIDs: every operation has a unique ID that reads as
+// a verb and what it acts on ("takeSlot", "listGames"), every operation
+// declares its security, and every error answer it lists has the error
+// body.
+func TestOpenAPIOperationIDs(t *testing.T) {
+	t.Parallel()
+	doc, err := openAPI()
+	require.NoError(t, err)
+	verbs := []string{"add", "advance", "approve", "argue", "cancel", "close", "configure", "create", "decide", "delete",
+		"find", "finish", "get", "list", "peek", "poll", "post", "register", "release", "resolve", "respond", "revoke",
+		"send", "start", "stream", "take", "tick"}
+	seen := map[string]bool{}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			where := method + " " + path
+			require.Regexp(t, `^[a-z]+([A-Z][a-z]*)*$`, op.OperationID, where)
+			require.False(t, seen[op.OperationID], "%s: operation ID %s twice", where, op.OperationID)
+			seen[op.OperationID] = true
+			verb := op.OperationID
+			if i := strings.IndexFunc(verb, func(r rune) bool { return r >= 'A' && r <= 'Z' }); i > 0 {
+				verb = verb[:i]
+			}
+			require.Contains(t, verbs, verb, "%s: %s does not start with a verb", where, op.OperationID)
+			require.NotNil(t, op.Security, "%s declares no security", where)
+			require.NotNil(t, op.Responses.Value("400"), "%s: no 400", where)
+			require.NotNil(t, op.Responses.Value("503"), "%s: no 503", where)
+			for status, r := range op.Responses.Map() {
+				if status[0] == '4' || status[0] == '5' {
+					if body := r.Value.Content.Get("application/json"); body != nil && status != "409" && status != "503" {
+						require.Equal(t, "#/components/schemas/Error", body.Schema.Ref, "%s: %s", where, status)
+					}
+				}
+			}
+		}
+	}
+	for name := range doc.Components.Schemas {
+		require.Regexp(t, `^[A-Z][A-Za-z0-9]*$`, name, "a component named after a Go type's exported name")
+	}
+}

@@ -19,7 +19,7 @@ import (
 
 // Slots returns the handler of the /api/v1 routes over svc, the Agent
 // Orchestration Protocol's API: claims, comments, API keys, the caller's
-// profile and the role slots of seeds/slots.md, and with WithPrism the
+// profile and the role slots of docs/slots.md, and with WithPrism the
 // pipeline's routes. Mount it at "/api/v1/".
 func Slots(svc *slots.Service, opts ...Option) http.Handler {
 	cfg := newConfig(opts)

@@ -17,7 +17,7 @@ type takeJobRequest struct {
 	Strategy slots.Strategy `json:"strategy"`
 }
 
-// takeJob is Agora's next-and-take, beside the seeds' two-step
+// takeJob is Agora's next-and-take, beside the original API's two-step
 // GET /jobs/slots and POST .../take: it finds the caller's next job and takes
 // its seat in one atomic step, so a crowd of agents never races for the same
 // seat. 200 with the job (its slot as taken), or 404 no_open_slots.
@@ -53,7 +53,7 @@ func jobFilters(w http.ResponseWriter, r *http.Request) (slots.JobQuery, error) 
 }
 
 // doneNextResponse answers POST .../slots/{slotId}/done-and-take: the
-// seeds' done answer ({"ok": true}) plus the slot as done and the caller's
+// original API's done answer ({"ok": true}) plus the slot as done and the caller's
 // next job, its seat taken, or null when no seat is left for it.
 type doneNextResponse struct {
 	OK   bool          `json:"ok"`
@@ -61,7 +61,7 @@ type doneNextResponse struct {
 	Next *wire.Job     `json:"next"`
 }
 
-// doneAndTake is Agora's finish-and-take-next, beside the seeds' done: it
+// doneAndTake is Agora's finish-and-take-next, beside the original API's done: it
 // marks the caller's seat done, credits it, and takes the caller's next
 // seat with the filters of POST /jobs/slots/take, in one atomic step, so
 // an agent working through the queue pays one request per seat. Errors are

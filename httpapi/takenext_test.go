@@ -13,7 +13,7 @@ import (
 
 // TestTakeJobRoute: POST /api/v1/jobs/slots/take finds and takes the
 // caller's next seat in one request, with the filters of GET /jobs/slots in
-// the query string or the body, and leaves the seeds' routes as they are.
+// the query string or the body, and leaves the original API's routes as they are.
 func TestTakeJobRoute(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
@@ -62,7 +62,7 @@ func TestTakeJobRoute(t *testing.T) {
 		require.Equal(t, bID, slot["apiKeyId"])
 		c.expect(404, "GET", "/api/v1/jobs/slots", reader, nil)
 
-		// The seat is the caller's, as one taken with the seeds' route.
+		// The seat is the caller's, as one taken with the original API's route.
 		slotID := slot["_id"].(string)
 		r = c.expect(403, "POST", slotsPath+"/"+slotID+"/done", a, nil)
 		require.Equal(t, "not_slot_owner", r.errCode(t))
@@ -118,7 +118,7 @@ func TestDoneAndTakeRoute(t *testing.T) {
 		require.EqualValues(t, 10, c.expect(200, "GET", "/api/v1/me", a, nil).body["balance"])
 
 		r = c.expect(400, "POST", path, a, nil)
-		require.Equal(t, "slot_not_taken", r.errCode(t), "done once, answered as the seeds' done answers it")
+		require.Equal(t, "slot_not_taken", r.errCode(t), "done once, answered as the original API's done answers it")
 
 		path = "/api/v1/claims/" + claims[1] + "/slots/" + nextSlot["_id"].(string) + "/done-and-take"
 		out = c.expect(200, "POST", path+"?domain=medicine", a, nil).body

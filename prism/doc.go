@@ -1,4 +1,4 @@
-// Package prism holds the Prism deliberation protocol of seeds/prism.md as
+// Package prism holds the Prism deliberation protocol of docs/prism.md as
 // data: a Protocol is a list of layers, each with its work roles, its
 // consensus slots, its confidence threshold, the shape its structured
 // output must have and the effect it has when it passes. PrismV1 is the

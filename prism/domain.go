@@ -7,7 +7,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// NormalizeDomain turns a proposed domain into a slug as seeds/prism.md
+// NormalizeDomain turns a proposed domain into a slug as docs/prism.md
 // says: lower-cased, accents stripped, spaces and underscores turned into
 // dashes, every other character that is not a-z, 0-9 or a dash dropped,
 // runs of dashes collapsed and dashes trimmed from both ends. The result

@@ -19,7 +19,7 @@ const (
 	PhaseConsensus Phase = "consensus"
 )
 
-// Status is a pipeline's state (seeds/prism.md, "Pipeline State Machine").
+// Status is a pipeline's state (docs/prism.md, "Pipeline State Machine").
 type Status string
 
 // The pipeline statuses.

@@ -11,7 +11,7 @@ import (
 // Effect is what a layer does when its consensus passes.
 type Effect string
 
-// The layer effects of seeds/prism.md.
+// The layer effects of docs/prism.md.
 const (
 	EffectNone      Effect = "none"      // the pipeline just advances
 	EffectDomain    Effect = "domain"    // write the majority-voted domain slug to the claim
@@ -146,7 +146,7 @@ func roles(rc ...any) []slots.RoleCount {
 	return out
 }
 
-// PrismV1 returns the default protocol, the table of seeds/prism.md. Each
+// PrismV1 returns the default protocol, the table of docs/prism.md. Each
 // call returns a fresh copy, safe to modify.
 func PrismV1() Protocol {
 	list := Field{Type: TypeStringList}

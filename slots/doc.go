@@ -6,7 +6,7 @@
 // The rules live in Service; the data lives behind Store, which every backend
 // (store/memstore, store/pgstore, store/redisstore) implements and which
 // decides every race in one atomic step. Role-slot behaviour follows the
-// specification in seeds/slots.md:
+// specification in docs/slots.md:
 //
 //	open ──take──► taken ──done──► done
 //

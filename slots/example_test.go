@@ -9,7 +9,7 @@ import (
 	"github.com/agorahq/agora/store/memstore"
 )
 
-// The agent loop of seeds/slots.md, from Go: a human opens seats, an agent
+// The agent loop of docs/slots.md, from Go: a human opens seats, an agent
 // finds one in the job queue, takes it, posts its comment and is credited.
 func Example() {
 	ctx := context.Background()
@@ -36,7 +36,7 @@ func Example() {
 	balance, _ := svc.Balance(ctx, agent.ID)
 	fmt.Println(done.Role, done.Status, done.AgentName, balance)
 	// Output:
-	// before a draft: no eligible open slots
+	// before a draft: no eligible open slots: a claim's slots are offered only once it has a draft comment (commentType draft), and never on a claim where the agent already holds a seat
 	// rival: slot is already taken true
 	// critic done Skeptic-7 10
 }

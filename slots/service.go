@@ -281,7 +281,7 @@ func (s *Service) Balance(ctx context.Context, keyID string) (int64, error) {
 	return s.store.Balance(ctx, keyID)
 }
 
-// ValidateRoles checks a role-slot configuration as seeds/slots.md requires:
+// ValidateRoles checks a role-slot configuration as docs/slots.md requires:
 // valid roles, counts of at least 1, 1 to MaxSlotsPerConfigure slots in all.
 // It returns the total.
 func ValidateRoles(roles []RoleCount) (int, error) {

@@ -7,7 +7,7 @@ import (
 // Role is a council role a slot is opened for.
 type Role string
 
-// The roles of seeds/slots.md.
+// The roles of docs/slots.md.
 const (
 	RoleQuestioner  Role = "questioner"
 	RoleCritic      Role = "critic"
@@ -113,12 +113,12 @@ type Agent struct {
 
 // The errors of this package. Backends return exactly these values (possibly
 // wrapped), so callers can match them with errors.Is and HTTP maps them to the
-// status codes of seeds/slots.md through their store kind.
+// status codes of docs/slots.md through their store kind.
 var (
 	ErrClaimNotFound = &store.Error{Kind: store.ErrNotFound, Code: "claim_not_found", Message: "claim not found"}
 	ErrSlotNotFound  = &store.Error{Kind: store.ErrNotFound, Code: "slot_not_found", Message: "slot not found"}
 	ErrKeyNotFound   = &store.Error{Kind: store.ErrNotFound, Code: "key_not_found", Message: "API key not found"}
-	ErrNoJob         = &store.Error{Kind: store.ErrNotFound, Code: "no_open_slots", Message: "no eligible open slots"}
+	ErrNoJob         = &store.Error{Kind: store.ErrNotFound, Code: "no_open_slots", Message: "no eligible open slots: a claim's slots are offered only once it has a draft comment (commentType draft), and never on a claim where the agent already holds a seat"}
 	ErrSlotTaken     = &store.Error{Kind: store.ErrConflict, Code: "slot_taken", Message: "slot is already taken"}
 	ErrSlotHeld      = &store.Error{Kind: store.ErrConflict, Code: "slot_held", Message: "this agent already holds a slot on this claim"}
 	ErrNotSlotOwner  = &store.Error{Kind: store.ErrForbidden, Code: "not_slot_owner", Message: "you don't own this slot"}

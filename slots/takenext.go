@@ -84,7 +84,7 @@ const MaxSpread = 64
 // The n-th concurrent caller is offered the n-th oldest eligible slot, so a
 // crowd asking at once is spread over the oldest slots instead of all being
 // handed the same one, and all but one losing the race for it. Alone, a
-// caller gets the oldest: FIFO as the seed has it, and never a slot younger
+// caller gets the oldest: FIFO as the original has it, and never a slot younger
 // than the oldest eligible ones already being offered.
 type spread struct{ inflight atomic.Int64 }
 

@@ -5,5 +5,7 @@
 //
 // It imports nothing of Agora's, so domain packages (slots, prism, …), the
 // backends (memstore, pgstore, redisstore) and httpapi can all depend on it
-// without creating a cycle.
+// without creating a cycle. docs/architecture.md says how the stores
+// decide races and carry events; docs/operations.md what each backend
+// keeps, and where.
 package store

@@ -21,6 +21,7 @@
 //
 //	go run ./examples/demo
 //	go run ./examples/demo -seed 7
+//	go run ./examples/demo -serve -addr 127.0.0.1:8080   # AGORA_ADMIN_KEY fixes the admin key too
 //	go run ./examples/demo -store redis://127.0.0.1:6379 -serve
 //	go run ./examples/demo -store 'postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' -clean
 //	go run ./examples/demo -brain claude -timeout 15m
@@ -62,6 +63,7 @@ func main() {
 // options are the demo's command line.
 type options struct {
 	store, redisPrefix, schema string
+	addr                       string
 	serve, clean, requireKeys  bool
 	seed                       uint64
 	timeout                    time.Duration
@@ -73,6 +75,7 @@ func parse(args []string) (options, error) {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.StringVar(&o.store, "store", "memory", "backend: memory, postgres://… or redis://…")
 	fs.BoolVar(&o.serve, "serve", false, "keep the server up after the demo, with its front door, consoles and (when the Claude Code CLI is installed) /chat, until interrupted")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "the server's address (default: a free loopback port); with -serve, a fixed one such as 127.0.0.1:8080 keeps the consoles' URLs from run to run")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the bots' choices: the same seed prints the same transcript")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up on the demo after this long (-serve then serves on)")
 	fs.StringVar(&o.redisPrefix, "redis-prefix", "", "Redis: the key prefix of the demo's data (default: a fresh agora-demo-…)")
@@ -104,12 +107,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 	var b [12]byte
 	_, _ = rand.Read(b[:])
-	admin := "demo-" + hex.EncodeToString(b[:])
+	// A fixed admin key (AGORA_ADMIN_KEY) with a fixed -addr keeps the
+	// consoles' links from run to run; else a fresh one each run.
+	admin := os.Getenv("AGORA_ADMIN_KEY")
+	if admin == "" {
+		admin = "demo-" + hex.EncodeToString(b[:])
+	}
 	data, err := openData(ctx, o, hex.EncodeToString(b[:4]))
 	if err != nil {
 		return err
 	}
-	srvArgs := []string{"-addr", "127.0.0.1:0", "-store", data.url, "-admin-key", admin,
+	srvArgs := []string{"-addr", o.addr, "-store", data.url, "-admin-key", admin,
 		"-redis-prefix", data.prefix, "-quiet", "-stage-lease", "1m"}
 	if o.requireKeys {
 		srvArgs = append(srvArgs, "-require-keys")
@@ -418,7 +426,8 @@ func (d *tour) arena(ctx context.Context) (string, error) {
 		}
 		if b := s.Board; b.AnimationVersion > decisions && b.SelectedBranch != nil {
 			decisions = b.AnimationVersion
-			d.say("arena:   the trolley took the %s track — lost: %s; survived: %s", strings.TrimPrefix(*b.SelectedBranch, "save_"), list(b.Lost, byID), list(b.Survivors, byID))
+			saved, took := tracks(*b.SelectedBranch)
+			d.say("arena:   the operator saved the %s: the trolley took the %s track — lost: %s; survived: %s", saved, took, list(b.Lost, byID), list(b.Survivors, byID))
 		}
 		if s.Status == "game_completed" {
 			d.say("arena: game over after %d rounds, every agent has played every role; points (one per round survived): %s", s.CurrentRoundNumber, scores(s.Scores, byID))
@@ -519,6 +528,16 @@ func nextChange(ctx context.Context, events <-chan string, id string) error {
 			}
 		}
 	}
+}
+
+// tracks reads an operator's decision: save_majority saves the majority,
+// so the trolley takes the minority's track, and save_minority the other
+// way round.
+func tracks(decision string) (saved, took string) {
+	if decision == "save_minority" {
+		return "minority", "majority"
+	}
+	return "majority", "minority"
 }
 
 // seats names the agents on a track.

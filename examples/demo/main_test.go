@@ -3,15 +3,21 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/testdb"
 )
 
@@ -24,7 +30,7 @@ func demo(t *testing.T, args ...string) string {
 	var out strings.Builder
 	require.NoError(t, run(context.Background(), append(args, "-timeout", "5m"), &out))
 	text := out.String()
-	for _, want := range []string{"prism: layer 7/7 Synthesis done", "prism: complete", "seat 3/3 won", "arena:   the trolley took the",
+	for _, want := range []string{"prism: layer 7/7 Synthesis done", "prism: complete", "seat 3/3 won", "the trolley took the",
 		"arena: game over", "discussion: resolved with 3/3 answers", "summary:"} {
 		require.Contains(t, text, want)
 	}
@@ -196,4 +202,81 @@ func TestDemoServesTheChat(t *testing.T) {
 	res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Contains(t, res.Header.Get("Content-Type"), "text/html")
+}
+
+// TestDemoArenaTranscriptMatchesTheGame: every round the transcript tells
+// (who held the lever, who stood on which track, which track the trolley
+// took, who was lost and who survived) is the round the game's history
+// records; -addr keeps the server at the address given.
+func TestDemoArenaTranscriptMatchesTheGame(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	text, urls := serveDemo(t, "-addr", addr, "-claude", "/nonexistent/claude")
+	require.Equal(t, "http://"+addr+"/", urls["front door"], "-addr")
+	gameURL := urls["arena game"]
+	game := gameURL[strings.LastIndex(gameURL, "/")+1:]
+
+	getJSON := func(path string, v any) {
+		res, err := http.Get("http://" + addr + path)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode, path)
+		require.NoError(t, json.NewDecoder(res.Body).Decode(v))
+	}
+	var board wire.Scoreboard
+	getJSON("/api/games/"+game+"/scoreboard", &board)
+	name := map[string]string{}
+	for _, c := range board.Coverage {
+		name[c.AgentID] = c.DisplayName
+	}
+	names := func(ids []string) string {
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = name[id]
+		}
+		return strings.Join(out, ", ")
+	}
+	var history wire.History
+	getJSON("/api/games/"+game+"/history", &history)
+
+	roundLine := regexp.MustCompile(`(?m)^arena: round (\d+): (.+) at the lever; majority track (.+); minority track (.+) \(`)
+	outcomeLine := regexp.MustCompile(`(?m)^arena:   the operator saved the (majority|minority): the trolley took the (majority|minority) track — lost: (.*); survived: (.*)$`)
+	rounds := roundLine.FindAllStringSubmatch(text, -1)
+	outcomes := outcomeLine.FindAllStringSubmatch(text, -1)
+	require.NotEmpty(t, history.Rounds)
+	require.Len(t, rounds, len(history.Rounds), "a line per round:\n%s", text)
+	require.Len(t, outcomes, len(history.Rounds), "an outcome per round:\n%s", text)
+	for i, r := range history.Rounds {
+		where := fmt.Sprintf("round %d", r.RoundNumber)
+		require.Equal(t, strconv.Itoa(r.RoundNumber), rounds[i][1], where)
+		require.Equal(t, r.OperatorDisplayName, rounds[i][2], where)
+		require.Equal(t, names(r.Majority), rounds[i][3], where)
+		require.Equal(t, names(r.Minority), rounds[i][4], where)
+		saved, took := outcomes[i][1], outcomes[i][2]
+		require.Equal(t, r.Decision, "save_"+saved, where)
+		require.NotEqual(t, saved, took, where)
+		onTrack := map[string][]string{"majority": r.Majority, "minority": r.Minority}
+		require.Equal(t, names(onTrack[took]), outcomes[i][3], "%s: the lost stood on the track the trolley took", where)
+		require.Equal(t, names(onTrack[saved]), outcomes[i][4], "%s: the survivors stood on the other", where)
+		require.Equal(t, names(r.Lost), outcomes[i][3], where)
+		require.Equal(t, names(r.Survivors), outcomes[i][4], where)
+	}
+}
+
+// TestDemoSquadAnswersDiffer: the discussion's answers are different
+// sentences, none repeating its speaker's name.
+func TestDemoSquadAnswersDiffer(t *testing.T) {
+	t.Parallel()
+	text := demo(t, "-seed", "3")
+	answers := regexp.MustCompile(`(?m)^discussion:   (\w+): (.+)$`).FindAllStringSubmatch(text, -1)
+	require.Len(t, answers, 3, text)
+	seen := map[string]bool{}
+	for _, a := range answers {
+		require.NotContains(t, a[2], a[1], "no doubled name")
+		require.False(t, seen[a[2]], "the same answer twice: %s", a[2])
+		seen[a[2]] = true
+	}
 }

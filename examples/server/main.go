@@ -7,8 +7,13 @@
 //	go run ./examples/server -store 'postgres://postgres@127.0.0.1:5432/agora?sslmode=disable'
 //	go run ./examples/server -store redis://127.0.0.1:6379/0
 //
-// The admin key comes from -admin-key or AGORA_ADMIN_KEY; without either the
-// server makes one up and prints it once.
+// Every flag can also come from its environment variable, AGORA_ and the
+// flag's name (-store: AGORA_STORE, -batch-wait: AGORA_BATCH_WAIT); the
+// command line wins, and -h lists them all. The admin key comes from
+// AGORA_ADMIN_KEY (or -admin-key, which other users can read in ps);
+// without either the server makes one up and prints it once. On
+// PostgreSQL it makes the schema the DSN's search_path names when it is
+// missing, and logs the migrations it applies. See docs/operations.md.
 package main
 
 import (

@@ -1,5 +1,5 @@
 // Package chatauth holds the schemes that guard the agent chat's API
-// (httpapi.AgentChat): seeds/agentchat.md's three options — none, a
+// (httpapi.AgentChat): docs/agentchat.md's three options — none, a
 // shared secret, delegating to the application's own auth endpoint — and
 // slot-machine's signed-user header in its two forms (hmac, trusted), plus
 // Config, the same choice as a host reads it from flags or the
@@ -74,7 +74,7 @@ var errAuth = store.Errorf(store.ErrUnauthorized, "unauthorized", "sign in to us
 // Delegate) cannot say whether a request may use the agent; it answers 503.
 var ErrUnavailable = errors.New("chatauth: the application's auth endpoint did not answer")
 
-// None lets every request in: seeds/agentchat.md's first option, for a
+// None lets every request in: docs/agentchat.md's first option, for a
 // private network or local development.
 func None() Scheme { return Scheme{Mode: "none"} }
 
@@ -95,7 +95,7 @@ func secretCheck(header, cookie, secret string) func(*http.Request) bool {
 	}
 }
 
-// SharedSecret is seeds/agentchat.md's second option: a request is let in
+// SharedSecret is docs/agentchat.md's second option: a request is let in
 // when it presents secret in the header or in the cookie of the given
 // names (either may be empty), compared in constant time. The host sets
 // the cookie; the secret is never served to the page, and it names no
@@ -163,7 +163,7 @@ func TrustedUser() Scheme {
 // delegateTimeout bounds a call to the application's auth endpoint.
 const delegateTimeout = 5 * time.Second
 
-// Delegate is seeds/agentchat.md's third option: before handling a request
+// Delegate is docs/agentchat.md's third option: before handling a request
 // it asks the application — GET endpoint, with the request's Cookie and
 // Authorization headers — and lets the request in when the application
 // answers 2xx; the user is the answer's X-SlotMachine-User header, if any.

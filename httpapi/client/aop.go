@@ -188,7 +188,7 @@ func (c *Client) Done(ctx context.Context, claimID, slotID string) error {
 }
 
 // TakeNextJob waits for a seat and returns the job it took, in one request
-// per try (TakeJob); a server without that route is asked with the seeds'
+// per try (TakeJob); a server without that route is asked with the original API's
 // two steps, NextJob then Take, a seat another agent took first sending it
 // back to the queue at once. No work, or a seat this agent may not take
 // (a 409 such as slot_held), makes it wait, from 100 ms doubling up to

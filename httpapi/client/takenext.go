@@ -21,7 +21,7 @@ func (c *Client) TakeJob(ctx context.Context, q slots.JobQuery) (slots.Job, erro
 	return j, err
 }
 
-// takeNextJob is TakeNextJob: TakeJob in takeNext's loop, or the seeds' two
+// takeNextJob is TakeNextJob: TakeJob in takeNext's loop, or the original API's two
 // steps once the server shows it lacks the route.
 func (c *Client) takeNextJob(ctx context.Context, q slots.JobQuery, maxWait time.Duration) (slots.Job, error) {
 	return takeNextInOne(ctx, maxWait,
@@ -97,7 +97,7 @@ func (c *Client) DoneAndTakeJob(ctx context.Context, claimID, slotID string, q s
 		return nil, err
 	}
 	job, err := c.TakeJob(ctx, q)
-	if routeMissing(err) { // the seeds' two steps; a lost race is the Take's 409
+	if routeMissing(err) { // the original API's two steps; a lost race is the Take's 409
 		if job, err = c.NextJob(ctx, q); err == nil {
 			err = c.Take(ctx, job.Claim.ID, job.Slot.ID)
 		}

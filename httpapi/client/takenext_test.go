@@ -50,7 +50,7 @@ func TestTakeJob(t *testing.T) {
 
 // TestTakeNextJobWithoutTheRoute: against a server without
 // POST /api/v1/jobs/slots/take (an older one, or the original protocol's),
-// TakeNextJob falls back to the seeds' two steps and still takes a seat.
+// TakeNextJob falls back to the original API's two steps and still takes a seat.
 func TestTakeNextJobWithoutTheRoute(t *testing.T) {
 	c, refused := withoutRoutes(t, "/api/v1/jobs/slots/take")
 	ctx := t.Context()
@@ -131,7 +131,7 @@ func workThrough(t *testing.T, a *client.Client, claims []string) {
 	require.NoError(t, err)
 	require.EqualValues(t, int64(len(claims))*slots.RewardRoleSlot, me.Balance)
 	_, err = a.DoneAndTakeJob(ctx, job.Claim.ID, job.Slot.ID, slots.JobQuery{})
-	require.ErrorIs(t, err, store.ErrInvalid, "done once (400 slot_not_taken, as the seeds answer it)")
+	require.ErrorIs(t, err, store.ErrInvalid, "done once (400 slot_not_taken, as the original answers it)")
 }
 
 // TestDoneAndTakeJob: one request per seat, on every backend.
@@ -144,7 +144,7 @@ func TestDoneAndTakeJob(t *testing.T) {
 
 // TestDoneAndTakeJobWithoutTheRoutes: against a server without the route,
 // DoneAndTakeJob falls back to Done and TakeJob, and without that one too,
-// to the seeds' NextJob and Take.
+// to the original API's NextJob and Take.
 func TestDoneAndTakeJobWithoutTheRoutes(t *testing.T) {
 	c, refused := withoutRoutes(t, "/done-and-take")
 	a, claims := workQueue(t, c, 3)
@@ -159,7 +159,7 @@ func TestDoneAndTakeJobWithoutTheRoutes(t *testing.T) {
 	next, err := a.DoneAndTakeJob(t.Context(), job.Claim.ID, job.Slot.ID, slots.JobQuery{})
 	require.NoError(t, err)
 	require.Equal(t, claims[1], next.Claim.ID)
-	require.Equal(t, slots.StatusOpen, next.Slot.Status, "as the seeds' queue showed it before the Take")
+	require.Equal(t, slots.StatusOpen, next.Slot.Status, "as the original API's queue showed it before the Take")
 	list, err := a.Slots(t.Context(), claims[1])
 	require.NoError(t, err)
 	require.Equal(t, slots.StatusTaken, list[0].Status)

@@ -55,7 +55,7 @@ type Items[T any] struct {
 	NextCursor *string `json:"nextCursor"`
 }
 
-// RoleSlot is one role seat on a claim (seeds/slots.md).
+// RoleSlot is one role seat on a claim (docs/slots.md).
 type RoleSlot struct {
 	ID             string `json:"_id"`
 	ClaimID        string `json:"claimId"`

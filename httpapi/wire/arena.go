@@ -2,7 +2,7 @@ package wire
 
 import "time"
 
-// The Trolley Problem Arena's routes (seeds/arena.md under /api). Where
+// The Trolley Problem Arena's routes (docs/arena.md under /api). Where
 // arena.md is silent the original (Trolley-Arena's app/api and the page
 // in its app/static) decides: the scoreboard's scores are a list, the
 // board's selected_branch is the decision (save_majority or

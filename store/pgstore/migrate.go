@@ -70,7 +70,8 @@ func Migrate(ctx context.Context, db *sqlx.DB) error {
 	}
 	for _, m := range ms {
 		if err := apply(ctx, db, m); err != nil {
-			return fmt.Errorf("pgstore: migration %s: %w", m.name, interpretError(ctx, err))
+			// interpretError's answer already says "pgstore: ": say it once.
+			return &migrationError{name: m.name, err: interpretError(ctx, err)}
 		}
 	}
 	return nil
@@ -104,3 +105,17 @@ func apply(ctx context.Context, db *sqlx.DB, m migration) error {
 	}
 	return tx.Commit()
 }
+
+// migrationError is a migration that failed: "pgstore: migration NAME:
+// CAUSE", with the cause's own "pgstore: " left out; errors.Is and
+// errors.As see the cause.
+type migrationError struct {
+	name string
+	err  error
+}
+
+func (e *migrationError) Error() string {
+	return "pgstore: migration " + e.name + ": " + strings.TrimPrefix(e.err.Error(), "pgstore: ")
+}
+
+func (e *migrationError) Unwrap() error { return e.err }

@@ -870,7 +870,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		}
 	})
 
-	// Agents loop on the job queue and take what it offers, as seeds/slots.md
+	// Agents loop on the job queue and take what it offers, as docs/slots.md
 	// tells them to, over claims with fewer seats than agents: the queue
 	// never offers an agent a claim it holds (its own record of takes says
 	// so), so no take is refused as held, no agent gets two seats of a

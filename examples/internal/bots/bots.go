@@ -136,6 +136,28 @@ func ArgumentPrompt(role, phase string, round int) string {
 		"(at most %d characters).", role, round, phase, role, arena.MaxArgumentChars)
 }
 
+// answerTemplates are the LLM-free answers to a discussion prompt: each a
+// different angle, none naming its speaker (the chat names it).
+var answerTemplates = []string{
+	"Check that a round still ends when an agent drops out: the phase deadline should force the decision.",
+	"Run it on PostgreSQL and Redis too, not only in memory; each backend decides the races itself.",
+	"Make sure a newcomer can follow a round: which track the trolley took, who was lost, who survived.",
+	"Watch the event stream with a few dozen spectators attached before inviting anyone.",
+	"Try a game of three, the smallest there is, and one of fifty; both should finish.",
+	"Read the transcript against the console: the two must tell the same story.",
+	"Put a key on every write before the arena leaves the private network.",
+	"Ask a few people outside the team to play one game and say where they got lost.",
+}
+
+// AnswerTemplate is the LLM-free answer of the squad member name: the
+// same for a name on every run, and different for the demo's squad
+// (Builder, Critic, Growth).
+func AnswerTemplate(name string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	return answerTemplates[h.Sum32()%uint32(len(answerTemplates))]
+}
+
 // AnswerPrompt is the prompt of a discussion answer.
 func AnswerPrompt(name, requester, question string) string {
 	return fmt.Sprintf("You are %s, one member of an agent squad. %s asks the squad:\n%q\n"+
@@ -277,7 +299,7 @@ func Responder(ctx context.Context, c *client.Client, name string, opts ...Optio
 			for _, p := range prompts {
 				text := cfg.write(ctx, "discussion answer", Prompt{
 					Text:     AnswerPrompt(name, p.RequesterAgent, p.PromptMessage),
-					Template: fmt.Sprintf("From %s: consider the edge cases first.", name),
+					Template: AnswerTemplate(name),
 					Max:      discussion.MaxMessageLen,
 				})
 				_ = c.Respond(ctx, p.ID, discussion.Response{AgentName: name, Message: text})

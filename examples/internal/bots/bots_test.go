@@ -115,7 +115,7 @@ func TestFailingBrainFallsBackToTemplate(t *testing.T) {
 	p, err = c.WaitForDiscussion(ctx, p.ID)
 	require.NoError(t, err)
 	require.Len(t, p.CollectedContext, 1)
-	require.Equal(t, "From Builder: consider the edge cases first.", p.CollectedContext[0].Message)
+	require.Equal(t, bots.AnswerTemplate("Builder"), p.CollectedContext[0].Message)
 	stop()
 	require.Contains(t, logs.String(), `action="discussion answer"`)
 }
@@ -168,4 +168,18 @@ func TestClaudeBrain(t *testing.T) {
 	b.CLI.Path = "false" // exits 1 without a word
 	_, err = b.Write(ctx, bots.Prompt{Text: "Argue for the five."})
 	require.ErrorContains(t, err, "claude: the agent exited with code 1")
+}
+
+// TestAnswerTemplatesDiffer: the demo's squad answers with three different
+// sentences, none repeating its speaker's name (the chat names it).
+func TestAnswerTemplatesDiffer(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, name := range []string{"Builder", "Critic", "Growth"} {
+		a := bots.AnswerTemplate(name)
+		require.NotContains(t, a, name)
+		require.False(t, seen[a], "%s answers as another member does: %s", name, a)
+		seen[a] = true
+		require.Equal(t, a, bots.AnswerTemplate(name), "the same on every run")
+	}
 }

@@ -144,6 +144,21 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 		for _, n := range taken {
 			require.True(t, strings.HasPrefix(n, "Skeptic-"), n)
 		}
+
+		// The claim's comments: the draft and the three criticisms, each
+		// under its author's name, on a 24-hour clock.
+		var authors, times []string
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.Poll(`document.querySelectorAll('`+row+` .comments .entry').length === 4`, nil, chromedp.WithPollingInterval(20*time.Millisecond)),
+			chromedp.Evaluate(`Array.from(document.querySelectorAll('`+row+` .comments .entry .agent')).map(e => e.textContent)`, &authors),
+			chromedp.Evaluate(`Array.from(document.querySelectorAll('`+row+` .comments .entry .when')).map(e => e.textContent)`, &times),
+		))
+		require.Equal(t, "Operator", authors[0], "the draft")
+		slices.Sort(authors[1:])
+		require.Equal(t, done, authors[1:], "each criticism under the name of the agent that wrote it")
+		for _, tm := range times {
+			require.Regexp(t, `^\d{2}:\d{2}:\d{2}$`, tm, "a 24-hour clock")
+		}
 	})
 }
 
@@ -283,6 +298,30 @@ func TestJobsPageConsensusRecord(t *testing.T) {
 		require.Equal(t, cons.Recommendation, rec)
 		require.Equal(t, "✓ complete · 7/7 layers", stage)
 		require.Equal(t, 7, done)
+
+		// What each layer's agents wrote: every layer listed, the last one
+		// open with its three consensus votes, each by a worker's name
+		// with its confidence and text; Classification's work carries its
+		// structured output.
+		var layers, synthesis, confidences []string
+		var texts []string
+		var classification string
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.WaitVisible(row+` .outputs details[data-layer="7"][open] .entry`, chromedp.ByQuery),
+			chromedp.Evaluate(`Array.from(document.querySelectorAll('`+row+` .outputs details')).map(e => e.dataset.layer)`, &layers),
+			chromedp.Evaluate(`Array.from(document.querySelectorAll('`+row+` .outputs details[data-layer="7"] .entry .agent')).map(e => e.textContent)`, &synthesis),
+			chromedp.Evaluate(`Array.from(document.querySelectorAll('`+row+` .outputs details[data-layer="7"] .entry .confidence')).map(e => e.textContent)`, &confidences),
+			chromedp.Evaluate(`Array.from(document.querySelectorAll('`+row+` .outputs details[data-layer="7"] .entry .text')).map(e => e.textContent)`, &texts),
+			chromedp.Evaluate(`document.querySelector('`+row+` .outputs details[data-layer="2"] .entry.work .output').textContent`, &classification),
+		))
+		require.Equal(t, []string{"1", "2", "3", "4", "5", "6", "7"}, layers)
+		require.Len(t, synthesis, 3)
+		for i, n := range synthesis {
+			require.True(t, strings.HasPrefix(n, "Worker-"), n)
+			require.Regexp(t, `^\d+%$`, confidences[i])
+			require.NotEmpty(t, texts[i])
+		}
+		require.Contains(t, classification, `"domain"`)
 	})
 }
 
@@ -361,6 +400,14 @@ func TestSquadPageLive(t *testing.T) {
 			chromedp.CaptureScreenshot(&shot),
 		))
 		browser.SaveScreenshot(t, "squad-live.png", shot)
+		var times []string
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.Evaluate(`Array.from(document.querySelectorAll('.msg .when')).map(e => e.textContent)`, &times),
+		))
+		require.NotEmpty(t, times)
+		for _, tm := range times {
+			require.Regexp(t, `^\d{2}:\d{2}:\d{2}$`, tm, "a 24-hour clock, not AM/PM")
+		}
 		require.Equal(t, "2/2 responses", count)
 		require.Contains(t, status, "resolved")
 		require.True(t, notReloaded, "the page was not reloaded")
@@ -416,6 +463,12 @@ func TestArenaPageLive(t *testing.T) {
 		))
 		browser.SaveScreenshot(t, "arena-complete.png", shot)
 		require.Regexp(t, `^Last decision: the trolley took the (majority|minority) track\. Survived: \w+`, outcome)
+		var feed string
+		require.NoError(t, chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector('#feed').textContent`, &feed)))
+		require.Contains(t, feed, "lost: ")
+		for _, id := range ids {
+			require.NotContains(t, feed, id, "the feed names agents by their display names")
+		}
 		require.Equal(t, 5, complete)
 		require.True(t, notReloaded, "the page was not reloaded")
 	})

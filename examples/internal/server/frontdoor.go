@@ -26,7 +26,7 @@ type frontDoor struct {
 
 // consoles are the pages the front door and the start-up log name.
 var consoles = []struct{ Path, What string }{
-	{"/jobs", "claims, their seven-layer Prism pipelines, flags, consensus and role slots (asks for an API key: the admin key works)"},
+	{"/jobs", "claims, their seven-layer Prism pipelines with what the agents wrote, flags, consensus, role slots and comments (asks for an API key: the admin key works)"},
 	{"/squad", "the squad chat with its discussion prompts"},
 	{"/arena/{game_id}", "a spectator's view of one arena game (the latest games are listed below)"},
 }

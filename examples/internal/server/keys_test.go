@@ -40,9 +40,9 @@ func TestRequireKeys(t *testing.T) {
 
 	open, _ := serve(t, "-quiet")
 	status, _ = call(t, "POST", open+"/api/squad-chat", "", `{"agent_name":"Operator","message":"Hi","is_human":true}`)
-	require.Equal(t, 201, status, "open by default, as the seed says")
+	require.Equal(t, 201, status, "open by default, as the original has it")
 	status, _ = call(t, "POST", open+"/api/games", "", `{}`)
-	require.Equal(t, 200, status, "open by default, as the seed says")
+	require.Equal(t, 200, status, "open by default, as the original has it")
 }
 
 // TestRequireKeysFromEnvironment: AGORA_REQUIRE_KEYS=1 is -require-keys.

@@ -47,7 +47,9 @@ import (
 const shutdownGrace = 300 * time.Millisecond
 
 // Run serves until ctx is done, then shuts down gracefully; args are the
-// command line of examples/server. ready, when not nil, is called with the
+// command line of examples/server, and every flag can also come from its
+// AGORA_* environment variable (-store: AGORA_STORE). With -h it prints
+// the usage and returns nil. ready, when not nil, is called with the
 // address once the server listens.
 func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr string)) error {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
@@ -75,7 +77,10 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	chatAuth.Flags(fs, os.Getenv)
 	fillerBrain := fs.String("filler-brain", bots.BrainTemplate, "how the arena's filler agents write their arguments: template or claude")
 	fillerPace := fs.Duration("filler-pace", 300*time.Millisecond, "the pause before each action of an arena filler")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, os.LookupEnv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // -h: the usage is printed, and asking for it is no failure
+		}
 		return err
 	}
 
@@ -116,7 +121,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	pipelines := prism.New(backend.prism, backend.slots, prism.WithLease(*stageLease), prism.WithNotifier(backend.notifier))
 	go pipelines.RunSweeper(ctx, 5*time.Second, func(err error) { log.Error("stage lease sweep", "err", err) })
 
-	// The routes the seeds leave open take keys when the host asks.
+	// The routes the originals leave open take keys when the host asks.
 	openOpts := []httpapi.Option{httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter)}
 	if *requireKeys {
 		openOpts = append(openOpts, httpapi.WithKeys(svc))

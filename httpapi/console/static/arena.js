@@ -70,7 +70,8 @@
         (p.majority || []).map(who).join(", ") + "; minority " + (p.minority || []).map(who).join(", ");
       case "phase_changed": return round + ": " + (PHASES[p.phase] || p.phase) + (p.forced ? " (the deadline passed)" : "");
       case "round_resolved": return round + ": the trolley took the " + (p.decision === "save_majority" ? "minority" : "majority") +
-        " track" + (p.forced ? " (no decision in time)" : "") + "; lost: " + (p.lost || []).map(who).join(", ");
+        " track" + (p.forced ? " (no decision in time)" : "") + "; lost: " + (p.lost || []).map(who).join(", ") +
+        "; survived: " + (p.survivors || []).map(who).join(", ");
       case "game_completed": return "Game over: every agent has played every role";
     }
     return (p.type || "event").replace(/_/g, " ");
@@ -113,7 +114,12 @@
     // recent as the version the stream announced.
     const state = await get(base + "/state" + (version ? "?min_version=" + version : ""));
     const b = state.board || {};
-    for (const c of state.coverage || []) names[c.agent_id] = c.display_name;
+    let learned = false; // a name the feed may have shown as an ID
+    for (const c of state.coverage || []) {
+      if (names[c.agent_id] !== c.display_name) learned = true;
+      names[c.agent_id] = c.display_name;
+    }
+    if (learned) drawFeed();
     const scene = $("scene");
     // selected_branch is the decision; the trolley takes the other track.
     const branch = b.selected_branch === "save_majority" ? "minority" : b.selected_branch === "save_minority" ? "majority" : null;

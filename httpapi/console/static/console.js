@@ -17,6 +17,17 @@ window.agora = (function () {
     return e;
   }
 
+  // clock writes a moment (a Date, milliseconds or an ISO string) in the
+  // reader's locale on a 24-hour clock: "14:05:09", or with the date when
+  // withDate is set. Every page writes times with it.
+  function clock(when, withDate) {
+    const d = new Date(when);
+    if (isNaN(d)) return "";
+    const opts = { hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" };
+    if (withDate) Object.assign(opts, { year: "numeric", month: "short", day: "numeric" });
+    return d.toLocaleString(undefined, opts);
+  }
+
   // setLive shows the state of the page's stream in its #live badge.
   function setLive(on, text) {
     $("live").className = "live" + (on ? " on" : "");
@@ -149,5 +160,5 @@ window.agora = (function () {
     source.onerror = () => onState("reconnecting");
   }
 
-  return { $, el, setLive, askKey, savedKey, saveKey, key, api, follow, live };
+  return { $, el, clock, setLive, askKey, savedKey, saveKey, key, api, follow, live };
 })();

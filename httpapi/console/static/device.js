@@ -30,7 +30,7 @@
     const status = login.expired ? "expired" : login.status;
     $("status").textContent = status;
     $("status").className = "status-" + status;
-    $("expires").textContent = new Date(login.expiresAt).toLocaleString();
+    $("expires").textContent = window.agora.clock(login.expiresAt, true);
     approve.disabled = status !== "pending";
     request.hidden = false;
   }

@@ -1,14 +1,16 @@
 // The jobs page: every claim with its Prism pipeline drawn as a 7-layer
-// bar; opened, a claim shows its current layer's stage slots, its flags
-// (with advance and retry), its consensus record, and its role slots — the
-// configurator while it has none, then the live slot list. The page
+// bar; opened, a claim shows its current layer's stage slots, what each
+// layer's agents wrote (by name, with their confidence and structured
+// output), its flags (with advance and retry), its consensus record, its
+// role slots — the configurator while it has none, then the live slot
+// list — and its comments. The page
 // re-reads a claim whenever GET /api/v1/events names it. The API key is
 // kept in this tab's sessionStorage (a "#key=" fragment sets it, and is
 // then removed from the address bar). Everything from the network is shown
 // with textContent.
 (function () {
   "use strict";
-  const { $, el } = window.agora; // console.js
+  const { $, el, clock } = window.agora; // console.js
   const ROLES = ["questioner", "critic", "supporter", "counter", "contributor", "defender", "answerer"];
   const MAX_SLOTS = 20;
   const views = {};   // claim ID -> {root, claim}
@@ -122,6 +124,75 @@
       cols.appendChild(col);
     }
     sec.appendChild(cols);
+    return sec;
+  }
+
+  // pct writes a confidence from 0 to 1 as a percentage.
+  const pct = (c) => Math.round(c * 100) + "%";
+
+  // outputsSection lists what the agents of each layer wrote: every done
+  // stage slot's agent, role, phase, confidence, text and structured
+  // output. The layer finished last (or the current one) is open; the
+  // others fold.
+  function outputsSection(p) {
+    const sec = el("section", "outputs");
+    sec.appendChild(el("h4", "", "What the agents wrote"));
+    const layers = p.layers.filter((l) => (l.slots || []).some((s) => s.status === "done"));
+    if (layers.length === 0) {
+      sec.appendChild(el("p", "dim", "No seat is done yet."));
+      return sec;
+    }
+    const last = layers[layers.length - 1].layer;
+    for (const l of layers) {
+      const d = el("details", "layer-outputs");
+      d.dataset.layer = l.layer;
+      d.open = l.layer === last;
+      const done = l.slots.filter((s) => s.status === "done");
+      let head = l.layer + ". " + l.name + " · " + done.length + " done";
+      if (l.avgConfidence !== undefined && l.avgConfidence !== null) head += " · consensus " + pct(l.avgConfidence);
+      d.appendChild(el("summary", "", head));
+      const ul = el("ul", "entries");
+      for (const s of done) {
+        const li = el("li", "entry " + s.phase);
+        const meta = el("div", "meta");
+        meta.appendChild(el("span", "agent", s.agentName || "an agent"));
+        if (s.role && s.role !== s.phase) meta.appendChild(el("span", "badge-role", s.role));
+        meta.appendChild(el("span", "dim", s.phase === "consensus" ? "consensus vote" : "work"));
+        if (s.confidence !== undefined && s.confidence !== null) meta.appendChild(el("span", "confidence", pct(s.confidence)));
+        if (s.doneAt) meta.appendChild(el("span", "when dim", clock(s.doneAt)));
+        li.appendChild(meta);
+        if (s.body) li.appendChild(el("p", "text", s.body));
+        if (s.output !== undefined && s.output !== null) li.appendChild(el("code", "output", JSON.stringify(s.output)));
+        ul.appendChild(li);
+      }
+      d.appendChild(ul);
+      sec.appendChild(d);
+    }
+    return sec;
+  }
+
+  // commentsSection lists the claim's comments, oldest first, each with
+  // its type, its author's name and its time.
+  function commentsSection(list) {
+    const sec = el("section", "comments");
+    sec.appendChild(el("h4", "", "Comments (" + list.length + ")"));
+    if (list.length === 0) {
+      sec.appendChild(el("p", "dim", "No comments yet. Agents find role seats in the job queue once the claim has a draft comment."));
+      return sec;
+    }
+    const ul = el("ul", "entries");
+    for (const c of list) {
+      const li = el("li", "entry comment");
+      li.dataset.comment = c._id;
+      const meta = el("div", "meta");
+      meta.appendChild(el("span", "agent", c.agentName || c.authorName || "an agent"));
+      meta.appendChild(el("span", "badge-type " + c.commentType, c.commentType.replace(/_/g, " ")));
+      meta.appendChild(el("span", "when dim", clock(c.createdAt)));
+      li.appendChild(meta);
+      li.appendChild(el("p", "text", c.body));
+      ul.appendChild(li);
+    }
+    sec.appendChild(ul);
     return sec;
   }
 
@@ -254,16 +325,19 @@
     stage.className = "stage" + (st.cls ? " " + st.cls : "");
     summary.replaceChild(bar(p), summary.querySelector(".bar"));
     if (!v.root.open) return;
-    const [list, flags] = await Promise.all([
+    const [list, flags, comments] = await Promise.all([
       api("GET", "/api/v1/claims/" + encodeURIComponent(id) + "/slots"),
       p ? api("GET", "/api/v1/claims/" + encodeURIComponent(id) + "/flags") : { items: [] },
+      api("GET", "/api/v1/claims/" + encodeURIComponent(id) + "/comments"),
     ]);
     const body = el("div", "body");
     if (v.claim.body) body.appendChild(el("p", "dim", v.claim.body));
     body.appendChild(pipelineSection(p));
+    if (p) body.appendChild(outputsSection(p));
     if (flags.items.length) body.appendChild(flagsSection(id, flags.items));
     if (p && p.consensus) body.appendChild(consensusSection(p.consensus));
     body.appendChild(roleSlotsSection(id, list.items));
+    body.appendChild(commentsSection(comments.items));
     v.root.replaceChild(body, v.root.querySelector(".body"));
   }
 

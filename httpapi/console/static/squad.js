@@ -13,7 +13,7 @@
 // key's name, and speaking as a human needs the discussion:admin scope.
 (function () {
   "use strict";
-  const { $, el, askKey } = window.agora; // console.js
+  const { $, el, clock, askKey } = window.agora; // console.js
   // A prompt's status in words: the API's values are collecting, pending,
   // resolved, timed_out and cancelled.
   const icons = { collecting: "⏱ collecting answers", pending: "⏱ not open yet", resolved: "✓ resolved: quorum reached", timed_out: "⚠ timed out before the quorum", cancelled: "✕ cancelled" };
@@ -38,7 +38,7 @@
   function line(m) {
     const d = el("div", "msg" + (m.is_human ? " human" : ""));
     d.dataset.msg = m.id;
-    d.appendChild(el("span", "when", new Date(m.created_at).toLocaleTimeString()));
+    d.appendChild(el("span", "when", clock(m.created_at)));
     d.appendChild(el("span", "who", m.agent_name));
     if (m.task_ref) d.appendChild(el("span", "task", "#" + m.task_ref));
     d.appendChild(el("span", "text", m.message));
