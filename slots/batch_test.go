@@ -168,3 +168,42 @@ func TestBatchWaitIsBounded(t *testing.T) {
 		require.Equal(t, 1, sizes[len(sizes)-1], "%v", sizes)
 	})
 }
+
+// singleSpy counts the FinishSlot calls in flight at once; FinishSlots
+// (a batch) fails the test.
+type singleSpy struct {
+	slots.Store
+	t                   *testing.T
+	mu                  sync.Mutex
+	inflight, most, sum int
+}
+
+func (s *singleSpy) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slot, error) {
+	s.mu.Lock()
+	s.inflight++
+	s.most = max(s.most, s.inflight)
+	s.sum++
+	s.mu.Unlock()
+	time.Sleep(2 * time.Millisecond)
+	defer func() { s.mu.Lock(); s.inflight--; s.mu.Unlock() }()
+	return s.Store.FinishSlot(ctx, p)
+}
+
+func (s *singleSpy) FinishSlots(context.Context, []slots.FinishParams) ([]slots.FinishResult, error) {
+	s.t.Error("WithoutBatching wrote a batch")
+	return nil, nil
+}
+
+// TestWithoutBatchingBoundsCallsInFlight: without batching each Done is its
+// own FinishSlot, and a crowd of callers still has no more of them in
+// flight than the Service's limit.
+func TestWithoutBatchingBoundsCallsInFlight(t *testing.T) {
+	spy := &singleSpy{Store: memstore.New(), t: t}
+	svc := slots.New(spy, slots.WithoutBatching(), slots.WithBatchFlushers(3))
+	const workers = 20 // a claim's most seats
+	keys, held := seated(t, svc, workers, 2)
+	finishAll(t, svc, keys, held)
+	require.Equal(t, 2*workers, spy.sum, "every done its own store call")
+	require.LessOrEqual(t, spy.most, 3, "calls in flight at once")
+	require.Greater(t, spy.most, 1, "the limit lets several run at once")
+}
