@@ -236,8 +236,8 @@ type batcher[P, R any] struct {
 	maxBatch int // at most MaxBatch; 1: each call its own store call
 	limit    *flushLimit
 	key      func(P) string
-	run     func(context.Context, []P) ([]R, error)
-	fail    func(error) R
+	run      func(context.Context, []P) ([]R, error)
+	fail     func(error) R
 
 	mu       sync.Mutex
 	queue    []*batchCall[P, R]

@@ -17,7 +17,7 @@ func TestGatherStopsWithTheLeadersContext(t *testing.T) {
 		maxWait:  time.Hour,
 		maxBatch: MaxBatch,
 		limit:    newFlushLimit(1, 1),
-		key:     func(p int) string { return string(rune('a' + p)) },
+		key:      func(p int) string { return string(rune('a' + p)) },
 		run: func(_ context.Context, ps []int) ([]int, error) {
 			ran = append(ran, len(ps))
 			return ps, nil
