@@ -69,6 +69,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	batch := fs.Bool("batch", true, "coalesce concurrent role-slot takes (the one-step route) and dones into one store call each, as a batch completer does (false: each its own store call)")
 	batchWait := fs.Duration("batch-wait", slots.DefaultBatchWait, "with -batch, the longest a batch waits for the callers of the last one to come back before it is written (0: none; it only gathers what arrives meanwhile)")
 	maxConns := fs.Int("max-conns", 0, "most client connections served at once, streams included; more wait to be accepted (0: no limit)")
+	allowedHosts := fs.String("allowed-hosts", os.Getenv("AGORA_ALLOWED_HOSTS"), "comma-separated Host names the server answers besides loopback ones (default $AGORA_ALLOWED_HOSTS); on a loopback -addr every other name is refused, against DNS rebinding; elsewhere, when given, only these and loopback names are answered")
 	requireKeysEnv := os.Getenv("AGORA_REQUIRE_KEYS")
 	requireKeys := fs.Bool("require-keys", requireKeysEnv == "1" || requireKeysEnv == "true", "require API keys (Bearer, with scopes) on the arena, discussion and squad-chat routes too, not only on /api/v1 (default $AGORA_REQUIRE_KEYS); the agent chat then needs -chat-auth or -chat-open")
 	var chatAuth chatauth.Config
@@ -202,7 +203,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	base, hangUp := context.WithCancel(context.Background())
 	defer hangUp()
 	srv := &http.Server{
-		Handler:     cleanPaths(mux),
+		Handler:     httpapi.GuardHosts(cleanPaths(mux), *addr, splitList(*allowedHosts)),
 		BaseContext: func(net.Listener) context.Context { return base },
 		// A slow client cannot hold a connection: headers within 10 s, the
 		// whole (at most 1 MiB) body within 30 s, the answer written within
