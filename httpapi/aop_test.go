@@ -393,3 +393,24 @@ func TestRateLimit(t *testing.T) {
 	_, other := c.key("other", slots.ScopeCommentCreate)
 	c.expect(201, "POST", path, other, map[string]any{"body": "4"})
 }
+
+// TestKeysAdminGrantsOnlyItsOwn: a key holding keys:admin creates keys and
+// approves device logins with the scopes it holds itself and no others, so
+// it cannot mint a key stronger than itself; the admin key holds them all.
+func TestKeysAdminGrantsOnlyItsOwn(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newAPI(t, st)
+		_, keeper := c.key("keeper", slots.ScopeKeysAdmin, slots.ScopeCommentCreate)
+		r := c.expect(403, "POST", "/api/v1/keys", keeper, map[string]any{"name": "escalated", "scopes": slots.AllScopes})
+		require.Equal(t, "insufficient_scope", r.errCode(t))
+		c.expect(403, "POST", "/api/v1/keys", keeper, map[string]any{"name": "escalated", "scopes": []string{"claim:new"}})
+		c.expect(201, "POST", "/api/v1/keys", keeper, map[string]any{"name": "worker", "scopes": []string{"comment:create"}})
+		c.expect(201, "POST", "/api/v1/keys", keeper, map[string]any{"name": "deputy", "scopes": []string{"keys:admin", "comment:create"}})
+		c.expect(201, "POST", "/api/v1/keys", adminToken, map[string]any{"name": "all", "scopes": slots.AllScopes})
+
+		code := c.expect(200, "POST", "/api/v1/auth/device-code", "", map[string]any{"scopes": []string{"claim:create"}, "agentName": "cli"}).body
+		user := code["userCode"].(string)
+		require.Equal(t, "insufficient_scope", c.expect(403, "POST", "/api/v1/auth/device-codes/"+user+"/approve", keeper, nil).errCode(t))
+		c.expect(200, "POST", "/api/v1/auth/device-codes/"+user+"/approve", adminToken, nil)
+	})
+}

@@ -351,7 +351,7 @@ func (a *slotsAPI) createKey(w http.ResponseWriter, r *http.Request) error {
 	for _, s := range in.Scopes {
 		scopes = append(scopes, slots.Scope(s))
 	}
-	k, token, err := a.svc.CreateKey(r.Context(), slots.NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: scopes})
+	k, token, err := a.svc.CreateKey(r.Context(), principal(r), slots.NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: scopes})
 	if err != nil {
 		return err
 	}
