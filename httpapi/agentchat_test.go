@@ -513,8 +513,12 @@ func TestAgentChatAuthSchemes(t *testing.T) {
 		require.Equal(t, 200, code)
 		_, body = status(t, trusted, "POST", "/agent/conversations", map[string]string{"X-SlotMachine-User": "bob"})
 		require.Contains(t, body, `"user":"bob"`)
-		_, body = status(t, trusted, "POST", "/agent/conversations", nil, `{"user":"eve"}`)
-		require.Contains(t, body, `"user":"eve"`, "without the header the body names the user, as in slot-machine")
+		for _, h := range []map[string]string{nil, {"X-SlotMachine-User": " "}} {
+			code, _ = status(t, trusted, "POST", "/agent/conversations", h, `{"user":"eve"}`)
+			require.Equal(t, 401, code, "without the header the request did not pass the proxy")
+			code, _ = status(t, trusted, "GET", "/agent/conversations", h)
+			require.Equal(t, 401, code)
+		}
 		_, body = status(t, trusted, "GET", "/chat/config", nil)
 		require.Contains(t, body, `"authMode":"trusted"`)
 

@@ -56,7 +56,7 @@ func TestProxyWithChat(t *testing.T) {
 // slot-machine's signed-user header, chosen by -chat-auth with the key
 // from the environment.
 func TestChatAuthFromFlagsAndEnvironment(t *testing.T) {
-	t.Setenv("AGORA_CHAT_SECRET", "k3y")
+	t.Setenv("AGORA_CHAT_SECRET", "k3y-0123456789abcdef0123456789abcdef")
 	base := start(t, "-chat-auth", "hmac")
 	get := func(path, user string) (int, string) {
 		req, _ := http.NewRequest("GET", base+path, nil)
@@ -71,7 +71,7 @@ func TestChatAuthFromFlagsAndEnvironment(t *testing.T) {
 	}
 	status, _ := get("/agent/conversations", "")
 	require.Equal(t, 401, status)
-	status, _ = get("/agent/conversations", chatauth.SignUser("k3y", "dana"))
+	status, _ = get("/agent/conversations", chatauth.SignUser("k3y-0123456789abcdef0123456789abcdef", "dana"))
 	require.Equal(t, 200, status)
 	status, body := get("/chat/config", "")
 	require.Equal(t, 200, status)
