@@ -35,7 +35,8 @@ type Store struct {
 	gameLogs  map[string]*gameLog
 	chats     map[string]*chatRec
 
-	hub notify.Hub // the notifier; has its own lock
+	hub   notify.Hub // the notifier; has its own lock
+	rates rateData   // the rate limits (Limiter); has its own lock
 }
 
 var _ slots.Store = (*Store)(nil)

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/store/pgstore"
 )
 
 // openPostgres connects and migrates. Several servers may start at once on
 // one database: Migrate serialises them.
-func openPostgres(ctx context.Context, c backendConfig, limiter httpapi.Limiter) (*backend, error) {
+func openPostgres(ctx context.Context, c backendConfig) (*backend, error) {
 	url := c.url
 	db, err := pgstore.Open(url, pgstore.PoolOptions{MaxOpenConns: c.maxConns, CallTimeout: c.timeout})
 	if err != nil {
@@ -31,7 +30,7 @@ func openPostgres(ctx context.Context, c backendConfig, limiter httpapi.Limiter)
 	}
 	st := pgstore.New(db)
 	return &backend{
-		name: "postgres", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: n, limiter: limiter, ping: st.Ping,
+		name: "postgres", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: n, limiter: st.Limiter(c.rate, c.burst), ping: st.Ping,
 		close: func() { n.Close(); db.Close() },
 	}, nil
 }
