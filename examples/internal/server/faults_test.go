@@ -204,3 +204,28 @@ func TestMalformedChunkedBodyIs400(t *testing.T) {
 	res.Body.Close()
 	require.Equal(t, http.StatusBadRequest, res.StatusCode)
 }
+
+// TestMaxConnsSlowClientsGiveWay: with -max-conns 5 and fifty connections
+// that never finish their headers, a health check is answered within a
+// second: a connection without a request in progress gives its slot up.
+func TestMaxConnsSlowClientsGiveWay(t *testing.T) {
+	t.Parallel()
+	base, _ := serve(t, "-quiet", "-max-conns", "5")
+	host := strings.TrimPrefix(base, "http://")
+	for i := 0; i < 50; i++ {
+		c, err := net.Dial("tcp", host)
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
+		require.NoError(t, err)
+	}
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		client := &http.Client{Timeout: 5 * time.Second}
+		res, err := client.Get(base + "/healthz")
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		require.Less(t, time.Since(start), time.Second, "a health check waits on slow clients")
+	}
+}
