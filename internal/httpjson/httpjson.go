@@ -250,6 +250,23 @@ func QueryInt(r *http.Request, name string) (int, error) {
 	return n, nil
 }
 
+// WaitParam parses a long poll's "wait" query parameter, whole seconds from
+// 0 to max. A HEAD request waits for nothing: its answer has no body to
+// wait for, so it is 0 whatever the parameter says.
+func WaitParam(r *http.Request, max time.Duration) (time.Duration, error) {
+	wait, err := QueryInt(r, "wait")
+	if err != nil {
+		return 0, err
+	}
+	if wait < 0 || wait > int(max/time.Second) {
+		return 0, Invalid("invalid_wait", "wait must be from 0 to %d seconds", int(max/time.Second))
+	}
+	if r.Method == http.MethodHead {
+		return 0, nil
+	}
+	return time.Duration(wait) * time.Second, nil
+}
+
 // IntField parses a JSON value that must be an integer (2 or 2.0, never "2"
 // or 2.5).
 func IntField(name string, raw json.RawMessage) (int, error) {
