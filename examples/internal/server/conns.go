@@ -45,14 +45,35 @@ func (l *connLimit) Accept() (net.Conn, error) {
 			return lc, nil
 		}
 		victim, wait := l.oldestIdle(), l.freed
-		l.mu.Unlock()
+		var age time.Duration
 		if victim != nil {
-			victim.Close() // frees its slot
+			age = time.Since(victim.idleSince)
+		}
+		if victim != nil && age >= slowAfter {
+			// Its slot is the newcomer's, decided under the lock by
+			// the state the server last reported for it.
+			l.release(victim)
+			victim.Conn.Close()
+			l.mu.Unlock()
 			continue
 		}
-		<-wait
+		l.mu.Unlock()
+		if victim == nil {
+			<-wait
+			continue
+		}
+		// A connection gets a moment to send its request before it
+		// counts as slow: its headers may be on their way.
+		select {
+		case <-wait:
+		case <-time.After(slowAfter - age):
+		}
 	}
 }
+
+// slowAfter is how long a connection may be without a request in progress
+// before a newcomer may take its slot.
+const slowAfter = 50 * time.Millisecond
 
 // oldestIdle returns the connection without a request in progress that
 // has been so the longest, or nil. l.mu is held.
