@@ -414,3 +414,17 @@ func TestKeysAdminGrantsOnlyItsOwn(t *testing.T) {
 		c.expect(200, "POST", "/api/v1/auth/device-codes/"+user+"/approve", adminToken, nil)
 	})
 }
+
+// TestKeyNamesAreUnique: a key's name is who it is in a discussion, so a
+// second key of the same name is 409 key_name_taken, revoked or not.
+func TestKeyNamesAreUnique(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newAPI(t, st)
+		id, _ := c.key("dupname", slots.ScopeCommentCreate)
+		r := c.expect(409, "POST", "/api/v1/keys", adminToken, map[string]any{"name": "dupname"})
+		require.Equal(t, "key_name_taken", r.errCode(t))
+		c.expect(204, "DELETE", "/api/v1/keys/"+id, adminToken, nil)
+		c.expect(409, "POST", "/api/v1/keys", adminToken, map[string]any{"name": "dupname"})
+		c.expect(409, "POST", "/api/v1/keys", adminToken, map[string]any{"name": "admin"})
+	})
+}

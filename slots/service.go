@@ -230,6 +230,9 @@ func (s *Service) CreateKey(ctx context.Context, by Key, in NewKey) (Key, string
 	if err := mayGrant(by, in.Scopes); err != nil {
 		return Key{}, "", err
 	}
+	if in.Name == Admin().Name {
+		return Key{}, "", ErrKeyNameTaken // the admin key's
+	}
 	return s.createKey(ctx, in)
 }
 

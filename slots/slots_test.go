@@ -3,6 +3,7 @@ package slots_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -224,8 +225,8 @@ func TestNextJobAsksForTheAgent(t *testing.T) {
 func TestTokenPrefixHidesTheSecret(t *testing.T) {
 	ctx := context.Background()
 	svc := slots.New(memstore.New())
-	for range 20 {
-		k, token, err := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "agent"})
+	for i := range 20 {
+		k, token, err := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("agent-", i)})
 		require.NoError(t, err)
 		prefix := strings.Join(strings.SplitN(token, "_", 3)[:2], "_")
 		require.Equal(t, "agora."+k.ID+".", prefix)

@@ -207,3 +207,26 @@ func BenchmarkLimiterAllow(b *testing.B) {
 		}
 	})
 }
+
+// TestKeyNamesMigration: a database whose keys share names from before
+// names were unique migrates: the younger keys are renamed, and from then
+// on a duplicate name is refused.
+func TestKeyNamesMigration(t *testing.T) {
+	t.Parallel()
+	db, _ := open(t)
+	ctx := context.Background()
+	_, err := db.ExecContext(ctx, `DROP INDEX agora_keys_name; DELETE FROM agora_migrations WHERE version = 34;
+		INSERT INTO agora_keys (id, name, avatar_url, scopes, hash, created_at) VALUES
+		('key_1', 'dupname', '', '{}', '', 1), ('key_2', 'dupname', '', '{}', '', 2), ('key_3', 'solo', '', '{}', '', 3)`)
+	require.NoError(t, err)
+	require.NoError(t, pgstore.Migrate(ctx, db))
+	st := pgstore.New(db)
+	keys, err := st.ListKeys(ctx)
+	require.NoError(t, err)
+	names := []string{}
+	for _, k := range keys {
+		names = append(names, k.Name)
+	}
+	require.Equal(t, []string{"dupname", "dupname (key_2)", "solo"}, names)
+	require.ErrorIs(t, st.CreateKey(ctx, slots.Key{ID: "key_4", Name: "solo", Scopes: []slots.Scope{}, Hash: []byte{1}}), slots.ErrKeyNameTaken)
+}

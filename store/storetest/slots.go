@@ -371,6 +371,39 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.ErrorIs(t, e.svc.Store().CreateKey(e.ctx, other), store.ErrConflict)
 	})
 
+	t.Run("KeyNamesAreUnique", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		for r := range raceRepeats {
+			name := fmt.Sprint("dupname-", r)
+			var created atomic.Int32
+			concurrently(20, func(i int) {
+				_, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: name})
+				if err == nil {
+					created.Add(1)
+					return
+				}
+				requireCode(t, slots.ErrKeyNameTaken, err)
+			})
+			require.EqualValues(t, 1, created.Load(), "one key of each name")
+		}
+		concurrently(20, func(i int) {
+			_, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("distinct-", i)})
+			require.NoError(t, err)
+		})
+		k := e.agent("Rotated")
+		require.NoError(t, e.svc.RevokeKey(e.ctx, k.ID))
+		_, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "Rotated"})
+		requireCode(t, slots.ErrKeyNameTaken, err, "a revoked key keeps its name")
+		_, _, err = e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "  Rotated "})
+		requireCode(t, slots.ErrKeyNameTaken, err, "names are compared trimmed")
+		_, _, err = e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "admin"})
+		requireCode(t, slots.ErrKeyNameTaken, err, "the admin key's name is taken")
+		keys, err := e.svc.Keys(e.ctx)
+		require.NoError(t, err)
+		require.Len(t, keys, raceRepeats+20+1, "no refused key was stored")
+	})
+
 	t.Run("ConfigureReplacesOnlyOpenSlots", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
