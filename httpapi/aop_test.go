@@ -380,7 +380,7 @@ func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {
 func TestRateLimit(t *testing.T) {
 	c := newAPI(t, testbackend.All()[0].New(t), httpapi.WithLimiter(httpapi.NewLocalLimiter(0.001, 2)))
 	_, human := c.key("human", slots.ScopeClaimCreate, slots.ScopeCommentCreate)
-	claim := c.claim(human, "")
+	claim := c.claim(adminToken, "")
 	path := "/api/v1/claims/" + claim + "/comments"
 	c.expect(201, "POST", path, human, map[string]any{"body": "1"})
 	c.expect(201, "POST", path, human, map[string]any{"body": "2"})
@@ -392,6 +392,11 @@ func TestRateLimit(t *testing.T) {
 	c.expect(200, "GET", path, human, nil)
 	_, other := c.key("other", slots.ScopeCommentCreate)
 	c.expect(201, "POST", path, other, map[string]any{"body": "4"})
+	// Creating claims counts too.
+	_, maker := c.key("maker", slots.ScopeClaimCreate)
+	c.claim(maker, "")
+	c.claim(maker, "")
+	c.expect(429, "POST", "/api/v1/claims", maker, map[string]any{"title": "one too many"})
 }
 
 // TestKeysAdminGrantsOnlyItsOwn: a key holding keys:admin creates keys and

@@ -210,6 +210,7 @@ func OpenAPIHandler() http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		_, _ = w.Write(doc)
 	})
 }

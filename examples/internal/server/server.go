@@ -56,7 +56,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	adminKey := fs.String("admin-key", os.Getenv("AGORA_ADMIN_KEY"), "admin API key (default $AGORA_ADMIN_KEY, else generated); prefer the environment variable: a flag's value shows in ps to every user of the machine")
 	lease := fs.Duration("lease", 0, "re-open a taken role slot not done within this time (0: never)")
 	stageLease := fs.Duration("stage-lease", prism.DefaultLease, "re-open a taken Prism stage slot not done within this time (0: never)")
-	rate := fs.Float64("rate", httpapi.DefaultRatePerSecond, "take/done/comment requests per second per key")
+	rate := fs.Float64("rate", httpapi.DefaultRatePerSecond, "take/done/comment/claim-creation requests per second per key")
 	burst := fs.Int("burst", httpapi.DefaultRateBurst, "burst of the per-key rate limit")
 	redisPrefix := fs.String("redis-prefix", "agora", "key prefix (and hash tag) of the Redis store")
 	agentDir := fs.String("agent-dir", "", "serve /agent/ (the coding-agent chat API) running the agent in this directory")
