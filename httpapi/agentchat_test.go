@@ -615,3 +615,32 @@ func TestAgentChatStreamEdges(t *testing.T) {
 		require.JSONEq(t, `{"status":"interrupted"}`, events[0].data)
 	})
 }
+
+// TestConversationsArePaged: the list of conversations is a page, at most
+// DefaultConversationsLimit unless limit says otherwise, the next one after
+// the ID in before; still the JSON array slot-machine's page reads.
+func TestConversationsArePaged(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		svc, c := newChatServer(t, st, gatedRunner{make(chan struct{})})
+		ctx := context.Background()
+		for range agentchat.DefaultConversationsLimit + 3 {
+			_, err := svc.Create(ctx, agentchat.NewConversation{})
+			require.NoError(t, err)
+		}
+		list := func(q string) []map[string]any {
+			r := c.expect(200, "GET", "/agent/conversations"+q, "", nil)
+			var page []map[string]any
+			require.NoError(t, json.Unmarshal([]byte(r.raw), &page))
+			return page
+		}
+		first := list("")
+		require.Len(t, first, agentchat.DefaultConversationsLimit, "capped")
+		rest := list("?before=" + first[len(first)-1]["id"].(string))
+		require.Len(t, rest, 3)
+		two := list("?limit=2")
+		require.Equal(t, first[:2], two)
+		for _, q := range []string{"?limit=0", "?limit=501", "?limit=-1", "?before=conv_missing"} {
+			c.expect(400, "GET", "/agent/conversations"+q, "", nil)
+		}
+	})
+}
