@@ -19,18 +19,21 @@ import (
 // under .localhost, a loopback IP — or one of allowed; any other is 403
 // host_not_allowed before h runs. A server on any other address with no
 // allowed names answers every Host, as it must behind a proxy it does not
-// know the name of.
+// know the name of. Entries of allowed are trimmed and empty ones ignored,
+// so a comma-separated flag may be passed as strings.Split(flag, ",").
 func GuardHosts(h http.Handler, addr string, allowed []string) http.Handler {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		host = addr
 	}
-	if !loopbackName(host) && len(allowed) == 0 {
-		return h
-	}
 	names := map[string]bool{}
 	for _, a := range allowed {
-		names[strings.ToLower(strings.TrimSuffix(a, "."))] = true
+		if a = strings.TrimSpace(a); a != "" {
+			names[strings.ToLower(strings.TrimSuffix(a, "."))] = true
+		}
+	}
+	if !loopbackName(host) && len(names) == 0 {
+		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name, _, err := net.SplitHostPort(r.Host)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,4 +78,16 @@ func TestChatAuthFromFlagsAndEnvironment(t *testing.T) {
 	require.Equal(t, 200, status)
 	require.JSONEq(t, `{"authMode":"hmac","authSecret":"","chatTitle":"Agora","chatAccent":""}`, body)
 	require.Error(t, run(context.Background(), []string{"-addr", "127.0.0.1:0", "-chat-auth", "basic"}, func(string) {}), "an unknown scheme is refused")
+}
+
+// TestRebindingIsRefused: the open chat on loopback answers loopback Host
+// names only, so a page rebound to 127.0.0.1 cannot drive the agent.
+func TestRebindingIsRefused(t *testing.T) {
+	base := start(t)
+	req, _ := http.NewRequest("POST", base+"/agent/conversations", strings.NewReader(`{}`))
+	req.Host = "rebind.evil.example"
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
 }

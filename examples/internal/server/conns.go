@@ -155,14 +155,3 @@ func cleanPaths(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
-
-// splitList returns the non-empty, trimmed items of a comma-separated list.
-func splitList(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
-}

@@ -27,6 +27,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agorahq/agora/agentchat"
@@ -205,7 +206,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	base, hangUp := context.WithCancel(context.Background())
 	defer hangUp()
 	srv := &http.Server{
-		Handler:     httpapi.GuardHosts(cleanPaths(mux), *addr, splitList(*allowedHosts)),
+		Handler:     httpapi.GuardHosts(cleanPaths(mux), *addr, strings.Split(*allowedHosts, ",")),
 		BaseContext: func(net.Listener) context.Context { return base },
 		// A slow client cannot hold a connection: headers within 10 s, the
 		// whole (at most 1 MiB) body within 30 s, the answer written within
