@@ -50,15 +50,23 @@ type Message struct {
 // ErrConversationNotFound is returned for an unknown conversation.
 var ErrConversationNotFound = &store.Error{Kind: store.ErrNotFound, Code: "conversation_not_found", Message: "conversation not found"}
 
+// ListConversationsParams pages Store.ListConversations.
+type ListConversationsParams struct {
+	Limit  int    // at least 1
+	Before string // a conversation ID: only those after it in the order; "" from the first
+}
+
 // Store keeps conversations and their messages.
 type Store interface {
 	// CreateConversation stores c.
 	CreateConversation(ctx context.Context, c Conversation) error
 	// GetConversation returns a conversation or ErrConversationNotFound.
 	GetConversation(ctx context.Context, id string) (Conversation, error)
-	// ListConversations returns every conversation, most recently updated
-	// first.
-	ListConversations(ctx context.Context) ([]Conversation, error)
+	// ListConversations returns at most p.Limit conversations, most
+	// recently updated first (ties by ID, higher first), starting after
+	// p.Before when it is set; ErrConversationNotFound when p.Before names
+	// no conversation.
+	ListConversations(ctx context.Context, p ListConversationsParams) ([]Conversation, error)
 	// DeleteConversation removes a conversation and its messages, or
 	// returns ErrConversationNotFound.
 	DeleteConversation(ctx context.Context, id string) error

@@ -2,6 +2,7 @@ package agentchat
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,9 +156,41 @@ func (s *Service) Get(ctx context.Context, id string) (Conversation, error) {
 	return s.store.GetConversation(ctx, id)
 }
 
-// Conversations lists conversations, most recently updated first.
-func (s *Service) Conversations(ctx context.Context) ([]Conversation, error) {
-	return s.store.ListConversations(ctx)
+// Limits of one page of Conversations.
+const (
+	DefaultConversationsLimit = 100
+	MaxConversationsLimit     = 500
+)
+
+// maxIDLen bounds an ID a caller passes: every ID the service makes is
+// far shorter.
+const maxIDLen = 200
+
+// ConversationsQuery pages Conversations.
+type ConversationsQuery struct {
+	Limit  int    // 1 to MaxConversationsLimit; 0 means DefaultConversationsLimit
+	Before string // the last conversation of the previous page; "" for the first
+}
+
+// Conversations lists a page of conversations, most recently updated
+// first. A page shorter than its limit is the last; the next one starts
+// after the last conversation of this one (a conversation updated in
+// between moves to the top, and may be seen twice).
+func (s *Service) Conversations(ctx context.Context, q ConversationsQuery) ([]Conversation, error) {
+	if q.Limit == 0 {
+		q.Limit = DefaultConversationsLimit
+	}
+	if q.Limit < 1 || q.Limit > MaxConversationsLimit {
+		return nil, store.Errorf(store.ErrInvalid, "invalid_limit", "limit must be from 1 to %d", MaxConversationsLimit)
+	}
+	if err := text.Check("before", q.Before, false, maxIDLen); err != nil {
+		return nil, err
+	}
+	cs, err := s.store.ListConversations(ctx, ListConversationsParams{Limit: q.Limit, Before: q.Before})
+	if errors.Is(err, ErrConversationNotFound) {
+		return nil, store.Errorf(store.ErrInvalid, "invalid_before", "before names no conversation")
+	}
+	return cs, err
 }
 
 // Messages returns a conversation's messages after the given ID.

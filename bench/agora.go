@@ -200,8 +200,9 @@ func (a *agora) timed(ctx context.Context, system string, w, n int, agent func(i
 	}
 	keys := make([]slots.Key, w)
 	loops := make([]loop, w)
+	run := runID() // key names are unique in a store, and runs share one
 	for i := range keys {
-		k, secret, err := a.svc.CreateKey(ctx, slots.NewKey{Name: fmt.Sprint("worker-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		k, secret, err := a.svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprintf("worker-%s-%d", run, i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			return 0, err
 		}

@@ -285,10 +285,8 @@ func (s *Service) Close(ctx context.Context, id string, a Action) (Prompt, error
 // never changes once the prompt is stored, so reading it first and closing
 // second cannot let another caller in between.
 func (s *Service) CloseBy(ctx context.Context, id string, a Action, by Closer) (Prompt, error) {
-	to, err := closedStatus(a)
-	if err != nil {
-		return Prompt{}, err
-	}
+	// Who may close it before what they asked: a caller without the
+	// right learns nothing from which actions are valid.
 	if !by.Any {
 		p, err := s.store.GetPrompt(ctx, id)
 		if err != nil {
@@ -297,6 +295,10 @@ func (s *Service) CloseBy(ctx context.Context, id string, a Action, by Closer) (
 		if !by.May(p) {
 			return Prompt{}, ErrNotRequester
 		}
+	}
+	to, err := closedStatus(a)
+	if err != nil {
+		return Prompt{}, err
 	}
 	p, err := s.store.ClosePrompt(ctx, id, to, s.nowMs())
 	if err != nil {

@@ -208,9 +208,17 @@ func (a *chatAPI) create(w http.ResponseWriter, r *http.Request) error {
 }
 
 // list answers a JSON array of conversations, most recently updated first,
-// as slot-machine's chat page reads it.
+// as slot-machine's chat page reads it: a page of at most limit (default
+// agentchat.DefaultConversationsLimit), the next one after the ID before.
 func (a *chatAPI) list(w http.ResponseWriter, r *http.Request) error {
-	cs, err := a.svc.Conversations(r.Context())
+	limit, err := httpjson.QueryInt(r, "limit")
+	if err != nil {
+		return err
+	}
+	if r.URL.Query().Has("limit") && limit == 0 {
+		return httpjson.Invalid("invalid_limit", "limit must be from 1 to %d", agentchat.MaxConversationsLimit)
+	}
+	cs, err := a.svc.Conversations(r.Context(), agentchat.ConversationsQuery{Limit: limit, Before: r.URL.Query().Get("before")})
 	if err != nil {
 		return err
 	}

@@ -513,8 +513,12 @@ func TestAgentChatAuthSchemes(t *testing.T) {
 		require.Equal(t, 200, code)
 		_, body = status(t, trusted, "POST", "/agent/conversations", map[string]string{"X-SlotMachine-User": "bob"})
 		require.Contains(t, body, `"user":"bob"`)
-		_, body = status(t, trusted, "POST", "/agent/conversations", nil, `{"user":"eve"}`)
-		require.Contains(t, body, `"user":"eve"`, "without the header the body names the user, as in slot-machine")
+		for _, h := range []map[string]string{nil, {"X-SlotMachine-User": " "}} {
+			code, _ = status(t, trusted, "POST", "/agent/conversations", h, `{"user":"eve"}`)
+			require.Equal(t, 401, code, "without the header the request did not pass the proxy")
+			code, _ = status(t, trusted, "GET", "/agent/conversations", h)
+			require.Equal(t, 401, code)
+		}
 		_, body = status(t, trusted, "GET", "/chat/config", nil)
 		require.Contains(t, body, `"authMode":"trusted"`)
 
@@ -609,5 +613,34 @@ func TestAgentChatStreamEdges(t *testing.T) {
 		require.Len(t, events, 1)
 		require.Empty(t, events[0].id, "not a stored message")
 		require.JSONEq(t, `{"status":"interrupted"}`, events[0].data)
+	})
+}
+
+// TestConversationsArePaged: the list of conversations is a page, at most
+// DefaultConversationsLimit unless limit says otherwise, the next one after
+// the ID in before; still the JSON array slot-machine's page reads.
+func TestConversationsArePaged(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		svc, c := newChatServer(t, st, gatedRunner{make(chan struct{})})
+		ctx := context.Background()
+		for range agentchat.DefaultConversationsLimit + 3 {
+			_, err := svc.Create(ctx, agentchat.NewConversation{})
+			require.NoError(t, err)
+		}
+		list := func(q string) []map[string]any {
+			r := c.expect(200, "GET", "/agent/conversations"+q, "", nil)
+			var page []map[string]any
+			require.NoError(t, json.Unmarshal([]byte(r.raw), &page))
+			return page
+		}
+		first := list("")
+		require.Len(t, first, agentchat.DefaultConversationsLimit, "capped")
+		rest := list("?before=" + first[len(first)-1]["id"].(string))
+		require.Len(t, rest, 3)
+		two := list("?limit=2")
+		require.Equal(t, first[:2], two)
+		for _, q := range []string{"?limit=0", "?limit=501", "?limit=-1", "?before=conv_missing"} {
+			c.expect(400, "GET", "/agent/conversations"+q, "", nil)
+		}
 	})
 }

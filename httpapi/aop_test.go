@@ -380,7 +380,7 @@ func TestUnknownRoutesAndMethodsAnswerJSON(t *testing.T) {
 func TestRateLimit(t *testing.T) {
 	c := newAPI(t, testbackend.All()[0].New(t), httpapi.WithLimiter(httpapi.NewLocalLimiter(0.001, 2)))
 	_, human := c.key("human", slots.ScopeClaimCreate, slots.ScopeCommentCreate)
-	claim := c.claim(human, "")
+	claim := c.claim(adminToken, "")
 	path := "/api/v1/claims/" + claim + "/comments"
 	c.expect(201, "POST", path, human, map[string]any{"body": "1"})
 	c.expect(201, "POST", path, human, map[string]any{"body": "2"})
@@ -392,4 +392,44 @@ func TestRateLimit(t *testing.T) {
 	c.expect(200, "GET", path, human, nil)
 	_, other := c.key("other", slots.ScopeCommentCreate)
 	c.expect(201, "POST", path, other, map[string]any{"body": "4"})
+	// Creating claims counts too.
+	_, maker := c.key("maker", slots.ScopeClaimCreate)
+	c.claim(maker, "")
+	c.claim(maker, "")
+	c.expect(429, "POST", "/api/v1/claims", maker, map[string]any{"title": "one too many"})
+}
+
+// TestKeysAdminGrantsOnlyItsOwn: a key holding keys:admin creates keys and
+// approves device logins with the scopes it holds itself and no others, so
+// it cannot mint a key stronger than itself; the admin key holds them all.
+func TestKeysAdminGrantsOnlyItsOwn(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newAPI(t, st)
+		_, keeper := c.key("keeper", slots.ScopeKeysAdmin, slots.ScopeCommentCreate)
+		r := c.expect(403, "POST", "/api/v1/keys", keeper, map[string]any{"name": "escalated", "scopes": slots.AllScopes})
+		require.Equal(t, "insufficient_scope", r.errCode(t))
+		c.expect(403, "POST", "/api/v1/keys", keeper, map[string]any{"name": "escalated", "scopes": []string{"claim:new"}})
+		c.expect(201, "POST", "/api/v1/keys", keeper, map[string]any{"name": "worker", "scopes": []string{"comment:create"}})
+		c.expect(201, "POST", "/api/v1/keys", keeper, map[string]any{"name": "deputy", "scopes": []string{"keys:admin", "comment:create"}})
+		c.expect(201, "POST", "/api/v1/keys", adminToken, map[string]any{"name": "all", "scopes": slots.AllScopes})
+
+		code := c.expect(200, "POST", "/api/v1/auth/device-code", "", map[string]any{"scopes": []string{"claim:create"}, "agentName": "cli"}).body
+		user := code["userCode"].(string)
+		require.Equal(t, "insufficient_scope", c.expect(403, "POST", "/api/v1/auth/device-codes/"+user+"/approve", keeper, nil).errCode(t))
+		c.expect(200, "POST", "/api/v1/auth/device-codes/"+user+"/approve", adminToken, nil)
+	})
+}
+
+// TestKeyNamesAreUnique: a key's name is who it is in a discussion, so a
+// second key of the same name is 409 key_name_taken, revoked or not.
+func TestKeyNamesAreUnique(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newAPI(t, st)
+		id, _ := c.key("dupname", slots.ScopeCommentCreate)
+		r := c.expect(409, "POST", "/api/v1/keys", adminToken, map[string]any{"name": "dupname"})
+		require.Equal(t, "key_name_taken", r.errCode(t))
+		c.expect(204, "DELETE", "/api/v1/keys/"+id, adminToken, nil)
+		c.expect(409, "POST", "/api/v1/keys", adminToken, map[string]any{"name": "dupname"})
+		c.expect(409, "POST", "/api/v1/keys", adminToken, map[string]any{"name": "admin"})
+	})
 }

@@ -262,12 +262,9 @@ func stateView(g arena.Game) wire.State {
 func (a *arenaAPI) state(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("game_id")
 	q := r.URL.Query()
-	wait, err := httpjson.QueryInt(r, "wait")
+	wait, err := httpjson.WaitParam(r, arena.MaxWait)
 	if err != nil {
 		return err
-	}
-	if wait < 0 || wait > int(arena.MaxWait/time.Second) {
-		return httpjson.Invalid("invalid_wait", "wait must be from 0 to %d seconds", int(arena.MaxWait/time.Second))
 	}
 	var g arena.Game
 	if q.Has("min_version") {
@@ -285,7 +282,7 @@ func (a *arenaAPI) state(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return httpjson.Invalid("invalid_version", "version must be an integer")
 		}
-		g, err = a.svc.Wait(r.Context(), id, version, time.Duration(wait)*time.Second)
+		g, err = a.svc.Wait(r.Context(), id, version, wait)
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi/wire"
@@ -145,14 +144,11 @@ type promptView struct {
 }
 
 func (d *discussionAPI) get(w http.ResponseWriter, r *http.Request) error {
-	wait, err := httpjson.QueryInt(r, "wait")
+	wait, err := httpjson.WaitParam(r, discussion.MaxWait)
 	if err != nil {
 		return err
 	}
-	if wait < 0 || wait > int(discussion.MaxWait/time.Second) {
-		return httpjson.Invalid("invalid_wait", "wait must be from 0 to %d seconds", int(discussion.MaxWait/time.Second))
-	}
-	p, err := d.svc.Wait(r.Context(), r.PathValue("id"), time.Duration(wait)*time.Second)
+	p, err := d.svc.Wait(r.Context(), r.PathValue("id"), wait)
 	if err != nil {
 		return err
 	}

@@ -235,3 +235,28 @@ func TestDiscussionLongPollAcrossProcesses(t *testing.T) {
 		}
 	})
 }
+
+// TestHeadOnALongPollAnswersAtOnce: a HEAD has no body to wait for, so
+// every long poll (a discussion prompt, an arena game's state) answers it
+// at once, as the event streams do; a GET of the same waits.
+func TestHeadOnALongPollAnswersAtOnce(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		d, a := newDiscussionAPI(t, st, false), newArenaAPI(t, st, false)
+		id := d.expect(201, "POST", "/api/discussion", "", map[string]any{"requester_agent": "Developer", "prompt_message": "?", "required_responses": 1}).body["prompt"].(map[string]any)["id"].(string)
+		game := a.expect(200, "POST", "/api/games", "", nil).body["game_id"].(string)
+		v := a.expect(200, "GET", "/api/games/"+game+"/state", "", nil).body["version"].(float64)
+		for _, tc := range []struct {
+			c    *apiClient
+			path string
+		}{
+			{d, "/api/discussion/" + id + "?wait=60"},
+			{a, fmt.Sprintf("/api/games/%s/state?version=%d&wait=30", game, int(v))},
+		} {
+			start := time.Now()
+			r := tc.c.do("HEAD", tc.path, "", nil)
+			require.Equal(t, http.StatusOK, r.status, tc.path)
+			require.Less(t, time.Since(start), 5*time.Second, "HEAD %s waited", tc.path)
+			require.Equal(t, http.StatusBadRequest, tc.c.do("HEAD", strings.Replace(tc.path, "wait=", "wait=9", 1), "", nil).status, "a HEAD is still checked")
+		}
+	})
+}

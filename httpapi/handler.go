@@ -35,8 +35,9 @@ func WithKeys(svc *slots.Service) Option { return func(c *config) { c.keys = svc
 // slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
-// WithLimiter sets the per-key rate limiter of take, done and comment; the
-// default is a LocalLimiter at DefaultRatePerSecond and DefaultRateBurst.
+// WithLimiter sets the per-key rate limiter of take, done, comment and
+// creating claims; the default is a LocalLimiter at DefaultRatePerSecond
+// and DefaultRateBurst.
 // A nil Limiter turns rate limiting off.
 func WithLimiter(l Limiter) Option { return func(c *config) { c.limiter = l } }
 

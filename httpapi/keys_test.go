@@ -144,7 +144,15 @@ func TestDiscussionKeysAreIdentities(t *testing.T) {
 			require.NoError(t, err, "discussion:admin closes any prompt")
 			require.True(t, closed.Final())
 		}
-		q, err := builder.AskSquad(ctx, client.Question{PromptMessage: "Which language?"})
+		// Rights before the body: a key that may not close the prompt
+		// learns nothing from a bad action.
+		q, err := dev.AskSquad(ctx, client.Question{PromptMessage: "Which editor?"})
+		require.NoError(t, err)
+		r := c.expect(403, "PATCH", "/api/discussion/"+q.ID, builderToken, map[string]any{"action": "explode"})
+		require.Equal(t, "not_requester", r.errCode(t))
+		c.expect(400, "PATCH", "/api/discussion/"+q.ID, devToken, map[string]any{"action": "explode"})
+
+		q, err = builder.AskSquad(ctx, client.Question{PromptMessage: "Which language?"})
 		require.NoError(t, err)
 		_, err = base.As(adminToken).ClosePrompt(ctx, q.ID, discussion.ActionCancel)
 		require.NoError(t, err, "the admin key holds discussion:admin")

@@ -177,7 +177,7 @@ var operations = []operation{
 	// Agent chat.
 	{id: "createConversation", method: "POST", path: "/agent/conversations", optionalBody: true, tag: tagChat, summary: "Open a conversation", auth: chatAuth,
 		body: chatCreate{}, status: 201, resp: agentchat.Conversation{}},
-	{id: "listConversations", method: "GET", path: "/agent/conversations", tag: tagChat, summary: "List conversations", auth: chatAuth, status: 200, resp: []agentchat.Conversation{}},
+	{id: "listConversations", method: "GET", path: "/agent/conversations", query: "limit:integer before", tag: tagChat, summary: "List conversations (a page: limit, before the last one's ID)", auth: chatAuth, status: 200, resp: []agentchat.Conversation{}},
 	{id: "getConversation", method: "GET", path: "/agent/conversations/{id}", tag: tagChat, summary: "A conversation with its messages", auth: chatAuth, status: 200,
 		resp: chatThread{}},
 	{id: "sendMessage", method: "POST", path: "/agent/conversations/{id}/messages", tag: tagChat, summary: "Send a message to the agent", auth: chatAuth,
@@ -214,6 +214,7 @@ func OpenAPIHandler() http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		_, _ = w.Write(doc)
 	})
 }

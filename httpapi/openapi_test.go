@@ -54,6 +54,7 @@ func TestOpenAPIDocument(t *testing.T) {
 
 	rec := httptest.NewRecorder()
 	httpapi.OpenAPIHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/openapi.json", nil))
+	require.Equal(t, "nosniff", rec.Header().Get("X-Content-Type-Options"))
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 	require.JSONEq(t, string(httpapi.OpenAPI()), rec.Body.String())

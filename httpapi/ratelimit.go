@@ -9,14 +9,14 @@ import (
 )
 
 // Limiter decides whether the API key key may make one more rate-limited
-// request (take, done, comment) now. When it may not, it returns false and
+// request (take, done, comment, creating a claim) now. When it may not, it returns false and
 // how long until it may. A Limiter shared by several processes (such as
 // redisstore's) makes the limit hold across all of them.
 type Limiter interface {
 	Allow(ctx context.Context, key string) (ok bool, retryAfter time.Duration, err error)
 }
 
-// Default rate limit of a key on take, done and comment: generous enough
+// Default rate limit of a key on take, done, comment and creating claims: generous enough
 // for any agent that is not misbehaving (a burst of a thousand retries is
 // still answered on its merits), tight enough to stop one that loops.
 const (

@@ -28,7 +28,7 @@ func Slots(svc *slots.Service, opts ...Option) http.Handler {
 	auth := func(scope slots.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
 		return route{auth: svc, scope: scope, limited: limited, fn: fn}
 	}
-	rt.handle("POST", "/api/v1/claims", auth(slots.ScopeClaimCreate, false, a.createClaim))
+	rt.handle("POST", "/api/v1/claims", auth(slots.ScopeClaimCreate, true, a.createClaim))
 	rt.handle("GET", "/api/v1/claims", auth("", false, a.listClaims))
 	rt.handle("GET", "/api/v1/claims/{claimId}", auth("", false, a.getClaim))
 	rt.handle("POST", "/api/v1/claims/{claimId}/comments", auth(slots.ScopeCommentCreate, true, a.addComment))
@@ -351,7 +351,7 @@ func (a *slotsAPI) createKey(w http.ResponseWriter, r *http.Request) error {
 	for _, s := range in.Scopes {
 		scopes = append(scopes, slots.Scope(s))
 	}
-	k, token, err := a.svc.CreateKey(r.Context(), slots.NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: scopes})
+	k, token, err := a.svc.CreateKey(r.Context(), principal(r), slots.NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: scopes})
 	if err != nil {
 		return err
 	}

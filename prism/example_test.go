@@ -23,7 +23,7 @@ func Example() {
 	fmt.Println(p.Layer().Name, p.Phase)
 
 	for i := range 4 {
-		agent, _, _ := claims.CreateKey(ctx, slots.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		agent, _, _ := claims.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		w, err := pipelines.NextWork(ctx, agent, prism.WorkQuery{})
 		if err != nil {
 			fmt.Println(err)

@@ -42,7 +42,7 @@ func seated(t *testing.T, svc *slots.Service, workers, rounds int) ([]slots.Key,
 	keys, held := make([]slots.Key, workers), make([][]slots.Job, workers)
 	for i := range keys {
 		var err error
-		keys[i], _, err = svc.CreateKey(ctx, slots.NewKey{Name: fmt.Sprint("w", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		keys[i], _, err = svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("w", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		require.NoError(t, err)
 	}
 	for range rounds {

@@ -203,11 +203,24 @@ func (s *Service) DeviceCodeByUserCode(ctx context.Context, userCode string) (De
 }
 
 // ApproveDeviceCode approves the device login of userCode on behalf of
-// approver; the CLI's next poll receives its key.
+// approver; the CLI's next poll receives its key. Like CreateKey, the
+// approver must hold ScopeKeysAdmin and every scope the login asks for.
 func (s *Service) ApproveDeviceCode(ctx context.Context, approver Key, userCode string) (DeviceCode, error) {
+	if !approver.Has(ScopeKeysAdmin) {
+		return DeviceCode{}, store.Errorf(store.ErrForbidden, "insufficient_scope", "approving a device login needs the %s scope", ScopeKeysAdmin)
+	}
 	uc := NormalizeUserCode(userCode)
 	if uc == "" {
 		return DeviceCode{}, ErrDeviceCodeNotFound
+	}
+	// A login's scopes never change once asked for: reading them first
+	// races with nothing.
+	d, err := s.store.DeviceCodeByUserCode(ctx, uc)
+	if err != nil {
+		return DeviceCode{}, err
+	}
+	if err := mayGrant(approver, d.Scopes); err != nil {
+		return DeviceCode{}, err
 	}
 	return s.store.ApproveDeviceCode(ctx, uc, approver.ID, s.now().UnixMilli())
 }
@@ -235,7 +248,11 @@ func (s *Service) PollDeviceLogin(ctx context.Context, deviceCode string) (Devic
 	if d.Status != DeviceConsumed {
 		return DevicePoll{Status: d.Status}, nil
 	}
-	k, token, err := s.CreateKey(ctx, NewKey{Name: d.Name, AvatarURL: d.AvatarURL, Scopes: d.Scopes})
+	in := NewKey{Name: d.Name, AvatarURL: d.AvatarURL, Scopes: d.Scopes}
+	if err := validateNewKey(&in); err != nil {
+		return DevicePoll{}, err
+	}
+	k, token, err := s.createKey(ctx, in) // its scopes were granted by the approver
 	if err != nil {
 		return DevicePoll{}, err
 	}

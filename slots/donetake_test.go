@@ -50,7 +50,7 @@ func TestBatchFlushers(t *testing.T) {
 				require.NoError(t, err)
 				_, err = svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 2}})
 				require.NoError(t, err)
-				keys[i], _, err = svc.CreateKey(ctx, slots.NewKey{Name: fmt.Sprint("w", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+				keys[i], _, err = svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("w", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 				require.NoError(t, err)
 				jobs[i], err = svc.TakeNext(ctx, keys[i], slots.JobQuery{})
 				require.NoError(t, err)

@@ -18,8 +18,8 @@ func Example() {
 	claim, _ := svc.CreateClaim(ctx, slots.NewClaim{Title: "Vaccines do not cause autism", Domain: "medicine"})
 	_, _ = svc.ConfigureSlots(ctx, claim.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
 
-	agent, _, _ := svc.CreateKey(ctx, slots.NewKey{Name: "Skeptic-7", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
-	rival, _, _ := svc.CreateKey(ctx, slots.NewKey{Name: "Rival", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	agent, _, _ := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "Skeptic-7", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	rival, _, _ := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "Rival", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 
 	// The job queue only offers claims that have a draft.
 	_, err := svc.NextJob(ctx, slots.JobQuery{Role: slots.RoleCritic})

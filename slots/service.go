@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -215,12 +216,42 @@ func (s *Service) Comments(ctx context.Context, claimID string) ([]Comment, erro
 	return s.store.ListComments(ctx, claimID)
 }
 
-// CreateKey creates an API key and returns it with its token, which is shown
-// this once and never stored.
-func (s *Service) CreateKey(ctx context.Context, in NewKey) (Key, string, error) {
+// CreateKey creates an API key on behalf of by and returns it with its
+// token, which is shown this once and never stored. by must hold
+// ScopeKeysAdmin and every scope it grants: a key cannot mint a key
+// stronger than itself (ErrForbidden). A host's own Go code passes Admin().
+func (s *Service) CreateKey(ctx context.Context, by Key, in NewKey) (Key, string, error) {
+	if !by.Has(ScopeKeysAdmin) {
+		return Key{}, "", store.Errorf(store.ErrForbidden, "insufficient_scope", "creating keys needs the %s scope", ScopeKeysAdmin)
+	}
 	if err := validateNewKey(&in); err != nil {
 		return Key{}, "", err
 	}
+	if err := mayGrant(by, in.Scopes); err != nil {
+		return Key{}, "", err
+	}
+	if in.Name == Admin().Name {
+		return Key{}, "", ErrKeyNameTaken // the admin key's
+	}
+	return s.createKey(ctx, in)
+}
+
+// Admin returns the principal of the admin key (WithAdminKey): it holds
+// every scope. A host acting as itself, not for a key, passes it.
+func Admin() Key { return Key{ID: AdminKeyID, Name: "admin", Scopes: slices.Clone(AllScopes)} }
+
+// mayGrant refuses scopes that by does not hold itself.
+func mayGrant(by Key, scopes []Scope) error {
+	for _, sc := range scopes {
+		if !by.Has(sc) {
+			return store.Errorf(store.ErrForbidden, "insufficient_scope", "a key may grant only scopes it holds; this one lacks %s", sc)
+		}
+	}
+	return nil
+}
+
+// createKey stores a validated key whose scopes were granted.
+func (s *Service) createKey(ctx context.Context, in NewKey) (Key, string, error) {
 	secret, hash := newSecret()
 	k := Key{
 		ID:        s.ids.New("key"),
@@ -256,7 +287,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Key, error) {
 	if s.adminHash != nil {
 		h := sha256.Sum256([]byte(token))
 		if subtle.ConstantTimeCompare(h[:], s.adminHash) == 1 {
-			return Key{ID: AdminKeyID, Name: "admin", Scopes: AllScopes}, nil
+			return Admin(), nil
 		}
 	}
 	id, secret, ok := parseToken(token)

@@ -125,4 +125,7 @@ var (
 	ErrSlotNotTaken  = &store.Error{Kind: store.ErrInvalid, Code: "slot_not_taken", Message: "slot is not in taken status"}
 	ErrClaimExists   = &store.Error{Kind: store.ErrConflict, Code: "claim_exists", Message: "a claim with this ID already exists"}
 	ErrKeyExists     = &store.Error{Kind: store.ErrConflict, Code: "key_exists", Message: "a key with this ID already exists"}
+	// ErrKeyNameTaken refuses a key whose name another key, revoked or
+	// not, already has: a key's name is who it is in a discussion.
+	ErrKeyNameTaken = &store.Error{Kind: store.ErrConflict, Code: "key_name_taken", Message: "a key with this name already exists; key names are unique and never reused"}
 )

@@ -3,6 +3,7 @@ package slots_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -141,7 +142,7 @@ func TestChangesArePublished(t *testing.T) {
 	c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "water boils at 100C"})
 	require.NoError(t, err)
 	require.Equal(t, c.ID, next())
-	agent, _, err := svc.CreateKey(ctx, slots.NewKey{Name: "Ada", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	agent, _, err := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "Ada", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 	require.NoError(t, err)
 	_, err = svc.AddComment(ctx, agent, slots.NewComment{ClaimID: c.ID, Body: "a draft", CommentType: "draft"})
 	require.NoError(t, err)
@@ -224,8 +225,8 @@ func TestNextJobAsksForTheAgent(t *testing.T) {
 func TestTokenPrefixHidesTheSecret(t *testing.T) {
 	ctx := context.Background()
 	svc := slots.New(memstore.New())
-	for range 20 {
-		k, token, err := svc.CreateKey(ctx, slots.NewKey{Name: "agent"})
+	for i := range 20 {
+		k, token, err := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("agent-", i)})
 		require.NoError(t, err)
 		prefix := strings.Join(strings.SplitN(token, "_", 3)[:2], "_")
 		require.Equal(t, "agora."+k.ID+".", prefix)

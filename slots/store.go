@@ -30,7 +30,9 @@ type ListClaimsParams struct {
 
 // KeyStore keeps API keys and the ledger of balances.
 type KeyStore interface {
-	// CreateKey stores k, or returns ErrKeyExists if k.ID is taken.
+	// CreateKey stores k, or returns ErrKeyExists if k.ID is taken and
+	// ErrKeyNameTaken if another key, revoked or not, has k.Name (exactly):
+	// both checked and the key written in one atomic step.
 	CreateKey(ctx context.Context, k Key) error
 	// GetKey returns the key, revoked or not, or ErrKeyNotFound.
 	GetKey(ctx context.Context, id string) (Key, error)

@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -56,6 +57,7 @@ func run(ctx context.Context, args []string, ready func(addr string)) error {
 	upstream := fs.String("upstream", "", "the application to proxy to (default: a tiny built-in app)")
 	dir := fs.String("dir", ".", "the agent's working directory")
 	claude := fs.String("claude", "claude", "the Claude Code CLI")
+	allowedHosts := fs.String("allowed-hosts", os.Getenv("AGORA_ALLOWED_HOSTS"), "comma-separated Host names answered besides loopback ones (default $AGORA_ALLOWED_HOSTS); on a loopback -addr every other name is refused, against DNS rebinding")
 	secret := fs.String("secret", "", "require this shared secret (header X-Agent-Secret or cookie agent_secret); short for -chat-auth secret -chat-secret …")
 	var auth chatauth.Config
 	auth.Flags(fs, os.Getenv)
@@ -88,7 +90,8 @@ func run(ctx context.Context, args []string, ready func(addr string)) error {
 		return err
 	}
 	defer chat.Close()
-	handler := httpapi.InterceptChat(httpapi.AgentChat(chat, httpapi.WithLogger(log), httpapi.WithChatAuth(scheme)), app)
+	handler := httpapi.GuardHosts(httpapi.InterceptChat(httpapi.AgentChat(chat, httpapi.WithLogger(log), httpapi.WithChatAuth(scheme)), app),
+		*addr, strings.Split(*allowedHosts, ","))
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,7 +57,7 @@ func TestProxyWithChat(t *testing.T) {
 // slot-machine's signed-user header, chosen by -chat-auth with the key
 // from the environment.
 func TestChatAuthFromFlagsAndEnvironment(t *testing.T) {
-	t.Setenv("AGORA_CHAT_SECRET", "k3y")
+	t.Setenv("AGORA_CHAT_SECRET", "k3y-0123456789abcdef0123456789abcdef")
 	base := start(t, "-chat-auth", "hmac")
 	get := func(path, user string) (int, string) {
 		req, _ := http.NewRequest("GET", base+path, nil)
@@ -71,10 +72,22 @@ func TestChatAuthFromFlagsAndEnvironment(t *testing.T) {
 	}
 	status, _ := get("/agent/conversations", "")
 	require.Equal(t, 401, status)
-	status, _ = get("/agent/conversations", chatauth.SignUser("k3y", "dana"))
+	status, _ = get("/agent/conversations", chatauth.SignUser("k3y-0123456789abcdef0123456789abcdef", "dana"))
 	require.Equal(t, 200, status)
 	status, body := get("/chat/config", "")
 	require.Equal(t, 200, status)
 	require.JSONEq(t, `{"authMode":"hmac","authSecret":"","chatTitle":"Agora","chatAccent":""}`, body)
 	require.Error(t, run(context.Background(), []string{"-addr", "127.0.0.1:0", "-chat-auth", "basic"}, func(string) {}), "an unknown scheme is refused")
+}
+
+// TestRebindingIsRefused: the open chat on loopback answers loopback Host
+// names only, so a page rebound to 127.0.0.1 cannot drive the agent.
+func TestRebindingIsRefused(t *testing.T) {
+	base := start(t)
+	req, _ := http.NewRequest("POST", base+"/agent/conversations", strings.NewReader(`{}`))
+	req.Host = "rebind.evil.example"
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
 }

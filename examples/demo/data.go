@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -10,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/lib/pq" // the PostgreSQL driver, as pgstore uses it
+	"github.com/lib/pq" // the PostgreSQL driver, as pgstore uses it
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agorahq/agora/store/redisstore"
@@ -46,7 +47,7 @@ func openData(ctx context.Context, o options, suffix string) (data, error) {
 		if err != nil {
 			return data{}, fmt.Errorf("-store: %w", err)
 		}
-		if err := onPostgres(ctx, o.store, "CREATE SCHEMA IF NOT EXISTS "+schema); err != nil {
+		if err := claimSchema(ctx, o.store, schema, o.clean); err != nil {
 			return data{}, err
 		}
 		q := u.Query()
@@ -74,6 +75,9 @@ func openData(ctx context.Context, o options, suffix string) (data, error) {
 		if err != nil {
 			return data{}, fmt.Errorf("-store: %w", err)
 		}
+		if err := claimPrefix(ctx, opts, prefix); err != nil {
+			return data{}, err
+		}
 		return data{
 			backend: "redis", url: o.store, prefix: prefix,
 			where: fmt.Sprintf("Redis keys {%s}:* and rate:{%s}:* at %s", prefix, prefix, opts.Addr),
@@ -91,6 +95,59 @@ func openData(ctx context.Context, o options, suffix string) (data, error) {
 			drop: func(context.Context) error { return nil }}, nil
 	}
 	return data{}, fmt.Errorf("-store %q: want memory, postgres://… or redis://…", o.store)
+}
+
+// errNotOwn refuses a place that held data before the demo started: the
+// demo's keys would meet keys of the same names there, and -clean would
+// remove what the demo did not make.
+var errNotOwn = errors.New("the demo keeps its data in a place of its own, which -clean removes whole; leave -schema and -redis-prefix out for a fresh one")
+
+// claimSchema makes schema the demo's: it creates it, or — without clean —
+// takes an existing one that holds nothing. With clean the schema must not
+// exist yet, since -clean drops the schema and only one the demo made may
+// be dropped.
+func claimSchema(ctx context.Context, dsn, schema string, clean bool) error {
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		return fmt.Errorf("-store: %w", err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err = db.ExecContext(ctx, "CREATE SCHEMA "+schema)
+	var pe *pq.Error
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &pe) || pe.Code != "42P06": // duplicate_schema
+		return fmt.Errorf("postgres: %w", err)
+	case clean:
+		return fmt.Errorf("-schema %s exists, and -clean drops only a schema the demo creates: %w", schema, errNotOwn)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1`, schema).Scan(&n); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("-schema %s already holds %d tables, indexes or sequences: %w", schema, n, errNotOwn)
+	}
+	return nil
+}
+
+// claimPrefix makes prefix the demo's: no key may be under it yet.
+func claimPrefix(ctx context.Context, opts *redis.Options, prefix string) error {
+	c := redis.NewClient(opts)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	empty, err := redisstore.New(c, redisstore.WithPrefix(prefix)).Empty(ctx)
+	if err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	if !empty {
+		return fmt.Errorf("-redis-prefix %s already holds keys: %w", prefix, errNotOwn)
+	}
+	return nil
 }
 
 // onPostgres runs one statement on the database of dsn.

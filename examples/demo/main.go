@@ -11,7 +11,9 @@
 //
 // On PostgreSQL the demo keeps its data in a schema of its own, on Redis
 // under a key prefix of its own; the transcript names it, and -clean
-// removes it when the demo ends.
+// removes it when the demo ends. A schema or prefix named with -schema or
+// -redis-prefix must hold nothing when the demo starts (with -clean, the
+// schema must not exist yet): -clean removes only what the run created.
 //
 // With -brain claude the bots write their text with the Claude Code CLI
 // (-claude, or $AGORA_CLAUDE, or claude on PATH) instead of templates, as
@@ -78,10 +80,10 @@ func parse(args []string) (options, error) {
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "the server's address (default: a free loopback port); with -serve, a fixed one such as 127.0.0.1:8080 keeps the consoles' URLs from run to run")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the bots' choices: the same seed prints the same transcript")
 	fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up on the demo after this long (-serve then serves on)")
-	fs.StringVar(&o.redisPrefix, "redis-prefix", "", "Redis: the key prefix of the demo's data (default: a fresh agora-demo-…)")
-	fs.StringVar(&o.schema, "schema", "", "PostgreSQL: the schema of the demo's data, made when missing (default: a fresh agora_demo_…)")
+	fs.StringVar(&o.redisPrefix, "redis-prefix", "", "Redis: the key prefix of the demo's data, which must hold no key yet (default: a fresh agora-demo-…)")
+	fs.StringVar(&o.schema, "schema", "", "PostgreSQL: the schema of the demo's data, made when missing; an existing one must be empty, and with -clean must not exist (default: a fresh agora_demo_…)")
 	fs.BoolVar(&o.requireKeys, "require-keys", false, "run the server with -require-keys: the arena and discussion routes need API keys too, and every bot acts with a key of its own")
-	fs.BoolVar(&o.clean, "clean", false, "remove the demo's data when it ends: drop its PostgreSQL schema, or delete its Redis keys")
+	fs.BoolVar(&o.clean, "clean", false, "remove the demo's data when it ends: drop the PostgreSQL schema it created, or delete the keys of its Redis prefix, which held none before")
 	fs.StringVar(&o.brain, "brain", bots.BrainTemplate, "how the bots write their text: template or claude")
 	fs.StringVar(&o.claude, "claude", bots.DefaultClaude(), "the Claude Code CLI for -brain claude and /chat")
 	return o, fs.Parse(args)

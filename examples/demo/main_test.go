@@ -62,47 +62,89 @@ func TestDemoRepeats(t *testing.T) {
 
 func TestDemoRedis(t *testing.T) {
 	c, prefix := testdb.RedisClient(t) // deletes the prefix's keys afterwards
-	keys := func() []string {
+	ctx := context.Background()
+	keys := func(prefix string) []string {
 		var all []string
 		for _, m := range []string{"{" + prefix + "}:*", "rate:{" + prefix + "}:*"} {
-			ks, err := c.Keys(context.Background(), m).Result()
+			ks, err := c.Keys(ctx, m).Result()
 			require.NoError(t, err)
 			all = append(all, ks...)
 		}
 		return all
 	}
-	text := demo(t, "-store", testdb.RedisURL(t), "-redis-prefix", prefix)
-	require.Contains(t, text, "data: Redis keys {"+prefix+"}:* and rate:{"+prefix+"}:*")
-	require.NotEmpty(t, keys(), "kept without -clean")
-
-	text = demo(t, "-store", testdb.RedisURL(t), "-redis-prefix", prefix, "-clean")
+	text := demo(t, "-store", testdb.RedisURL(t), "-redis-prefix", prefix, "-clean")
 	require.Contains(t, text, "removed (-clean)")
-	require.Empty(t, keys(), "-clean deletes every key of the demo's prefix")
+	require.Empty(t, keys(prefix), "-clean deletes every key of the demo's prefix")
+
+	text = demo(t, "-store", testdb.RedisURL(t), "-redis-prefix", prefix)
+	require.Contains(t, text, "data: Redis keys {"+prefix+"}:* and rate:{"+prefix+"}:*")
+	require.NotEmpty(t, keys(prefix), "kept without -clean")
+	for _, clean := range []string{"-clean", "-seed=2"} {
+		err := run(ctx, []string{"-store", testdb.RedisURL(t), "-redis-prefix", prefix, clean}, &strings.Builder{})
+		require.ErrorContains(t, err, "already holds keys", "a prefix with data is not the demo's")
+	}
+
+	// A user's key under the prefix (the server's default prefix, say)
+	// makes the prefix not the demo's: refused, and the key kept.
+	user := testdb.UniqueName()
+	t.Cleanup(func() { c.Del(ctx, "{"+user+"}:mine") })
+	require.NoError(t, c.Set(ctx, "{"+user+"}:mine", "precious", 0).Err())
+	err := run(ctx, []string{"-store", testdb.RedisURL(t), "-redis-prefix", user, "-clean"}, &strings.Builder{})
+	require.ErrorContains(t, err, "already holds keys")
+	require.Equal(t, "precious", c.Get(ctx, "{"+user+"}:mine").Val())
 }
 
 func TestDemoPostgres(t *testing.T) {
 	dsn := testdb.PostgresDSN(t)
-	schema := testdb.UniqueName()
 	db, err := sql.Open("postgres", dsn)
 	require.NoError(t, err)
 	defer db.Close()
-	exists := func() bool {
+	exists := func(schema string) bool {
 		var n int
 		require.NoError(t, db.QueryRow(`SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1`, schema).Scan(&n))
 		return n == 1
 	}
-	t.Cleanup(func() { _, _ = db.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE") })
+	fresh := func() string {
+		schema := testdb.UniqueName()
+		t.Cleanup(func() { _, _ = db.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE") })
+		return schema
+	}
 
-	text := demo(t, "-store", dsn, "-schema", schema)
+	schema := fresh()
+	text := demo(t, "-store", dsn, "-schema", schema, "-clean")
+	require.Contains(t, text, "removed (-clean)")
+	require.False(t, exists(schema), "-clean drops the schema the demo made")
+
+	text = demo(t, "-store", dsn, "-schema", schema)
 	require.Contains(t, text, "data: PostgreSQL schema "+schema)
 	require.Contains(t, text, "DROP SCHEMA "+schema+" CASCADE")
-	require.True(t, exists(), "kept without -clean")
+	require.True(t, exists(schema), "kept without -clean")
 	var claims int
 	require.NoError(t, db.QueryRow(`SELECT count(*) FROM `+schema+`.agora_claims`).Scan(&claims))
 	require.Equal(t, 2, claims, "the demo's claims are in its schema")
+	for _, clean := range []string{"-clean", "-seed=2"} {
+		err := run(context.Background(), []string{"-store", dsn, "-schema", schema, clean}, &strings.Builder{})
+		require.Error(t, err, "a schema with data is not the demo's")
+	}
+	require.True(t, exists(schema))
 
-	demo(t, "-store", dsn, "-schema", schema, "-clean")
-	require.False(t, exists(), "-clean drops the demo's schema")
+	// A schema that exists is never dropped, however empty; one with a
+	// user's table is not used at all.
+	mine := fresh()
+	_, err = db.Exec("CREATE SCHEMA " + mine)
+	require.NoError(t, err)
+	err = run(context.Background(), []string{"-store", dsn, "-schema", mine, "-clean"}, &strings.Builder{})
+	require.ErrorContains(t, err, "-clean drops only a schema the demo creates")
+	_, err = db.Exec("CREATE TABLE " + mine + ".precious (x int)")
+	require.NoError(t, err)
+	err = run(context.Background(), []string{"-store", dsn, "-schema", mine}, &strings.Builder{})
+	require.ErrorContains(t, err, "already holds")
+	// As public would be, where examples/server keeps its tables. (Not
+	// tried on public itself: the database is shared with other tests.)
+	err = run(context.Background(), []string{"-store", dsn, "-schema", mine, "-clean"}, &strings.Builder{})
+	require.ErrorContains(t, err, "-clean drops only a schema the demo creates")
+	var n int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM `+mine+`.precious`).Scan(&n), "the user's table is kept")
 }
 
 func TestDemoBadSchema(t *testing.T) {

@@ -153,12 +153,19 @@ func VerifyUser(secret, header string) string {
 
 // TrustedUser is slot-machine's "trusted" scheme: the X-SlotMachine-User
 // header names the user and is believed, because a proxy in front sets
-// it. Like slot-machine's, it refuses no request.
+// it — and must strip any the client sent, or anyone can be anyone. A
+// request without the header did not pass that proxy and is refused (401),
+// where slot-machine let it in.
 func TrustedUser() Scheme {
-	return Scheme{Mode: "trusted", Authenticate: func(r *http.Request) (string, error) {
-		return r.Header.Get(UserHeader), nil
-	}}
+	return checked("trusted", func(r *http.Request) (string, bool) {
+		user := strings.TrimSpace(r.Header.Get(UserHeader))
+		return user, user != ""
+	})
 }
+
+// MinSigningKeyLen is the shortest key the hmac scheme accepts from
+// Config: a short key can be guessed from one signed header offline.
+const MinSigningKeyLen = 32
 
 // delegateTimeout bounds a call to the application's auth endpoint.
 const delegateTimeout = 5 * time.Second
@@ -272,7 +279,13 @@ func (c Config) Scheme() (Scheme, error) {
 	case "secret":
 		return SharedSecret("X-Agent-Secret", "agent_secret", c.Secret), needSecret()
 	case "hmac":
-		return SignedUser(c.Secret, c.ServeSecret), needSecret()
+		if err := needSecret(); err != nil {
+			return Scheme{}, err
+		}
+		if len(c.Secret) < MinSigningKeyLen {
+			return Scheme{}, fmt.Errorf("chatauth: chat auth hmac needs a signing key of at least %d bytes (openssl rand -hex 32 makes one)", MinSigningKeyLen)
+		}
+		return SignedUser(c.Secret, c.ServeSecret), nil
 	case "trusted":
 		return TrustedUser(), nil
 	case "delegate":

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -42,7 +43,7 @@ func TestSignedUserHeader(t *testing.T) {
 }
 
 func TestAuthConfig(t *testing.T) {
-	env := map[string]string{"AGORA_CHAT_AUTH": "hmac", "AGORA_CHAT_SECRET": "k", "AGORA_CHAT_SERVE_SECRET": "true"}
+	env := map[string]string{"AGORA_CHAT_AUTH": "hmac", "AGORA_CHAT_SECRET": strings.Repeat("k", 32), "AGORA_CHAT_SERVE_SECRET": "true"}
 	var c chatauth.Config
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	c.Flags(fs, func(k string) string { return env[k] })
@@ -50,7 +51,7 @@ func TestAuthConfig(t *testing.T) {
 	a, err := c.Scheme()
 	require.NoError(t, err)
 	require.Equal(t, "hmac", a.Mode)
-	require.Equal(t, "k", a.PageSecret, "from the environment")
+	require.Equal(t, strings.Repeat("k", 32), a.PageSecret, "from the environment")
 
 	require.NoError(t, fs.Parse([]string{"-chat-auth", "delegate", "-chat-auth-url", "http://127.0.0.1:1/auth"}))
 	a, err = c.Scheme()
@@ -58,7 +59,7 @@ func TestAuthConfig(t *testing.T) {
 	require.Equal(t, "delegate", a.Mode, "flags win over the environment")
 
 	for _, bad := range []chatauth.Config{
-		{Mode: "secret"}, {Mode: "hmac"}, {Mode: "delegate"}, {Mode: "delegate", URL: "ftp://x"}, {Mode: "delegate", URL: "/auth"}, {Mode: "basic"},
+		{Mode: "secret"}, {Mode: "hmac"}, {Mode: "hmac", Secret: "k"}, {Mode: "hmac", Secret: strings.Repeat("k", 31)}, {Mode: "delegate"}, {Mode: "delegate", URL: "ftp://x"}, {Mode: "delegate", URL: "/auth"}, {Mode: "basic"},
 	} {
 		_, err := bad.Scheme()
 		require.Error(t, err, "%+v", bad)

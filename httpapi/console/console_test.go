@@ -252,7 +252,7 @@ func TestArenaPageDrawsTheDecision(t *testing.T) {
 func TestSquadPageWithKeys(t *testing.T) {
 	svc, keys, srv := newSquadServer(t, true)
 	bg := context.Background()
-	_, token, err := keys.CreateKey(bg, slots.NewKey{Name: "Ops Lead", Scopes: []slots.Scope{slots.ScopeDiscussionWrite, slots.ScopeDiscussionAdmin}})
+	_, token, err := keys.CreateKey(bg, slots.Admin(), slots.NewKey{Name: "Ops Lead", Scopes: []slots.Scope{slots.ScopeDiscussionWrite, slots.ScopeDiscussionAdmin}})
 	require.NoError(t, err)
 	_, err = svc.PostMessage(bg, discussion.Post{AgentName: "Builder", Message: "morning"})
 	require.NoError(t, err)
@@ -295,7 +295,7 @@ func TestSquadPageWithKeys(t *testing.T) {
 func TestArenaPageWithKeys(t *testing.T) {
 	games, keys, srv := newArenaServer(t, func(st *memstore.Store) *slots.Service { return slots.New(st) })
 	bg := context.Background()
-	_, token, err := keys.CreateKey(bg, slots.NewKey{Name: "Spectator"})
+	_, token, err := keys.CreateKey(bg, slots.Admin(), slots.NewKey{Name: "Spectator"})
 	require.NoError(t, err)
 	g, err := games.Create(bg, 0, 0)
 	require.NoError(t, err)

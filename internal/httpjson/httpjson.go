@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -33,6 +34,11 @@ func (e *RateLimited) Error() string { return "rate limit exceeded; retry later"
 
 // Unwrap returns ErrRateLimited.
 func (e *RateLimited) Unwrap() error { return ErrRateLimited }
+
+// ErrRequestTimeout is the kind of an error reading a request body that
+// did not arrive within the server's read deadline: the client's delay, not
+// the server's, answered 408.
+var ErrRequestTimeout = store.Errorf(store.ErrInvalid, "request_timeout", "the request body did not arrive in time")
 
 // statusOf maps an error's kind to a status code and a fallback code.
 var statusOf = []struct {
@@ -82,6 +88,12 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	switch {
 	case errors.As(err, &maxBytes):
 		Write(w, http.StatusRequestEntityTooLarge, ErrorBody("payload_too_large", "request body is larger than "+strconv.FormatInt(maxBytes.Limit, 10)+" bytes"))
+		return
+	case errors.Is(err, ErrRequestTimeout):
+		// Before the context's case: a stalled body is the client's
+		// delay, not a server that timed out; the connection is done.
+		w.Header().Set("Connection", "close")
+		Write(w, http.StatusRequestTimeout, ErrorBody("request_timeout", ErrRequestTimeout.Error()))
 		return
 	case errors.As(err, &limited):
 		secs := int64((limited.RetryAfter + time.Second - 1) / time.Second)
@@ -153,7 +165,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any, required bool) error 
 	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	data, err := io.ReadAll(body)
 	if err != nil {
-		return err // *http.MaxBytesError or a read failure
+		return bodyError(err)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		if !required {
@@ -173,6 +185,23 @@ func decode(w http.ResponseWriter, r *http.Request, v any, required bool) error 
 		return Invalid("invalid_json", "request body has data after the JSON object")
 	}
 	return nil
+}
+
+// bodyError says why a request body could not be read, always as the
+// client's doing: too large (413), not arrived within the read deadline
+// (408), or broken framing or a connection cut mid-body (400). None is the
+// server's fault, so none is a 5xx.
+func bodyError(err error) error {
+	var maxBytes *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &maxBytes):
+		return err
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return ErrRequestTimeout
+	}
+	// The read error's words may name addresses: not answered.
+	return Invalid("invalid_body", "the request body could not be read: its framing is malformed or the connection broke")
 }
 
 func describeJSONError(err error) string {
@@ -219,6 +248,23 @@ func QueryInt(r *http.Request, name string) (int, error) {
 		return 0, Invalid("invalid_"+name, "%s must be an integer from -1000000000 to 1000000000", name)
 	}
 	return n, nil
+}
+
+// WaitParam parses a long poll's "wait" query parameter, whole seconds from
+// 0 to max. A HEAD request waits for nothing: its answer has no body to
+// wait for, so it is 0 whatever the parameter says.
+func WaitParam(r *http.Request, max time.Duration) (time.Duration, error) {
+	wait, err := QueryInt(r, "wait")
+	if err != nil {
+		return 0, err
+	}
+	if wait < 0 || wait > int(max/time.Second) {
+		return 0, Invalid("invalid_wait", "wait must be from 0 to %d seconds", int(max/time.Second))
+	}
+	if r.Method == http.MethodHead {
+		return 0, nil
+	}
+	return time.Duration(wait) * time.Second, nil
 }
 
 // IntField parses a JSON value that must be an integer (2 or 2.0, never "2"

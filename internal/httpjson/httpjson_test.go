@@ -1,12 +1,17 @@
 package httpjson_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -39,4 +44,52 @@ func TestErrorBodyCarriesDetail(t *testing.T) {
 	httpjson.NewRouter(log).ServeHTTP(w, httptest.NewRequest("GET", "/nowhere", nil))
 	require.Equal(t, 404, w.Code)
 	require.JSONEq(t, `{"error":{"code":"route_not_found","message":"no route for GET /nowhere"},"detail":"no route for GET /nowhere"}`, w.Body.String())
+}
+
+// TestBrokenBodiesAreTheClients: a body whose chunked framing is malformed
+// is a 400 and a body that stalls past the server's read deadline a 408,
+// both with the error shape: neither is the server's fault, so neither is
+// a 5xx nor logged as an error.
+func TestBrokenBodiesAreTheClients(t *testing.T) {
+	var logged strings.Builder
+	rt := httpjson.NewRouter(slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelError})))
+	rt.Handle("POST", "/things", func(w http.ResponseWriter, r *http.Request) error {
+		var v struct{ A string }
+		if err := httpjson.Decode(w, r, &v); err != nil {
+			return err
+		}
+		httpjson.Write(w, http.StatusCreated, v)
+		return nil
+	})
+	srv := httptest.NewUnstartedServer(rt)
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	for _, tc := range []struct {
+		request string
+		status  int
+		code    string
+	}{
+		{"POST /things HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nA\r\n0\r\n\r\n", http.StatusBadRequest, "invalid_body"},
+		{"POST /things HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{", http.StatusRequestTimeout, "request_timeout"},
+		{"POST /things HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\n{\"A\":\"b\"}", http.StatusCreated, ""},
+	} {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		require.NoError(t, err)
+		_, err = io.WriteString(c, tc.request)
+		require.NoError(t, err)
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err, tc.request)
+		data, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		c.Close()
+		require.Equal(t, tc.status, res.StatusCode, "%q: %s", tc.request, data)
+		require.Empty(t, res.Header.Get("Retry-After"), tc.request)
+		if tc.code != "" {
+			var body httpjson.Body
+			require.NoError(t, json.Unmarshal(data, &body))
+			require.Equal(t, tc.code, body.Error.Code)
+		}
+	}
+	require.Empty(t, logged.String(), "a client's broken body is not the server's error")
 }

@@ -39,7 +39,10 @@ func All() []Backend {
 	return []Backend{
 		{"memstore", func(t *testing.T) storetest.Stores {
 			s := memstore.New()
-			return storetest.Stores{Slots: s, Discussion: s, Prism: s, Arena: s, AgentChat: s, Notifier: s, Peer: s}
+			return storetest.Stores{Slots: s, Discussion: s, Prism: s, Arena: s, AgentChat: s, Notifier: s, Peer: s,
+				Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
+					return s.Limiter(perSecond, burst), s.Limiter(perSecond, burst)
+				}}
 		}},
 		{"miniredis", func(t *testing.T) storetest.Stores {
 			url := "redis://" + miniredis.RunT(t).Addr()
@@ -56,8 +59,11 @@ func All() []Backend {
 			if err := pgstore.Migrate(context.Background(), db); err != nil {
 				t.Fatal(err)
 			}
-			st := pgstore.New(db)
-			return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: pgNotifier(t, db, dsn), Peer: pgNotifier(t, pgDB(t, dsn), dsn)}
+			st, peerDB := pgstore.New(db), pgDB(t, dsn)
+			return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: pgNotifier(t, db, dsn), Peer: pgNotifier(t, peerDB, dsn),
+				Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
+					return st.Limiter(perSecond, burst), pgstore.New(peerDB).Limiter(perSecond, burst)
+				}}
 		}},
 	}
 }
@@ -97,7 +103,10 @@ func pgNotifier(t *testing.T, db *sqlx.DB, dsn string) *pgstore.Notifier {
 
 func redisStores(t *testing.T, st, peer *redisstore.Store) storetest.Stores {
 	t.Cleanup(func() { _ = st.Close(); _ = peer.Close() })
-	return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: st, Peer: peer}
+	return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: st, Peer: peer,
+		Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
+			return st.Limiter(perSecond, burst), peer.Limiter(perSecond, burst)
+		}}
 }
 
 func redisClient(t *testing.T, url string) *redis.Client {

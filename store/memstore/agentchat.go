@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"time"
 
@@ -44,7 +45,7 @@ func (s *Store) GetConversation(ctx context.Context, id string) (agentchat.Conve
 }
 
 // ListConversations implements agentchat.Store.
-func (s *Store) ListConversations(ctx context.Context) ([]agentchat.Conversation, error) {
+func (s *Store) ListConversations(ctx context.Context, p agentchat.ListConversationsParams) ([]agentchat.Conversation, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -60,7 +61,14 @@ func (s *Store) ListConversations(ctx context.Context) ([]agentchat.Conversation
 		}
 		return out[i].ID > out[j].ID
 	})
-	return out, nil
+	if p.Before != "" {
+		i := slices.IndexFunc(out, func(c agentchat.Conversation) bool { return c.ID == p.Before })
+		if i < 0 {
+			return nil, agentchat.ErrConversationNotFound
+		}
+		out = out[i+1:]
+	}
+	return out[:min(len(out), p.Limit)], nil
 }
 
 // DeleteConversation implements agentchat.Store.

@@ -23,6 +23,7 @@ type Store struct {
 	seq        uint64 // last slotRec.seq handed out
 	keys       map[string]*slots.Key
 	keyOrder   []string
+	keyNames   map[string]string // name -> key ID, revoked keys included
 	balances   map[string]int64
 	queue      jobQueue
 	leased     map[string]int64 // taken slot ID -> lease expiry (Unix ms)
@@ -35,7 +36,8 @@ type Store struct {
 	gameLogs  map[string]*gameLog
 	chats     map[string]*chatRec
 
-	hub notify.Hub // the notifier; has its own lock
+	hub   notify.Hub // the notifier; has its own lock
+	rates rateData   // the rate limits (Limiter); has its own lock
 }
 
 var _ slots.Store = (*Store)(nil)
@@ -46,6 +48,7 @@ func New() *Store {
 		claims:   map[string]*claimRec{},
 		slots:    map[string]*slotRec{},
 		keys:     map[string]*slots.Key{},
+		keyNames: map[string]string{},
 		balances: map[string]int64{},
 		queue:    jobQueue{sets: map[queueKey]*openSet{}},
 		leased:   map[string]int64{},

@@ -11,7 +11,10 @@ import (
 
 func newStores(*testing.T) storetest.Stores {
 	s := memstore.New()
-	return storetest.Stores{Slots: s, Discussion: s, Prism: s, Arena: s, AgentChat: s, Notifier: s, Peer: s}
+	return storetest.Stores{Slots: s, Discussion: s, Prism: s, Arena: s, AgentChat: s, Notifier: s, Peer: s,
+		Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
+			return s.Limiter(perSecond, burst), s.Limiter(perSecond, burst)
+		}}
 }
 
 func TestConformance(t *testing.T) { storetest.Run(t, newStores) }

@@ -268,8 +268,12 @@ func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
 	if _, ok := s.keys[k.ID]; ok {
 		return slots.ErrKeyExists
 	}
+	if _, ok := s.keyNames[k.Name]; ok {
+		return slots.ErrKeyNameTaken
+	}
 	k = cloneKey(k)
 	s.keys[k.ID] = &k
+	s.keyNames[k.Name] = k.ID
 	s.keyOrder = insertSorted(s.keyOrder, k.ID)
 	return nil
 }

@@ -47,9 +47,25 @@ func (s *Store) GetConversation(ctx context.Context, id string) (agentchat.Conve
 }
 
 // ListConversations implements agentchat.Store.
-func (s *Store) ListConversations(ctx context.Context) ([]agentchat.Conversation, error) {
+func (s *Store) ListConversations(ctx context.Context, p agentchat.ListConversationsParams) ([]agentchat.Conversation, error) {
 	var rows []conversationRow
-	if err := s.db.SelectContext(ctx, &rows, `SELECT `+conversationColumns+` FROM agora_conversations ORDER BY updated_at DESC, id DESC`); err != nil {
+	var err error
+	if p.Before == "" {
+		err = s.db.SelectContext(ctx, &rows, `SELECT `+conversationColumns+` FROM agora_conversations
+			ORDER BY updated_at DESC, id DESC LIMIT $1`, p.Limit)
+	} else {
+		err = s.db.SelectContext(ctx, &rows, `SELECT c.id, c.title, c.session_id, c.user_name, c.status, c.created_at, c.updated_at
+			FROM agora_conversations c, (SELECT updated_at, id FROM agora_conversations WHERE id = $2) cur
+			WHERE (c.updated_at, c.id) < (cur.updated_at, cur.id)
+			ORDER BY c.updated_at DESC, c.id DESC LIMIT $1`, p.Limit, p.Before)
+		if err == nil && len(rows) == 0 {
+			// The last page, or a cursor that names nothing.
+			if _, err = s.GetConversation(ctx, p.Before); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err != nil {
 		return nil, interpretError(ctx, err)
 	}
 	out := make([]agentchat.Conversation, len(rows))

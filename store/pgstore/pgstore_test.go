@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -50,7 +51,10 @@ func TestConformance(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { peerDB.Close() })
 		return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: notifier(t, db, dsn), Peer: notifier(t, peerDB, dsn),
-			CutPeer: func(t *testing.T) { terminateListeners(t, db) }}
+			CutPeer: func(t *testing.T) { terminateListeners(t, db) },
+			Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
+				return st.Limiter(perSecond, burst), pgstore.New(peerDB).Limiter(perSecond, burst)
+			}}
 	})
 }
 
@@ -184,4 +188,45 @@ func BenchmarkStageTake(b *testing.B) {
 
 func BenchmarkArgueLongGame(b *testing.B) {
 	storetest.BenchmarkArgueLongGame(b, func(b *testing.B) arena.Store { return newBenchStore(b).(*pgstore.Store) }, 30, 50)
+}
+
+// BenchmarkLimiterAllow is what the shared rate limit adds to each limited
+// request (take, done, comment) on PostgreSQL: one statement on one row,
+// the keys spread over 64 agents as BenchmarkTake's are.
+func BenchmarkLimiterAllow(b *testing.B) {
+	db, _ := open(b)
+	l := pgstore.New(db).Limiter(1e9, 1e9)
+	ctx := context.Background()
+	var n atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		key := "key_" + strconv.Itoa(int(n.Add(1)%64))
+		for pb.Next() {
+			if ok, _, err := l.Allow(ctx, key); err != nil || !ok {
+				b.Fatal(ok, err)
+			}
+		}
+	})
+}
+
+// TestKeyNamesMigration: a database whose keys share names from before
+// names were unique migrates: the younger keys are renamed, and from then
+// on a duplicate name is refused.
+func TestKeyNamesMigration(t *testing.T) {
+	t.Parallel()
+	db, _ := open(t)
+	ctx := context.Background()
+	_, err := db.ExecContext(ctx, `DROP INDEX agora_keys_name; DELETE FROM agora_migrations WHERE version = 34;
+		INSERT INTO agora_keys (id, name, avatar_url, scopes, hash, created_at) VALUES
+		('key_1', 'dupname', '', '{}', '', 1), ('key_2', 'dupname', '', '{}', '', 2), ('key_3', 'solo', '', '{}', '', 3)`)
+	require.NoError(t, err)
+	require.NoError(t, pgstore.Migrate(ctx, db))
+	st := pgstore.New(db)
+	keys, err := st.ListKeys(ctx)
+	require.NoError(t, err)
+	names := []string{}
+	for _, k := range keys {
+		names = append(names, k.Name)
+	}
+	require.Equal(t, []string{"dupname", "dupname (key_2)", "solo"}, names)
+	require.ErrorIs(t, st.CreateKey(ctx, slots.Key{ID: "key_4", Name: "solo", Scopes: []slots.Scope{}, Hash: []byte{1}}), slots.ErrKeyNameTaken)
 }

@@ -384,6 +384,9 @@ func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
 	if isUniqueViolation(err, "agora_keys_pkey") {
 		return slots.ErrKeyExists
 	}
+	if isUniqueViolation(err, "agora_keys_name") {
+		return slots.ErrKeyNameTaken
+	}
 	return interpretError(ctx, err)
 }
 

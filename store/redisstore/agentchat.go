@@ -75,8 +75,16 @@ func (s *Store) GetConversation(ctx context.Context, id string) (agentchat.Conve
 }
 
 // ListConversations implements agentchat.Store.
-func (s *Store) ListConversations(ctx context.Context) ([]agentchat.Conversation, error) {
-	ids, err := s.client.ZRevRange(ctx, s.key("convs"), 0, -1).Result()
+func (s *Store) ListConversations(ctx context.Context, p agentchat.ListConversationsParams) ([]agentchat.Conversation, error) {
+	start := int64(0)
+	if p.Before != "" {
+		rank, err := s.client.ZRevRank(ctx, s.key("convs"), p.Before).Result()
+		if err != nil {
+			return nil, interpretError(ctx, err, agentchat.ErrConversationNotFound)
+		}
+		start = rank + 1
+	}
+	ids, err := s.client.ZRevRange(ctx, s.key("convs"), start, start+int64(p.Limit)-1).Result()
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)
 	}

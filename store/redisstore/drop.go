@@ -7,6 +7,22 @@ import "context"
 // front of the limiter's keys).
 func (s *Store) keyPatterns() []string { return []string{s.ns + "*", "rate:" + s.ns + "*"} }
 
+// Empty reports whether the store keeps no key at all under its prefix
+// (its rate limiter's included): what a caller checks before it takes a
+// prefix as its own, so that Drop later removes only what it wrote.
+func (s *Store) Empty(ctx context.Context) (bool, error) {
+	for _, match := range s.keyPatterns() {
+		iter := s.client.Scan(ctx, 0, match, 1000).Iterator()
+		if iter.Next(ctx) {
+			return false, nil
+		}
+		if err := iter.Err(); err != nil {
+			return false, interpretError(ctx, err, nil)
+		}
+	}
+	return true, nil
+}
+
 // Drop deletes every key the store keeps — claims, keys, games, prompts,
 // conversations and rate-limit counters — and nothing of other prefixes,
 // and returns how many it deleted. Keys written while it runs may stay.

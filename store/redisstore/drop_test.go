@@ -47,7 +47,13 @@ func TestDropDeletesTheStoresKeysOnly(t *testing.T) {
 				require.True(t, ok)
 				return st
 			}
+			empty, err := redisstore.New(c, redisstore.WithPrefix(mine)).Empty(ctx)
+			require.NoError(t, err)
+			require.True(t, empty, "a fresh prefix")
 			st, kept := fill(mine), fill(other)
+			empty, err = st.Empty(ctx)
+			require.NoError(t, err)
+			require.False(t, empty)
 			count := func(prefix string) int {
 				n := 0
 				for _, m := range []string{"{" + prefix + "}:*", "rate:{" + prefix + "}:*"} {
@@ -63,6 +69,9 @@ func TestDropDeletesTheStoresKeysOnly(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, before, n)
 			require.Zero(t, count(mine), "every key of the dropped prefix is gone")
+			empty, err = st.Empty(ctx)
+			require.NoError(t, err)
+			require.True(t, empty, "empty again")
 			require.Equal(t, otherBefore, count(other), "the other prefix keeps its keys")
 			n, err = kept.Drop(ctx) // leave the shared server as found
 			require.NoError(t, err)

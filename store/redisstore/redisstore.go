@@ -73,6 +73,7 @@ func (s *Store) claimsKey() string { return s.key("claims") }
 func (s *Store) domainClaimsKey(domain string) string { return s.key("claims", "domain", domain) }
 func (s *Store) leasesKey() string                    { return s.key("leases") }
 func (s *Store) keysKey() string                      { return s.key("keys") }
+func (s *Store) keyNamesKey() string                  { return s.key("keynames") }
 func (s *Store) balancesKey() string                  { return s.key("balances") }
 
 // Per-record keys put the kind before the ID ("comments:<claim>", not
@@ -153,7 +154,7 @@ var scriptErrors = func() map[string]error {
 var scriptErrorList = []*store.Error{
 	slots.ErrClaimNotFound, slots.ErrSlotNotFound, slots.ErrKeyNotFound, slots.ErrNoJob,
 	slots.ErrSlotTaken, slots.ErrSlotHeld, slots.ErrNotSlotOwner, slots.ErrSlotNotTaken,
-	slots.ErrClaimExists, slots.ErrKeyExists,
+	slots.ErrClaimExists, slots.ErrKeyExists, slots.ErrKeyNameTaken,
 	slots.ErrDeviceCodeNotFound, slots.ErrDeviceCodeExpired, slots.ErrDeviceCodeConsumed, slots.ErrDeviceCodeUsed, slots.ErrDeviceCodeExists,
 	discussion.ErrPromptNotFound, discussion.ErrPromptClosed, discussion.ErrAlreadyResponded,
 	discussion.ErrOwnPrompt, discussion.ErrPromptExists, discussion.ErrReplyToNotFound,

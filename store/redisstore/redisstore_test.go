@@ -85,7 +85,10 @@ func killSubscriber(t *testing.T, c *redis.Client, name string) {
 // stores pairs a store with a peer: the same data as another process sees it.
 func stores(t *testing.T, st, peer *redisstore.Store) storetest.Stores {
 	t.Cleanup(func() { _ = st.Close(); _ = peer.Close() })
-	return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: st, Peer: peer}
+	return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: st, Peer: peer,
+		Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
+			return st.Limiter(perSecond, burst), peer.Limiter(perSecond, burst)
+		}}
 }
 
 func newRedisStore(b *testing.B) slots.Store {
@@ -244,4 +247,25 @@ func BenchmarkStageTake(b *testing.B) {
 
 func BenchmarkArgueLongGame(b *testing.B) {
 	storetest.BenchmarkArgueLongGame(b, func(b *testing.B) arena.Store { return newRedisStore(b).(*redisstore.Store) }, 30, 50)
+}
+
+// TestKeyNamesIndexedOnce: keys stored before names were indexed still
+// hold their names: the first key created indexes them.
+func TestKeyNamesIndexedOnce(t *testing.T) {
+	t.Parallel()
+	m, c := newMiniredisClient(t)
+	st := redisstore.New(c)
+	ctx := context.Background()
+	require.NoError(t, st.CreateKey(ctx, slots.Key{ID: "key_1", Name: "old", Scopes: []slots.Scope{}}))
+	dropped := 0
+	for _, k := range m.Keys() {
+		if strings.HasSuffix(k, "keynames") {
+			m.Del(k)
+			dropped++
+		}
+	}
+	require.Equal(t, 1, dropped, "the names index")
+	err := st.CreateKey(ctx, slots.Key{ID: "key_2", Name: "old", Scopes: []slots.Scope{}})
+	require.ErrorIs(t, err, slots.ErrKeyNameTaken)
+	require.NoError(t, st.CreateKey(ctx, slots.Key{ID: "key_3", Name: "new", Scopes: []slots.Scope{}}))
 }

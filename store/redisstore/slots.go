@@ -187,8 +187,8 @@ func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
 		return fmt.Errorf("redisstore: encode scopes: %w", err)
 	}
 	err = createKeyScript.Run(ctx, s.client,
-		[]string{s.keyKey(k.ID), s.keysKey()},
-		k.ID, k.Name, k.AvatarURL, scopes, k.CreatedAt, k.RevokedAt, hex.EncodeToString(k.Hash)).Err()
+		[]string{s.keyKey(k.ID), s.keysKey(), s.keyNamesKey()},
+		k.ID, k.Name, k.AvatarURL, scopes, k.CreatedAt, k.RevokedAt, hex.EncodeToString(k.Hash), s.ns).Err()
 	return interpretError(ctx, err, nil)
 }
 

@@ -43,7 +43,8 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		require.Equal(t, a, got)
 		_, err = st.GetConversation(ctx, "conv_missing")
 		require.ErrorIs(t, err, agentchat.ErrConversationNotFound)
-		list, err := st.ListConversations(ctx)
+		all := agentchat.ListConversationsParams{Limit: 100}
+		list, err := st.ListConversations(ctx, all)
 		require.NoError(t, err)
 		require.Equal(t, []agentchat.Conversation{b, a}, list, "most recently updated first")
 
@@ -57,7 +58,7 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		got, _ = st.GetConversation(ctx, "conv_a")
 		require.Equal(t, "sess", got.SessionID, "an empty session keeps the old one")
 		require.Equal(t, "renamed", got.Title)
-		list, _ = st.ListConversations(ctx)
+		list, _ = st.ListConversations(ctx, all)
 		require.Equal(t, "conv_a", list[0].ID)
 		b2, err := st.GetConversation(ctx, "conv_b")
 		require.NoError(t, err)
@@ -71,8 +72,41 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		require.ErrorIs(t, st.DeleteConversation(ctx, "conv_b"), agentchat.ErrConversationNotFound)
 		_, err = st.ListChatMessages(ctx, "conv_b", 0)
 		require.ErrorIs(t, err, agentchat.ErrConversationNotFound)
-		list, _ = st.ListConversations(ctx)
+		list, _ = st.ListConversations(ctx, all)
 		require.Len(t, list, 1)
+	})
+
+	t.Run("ConversationsPaged", func(t *testing.T) {
+		t.Parallel()
+		st := newChat(t)
+		ctx := context.Background()
+		var want []string // most recently updated first
+		for i := range 7 {
+			id := fmt.Sprintf("conv_%d", i)
+			updated := at.Add(time.Duration(i/2) * time.Second) // pairs tie: the higher ID first
+			require.NoError(t, st.CreateConversation(ctx, conv(id, updated)))
+			want = append([]string{id}, want...)
+		}
+		var got []string
+		before := ""
+		for {
+			page, err := st.ListConversations(ctx, agentchat.ListConversationsParams{Limit: 3, Before: before})
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(page), 3)
+			for _, c := range page {
+				got = append(got, c.ID)
+			}
+			if len(page) < 3 {
+				break
+			}
+			before = page[len(page)-1].ID
+		}
+		require.Equal(t, want, got, "every conversation once, in order")
+		_, err := st.ListConversations(ctx, agentchat.ListConversationsParams{Limit: 3, Before: "conv_missing"})
+		require.ErrorIs(t, err, agentchat.ErrConversationNotFound)
+		last, err := st.ListConversations(ctx, agentchat.ListConversationsParams{Limit: 3, Before: "conv_0"})
+		require.NoError(t, err)
+		require.Empty(t, last, "nothing after the oldest")
 	})
 
 	t.Run("MessagesRiseByOne", func(t *testing.T) {

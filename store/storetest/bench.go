@@ -345,7 +345,7 @@ func BenchmarkStageTake(b *testing.B, newStores func(b *testing.B) Stores) {
 			}
 			var agents []slots.Key
 			for i := range 16 {
-				k, _, err := claims.CreateKey(ctx, slots.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+				k, _, err := claims.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 				if err != nil {
 					b.Fatal(err)
 				}

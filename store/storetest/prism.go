@@ -40,7 +40,7 @@ func newPrismEnv(t *testing.T, newStores NewStores, agents int) *prismEnv {
 	e.svc = prism.New(st.Prism, st.Slots, prism.WithClock(clock.Now), prism.WithLease(5*time.Minute))
 	e.peer = prism.New(st.Prism, st.Slots, prism.WithClock(clock.Now), prism.WithLease(5*time.Minute))
 	for i := 0; i < agents; i++ {
-		k, _, err := e.slots.CreateKey(e.ctx, slots.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		k, _, err := e.slots.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		require.NoError(t, err)
 		e.keys = append(e.keys, k)
 	}

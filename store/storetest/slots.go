@@ -42,7 +42,7 @@ func (e *slotsEnv) claim(domain string) slots.Claim {
 
 func (e *slotsEnv) agent(name string) slots.Key {
 	e.t.Helper()
-	k, _, err := e.svc.CreateKey(e.ctx, slots.NewKey{Name: name, AvatarURL: "https://example.com/" + name + ".png", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	k, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: name, AvatarURL: "https://example.com/" + name + ".png", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 	require.NoError(e.t, err)
 	return k
 }
@@ -324,7 +324,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 	t.Run("Keys", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
-		k, token, err := e.svc.CreateKey(e.ctx, slots.NewKey{Name: "Skeptic-7", Scopes: []slots.Scope{slots.ScopeCommentCreate, slots.ScopeClaimCreate, slots.ScopeCommentCreate}})
+		k, token, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "Skeptic-7", Scopes: []slots.Scope{slots.ScopeCommentCreate, slots.ScopeClaimCreate, slots.ScopeCommentCreate}})
 		require.NoError(t, err)
 		require.Equal(t, []slots.Scope{slots.ScopeCommentCreate, slots.ScopeClaimCreate}, k.Scopes)
 		require.NotContains(t, string(k.Hash), token)
@@ -344,7 +344,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			require.ErrorIs(t, err, store.ErrUnauthorized, "token %q", bad)
 		}
 
-		other, _, err := e.svc.CreateKey(e.ctx, slots.NewKey{Name: "Other"})
+		other, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "Other"})
 		require.NoError(t, err)
 		keys, err := e.svc.Keys(e.ctx)
 		require.NoError(t, err)
@@ -366,9 +366,42 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.Equal(t, at, revoked.RevokedAt, "the first revocation time stays")
 		requireCode(t, slots.ErrKeyNotFound, e.svc.RevokeKey(e.ctx, "key_missing"))
 
-		_, _, err = e.svc.CreateKey(e.ctx, slots.NewKey{Name: "x", Scopes: []slots.Scope{"root"}})
+		_, _, err = e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "x", Scopes: []slots.Scope{"root"}})
 		require.ErrorIs(t, err, store.ErrInvalid)
 		require.ErrorIs(t, e.svc.Store().CreateKey(e.ctx, other), store.ErrConflict)
+	})
+
+	t.Run("KeyNamesAreUnique", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		for r := range raceRepeats {
+			name := fmt.Sprint("dupname-", r)
+			var created atomic.Int32
+			concurrently(20, func(i int) {
+				_, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: name})
+				if err == nil {
+					created.Add(1)
+					return
+				}
+				requireCode(t, slots.ErrKeyNameTaken, err)
+			})
+			require.EqualValues(t, 1, created.Load(), "one key of each name")
+		}
+		concurrently(20, func(i int) {
+			_, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("distinct-", i)})
+			require.NoError(t, err)
+		})
+		k := e.agent("Rotated")
+		require.NoError(t, e.svc.RevokeKey(e.ctx, k.ID))
+		_, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "Rotated"})
+		requireCode(t, slots.ErrKeyNameTaken, err, "a revoked key keeps its name")
+		_, _, err = e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "  Rotated "})
+		requireCode(t, slots.ErrKeyNameTaken, err, "names are compared trimmed")
+		_, _, err = e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "admin"})
+		requireCode(t, slots.ErrKeyNameTaken, err, "the admin key's name is taken")
+		keys, err := e.svc.Keys(e.ctx)
+		require.NoError(t, err)
+		require.Len(t, keys, raceRepeats+20+1, "no refused key was stored")
 	})
 
 	t.Run("ConfigureReplacesOnlyOpenSlots", func(t *testing.T) {

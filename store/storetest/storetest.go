@@ -12,6 +12,7 @@
 package storetest
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -40,6 +41,17 @@ type Stores struct {
 	// Peer's listening connection the way a network fault or a restarted
 	// server would (nil for memory, which has none).
 	CutPeer func(t *testing.T)
+	// Limiters returns two rate limiters of perSecond requests a second
+	// per key with bursts of burst, kept in the backend as two server
+	// processes sharing it would have them (nil: the suite's limiter tests
+	// are skipped).
+	Limiters func(perSecond float64, burst int) (Limiter, Limiter)
+}
+
+// Limiter is a backend's per-key rate limit, the shape of httpapi.Limiter
+// (declared again here so that the suite needs no edge).
+type Limiter interface {
+	Allow(ctx context.Context, key string) (ok bool, retryAfter time.Duration, err error)
 }
 
 // NewStores returns fresh stores isolated from every other call's: a new
@@ -55,6 +67,7 @@ func Run(t *testing.T, newStores NewStores) {
 	t.Run("Prism", func(t *testing.T) { RunPrism(t, newStores) })
 	t.Run("Arena", func(t *testing.T) { RunArena(t, newStores) })
 	t.Run("AgentChat", func(t *testing.T) { RunAgentChat(t, newStores) })
+	t.Run("Limiter", func(t *testing.T) { RunLimiter(t, newStores) })
 }
 
 // Races are repeated this many times each, so a window that only sometimes

@@ -43,13 +43,12 @@ type backendConfig struct {
 }
 
 func openBackend(ctx context.Context, c backendConfig) (*backend, error) {
-	local := httpapi.NewLocalLimiter(c.rate, c.burst)
 	switch {
 	case c.url == "memory" || c.url == "":
 		st := memstore.New()
-		return &backend{name: "memory", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: st, limiter: local, close: func() {}}, nil
+		return &backend{name: "memory", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: st, limiter: httpapi.NewLocalLimiter(c.rate, c.burst), close: func() {}}, nil
 	case strings.HasPrefix(c.url, "postgres://"), strings.HasPrefix(c.url, "postgresql://"):
-		return openPostgres(ctx, c, local)
+		return openPostgres(ctx, c)
 	case strings.HasPrefix(c.url, "redis://"), strings.HasPrefix(c.url, "rediss://"):
 		return openRedis(ctx, c)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/store/pgstore"
 )
 
@@ -19,7 +18,7 @@ import (
 // it is missing (as the demo does), and migrates, logging the migrations it
 // applied. Several servers may start at once on one database: Migrate
 // serialises them.
-func openPostgres(ctx context.Context, c backendConfig, limiter httpapi.Limiter) (_ *backend, err error) {
+func openPostgres(ctx context.Context, c backendConfig) (_ *backend, err error) {
 	dsn := c.url
 	db, err := pgstore.Open(dsn, pgstore.PoolOptions{MaxOpenConns: c.maxConns, CallTimeout: c.timeout})
 	if err != nil {
@@ -45,7 +44,7 @@ func openPostgres(ctx context.Context, c backendConfig, limiter httpapi.Limiter)
 	}
 	st := pgstore.New(db)
 	return &backend{
-		name: "postgres", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: n, limiter: limiter, ping: st.Ping,
+		name: "postgres", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: n, limiter: st.Limiter(c.rate, c.burst), ping: st.Ping,
 		close: func() { n.Close(); db.Close() },
 	}, nil
 }

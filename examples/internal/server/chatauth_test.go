@@ -38,3 +38,23 @@ func TestServerChatAuthDelegates(t *testing.T) {
 	require.Equal(t, 200, get("/chat/config", ""))
 	require.Equal(t, 200, get("/chat.css", ""))
 }
+
+// TestTrustedChatAuthRefusesHeaderless: -chat-auth trusted passes the
+// exposure guard because a proxy is to set the user header; a request
+// that did not pass it (no header) is 401, not let in.
+func TestTrustedChatAuthRefusesHeaderless(t *testing.T) {
+	t.Parallel()
+	base, _ := serve(t, "-quiet", "-addr", "0.0.0.0:0", "-agent-dir", t.TempDir(), "-claude", "/nonexistent/claude", "-chat-auth", "trusted")
+	get := func(user string) int {
+		req, _ := http.NewRequest("GET", base+"/agent/conversations", nil)
+		if user != "" {
+			req.Header.Set("X-SlotMachine-User", user)
+		}
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	require.Equal(t, http.StatusUnauthorized, get(""))
+	require.Equal(t, http.StatusOK, get("alice"))
+}

@@ -6,40 +6,134 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agorahq/agora/internal/httpjson"
 )
 
-// limitListener accepts at most n connections at once: a host below its
-// file-descriptor limit keeps answering the connections it has.
-func limitListener(ln net.Listener, n int) net.Listener {
-	return &limited{Listener: ln, slots: make(chan struct{}, n)}
-}
-
-type limited struct {
+// connLimit accepts at most n connections at once, so that a host below
+// its file-descriptor limit keeps answering the connections it has; more
+// wait to be accepted. A connection that holds a slot without a request in
+// progress — one still sending its headers (a slow client) or idle between
+// requests — gives its slot up, oldest first, to a newcomer when every
+// slot is taken: only requests being answered hold the rest back. Hook
+// state into the http.Server's ConnState.
+type connLimit struct {
 	net.Listener
-	slots chan struct{}
+	n     int
+	mu    sync.Mutex
+	conns map[*limitedConn]struct{} // the connections holding a slot
+	freed chan struct{}             // closed and replaced when a slot frees or a connection turns idle
 }
 
-func (l *limited) Accept() (net.Conn, error) {
-	l.slots <- struct{}{}
+func limitListener(ln net.Listener, n int) *connLimit {
+	return &connLimit{Listener: ln, n: n, conns: map[*limitedConn]struct{}{}, freed: make(chan struct{})}
+}
+
+// Accept implements net.Listener.
+func (l *connLimit) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
-		<-l.slots
 		return nil, err
 	}
-	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
+	for {
+		l.mu.Lock()
+		if len(l.conns) < l.n {
+			lc := &limitedConn{Conn: c, l: l, idleSince: time.Now()}
+			l.conns[lc] = struct{}{}
+			l.mu.Unlock()
+			return lc, nil
+		}
+		victim, wait := l.oldestIdle(), l.freed
+		var age time.Duration
+		if victim != nil {
+			age = time.Since(victim.idleSince)
+		}
+		if victim != nil && age >= slowAfter {
+			// Its slot is the newcomer's, decided under the lock by
+			// the state the server last reported for it.
+			l.release(victim)
+			victim.Conn.Close()
+			l.mu.Unlock()
+			continue
+		}
+		l.mu.Unlock()
+		if victim == nil {
+			<-wait
+			continue
+		}
+		// A connection gets a moment to send its request before it
+		// counts as slow: its headers may be on their way.
+		select {
+		case <-wait:
+		case <-time.After(slowAfter - age):
+		}
+	}
+}
+
+// slowAfter is how long a connection may be without a request in progress
+// before a newcomer may take its slot.
+const slowAfter = 50 * time.Millisecond
+
+// oldestIdle returns the connection without a request in progress that
+// has been so the longest, or nil. l.mu is held.
+func (l *connLimit) oldestIdle() *limitedConn {
+	var oldest *limitedConn
+	for c := range l.conns {
+		if !c.idleSince.IsZero() && (oldest == nil || c.idleSince.Before(oldest.idleSince)) {
+			oldest = c
+		}
+	}
+	return oldest
+}
+
+// wake tells a waiting Accept to look again. l.mu is held.
+func (l *connLimit) wake() {
+	close(l.freed)
+	l.freed = make(chan struct{})
+}
+
+// state is the server's ConnState hook: it tells requests in progress
+// from connections that may give their slot up.
+func (l *connLimit) state(c net.Conn, s http.ConnState) {
+	lc, ok := c.(*limitedConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch s {
+	case http.StateNew, http.StateIdle:
+		if _, held := l.conns[lc]; held {
+			lc.idleSince = time.Now()
+			l.wake()
+		}
+	case http.StateActive:
+		lc.idleSince = time.Time{}
+	case http.StateHijacked, http.StateClosed:
+		l.release(lc)
+	}
+}
+
+// release frees c's slot. l.mu is held.
+func (l *connLimit) release(c *limitedConn) {
+	if _, held := l.conns[c]; held {
+		delete(l.conns, c)
+		l.wake()
+	}
 }
 
 type limitedConn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	l         *connLimit
+	idleSince time.Time // zero while a request is in progress; guarded by l.mu
 }
 
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.release)
+	c.l.mu.Lock()
+	c.l.release(c)
+	c.l.mu.Unlock()
 	return err
 }
 

@@ -65,7 +65,7 @@ func TestUncleanPathsAreRefused(t *testing.T) {
 	for _, p := range []string{"/api/../api/games", "/api/games/..", "/api//games", "/api/./games"} {
 		c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 		require.NoError(t, err)
-		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", p)
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", p)
 		res, err := http.ReadResponse(bufio.NewReader(c), nil)
 		require.NoError(t, err, p)
 		res.Body.Close()
@@ -87,7 +87,7 @@ func TestStalledClientsDoNotStopOthers(t *testing.T) {
 		c, err := net.Dial("tcp", host)
 		require.NoError(t, err)
 		defer c.Close()
-		_, err = fmt.Fprintf(c, "POST /api/discussion HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+		_, err = fmt.Fprintf(c, "POST /api/discussion HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
 		require.NoError(t, err)
 	}
 	requireServes(t, base+"/api/games")
@@ -112,7 +112,7 @@ func TestMaxConnsHoldsTheRestBack(t *testing.T) {
 		c, err := net.Dial("tcp", host)
 		require.NoError(t, err)
 		defer c.Close()
-		_, err = fmt.Fprintf(c, "POST /api/discussion HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+		_, err = fmt.Fprintf(c, "POST /api/discussion HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{")
 		require.NoError(t, err)
 		stalled = append(stalled, c)
 	}
@@ -163,4 +163,69 @@ func TestOpenAgentChatOnlyOnLoopback(t *testing.T) {
 		done <- Run(ctx, append(args, "-chat-auth", "secret", "-chat-secret", "s3"), io.Discard, func(string) { cancel() })
 	}()
 	require.NoError(t, <-done, "with a secret it serves")
+}
+
+// TestRebindingIsRefused: on a loopback address the server answers loopback
+// Host names and -allowed-hosts only, so a page rebound to 127.0.0.1 under
+// its own name cannot drive the open agent chat, nor any other route.
+func TestRebindingIsRefused(t *testing.T) {
+	t.Parallel()
+	base, _ := serve(t, "-quiet", "-agent-dir", t.TempDir(), "-claude", "/nonexistent/claude", "-allowed-hosts", "agora.internal, ")
+	port := base[strings.LastIndex(base, ":")+1:]
+	send := func(host, path string) int {
+		req, err := http.NewRequest("POST", base+path, strings.NewReader(`{}`))
+		require.NoError(t, err)
+		req.Host = host + ":" + port
+		req.Header.Set("Origin", "http://"+req.Host)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, path := range []string{"/agent/conversations", "/api/discussion", "/healthz"} {
+		require.Equal(t, http.StatusForbidden, send("rebind.evil.example", path), path)
+	}
+	require.Equal(t, http.StatusCreated, send("127.0.0.1", "/agent/conversations"))
+	require.Equal(t, http.StatusCreated, send("localhost", "/agent/conversations"))
+	require.Equal(t, http.StatusCreated, send("agora.internal", "/agent/conversations"))
+}
+
+// TestMalformedChunkedBodyIs400: the campaign's request, through the server.
+func TestMalformedChunkedBodyIs400(t *testing.T) {
+	t.Parallel()
+	base, _ := serve(t, "-quiet")
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	require.NoError(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "POST /api/squad-chat HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nA\r\n0\r\n\r\n")
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+}
+
+// TestMaxConnsSlowClientsGiveWay: with -max-conns 5 and fifty connections
+// that never finish their headers, a health check is answered within a
+// second: a connection without a request in progress gives its slot up.
+func TestMaxConnsSlowClientsGiveWay(t *testing.T) {
+	t.Parallel()
+	base, _ := serve(t, "-quiet", "-max-conns", "5")
+	host := strings.TrimPrefix(base, "http://")
+	for i := 0; i < 50; i++ {
+		c, err := net.Dial("tcp", host)
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
+		require.NoError(t, err)
+	}
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		client := &http.Client{Timeout: 5 * time.Second}
+		res, err := client.Get(base + "/healthz")
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		require.Less(t, time.Since(start), time.Second, "a health check waits on slow clients")
+	}
 }

@@ -27,6 +27,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agorahq/agora/agentchat"
@@ -58,7 +59,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	adminKey := fs.String("admin-key", os.Getenv("AGORA_ADMIN_KEY"), "admin API key (default $AGORA_ADMIN_KEY, else generated); prefer the environment variable: a flag's value shows in ps to every user of the machine")
 	lease := fs.Duration("lease", 0, "re-open a taken role slot not done within this time (0: never)")
 	stageLease := fs.Duration("stage-lease", prism.DefaultLease, "re-open a taken Prism stage slot not done within this time (0: never)")
-	rate := fs.Float64("rate", httpapi.DefaultRatePerSecond, "take/done/comment requests per second per key")
+	rate := fs.Float64("rate", httpapi.DefaultRatePerSecond, "take/done/comment/claim-creation requests per second per key")
 	burst := fs.Int("burst", httpapi.DefaultRateBurst, "burst of the per-key rate limit")
 	redisPrefix := fs.String("redis-prefix", "agora", "key prefix (and hash tag) of the Redis store")
 	agentDir := fs.String("agent-dir", "", "serve /agent/ (the coding-agent chat API) running the agent in this directory")
@@ -70,7 +71,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	pgConns := fs.Int("pg-conns", pgstore.DefaultMaxOpenConns, "PostgreSQL connections in the pool, all kept open while idle")
 	batch := fs.Bool("batch", true, "coalesce concurrent role-slot takes (the one-step route) and dones into one store call each, as a batch completer does (false: each its own store call)")
 	batchWait := fs.Duration("batch-wait", slots.DefaultBatchWait, "with -batch, the longest a batch waits for the callers of the last one to come back before it is written (0: none; it only gathers what arrives meanwhile)")
-	maxConns := fs.Int("max-conns", 0, "most client connections served at once, streams included; more wait to be accepted (0: no limit)")
+	maxConns := fs.Int("max-conns", 0, "most client connections held at once, streams included; when all are held, one still sending its headers or idle gives way to a newcomer, and otherwise more wait to be accepted (0: no limit)")
+	allowedHosts := fs.String("allowed-hosts", os.Getenv("AGORA_ALLOWED_HOSTS"), "comma-separated Host names the server answers besides loopback ones (default $AGORA_ALLOWED_HOSTS); on a loopback -addr every other name is refused, against DNS rebinding; elsewhere, when given, only these and loopback names are answered")
 	requireKeysEnv := os.Getenv("AGORA_REQUIRE_KEYS")
 	requireKeys := fs.Bool("require-keys", requireKeysEnv == "1" || requireKeysEnv == "true", "require API keys (Bearer, with scopes) on the arena, discussion and squad-chat routes too, not only on /api/v1 (default $AGORA_REQUIRE_KEYS); the agent chat then needs -chat-auth or -chat-open")
 	var chatAuth chatauth.Config
@@ -198,8 +200,10 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	if err != nil {
 		return err
 	}
+	var connState func(net.Conn, http.ConnState)
 	if *maxConns > 0 {
-		ln = limitListener(ln, *maxConns)
+		limit := limitListener(ln, *maxConns)
+		ln, connState = limit, limit.state
 	}
 	// Every request's context ends a moment after shutdown begins, so that
 	// event streams and long polls, which would otherwise hold the shutdown
@@ -207,7 +211,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	base, hangUp := context.WithCancel(context.Background())
 	defer hangUp()
 	srv := &http.Server{
-		Handler:     cleanPaths(mux),
+		Handler:     httpapi.GuardHosts(cleanPaths(mux), *addr, strings.Split(*allowedHosts, ",")),
 		BaseContext: func(net.Listener) context.Context { return base },
 		// A slow client cannot hold a connection: headers within 10 s, the
 		// whole (at most 1 MiB) body within 30 s, the answer written within
@@ -217,6 +221,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      90 * time.Second,
 		IdleTimeout:       2 * time.Minute,
+		ConnState:         connState,
 	}
 	srv.RegisterOnShutdown(func() { time.AfterFunc(shutdownGrace, hangUp) })
 	errc := make(chan error, 1)

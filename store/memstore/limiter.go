@@ -1,0 +1,51 @@
+package memstore
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// rateData is every Limiter's state: each key's GCRA theoretical arrival
+// time, under its own lock so that rate limiting never waits on the data.
+type rateData struct {
+	mu  sync.Mutex
+	tat map[string]time.Time
+}
+
+// Limiter is a per-key rate limit (GCRA) kept in the store, the same rule
+// pgstore's and redisstore's Limiter keep in theirs: every Limiter of one
+// store shares it. It satisfies httpapi.Limiter.
+type Limiter struct {
+	r        *rateData
+	interval time.Duration // between requests at the steady rate
+	window   time.Duration // interval × burst: how far ahead a key may run
+	now      func() time.Time
+}
+
+// Limiter returns a rate limiter of perSecond requests a second per key
+// with bursts of burst.
+func (s *Store) Limiter(perSecond float64, burst int) *Limiter {
+	interval := max(time.Duration(float64(time.Second)/max(perSecond, 1e-9)), 1)
+	return &Limiter{r: &s.rates, interval: interval, window: interval * time.Duration(max(burst, 1)), now: time.Now}
+}
+
+// Allow implements httpapi.Limiter.
+func (l *Limiter) Allow(_ context.Context, key string) (bool, time.Duration, error) {
+	now := l.now()
+	l.r.mu.Lock()
+	defer l.r.mu.Unlock()
+	tat := l.r.tat[key]
+	if tat.Before(now) {
+		tat = now
+	}
+	next := tat.Add(l.interval)
+	if wait := next.Sub(now) - l.window; wait > 0 {
+		return false, wait, nil
+	}
+	if l.r.tat == nil {
+		l.r.tat = map[string]time.Time{}
+	}
+	l.r.tat[key] = next
+	return true, 0, nil
+}

@@ -1,0 +1,56 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Limiter is a per-key rate limit kept in PostgreSQL (GCRA), so that it
+// holds across every server process sharing the database, as redisstore's
+// does on Redis. It satisfies httpapi.Limiter. Each Allow is one
+// statement on one row of agora_rate_limits, timed by the database's clock,
+// the one clock every process shares.
+type Limiter struct {
+	s        *Store
+	interval int64 // microseconds between requests at the steady rate
+	window   int64 // interval × burst: how far ahead a key may run
+}
+
+// Limiter returns a rate limiter of perSecond requests a second per key
+// with bursts of burst.
+func (s *Store) Limiter(perSecond float64, burst int) *Limiter {
+	interval := int64(float64(time.Second/time.Microsecond) / max(perSecond, 1e-9))
+	interval = max(interval, 1)
+	return &Limiter{s: s, interval: interval, window: interval * int64(max(burst, 1))}
+}
+
+// allowQuery moves the key's theoretical arrival time (tat) one interval on
+// from max(tat, now) when that stays within the window of now, in one
+// statement: concurrent calls on one key queue on its row. It returns
+// whether it moved and, when not, how long until it would.
+const allowQuery = `
+WITH clock AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now),
+took AS (
+    INSERT INTO agora_rate_limits AS r (key, tat) SELECT $1, clock.now + $2 FROM clock
+    ON CONFLICT (key) DO UPDATE SET tat = GREATEST(r.tat, EXCLUDED.tat - $2) + $2
+    WHERE GREATEST(r.tat, EXCLUDED.tat - $2) + $2 <= EXCLUDED.tat - $2 + $3
+    RETURNING r.tat)
+SELECT EXISTS (SELECT 1 FROM took) AS ok,
+    COALESCE((SELECT GREATEST(r.tat - clock.now, 0) + $2 - $3 FROM agora_rate_limits r WHERE r.key = $1), 0) AS wait
+FROM clock`
+
+// Allow implements httpapi.Limiter.
+func (l *Limiter) Allow(ctx context.Context, key string) (bool, time.Duration, error) {
+	var row struct {
+		OK   bool  `db:"ok"`
+		Wait int64 `db:"wait"`
+	}
+	if err := l.s.get(ctx, &row, allowQuery, key, l.interval, l.window); err != nil {
+		return false, 0, fmt.Errorf("rate limit: %w", interpretError(ctx, err))
+	}
+	if row.OK {
+		return true, 0, nil
+	}
+	return false, max(time.Duration(row.Wait)*time.Microsecond, time.Millisecond), nil
+}
