@@ -199,13 +199,13 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.Empty(t, poll.Token)
 		_, err = e.svc.PollDeviceLogin(e.ctx, "not-a-device-code")
 		requireCode(t, slots.ErrDeviceCodeNotFound, err)
-		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, "ZZZZ-ZZZZ")
+		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), "ZZZZ-ZZZZ")
 		requireCode(t, slots.ErrDeviceCodeNotFound, err)
-		d, err = e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, login.UserCode)
+		d, err = e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), login.UserCode)
 		require.NoError(t, err)
 		require.Equal(t, slots.DeviceApproved, d.Status)
 		require.Equal(t, "admin", d.ApprovedBy)
-		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, login.UserCode)
+		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), login.UserCode)
 		requireCode(t, slots.ErrDeviceCodeUsed, err)
 
 		// Many polls at once: exactly one receives the key.
@@ -234,7 +234,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		d, err = e.svc.DeviceCodeByUserCode(e.ctx, login.UserCode)
 		require.NoError(t, err)
 		require.Equal(t, slots.DeviceConsumed, d.Status)
-		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, login.UserCode)
+		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), login.UserCode)
 		requireCode(t, slots.ErrDeviceCodeUsed, err)
 
 		// Races, repeated: of many approvals of one code one wins, the
@@ -249,7 +249,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 				go func() {
 					defer wg.Done()
 					if i%2 == 0 {
-						if _, err := e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, l.UserCode); err == nil {
+						if _, err := e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), l.UserCode); err == nil {
 							approved.Add(1)
 						} else {
 							requireCode(t, slots.ErrDeviceCodeUsed, err)
@@ -279,10 +279,10 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		unpolled, err := e.svc.StartDeviceLogin(e.ctx, slots.NewDeviceLogin{Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		require.NoError(t, err)
-		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, unpolled.UserCode)
+		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), unpolled.UserCode)
 		require.NoError(t, err)
 		e.clock.Advance(slots.DeviceCodeTTL)
-		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Key{ID: "admin"}, late.UserCode)
+		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), late.UserCode)
 		requireCode(t, slots.ErrDeviceCodeExpired, err)
 		for _, code := range []string{late.DeviceCode, unpolled.DeviceCode} {
 			_, err = e.svc.PollDeviceLogin(e.ctx, code)
