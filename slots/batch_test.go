@@ -112,14 +112,24 @@ const batchWait = time.Second
 // and one of the rest) and not later (its maxWait is waited out only by the
 // last batch, whose first caller has finished its rounds).
 func TestBatchWaitGathersReturningCallers(t *testing.T) {
-	const workers = 8
-	sizes := finishedInBatches(t, 1, workers, 6)
+	const workers, rounds = 8, 6
+	sizes := finishedInBatches(t, 1, workers, rounds)
 	// The first caller finds no batch in flight and goes alone; the rest
 	// queue behind it, and from then on each batch waits for the ones the
-	// last answered: all the workers but the first caller's one round ahead.
-	for i, n := range sizes[1 : len(sizes)-1] {
-		require.Equal(t, workers, n, "batch %d of %v", i+1, sizes)
+	// last answered: all the workers but the first caller's one round ahead
+	// ([1 8 8 8 8 8 7]). On a loaded machine the rest may not all have
+	// queued when the first is answered, and the second batch goes with
+	// those that had ([1 4 8 8 8 8 7 4]): a round's split at the start, never
+	// one every round as without the wait.
+	full := 0
+	for _, n := range sizes {
+		require.LessOrEqual(t, n, workers, "%v", sizes)
+		if n == workers {
+			full++
+		}
 	}
+	require.LessOrEqual(t, len(sizes), rounds+2, "batches: %v", sizes)
+	require.GreaterOrEqual(t, full, rounds-2, "batches holding every worker: %v", sizes)
 }
 
 // TestBatchWaitSharesCallersAmongFlushers: with two flushers each batch
