@@ -1,7 +1,7 @@
 -- KEYS: slot hash, leases index, balances hash.
 -- ARGV: namespace, claim ID, slot ID, key ID, now, credit.
-local code = finish_slot(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+local code, done = finish_slot(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 if code then
   return fail(code)
 end
-return redis.call('HGETALL', KEYS[1])
+return done

@@ -5,11 +5,11 @@
 local ns = ARGV[1]
 local out = {}
 for i = 2, #ARGV, 5 do
-  local code = finish_slot(ns, ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4])
+  local code, done = finish_slot(ns, ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4])
   if code then
     out[#out + 1] = {code}
   else
-    out[#out + 1] = {'', redis.call('HGETALL', ns .. 'slot:' .. ARGV[i + 1])}
+    out[#out + 1] = {'', done}
   end
 end
 return out

@@ -12,11 +12,10 @@ local ns = ARGV[1]
 local out = {}
 for i = 2, #ARGV, 11 do
   local slot_id, key_id = ARGV[i + 1], ARGV[i + 2]
-  local code = finish_slot(ns, ARGV[i], slot_id, key_id, ARGV[i + 3], ARGV[i + 4])
+  local code, done = finish_slot(ns, ARGV[i], slot_id, key_id, ARGV[i + 3], ARGV[i + 4])
   if code then
     out[#out + 1] = {code}
   else
-    local done = redis.call('HGETALL', ns .. 'slot:' .. slot_id)
     local job = take_next(ns, ARGV[i + 5], tonumber(ARGV[i + 6]), key_id, ARGV[i + 7], ARGV[i + 8], ARGV[i + 9], ARGV[i + 10]) or {}
     out[#out + 1] = {'', done, job}
   end

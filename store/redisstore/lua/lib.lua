@@ -96,14 +96,36 @@ local function push_game_logs(feed_key, rounds_key, at)
   end
 end
 
+-- field returns the value of name in an HGETALL reply.
+local function field(flat, name)
+  for i = 1, #flat, 2 do
+    if flat[i] == name then
+      return flat[i + 1]
+    end
+  end
+end
+
+-- set_field sets name to value in an HGETALL reply, as HSET does in the
+-- hash, so a script answers a hash it just wrote without reading it again.
+local function set_field(flat, name, value)
+  for i = 1, #flat, 2 do
+    if flat[i] == name then
+      flat[i + 1] = value
+      return
+    end
+  end
+  flat[#flat + 1] = name
+  flat[#flat + 1] = value
+end
+
 -- first returns the first entry at index positions from..to (to < 0: to the
--- end) whose claim the agent does not hold, and that claim's ID; past the
--- skip first such entries, or the last one when there are fewer. It reads
--- one entry, then batches: the first entry is the answer unless the agent
--- holds its claim or it is skipped.
+-- end) whose claim the agent does not hold, that claim's ID and the slot's
+-- fields (HGETALL); past the skip first such entries, or the last one when
+-- there are fewer. It reads one entry, then batches: the first entry is the
+-- answer unless the agent holds its claim or it is skipped.
 local function first(queue, ns, agent, from, to, skip)
   local batch = 1
-  local last_id, last_claim
+  local last_id, last_claim, last_fields
   while to < 0 or from <= to do
     local stop = from + batch - 1
     if to >= 0 and stop > to then
@@ -111,13 +133,14 @@ local function first(queue, ns, agent, from, to, skip)
     end
     local ids = redis.call('ZRANGE', queue, from, stop)
     for _, id in ipairs(ids) do
-      local claim_id = redis.call('HGET', ns .. 'slot:' .. id, 'claimId')
+      local fields = redis.call('HGETALL', ns .. 'slot:' .. id)
+      local claim_id = field(fields, 'claimId')
       if agent == '' or redis.call('HEXISTS', ns .. 'holders:' .. claim_id, agent) == 0 then
         if skip == 0 then
-          return id, claim_id
+          return id, claim_id, fields
         end
         skip = skip - 1
-        last_id, last_claim = id, claim_id
+        last_id, last_claim, last_fields = id, claim_id, fields
       end
     end
     if #ids < stop - from + 1 then
@@ -125,10 +148,10 @@ local function first(queue, ns, agent, from, to, skip)
     end
     from, batch = stop + 1, 16
   end
-  return last_id, last_claim
+  return last_id, last_claim, last_fields
 end
 
--- pick_job returns the ID and claim ID of the job-queue entry of index
+-- pick_job returns the ID, claim ID and slot fields of the job-queue entry of index
 -- queue that NextOpenSlot picks: the oldest (r < 0) or the one at
 -- floor(r*n), walking forward (wrapping around for a random pick) past the
 -- entries of claims where agent holds a slot, in any status: the claim's
@@ -139,9 +162,9 @@ end
 -- answering the youngest when there are fewer. nil when no entry is
 -- eligible.
 local function pick_job(queue, ns, r, agent, skip)
-  local id, claim_id
+  local id, claim_id, fields
   if r < 0 then
-    id, claim_id = first(queue, ns, agent, 0, -1, skip)
+    id, claim_id, fields = first(queue, ns, agent, 0, -1, skip)
   else
     local n = redis.call('ZCARD', queue)
     if n == 0 then
@@ -151,19 +174,20 @@ local function pick_job(queue, ns, r, agent, skip)
     if i >= n then
       i = n - 1
     end
-    id, claim_id = first(queue, ns, agent, i, n - 1, 0)
+    id, claim_id, fields = first(queue, ns, agent, i, n - 1, 0)
     if not id and i > 0 then
-      id, claim_id = first(queue, ns, agent, 0, i - 1, 0)
+      id, claim_id, fields = first(queue, ns, agent, 0, i - 1, 0)
     end
   end
-  return id, claim_id
+  return id, claim_id, fields
 end
 
 -- job_reply is a job as the scripts answer it: {slot fields, claim fields,
--- comment JSONs}.
-local function job_reply(ns, id, claim_id)
+-- comment JSONs}; fields, when given, are the slot's as the script left
+-- them.
+local function job_reply(ns, id, claim_id, fields)
   return {
-    redis.call('HGETALL', ns .. 'slot:' .. id),
+    fields or redis.call('HGETALL', ns .. 'slot:' .. id),
     redis.call('HGETALL', ns .. 'claim:' .. claim_id),
     redis.call('LRANGE', ns .. 'comments:' .. claim_id, 0, -1),
   }
@@ -191,10 +215,12 @@ end
 -- finish_slot marks slot_id done for key_id at now and credits credit
 -- when slots.Slot.FinishError allows it (this is that function's copy, its
 -- checks in its order, pinned to it by storetest's SlotRules); it returns
--- the error code when it may not, else nil. finish.lua and finish_many.lua.
+-- the error code when it may not, else nil and the slot's fields as done.
+-- finish.lua, finish_many.lua and finish_take_next_many.lua.
 local function finish_slot(ns, claim_id, slot_id, key_id, now, credit)
   local slot = ns .. 'slot:' .. slot_id
-  local s = redis.call('HMGET', slot, 'claimId', 'status', 'apiKeyId', 'leaseExpiresAt')
+  local f = redis.call('HGETALL', slot)
+  local s = {field(f, 'claimId'), field(f, 'status'), field(f, 'apiKeyId'), field(f, 'leaseExpiresAt')}
   if s[1] ~= claim_id then
     return 'slot_not_found'
   end
@@ -208,21 +234,14 @@ local function finish_slot(ns, claim_id, slot_id, key_id, now, credit)
     return 'slot_not_taken'
   end
   redis.call('HSET', slot, 'status', 'done', 'doneAt', now)
+  set_field(f, 'status', 'done')
+  set_field(f, 'doneAt', now)
   if s[4] then -- a slot taken without a lease is not in the leases index
     redis.call('ZREM', ns .. 'leases', slot_id)
   end
   -- The credit is in the same script as the transition, so a slot pays once.
   redis.call('HINCRBY', ns .. 'balances', key_id, credit)
-  return nil
-end
-
--- field returns the value of name in an HGETALL reply.
-local function field(flat, name)
-  for i = 1, #flat, 2 do
-    if flat[i] == name then
-      return flat[i + 1]
-    end
-  end
+  return nil, f
 end
 
 -- take_next is NextOpenSlot's pick (pick_job) and TakeSlot's take
@@ -232,12 +251,21 @@ end
 -- (release_expired.lua clears it when it reopens one); the slot leaves the
 -- queue's indexes under the role and domain the reply already read.
 local function take_next(ns, queue, r, key_id, name, avatar, now, lease)
-  local id, claim_id = pick_job(queue, ns, r, key_id, 0)
+  local id, claim_id, fields = pick_job(queue, ns, r, key_id, 0)
   if not id then
     return nil
   end
   assign_slot(ns, id, ns .. 'holders:' .. claim_id, key_id, name, avatar, now, lease, false)
-  local job = job_reply(ns, id, claim_id)
+  -- The fields assign_slot wrote, so the reply needs no second read.
+  set_field(fields, 'status', 'taken')
+  set_field(fields, 'apiKeyId', key_id)
+  set_field(fields, 'agentName', name)
+  set_field(fields, 'agentAvatarUrl', avatar)
+  set_field(fields, 'takenAt', now)
+  if lease ~= '0' then
+    set_field(fields, 'leaseExpiresAt', lease)
+  end
+  local job = job_reply(ns, id, claim_id, fields)
   dequeue(ns, id, field(job[1], 'role'), field(job[2], 'domain'))
   return job
 end

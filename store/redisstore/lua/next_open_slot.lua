@@ -6,8 +6,8 @@
 -- eligible. The pick is lib.lua's pick_job; the slot and holders keys are
 -- derived from the namespace, under the same hash tag as KEYS[1].
 local ns = ARGV[1]
-local id, claim_id = pick_job(KEYS[1], ns, tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]))
+local id, claim_id, fields = pick_job(KEYS[1], ns, tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]))
 if not id then
   return nil
 end
-return job_reply(ns, id, claim_id)
+return job_reply(ns, id, claim_id, fields)
