@@ -11,7 +11,7 @@ import (
 
 func newStores(*testing.T) storetest.Stores {
 	s := memstore.New()
-	return storetest.Stores{Slots: s, Discussion: s, Prism: s, Arena: s, AgentChat: s, Notifier: s, Peer: s}
+	return storetest.Stores{Slots: s, Discussion: s, Prism: s, Arena: s, AgentChat: s, Notifier: s, Peer: s, PeerChat: s}
 }
 
 func TestConformance(t *testing.T) { storetest.Run(t, newStores) }

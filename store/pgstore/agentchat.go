@@ -86,13 +86,15 @@ func (s *Store) UpdateConversation(ctx context.Context, id string, status agentc
 	return nil
 }
 
-// AppendChatMessage implements agentchat.Store in one statement: the
-// conversation's counter row lock orders concurrent appends.
+// AppendChatMessage implements agentchat.Store in one statement: the ID
+// comes from the store's sequence, drawn once the conversation's row is
+// locked, so the appends of one conversation commit in the order of their
+// IDs.
 func (s *Store) AppendChatMessage(ctx context.Context, m agentchat.Message) (agentchat.Message, error) {
 	stmt, err := s.prepared(ctx, `
-		WITH c AS (UPDATE agora_conversations SET last_message = last_message + 1 WHERE id = $1 RETURNING last_message)
+		WITH c AS (SELECT id FROM agora_conversations WHERE id = $1 FOR UPDATE)
 		INSERT INTO agora_chat_messages (conversation_id, id, type, content, created_at)
-		SELECT $1, c.last_message, $2, $3, $4 FROM c RETURNING id`)
+		SELECT c.id, nextval('agora_chat_message_ids'), $2, $3, $4 FROM c RETURNING id`)
 	if err != nil {
 		return agentchat.Message{}, err
 	}

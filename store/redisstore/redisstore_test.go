@@ -85,7 +85,7 @@ func killSubscriber(t *testing.T, c *redis.Client, name string) {
 // stores pairs a store with a peer: the same data as another process sees it.
 func stores(t *testing.T, st, peer *redisstore.Store) storetest.Stores {
 	t.Cleanup(func() { _ = st.Close(); _ = peer.Close() })
-	return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: st, Peer: peer}
+	return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: st, Peer: peer, PeerChat: peer}
 }
 
 func newRedisStore(b *testing.B) slots.Store {

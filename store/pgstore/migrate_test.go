@@ -1,0 +1,62 @@
+package pgstore_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/internal/testdb"
+	"github.com/agorahq/agora/store/pgstore"
+)
+
+// openAt connects to a fresh schema migrated up to version only, the
+// schema of an older release.
+func openAt(t *testing.T, version int) *sqlx.DB {
+	t.Helper()
+	db, err := pgstore.Open(testdb.PostgresDSN(t), pgstore.PoolOptions{MaxOpenConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	require.NoError(t, pgstore.MigrateUpToForTest(context.Background(), db, version))
+	return db
+}
+
+// TestMigrateChatMessageIDs: messages stored while IDs rose per
+// conversation are numbered again across the store, each conversation's in
+// its order, the earlier conversation's first, and new messages follow them.
+func TestMigrateChatMessageIDs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openAt(t, 32)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i, id := range []string{"conv_late", "conv_early"} {
+		created := at.Add(time.Duration(1-i) * time.Hour)
+		_, err := db.ExecContext(ctx, `INSERT INTO agora_conversations (id, title, status, created_at, updated_at, last_message)
+			VALUES ($1, $1, 'idle', $2, $2, 2)`, id, created)
+		require.NoError(t, err)
+		for n := 1; n <= 2; n++ {
+			_, err := db.ExecContext(ctx, `INSERT INTO agora_chat_messages (conversation_id, id, type, content, created_at)
+				VALUES ($1, $2, 'user', $3, $4)`, id, n, fmt.Sprint(id, " ", n), created)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, pgstore.Migrate(ctx, db))
+
+	st := pgstore.New(db)
+	early, err := st.ListChatMessages(ctx, "conv_early", 0)
+	require.NoError(t, err)
+	late, err := st.ListChatMessages(ctx, "conv_late", 0)
+	require.NoError(t, err)
+	got := map[string]int64{}
+	for _, m := range append(early, late...) {
+		got[m.Content] = m.ID
+	}
+	require.Equal(t, map[string]int64{"conv_early 1": 1, "conv_early 2": 2, "conv_late 1": 3, "conv_late 2": 4}, got)
+	m, err := st.AppendChatMessage(ctx, agentchat.Message{ConversationID: "conv_early", Type: agentchat.EventAssistant, Content: "next", CreatedAt: at})
+	require.NoError(t, err)
+	require.EqualValues(t, 5, m.ID)
+}
