@@ -30,7 +30,7 @@ const (
 	DefaultMinPlayer = 1
 	// TableMin is the fewest agents a round seats (an operator, a majority
 	// and a minority): a game that starts with fewer registered agents is
-	// made up to TableMin with fillers.
+	// made up to TableMin (or its min_players, if more) with fillers.
 	TableMin = 3
 )
 

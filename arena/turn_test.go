@@ -120,6 +120,7 @@ func TestBoard(t *testing.T) {
 	require.Equal(t, SaveMinority, g.LastResolved.Decision, "the decision is the ended round's")
 
 	for g.Status != StatusCompleted {
+		require.NoError(t, g.advance(ActionForceDecision, e))
 		require.NoError(t, g.advance(ActionResolveRound, e))
 	}
 	b = g.Board()

@@ -166,6 +166,10 @@ func TestArenaErrors(t *testing.T) {
 			}
 		}
 		c.expect(400, "POST", base+"/advance", "", map[string]any{"action": "explode"})
+		before := c.expect(200, "GET", base+"/state", "", nil).body
+		r = c.expect(400, "POST", base+"/advance", "", map[string]any{"action": "resolve_round"})
+		require.Equal(t, "Not awaiting decision", r.body["detail"], "a debate phase is not resolved by force, as the original")
+		require.Equal(t, before, c.expect(200, "GET", base+"/state", "", nil).body, "nothing changed")
 		c.expect(200, "POST", base+"/advance", "", map[string]any{"action": "force_decision"})
 		r = c.expect(400, "POST", base+"/rounds/"+round+"/decision", "", map[string]any{"agent_id": op, "decision": "save_all"})
 		require.Contains(t, r.body["error"].(map[string]any)["message"], "Decision must be save_majority or save_minority")
@@ -482,6 +486,40 @@ func TestArenaFillerRoutes(t *testing.T) {
 		}
 		state = c.expect(200, "GET", base+"/state", "", nil).body
 		require.Len(t, state["phase_activity"], len(seats)-left, "every filler on a track argued; the demo's agents did not")
+	})
+}
+
+// TestArenaStartSeatsFillersUpToMinPlayers: as the original's start route
+// seats fillers before it checks, a game created for seven that three
+// agents joined starts with seven (fillers the other four), a game for one
+// with one agent with the table's three; a game nobody joined is refused.
+func TestArenaStartSeatsFillersUpToMinPlayers(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newArenaAPI(t, st, false)
+		for _, tc := range []struct{ minPlayers, agents, seated int }{{7, 3, 7}, {1, 1, 3}, {4, 5, 5}} {
+			base := "/api/games/" + c.expect(200, "POST", "/api/games", "", map[string]any{"min_players": tc.minPlayers}).body["game_id"].(string)
+			for i := range tc.agents {
+				c.expect(200, "POST", base+"/agents/register", "", map[string]any{"display_name": fmt.Sprint("Agent ", i)})
+			}
+			require.Equal(t, "round_phase_1", c.expect(200, "POST", base+"/start", "", nil).body["status"])
+			state := c.expect(200, "GET", base+"/state", "", nil).body
+			require.Len(t, state["coverage"], tc.seated, "%+v", tc)
+			require.NotNil(t, state["operator"])
+			require.Len(t, state["majority_agents"], tc.seated-2)
+			require.Len(t, state["minority_agents"], 1)
+			fillers := 0
+			for _, cv := range state["coverage"].([]any) {
+				if strings.HasPrefix(cv.(map[string]any)["display_name"].(string), "Filler ") {
+					fillers++
+				}
+			}
+			require.Equal(t, tc.seated-tc.agents, fillers)
+			require.Equal(t, fillers > 0, state["has_filler_agents"])
+		}
+		empty := "/api/games/" + c.expect(200, "POST", "/api/games", "", map[string]any{"min_players": 7}).body["game_id"].(string)
+		r := c.expect(400, "POST", empty+"/start", "", nil)
+		require.Equal(t, "Not enough agents to start", r.body["detail"])
+		require.Equal(t, "waiting_for_agents", c.expect(200, "GET", empty, "", nil).body["status"])
 	})
 }
 
