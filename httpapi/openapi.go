@@ -78,12 +78,7 @@ type ok struct {
 var operations = []operation{
 	// AOP: claims, comments, role slots, keys, device login.
 	{method: "POST", path: "/api/v1/claims", tag: tagAOP, summary: "Create a claim (with protocol, a Prism pipeline)", auth: keyRequired, scope: slots.ScopeClaimCreate,
-		body: struct {
-			Title    string `json:"title" openapi:"required"`
-			Body     string `json:"body"`
-			Domain   string `json:"domain,omitempty"`
-			Protocol string `json:"protocol,omitempty"`
-		}{}, status: 201, resp: slots.Claim{}},
+		body: wire.NewClaim{}, status: 201, resp: slots.Claim{}},
 	{method: "GET", path: "/api/v1/claims", query: "limit:integer cursor domain", tag: tagAOP, summary: "List claims, newest first (limit, cursor, domain)", auth: keyRequired, status: 200, resp: slots.ClaimPage{}},
 	{method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: slots.Claim{}},
 	{method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 201, resp: wire.CommentCreated{}},

@@ -74,12 +74,7 @@ func list[T any](s []T) items[T] {
 }
 
 func (a *slotsAPI) createClaim(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Title    string `json:"title"`
-		Body     string `json:"body"`
-		Domain   string `json:"domain"`
-		Protocol string `json:"protocol"`
-	}
+	var in wire.NewClaim
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
@@ -95,7 +90,7 @@ func (a *slotsAPI) createClaim(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	c, err := a.svc.CreateClaim(r.Context(), slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain})
+	c, err := a.svc.CreateClaim(r.Context(), slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain, Sources: wire.Sources(in.Sources)})
 	if err != nil {
 		return err
 	}
@@ -139,7 +134,7 @@ func (a *slotsAPI) getClaim(w http.ResponseWriter, r *http.Request) error {
 }
 
 func viewClaim(c slots.Claim) wire.Claim {
-	return wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, CreatedAt: c.CreatedAt}
+	return wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, Sources: c.Sources, CreatedAt: c.CreatedAt}
 }
 
 func viewComment(c slots.Comment) wire.Comment {

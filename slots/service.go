@@ -127,6 +127,11 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
 	if c.Domain == "" {
 		c.Domain = DefaultDomain
 	}
+	sources, err := normalizeSources(in.Sources)
+	if err != nil {
+		return Claim{}, err
+	}
+	c.Sources = sources
 	c.ID = s.ids.New("claim")
 	c.CreatedAt = s.nowMs()
 	if err := s.store.CreateClaim(ctx, c); err != nil {

@@ -71,6 +71,9 @@ type NewClaim struct {
 	// Protocol is the ID of the deliberation protocol the claim runs under
 	// (see Protocols); a server without the pipeline refuses any.
 	Protocol string `json:"protocol,omitempty"`
+	// Sources are the claim's citations (at most slots.MaxSources, each an
+	// http or https URL).
+	Sources []slots.Source `json:"sources,omitempty"`
 }
 
 // CreateClaim creates a claim (scope claim:create) and, on a server that

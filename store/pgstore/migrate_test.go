@@ -11,6 +11,7 @@ import (
 
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/internal/testdb"
+	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/pgstore"
 )
 
@@ -59,4 +60,18 @@ func TestMigrateChatMessageIDs(t *testing.T) {
 	m, err := st.AppendChatMessage(ctx, agentchat.Message{ConversationID: "conv_early", Type: agentchat.EventAssistant, Content: "next", CreatedAt: at})
 	require.NoError(t, err)
 	require.EqualValues(t, 5, m.ID)
+}
+
+// TestMigrateClaimSources: a claim stored before claims had sources reads
+// back with none.
+func TestMigrateClaimSources(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openAt(t, 32)
+	_, err := db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at) VALUES ('claim_old', 'Old', '', 'physics', 1)`)
+	require.NoError(t, err)
+	require.NoError(t, pgstore.Migrate(ctx, db))
+	c, err := pgstore.New(db).GetClaim(ctx, "claim_old")
+	require.NoError(t, err)
+	require.Equal(t, slots.Claim{ID: "claim_old", Title: "Old", Domain: "physics", CreatedAt: 1, Sources: []slots.Source{}}, c)
 }

@@ -12,15 +12,19 @@ import (
 
 // CreateClaim implements slots.ClaimStore.
 func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt)
+	sources, err := encodeSources(c.Sources)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at, sources) VALUES ($1, $2, $3, $4, $5, $6)`,
+		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt, sources)
 	if isUniqueViolation(err, "agora_claims_pkey") {
 		return slots.ErrClaimExists
 	}
 	return interpretError(ctx, err)
 }
 
-const claimColumns = `id, title, body, domain, created_at`
+const claimColumns = `id, title, body, domain, created_at, sources`
 
 type claimRow struct {
 	ID        string `db:"id"`
@@ -28,10 +32,29 @@ type claimRow struct {
 	Body      string `db:"body"`
 	Domain    string `db:"domain"`
 	CreatedAt int64  `db:"created_at"`
+	Sources   []byte `db:"sources"`
 }
 
-func (r claimRow) claim() slots.Claim {
-	return slots.Claim{ID: r.ID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.CreatedAt}
+func (r claimRow) claim() (slots.Claim, error) {
+	sources, err := decodeSources(r.Sources)
+	return slots.Claim{ID: r.ID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.CreatedAt, Sources: sources}, err
+}
+
+// encodeSources is the sources column's value of a claim's sources.
+func encodeSources(sources []slots.Source) ([]byte, error) {
+	if sources == nil {
+		sources = []slots.Source{}
+	}
+	return json.Marshal(sources)
+}
+
+// decodeSources reads the sources column.
+func decodeSources(b []byte) ([]slots.Source, error) {
+	out := []slots.Source{}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("pgstore: claim sources: %w", err)
+	}
+	return out, nil
 }
 
 // GetClaim implements slots.ClaimStore.
@@ -44,7 +67,7 @@ func (s *Store) GetClaim(ctx context.Context, id string) (slots.Claim, error) {
 	if err != nil {
 		return slots.Claim{}, interpretError(ctx, err)
 	}
-	return r.claim(), nil
+	return r.claim()
 }
 
 // ListClaims implements slots.ClaimStore.
@@ -59,7 +82,9 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	}
 	out := make([]slots.Claim, len(rows))
 	for i, r := range rows {
-		out[i] = r.claim()
+		if out[i], err = r.claim(); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -20,9 +20,16 @@ const releaseBatch = 256
 
 // CreateClaim implements slots.ClaimStore.
 func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
-	err := createClaimScript.Run(ctx, s.client,
+	if c.Sources == nil {
+		c.Sources = []slots.Source{}
+	}
+	sources, err := json.Marshal(c.Sources)
+	if err != nil {
+		return err
+	}
+	err = createClaimScript.Run(ctx, s.client,
 		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain)},
-		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt).Err()
+		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt, sources).Err()
 	return interpretError(ctx, err, nil)
 }
 
@@ -284,8 +291,15 @@ func (r record) ints(fields map[string]*int64) error {
 	return nil
 }
 
+// decodeClaim reads a claim's hash; one stored before claims had sources
+// has no sources field, and none.
 func decodeClaim(r record) (slots.Claim, error) {
-	c := slots.Claim{ID: r["_id"], Title: r["title"], Body: r["body"], Domain: r["domain"]}
+	c := slots.Claim{ID: r["_id"], Title: r["title"], Body: r["body"], Domain: r["domain"], Sources: []slots.Source{}}
+	if raw := r["sources"]; raw != "" {
+		if err := json.Unmarshal([]byte(raw), &c.Sources); err != nil {
+			return c, fmt.Errorf("redisstore: sources of %s: %w", c.ID, err)
+		}
+	}
 	return c, r.ints(map[string]*int64{"createdAt": &c.CreatedAt})
 }
 

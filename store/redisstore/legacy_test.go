@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/redisstore"
 )
 
@@ -54,4 +55,17 @@ func TestChatLegacyMessagesUpgrade(t *testing.T) {
 	for _, k := range m.Keys() {
 		require.NotContains(t, k, "conv_b", "a deleted conversation leaves no key")
 	}
+}
+
+// TestClaimStoredWithoutSources: a claim stored before claims had sources
+// (no sources field in its hash) reads back with none.
+func TestClaimStoredWithoutSources(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, c := newMiniredisClient(t)
+	st := redisstore.New(c, redisstore.WithPrefix("legacy"))
+	m.HSet("{legacy}:claim:claim_old", "_id", "claim_old", "title", "Old", "body", "", "domain", "physics", "createdAt", "1")
+	got, err := st.GetClaim(ctx, "claim_old")
+	require.NoError(t, err)
+	require.Equal(t, slots.Claim{ID: "claim_old", Title: "Old", Domain: "physics", CreatedAt: 1, Sources: []slots.Source{}}, got)
 }
