@@ -64,6 +64,8 @@ func TestAgentLoopPipelineWire(t *testing.T) {
 		for i := 0; i < 16; i++ {
 			_, tok := c.key(fmt.Sprint("agent-", i), slots.ScopeCommentCreate)
 			agents = append(agents, tok)
+			// aop setup registers each agent's signing key.
+			c.expect(200, "POST", "/api/v1/agent/signing-key", tok, map[string]any{"signingKeyAddress": fmt.Sprint("0xpoi_", i)})
 		}
 		claim := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "Crows plan ahead", "body": "Scrub jays cache food for tomorrow."}).body["_id"].(string)
 
@@ -137,6 +139,8 @@ func TestAgentLoopPipelineWire(t *testing.T) {
 				s := all[2].(map[string]any) // layer 1's first consensus slot
 				require.Equal(t, "sonnet-4.6", s["agentModel"])
 				require.True(t, strings.HasPrefix(s["outputSignature"].(string), "MEUCIQDsig"))
+				require.Equal(t, "0xpoi_"+strings.TrimPrefix(s["outputSignature"].(string), "MEUCIQDsig"), s["signingKeyAddress"],
+					"the signing key the agent registered is kept beside its signature")
 				require.True(t, strings.HasPrefix(s["body"].(string), "reasoning of agent"))
 				break
 			}
@@ -296,6 +300,19 @@ func TestDeviceLoginWire(t *testing.T) {
 		me := c.expect(200, "GET", "/api/v1/me", key, nil).body
 		require.Equal(t, "Skeptic-7", me["name"])
 		require.Contains(t, me["scopes"], "claim:create")
+		require.Nil(t, me["signingKeyAddress"], "no signing key yet")
+		// aop setup then registers its signing key's address, and goes on
+		// silently when refused.
+		signing := c.expect(200, "POST", "/api/v1/agent/signing-key", key, map[string]any{"signingKeyAddress": "0xpoi_5a1e6c3d9b0f2a4e8c7d1b3f5a9e2c4d6b8f0a1c"})
+		require.JSONEq(t, `{"ok":true}`, signing.raw)
+		me = c.expect(200, "GET", "/api/v1/me", key, nil).body
+		require.Equal(t, "0xpoi_5a1e6c3d9b0f2a4e8c7d1b3f5a9e2c4d6b8f0a1c", me["signingKeyAddress"], "shown on the key's profile")
+		r = c.expect(400, "POST", "/api/v1/agent/signing-key", key, map[string]any{})
+		require.Equal(t, "invalid_payload", r.errCode(t))
+		require.Contains(t, r.raw, "signingKeyAddress is required")
+		c.expect(400, "POST", "/api/v1/agent/signing-key", key, map[string]any{"signingKeyAddress": 7})
+		c.expect(401, "POST", "/api/v1/agent/signing-key", "", map[string]any{"signingKeyAddress": "0xpoi"})
+		c.expect(400, "POST", "/api/v1/agent/signing-key", adminToken, map[string]any{"signingKeyAddress": "0xpoi"})
 		c.expect(201, "POST", "/api/v1/claims", key, map[string]any{"title": "the new key works"})
 		require.Equal(t, "consumed_token", c.expect(410, "POST", "/api/v1/auth/token", "", device).errCode(t), "410 as the original answers a used code")
 		require.Equal(t, "invalid_device_code", c.expect(404, "POST", "/api/v1/auth/token", "", map[string]any{"deviceCode": "nope"}).errCode(t))

@@ -97,6 +97,7 @@ var operations = []operation{
 	{method: "GET", path: "/api/v1/keys", tag: tagAOP, summary: "List API keys", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: items[slots.Key]{}},
 	{method: "DELETE", path: "/api/v1/keys/{keyId}", tag: tagAOP, summary: "Revoke an API key", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 204},
 	{method: "GET", path: "/api/v1/me", tag: tagAOP, summary: "The calling key's profile and balance", auth: keyRequired, status: 200, resp: profile{}},
+	{method: "POST", path: "/api/v1/agent/signing-key", tag: tagAOP, summary: "Register the address of the key the caller signs its outputs with", auth: keyRequired, body: wire.SigningKey{}, status: 200, resp: ok{}},
 	{method: "POST", path: "/api/v1/auth/device-code", optionalBody: true, tag: tagAOP, summary: "Start a device login", auth: public, body: wire.DeviceCodeRequest{}, status: 200, resp: wire.DeviceCodeResponse{}},
 	{method: "POST", path: "/api/v1/auth/token", tag: tagAOP, summary: "Poll a device login for its key", auth: public, body: wire.TokenRequest{}, status: 200, resp: wire.TokenResponse{}, other: map[int]any{202: wire.TokenResponse{}}},
 	{method: "GET", path: "/api/v1/auth/device-codes/{userCode}", tag: tagAOP, summary: "Look up a device login by its user code", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: wire.DeviceLogin{}},

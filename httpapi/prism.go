@@ -45,6 +45,7 @@ func viewSlot(s prism.StageSlot) wire.StageSlot {
 		Role: s.Role, Status: s.Status, APIKeyID: s.APIKeyID, AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL,
 		AgentModel: s.AgentModel, TakenAt: s.TakenAt, DoneAt: s.DoneAt, LeaseExpiresAt: s.LeaseExpiresAt, CreatedAt: s.CreatedAt,
 		Body: s.Body, Confidence: s.Confidence, Output: s.Output, StructuredOutput: s.Output, OutputSignature: s.OutputSignature,
+		SigningKeyAddress: s.SigningKeyAddress,
 	}
 }
 

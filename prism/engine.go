@@ -113,6 +113,10 @@ type DoneInput struct {
 	// signature of Body. Both are optional and kept as given.
 	AgentModel      string
 	OutputSignature string
+
+	// signingKey is the submitting key's signing key address, which
+	// Service.Done takes from the key itself.
+	signingKey string
 }
 
 // Limits on a stage slot's submission.
@@ -175,6 +179,9 @@ func (p *Pipeline) done(slotID, keyID string, in DoneInput, e env) (Effects, err
 	s.Status, s.DoneAt = slots.StatusDone, e.now
 	s.Body, s.Output, s.Confidence = in.Body, append(json.RawMessage(nil), out...), in.Confidence
 	s.AgentModel, s.OutputSignature = in.AgentModel, in.OutputSignature
+	if in.OutputSignature != "" {
+		s.SigningKeyAddress = in.signingKey
+	}
 	s.LeaseExpiresAt = 0
 	reward := int64(RewardWork)
 	if s.Phase == PhaseConsensus {

@@ -61,6 +61,11 @@ type StageSlot struct {
 	// signature of the prose; both are kept as submitted.
 	AgentModel      string `json:"agentModel,omitempty"`
 	OutputSignature string `json:"outputSignature,omitempty"`
+	// SigningKeyAddress is the signing key the agent's API key had
+	// registered when it submitted a signature (slots.Key's), so the
+	// signature can be checked against the key it was made with; empty
+	// without a signature or a registered key.
+	SigningKeyAddress string `json:"signingKeyAddress,omitempty"`
 }
 
 // FlagStatus says whether a human has dealt with a flag.

@@ -197,8 +197,11 @@ func (s *Service) Take(ctx context.Context, agent slots.Key, claimID, slotID str
 }
 
 // Done records the agent's submission on its slot, credits it, and moves
-// the pipeline on when the submission completes a phase.
+// the pipeline on when the submission completes a phase. A signed
+// submission keeps the signing key agent had registered beside the
+// signature.
 func (s *Service) Done(ctx context.Context, agent slots.Key, claimID, slotID string, in DoneInput) (Pipeline, error) {
+	in.signingKey = agent.SigningKeyAddress
 	p, err := s.change(ctx, claimID, func(p *Pipeline, e env) (Effects, error) {
 		return p.done(slotID, agent.ID, in, e)
 	})

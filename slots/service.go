@@ -249,6 +249,23 @@ func (s *Service) RevokeKey(ctx context.Context, id string) error {
 	return s.store.RevokeKey(ctx, id, s.nowMs())
 }
 
+// RegisterSigningKey records the address of the key agent signs its
+// outputs with, as AOP's `aop setup` registers it (any address; a later one
+// replaces it). The admin token has no key to record it on.
+func (s *Service) RegisterSigningKey(ctx context.Context, agent Key, address string) error {
+	address = strings.TrimSpace(address)
+	if address == "" {
+		return store.Errorf(store.ErrInvalid, "invalid_payload", "signingKeyAddress is required")
+	}
+	if err := text.Check("signingKeyAddress", address, true, MaxSigningKeyAddressLen); err != nil {
+		return err
+	}
+	if agent.ID == AdminKeyID {
+		return store.Errorf(store.ErrInvalid, "invalid_key", "the admin token has no key to register a signing key on; use an agent's API key")
+	}
+	return s.store.SetSigningKey(ctx, agent.ID, address)
+}
+
 var errBadToken = store.Errorf(store.ErrUnauthorized, "invalid_api_key", "missing, unknown or revoked API key")
 
 // Authenticate returns the key a bearer token belongs to. Any failure — empty,

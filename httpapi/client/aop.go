@@ -51,6 +51,15 @@ type Me struct {
 	AvatarURL string        `json:"avatarUrl"`
 	Scopes    []slots.Scope `json:"scopes"`
 	Balance   int64         `json:"balance"`
+	// SigningKeyAddress is the key's registered signing key, empty when
+	// none (see RegisterSigningKey).
+	SigningKeyAddress string `json:"signingKeyAddress"`
+}
+
+// RegisterSigningKey registers the address of the key the caller signs its
+// stage outputs with, as AOP's `aop setup` does; a later one replaces it.
+func (c *Client) RegisterSigningKey(ctx context.Context, address string) error {
+	return c.do(ctx, "POST", "/api/v1/agent/signing-key", wire.SigningKey{SigningKeyAddress: address}, nil)
 }
 
 // Me returns the caller's profile and balance.

@@ -29,6 +29,12 @@ type NewClaim struct {
 	Sources  []NewSource `json:"sources,omitempty"`
 }
 
+// SigningKey is the body of POST /api/v1/agent/signing-key: the address
+// of the key the calling agent signs its outputs with.
+type SigningKey struct {
+	SigningKeyAddress string `json:"signingKeyAddress" openapi:"required"`
+}
+
 // NewSource is one of a new claim's sources as AOP's clients send it:
 // either a URL string or an object {url, title}. It marshals as the
 // object.

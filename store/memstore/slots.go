@@ -333,6 +333,21 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 	return nil
 }
 
+// SetSigningKey implements slots.KeyStore.
+func (s *Store) SetSigningKey(ctx context.Context, id, address string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.keys[id]
+	if !ok {
+		return slots.ErrKeyNotFound
+	}
+	k.SigningKeyAddress = address
+	return nil
+}
+
 // Balance implements slots.KeyStore.
 func (s *Store) Balance(ctx context.Context, keyID string) (int64, error) {
 	if err := ctx.Err(); err != nil {

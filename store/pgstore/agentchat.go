@@ -61,29 +61,15 @@ func (s *Store) ListConversations(ctx context.Context) ([]agentchat.Conversation
 
 // DeleteConversation implements agentchat.Store; its messages go with it.
 func (s *Store) DeleteConversation(ctx context.Context, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM agora_conversations WHERE id = $1`, id)
-	if err != nil {
-		return interpretError(ctx, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return agentchat.ErrConversationNotFound
-	}
-	return nil
+	return s.execOne(ctx, agentchat.ErrConversationNotFound, `DELETE FROM agora_conversations WHERE id = $1`, id)
 }
 
 // UpdateConversation implements agentchat.Store.
 func (s *Store) UpdateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE agora_conversations SET status = $2,
+	return s.execOne(ctx, agentchat.ErrConversationNotFound, `UPDATE agora_conversations SET status = $2,
 		session_id = CASE WHEN $3 = '' THEN session_id ELSE $3 END,
 		title = CASE WHEN $4 = '' THEN title ELSE $4 END, updated_at = $5 WHERE id = $1`,
 		id, string(status), sessionID, title, at)
-	if err != nil {
-		return interpretError(ctx, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return agentchat.ErrConversationNotFound
-	}
-	return nil
 }
 
 // AppendChatMessage implements agentchat.Store in one statement: the ID

@@ -75,3 +75,22 @@ func TestMigrateClaimSources(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, slots.Claim{ID: "claim_old", Title: "Old", Domain: "physics", CreatedAt: 1, Sources: []slots.Source{}}, c)
 }
+
+// TestMigrateSigningKeys: a key stored before keys had signing keys has
+// none, and can register one.
+func TestMigrateSigningKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openAt(t, 32)
+	_, err := db.ExecContext(ctx, `INSERT INTO agora_keys (id, name, avatar_url, scopes, hash, created_at) VALUES ('key_old', 'Old', '', '{}', '\x00', 1)`)
+	require.NoError(t, err)
+	require.NoError(t, pgstore.Migrate(ctx, db))
+	st := pgstore.New(db)
+	k, err := st.GetKey(ctx, "key_old")
+	require.NoError(t, err)
+	require.Empty(t, k.SigningKeyAddress)
+	require.NoError(t, st.SetSigningKey(ctx, "key_old", "0xpoi_old"))
+	k, err = st.GetKey(ctx, "key_old")
+	require.NoError(t, err)
+	require.Equal(t, "0xpoi_old", k.SigningKeyAddress)
+}

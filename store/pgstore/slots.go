@@ -404,8 +404,8 @@ func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
 	for i, sc := range k.Scopes {
 		scopes[i] = string(sc)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_keys (id, name, avatar_url, scopes, hash, created_at, revoked_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, k.ID, k.Name, k.AvatarURL, pq.Array(scopes), k.Hash, k.CreatedAt, k.RevokedAt)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_keys (id, name, avatar_url, scopes, hash, created_at, revoked_at, signing_key_address)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, k.ID, k.Name, k.AvatarURL, pq.Array(scopes), k.Hash, k.CreatedAt, k.RevokedAt, k.SigningKeyAddress)
 	if isUniqueViolation(err, "agora_keys_pkey") {
 		return slots.ErrKeyExists
 	}
@@ -420,17 +420,19 @@ type keyRow struct {
 	Hash      []byte         `db:"hash"`
 	CreatedAt int64          `db:"created_at"`
 	RevokedAt int64          `db:"revoked_at"`
+	Signing   string         `db:"signing_key_address"`
 }
 
 func (r keyRow) key() slots.Key {
-	k := slots.Key{ID: r.ID, Name: r.Name, AvatarURL: r.AvatarURL, Hash: r.Hash, CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt, Scopes: []slots.Scope{}}
+	k := slots.Key{ID: r.ID, Name: r.Name, AvatarURL: r.AvatarURL, Hash: r.Hash, CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt,
+		SigningKeyAddress: r.Signing, Scopes: []slots.Scope{}}
 	for _, sc := range r.Scopes {
 		k.Scopes = append(k.Scopes, slots.Scope(sc))
 	}
 	return k
 }
 
-const keyColumns = `id, name, avatar_url, scopes, hash, created_at, revoked_at`
+const keyColumns = `id, name, avatar_url, scopes, hash, created_at, revoked_at, signing_key_address`
 
 // GetKey implements slots.KeyStore.
 func (s *Store) GetKey(ctx context.Context, id string) (slots.Key, error) {
@@ -471,6 +473,11 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 		return slots.ErrKeyNotFound
 	}
 	return nil
+}
+
+// SetSigningKey implements slots.KeyStore.
+func (s *Store) SetSigningKey(ctx context.Context, id, address string) error {
+	return s.execOne(ctx, slots.ErrKeyNotFound, `UPDATE agora_keys SET signing_key_address = $2 WHERE id = $1`, id, address)
 }
 
 // Balance implements slots.KeyStore.

@@ -195,7 +195,7 @@ func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
 	}
 	err = createKeyScript.Run(ctx, s.client,
 		[]string{s.keyKey(k.ID), s.keysKey()},
-		k.ID, k.Name, k.AvatarURL, scopes, k.CreatedAt, k.RevokedAt, hex.EncodeToString(k.Hash)).Err()
+		k.ID, k.Name, k.AvatarURL, scopes, k.CreatedAt, k.RevokedAt, hex.EncodeToString(k.Hash), k.SigningKeyAddress).Err()
 	return interpretError(ctx, err, nil)
 }
 
@@ -235,6 +235,12 @@ func (s *Store) ListKeys(ctx context.Context) ([]slots.Key, error) {
 // RevokeKey implements slots.KeyStore.
 func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 	err := revokeKeyScript.Run(ctx, s.client, []string{s.keyKey(id)}, at).Err()
+	return interpretError(ctx, err, nil)
+}
+
+// SetSigningKey implements slots.KeyStore in one script.
+func (s *Store) SetSigningKey(ctx context.Context, id, address string) error {
+	err := setSigningKeyScript.Run(ctx, s.client, []string{s.keyKey(id)}, address).Err()
 	return interpretError(ctx, err, nil)
 }
 
@@ -326,7 +332,7 @@ func decodeSlotReply(v any) (slots.Slot, error) {
 }
 
 func decodeKey(r record) (slots.Key, error) {
-	k := slots.Key{ID: r["_id"], Name: r["name"], AvatarURL: r["avatarUrl"]}
+	k := slots.Key{ID: r["_id"], Name: r["name"], AvatarURL: r["avatarUrl"], SigningKeyAddress: r["signingKeyAddress"]}
 	if err := json.Unmarshal([]byte(r["scopes"]), &k.Scopes); err != nil {
 		return slots.Key{}, fmt.Errorf("redisstore: scopes of key %s: %w", k.ID, err)
 	}

@@ -371,6 +371,35 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.ErrorIs(t, e.svc.Store().CreateKey(e.ctx, other), store.ErrConflict)
 	})
 
+	t.Run("SigningKeys", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		k, token, err := e.svc.CreateKey(e.ctx, slots.NewKey{Name: "Signer"})
+		require.NoError(t, err)
+		other, _, err := e.svc.CreateKey(e.ctx, slots.NewKey{Name: "Other"})
+		require.NoError(t, err)
+		require.Empty(t, k.SigningKeyAddress)
+		require.NoError(t, e.svc.RegisterSigningKey(e.ctx, k, " 0xpoi_1f2e "))
+		got, err := e.svc.Authenticate(e.ctx, token)
+		require.NoError(t, err)
+		require.Equal(t, "0xpoi_1f2e", got.SigningKeyAddress, "stored per key, trimmed; the key's profile reads it")
+		require.NoError(t, e.svc.RegisterSigningKey(e.ctx, k, "0xpoi_3d4c"))
+		keys, err := e.svc.Keys(e.ctx)
+		require.NoError(t, err)
+		require.Equal(t, "0xpoi_3d4c", keys[0].SigningKeyAddress, "a later one replaces it")
+		require.Empty(t, keys[1].SigningKeyAddress, "the other key has none")
+		require.Equal(t, other.ID, keys[1].ID)
+
+		for _, bad := range []string{"", "  ", "nul\x00", strings.Repeat("a", slots.MaxSigningKeyAddressLen+1)} {
+			require.ErrorIs(t, e.svc.RegisterSigningKey(e.ctx, k, bad), store.ErrInvalid, "%q", bad)
+		}
+		require.ErrorIs(t, e.svc.RegisterSigningKey(e.ctx, slots.Key{ID: slots.AdminKeyID}, "0xpoi"), store.ErrInvalid)
+		requireCode(t, slots.ErrKeyNotFound, e.svc.Store().SetSigningKey(e.ctx, "key_missing", "0xpoi"))
+		got, err = e.svc.Store().GetKey(e.ctx, k.ID)
+		require.NoError(t, err)
+		require.Equal(t, "0xpoi_3d4c", got.SigningKeyAddress, "refusals changed nothing")
+	})
+
 	t.Run("ConfigureReplacesOnlyOpenSlots", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
