@@ -117,7 +117,7 @@ type Pipeline struct {
 }
 
 // Layer returns the pipeline's current layer.
-func (p *Pipeline) Layer() Layer { return p.Protocol.Layers[p.CurrentLayer-1] }
+func (p *Pipeline) Layer() Layer { return p.Protocol.Layers[p.CurrentLayer-p.Protocol.First()] }
 
 // slot returns the slot with ID id, or nil.
 func (p *Pipeline) slot(id string) *StageSlot {

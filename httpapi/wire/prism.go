@@ -171,7 +171,7 @@ type Flag struct {
 type Consensus struct {
 	ClaimID        string   `json:"claimId"`
 	Summary        string   `json:"summary"`
-	Recommendation string   `json:"recommendation"`
+	Recommendation string   `json:"recommendation,omitempty"`
 	Confidence     float64  `json:"confidence"`
 	KeyPoints      []string `json:"keyPoints"`
 }
