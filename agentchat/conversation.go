@@ -37,8 +37,11 @@ type Conversation struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// Message is one stored event of a conversation. IDs rise by one per
-// conversation, so a client resumes a stream from the last ID it saw.
+// Message is one stored event of a conversation. IDs are unique across every
+// conversation of a store and rise in the order messages are stored, as
+// slot-machine numbers its messages: a client resumes a stream from the last
+// ID it saw, even one it saw in another conversation (slot-machine's chat
+// page keeps it when the user starts a new conversation).
 type Message struct {
 	ID             int64     `json:"id"`
 	ConversationID string    `json:"conversation_id"`
@@ -74,11 +77,15 @@ type Store interface {
 	// conversation (empty session and title leave them as they are) and
 	// its UpdatedAt.
 	UpdateConversation(ctx context.Context, id string, status Status, sessionID, title string, at time.Time) error
-	// AppendChatMessage stores a message under the conversation's next ID, in
-	// one atomic step, and returns it.
+	// AppendChatMessage stores a message under the store's next message ID,
+	// in one atomic step, and returns it. IDs are unique across all
+	// conversations and every process sharing the store; within a
+	// conversation, a message stored later has a higher ID, and a message is
+	// readable by the time a later one of its conversation is (appends to one
+	// conversation are ordered).
 	AppendChatMessage(ctx context.Context, m Message) (Message, error)
 	// ListChatMessages returns the conversation's messages with IDs above
-	// after, in order.
+	// after, in order; after need not be an ID of this conversation.
 	ListChatMessages(ctx context.Context, conversationID string, after int64) ([]Message, error)
 	// InterruptRunning marks every running or queued conversation
 	// interrupted and returns how many: the runs of a process that stopped.

@@ -10,7 +10,7 @@
 // so twenty agents arguing at the same moment move a phase on once.
 //
 // What a game shows and allows is the engine's too: Game.Board (the
-// board: who argued in this phase, the last decided round) and Game.Turn
+// board: who argued in this phase, the current round's decision once made) and Game.Turn
 // (an agent's seat and the action it may take now, by the same rule that
 // argue and decide enforce). HTTP routes only put them in wire form.
 //

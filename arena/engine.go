@@ -360,7 +360,10 @@ type AdvanceAction string
 const (
 	ActionNextPhase     AdvanceAction = "next_phase"
 	ActionForceDecision AdvanceAction = "force_decision"
-	ActionResolveRound  AdvanceAction = "resolve_round"
+	// ActionResolveRound decides a round awaiting its operator's decision
+	// (save_majority); at any other phase it is refused with "Not
+	// awaiting decision".
+	ActionResolveRound AdvanceAction = "resolve_round"
 )
 
 // advance applies an admin action.
@@ -382,8 +385,10 @@ func (g *Game) advance(a AdvanceAction, e env) error {
 		g.setPhase(PhaseAwaiting, e)
 		g.event(e, "phase_changed", Payload{Phase: PhaseAwaiting, Forced: true})
 	case ActionResolveRound:
-		if r.Phase == PhaseResolved {
-			return bad("Round already resolved")
+		// As the original: only a round awaiting its operator's decision
+		// is resolved by force (save_majority).
+		if r.Phase != PhaseAwaiting {
+			return bad("Not awaiting decision")
 		}
 		g.resolve(SaveMajority, true, e)
 	default:

@@ -147,8 +147,12 @@ func TestRulesAndMessages(t *testing.T) {
 	require.True(t, g.Appended.Rounds[1].Forced)
 	require.Equal(t, SaveMajority, g.Appended.Rounds[1].Decision)
 	require.Equal(t, r2.Majority, g.Appended.Rounds[1].Survivors)
+	require.ErrorContains(t, g.advance(ActionResolveRound, e), "Not awaiting decision", "a debate phase is not resolved by force")
+	require.Len(t, g.Appended.Rounds, 2)
+	require.NoError(t, g.advance(ActionForceDecision, e))
 	require.NoError(t, g.advance(ActionResolveRound, e))
 	require.True(t, g.Appended.Rounds[2].Forced)
+	require.Equal(t, SaveMajority, g.Appended.Rounds[2].Decision)
 }
 
 // TestLegacyDocumentReads: a document stored with its rounds and feed
@@ -165,6 +169,7 @@ func TestLegacyDocumentReads(t *testing.T) {
 	}
 	require.NoError(t, g.start(e))
 	r := g.Current()
+	require.NoError(t, g.advance(ActionForceDecision, e))
 	require.NoError(t, g.advance(ActionResolveRound, e))
 	want := g.Clone()
 	// The old shape: every round and the whole feed inside.

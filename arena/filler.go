@@ -101,9 +101,10 @@ func (g *Game) addFillers(n int, e env) ([]Agent, error) {
 	return out, nil
 }
 
-// fillTable seats fillers until the game has TableMin agents.
+// fillTable seats fillers until the game has its min_players agents, and
+// at least TableMin, unless it has started.
 func (g *Game) fillTable(e env) error {
-	if n := TableMin - len(g.Agents); n > 0 && !g.started() {
+	if n := max(TableMin, g.MinPlayers) - len(g.Agents); n > 0 && !g.started() {
 		_, err := g.addFillers(n, e)
 		return err
 	}

@@ -30,7 +30,7 @@ const (
 	DefaultMinPlayer = 1
 	// TableMin is the fewest agents a round seats (an operator, a majority
 	// and a minority): a game that starts with fewer registered agents is
-	// made up to TableMin with fillers.
+	// made up to TableMin (or its min_players, if more) with fillers.
 	TableMin = 3
 )
 
@@ -202,8 +202,8 @@ type Game struct {
 	// EndedRounds lists the IDs of the rounds before the current one.
 	EndedRounds []string `json:"ended_rounds"`
 	// LastResolved is the last round decided, without its tracks and
-	// arguments (its survivors and lost only): what the board draws. Nil
-	// before the first decision.
+	// arguments (its survivors and lost only): what the board draws while
+	// it is the round being played. Nil before the first decision.
 	LastResolved *Round `json:"last_resolved,omitempty"`
 	// FeedLen counts the game's feed items: the next one's Seq is
 	// FeedLen+1.
@@ -322,20 +322,21 @@ const (
 )
 
 // Board is the game as its board draws it: who argued in the phase being
-// played, and the last decided round — the branch the operator selected
-// and who survived it.
+// played, and the round being played's decision once it is decided — the
+// branch the operator selected and who survived it. A round not decided
+// yet shows no decision, not the previous round's: the Trolley Arena's
+// page lights a track and greys out the lost from these fields.
 type Board struct {
 	// Argued lists the agents who argued in the current round's phase, in
 	// the order they did; empty before the first round.
 	Argued []string
-	// Branch is the last decided round's decision, empty before the first.
+	// Branch is the current round's decision, empty until it is decided.
 	Branch Decision
-	// Survivors and Lost are the last decided round's, empty before the
-	// first decision.
+	// Survivors and Lost are the current round's, empty until it is
+	// decided.
 	Survivors, Lost []string
-	// Resolution is ResolutionResolved while the last decided round is the
-	// round being played (between its decision and the next round), else
-	// ResolutionPending.
+	// Resolution is ResolutionResolved once the current round is decided,
+	// else ResolutionPending.
 	Resolution Resolution
 	// AnimationVersion rises with every decision.
 	AnimationVersion int
@@ -347,11 +348,9 @@ func (g *Game) Board() Board {
 	if r := g.Current(); r != nil {
 		b.Argued = r.ArguedThisPhase()
 	}
-	if r := g.LastResolved; r != nil {
+	if r := g.LastResolved; r != nil && g.Round != nil && g.Round.ID == r.ID {
 		b.Branch, b.Survivors, b.Lost = r.Decision, r.Survivors, r.Lost
-		if g.Round != nil && g.Round.ID == r.ID {
-			b.Resolution = ResolutionResolved
-		}
+		b.Resolution = ResolutionResolved
 	}
 	return b
 }

@@ -222,12 +222,14 @@ func (s *Service) RegisterAs(ctx context.Context, gameID, name string, by Actor)
 	return a, err
 }
 
-// Start begins the first round once the game's min_players have
-// registered; a game with fewer than TableMin agents is made up with
-// fillers in the same step.
+// Start begins the first round once an agent has registered. A game with
+// fewer agents than its min_players (or than TableMin) is made up with
+// fillers in the same step, as the original's start route seats fillers
+// before it checks, so it starts with at least min_players agents. A game
+// nobody registered for is refused ("Not enough agents to start").
 func (s *Service) Start(ctx context.Context, gameID string) (Game, error) {
 	return s.change(ctx, gameID, func(g *Game, e env) error {
-		if g.Status == StatusReady {
+		if len(g.Agents) > 0 {
 			if err := g.fillTable(e); err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -264,7 +265,9 @@ func isStatus(e sseEvent) bool { return e.name == "status" }
 // every backend: the conversation list is a JSON array; Last-Event-ID wins
 // over ?after; a second message's stream, opened after the last event the
 // page saw, starts with that message and not with the previous run's
-// closing status; /chat/config and /chat.css answer.
+// closing status; a new conversation's stream, opened after the last event
+// the page saw in another, replays the new run (IDs are the store's);
+// /chat/config and /chat.css answer.
 func TestAgentChatPageWire(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		gate := make(chan struct{})
@@ -306,6 +309,24 @@ func TestAgentChatPageWire(t *testing.T) {
 		require.JSONEq(t, `{"content":"Looking at second"}`, run2[2].data)
 		run2 = readSSE(t, openStream(t, c, id, "", doneID), isStatus)
 		require.Equal(t, "user", run2[0].name, "the same through Last-Event-ID")
+
+		// A new conversation: the page keeps the last ID it saw in the old
+		// one and asks the new one's stream for later events. Message IDs
+		// are the store's, so the new run's all come after it.
+		seen := run2[5].id
+		other := c.expect(201, "POST", "/agent/conversations", "", nil).body["id"].(string)
+		c.expect(202, "POST", "/agent/conversations/"+other+"/messages", "", map[string]any{"content": "third"})
+		run3 := readSSE(t, openStream(t, c, other, seen, ""), isStatus)
+		require.Equal(t, []string{"user", "system", "assistant", "tool_use", "tool_result", "done", "status"}, eventNames(run3),
+			"a new conversation's stream after the old one's last ID replays its whole run")
+		require.JSONEq(t, `{"content":"Looking at third"}`, run3[2].data)
+		last, _ := strconv.ParseInt(seen, 10, 64)
+		for _, e := range run3[:6] {
+			n, err := strconv.ParseInt(e.id, 10, 64)
+			require.NoError(t, err)
+			require.Greater(t, n, last, "IDs rise across conversations")
+			last = n
+		}
 
 		cfg := c.expect(200, "GET", "/chat/config", "", nil)
 		require.JSONEq(t, `{"authMode":"none","authSecret":"","chatTitle":"Agora","chatAccent":""}`, cfg.raw)
@@ -599,7 +620,7 @@ func TestAgentChatStreamEdges(t *testing.T) {
 		ctx := context.Background()
 		conv := agentchat.Conversation{ID: "conv_left_running", Status: agentchat.StatusRunning, CreatedAt: time.Now().UTC(), UpdatedAt: time.Now().UTC()}
 		require.NoError(t, st.AgentChat.CreateConversation(ctx, conv))
-		_, err := st.AgentChat.AppendChatMessage(ctx, agentchat.Message{ConversationID: conv.ID, Type: agentchat.EventUser, Content: "lost", CreatedAt: time.Now().UTC()})
+		lost, err := st.AgentChat.AppendChatMessage(ctx, agentchat.Message{ConversationID: conv.ID, Type: agentchat.EventUser, Content: "lost", CreatedAt: time.Now().UTC()})
 		require.NoError(t, err)
 		next := agentchat.New(st.AgentChat, pageRunner{}, agentchat.WithNotifier(st.Notifier))
 		t.Cleanup(next.Close)
@@ -609,7 +630,7 @@ func TestAgentChatStreamEdges(t *testing.T) {
 		srv2 := httptest.NewServer(validated(t, httpapi.AgentChat(next)))
 		t.Cleanup(srv2.Close)
 		c2 := &apiClient{t: t, srv: srv2}
-		events = readSSE(t, openStream(t, c2, conv.ID, "", "1"), isStatus)
+		events = readSSE(t, openStream(t, c2, conv.ID, "", strconv.FormatInt(lost.ID, 10)), isStatus)
 		require.Len(t, events, 1)
 		require.Empty(t, events[0].id, "not a stored message")
 		require.JSONEq(t, `{"status":"interrupted"}`, events[0].data)

@@ -243,6 +243,54 @@ func TestClaimsAndComments(t *testing.T) {
 	})
 }
 
+// TestClaimSources: a claim created with sources — URL strings or
+// {url, title}, as AOP's clients send them — answers them as objects on
+// create, read, list and in a job; one without has an empty list; too many
+// or a URL that is not http(s) is a 400, as is a source of any other form.
+func TestClaimSources(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newAPI(t, st)
+		_, creator := c.key("creator", slots.ScopeClaimCreate)
+		_, writer := c.key("writer", slots.ScopeCommentCreate, slots.ScopeSlotsConfigure)
+
+		claim := c.expect(201, "POST", "/api/v1/claims", creator, map[string]any{"title": "T", "body": "B", "sources": []any{
+			"https://www.who.int/news-room/fact-sheets/detail/climate-change-and-health",
+			map[string]any{"url": "https://ipcc.ch", "title": "IPCC"},
+			map[string]any{"url": "https://ipcc.ch/"},
+			"",
+		}}).body
+		want := []any{
+			map[string]any{"url": "https://www.who.int/news-room/fact-sheets/detail/climate-change-and-health"},
+			map[string]any{"url": "https://ipcc.ch/", "title": "IPCC"},
+		}
+		require.Equal(t, want, claim["sources"])
+		id := claim["_id"].(string)
+		require.Equal(t, claim, c.expect(200, "GET", "/api/v1/claims/"+id, writer, nil).body)
+		require.Equal(t, want, c.expect(200, "GET", "/api/v1/claims", writer, nil).body["items"].([]any)[0].(map[string]any)["sources"])
+		c.expect(201, "POST", "/api/v1/claims/"+id+"/slots", writer, map[string]any{"roles": []any{map[string]any{"role": "critic", "count": 1}}})
+		c.expect(201, "POST", "/api/v1/claims/"+id+"/comments", writer, map[string]any{"body": "a draft", "commentType": "draft"})
+		job := c.expect(200, "GET", "/api/v1/jobs/slots", writer, nil).body
+		require.Equal(t, want, job["claim"].(map[string]any)["sources"], "the job's claim, which the agent CLIs print")
+
+		none := c.expect(201, "POST", "/api/v1/claims", creator, map[string]any{"title": "T"})
+		require.Contains(t, none.raw, `"sources":[]`)
+
+		many := make([]string, slots.MaxSources+1)
+		for i := range many {
+			many[i] = fmt.Sprint("https://example.com/", i)
+		}
+		r := c.expect(400, "POST", "/api/v1/claims", creator, map[string]any{"title": "T", "sources": many})
+		require.Equal(t, "invalid_sources", r.errCode(t))
+		require.Contains(t, r.raw, "Too many sources (max 20)")
+		r = c.expect(400, "POST", "/api/v1/claims", creator, map[string]any{"title": "T", "sources": []any{"ftp://example.com/x"}})
+		require.Contains(t, r.raw, "Invalid source URL: ftp://example.com/x")
+		for _, bad := range []any{42, []any{42}, []any{map[string]any{"href": "https://example.com/"}}, []any{map[string]any{"url": 1}}, "https://example.com/"} {
+			r = c.expect(400, "POST", "/api/v1/claims", creator, map[string]any{"title": "T", "sources": bad})
+			require.Equal(t, "invalid_json", r.errCode(t), "%v", bad)
+		}
+	})
+}
+
 // TestRoleSlotsWorkflow walks the agent loop of docs/slots.md, checking every
 // documented answer on the way.
 func TestRoleSlotsWorkflow(t *testing.T) {

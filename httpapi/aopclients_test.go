@@ -64,6 +64,8 @@ func TestAgentLoopPipelineWire(t *testing.T) {
 		for i := 0; i < 16; i++ {
 			_, tok := c.key(fmt.Sprint("agent-", i), slots.ScopeCommentCreate)
 			agents = append(agents, tok)
+			// aop setup registers each agent's signing key.
+			c.expect(200, "POST", "/api/v1/agent/signing-key", tok, map[string]any{"signingKeyAddress": fmt.Sprint("0xpoi_", i)})
 		}
 		claim := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "Crows plan ahead", "body": "Scrub jays cache food for tomorrow."}).body["_id"].(string)
 
@@ -76,72 +78,52 @@ func TestAgentLoopPipelineWire(t *testing.T) {
 		require.Equal(t, "work", w["slot"].(map[string]any)["slotType"])
 
 		stages := []string{"framing", "classification", "evidence", "critique", "defense", "deliberation", "synthesis"}
-		for steps := 0; ; steps++ {
-			require.Less(t, steps, 200, "the pipeline did not complete")
-			progressed := false
-			for i, tok := range agents {
-				r := c.do("GET", "/api/v1/jobs/work", tok, nil)
-				if r.status == 404 {
-					continue
+		view := cliRun(t, c, claim, human, agents, func(w map[string]any, tok, path string, i int) map[string]any {
+			slot, ctx := w["slot"].(map[string]any), w["context"].(map[string]any)
+			layer := int(slot["layer"].(float64))
+			phase := slot["slotType"].(string)
+			require.Equal(t, slot["phase"], phase)
+			require.Equal(t, stages[layer-1], ctx["stageName"])
+			require.NotEmpty(t, slot["role"])
+			prior := ctx["priorLayers"].([]any)
+			require.Len(t, prior, layer-1)
+			for j, pl := range prior {
+				pl := pl.(map[string]any)
+				require.Equal(t, stages[j], pl["stageName"])
+				outs := requireStrings(t, pl["workOutputs"], "workOutputs")
+				if j < 6 {
+					require.NotEmpty(t, outs, "layer %d's work reaches later agents as prose", j+1)
+					require.True(t, strings.HasPrefix(outs[0], "reasoning of agent"), outs[0])
 				}
-				require.Equal(t, 200, r.status, r.raw)
-				slot := r.body["slot"].(map[string]any)
-				ctx := r.body["context"].(map[string]any)
-				layer := int(slot["layer"].(float64))
-				phase := slot["slotType"].(string)
-				require.Equal(t, slot["phase"], phase)
-				require.Equal(t, stages[layer-1], ctx["stageName"])
-				require.NotEmpty(t, slot["role"])
-				prior := ctx["priorLayers"].([]any)
-				require.Len(t, prior, layer-1)
-				for j, pl := range prior {
-					pl := pl.(map[string]any)
-					require.Equal(t, stages[j], pl["stageName"])
-					outs := requireStrings(t, pl["workOutputs"], "workOutputs")
-					if j < 6 {
-						require.NotEmpty(t, outs, "layer %d's work reaches later agents as prose", j+1)
-						require.True(t, strings.HasPrefix(outs[0], "reasoning of agent"), outs[0])
-					}
-					requireStrings(t, pl["consensusOutputs"], "consensusOutputs")
-					require.InDelta(t, 0.85, pl["avgConfidence"], 1e-9)
-				}
-				work := requireStrings(t, ctx["currentLayerWorkOutputs"], "currentLayerWorkOutputs")
-				if phase == "consensus" && layer < 7 {
-					require.NotEmpty(t, work, "a consensus slot reviews the layer's work")
-				}
-				if phase == "work" {
-					require.Empty(t, work)
-				}
-
-				path := fmt.Sprintf("/api/v1/claims/%s/stage-slots/%s", claim, slot["_id"])
-				take := c.expect(200, "POST", path+"/take", tok, map[string]any{}).body
-				require.Equal(t, phase, take["slotType"])
-				require.EqualValues(t, layer, take["layer"])
-				if layer == 2 && phase == "work" {
-					bad := cliSubmit(layer, phase, i)
-					delete(bad, "structuredOutput")
-					require.Equal(t, "invalid_output", c.expect(400, "POST", path+"/done", tok, bad).errCode(t), "layer 2 needs its domain")
-					bad["structuredOutput"] = map[string]any{"topic": "x"}
-					require.Equal(t, "invalid_output", c.expect(400, "POST", path+"/done", tok, bad).errCode(t))
-				}
-				done := c.expect(200, "POST", path+"/done", tok, cliSubmit(layer, phase, i)).body
-				require.Equal(t, true, done["ok"])
-				progressed = true
+				requireStrings(t, pl["consensusOutputs"], "consensusOutputs")
+				require.InDelta(t, 0.85, pl["avgConfidence"], 1e-9)
 			}
-			view := c.expect(200, "GET", "/api/v1/claims/"+claim+"/pipeline", human, nil).body
-			if view["status"] == "complete" {
-				require.Equal(t, "consensus", view["phase"], "phase stays at the last phase")
-				require.Equal(t, "consensus", view["currentPhase"])
-				all := view["slots"].([]any)
-				require.Len(t, all, 34)
-				s := all[2].(map[string]any) // layer 1's first consensus slot
-				require.Equal(t, "sonnet-4.6", s["agentModel"])
-				require.True(t, strings.HasPrefix(s["outputSignature"].(string), "MEUCIQDsig"))
-				require.True(t, strings.HasPrefix(s["body"].(string), "reasoning of agent"))
-				break
+			work := requireStrings(t, ctx["currentLayerWorkOutputs"], "currentLayerWorkOutputs")
+			if phase == "consensus" && layer < 7 {
+				require.NotEmpty(t, work, "a consensus slot reviews the layer's work")
 			}
-			require.True(t, progressed, "no agent found work in %v", view)
-		}
+			if phase == "work" {
+				require.Empty(t, work)
+			}
+			if layer == 2 && phase == "work" {
+				bad := cliSubmit(layer, phase, i)
+				delete(bad, "structuredOutput")
+				require.Equal(t, "invalid_output", c.expect(400, "POST", path+"/done", tok, bad).errCode(t), "layer 2 needs its domain")
+				bad["structuredOutput"] = map[string]any{"topic": "x"}
+				require.Equal(t, "invalid_output", c.expect(400, "POST", path+"/done", tok, bad).errCode(t))
+			}
+			return cliSubmit(layer, phase, i)
+		})
+		require.Equal(t, "consensus", view["phase"], "phase stays at the last phase")
+		require.Equal(t, "consensus", view["currentPhase"])
+		all := view["slots"].([]any)
+		require.Len(t, all, 34)
+		s := all[2].(map[string]any) // layer 1's first consensus slot
+		require.Equal(t, "sonnet-4.6", s["agentModel"])
+		require.True(t, strings.HasPrefix(s["outputSignature"].(string), "MEUCIQDsig"))
+		require.Equal(t, "0xpoi_"+strings.TrimPrefix(s["outputSignature"].(string), "MEUCIQDsig"), s["signingKeyAddress"],
+			"the signing key the agent registered is kept beside its signature")
+		require.True(t, strings.HasPrefix(s["body"].(string), "reasoning of agent"))
 		c.expect(404, "GET", "/api/v1/jobs/peek", agents[0], nil)
 		got := c.expect(200, "GET", "/api/v1/claims/"+claim, human, nil).body
 		require.Equal(t, "cognitive-ethology", got["domain"])
@@ -239,7 +221,9 @@ func TestCouncilAndJobRoutesWire(t *testing.T) {
 		p := c.expect(200, "GET", "/api/v1/protocols/"+prism.PrismV1ID, critic, nil).body
 		require.Equal(t, prism.PrismV1ID, p["id"])
 		require.Len(t, p["layers"], 7)
-		require.Equal(t, "protocol_not_found", c.expect(404, "GET", "/api/v1/protocols/lens-v1", critic, nil).errCode(t))
+		require.Equal(t, "protocol_not_found", c.expect(404, "GET", "/api/v1/protocols/lens-v2", critic, nil).errCode(t))
+		lens := c.expect(200, "GET", "/api/v1/protocols/"+prism.LensV1ID, critic, nil).body
+		require.Len(t, lens["layers"], 6, "AOP's other protocols are built in")
 
 		// POST /slots/release-stale re-opens the caller's taken stage slots,
 		// sent as index.mjs sends it: no body, no content type.
@@ -296,11 +280,125 @@ func TestDeviceLoginWire(t *testing.T) {
 		me := c.expect(200, "GET", "/api/v1/me", key, nil).body
 		require.Equal(t, "Skeptic-7", me["name"])
 		require.Contains(t, me["scopes"], "claim:create")
+		require.Nil(t, me["signingKeyAddress"], "no signing key yet")
+		// aop setup then registers its signing key's address, and goes on
+		// silently when refused.
+		signing := c.expect(200, "POST", "/api/v1/agent/signing-key", key, map[string]any{"signingKeyAddress": "0xpoi_5a1e6c3d9b0f2a4e8c7d1b3f5a9e2c4d6b8f0a1c"})
+		require.JSONEq(t, `{"ok":true}`, signing.raw)
+		me = c.expect(200, "GET", "/api/v1/me", key, nil).body
+		require.Equal(t, "0xpoi_5a1e6c3d9b0f2a4e8c7d1b3f5a9e2c4d6b8f0a1c", me["signingKeyAddress"], "shown on the key's profile")
+		r = c.expect(400, "POST", "/api/v1/agent/signing-key", key, map[string]any{})
+		require.Equal(t, "invalid_payload", r.errCode(t))
+		require.Contains(t, r.raw, "signingKeyAddress is required")
+		c.expect(400, "POST", "/api/v1/agent/signing-key", key, map[string]any{"signingKeyAddress": 7})
+		c.expect(401, "POST", "/api/v1/agent/signing-key", "", map[string]any{"signingKeyAddress": "0xpoi"})
+		c.expect(400, "POST", "/api/v1/agent/signing-key", adminToken, map[string]any{"signingKeyAddress": "0xpoi"})
 		c.expect(201, "POST", "/api/v1/claims", key, map[string]any{"title": "the new key works"})
 		require.Equal(t, "consumed_token", c.expect(410, "POST", "/api/v1/auth/token", "", device).errCode(t), "410 as the original answers a used code")
 		require.Equal(t, "invalid_device_code", c.expect(404, "POST", "/api/v1/auth/token", "", map[string]any{"deviceCode": "nope"}).errCode(t))
 		require.Equal(t, "invalid_request", c.expect(400, "POST", "/api/v1/auth/token", "", map[string]any{}).errCode(t))
 		require.Equal(t, "invalid_scope", c.expect(400, "POST", "/api/v1/auth/device-code", "", map[string]any{"scopes": []string{"keys:admin"}}).errCode(t))
 		c.expect(400, "POST", "/api/v1/auth/device-code", "", map[string]any{"scopes": []string{"claim:delete"}})
+	})
+}
+
+// cliRun has the agents fetch, take and submit as agent-loop.mjs does
+// until the claim's pipeline completes; submit, given the work the agent
+// fetched, its token and its stage slot's path, builds each done's body
+// (after what checks it likes). It returns the pipeline's last view.
+func cliRun(t *testing.T, c *apiClient, claim, reader string, agents []string, submit func(work map[string]any, tok, path string, i int) map[string]any) map[string]any {
+	t.Helper()
+	for steps := 0; steps < 200; steps++ {
+		for i, tok := range agents {
+			r := c.do("GET", "/api/v1/jobs/work", tok, nil)
+			if r.status == 404 {
+				continue
+			}
+			require.Equal(t, 200, r.status, r.raw)
+			slot := r.body["slot"].(map[string]any)
+			ctx := r.body["context"].(map[string]any)
+			require.Contains(t, ctx, "priorLayers")
+			require.Contains(t, ctx, "currentLayerWorkOutputs")
+			path := fmt.Sprintf("/api/v1/claims/%s/stage-slots/%s", claim, slot["_id"])
+			take := c.expect(200, "POST", path+"/take", tok, map[string]any{}).body
+			require.Equal(t, true, take["ok"])
+			require.Equal(t, slot["layer"], take["layer"])
+			done := c.expect(200, "POST", path+"/done", tok, submit(r.body, tok, path, i)).body
+			require.Equal(t, true, done["ok"])
+		}
+		view := c.expect(200, "GET", "/api/v1/claims/"+claim+"/pipeline", reader, nil).body
+		if view["status"] == "complete" {
+			return view
+		}
+		require.Equal(t, "active", view["status"], "the pipeline stopped: %v", view)
+	}
+	t.Fatal("the pipeline did not complete")
+	return nil
+}
+
+// TestAgentLoopMetaAndLensWire: a claim created on meta-v1 (as AOP starts
+// a human's claim) is classified at layer 0, meta-classify, by three
+// classifiers whose --protocol and --domain flags agent-loop.mjs sends as
+// structuredOutput; the majority's lens-v1 takes over with the majority's
+// domain, its roles and stage names as AOP's CLI prints them, and ends in
+// a consensus record without a verdict. A claim created on lens-v1 starts
+// at its framing. On every backend.
+func TestAgentLoopMetaAndLensWire(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		_, human := c.key("human", slots.ScopeClaimCreate)
+		var agents []string
+		for i := 0; i < 12; i++ {
+			_, tok := c.key(fmt.Sprint("agent-", i), slots.ScopeCommentCreate)
+			agents = append(agents, tok)
+		}
+		claim := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "What if cities banned cars?", "protocol": prism.MetaV1ID,
+			"sources": []string{"https://example.org/cities"}}).body["_id"].(string)
+		w := c.expect(200, "GET", "/api/v1/jobs/work", agents[0], nil).body
+		require.Equal(t, "meta-classify", w["context"].(map[string]any)["stageName"])
+		require.Equal(t, "classifier", w["slot"].(map[string]any)["role"])
+		require.EqualValues(t, 0, w["slot"].(map[string]any)["layer"])
+
+		stages := map[string]bool{}
+		roles := map[string]bool{}
+		view := cliRun(t, c, claim, human, agents, func(w map[string]any, _, _ string, i int) map[string]any {
+			phase := w["slot"].(map[string]any)["slotType"]
+			stage := w["context"].(map[string]any)["stageName"].(string)
+			stages[stage] = true
+			body := map[string]any{"output": fmt.Sprintf("reasoning of agent %d at %s", i, stage), "confidence": 0.8}
+			switch {
+			case stage == "meta-classify" && phase == "work":
+				body["structuredOutput"] = map[string]any{"protocol": []string{"lens-v1", "prism-v1", "lens-v1"}[i%3], "domain": "Social Philosophy"}
+			case stage == "synthesis":
+				// The CLI asks every synthesis slot for these; lens-v1's
+				// synthesizers give them too.
+				body["structuredOutput"] = map[string]any{"summary": "a synthesis", "recommendation": "accept-with-caveats"}
+			}
+			return body
+		})
+		for _, s := range view["slots"].([]any) {
+			roles[s.(map[string]any)["role"].(string)] = true
+		}
+		require.Equal(t, prism.LensV1ID, view["protocol"], "two of three classifiers chose lens-v1")
+		require.Equal(t, map[string]bool{"meta-classify": true, "framing": true, "lenses": true, "critique": true, "revision": true, "synthesis": true, "summary": true}, stages)
+		for _, r := range []string{"classifier", "framer", "lens", "critic", "reviser", "synthesizer", "consensus"} {
+			require.True(t, roles[r], r)
+		}
+		got := c.expect(200, "GET", "/api/v1/claims/"+claim, human, nil).body
+		require.Equal(t, "social-philosophy", got["domain"])
+		cons := c.expect(200, "GET", "/api/v1/claims/"+claim+"/consensus", human, nil)
+		require.NotContains(t, cons.body, "recommendation", "lens-v1 gives no verdict")
+		require.Regexp(t, `^reasoning of agent \d+ at summary(\n\n---\n\nreasoning of agent \d+ at summary){2}$`, cons.body["summary"],
+			"the summary consensus's prose, as nobody gave a summary")
+		require.Len(t, cons.body["keyPoints"], 3)
+
+		lens := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "Is free will compatible with physics?", "protocol": prism.LensV1ID}).body["_id"].(string)
+		p := c.expect(200, "GET", "/api/v1/claims/"+lens+"/pipeline", human, nil).body
+		require.Equal(t, prism.LensV1ID, p["protocol"])
+		require.EqualValues(t, 1, p["currentLayer"])
+		solo := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "Solo", "protocol": prism.PrismV1SoloID}).body["_id"].(string)
+		p = c.expect(200, "GET", "/api/v1/claims/"+solo+"/pipeline", human, nil).body
+		require.Len(t, p["slots"], 1, "prism-v1-solo: one work slot")
+		require.Equal(t, "invalid_protocol", c.expect(400, "POST", "/api/v1/claims", human, map[string]any{"title": "x", "protocol": "lens-v2"}).errCode(t))
 	})
 }

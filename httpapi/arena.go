@@ -237,6 +237,9 @@ func stateView(g arena.Game) wire.State {
 		branch := string(b.Branch)
 		v.Board.SelectedBranch = &branch
 	}
+	if r := g.LastResolved; r != nil {
+		v.LastDecision = &wire.LastDecision{RoundID: r.ID, RoundNumber: r.Number, Decision: string(r.Decision), Survivors: r.Survivors, Lost: r.Lost}
+	}
 	if r := g.Current(); r != nil {
 		v.CurrentRoundID = &r.ID
 		v.Operator = &wire.Seat{ID: r.Operator, DisplayName: name[r.Operator], Role: string(arena.RoleOperator)}

@@ -166,6 +166,10 @@ func TestArenaErrors(t *testing.T) {
 			}
 		}
 		c.expect(400, "POST", base+"/advance", "", map[string]any{"action": "explode"})
+		before := c.expect(200, "GET", base+"/state", "", nil).body
+		r = c.expect(400, "POST", base+"/advance", "", map[string]any{"action": "resolve_round"})
+		require.Equal(t, "Not awaiting decision", r.body["detail"], "a debate phase is not resolved by force, as the original")
+		require.Equal(t, before, c.expect(200, "GET", base+"/state", "", nil).body, "nothing changed")
 		c.expect(200, "POST", base+"/advance", "", map[string]any{"action": "force_decision"})
 		r = c.expect(400, "POST", base+"/rounds/"+round+"/decision", "", map[string]any{"agent_id": op, "decision": "save_all"})
 		require.Contains(t, r.body["error"].(map[string]any)["message"], "Decision must be save_majority or save_minority")
@@ -233,7 +237,7 @@ func TestArenaLongPollAndEvents(t *testing.T) {
 // TestArenaOriginalWireFacts pins what the original's page and agents
 // read where arena.md is silent: an error's detail, the feed newest first
 // under a limit, the scoreboard's list, the board's branch as the
-// decision, GET /skill.md with this server's base URL, GET /health.
+// current round's decision and nothing before it is decided, GET /skill.md with this server's base URL, GET /health.
 func TestArenaOriginalWireFacts(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newArenaAPI(t, st, false)
@@ -263,7 +267,24 @@ func TestArenaOriginalWireFacts(t *testing.T) {
 		round := state["current_round_id"].(string)
 		c.expect(200, "POST", base+"/rounds/"+round+"/decision", "", map[string]any{"agent_id": op, "decision": "save_minority"})
 		state = c.expect(200, "GET", base+"/state", "", nil).body
-		require.Equal(t, "save_minority", state["board"].(map[string]any)["selected_branch"])
+		require.Equal(t, map[string]any{"selected_branch": nil, "resolution_state": "pending", "animation_version": 1.0, "survivors": []any{}, "lost": []any{}},
+			state["board"], "round 2 is not decided: the board carries nothing of round 1")
+		require.Nil(t, state["decision"])
+		last := state["last_decision"].(map[string]any)
+		require.Equal(t, round, last["round_id"], "the ended round's outcome is last_decision (Agora's console draws it)")
+		require.Equal(t, "save_minority", last["decision"])
+		for state["status"] != "game_completed" {
+			c.expect(200, "POST", base+"/advance", "", map[string]any{"action": "force_decision"})
+			state = c.expect(200, "GET", base+"/state", "", nil).body
+			op, round := state["operator"].(map[string]any)["id"].(string), state["current_round_id"].(string)
+			c.expect(200, "POST", base+"/rounds/"+round+"/decision", "", map[string]any{"agent_id": op, "decision": "save_minority"})
+			state = c.expect(200, "GET", base+"/state", "", nil).body
+		}
+		board := state["board"].(map[string]any)
+		require.Equal(t, "save_minority", board["selected_branch"], "the last round is decided: its decision is on the board")
+		require.Equal(t, "resolved", board["resolution_state"])
+		require.Equal(t, state["round_outcome"].(map[string]any)["survivors"], board["survivors"])
+		require.Equal(t, state["round_outcome"].(map[string]any)["lost"], board["lost"])
 
 		all := c.expect(200, "GET", base+"/feed?limit=1000", "", nil).body["items"].([]any)
 		require.Greater(t, len(all), 6)
@@ -272,7 +293,7 @@ func TestArenaOriginalWireFacts(t *testing.T) {
 			require.Equal(t, all[:limit], items, "limit %d keeps the newest", limit)
 		}
 		newest := all[0].(map[string]any)
-		require.Equal(t, "round_started", newest["payload"].(map[string]any)["type"], "the next round's start is the latest event")
+		require.Equal(t, "game_completed", newest["payload"].(map[string]any)["type"], "the game's end is the latest event")
 		require.Len(t, c.expect(200, "GET", base+"/feed", "", nil).body["items"], min(50, len(all)))
 		for _, bad := range []string{"0", "-1", "1001", "x"} {
 			c.expect(400, "GET", base+"/feed?limit="+bad, "", nil)
@@ -284,7 +305,7 @@ func TestArenaOriginalWireFacts(t *testing.T) {
 			row := row.(map[string]any)
 			require.Equal(t, want["agent_id"], row["agent_id"])
 			require.Equal(t, want["display_name"], row["display_name"])
-			require.Contains(t, []any{0.0, 1.0}, row["score"])
+			require.GreaterOrEqual(t, row["score"], 0.0)
 		}
 
 		res, err := http.Get(c.srv.URL + "/skill.md")
@@ -465,6 +486,40 @@ func TestArenaFillerRoutes(t *testing.T) {
 		}
 		state = c.expect(200, "GET", base+"/state", "", nil).body
 		require.Len(t, state["phase_activity"], len(seats)-left, "every filler on a track argued; the demo's agents did not")
+	})
+}
+
+// TestArenaStartSeatsFillersUpToMinPlayers: as the original's start route
+// seats fillers before it checks, a game created for seven that three
+// agents joined starts with seven (fillers the other four), a game for one
+// with one agent with the table's three; a game nobody joined is refused.
+func TestArenaStartSeatsFillersUpToMinPlayers(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newArenaAPI(t, st, false)
+		for _, tc := range []struct{ minPlayers, agents, seated int }{{7, 3, 7}, {1, 1, 3}, {4, 5, 5}} {
+			base := "/api/games/" + c.expect(200, "POST", "/api/games", "", map[string]any{"min_players": tc.minPlayers}).body["game_id"].(string)
+			for i := range tc.agents {
+				c.expect(200, "POST", base+"/agents/register", "", map[string]any{"display_name": fmt.Sprint("Agent ", i)})
+			}
+			require.Equal(t, "round_phase_1", c.expect(200, "POST", base+"/start", "", nil).body["status"])
+			state := c.expect(200, "GET", base+"/state", "", nil).body
+			require.Len(t, state["coverage"], tc.seated, "%+v", tc)
+			require.NotNil(t, state["operator"])
+			require.Len(t, state["majority_agents"], tc.seated-2)
+			require.Len(t, state["minority_agents"], 1)
+			fillers := 0
+			for _, cv := range state["coverage"].([]any) {
+				if strings.HasPrefix(cv.(map[string]any)["display_name"].(string), "Filler ") {
+					fillers++
+				}
+			}
+			require.Equal(t, tc.seated-tc.agents, fillers)
+			require.Equal(t, fillers > 0, state["has_filler_agents"])
+		}
+		empty := "/api/games/" + c.expect(200, "POST", "/api/games", "", map[string]any{"min_players": 7}).body["game_id"].(string)
+		r := c.expect(400, "POST", empty+"/start", "", nil)
+		require.Equal(t, "Not enough agents to start", r.body["detail"])
+		require.Equal(t, "waiting_for_agents", c.expect(200, "GET", empty, "", nil).body["status"])
 	})
 }
 

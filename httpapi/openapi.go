@@ -82,12 +82,7 @@ type ok struct {
 var operations = []operation{
 	// AOP: claims, comments, role slots, keys, device login.
 	{id: "createClaim", method: "POST", path: "/api/v1/claims", tag: tagAOP, summary: "Create a claim (with protocol, a Prism pipeline)", auth: keyRequired, scope: slots.ScopeClaimCreate,
-		body: struct {
-			Title    string `json:"title" openapi:"required"`
-			Body     string `json:"body"`
-			Domain   string `json:"domain,omitempty"`
-			Protocol string `json:"protocol,omitempty"`
-		}{}, status: 201, resp: slots.Claim{}},
+		body: wire.NewClaim{}, status: 201, resp: slots.Claim{}},
 	{id: "listClaims", method: "GET", path: "/api/v1/claims", query: "limit:integer cursor domain", tag: tagAOP, summary: "List claims, newest first (limit, cursor, domain)", auth: keyRequired, status: 200, resp: slots.ClaimPage{}},
 	{id: "getClaim", method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: slots.Claim{}},
 	{id: "createComment", method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 201, resp: wire.CommentCreated{}},
@@ -106,6 +101,7 @@ var operations = []operation{
 	{id: "listKeys", method: "GET", path: "/api/v1/keys", tag: tagAOP, summary: "List API keys", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: items[slots.Key]{}},
 	{id: "revokeKey", method: "DELETE", path: "/api/v1/keys/{keyId}", tag: tagAOP, summary: "Revoke an API key", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 204},
 	{id: "getProfile", method: "GET", path: "/api/v1/me", tag: tagAOP, summary: "The calling key's profile and balance", auth: keyRequired, status: 200, resp: profile{}},
+	{id: "registerSigningKey", method: "POST", path: "/api/v1/agent/signing-key", tag: tagAOP, summary: "Register the address of the key the caller signs its outputs with", auth: keyRequired, body: wire.SigningKey{}, status: 200, resp: ok{}},
 	{id: "startDeviceLogin", method: "POST", path: "/api/v1/auth/device-code", optionalBody: true, tag: tagAOP, summary: "Start a device login", auth: public, body: wire.DeviceCodeRequest{}, status: 200, resp: wire.DeviceCodeResponse{}},
 	{id: "pollDeviceLogin", method: "POST", path: "/api/v1/auth/token", tag: tagAOP, summary: "Poll a device login for its key", auth: public, body: wire.TokenRequest{}, status: 200, resp: wire.TokenResponse{}, other: map[int]any{202: wire.TokenResponse{}}},
 	{id: "getDeviceLogin", method: "GET", path: "/api/v1/auth/device-codes/{userCode}", tag: tagAOP, summary: "Look up a device login by its user code", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: wire.DeviceLogin{}},

@@ -280,7 +280,12 @@ type componentName struct {
 	name, pkg string
 }
 
+// forms is a type that decodes from several JSON forms (wire.NewSource: a
+// string or an object); its schema is any of theirs.
+type forms interface{ OpenAPIForms() []any }
+
 var (
+	formsType     = reflect.TypeFor[forms]()
 	timeType      = reflect.TypeFor[time.Time]()
 	durationType  = reflect.TypeFor[time.Duration]()
 	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
@@ -290,6 +295,12 @@ var (
 // of returns the schema of values of t.
 func (g *schemas) of(t reflect.Type) *schema {
 	switch {
+	case t.Implements(formsType):
+		var out schema
+		for _, f := range reflect.Zero(t).Interface().(forms).OpenAPIForms() {
+			out.AnyOf = append(out.AnyOf, g.of(reflect.TypeOf(f)))
+		}
+		return &out
 	case t == timeType:
 		return &schema{Type: "string", Format: "date-time"}
 	case t == durationType:

@@ -45,6 +45,7 @@ func viewSlot(s prism.StageSlot) wire.StageSlot {
 		Role: s.Role, Status: s.Status, APIKeyID: s.APIKeyID, AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL,
 		AgentModel: s.AgentModel, TakenAt: s.TakenAt, DoneAt: s.DoneAt, LeaseExpiresAt: s.LeaseExpiresAt, CreatedAt: s.CreatedAt,
 		Body: s.Body, Confidence: s.Confidence, Output: s.Output, StructuredOutput: s.Output, OutputSignature: s.OutputSignature,
+		SigningKeyAddress: s.SigningKeyAddress,
 	}
 }
 
@@ -62,7 +63,7 @@ func viewConsensus(p prism.Pipeline) *wire.Consensus {
 	c := &wire.Consensus{ClaimID: p.ClaimID, Summary: p.Consensus.Summary, Recommendation: p.Consensus.Recommendation,
 		Confidence: p.Consensus.Confidence, KeyPoints: []string{}}
 	for _, l := range p.Protocol.Layers {
-		if l.Effect != prism.EffectConsensus {
+		if !l.Effect.Records() {
 			continue
 		}
 		for _, s := range doneSlots(p, l.Number, prism.PhaseConsensus) {
@@ -165,11 +166,15 @@ func proseOf(ss []prism.StageSlot) []string {
 
 // workContext is the context of a work payload for slot.
 func workContext(p prism.Pipeline, slot prism.StageSlot) wire.WorkContext {
+	layer, _ := p.Protocol.Layer(slot.Layer)
 	c := wire.WorkContext{
-		StageName: stageName(p.Protocol.Layers[slot.Layer-1]), PriorLayers: []wire.PriorLayer{},
+		StageName: stageName(layer), PriorLayers: []wire.PriorLayer{},
 		CurrentLayerWorkOutputs: []string{}, CurrentLayerWork: submissionsOf(doneSlots(p, slot.Layer, prism.PhaseWork)),
 	}
-	for _, l := range p.Protocol.Layers[:slot.Layer-1] {
+	for _, l := range p.Protocol.Layers {
+		if l.Number >= slot.Layer {
+			break
+		}
 		pl := wire.PriorLayer{Layer: l.Number, StageName: stageName(l), Name: l.Name,
 			WorkOutputs:      proseOf(doneSlots(p, l.Number, prism.PhaseWork)),
 			ConsensusOutputs: proseOf(doneSlots(p, l.Number, prism.PhaseConsensus)),

@@ -65,33 +65,10 @@ func TestPrismThroughHTTP(t *testing.T) {
 		require.Len(t, view["layers"].([]any), 7)
 		c.expect(404, "GET", "/api/v1/claims/"+claim+"/consensus", human, nil)
 
-		for steps := 0; ; steps++ {
-			require.Less(t, steps, 200, "the pipeline did not complete")
-			progressed := false
-			for i, tok := range agents {
-				r := c.do("GET", "/api/v1/jobs/work", tok, nil)
-				if r.status == 404 {
-					continue
-				}
-				require.Equal(t, 200, r.status, r.raw)
-				slot := r.body["slot"].(map[string]any)
-				ctx := r.body["context"].(map[string]any)
-				require.Contains(t, ctx, "priorLayers")
-				require.Contains(t, ctx, "currentLayerWorkOutputs")
-				path := fmt.Sprintf("/api/v1/claims/%s/stage-slots/%s", claim, slot["_id"])
-				take := c.expect(200, "POST", path+"/take", tok, nil).body
-				require.Equal(t, true, take["ok"])
-				require.Equal(t, slot["layer"], take["layer"])
-				done := c.expect(200, "POST", path+"/done", tok, stageOutput(int(slot["layer"].(float64)), slot["phase"].(string), i)).body
-				require.Equal(t, true, done["ok"])
-				progressed = true
-			}
-			view = c.expect(200, "GET", "/api/v1/claims/"+claim+"/pipeline", human, nil).body
-			if view["status"] == "complete" {
-				break
-			}
-			require.True(t, progressed, "no agent found work in %v", view)
-		}
+		view = cliRun(t, c, claim, human, agents, func(w map[string]any, _, _ string, i int) map[string]any {
+			slot := w["slot"].(map[string]any)
+			return stageOutput(int(slot["layer"].(float64)), slot["phase"].(string), i)
+		})
 		got := c.expect(200, "GET", "/api/v1/claims/"+claim, human, nil).body
 		require.Equal(t, "animal-cognition", got["domain"], "layer 2's majority slug")
 		cons := c.expect(200, "GET", "/api/v1/claims/"+claim+"/consensus", human, nil).body
@@ -145,7 +122,7 @@ func TestPrismHTTPErrors(t *testing.T) {
 		c.expect(403, "POST", "/api/v1/claims/"+claim+"/flags/flag_x/resolve", a, map[string]any{"action": "advance"})
 		c.expect(404, "POST", "/api/v1/claims/"+claim+"/flags/flag_x/resolve", reviewer, map[string]any{"action": "advance"})
 		protos := c.expect(200, "GET", "/api/v1/protocols", a, nil).body["items"].([]any)
-		require.Len(t, protos, 1)
+		require.Len(t, protos, len(prism.BuiltinIDs))
 		c.expect(403, "POST", "/api/v1/protocols", human, map[string]any{"id": "x"})
 		c.expect(400, "POST", "/api/v1/protocols", adminToken, map[string]any{"id": "x", "name": "X", "layers": []any{}})
 		c.expect(201, "POST", "/api/v1/protocols", adminToken, map[string]any{"id": "quick", "name": "Quick", "layers": []any{

@@ -45,6 +45,7 @@ func Slots(svc *slots.Service, opts ...Option) http.Handler {
 	rt.handle("GET", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.listKeys))
 	rt.handle("DELETE", "/api/v1/keys/{keyId}", auth(slots.ScopeKeysAdmin, false, a.revokeKey))
 	rt.handle("GET", "/api/v1/me", auth("", false, a.me))
+	rt.handle("POST", "/api/v1/agent/signing-key", auth("", false, a.signingKey))
 	rt.handle("POST", "/api/v1/auth/device-code", route{fn: a.deviceCode})
 	rt.handle("POST", "/api/v1/auth/token", route{fn: a.deviceToken})
 	rt.handle("GET", "/api/v1/auth/device-codes/{userCode}", auth(slots.ScopeKeysAdmin, false, a.deviceLogin))
@@ -74,12 +75,7 @@ func list[T any](s []T) items[T] {
 }
 
 func (a *slotsAPI) createClaim(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Title    string `json:"title"`
-		Body     string `json:"body"`
-		Domain   string `json:"domain"`
-		Protocol string `json:"protocol"`
-	}
+	var in wire.NewClaim
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
@@ -95,7 +91,7 @@ func (a *slotsAPI) createClaim(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	c, err := a.svc.CreateClaim(r.Context(), slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain})
+	c, err := a.svc.CreateClaim(r.Context(), slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain, Sources: wire.Sources(in.Sources)})
 	if err != nil {
 		return err
 	}
@@ -139,7 +135,7 @@ func (a *slotsAPI) getClaim(w http.ResponseWriter, r *http.Request) error {
 }
 
 func viewClaim(c slots.Claim) wire.Claim {
-	return wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, CreatedAt: c.CreatedAt}
+	return wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, Sources: c.Sources, CreatedAt: c.CreatedAt}
 }
 
 func viewComment(c slots.Comment) wire.Comment {
@@ -393,6 +389,9 @@ type profile struct {
 	AvatarURL string        `json:"avatarUrl"`
 	Scopes    []slots.Scope `json:"scopes"`
 	Balance   int64         `json:"balance"`
+	// SigningKeyAddress is the key's registered signing key, null until
+	// POST /api/v1/agent/signing-key registers one.
+	SigningKeyAddress *string `json:"signingKeyAddress"`
 }
 
 func (a *slotsAPI) me(w http.ResponseWriter, r *http.Request) error {
@@ -401,7 +400,25 @@ func (a *slotsAPI) me(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, profile{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: scopesOrEmpty(k.Scopes), Balance: bal})
+	p := profile{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: scopesOrEmpty(k.Scopes), Balance: bal}
+	if k.SigningKeyAddress != "" {
+		p.SigningKeyAddress = &k.SigningKeyAddress
+	}
+	httpjson.Write(w, http.StatusOK, p)
+	return nil
+}
+
+// signingKey registers the address of the key the caller signs its
+// outputs with, as AOP's `aop setup` does.
+func (a *slotsAPI) signingKey(w http.ResponseWriter, r *http.Request) error {
+	var in wire.SigningKey
+	if err := httpjson.Decode(w, r, &in); err != nil {
+		return err
+	}
+	if err := a.svc.RegisterSigningKey(r.Context(), principal(r), in.SigningKeyAddress); err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusOK, ok{OK: true})
 	return nil
 }
 

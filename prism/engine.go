@@ -33,12 +33,15 @@ type Credit struct {
 type env struct {
 	now int64
 	ids *ids.Gen
+	// protocol returns the protocol with an ID, for a route (the
+	// service's Protocol, which knows the built-in ones).
+	protocol func(id string) (Protocol, error)
 }
 
 // newPipeline starts a claim's pipeline at its first layer.
 func newPipeline(claimID, domain string, proto Protocol, e env) Pipeline {
 	p := Pipeline{ClaimID: claimID, Domain: domain, Protocol: proto, Status: StatusActive, Flags: []Flag{}, Slots: []StageSlot{}, Version: 1}
-	p.enterLayer(1, e)
+	p.enterLayer(proto.First(), e)
 	return p
 }
 
@@ -113,6 +116,10 @@ type DoneInput struct {
 	// signature of Body. Both are optional and kept as given.
 	AgentModel      string
 	OutputSignature string
+
+	// signingKey is the submitting key's signing key address, which
+	// Service.Done takes from the key itself.
+	signingKey string
 }
 
 // Limits on a stage slot's submission.
@@ -136,7 +143,10 @@ func (p *Pipeline) done(slotID, keyID string, in DoneInput, e env) (Effects, err
 	case s.Status != slots.StatusTaken, lapsed(s, e.now):
 		return Effects{}, slots.ErrSlotNotTaken
 	}
-	l := p.Protocol.Layers[s.Layer-1]
+	l, ok := p.Protocol.Layer(s.Layer)
+	if !ok {
+		return Effects{}, slots.ErrSlotNotTaken // a slot of the protocol a route left
+	}
 	if in.Confidence != nil && !(*in.Confidence >= 0 && *in.Confidence <= 1) {
 		return Effects{}, ErrBadConfidence
 	}
@@ -159,7 +169,7 @@ func (p *Pipeline) done(slotID, keyID string, in DoneInput, e env) (Effects, err
 	// A layer's structured output is validated whenever it is given, and
 	// required only where the layer's effect reads it (the domain vote, the
 	// consensus record): the original accepts prose alone elsewhere.
-	if string(l.OutputFrom) == string(s.Phase) && (len(out) > 0 || l.Effect != EffectNone) {
+	if string(l.OutputFrom) == string(s.Phase) && (len(out) > 0 && !l.Effect.loose() || l.Effect.needsOutput()) {
 		v, err := l.Output.Validate(out)
 		if err != nil {
 			return Effects{}, err
@@ -175,13 +185,18 @@ func (p *Pipeline) done(slotID, keyID string, in DoneInput, e env) (Effects, err
 	s.Status, s.DoneAt = slots.StatusDone, e.now
 	s.Body, s.Output, s.Confidence = in.Body, append(json.RawMessage(nil), out...), in.Confidence
 	s.AgentModel, s.OutputSignature = in.AgentModel, in.OutputSignature
+	if in.OutputSignature != "" {
+		s.SigningKeyAddress = in.signingKey
+	}
 	s.LeaseExpiresAt = 0
 	reward := int64(RewardWork)
 	if s.Phase == PhaseConsensus {
 		reward = RewardConsensus
 	}
 	fx := Effects{Credits: []Credit{{KeyID: keyID, Amount: reward, Ref: s.ID}}}
-	p.advance(&fx, e)
+	if err := p.advance(&fx, e); err != nil {
+		return Effects{}, err
+	}
 	return fx, nil
 }
 
@@ -200,17 +215,17 @@ func (p *Pipeline) phaseSlots() []*StageSlot {
 }
 
 // advance moves on when every slot of the current phase is done.
-func (p *Pipeline) advance(fx *Effects, e env) {
+func (p *Pipeline) advance(fx *Effects, e env) error {
 	phase := p.phaseSlots()
 	for _, s := range phase {
 		if s.Status != slots.StatusDone {
-			return
+			return nil
 		}
 	}
 	if p.Phase == PhaseWork {
 		p.Phase = PhaseConsensus
 		p.openPhase(e)
-		return
+		return nil
 	}
 	confs := make([]float64, 0, len(phase))
 	for _, s := range phase {
@@ -228,29 +243,41 @@ func (p *Pipeline) advance(fx *Effects, e env) {
 			ID: e.ids.New("flag"), ClaimID: p.ClaimID, Layer: l.Number, Reason: FlagReasonLowConfidence,
 			AvgConfidence: avg, Threshold: l.Threshold, Status: FlagOpen, CreatedAt: e.now,
 		})
-		return
+		return nil
 	}
-	p.pass(fx, e)
+	return p.pass(fx, e)
 }
 
 // pass applies the current layer's effect and opens the next layer, or
-// completes the pipeline after the last.
-func (p *Pipeline) pass(fx *Effects, e env) {
+// completes the pipeline after the last; a route moves the pipeline to the
+// protocol its layer chose.
+func (p *Pipeline) pass(fx *Effects, e env) error {
 	l := p.Layer()
 	switch l.Effect {
 	case EffectDomain:
+		p.writeDomain(l, fx)
+	case EffectRoute:
+		p.writeDomain(l, fx)
 		var votes []string
 		for _, s := range p.layerOutputs(l) {
-			var o struct{ Domain string }
-			if json.Unmarshal(s.Output, &o) == nil {
-				if d := NormalizeDomain(o.Domain); d != "" {
-					votes = append(votes, d)
-				}
+			var o struct{ Protocol string }
+			if json.Unmarshal(s.Output, &o) == nil && o.Protocol != "" {
+				votes = append(votes, o.Protocol)
 			}
 		}
-		if d := Majority(votes); d != "" {
-			p.Domain, fx.Domain = d, d
+		id := Majority(votes)
+		if id == "" {
+			id = l.Output["protocol"].Values[0]
 		}
+		next, err := e.protocol(id)
+		if err != nil {
+			return err
+		}
+		p.Protocol = next
+		p.enterLayer(next.First(), e)
+		return nil
+	case EffectSummary:
+		p.writeSummary(l)
 	case EffectConsensus:
 		var subs []Synthesis
 		for _, s := range p.layerOutputs(l) {
@@ -262,11 +289,58 @@ func (p *Pipeline) pass(fx *Effects, e env) {
 		rec := NewConsensusRecord(subs)
 		p.Consensus = &rec
 	}
-	if p.CurrentLayer == len(p.Protocol.Layers) {
+	if p.CurrentLayer == p.Protocol.Last() {
 		p.Status, p.Phase = StatusComplete, ""
-		return
+		return nil
 	}
 	p.enterLayer(p.CurrentLayer+1, e)
+	return nil
+}
+
+// writeDomain writes the domain the layer's outputs voted for, normalised,
+// to the pipeline and the claim.
+func (p *Pipeline) writeDomain(l Layer, fx *Effects) {
+	var votes []string
+	for _, s := range p.layerOutputs(l) {
+		var o struct{ Domain string }
+		if json.Unmarshal(s.Output, &o) == nil {
+			if d := NormalizeDomain(o.Domain); d != "" {
+				votes = append(votes, d)
+			}
+		}
+	}
+	if d := Majority(votes); d != "" {
+		p.Domain, fx.Domain = d, d
+	}
+}
+
+// writeSummary writes a consensus record without a verdict, as AOP's
+// final layer of lens-v1 does: the summaries the consensus slots gave
+// (else their prose), joined; the majority of the recommendations some
+// gave, if any; the average confidence.
+func (p *Pipeline) writeSummary(l Layer) {
+	var summaries, prose, recs []string
+	var confs []float64
+	for _, s := range p.layerOutputs(l) {
+		var o struct{ Summary, Recommendation any }
+		_ = json.Unmarshal(s.Output, &o)
+		if str, ok := o.Summary.(string); ok && strings.TrimSpace(str) != "" {
+			summaries = append(summaries, strings.TrimSpace(str))
+		}
+		if str, ok := o.Recommendation.(string); ok && strings.TrimSpace(str) != "" {
+			recs = append(recs, strings.TrimSpace(str))
+		}
+		if b := strings.TrimSpace(s.Body); b != "" {
+			prose = append(prose, b)
+		}
+		if s.Confidence != nil {
+			confs = append(confs, *s.Confidence)
+		}
+	}
+	if len(summaries) == 0 {
+		summaries = prose
+	}
+	p.Consensus = &ConsensusRecord{Summary: strings.Join(summaries, "\n\n---\n\n"), Recommendation: Majority(recs), Confidence: Average(confs) * 100}
 }
 
 // layerOutputs returns the done slots that carry the layer's structured
@@ -318,8 +392,7 @@ func (p *Pipeline) resolveFlag(flagID string, action FlagAction, note, by string
 	f.Status, f.Action, f.Note, f.ResolvedBy, f.ResolvedAt = FlagResolved, string(action), strings.TrimSpace(note), by, e.now
 	p.Status = StatusActive
 	if action == FlagAdvance {
-		p.pass(fx, e)
-		return nil
+		return p.pass(fx, e)
 	}
 	p.Round++
 	p.openPhase(e)

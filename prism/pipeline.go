@@ -61,6 +61,11 @@ type StageSlot struct {
 	// signature of the prose; both are kept as submitted.
 	AgentModel      string `json:"agentModel,omitempty"`
 	OutputSignature string `json:"outputSignature,omitempty"`
+	// SigningKeyAddress is the signing key the agent's API key had
+	// registered when it submitted a signature (slots.Key's), so the
+	// signature can be checked against the key it was made with; empty
+	// without a signature or a registered key.
+	SigningKeyAddress string `json:"signingKeyAddress,omitempty"`
 }
 
 // FlagStatus says whether a human has dealt with a flag.
@@ -112,7 +117,7 @@ type Pipeline struct {
 }
 
 // Layer returns the pipeline's current layer.
-func (p *Pipeline) Layer() Layer { return p.Protocol.Layers[p.CurrentLayer-1] }
+func (p *Pipeline) Layer() Layer { return p.Protocol.Layers[p.CurrentLayer-p.Protocol.First()] }
 
 // slot returns the slot with ID id, or nil.
 func (p *Pipeline) slot(id string) *StageSlot {

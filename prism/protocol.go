@@ -2,6 +2,7 @@ package prism
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agorahq/agora/slots"
@@ -11,12 +12,37 @@ import (
 // Effect is what a layer does when its consensus passes.
 type Effect string
 
-// The layer effects of docs/prism.md.
+// The layer effects of docs/prism.md, and those of AOP's other protocols.
 const (
 	EffectNone      Effect = "none"      // the pipeline just advances
 	EffectDomain    Effect = "domain"    // write the majority-voted domain slug to the claim
 	EffectConsensus Effect = "consensus" // write the claim's consensus record
+	// EffectRoute (meta-v1's meta-classify) writes the majority-voted
+	// domain to the claim and moves the pipeline to the majority-voted
+	// protocol (the layer's "protocol" enum names those it may choose),
+	// which goes on from its first layer. A route layer is its protocol's
+	// last.
+	EffectRoute Effect = "route"
+	// EffectSummary (lens-v1's summary) writes the claim's consensus record
+	// without a verdict: the summaries its consensus slots gave (their
+	// prose when none did) and a recommendation only when some gave one.
+	EffectSummary Effect = "summary"
 )
+
+// needsOutput reports whether every slot the layer takes output from must
+// submit it: the effect cannot do without.
+func (e Effect) needsOutput() bool {
+	return e == EffectDomain || e == EffectConsensus || e == EffectRoute
+}
+
+// loose reports whether a layer with the effect takes its structured
+// output as any JSON object, reading the shape's fields where given: a
+// summary layer's agents are told nothing of its shape, and AOP accepts
+// whatever they add.
+func (e Effect) loose() bool { return e == EffectSummary }
+
+// Records reports whether the effect writes the claim's consensus record.
+func (e Effect) Records() bool { return e == EffectConsensus || e == EffectSummary }
 
 // OutputFrom says which slots of a layer must submit structured output.
 type OutputFrom string
@@ -63,12 +89,36 @@ const (
 	MaxProtocolNameLen = 100
 )
 
+// First returns the number of the protocol's first layer: 1, or 0 for a
+// protocol that starts with a layer 0 (meta-v1).
+func (p Protocol) First() int {
+	if len(p.Layers) == 0 {
+		return 1
+	}
+	return p.Layers[0].Number
+}
+
+// Last returns the number of the protocol's last layer.
+func (p Protocol) Last() int { return p.First() + len(p.Layers) - 1 }
+
+// Layer returns the layer numbered n, and whether there is one.
+func (p Protocol) Layer(n int) (Layer, bool) {
+	i := n - p.First()
+	if i < 0 || i >= len(p.Layers) {
+		return Layer{}, false
+	}
+	return p.Layers[i], true
+}
+
 // Validate checks a protocol definition: a name, 1 to MaxLayers layers
-// numbered 1, 2, … in order, each with valid roles, 1 to MaxSlotsPerPhase
-// slots per phase, a threshold in [0,1], a well-formed output shape when
-// one is required, and a known effect (a domain effect needs a shape with a
-// "domain" string, a consensus effect one with "summary" and
-// "recommendation").
+// numbered in order from 1 (or from 0, as meta-v1's meta-classify), each
+// with roles of slots or of the pipelines (PipelineRoles), 1 to
+// MaxSlotsPerPhase slots per phase, a threshold in [0,1], a well-formed
+// output shape when one is required, and a known effect (a domain effect
+// needs a shape with a "domain" string, a consensus effect one with
+// "summary" and "recommendation", a summary effect one with "summary", a
+// route effect one with a "protocol" enum and a "domain" string, on the
+// last layer).
 func (p Protocol) Validate() error {
 	bad := func(format string, args ...any) error {
 		return store.Errorf(store.ErrInvalid, "invalid_protocol", "protocol %q: "+format, append([]any{p.ID}, args...)...)
@@ -79,17 +129,19 @@ func (p Protocol) Validate() error {
 	if len(p.Layers) < 1 || len(p.Layers) > MaxLayers {
 		return bad("needs 1 to %d layers", MaxLayers)
 	}
+	first := p.Layers[0].Number
+	if first != 0 && first != 1 {
+		return bad("the first layer is numbered %d; layers are numbered from 1 (or 0)", first)
+	}
 	for i, l := range p.Layers {
-		if l.Number != i+1 {
-			return bad("layer %d is numbered %d", i+1, l.Number)
+		if l.Number != first+i {
+			return bad("layer %d is numbered %d", first+i, l.Number)
 		}
 		if strings.TrimSpace(l.Name) == "" {
 			return bad("layer %d has no name", l.Number)
 		}
-		if l.WorkSlots() > 0 || len(l.WorkRoles) > 0 {
-			if _, err := slots.ValidateRoles(l.WorkRoles); err != nil {
-				return bad("layer %d: %v", l.Number, err)
-			}
+		if err := validateRoles(l.WorkRoles); err != nil {
+			return bad("layer %d: %v", l.Number, err)
 		}
 		if l.ConsensusSlots < 1 || l.ConsensusSlots > MaxSlotsPerPhase {
 			return bad("layer %d needs 1 to %d consensus slots", l.Number, MaxSlotsPerPhase)
@@ -125,8 +177,22 @@ func (p Protocol) Validate() error {
 			if l.Output["summary"].Type != TypeString || l.Output["recommendation"].Type != TypeEnum {
 				return bad("layer %d writes the consensus, so its output needs a summary string and a recommendation enum", l.Number)
 			}
+		case EffectSummary:
+			if l.OutputFrom != OutputConsensus || l.Output["summary"].Type != TypeString {
+				return bad("layer %d writes a summary, so its consensus output needs a summary string", l.Number)
+			}
+		case EffectRoute:
+			if l.OutputFrom != OutputWork || l.Output["protocol"].Type != TypeEnum || l.Output["domain"].Type != TypeString {
+				return bad("layer %d routes, so its work output needs a protocol enum and a domain string", l.Number)
+			}
+			if slices.Contains(l.Output["protocol"].Values, p.ID) {
+				return bad("layer %d routes to its own protocol", l.Number)
+			}
+			if l.Number != p.Last() {
+				return bad("layer %d routes, so it must be the last layer", l.Number)
+			}
 		default:
-			return bad("layer %d effect must be none, domain or consensus", l.Number)
+			return bad("layer %d effect must be none, domain, consensus, summary or route", l.Number)
 		}
 	}
 	return nil

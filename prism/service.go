@@ -76,7 +76,11 @@ func New(st Store, claims slots.ClaimStore, opts ...Option) *Service {
 	return s
 }
 
-func (s *Service) env() env { return env{now: s.now().UnixMilli(), ids: &s.ids} }
+// env is a transition's environment; a route looks its protocol up with
+// ctx.
+func (s *Service) env(ctx context.Context) env {
+	return env{now: s.now().UnixMilli(), ids: &s.ids, protocol: func(id string) (Protocol, error) { return s.Protocol(ctx, id) }}
+}
 
 // change applies fn to a copy of the claim's pipeline and saves it with
 // fn's effects, with compare-and-set (aggregate.Saver.Change: from the
@@ -85,7 +89,7 @@ func (s *Service) env() env { return env{now: s.now().UnixMilli(), ids: &s.ids} 
 // change is announced.
 func (s *Service) change(ctx context.Context, claimID string, fn func(p *Pipeline, e env) (Effects, error)) (Pipeline, error) {
 	return s.pipelines.Change(ctx, claimID, func(p *Pipeline) (Effects, error) {
-		e := s.env()
+		e := s.env(ctx)
 		fx, err := fn(p, e)
 		p.UpdatedAt = e.now
 		return fx, err
@@ -109,38 +113,42 @@ func (s *Service) saver() *aggregate.Saver[Pipeline, Effects] {
 }
 
 // RegisterProtocol validates and stores a protocol, replacing one with the
-// same ID (running pipelines keep the protocol they started with). Prism v1
-// is built in: registering its ID is a conflict.
+// same ID (running pipelines keep the protocol they started with). The
+// built-in protocols (BuiltinIDs) cannot be replaced: registering one of
+// their IDs is a conflict. A route may name a protocol registered later;
+// until then, a pipeline routed to it fails its last done.
 func (s *Service) RegisterProtocol(ctx context.Context, p Protocol) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	if p.ID == PrismV1ID {
-		return store.Errorf(store.ErrConflict, "protocol_reserved", "%s is built in and cannot be replaced; register the protocol under another id", PrismV1ID)
+	if _, ok := Builtin(p.ID); ok {
+		return store.Errorf(store.ErrConflict, "protocol_reserved", "%s is built in and cannot be replaced; register the protocol under another id", p.ID)
 	}
 	return s.store.PutProtocol(ctx, p)
 }
 
-// Protocol returns a protocol; Prism v1 is seeded on first use.
+// Protocol returns a protocol (Prism v1 for ""); a built-in one is seeded
+// on first use.
 func (s *Service) Protocol(ctx context.Context, id string) (Protocol, error) {
 	if id == "" {
 		id = PrismV1ID
 	}
 	p, err := s.store.GetProtocol(ctx, id)
-	if errors.Is(err, ErrProtocolNotFound) && id == PrismV1ID {
-		p = PrismV1()
-		if err := s.store.PutProtocol(ctx, p); err != nil {
+	if b, ok := Builtin(id); ok && errors.Is(err, ErrProtocolNotFound) {
+		if err := s.store.PutProtocol(ctx, b); err != nil {
 			return Protocol{}, err
 		}
-		return p, nil
+		return b, nil
 	}
 	return p, err
 }
 
-// Protocols lists the registered protocols, Prism v1 included.
+// Protocols lists the registered protocols, the built-in ones included.
 func (s *Service) Protocols(ctx context.Context) ([]Protocol, error) {
-	if _, err := s.Protocol(ctx, PrismV1ID); err != nil {
-		return nil, err
+	for _, id := range BuiltinIDs {
+		if _, err := s.Protocol(ctx, id); err != nil {
+			return nil, err
+		}
 	}
 	return s.store.ListProtocols(ctx)
 }
@@ -158,7 +166,7 @@ func (s *Service) Init(ctx context.Context, claim slots.Claim, protocolID string
 	if err != nil {
 		return Pipeline{}, err
 	}
-	e := s.env()
+	e := s.env(ctx)
 	p := newPipeline(claim.ID, claim.Domain, proto, e)
 	p.UpdatedAt = e.now
 	err = s.store.CreatePipeline(ctx, p)
@@ -197,8 +205,11 @@ func (s *Service) Take(ctx context.Context, agent slots.Key, claimID, slotID str
 }
 
 // Done records the agent's submission on its slot, credits it, and moves
-// the pipeline on when the submission completes a phase.
+// the pipeline on when the submission completes a phase. A signed
+// submission keeps the signing key agent had registered beside the
+// signature.
 func (s *Service) Done(ctx context.Context, agent slots.Key, claimID, slotID string, in DoneInput) (Pipeline, error) {
+	in.signingKey = agent.SigningKeyAddress
 	p, err := s.change(ctx, claimID, func(p *Pipeline, e env) (Effects, error) {
 		return p.done(slotID, agent.ID, in, e)
 	})

@@ -19,11 +19,15 @@ const (
 
 // Claim is a statement put up for deliberation.
 type Claim struct {
-	ID        string `json:"_id"`
-	Title     string `json:"title"`
-	Body      string `json:"body"`
-	Domain    string `json:"domain"`
-	CreatedAt int64  `json:"createdAt"`
+	ID     string `json:"_id"`
+	Title  string `json:"title"`
+	Body   string `json:"body"`
+	Domain string `json:"domain"`
+	// Sources are the claim's citations, in the order given; never nil
+	// on a claim a store returns (a claim stored before claims had
+	// sources has none).
+	Sources   []Source `json:"sources"`
+	CreatedAt int64    `json:"createdAt"`
 }
 
 // NewClaim is the input of Service.CreateClaim.
@@ -31,6 +35,9 @@ type NewClaim struct {
 	Title  string
 	Body   string
 	Domain string // empty means DefaultDomain
+	// Sources are normalised as AOP does (see Source): at most
+	// MaxSources, each an http or https URL.
+	Sources []Source
 }
 
 // CommentType classifies a comment. Draft comments are response drafts

@@ -67,8 +67,15 @@ type Key struct {
 	Scopes    []Scope `json:"scopes"`
 	CreatedAt int64   `json:"createdAt"`
 	RevokedAt int64   `json:"revokedAt,omitempty"`
-	Hash      []byte  `json:"-"`
+	// SigningKeyAddress is the address of the key its agent signs its
+	// outputs with (AOP's proof of identity), as it registered it; empty
+	// until it does.
+	SigningKeyAddress string `json:"signingKeyAddress,omitempty"`
+	Hash              []byte `json:"-"`
 }
+
+// MaxSigningKeyAddressLen bounds a signing key address, in characters.
+const MaxSigningKeyAddressLen = 200
 
 // Has reports whether the key carries scope s.
 func (k Key) Has(s Scope) bool { return slices.Contains(k.Scopes, s) }

@@ -128,6 +128,11 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
 	if c.Domain == "" {
 		c.Domain = DefaultDomain
 	}
+	sources, err := normalizeSources(in.Sources)
+	if err != nil {
+		return Claim{}, err
+	}
+	c.Sources = sources
 	c.ID = s.ids.New("claim")
 	c.CreatedAt = s.nowMs()
 	if err := s.store.CreateClaim(ctx, c); err != nil {
@@ -273,6 +278,23 @@ func (s *Service) Keys(ctx context.Context) ([]Key, error) { return s.store.List
 // RevokeKey revokes a key; its token stops authenticating at once.
 func (s *Service) RevokeKey(ctx context.Context, id string) error {
 	return s.store.RevokeKey(ctx, id, s.nowMs())
+}
+
+// RegisterSigningKey records the address of the key agent signs its
+// outputs with, as AOP's `aop setup` registers it (any address; a later one
+// replaces it). The admin token has no key to record it on.
+func (s *Service) RegisterSigningKey(ctx context.Context, agent Key, address string) error {
+	address = strings.TrimSpace(address)
+	if address == "" {
+		return store.Errorf(store.ErrInvalid, "invalid_payload", "signingKeyAddress is required")
+	}
+	if err := text.Check("signingKeyAddress", address, true, MaxSigningKeyAddressLen); err != nil {
+		return err
+	}
+	if agent.ID == AdminKeyID {
+		return store.Errorf(store.ErrInvalid, "invalid_key", "the admin token has no key to register a signing key on; use an agent's API key")
+	}
+	return s.store.SetSigningKey(ctx, agent.ID, address)
 }
 
 var errBadToken = store.Errorf(store.ErrUnauthorized, "invalid_api_key", "missing, unknown or revoked API key")

@@ -42,6 +42,9 @@ type KeyStore interface {
 	// (then it changes nothing and returns nil). It returns ErrKeyNotFound for
 	// an unknown key.
 	RevokeKey(ctx context.Context, id string, at int64) error
+	// SetSigningKey sets the key's SigningKeyAddress, replacing any, or
+	// returns ErrKeyNotFound for an unknown key.
+	SetSigningKey(ctx context.Context, id, address string) error
 	// Balance returns the sum credited to the key; 0 for a key never
 	// credited, known or not.
 	Balance(ctx context.Context, keyID string) (int64, error)

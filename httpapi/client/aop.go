@@ -51,6 +51,15 @@ type Me struct {
 	AvatarURL string        `json:"avatarUrl"`
 	Scopes    []slots.Scope `json:"scopes"`
 	Balance   int64         `json:"balance"`
+	// SigningKeyAddress is the key's registered signing key, empty when
+	// none (see RegisterSigningKey).
+	SigningKeyAddress string `json:"signingKeyAddress"`
+}
+
+// RegisterSigningKey registers the address of the key the caller signs its
+// stage outputs with, as AOP's `aop setup` does; a later one replaces it.
+func (c *Client) RegisterSigningKey(ctx context.Context, address string) error {
+	return c.do(ctx, "POST", "/api/v1/agent/signing-key", wire.SigningKey{SigningKeyAddress: address}, nil)
 }
 
 // Me returns the caller's profile and balance.
@@ -71,6 +80,9 @@ type NewClaim struct {
 	// Protocol is the ID of the deliberation protocol the claim runs under
 	// (see Protocols); a server without the pipeline refuses any.
 	Protocol string `json:"protocol,omitempty"`
+	// Sources are the claim's citations (at most slots.MaxSources, each an
+	// http or https URL).
+	Sources []slots.Source `json:"sources,omitempty"`
 }
 
 // CreateClaim creates a claim (scope claim:create) and, on a server that

@@ -178,7 +178,8 @@ type Advanced = wire.Advanced
 
 // Advance pushes a stuck game on as an admin: arena.ActionNextPhase ends
 // the debate phase, arena.ActionForceDecision moves to the operator's
-// decision, arena.ActionResolveRound resolves the round. An action the
+// decision, arena.ActionResolveRound resolves a round awaiting that
+// decision (save_majority). An action the
 // game's state does not allow is store.ErrInvalid.
 func (c *Client) Advance(ctx context.Context, gameID string, action arena.AdvanceAction) (Advanced, error) {
 	var a Advanced

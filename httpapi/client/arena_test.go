@@ -272,8 +272,10 @@ func TestArenaAdminAndDemo(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrForbidden)
 		err = c.As("dora-secret").Argue(ctx, client.Turn{GameID: other, RoundID: "round_missing", AgentID: dora}, "hear me")
 		require.ErrorIs(t, err, store.ErrNotFound, "the token passes; the round does not exist")
-		err = c.StartGame(ctx, other)
-		require.ErrorIs(t, err, store.ErrInvalid, "one agent is not enough for min_players 3")
+		require.NoError(t, c.StartGame(ctx, other), "fillers make up min_players 3")
+		empty, err := c.CreateGame(ctx, client.NewGame{MinPlayers: 3})
+		require.NoError(t, err)
+		require.ErrorIs(t, c.StartGame(ctx, empty), store.ErrInvalid, "a game nobody joined does not start")
 	})
 }
 

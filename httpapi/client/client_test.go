@@ -102,14 +102,22 @@ func receive[T any](t *testing.T, ch <-chan T) T {
 
 // TestAgentLoop runs the agent loop of slots.md through the client, with
 // more agents than seats racing for them: exactly three win, each is
-// credited once, and the others keep polling until they are stopped.
+// credited once, and the others keep polling until they are stopped. The
+// claim carries its sources; the human's signing key shows on its profile.
 func TestAgentLoop(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		ctx := t.Context()
 		c := setup(t, st)
 		h := agent(t, c, "human", slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate)
-		claim, err := h.CreateClaim(ctx, client.NewClaim{Title: "Crows plan ahead", Body: "Scrub jays cache food.", Domain: "biology"})
+		claim, err := h.CreateClaim(ctx, client.NewClaim{Title: "Crows plan ahead", Body: "Scrub jays cache food.", Domain: "biology",
+			Sources: []slots.Source{{URL: "https://example.org/jays", Title: "Jays"}}})
 		require.NoError(t, err)
+		require.Equal(t, []slots.Source{{URL: "https://example.org/jays", Title: "Jays"}}, claim.Sources)
+		require.NoError(t, h.RegisterSigningKey(ctx, "0xpoi_human"))
+		me, err := h.Me(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "0xpoi_human", me.SigningKeyAddress)
+		require.ErrorIs(t, h.RegisterSigningKey(ctx, ""), store.ErrInvalid)
 		n, err := h.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 3})
 		require.NoError(t, err)
 		require.Equal(t, 3, n)

@@ -191,8 +191,7 @@ func TestProtocolsThroughTheClient(t *testing.T) {
 		c := setup(t, st)
 		protos, err := c.Protocols(ctx)
 		require.NoError(t, err)
-		require.Len(t, protos, 1)
-		require.Equal(t, prism.PrismV1(), protos[0])
+		require.Equal(t, []prism.Protocol{prism.LensV1(), prism.MetaV1(), prism.PrismV1(), prism.PrismV1Solo()}, protos, "the built-in protocols")
 
 		quick := prism.Protocol{ID: "quick-verdict", Name: "Quick verdict", Layers: []prism.Layer{{
 			Number: 1, Name: "Verdict", ConsensusSlots: 1, Threshold: 0.5,
@@ -207,7 +206,7 @@ func TestProtocolsThroughTheClient(t *testing.T) {
 		require.Equal(t, quick, got)
 		protos, err = c.Protocols(ctx)
 		require.NoError(t, err)
-		require.Len(t, protos, 2)
+		require.Len(t, protos, len(prism.BuiltinIDs)+1)
 		require.Contains(t, protos, quick)
 
 		bad := quick
@@ -290,7 +289,7 @@ func TestOriginalsRoutesThroughTheClient(t *testing.T) {
 		proto, err := a.Protocol(ctx, prism.PrismV1ID)
 		require.NoError(t, err)
 		require.Len(t, proto.Layers, 7)
-		_, err = a.Protocol(ctx, "lens-v1")
+		_, err = a.Protocol(ctx, "lens-v2")
 		require.ErrorIs(t, err, store.ErrNotFound)
 		hist, err := a.ConsensusHistory(ctx, claim.ID)
 		require.NoError(t, err)

@@ -1,14 +1,82 @@
 package wire
 
-import "github.com/agorahq/agora/slots"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
+	"github.com/agorahq/agora/slots"
+)
 
 // Claim is a statement put up for deliberation.
 type Claim struct {
-	ID        string `json:"_id"`
-	Title     string `json:"title"`
-	Body      string `json:"body"`
-	Domain    string `json:"domain"`
-	CreatedAt int64  `json:"createdAt"`
+	ID      string         `json:"_id"`
+	Title   string         `json:"title"`
+	Body    string         `json:"body"`
+	Domain  string         `json:"domain"`
+	Sources []slots.Source `json:"sources"`
+	// CreatedAt is in Unix milliseconds.
+	CreatedAt int64 `json:"createdAt"`
+}
+
+// NewClaim is the body of POST /api/v1/claims. Protocol names the
+// deliberation protocol the claim runs under (empty: the default).
+type NewClaim struct {
+	Title    string      `json:"title" openapi:"required"`
+	Body     string      `json:"body"`
+	Domain   string      `json:"domain,omitempty"`
+	Protocol string      `json:"protocol,omitempty"`
+	Sources  []NewSource `json:"sources,omitempty"`
+}
+
+// SigningKey is the body of POST /api/v1/agent/signing-key: the address
+// of the key the calling agent signs its outputs with.
+type SigningKey struct {
+	SigningKeyAddress string `json:"signingKeyAddress" openapi:"required"`
+}
+
+// NewSource is one of a new claim's sources as AOP's clients send it:
+// either a URL string or an object {url, title}. It marshals as the
+// object.
+type NewSource slots.Source
+
+// errSource is the decoding error of a source that is neither form.
+var errSource = errors.New("a source is a URL string or an object {url, title}")
+
+// UnmarshalJSON reads either form of a source.
+func (s *NewSource) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		*s = NewSource{}
+		return json.Unmarshal(b, &s.URL)
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return errSource
+	}
+	var obj struct {
+		URL   string `json:"url"`
+		Title string `json:"title"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&obj); err != nil {
+		return errSource
+	}
+	*s = NewSource{URL: obj.URL, Title: obj.Title}
+	return nil
+}
+
+// OpenAPIForms lists the forms a source decodes from, for the OpenAPI
+// document: a URL string, or {url, title}.
+func (NewSource) OpenAPIForms() []any { return []any{"", slots.Source{}} }
+
+// Sources converts a new claim's sources to the domain's.
+func Sources(in []NewSource) []slots.Source {
+	out := make([]slots.Source, len(in))
+	for i, s := range in {
+		out[i] = slots.Source(s)
+	}
+	return out
 }
 
 // Comment is a comment on a claim. AgentName is Agora's name for its

@@ -83,11 +83,12 @@ type Outcome struct {
 	Lost      []string `json:"lost"`
 }
 
-// Board is the last resolved round as a page draws it. SelectedBranch is
-// that round's decision, save_majority or save_minority (null before the
-// first decision); ResolutionState is "resolved" while that round is the
-// current one, else "pending"; AnimationVersion rises with every
-// decision.
+// Board is the round being played as a page draws it. SelectedBranch is
+// its decision, save_majority or save_minority, null until it is decided
+// (as the original's board: a round not decided yet shows nothing of the
+// one before); Survivors and Lost are empty until then; ResolutionState is
+// "resolved" once it is decided, else "pending"; AnimationVersion rises
+// with every decision, the earlier rounds' included.
 type Board struct {
 	SelectedBranch   *string  `json:"selected_branch"`
 	ResolutionState  string   `json:"resolution_state"`
@@ -130,6 +131,19 @@ type State struct {
 	// PhaseDeadline is when the phase moves on by itself, null when it
 	// never does (beyond arena.md).
 	PhaseDeadline *time.Time `json:"phase_deadline"`
+	// LastDecision is the last round decided, null before the first
+	// (beyond arena.md): the round that just ended while the next one is
+	// played, which Agora's console animates.
+	LastDecision *LastDecision `json:"last_decision"`
+}
+
+// LastDecision is a decided round's outcome.
+type LastDecision struct {
+	RoundID     string   `json:"round_id"`
+	RoundNumber int      `json:"round_number"`
+	Decision    string   `json:"decision"`
+	Survivors   []string `json:"survivors"`
+	Lost        []string `json:"lost"`
 }
 
 // EventPayload is the data of a feed event; Type (and EventType, the same

@@ -36,6 +36,9 @@ type StageSlot struct {
 	Output           json.RawMessage `json:"output,omitempty"`
 	StructuredOutput json.RawMessage `json:"structuredOutput,omitempty"`
 	OutputSignature  string          `json:"outputSignature,omitempty"`
+	// SigningKeyAddress is the signing key the agent had registered when
+	// it signed its output (POST /api/v1/agent/signing-key).
+	SigningKeyAddress string `json:"signingKeyAddress,omitempty"`
 }
 
 // StageDone is the body of POST .../stage-slots/{id}/done, in either form:
@@ -168,7 +171,7 @@ type Flag struct {
 type Consensus struct {
 	ClaimID        string   `json:"claimId"`
 	Summary        string   `json:"summary"`
-	Recommendation string   `json:"recommendation"`
+	Recommendation string   `json:"recommendation,omitempty"`
 	Confidence     float64  `json:"confidence"`
 	KeyPoints      []string `json:"keyPoints"`
 }

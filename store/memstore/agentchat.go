@@ -106,7 +106,8 @@ func (s *Store) UpdateConversation(ctx context.Context, id string, status agentc
 	return nil
 }
 
-// AppendChatMessage implements agentchat.Store.
+// AppendChatMessage implements agentchat.Store: the ID is the store's next,
+// so IDs rise across every conversation.
 func (s *Store) AppendChatMessage(ctx context.Context, m agentchat.Message) (agentchat.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return agentchat.Message{}, err
@@ -117,7 +118,8 @@ func (s *Store) AppendChatMessage(ctx context.Context, m agentchat.Message) (age
 	if !ok {
 		return agentchat.Message{}, agentchat.ErrConversationNotFound
 	}
-	m.ID = int64(len(r.messages)) + 1
+	s.chatSeq++
+	m.ID = s.chatSeq
 	r.messages = append(r.messages, m)
 	return m, nil
 }
@@ -133,13 +135,8 @@ func (s *Store) ListChatMessages(ctx context.Context, conversationID string, aft
 	if !ok {
 		return nil, agentchat.ErrConversationNotFound
 	}
-	if after < 0 {
-		after = 0
-	}
-	if after >= int64(len(r.messages)) {
-		return []agentchat.Message{}, nil
-	}
-	return append([]agentchat.Message{}, r.messages[after:]...), nil
+	i := sort.Search(len(r.messages), func(i int) bool { return r.messages[i].ID > after })
+	return append([]agentchat.Message{}, r.messages[i:]...), nil
 }
 
 // InterruptRunning implements agentchat.Store.

@@ -35,6 +35,7 @@ type Store struct {
 	gameOrder []string
 	gameLogs  map[string]*gameLog
 	chats     map[string]*chatRec
+	chatSeq   int64 // the last chat message ID, store-wide
 
 	hub   notify.Hub // the notifier; has its own lock
 	rates rateData   // the rate limits (Limiter); has its own lock

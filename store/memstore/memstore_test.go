@@ -11,7 +11,7 @@ import (
 
 func newStores(*testing.T) storetest.Stores {
 	s := memstore.New()
-	return storetest.Stores{Slots: s, Discussion: s, Prism: s, Arena: s, AgentChat: s, Notifier: s, Peer: s,
+	return storetest.Stores{Slots: s, Discussion: s, Prism: s, Arena: s, AgentChat: s, Notifier: s, Peer: s, PeerChat: s,
 		Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
 			return s.Limiter(perSecond, burst), s.Limiter(perSecond, burst)
 		}}

@@ -45,6 +45,7 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 	if _, ok := s.claims[c.ID]; ok {
 		return slots.ErrClaimExists
 	}
+	c.Sources = append([]slots.Source{}, c.Sources...)
 	s.claims[c.ID] = &claimRec{claim: c}
 	s.claimOrder = insertSorted(s.claimOrder, c.ID)
 	return nil
@@ -61,7 +62,14 @@ func (s *Store) GetClaim(ctx context.Context, id string) (slots.Claim, error) {
 	if !ok {
 		return slots.Claim{}, slots.ErrClaimNotFound
 	}
-	return r.claim, nil
+	return r.view(), nil
+}
+
+// view returns the claim as a caller may keep it: its sources are a copy.
+func (r *claimRec) view() slots.Claim {
+	c := r.claim
+	c.Sources = append([]slots.Source{}, c.Sources...)
+	return c
 }
 
 // ListClaims implements slots.ClaimStore.
@@ -77,7 +85,7 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	}
 	out := []slots.Claim{}
 	for i := end - 1; i >= 0 && len(out) < p.Limit; i-- {
-		if c := s.claims[s.claimOrder[i]].claim; p.Domain == "" || c.Domain == p.Domain {
+		if c := s.claims[s.claimOrder[i]].view(); p.Domain == "" || c.Domain == p.Domain {
 			out = append(out, c)
 		}
 	}
@@ -192,7 +200,7 @@ func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots
 		return slots.Job{}, slots.ErrNoJob
 	}
 	r := rec.claim
-	return slots.Job{Slot: rec.slot, Claim: r.claim, Comments: append([]slots.Comment{}, r.comments...)}, nil
+	return slots.Job{Slot: rec.slot, Claim: r.view(), Comments: append([]slots.Comment{}, r.comments...)}, nil
 }
 
 // TakeSlot implements slots.SlotStore.
@@ -326,6 +334,21 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 	if k.RevokedAt == 0 {
 		k.RevokedAt = at
 	}
+	return nil
+}
+
+// SetSigningKey implements slots.KeyStore.
+func (s *Store) SetSigningKey(ctx context.Context, id, address string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.keys[id]
+	if !ok {
+		return slots.ErrKeyNotFound
+	}
+	k.SigningKeyAddress = address
 	return nil
 }
 

@@ -41,7 +41,7 @@ func (s *Store) takeNext(p slots.TakeNextParams) (slots.Job, error) {
 	}
 	s.assign(rec, p.Agent, p.Now, p.LeaseUntil)
 	r := rec.claim
-	return slots.Job{Slot: rec.slot, Claim: r.claim, Comments: append([]slots.Comment{}, r.comments...)}, nil
+	return slots.Job{Slot: rec.slot, Claim: r.view(), Comments: append([]slots.Comment{}, r.comments...)}, nil
 }
 
 // TakeNextSlots implements slots.SlotStore under one lock.

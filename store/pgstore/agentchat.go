@@ -77,38 +77,26 @@ func (s *Store) ListConversations(ctx context.Context, p agentchat.ListConversat
 
 // DeleteConversation implements agentchat.Store; its messages go with it.
 func (s *Store) DeleteConversation(ctx context.Context, id string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM agora_conversations WHERE id = $1`, id)
-	if err != nil {
-		return interpretError(ctx, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return agentchat.ErrConversationNotFound
-	}
-	return nil
+	return s.execOne(ctx, agentchat.ErrConversationNotFound, `DELETE FROM agora_conversations WHERE id = $1`, id)
 }
 
 // UpdateConversation implements agentchat.Store.
 func (s *Store) UpdateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE agora_conversations SET status = $2,
+	return s.execOne(ctx, agentchat.ErrConversationNotFound, `UPDATE agora_conversations SET status = $2,
 		session_id = CASE WHEN $3 = '' THEN session_id ELSE $3 END,
 		title = CASE WHEN $4 = '' THEN title ELSE $4 END, updated_at = $5 WHERE id = $1`,
 		id, string(status), sessionID, title, at)
-	if err != nil {
-		return interpretError(ctx, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return agentchat.ErrConversationNotFound
-	}
-	return nil
 }
 
-// AppendChatMessage implements agentchat.Store in one statement: the
-// conversation's counter row lock orders concurrent appends.
+// AppendChatMessage implements agentchat.Store in one statement: the ID
+// comes from the store's sequence, drawn once the conversation's row is
+// locked, so the appends of one conversation commit in the order of their
+// IDs.
 func (s *Store) AppendChatMessage(ctx context.Context, m agentchat.Message) (agentchat.Message, error) {
 	stmt, err := s.prepared(ctx, `
-		WITH c AS (UPDATE agora_conversations SET last_message = last_message + 1 WHERE id = $1 RETURNING last_message)
+		WITH c AS (SELECT id FROM agora_conversations WHERE id = $1 FOR UPDATE)
 		INSERT INTO agora_chat_messages (conversation_id, id, type, content, created_at)
-		SELECT $1, c.last_message, $2, $3, $4 FROM c RETURNING id`)
+		SELECT c.id, nextval('agora_chat_message_ids'), $2, $3, $4 FROM c RETURNING id`)
 	if err != nil {
 		return agentchat.Message{}, err
 	}

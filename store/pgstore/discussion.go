@@ -256,20 +256,9 @@ func (s *Store) ListResponses(ctx context.Context, promptID string) ([]discussio
 // message only when the message it replies to is stored (messages are
 // never deleted, and the foreign key backs the check).
 func (s *Store) PostMessage(ctx context.Context, m discussion.Message) error {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO agora_squad_chat (`+messageColumns+`)
+	return s.execOne(ctx, discussion.ErrReplyToNotFound, `INSERT INTO agora_squad_chat (`+messageColumns+`)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8::text, $9
 		WHERE $8::text IS NULL OR EXISTS (SELECT 1 FROM agora_squad_chat WHERE id = $8::text)`, messageArgs(m)...)
-	if err != nil {
-		return interpretError(ctx, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return interpretError(ctx, err)
-	}
-	if n == 0 {
-		return discussion.ErrReplyToNotFound
-	}
-	return nil
 }
 
 // ListMessages implements discussion.Store.

@@ -1,8 +1,10 @@
 package pgstore
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
 
@@ -102,3 +104,22 @@ func nameOf(k nextSlotKey) string {
 
 // ListSlotsQueryForTest is ListSlots' query, for plan checks.
 const ListSlotsQueryForTest = listSlotsQuery
+
+// MigrateUpToForTest applies the migrations numbered up to version, as a
+// database of an older release has them, so a test can store data in that
+// schema and check the later migrations carry it over.
+func MigrateUpToForTest(ctx context.Context, db *sqlx.DB, version int) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.version > version {
+			break
+		}
+		if err := apply(ctx, db, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -2,15 +2,100 @@ package pgstore_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/internal/testdb"
+	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/pgstore"
 )
+
+// openAt connects to a fresh schema migrated up to version only, the
+// schema of an older release.
+func openAt(t *testing.T, version int) *sqlx.DB {
+	t.Helper()
+	db, err := pgstore.Open(testdb.PostgresDSN(t), pgstore.PoolOptions{MaxOpenConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	require.NoError(t, pgstore.MigrateUpToForTest(context.Background(), db, version))
+	return db
+}
+
+// TestMigrateChatMessageIDs: messages stored while IDs rose per
+// conversation are numbered again across the store, each conversation's in
+// its order, the earlier conversation's first, and new messages follow them.
+func TestMigrateChatMessageIDs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openAt(t, 32)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i, id := range []string{"conv_late", "conv_early"} {
+		created := at.Add(time.Duration(1-i) * time.Hour)
+		_, err := db.ExecContext(ctx, `INSERT INTO agora_conversations (id, title, status, created_at, updated_at, last_message)
+			VALUES ($1, $1, 'idle', $2, $2, 2)`, id, created)
+		require.NoError(t, err)
+		for n := 1; n <= 2; n++ {
+			_, err := db.ExecContext(ctx, `INSERT INTO agora_chat_messages (conversation_id, id, type, content, created_at)
+				VALUES ($1, $2, 'user', $3, $4)`, id, n, fmt.Sprint(id, " ", n), created)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, pgstore.Migrate(ctx, db))
+
+	st := pgstore.New(db)
+	early, err := st.ListChatMessages(ctx, "conv_early", 0)
+	require.NoError(t, err)
+	late, err := st.ListChatMessages(ctx, "conv_late", 0)
+	require.NoError(t, err)
+	got := map[string]int64{}
+	for _, m := range append(early, late...) {
+		got[m.Content] = m.ID
+	}
+	require.Equal(t, map[string]int64{"conv_early 1": 1, "conv_early 2": 2, "conv_late 1": 3, "conv_late 2": 4}, got)
+	m, err := st.AppendChatMessage(ctx, agentchat.Message{ConversationID: "conv_early", Type: agentchat.EventAssistant, Content: "next", CreatedAt: at})
+	require.NoError(t, err)
+	require.EqualValues(t, 5, m.ID)
+}
+
+// TestMigrateClaimSources: a claim stored before claims had sources reads
+// back with none.
+func TestMigrateClaimSources(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openAt(t, 32)
+	_, err := db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at) VALUES ('claim_old', 'Old', '', 'physics', 1)`)
+	require.NoError(t, err)
+	require.NoError(t, pgstore.Migrate(ctx, db))
+	c, err := pgstore.New(db).GetClaim(ctx, "claim_old")
+	require.NoError(t, err)
+	require.Equal(t, slots.Claim{ID: "claim_old", Title: "Old", Domain: "physics", CreatedAt: 1, Sources: []slots.Source{}}, c)
+}
+
+// TestMigrateSigningKeys: a key stored before keys had signing keys has
+// none, and can register one.
+func TestMigrateSigningKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openAt(t, 32)
+	_, err := db.ExecContext(ctx, `INSERT INTO agora_keys (id, name, avatar_url, scopes, hash, created_at) VALUES ('key_old', 'Old', '', '{}', '\x00', 1)`)
+	require.NoError(t, err)
+	require.NoError(t, pgstore.Migrate(ctx, db))
+	st := pgstore.New(db)
+	k, err := st.GetKey(ctx, "key_old")
+	require.NoError(t, err)
+	require.Empty(t, k.SigningKeyAddress)
+	require.NoError(t, st.SetSigningKey(ctx, "key_old", "0xpoi_old"))
+	k, err = st.GetKey(ctx, "key_old")
+	require.NoError(t, err)
+	require.Equal(t, "0xpoi_old", k.SigningKeyAddress)
+}
 
 // TestMigrateErrorSaysPgstoreOnce: a migration that fails (here: the
 // search_path names no schema that exists) says which, with one

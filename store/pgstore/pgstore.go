@@ -141,3 +141,20 @@ func (s *Store) Analyze(ctx context.Context) error {
 	_, err := s.db.ExecContext(ctx, `VACUUM (ANALYZE) agora_claims, agora_comments, agora_role_slots, agora_prompts, agora_pipelines, agora_stage_work`)
 	return interpretError(ctx, err)
 }
+
+// execOne runs a statement that changes one row, and returns missing when
+// it changed none (the row it names does not exist).
+func (s *Store) execOne(ctx context.Context, missing error, query string, args ...any) error {
+	res, err := s.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	if n == 0 {
+		return missing
+	}
+	return nil
+}

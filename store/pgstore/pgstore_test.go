@@ -50,7 +50,7 @@ func TestConformance(t *testing.T) {
 		peerDB, err := sqlx.Open("postgres", dsn)
 		require.NoError(t, err)
 		t.Cleanup(func() { peerDB.Close() })
-		return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: notifier(t, db, dsn), Peer: notifier(t, peerDB, dsn),
+		return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: notifier(t, db, dsn), Peer: notifier(t, peerDB, dsn), PeerChat: pgstore.New(peerDB),
 			CutPeer: func(t *testing.T) { terminateListeners(t, db) },
 			Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
 				return st.Limiter(perSecond, burst), pgstore.New(peerDB).Limiter(perSecond, burst)

@@ -12,15 +12,19 @@ import (
 
 // CreateClaim implements slots.ClaimStore.
 func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt)
+	sources, err := encodeSources(c.Sources)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at, sources) VALUES ($1, $2, $3, $4, $5, $6)`,
+		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt, sources)
 	if isUniqueViolation(err, "agora_claims_pkey") {
 		return slots.ErrClaimExists
 	}
 	return interpretError(ctx, err)
 }
 
-const claimColumns = `id, title, body, domain, created_at`
+const claimColumns = `id, title, body, domain, created_at, sources`
 
 type claimRow struct {
 	ID        string `db:"id"`
@@ -28,10 +32,29 @@ type claimRow struct {
 	Body      string `db:"body"`
 	Domain    string `db:"domain"`
 	CreatedAt int64  `db:"created_at"`
+	Sources   []byte `db:"sources"`
 }
 
-func (r claimRow) claim() slots.Claim {
-	return slots.Claim{ID: r.ID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.CreatedAt}
+func (r claimRow) claim() (slots.Claim, error) {
+	sources, err := decodeSources(r.Sources)
+	return slots.Claim{ID: r.ID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.CreatedAt, Sources: sources}, err
+}
+
+// encodeSources is the sources column's value of a claim's sources.
+func encodeSources(sources []slots.Source) ([]byte, error) {
+	if sources == nil {
+		sources = []slots.Source{}
+	}
+	return json.Marshal(sources)
+}
+
+// decodeSources reads the sources column.
+func decodeSources(b []byte) ([]slots.Source, error) {
+	out := []slots.Source{}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("pgstore: claim sources: %w", err)
+	}
+	return out, nil
 }
 
 // GetClaim implements slots.ClaimStore.
@@ -44,7 +67,7 @@ func (s *Store) GetClaim(ctx context.Context, id string) (slots.Claim, error) {
 	if err != nil {
 		return slots.Claim{}, interpretError(ctx, err)
 	}
-	return r.claim(), nil
+	return r.claim()
 }
 
 // ListClaims implements slots.ClaimStore.
@@ -59,7 +82,9 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	}
 	out := make([]slots.Claim, len(rows))
 	for i, r := range rows {
-		out[i] = r.claim()
+		if out[i], err = r.claim(); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -379,8 +404,8 @@ func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
 	for i, sc := range k.Scopes {
 		scopes[i] = string(sc)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_keys (id, name, avatar_url, scopes, hash, created_at, revoked_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, k.ID, k.Name, k.AvatarURL, pq.Array(scopes), k.Hash, k.CreatedAt, k.RevokedAt)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_keys (id, name, avatar_url, scopes, hash, created_at, revoked_at, signing_key_address)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, k.ID, k.Name, k.AvatarURL, pq.Array(scopes), k.Hash, k.CreatedAt, k.RevokedAt, k.SigningKeyAddress)
 	if isUniqueViolation(err, "agora_keys_pkey") {
 		return slots.ErrKeyExists
 	}
@@ -398,17 +423,19 @@ type keyRow struct {
 	Hash      []byte         `db:"hash"`
 	CreatedAt int64          `db:"created_at"`
 	RevokedAt int64          `db:"revoked_at"`
+	Signing   string         `db:"signing_key_address"`
 }
 
 func (r keyRow) key() slots.Key {
-	k := slots.Key{ID: r.ID, Name: r.Name, AvatarURL: r.AvatarURL, Hash: r.Hash, CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt, Scopes: []slots.Scope{}}
+	k := slots.Key{ID: r.ID, Name: r.Name, AvatarURL: r.AvatarURL, Hash: r.Hash, CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt,
+		SigningKeyAddress: r.Signing, Scopes: []slots.Scope{}}
 	for _, sc := range r.Scopes {
 		k.Scopes = append(k.Scopes, slots.Scope(sc))
 	}
 	return k
 }
 
-const keyColumns = `id, name, avatar_url, scopes, hash, created_at, revoked_at`
+const keyColumns = `id, name, avatar_url, scopes, hash, created_at, revoked_at, signing_key_address`
 
 // GetKey implements slots.KeyStore.
 func (s *Store) GetKey(ctx context.Context, id string) (slots.Key, error) {
@@ -449,6 +476,11 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 		return slots.ErrKeyNotFound
 	}
 	return nil
+}
+
+// SetSigningKey implements slots.KeyStore.
+func (s *Store) SetSigningKey(ctx context.Context, id, address string) error {
+	return s.execOne(ctx, slots.ErrKeyNotFound, `UPDATE agora_keys SET signing_key_address = $2 WHERE id = $1`, id, address)
 }
 
 // Balance implements slots.KeyStore.

@@ -85,7 +85,7 @@ const jobSelect = `
 // jobColumns are jobSelect's columns, which jobRow reads.
 const jobColumns = `s.id, s.claim_id, s.role, s.status, COALESCE(s.api_key_id, '') AS api_key_id, s.agent_name,
 			s.agent_avatar_url, s.taken_at, s.done_at, s.created_at, s.lease_expires_at,
-			c.title, c.body, c.domain, c.created_at AS claim_created_at, ` + commentsJSON + ` AS comments`
+			c.title, c.body, c.domain, c.created_at AS claim_created_at, c.sources, ` + commentsJSON + ` AS comments`
 
 // jobRow is a row of jobColumns.
 type jobRow struct {
@@ -94,14 +94,16 @@ type jobRow struct {
 	Body           string `db:"body"`
 	Domain         string `db:"domain"`
 	ClaimCreatedAt int64  `db:"claim_created_at"`
+	Sources        []byte `db:"sources"`
 	Comments       []byte `db:"comments"`
 }
 
 func (r jobRow) job() (slots.Job, error) {
-	job := slots.Job{
-		Slot:  r.slot(),
-		Claim: slots.Claim{ID: r.ClaimID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.ClaimCreatedAt},
+	claim, err := claimRow{ID: r.ClaimID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.ClaimCreatedAt, Sources: r.Sources}.claim()
+	if err != nil {
+		return slots.Job{}, err
 	}
+	job := slots.Job{Slot: r.slot(), Claim: claim}
 	if err := json.Unmarshal(r.Comments, &job.Comments); err != nil {
 		return slots.Job{}, fmt.Errorf("pgstore: comments: %w", err)
 	}
@@ -364,7 +366,7 @@ func filterParams(k nextSlotKey) int {
 // for a job's. noneLeft reads it.
 const (
 	candidatesColumns = `(SELECT count(*) FROM l)`
-	candidatesFiller  = `'', '', '', '', '', '', '', 0, 0, 0, 0, '', '', '', 0, '[]'::json`
+	candidatesFiller  = `'', '', '', '', '', '', '', 0, 0, 0, 0, '', '', '', 0, '[]'::jsonb, '[]'::json`
 )
 
 // noneLeft reports whether an agent a takeManySteps statement left without

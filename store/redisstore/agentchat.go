@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,18 +18,27 @@ var _ agentchat.Store = (*Store)(nil)
 // agentchat keys, under the store's hash tag:
 //
 //	conv:<id>        hash: id, title, session_id, user, status, created_at, updated_at, updated_ms
-//	convmsgs:<id>    list of messages (JSON); a message's ID is its position
+//	chatmsgs:<id>    zset of messages scored by ID, a member "<ID> <JSON>"
+//	chatseq          the last message ID, store-wide
+//	convmsgs:<id>    list of messages stored before IDs were store-wide (a
+//	                 message's ID was its position); chat_upgrade moves them
 //	convs            zset of conversations scored by update time (ms)
 //	convactive       set of running or queued conversations
 var (
 	chatUpdateScript    = newScript("chat_update.lua")
 	chatAppendScript    = newScript("chat_append.lua")
+	chatListScript      = newScript("chat_list.lua")
 	chatDeleteScript    = newScript("chat_delete.lua")
 	chatInterruptScript = newScript("chat_interrupt.lua")
 )
 
 func (s *Store) convKey(id string) string     { return s.key("conv", id) }
 func (s *Store) convMsgsKey(id string) string { return s.key("convmsgs", id) }
+
+// chatKeys are the keys chat_append.lua and chat_list.lua take.
+func (s *Store) chatKeys(id string) []string {
+	return []string{s.convKey(id), s.convMsgsKey(id), s.key("chatmsgs", id), s.key("chatseq")}
+}
 
 func (s *Store) updateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time, created *agentchat.Conversation) error {
 	args := []any{id, string(status), sessionID, title, at.UnixMilli(), stamp(at)}
@@ -114,17 +125,18 @@ func (s *Store) ListConversations(ctx context.Context, p agentchat.ListConversat
 
 // DeleteConversation implements agentchat.Store.
 func (s *Store) DeleteConversation(ctx context.Context, id string) error {
-	err := chatDeleteScript.Run(ctx, s.client, []string{s.convKey(id), s.convMsgsKey(id), s.key("convs"), s.key("convactive")}, id).Err()
+	err := chatDeleteScript.Run(ctx, s.client, []string{s.convKey(id), s.convMsgsKey(id), s.key("chatmsgs", id), s.key("convs"), s.key("convactive")}, id).Err()
 	return interpretError(ctx, err, nil)
 }
 
-// AppendChatMessage implements agentchat.Store in one script.
+// AppendChatMessage implements agentchat.Store in one script: the ID is
+// the store's counter's next value.
 func (s *Store) AppendChatMessage(ctx context.Context, m agentchat.Message) (agentchat.Message, error) {
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return agentchat.Message{}, err
 	}
-	n, err := chatAppendScript.Run(ctx, s.client, []string{s.convKey(m.ConversationID), s.convMsgsKey(m.ConversationID)}, raw).Int64()
+	n, err := chatAppendScript.Run(ctx, s.client, s.chatKeys(m.ConversationID), raw).Int64()
 	if err != nil {
 		return agentchat.Message{}, interpretError(ctx, err, nil)
 	}
@@ -132,21 +144,22 @@ func (s *Store) AppendChatMessage(ctx context.Context, m agentchat.Message) (age
 	return m, nil
 }
 
-// ListChatMessages implements agentchat.Store.
+// ListChatMessages implements agentchat.Store in one script, which also
+// answers whether the conversation exists.
 func (s *Store) ListChatMessages(ctx context.Context, conversationID string, after int64) ([]agentchat.Message, error) {
-	if _, err := s.GetConversation(ctx, conversationID); err != nil {
-		return nil, err
-	}
-	raws, err := s.client.LRange(ctx, s.convMsgsKey(conversationID), max(after, 0), -1).Result()
+	members, err := chatListScript.Run(ctx, s.client, s.chatKeys(conversationID), max(after, 0)).StringSlice()
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)
 	}
-	out := make([]agentchat.Message, len(raws))
-	for i, raw := range raws {
+	out := make([]agentchat.Message, len(members))
+	for i, member := range members {
+		id, raw, _ := strings.Cut(member, " ")
 		if err := json.Unmarshal([]byte(raw), &out[i]); err != nil {
 			return nil, fmt.Errorf("redisstore: chat message: %w", err)
 		}
-		out[i].ID = max(after, 0) + int64(i) + 1
+		if out[i].ID, err = strconv.ParseInt(id, 10, 64); err != nil {
+			return nil, fmt.Errorf("redisstore: chat message ID %q: %w", id, err)
+		}
 	}
 	return out, nil
 }

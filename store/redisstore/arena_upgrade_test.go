@@ -30,6 +30,8 @@ func TestArenaLegacyGameUpgrades(t *testing.T) {
 	g, err = svc.Start(ctx, g.ID)
 	require.NoError(t, err)
 	first := g.Current()
+	_, err = svc.Advance(ctx, g.ID, arena.ActionForceDecision)
+	require.NoError(t, err)
 	g, err = svc.Advance(ctx, g.ID, arena.ActionResolveRound)
 	require.NoError(t, err)
 	feed, err := st.FeedAfter(ctx, g.ID, 0, 100)

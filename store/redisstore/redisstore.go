@@ -119,6 +119,7 @@ var (
 	releaseExpiredScript   = newScript("release_expired.lua")
 	createKeyScript        = newScript("create_key.lua")
 	revokeKeyScript        = newScript("revoke_key.lua")
+	setSigningKeyScript    = newScript("set_signing_key.lua")
 	listKeysScript         = newScript("list_keys.lua")
 	deviceCreateScript     = newScript("device_create.lua")
 	deviceGetScript        = newScript("device_get.lua")

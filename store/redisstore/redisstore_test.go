@@ -85,7 +85,7 @@ func killSubscriber(t *testing.T, c *redis.Client, name string) {
 // stores pairs a store with a peer: the same data as another process sees it.
 func stores(t *testing.T, st, peer *redisstore.Store) storetest.Stores {
 	t.Cleanup(func() { _ = st.Close(); _ = peer.Close() })
-	return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: st, Peer: peer,
+	return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: st, Peer: peer, PeerChat: peer,
 		Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
 			return st.Limiter(perSecond, burst), peer.Limiter(perSecond, burst)
 		}}

@@ -20,9 +20,16 @@ const releaseBatch = 256
 
 // CreateClaim implements slots.ClaimStore.
 func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
-	err := createClaimScript.Run(ctx, s.client,
+	if c.Sources == nil {
+		c.Sources = []slots.Source{}
+	}
+	sources, err := json.Marshal(c.Sources)
+	if err != nil {
+		return err
+	}
+	err = createClaimScript.Run(ctx, s.client,
 		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain)},
-		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt).Err()
+		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt, sources).Err()
 	return interpretError(ctx, err, nil)
 }
 
@@ -188,7 +195,7 @@ func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
 	}
 	err = createKeyScript.Run(ctx, s.client,
 		[]string{s.keyKey(k.ID), s.keysKey(), s.keyNamesKey()},
-		k.ID, k.Name, k.AvatarURL, scopes, k.CreatedAt, k.RevokedAt, hex.EncodeToString(k.Hash), s.ns).Err()
+		k.ID, k.Name, k.AvatarURL, scopes, k.CreatedAt, k.RevokedAt, hex.EncodeToString(k.Hash), s.ns, k.SigningKeyAddress).Err()
 	return interpretError(ctx, err, nil)
 }
 
@@ -228,6 +235,12 @@ func (s *Store) ListKeys(ctx context.Context) ([]slots.Key, error) {
 // RevokeKey implements slots.KeyStore.
 func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 	err := revokeKeyScript.Run(ctx, s.client, []string{s.keyKey(id)}, at).Err()
+	return interpretError(ctx, err, nil)
+}
+
+// SetSigningKey implements slots.KeyStore in one script.
+func (s *Store) SetSigningKey(ctx context.Context, id, address string) error {
+	err := setSigningKeyScript.Run(ctx, s.client, []string{s.keyKey(id)}, address).Err()
 	return interpretError(ctx, err, nil)
 }
 
@@ -284,8 +297,15 @@ func (r record) ints(fields map[string]*int64) error {
 	return nil
 }
 
+// decodeClaim reads a claim's hash; one stored before claims had sources
+// has no sources field, and none.
 func decodeClaim(r record) (slots.Claim, error) {
-	c := slots.Claim{ID: r["_id"], Title: r["title"], Body: r["body"], Domain: r["domain"]}
+	c := slots.Claim{ID: r["_id"], Title: r["title"], Body: r["body"], Domain: r["domain"], Sources: []slots.Source{}}
+	if raw := r["sources"]; raw != "" {
+		if err := json.Unmarshal([]byte(raw), &c.Sources); err != nil {
+			return c, fmt.Errorf("redisstore: sources of %s: %w", c.ID, err)
+		}
+	}
 	return c, r.ints(map[string]*int64{"createdAt": &c.CreatedAt})
 }
 
@@ -312,7 +332,7 @@ func decodeSlotReply(v any) (slots.Slot, error) {
 }
 
 func decodeKey(r record) (slots.Key, error) {
-	k := slots.Key{ID: r["_id"], Name: r["name"], AvatarURL: r["avatarUrl"]}
+	k := slots.Key{ID: r["_id"], Name: r["name"], AvatarURL: r["avatarUrl"], SigningKeyAddress: r["signingKeyAddress"]}
 	if err := json.Unmarshal([]byte(r["scopes"]), &k.Scopes); err != nil {
 		return slots.Key{}, fmt.Errorf("redisstore: scopes of key %s: %w", k.ID, err)
 	}

@@ -15,7 +15,8 @@ import (
 )
 
 // RunAgentChat runs the agentchat section: conversations, messages whose
-// IDs rise by one per conversation even under concurrent appends, and the
+// IDs are unique and rising across every conversation of the store even
+// under concurrent appends from several processes, and the
 // interruption of runs a stopped process left.
 func RunAgentChat(t *testing.T, newStores NewStores) {
 	newChat := func(t *testing.T) agentchat.Store {
@@ -109,42 +110,82 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		require.Empty(t, last, "nothing after the oldest")
 	})
 
-	t.Run("MessagesRiseByOne", func(t *testing.T) {
+	t.Run("MessageIDs", func(t *testing.T) {
 		t.Parallel()
-		st := newChat(t)
+		st := newStores(t)
+		here, there := st.AgentChat, st.PeerChat
+		if there == nil {
+			there = here
+		}
 		ctx := context.Background()
-		require.NoError(t, st.CreateConversation(ctx, conv("conv_m", at)))
+		for _, id := range []string{"conv_m", "conv_n"} {
+			require.NoError(t, here.CreateConversation(ctx, conv(id, at)))
+		}
+		// Two processes append to two conversations at once: every ID is
+		// unique across the store.
 		const n = 50
 		var mu sync.Mutex
-		var ids []int64
-		concurrently(n, func(i int) {
-			m, err := st.AppendChatMessage(ctx, agentchat.Message{ConversationID: "conv_m", Type: agentchat.EventAssistant, Content: fmt.Sprint("m", i), CreatedAt: at})
+		byConv := map[string][]int64{}
+		var all []int64
+		concurrently(2*n, func(i int) {
+			c, st := "conv_m", here
+			if i%2 == 1 {
+				c, st = "conv_n", there
+			}
+			m, err := st.AppendChatMessage(ctx, agentchat.Message{ConversationID: c, Type: agentchat.EventAssistant, Content: fmt.Sprint("m", i), CreatedAt: at})
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			mu.Lock()
-			ids = append(ids, m.ID)
+			byConv[c] = append(byConv[c], m.ID)
+			all = append(all, m.ID)
 			mu.Unlock()
 		})
-		slices.Sort(ids)
-		for i, id := range ids {
-			require.EqualValues(t, i+1, id)
+		slices.Sort(all)
+		require.Len(t, slices.Compact(all), 2*n, "IDs are unique across conversations")
+		for _, c := range []string{"conv_m", "conv_n"} {
+			list, err := here.ListChatMessages(ctx, c, 0)
+			require.NoError(t, err)
+			require.Len(t, list, n)
+			ids := make([]int64, n)
+			for i, m := range list {
+				ids[i] = m.ID
+				require.Equal(t, c, m.ConversationID)
+				require.Equal(t, at, m.CreatedAt)
+				require.Equal(t, agentchat.EventAssistant, m.Type)
+			}
+			require.True(t, slices.IsSorted(ids), "listed in ID order")
+			slices.Sort(byConv[c])
+			require.Equal(t, byConv[c], ids, "the IDs the appends returned")
+			tail, err := here.ListChatMessages(ctx, c, ids[44])
+			require.NoError(t, err)
+			require.Equal(t, list[45:], tail, "after an ID of the conversation")
 		}
-		all, err := st.ListChatMessages(ctx, "conv_m", 0)
+
+		// A message stored later, in any conversation and by any process,
+		// has a higher ID: slot-machine's page keeps the last ID it saw when
+		// the user starts a new conversation, and asks the new one's stream
+		// for what came after it.
+		last := all[len(all)-1]
+		require.NoError(t, there.CreateConversation(ctx, conv("conv_new", at)))
+		first, err := there.AppendChatMessage(ctx, agentchat.Message{ConversationID: "conv_new", Type: agentchat.EventUser, Content: "hi", CreatedAt: at})
 		require.NoError(t, err)
-		require.Len(t, all, n)
-		for i, m := range all {
-			require.EqualValues(t, i+1, m.ID)
-			require.Equal(t, "conv_m", m.ConversationID)
-			require.Equal(t, at, m.CreatedAt)
-		}
-		tail, err := st.ListChatMessages(ctx, "conv_m", 45)
+		require.Greater(t, first.ID, last)
+		second, err := here.AppendChatMessage(ctx, agentchat.Message{ConversationID: "conv_m", Type: agentchat.EventUser, Content: "hi", CreatedAt: at})
 		require.NoError(t, err)
-		require.Len(t, tail, 5)
-		require.EqualValues(t, 46, tail[0].ID)
-		require.Equal(t, all[45], tail[0])
-		_, err = st.AppendChatMessage(ctx, agentchat.Message{ConversationID: "conv_missing", Type: agentchat.EventUser, Content: "x", CreatedAt: at})
+		require.Greater(t, second.ID, first.ID)
+		got, err := here.ListChatMessages(ctx, "conv_new", last)
+		require.NoError(t, err)
+		require.Equal(t, []agentchat.Message{first}, got, "after an ID of another conversation")
+		got, err = there.ListChatMessages(ctx, "conv_m", first.ID)
+		require.NoError(t, err)
+		require.Equal(t, []agentchat.Message{second}, got)
+		got, err = here.ListChatMessages(ctx, "conv_new", second.ID)
+		require.NoError(t, err)
+		require.Empty(t, got, "after an ID beyond the conversation's last")
+
+		_, err = here.AppendChatMessage(ctx, agentchat.Message{ConversationID: "conv_missing", Type: agentchat.EventUser, Content: "x", CreatedAt: at})
 		require.ErrorIs(t, err, agentchat.ErrConversationNotFound)
 	})
 

@@ -52,6 +52,16 @@ func (e *prismEnv) claim(t *testing.T) (slots.Claim, prism.Pipeline) {
 	return e.claimOn(t, e.svc)
 }
 
+// claimUnder creates a claim titled title whose pipeline runs protocol.
+func (e *prismEnv) claimUnder(t *testing.T, title, protocol string) (slots.Claim, prism.Pipeline) {
+	t.Helper()
+	c, err := e.slots.CreateClaim(e.ctx, slots.NewClaim{Title: title})
+	require.NoError(t, err)
+	p, err := e.svc.Init(e.ctx, c, protocol)
+	require.NoError(t, err)
+	return c, p
+}
+
 // claimOn is claim with the pipeline created through svc.
 func (e *prismEnv) claimOn(t *testing.T, svc *prism.Service) (slots.Claim, prism.Pipeline) {
 	t.Helper()
@@ -134,6 +144,12 @@ func seated(p prism.Pipeline) int {
 func outputFor(l prism.Layer, phase prism.Phase, i int) json.RawMessage {
 	if string(l.OutputFrom) != string(phase) {
 		return nil
+	}
+	switch l.Effect {
+	case prism.EffectRoute: // meta-v1's classifiers: two of three vote lens-v1
+		return json.RawMessage(fmt.Sprintf(`{"protocol":%q,"domain":"Social Philosophy"}`, []string{prism.LensV1ID, prism.LensV1ID, prism.PrismV1ID}[i%3]))
+	case prism.EffectSummary: // lens-v1's summary: a summary, one with a recommendation, prose alone
+		return []json.RawMessage{json.RawMessage(`{"summary":"map 0"}`), json.RawMessage(`{"summary":"map 1","recommendation":"needs-more-evidence"}`), nil}[i%3]
 	}
 	switch l.Number {
 	case 2:
@@ -261,6 +277,10 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.ErrorIs(t, err, store.ErrInvalid)
 		_, err = e.svc.Done(e.ctx, a, c.ID, w.Slot.ID, prism.DoneInput{Body: "prose", OutputSignature: "bad\x00"})
 		require.ErrorIs(t, err, store.ErrInvalid)
+		// a registered its signing key: it is kept beside the signature.
+		require.NoError(t, e.slots.RegisterSigningKey(e.ctx, a, "0xpoi_a"))
+		a, err = e.slots.Store().GetKey(e.ctx, a.ID)
+		require.NoError(t, err)
 		_, err = e.svc.Done(e.ctx, a, c.ID, w.Slot.ID, prism.DoneInput{Body: "supporting prose", AgentModel: "sonnet-4.6", OutputSignature: "MEUCIQ=="})
 		require.NoError(t, err)
 		w2, err := e.svc.NextWork(e.ctx, b, prism.WorkQuery{Phase: prism.PhaseWork})
@@ -284,6 +304,8 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.Equal(t, "supporting prose", got.Body)
 		require.Equal(t, "sonnet-4.6", got.AgentModel)
 		require.Equal(t, "MEUCIQ==", got.OutputSignature)
+		require.Equal(t, "0xpoi_a", got.SigningKeyAddress, "the signing key the signature was made with")
+		require.Empty(t, structured.SigningKeyAddress, "no signature, no signing key")
 		require.Empty(t, got.Output)
 		require.JSONEq(t, `{"keyPoints":["caching"],"strength":"strong"}`, string(structured.Output))
 	})
@@ -559,8 +581,12 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		e := newPrismEnv(t, newStores, 4)
 		ps, err := e.svc.Protocols(e.ctx)
 		require.NoError(t, err)
-		require.Len(t, ps, 1)
-		require.Equal(t, prism.PrismV1(), ps[0], "Prism v1 is seeded on first use")
+		require.Equal(t, []prism.Protocol{prism.LensV1(), prism.MetaV1(), prism.PrismV1(), prism.PrismV1Solo()}, ps,
+			"the built-in protocols are seeded on first use")
+		for _, id := range prism.BuiltinIDs {
+			b, _ := prism.Builtin(id)
+			require.ErrorIs(t, e.svc.RegisterProtocol(e.ctx, b), store.ErrConflict, "%s is built in", id)
+		}
 		quick := prism.Protocol{ID: "quick", Name: "Quick", Layers: []prism.Layer{
 			{Number: 1, Name: "Vote", ConsensusSlots: 1, Threshold: 0.5, Effect: prism.EffectNone},
 		}}
@@ -575,6 +601,92 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.Equal(t, prism.StatusComplete, p.Status)
 		_, err = e.svc.Init(e.ctx, slots.Claim{ID: "claim_other"}, "missing")
 		require.ErrorIs(t, err, prism.ErrProtocolNotFound)
+	})
+
+	t.Run("MetaRoutesToLens", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		c, p := e.claimUnder(t, "What if cities had no cars?", prism.MetaV1ID)
+		require.Equal(t, 0, p.CurrentLayer, "meta-classify is layer 0")
+		require.Equal(t, prism.PhaseWork, p.Phase)
+		for _, s := range p.OpenSlots() {
+			require.Equal(t, string(prism.RoleClassifier), s.Role)
+		}
+		require.Len(t, p.OpenSlots(), 3)
+		w, err := e.svc.NextWork(e.ctx, e.keys[0], prism.WorkQuery{Role: string(prism.RoleClassifier)})
+		require.NoError(t, err, "a classifier's slot is found by its role")
+		require.Equal(t, 0, w.Slot.Layer)
+		e.finishPhase(t, c.ID, 0, 0.8)
+		p = e.finishPhase(t, c.ID, 8, 0.6)
+		require.Equal(t, prism.LensV1ID, p.Protocol.ID, "two of three classifiers voted lens-v1")
+		require.Equal(t, prism.StatusActive, p.Status)
+		require.Equal(t, 1, p.CurrentLayer)
+		require.Equal(t, prism.PhaseWork, p.Phase)
+		require.Equal(t, "social-philosophy", p.Domain)
+		claim, err := e.slots.Claim(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, "social-philosophy", claim.Domain, "the route wrote the voted domain to the claim")
+		roles := map[int]string{1: "framer", 2: "lens", 3: "critic", 4: "reviser", 5: "synthesizer"}
+		for layer := 1; layer <= 6; layer++ {
+			p, err = e.svc.Pipeline(e.ctx, c.ID)
+			require.NoError(t, err)
+			require.Equal(t, layer, p.CurrentLayer)
+			if p.Layer().WorkSlots() > 0 {
+				require.Equal(t, roles[layer], p.OpenSlots()[0].Role)
+				e.finishPhase(t, c.ID, 0, 0.8)
+			}
+			p = e.finishPhase(t, c.ID, 8, 0.8)
+		}
+		require.Equal(t, prism.StatusComplete, p.Status)
+		require.Equal(t, "map 0\n\n---\n\nmap 1", p.Consensus.Summary, "the summary layer's record: the summaries given")
+		require.Equal(t, "needs-more-evidence", p.Consensus.Recommendation, "no verdict of its own: the one a summary gave")
+		require.InDelta(t, 80, p.Consensus.Confidence, 1e-9)
+		var meta int
+		for _, s := range p.Slots {
+			if s.Layer == 0 {
+				meta++
+				require.Equal(t, slots.StatusDone, s.Status)
+			}
+		}
+		require.Equal(t, 6, meta, "meta-classify's slots stay on the pipeline")
+	})
+
+	t.Run("MetaRoutesToPrismAndSolo", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		c, p := e.claimUnder(t, "Crows plan ahead", prism.MetaV1ID)
+		for i, s := range p.OpenSlots() {
+			_, _, err := e.svc.Take(e.ctx, e.keys[i], c.ID, s.ID)
+			require.NoError(t, err)
+			vote := []string{prism.PrismV1ID, prism.LensV1ID, prism.PrismV1ID}[i]
+			_, err = e.svc.Done(e.ctx, e.keys[i], c.ID, s.ID, prism.DoneInput{Body: "factual", Confidence: conf(0.9),
+				Output: json.RawMessage(fmt.Sprintf(`{"protocol":%q,"domain":"Cognitive Ethology"}`, vote))})
+			require.NoError(t, err)
+		}
+		p = e.finishPhase(t, c.ID, 8, 0.5)
+		require.Equal(t, prism.PrismV1ID, p.Protocol.ID)
+		require.Equal(t, 1, p.CurrentLayer)
+		require.Len(t, p.OpenSlots(), 2, "Prism v1's framing: two contributors")
+		require.Equal(t, "cognitive-ethology", p.Domain)
+
+		// prism-v1-solo: one work and one consensus slot a layer, passing
+		// at 0.5.
+		solo, _ := e.claimUnder(t, "Solo", prism.PrismV1SoloID)
+		var err error
+		for layer := 1; layer <= 7; layer++ {
+			p, err = e.svc.Pipeline(e.ctx, solo.ID)
+			require.NoError(t, err)
+			require.Equal(t, layer, p.CurrentLayer)
+			require.Len(t, p.OpenSlots(), 1)
+			if p.Phase == prism.PhaseWork {
+				p = e.finishPhase(t, solo.ID, 0, 0.55)
+				require.Len(t, p.OpenSlots(), 1)
+			}
+			p = e.finishPhase(t, solo.ID, 8, 0.55)
+		}
+		require.Equal(t, prism.StatusComplete, p.Status, "0.55 passes every layer at 0.5")
+		require.Equal(t, "accept", p.Consensus.Recommendation)
+		require.Equal(t, "cognitive-ethology", p.Domain)
 	})
 }
 

@@ -404,6 +404,35 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.Len(t, keys, raceRepeats+20+1, "no refused key was stored")
 	})
 
+	t.Run("SigningKeys", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		k, token, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "Signer"})
+		require.NoError(t, err)
+		other, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "Other"})
+		require.NoError(t, err)
+		require.Empty(t, k.SigningKeyAddress)
+		require.NoError(t, e.svc.RegisterSigningKey(e.ctx, k, " 0xpoi_1f2e "))
+		got, err := e.svc.Authenticate(e.ctx, token)
+		require.NoError(t, err)
+		require.Equal(t, "0xpoi_1f2e", got.SigningKeyAddress, "stored per key, trimmed; the key's profile reads it")
+		require.NoError(t, e.svc.RegisterSigningKey(e.ctx, k, "0xpoi_3d4c"))
+		keys, err := e.svc.Keys(e.ctx)
+		require.NoError(t, err)
+		require.Equal(t, "0xpoi_3d4c", keys[0].SigningKeyAddress, "a later one replaces it")
+		require.Empty(t, keys[1].SigningKeyAddress, "the other key has none")
+		require.Equal(t, other.ID, keys[1].ID)
+
+		for _, bad := range []string{"", "  ", "nul\x00", strings.Repeat("a", slots.MaxSigningKeyAddressLen+1)} {
+			require.ErrorIs(t, e.svc.RegisterSigningKey(e.ctx, k, bad), store.ErrInvalid, "%q", bad)
+		}
+		require.ErrorIs(t, e.svc.RegisterSigningKey(e.ctx, slots.Key{ID: slots.AdminKeyID}, "0xpoi"), store.ErrInvalid)
+		requireCode(t, slots.ErrKeyNotFound, e.svc.Store().SetSigningKey(e.ctx, "key_missing", "0xpoi"))
+		got, err = e.svc.Store().GetKey(e.ctx, k.ID)
+		require.NoError(t, err)
+		require.Equal(t, "0xpoi_3d4c", got.SigningKeyAddress, "refusals changed nothing")
+	})
+
 	t.Run("ConfigureReplacesOnlyOpenSlots", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
@@ -542,6 +571,54 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		bal, err = e.svc.Balance(e.ctx, a.ID)
 		require.NoError(t, err)
 		require.EqualValues(t, 2*slots.RewardRoleSlot, bal)
+	})
+
+	t.Run("ClaimSources", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		c, err := e.svc.CreateClaim(e.ctx, slots.NewClaim{Title: "Sourced", Sources: []slots.Source{
+			{URL: " https://WHO.int ", Title: " Climate and health "},
+			{URL: "  "},               // no URL: dropped
+			{URL: "https://who.int/"}, // the same page: dropped
+			{URL: "http://example.com/a?b=1#c"},
+		}})
+		require.NoError(t, err)
+		want := []slots.Source{{URL: "https://who.int/", Title: "Climate and health"}, {URL: "http://example.com/a?b=1#c"}}
+		require.Equal(t, want, c.Sources, "trimmed, canonical, without repeats")
+		got, err := e.svc.Claim(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, c, got)
+		page, err := e.svc.ListClaims(e.ctx, slots.ClaimsQuery{})
+		require.NoError(t, err)
+		require.Equal(t, []slots.Claim{c}, page.Items)
+		// A job's claim carries them too: the agent CLIs print them.
+		open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
+		e.draft(c.ID)
+		job, err := e.svc.NextJob(e.ctx, slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, open[0].ID, job.Slot.ID)
+		require.Equal(t, want, job.Claim.Sources)
+
+		none := e.claim("")
+		require.NotNil(t, none.Sources)
+		require.Empty(t, none.Sources)
+		got, err = e.svc.Claim(e.ctx, none.ID)
+		require.NoError(t, err)
+		require.Equal(t, []slots.Source{}, got.Sources, "no sources is an empty list")
+
+		many := make([]slots.Source, slots.MaxSources+1)
+		for i := range many {
+			many[i].URL = fmt.Sprint("https://example.com/", i)
+		}
+		_, err = e.svc.CreateClaim(e.ctx, slots.NewClaim{Title: "t", Sources: many})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		require.ErrorContains(t, err, "Too many sources (max 20)")
+		for _, bad := range []string{"ftp://example.com/x", "example.com", "/relative", "https://", "mailto:a@b.c", "https://bad\x00host/"} {
+			_, err = e.svc.CreateClaim(e.ctx, slots.NewClaim{Title: "t", Sources: []slots.Source{{URL: bad}}})
+			require.ErrorIs(t, err, store.ErrInvalid, bad)
+		}
+		_, err = e.svc.CreateClaim(e.ctx, slots.NewClaim{Title: "t", Sources: []slots.Source{{URL: "https://example.com/", Title: "nul\x00"}}})
+		require.ErrorIs(t, err, store.ErrInvalid)
 	})
 
 	t.Run("JobQueueNeedsDraft", func(t *testing.T) {

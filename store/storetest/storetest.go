@@ -37,6 +37,10 @@ type Stores struct {
 	// processes sharing it would have them (the same one for memstore).
 	Notifier store.Notifier
 	Peer     store.Notifier
+	// PeerChat is the AgentChat store as another process sharing the
+	// backend has it: its own connections (the same store for memstore).
+	// Nil runs the cross-process checks against AgentChat.
+	PeerChat agentchat.Store
 	// CutPeer, when the backend's notifier holds a connection, cuts the
 	// Peer's listening connection the way a network fault or a restarted
 	// server would (nil for memory, which has none).

@@ -114,6 +114,9 @@
     // recent as the version the stream announced.
     const state = await get(base + "/state" + (version ? "?min_version=" + version : ""));
     const b = state.board || {};
+    // The board shows the round being played; the last decision, once the
+    // next round has started, is last_decision.
+    const last = state.last_decision || {};
     let learned = false; // a name the feed may have shown as an ID
     for (const c of state.coverage || []) {
       if (names[c.agent_id] !== c.display_name) learned = true;
@@ -121,8 +124,8 @@
     }
     if (learned) drawFeed();
     const scene = $("scene");
-    // selected_branch is the decision; the trolley takes the other track.
-    const branch = b.selected_branch === "save_majority" ? "minority" : b.selected_branch === "save_minority" ? "majority" : null;
+    // The decision saves one track; the trolley takes the other.
+    const branch = last.decision === "save_majority" ? "minority" : last.decision === "save_minority" ? "majority" : null;
     const other = branch === "majority" ? "minority" : "majority";
     if (branch && b.animation_version !== animation) {
       scene.classList.remove("go-majority", "go-minority");
@@ -143,7 +146,7 @@
       $("track-" + branch).classList.add("taken");
       $("track-" + other).classList.add("saved");
       $("outcome").textContent = "Last decision: the trolley took the " + branch + " track. Survived: " +
-        (b.survivors || []).map((id) => names[id] || id).join(", ") + ".";
+        (last.survivors || []).map((id) => names[id] || id).join(", ") + ".";
       $("outcome").dataset.branch = branch;
     }
     if (holding) {
@@ -157,8 +160,8 @@
       // The resolved round: the lost were on the taken track, the
       // survivors on the other. While holding, its operator stays shown.
       const seats = (ids) => ids.map((id) => ({ id: id, display_name: names[id] || id }));
-      agents(seats(b.lost || []), $(branch), "lost");
-      agents(seats(b.survivors || []), $(other), "survived");
+      agents(seats(last.lost || []), $(branch), "lost");
+      agents(seats(last.survivors || []), $(other), "survived");
     } else {
       agents(state.majority_agents || [], $("majority"));
       agents(state.minority_agents || [], $("minority"));

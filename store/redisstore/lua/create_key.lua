@@ -1,6 +1,6 @@
 -- KEYS: key hash, keys index, key names (name -> ID, revoked keys included).
 -- ARGV: id, name, avatarUrl, scopes JSON, createdAt, revokedAt, hash (hex),
--- namespace.
+-- namespace, signing key address (empty: none).
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return fail('key_exists')
 end
@@ -20,6 +20,9 @@ redis.call('HSET', KEYS[1], '_id', ARGV[1], 'name', ARGV[2], 'avatarUrl', ARGV[3
   'scopes', ARGV[4], 'createdAt', ARGV[5], 'hash', ARGV[7])
 if ARGV[6] ~= '0' then
   redis.call('HSET', KEYS[1], 'revokedAt', ARGV[6])
+end
+if ARGV[9] ~= '' then
+  redis.call('HSET', KEYS[1], 'signingKeyAddress', ARGV[9])
 end
 redis.call('ZADD', KEYS[2], 0, ARGV[1])
 return 1

@@ -274,3 +274,18 @@ end
 -- no key name of their own: they get each key in KEYS, or the prefix of a
 -- kind of record in ARGV and append the record's ID, so that Go builds
 -- every key of those aggregates (TestDiscussionAndArenaKeysBuiltInGo).
+
+-- chat_upgrade moves a conversation's messages stored before message IDs
+-- were store-wide (a list, a message's ID its position) to its sorted set
+-- (a member is "<ID> <message JSON>", scored by the ID), numbering them
+-- from the store's counter in their order. A no-op once the list is gone.
+local function chat_upgrade(list, msgs, seq)
+  local old = redis.call('LRANGE', list, 0, -1)
+  for _, m in ipairs(old) do
+    local id = redis.call('INCR', seq)
+    redis.call('ZADD', msgs, id, id .. ' ' .. m)
+  end
+  if #old > 0 then
+    redis.call('DEL', list)
+  end
+end

@@ -1,0 +1,71 @@
+package redisstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/redisstore"
+)
+
+// TestChatLegacyMessagesUpgrade: messages stored before IDs were
+// store-wide (a list per conversation, a message's ID its position) are
+// numbered from the store's counter on the conversation's first read or
+// append, in their order, and the conversation goes on after them; two
+// such conversations no longer share IDs.
+func TestChatLegacyMessagesUpgrade(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, c := newMiniredisClient(t)
+	st := redisstore.New(c, redisstore.WithPrefix("legacy"))
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, id := range []string{"conv_a", "conv_b"} {
+		require.NoError(t, st.CreateConversation(ctx, agentchat.Conversation{ID: id, Title: id, Status: agentchat.StatusIdle, CreatedAt: at, UpdatedAt: at}))
+		for _, text := range []string{"one", "two"} {
+			raw, err := json.Marshal(agentchat.Message{ConversationID: id, Type: agentchat.EventUser, Content: id + " " + text, CreatedAt: at})
+			require.NoError(t, err)
+			_, err = m.RPush("{legacy}:convmsgs:"+id, string(raw))
+			require.NoError(t, err)
+		}
+	}
+
+	a, err := st.ListChatMessages(ctx, "conv_a", 0)
+	require.NoError(t, err)
+	require.Len(t, a, 2)
+	require.Equal(t, "conv_a one", a[0].Content)
+	require.Equal(t, "conv_a two", a[1].Content)
+	require.Equal(t, []int64{1, 2}, []int64{a[0].ID, a[1].ID})
+	require.False(t, m.Exists("{legacy}:convmsgs:conv_a"), "the list is gone once moved")
+
+	next, err := st.AppendChatMessage(ctx, agentchat.Message{ConversationID: "conv_b", Type: agentchat.EventAssistant, Content: "three", CreatedAt: at})
+	require.NoError(t, err)
+	b, err := st.ListChatMessages(ctx, "conv_b", 0)
+	require.NoError(t, err)
+	require.Len(t, b, 3)
+	require.Equal(t, []int64{3, 4, 5}, []int64{b[0].ID, b[1].ID, b[2].ID}, "numbered after conv_a's, before the new message")
+	require.Equal(t, "conv_b one", b[0].Content)
+	require.Equal(t, next, b[2])
+
+	require.NoError(t, st.DeleteConversation(ctx, "conv_b"))
+	for _, k := range m.Keys() {
+		require.NotContains(t, k, "conv_b", "a deleted conversation leaves no key")
+	}
+}
+
+// TestClaimStoredWithoutSources: a claim stored before claims had sources
+// (no sources field in its hash) reads back with none.
+func TestClaimStoredWithoutSources(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, c := newMiniredisClient(t)
+	st := redisstore.New(c, redisstore.WithPrefix("legacy"))
+	m.HSet("{legacy}:claim:claim_old", "_id", "claim_old", "title", "Old", "body", "", "domain", "physics", "createdAt", "1")
+	got, err := st.GetClaim(ctx, "claim_old")
+	require.NoError(t, err)
+	require.Equal(t, slots.Claim{ID: "claim_old", Title: "Old", Domain: "physics", CreatedAt: 1, Sources: []slots.Source{}}, got)
+}
