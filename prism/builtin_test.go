@@ -3,6 +3,7 @@ package prism_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -84,8 +85,8 @@ func TestRouteAndSummaryRules(t *testing.T) {
 	sl := slots.New(st)
 	svc := prism.New(st, st)
 	var keys []slots.Key
-	for range 12 {
-		k, _, err := sl.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "a"})
+	for i := range 12 {
+		k, _, err := sl.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("a", i)})
 		require.NoError(t, err)
 		keys = append(keys, k)
 	}

@@ -426,10 +426,12 @@ func (d *tour) arena(ctx context.Context) (string, error) {
 		for _, seat := range append(append([]client.Seat{}, s.MajorityAgents...), s.MinorityAgents...) {
 			byID[seat.ID] = seat.DisplayName
 		}
-		if b := s.Board; b.AnimationVersion > decisions && b.SelectedBranch != nil {
-			decisions = b.AnimationVersion
-			saved, took := tracks(*b.SelectedBranch)
-			d.say("arena:   the operator saved the %s: the trolley took the %s track — lost: %s; survived: %s", saved, took, list(b.Lost, byID), list(b.Survivors, byID))
+		// The board shows the round being played; last_decision keeps the
+		// one decided last while the next is played.
+		if ld := s.LastDecision; ld != nil && ld.RoundNumber > decisions {
+			decisions = ld.RoundNumber
+			saved, took := tracks(ld.Decision)
+			d.say("arena:   the operator saved the %s: the trolley took the %s track — lost: %s; survived: %s", saved, took, list(ld.Lost, byID), list(ld.Survivors, byID))
 		}
 		if s.Status == "game_completed" {
 			d.say("arena: game over after %d rounds, every agent has played every role; points (one per round survived): %s", s.CurrentRoundNumber, scores(s.Scores, byID))
