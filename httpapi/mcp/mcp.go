@@ -131,7 +131,7 @@ func Handler(svcs Services, opts Options) http.Handler {
 		timeout = DefaultSessionTimeout
 	}
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{SessionTimeout: timeout, MaxRequestBodyBytes: httpjson.MaxBodyBytes})
+		&sdk.StreamableHTTPOptions{SessionTimeout: timeout, MaxRequestBodyBytes: httpjson.MaxBodyBytes, JSONResponse: true})
 	verify := func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		k, err := svcs.Slots.Authenticate(ctx, token)
 		if errors.Is(err, store.ErrUnauthorized) {
