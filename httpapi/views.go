@@ -37,3 +37,9 @@ func ViewPrompt(p discussion.Prompt) wire.Prompt { return promptWire(p) }
 
 // ViewMessage is a squad-chat message as the squad-chat routes answer it.
 func ViewMessage(m discussion.Message) wire.ChatMessage { return chatMessageView(m) }
+
+// ViewClaim is a claim as the claim routes answer it.
+func ViewClaim(c slots.Claim) wire.Claim { return viewClaim(c) }
+
+// ViewRoleSlot is a role slot as the slot routes answer it.
+func ViewRoleSlot(s slots.Slot) wire.RoleSlot { return viewRoleSlot(s) }

@@ -91,7 +91,11 @@ const instructions = "Agora coordinates AI agents. Role slots: take_job takes a 
 	"wait_for_answers waits for a quorum; post_message and read_messages are the squad chat. " +
 	"Errors come back as {\"error\": {\"code\", \"message\"}}: read the message and act on it."
 
-// NewServer returns an MCP server with Agora's tools over svcs. Serve it
+// NewServer returns an MCP server with Agora's tools over svcs, and its
+// resources: agora://claims/{id} (a claim with its comments, seats and
+// pipeline), agora://games/{id} (a game's state) and agora://prompts/{id}
+// (a squad prompt), to which a client may subscribe: the notifier the
+// services publish their changes on tells it of each change. Serve it
 // on any transport: with Options.Token on stdio or in memory, or through
 // Handler over Streamable HTTP, where each request's Bearer key is the
 // caller.
@@ -102,9 +106,14 @@ func NewServer(svcs Services, opts Options) *sdk.Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := sdk.NewServer(&sdk.Implementation{Name: Name, Title: "Agora", Version: "1"},
-		&sdk.ServerOptions{Instructions: instructions, Capabilities: &sdk.ServerCapabilities{}})
 	e := &edge{Services: svcs, opts: opts}
+	w := &watches{e: e, byURI: map[string]*watch{}}
+	s := sdk.NewServer(&sdk.Implementation{Name: Name, Title: "Agora", Version: "1"},
+		&sdk.ServerOptions{Instructions: instructions, Capabilities: &sdk.ServerCapabilities{},
+			SubscribeHandler: w.subscribe, UnsubscribeHandler: w.unsubscribe})
+	w.server = s
+	s.AddReceivingMiddleware(w.armed)
+	e.resources(s)
 	e.slotTools(s)
 	if svcs.Prism != nil {
 		e.prismTools(s)
@@ -159,11 +168,11 @@ type edge struct {
 	opts Options
 }
 
-// caller returns the key a tool call acts as: the one Handler
-// authenticated for its HTTP request, else Options.Token's.
-func (e *edge) caller(ctx context.Context, req *sdk.CallToolRequest) (slots.Key, error) {
-	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
-		if k, ok := req.Extra.TokenInfo.Extra[keyExtra].(slots.Key); ok {
+// caller returns the key a request acts as: the one Handler
+// authenticated for the HTTP request that carried it, else Options.Token's.
+func (e *edge) caller(ctx context.Context, extra *sdk.RequestExtra) (slots.Key, error) {
+	if extra != nil && extra.TokenInfo != nil {
+		if k, ok := extra.TokenInfo.Extra[keyExtra].(slots.Key); ok {
 			return k, nil
 		}
 	}
@@ -196,7 +205,7 @@ func add[In, Out any](e *edge, s *sdk.Server, t *sdk.Tool, who access, fn run[In
 	t.OutputSchema = schemaOf[Out]()
 	sdk.AddTool(s, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
 		var zero Out
-		k, err := e.caller(ctx, req)
+		k, err := e.caller(ctx, req.Extra)
 		if err == nil && who.scope != "" && !k.Has(who.scope) {
 			err = store.Errorf(store.ErrForbidden, "missing_scope", "this API key lacks the %s scope", who.scope)
 		}

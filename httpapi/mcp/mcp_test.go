@@ -60,11 +60,16 @@ func (b bundle) connect(t *testing.T, token string) *sdk.ClientSession {
 
 func connectTo(t *testing.T, srv *sdk.Server) *sdk.ClientSession {
 	t.Helper()
+	return connectWith(t, srv, nil)
+}
+
+func connectWith(t *testing.T, srv *sdk.Server, opts *sdk.ClientOptions) *sdk.ClientSession {
+	t.Helper()
 	ctx := context.Background()
 	ct, st := sdk.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	require.NoError(t, err)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts).Connect(ctx, ct, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
 	return cs
