@@ -43,3 +43,23 @@ func ViewClaim(c slots.Claim) wire.Claim { return viewClaim(c) }
 
 // ViewRoleSlot is a role slot as the slot routes answer it.
 func ViewRoleSlot(s slots.Slot) wire.RoleSlot { return viewRoleSlot(s) }
+
+// ViewOpenActions is what agentID may do now in g, as
+// GET /api/games/{id}/open-actions answers it (arena.Game.Turn in wire
+// form).
+func ViewOpenActions(g arena.Game, agentID string) (wire.OpenActions, error) {
+	t, err := g.Turn(agentID)
+	if err != nil {
+		return wire.OpenActions{}, err
+	}
+	out := wire.OpenActions{AgentID: agentID, CurrentPhase: currentPhase(g), RoundID: t.RoundID}
+	if t.Role != "" {
+		role := string(t.Role)
+		out.Role = &role
+	}
+	if t.Allowed != "" {
+		allowed := string(t.Allowed)
+		out.CanAct, out.AllowedAction = true, &allowed
+	}
+	return out, nil
+}

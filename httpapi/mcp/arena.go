@@ -139,25 +139,21 @@ func (e *edge) gameState(ctx context.Context, k slots.Key, in GameInput) (GameSt
 	if out.AgentID == "" {
 		return out, fmt.Sprintf("Game %s is %s; you have not joined it.", g.ID, g.Status), nil
 	}
-	t, err := g.Turn(out.AgentID)
+	turn, err := httpapi.ViewOpenActions(g, out.AgentID)
 	if err != nil {
 		return GameStateOutput{}, "", err
 	}
-	out.RoundID = t.RoundID
-	if t.Role != "" {
-		role := string(t.Role)
-		out.Role = &role
-	}
-	if t.Allowed != "" {
-		allowed := string(t.Allowed)
-		out.CanAct, out.AllowedAction = true, &allowed
-	}
+	out.RoundID, out.Role, out.CanAct, out.AllowedAction = turn.RoundID, turn.Role, turn.CanAct, turn.AllowedAction
 	text := fmt.Sprintf("Game %s is %s, round %d.", g.ID, g.Status, g.RoundCount)
+	role := "seated"
+	if out.Role != nil {
+		role = *out.Role
+	}
 	switch {
 	case out.CanAct:
-		text += fmt.Sprintf(" You are %s and may act now: %s.", t.Role, t.Allowed)
-	case t.Role != "":
-		text += fmt.Sprintf(" You are %s; wait for your turn.", t.Role)
+		text += fmt.Sprintf(" You are %s and may act now: %s.", role, *out.AllowedAction)
+	case out.Role != nil:
+		text += fmt.Sprintf(" You are %s; wait for your turn.", role)
 	default:
 		text += " Nothing to do now; wait."
 	}
