@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -141,22 +142,43 @@ func Handler(svcs Services, opts Options) http.Handler {
 	}
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		&sdk.StreamableHTTPOptions{SessionTimeout: timeout, MaxRequestBodyBytes: httpjson.MaxBodyBytes, JSONResponse: true})
-	verify := func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		k, err := svcs.Slots.Authenticate(ctx, token)
-		if errors.Is(err, store.ErrUnauthorized) {
-			return nil, errors.Join(auth.ErrInvalidToken, err)
-		}
-		if err != nil {
-			return nil, err
+	// The key is authenticated once per request, before the SDK sees it:
+	// a refusal is the HTTP API's (401 invalid_api_key as JSON, 503 when
+	// the store is unreachable, never the driver's words); the SDK's
+	// bearer middleware then binds the session to the key and hands it to
+	// the tools in the request's token info.
+	bound := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		k, ok := r.Context().Value(keyContext{}).(slots.Key)
+		if !ok {
+			return nil, auth.ErrInvalidToken
 		}
 		scopes := make([]string, len(k.Scopes))
 		for i, sc := range k.Scopes {
 			scopes[i] = string(sc)
 		}
 		return &auth.TokenInfo{UserID: k.ID, Scopes: scopes, Extra: map[string]any{keyExtra: k}}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
 	}
-	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			token = ""
+		}
+		k, err := svcs.Slots.Authenticate(r.Context(), strings.TrimSpace(token))
+		if err != nil {
+			httpjson.WriteError(w, r, log, err)
+			return
+		}
+		bound.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyContext{}, k)))
+	})
 }
+
+// keyContext is where Handler leaves the key it authenticated in the
+// request's context, for the SDK's bearer middleware.
+type keyContext struct{}
 
 // keyExtra is where Handler's verifier leaves the caller's key in the
 // request's token info.

@@ -25,8 +25,9 @@ func TestMCPOverStreamableHTTP(t *testing.T) {
 	base, _ := serve(t, "-quiet", "-admin-key", admin)
 	status, _ := call(t, "POST", base+"/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	require.Equal(t, 401, status, "no key, no MCP")
-	status, _ = call(t, "POST", base+"/mcp", "agora_nope", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	status, body := call(t, "POST", base+"/mcp", "agora_nope", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	require.Equal(t, 401, status, "a bad key, no MCP")
+	require.Equal(t, "invalid_api_key", body["error"].(map[string]any)["code"], "refused as the HTTP API refuses")
 
 	_, key := call(t, "POST", base+"/api/v1/keys", admin, `{"name":"Builder","scopes":["discussion:write","comment:create"]}`)
 	ctx := context.Background()
