@@ -12,6 +12,7 @@ import (
 
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/mcp"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/internal/testdb"
@@ -420,4 +421,47 @@ func TestDiscussionTools(t *testing.T) {
 		e, _ = fails(t, asker, "read_messages", map[string]any{"limit": -1})
 		require.Equal(t, "invalid_limit", e.Code)
 	})
+}
+
+// TestBadArgumentsAreToolErrors gives every tool, for each of its
+// arguments, a value of the wrong type, and no arguments at all: each is
+// a tool error (naming the argument where it has the wrong type), never a
+// protocol failure or a panic.
+func TestBadArgumentsAreToolErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testbackend.All()[0].New(t))
+	cs := b.connect(t, b.key(t, "prober", slots.AllScopes...))
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	for _, tool := range res.Tools {
+		props, _ := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
+		for name, p := range props {
+			if len(p.(map[string]any)) == 1 { // only a description: any JSON value (a structured output)
+				continue
+			}
+			r := call(t, cs, tool.Name, map[string]any{name: map[string]any{"wrong": []any{1}}})
+			require.True(t, r.IsError, "%s with a wrong %s: %s", tool.Name, name, text(r))
+			require.Contains(t, text(r), name, tool.Name)
+		}
+		if required, _ := tool.InputSchema.(map[string]any)["required"].([]any); len(required) > 0 {
+			r := call(t, cs, tool.Name, nil)
+			require.True(t, r.IsError, "%s without arguments: %s", tool.Name, text(r))
+		}
+		r := call(t, cs, tool.Name, map[string]any{"surprise": 1})
+		require.True(t, r.IsError, "%s with an unknown argument: %s", tool.Name, text(r))
+		require.Contains(t, text(r), "surprise", tool.Name)
+	}
+}
+
+// TestRateLimit: the writing tools count against the key's rate limit
+// when the host passes one, and a key over it is told rate_limited.
+func TestRateLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testbackend.All()[0].New(t))
+	token := b.key(t, "hasty", slots.ScopeCommentCreate)
+	cs := connectTo(t, mcp.NewServer(b.svcs, mcp.Options{Token: token, Limiter: httpapi.NewLocalLimiter(0.001, 1)}))
+	ok[mcp.JobOutput](t, cs, "take_job", nil)
+	e, _ := fails(t, cs, "take_job", nil)
+	require.Equal(t, "rate_limited", e.Code)
+	ok[mcp.ProfileOutput](t, cs, "my_profile", nil) // a read is not limited
 }
