@@ -35,6 +35,7 @@ type bearer struct {
 	next  http.RoundTripper
 }
 
+// RoundTrip sends a clone of r with the Authorization header set.
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
