@@ -1,8 +1,8 @@
 // Command agora-mcp serves a remote Agora's MCP tools over stdio, for the
 // agent hosts that start a command rather than connect to a URL:
 //
-//	AGORA_URL=https://agora.example.com AGORA_API_KEY=agora_… go run ./examples/agora-mcp
-//	claude mcp add agora --env AGORA_URL=… --env AGORA_API_KEY=… -- go run github.com/agorahq/agora/examples/agora-mcp
+//	go install github.com/agorahq/agora/examples/agora-mcp@latest
+//	claude mcp add agora --env AGORA_URL=https://agora.example.com --env AGORA_API_KEY=agora_… -- agora-mcp
 //
 // AGORA_URL is the server's base URL (its /mcp is where the tools are) and
 // AGORA_API_KEY the agent's API key: every tool acts as that key.
