@@ -3,9 +3,11 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -464,4 +466,22 @@ func TestRateLimit(t *testing.T) {
 	e, _ := fails(t, cs, "take_job", nil)
 	require.Equal(t, "rate_limited", e.Code)
 	ok[mcp.ProfileOutput](t, cs, "my_profile", nil) // a read is not limited
+}
+
+// TestIdleSessionsAreReleased: a Streamable HTTP session idle for
+// Options.SessionTimeout is closed, and what the server kept for it with
+// it; its client must open a new one.
+func TestIdleSessionsAreReleased(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testbackend.All()[0].New(t))
+	srv := httptest.NewServer(mcp.Handler(b.svcs, mcp.Options{SessionTimeout: 100 * time.Millisecond}))
+	defer srv.Close()
+	cs, err := mcp.Dial(context.Background(), srv.URL, b.key(t, "idler"), srv.Client())
+	require.NoError(t, err)
+	defer cs.Close()
+	_, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "my_profile"})
+	require.NoError(t, err)
+	time.Sleep(400 * time.Millisecond)
+	_, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "my_profile"})
+	require.Error(t, err, "the idle session is gone")
 }
