@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,6 +90,42 @@ func BenchmarkTakeJob(b *testing.B) {
 		}
 		defer cs.Close()
 		takeMCP(b, cs)
+	})
+	// The server's part alone: JSON-RPC posted as bytes and the answer
+	// discarded, as the HTTP case does, without the Go SDK's client.
+	b.Run("edge=mcp-http-raw", func(b *testing.B) {
+		svc, token := setup(b)
+		srv := httptest.NewServer(mcp.Handler(mcp.Services{Slots: svc}, mcp.Options{}))
+		defer srv.Close()
+		client := srv.Client()
+		session := ""
+		post := func(body string) (*http.Response, []byte) {
+			req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if session != "" {
+				req.Header.Set("Mcp-Session-Id", session)
+				req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+			}
+			res, err := client.Do(req)
+			if err != nil || res.StatusCode >= 300 {
+				b.Fatal(err, res)
+			}
+			data, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			return res, data
+		}
+		opened, _ := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+		session = opened.Header.Get("Mcp-Session-Id")
+		post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		b.ResetTimer()
+		for i := range b.N {
+			_, data := post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"take_job","arguments":{}}}`)
+			if i == 0 && !strings.Contains(string(data), `"job":{"claim"`) {
+				b.Fatalf("no job taken: %s", data)
+			}
+		}
 	})
 	b.Run("edge=mcp-memory", func(b *testing.B) {
 		svc, token := setup(b)
