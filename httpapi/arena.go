@@ -500,18 +500,9 @@ func (a *arenaAPI) openActions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := g.Turn(agentID)
+	out, err := ViewOpenActions(g, agentID)
 	if err != nil {
 		return err
-	}
-	out := wire.OpenActions{AgentID: agentID, CurrentPhase: currentPhase(g), RoundID: t.RoundID}
-	if t.Role != "" {
-		role := string(t.Role)
-		out.Role = &role
-	}
-	if t.Allowed != "" {
-		allowed := string(t.Allowed)
-		out.CanAct, out.AllowedAction = true, &allowed
 	}
 	httpjson.Write(w, http.StatusOK, out)
 	return nil

@@ -235,8 +235,7 @@ func (a *slotsAPI) nextWork(w http.ResponseWriter, r *http.Request) error {
 
 // writeWork answers a work-queue route with the work and its context.
 func writeWork(w http.ResponseWriter, work prism.Work) {
-	httpjson.Write(w, http.StatusOK, wire.Work{Slot: viewSlot(work.Slot), Claim: viewClaim(work.Claim),
-		Pipeline: viewPipeline(work.Pipeline), Context: workContext(work.Pipeline, work.Slot)})
+	httpjson.Write(w, http.StatusOK, ViewWork(work))
 }
 
 // peekWork answers whether GET /jobs/work would find work, without taking

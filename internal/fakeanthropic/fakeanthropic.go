@@ -47,6 +47,7 @@ type Server struct {
 	URL string
 
 	answer    func(prompt string) string
+	calls     func(tools []string, last json.RawMessage) *ToolUse
 	mu        sync.Mutex
 	requests  int
 	withTools int
@@ -76,6 +77,24 @@ func (s *Server) Env(home string) []string {
 		"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
 }
 
+// ToolUse is a tool call of the fake model: the tool's name and its
+// input, marshalled as JSON.
+type ToolUse struct {
+	Name  string
+	Input any
+}
+
+// Calls makes the fake model call tools by script: for every request that
+// offers tools, next is asked with the names of the tools offered and the
+// content of the request's last message (the result of the previous call,
+// if any), and the call it returns is the model's answer; nil ends the turn
+// with the text "Done.". Set it before the CLI runs.
+func (s *Server) Calls(next func(tools []string, last json.RawMessage) *ToolUse) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = next
+}
+
 // ToolRequests returns how many message requests so far offered the
 // model tools.
 func (s *Server) ToolRequests() int {
@@ -86,8 +105,10 @@ func (s *Server) ToolRequests() int {
 
 // request is the part of a Messages API request the fake reads.
 type request struct {
-	Model    string            `json:"model"`
-	Tools    []json.RawMessage `json:"tools"`
+	Model string `json:"model"`
+	Tools []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
 	Messages []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -142,6 +163,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(req.Tools) > 0 {
 		s.withTools++
 	}
+	calls := s.calls
 	s.mu.Unlock()
 	if debug {
 		fmt.Fprintf(os.Stderr, "fake API: tools=%d stream=%v\n", len(req.Tools), strings.Contains(string(body), `"stream":true`))
@@ -177,19 +199,41 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "text_delta", "text": s}})
 		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 	}
+	call := func(use ToolUse) {
+		input, _ := json.Marshal(use.Input)
+		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 1, "content_block": map[string]any{
+			"type": "tool_use", "id": fmt.Sprintf("toolu_fake_%d", n), "name": use.Name, "input": map[string]any{}}})
+		sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 1, "delta": map[string]any{
+			"type": "input_json_delta", "partial_json": string(input)}})
+		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 1})
+	}
 	stop := "end_turn"
+	var scripted *ToolUse
+	if calls != nil && answer == "" && len(req.Tools) > 0 {
+		names := make([]string, len(req.Tools))
+		for i, t := range req.Tools {
+			names[i] = t.Name
+		}
+		var lastRaw json.RawMessage
+		if len(req.Messages) > 0 {
+			lastRaw = req.Messages[len(req.Messages)-1].Content
+		}
+		if scripted = calls(names, lastRaw); scripted == nil {
+			answer = "Done."
+		}
+	}
 	switch {
 	case answer != "":
 		text(0, answer)
+	case scripted != nil:
+		text(0, "I'll call "+scripted.Name+".")
+		call(*scripted)
+		stop = "tool_use"
 	case len(req.Tools) > 0 && strings.Contains(last, "tool_result"):
 		text(0, "The command printed hello.")
 	case len(req.Tools) > 0:
 		text(0, "I'll run a command.")
-		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 1, "content_block": map[string]any{
-			"type": "tool_use", "id": fmt.Sprintf("toolu_fake_%d", n), "name": "Bash", "input": map[string]any{}}})
-		sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 1, "delta": map[string]any{
-			"type": "input_json_delta", "partial_json": `{"command":"echo hello","description":"Print hello"}`}})
-		sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 1})
+		call(ToolUse{Name: "Bash", Input: map[string]string{"command": "echo hello", "description": "Print hello"}})
 		stop = "tool_use"
 	default:
 		text(0, "ok")

@@ -38,6 +38,7 @@ import (
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/chatauth"
 	"github.com/agorahq/agora/httpapi/console"
+	"github.com/agorahq/agora/httpapi/mcp"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/pgstore"
@@ -185,6 +186,10 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
 		mux.Handle(p, discussionAPI)
 	}
+	// The same services as MCP tools for agent hosts, each request's
+	// Bearer key the caller, whatever -require-keys says.
+	mux.Handle("/mcp", mcp.Handler(mcp.Services{Slots: svc, Prism: pipelines, Arena: games, Discussion: disc},
+		mcp.Options{Limiter: backend.limiter, Logger: log}))
 	pages := console.Handler()
 	mux.Handle("/jobs", pages)
 	mux.Handle("/squad", pages)

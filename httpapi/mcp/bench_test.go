@@ -1,0 +1,145 @@
+package mcp_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/httpapi/mcp"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/memstore"
+)
+
+// BenchmarkTakeJob compares what a take of the same seat costs on memory
+// through the HTTP route (POST /api/v1/jobs/slots/take) and through the
+// MCP tool take_job, over Streamable HTTP as an agent host calls it and
+// over the SDK's in-memory transport (the edge without the network). Each
+// iteration takes a fresh seat; batching is off so that the edges, not
+// the batcher's waits, are measured.
+//
+//	go test -run '^$' -bench TakeJob -count 10 ./httpapi/mcp | benchstat -col /edge -
+func BenchmarkTakeJob(b *testing.B) {
+	ctx := context.Background()
+	setup := func(b *testing.B) (*slots.Service, string) {
+		b.Helper()
+		svc := slots.New(memstore.New(), slots.WithAdminKey(adminToken), slots.WithoutBatching())
+		author, _, err := svc.CreateKey(ctx, slots.NewKey{Name: "author", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range b.N {
+			c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: fmt.Sprint("claim ", i), Body: "b"})
+			if err == nil {
+				_, err = svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
+			}
+			if err == nil {
+				_, err = svc.AddComment(ctx, author, slots.NewComment{ClaimID: c.ID, Body: "d", CommentType: "draft"})
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		_, token, err := svc.CreateKey(ctx, slots.NewKey{Name: "agent", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return svc, token
+	}
+	takeMCP := func(b *testing.B, cs *sdk.ClientSession) {
+		b.Helper()
+		b.ResetTimer()
+		for range b.N {
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "take_job"})
+			if err != nil || res.IsError || res.StructuredContent.(map[string]any)["job"] == nil {
+				b.Fatal(err, res)
+			}
+		}
+	}
+
+	b.Run("edge=http", func(b *testing.B) {
+		svc, token := setup(b)
+		srv := httptest.NewServer(httpapi.Slots(svc, httpapi.WithLimiter(nil)))
+		defer srv.Close()
+		client := srv.Client()
+		b.ResetTimer()
+		for range b.N {
+			req, _ := http.NewRequest("POST", srv.URL+"/api/v1/jobs/slots/take", nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			res, err := client.Do(req)
+			if err != nil || res.StatusCode != 200 {
+				b.Fatal(err, res)
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	})
+	b.Run("edge=mcp-http", func(b *testing.B) {
+		svc, token := setup(b)
+		srv := httptest.NewServer(mcp.Handler(mcp.Services{Slots: svc}, mcp.Options{}))
+		defer srv.Close()
+		cs, err := mcp.Dial(ctx, srv.URL, token, srv.Client())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		takeMCP(b, cs)
+	})
+	// The server's part alone: JSON-RPC posted as bytes and the answer
+	// discarded, as the HTTP case does, without the Go SDK's client.
+	b.Run("edge=mcp-http-raw", func(b *testing.B) {
+		svc, token := setup(b)
+		srv := httptest.NewServer(mcp.Handler(mcp.Services{Slots: svc}, mcp.Options{}))
+		defer srv.Close()
+		client := srv.Client()
+		session := ""
+		post := func(body string) (*http.Response, []byte) {
+			req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if session != "" {
+				req.Header.Set("Mcp-Session-Id", session)
+				req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+			}
+			res, err := client.Do(req)
+			if err != nil || res.StatusCode >= 300 {
+				b.Fatal(err, res)
+			}
+			data, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			return res, data
+		}
+		opened, _ := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
+		session = opened.Header.Get("Mcp-Session-Id")
+		post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		b.ResetTimer()
+		for i := range b.N {
+			_, data := post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"take_job","arguments":{}}}`)
+			if i == 0 && !strings.Contains(string(data), `"job":{"claim"`) {
+				b.Fatalf("no job taken: %s", data)
+			}
+		}
+	})
+	b.Run("edge=mcp-memory", func(b *testing.B) {
+		svc, token := setup(b)
+		ct, st := sdk.NewInMemoryTransports()
+		ss, err := mcp.NewServer(mcp.Services{Slots: svc}, mcp.Options{Token: token}).Connect(ctx, st, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ss.Close()
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		takeMCP(b, cs)
+	})
+}

@@ -1,0 +1,186 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/httpapi/wire"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+)
+
+// AskSquadInput is the input of ask_squad.
+type AskSquadInput struct {
+	Message           string  `json:"message" jsonschema:"The question you put to the other agents of the squad."`
+	RequiredResponses *int    `json:"required_responses,omitempty" jsonschema:"How many answers make a quorum and resolve the prompt; the server's default when absent."`
+	TimeoutMinutes    *int    `json:"timeout_minutes,omitempty" jsonschema:"Minutes after which the prompt times out with the answers it has; the server's default when absent."`
+	TaskID            *string `json:"task_id,omitempty" jsonschema:"The task the question is about, if any."`
+}
+
+// AskOutput is the answer of ask_squad.
+type AskOutput struct {
+	PromptID string      `json:"prompt_id" jsonschema:"The prompt: wait_for_answers with it."`
+	Prompt   wire.Prompt `json:"prompt" jsonschema:"The prompt as stored."`
+}
+
+// PromptsOutput is the answer of pending_prompts.
+type PromptsOutput struct {
+	Prompts []wire.Prompt `json:"prompts" jsonschema:"Open prompts of other agents that you have not answered: answer each with answer_prompt."`
+}
+
+// AnswerPromptInput is the input of answer_prompt.
+type AnswerPromptInput struct {
+	PromptID string `json:"prompt_id" jsonschema:"The prompt you answer, from pending_prompts."`
+	Message  string `json:"message" jsonschema:"Your answer."`
+}
+
+// AnswerOutput is the answer of answer_prompt.
+type AnswerOutput struct {
+	Ready             bool `json:"ready" jsonschema:"The prompt has its quorum and is resolved."`
+	ResponseCount     int  `json:"response_count" jsonschema:"Answers collected so far."`
+	RequiredResponses int  `json:"required_responses" jsonschema:"Answers the quorum needs."`
+}
+
+// WaitInput is the input of wait_for_answers.
+type WaitInput struct {
+	PromptID       string `json:"prompt_id" jsonschema:"The prompt you asked with ask_squad."`
+	TimeoutSeconds *int   `json:"timeout_seconds,omitempty" jsonschema:"The longest to wait for the prompt to resolve, from 0 (answer at once) to 60 seconds; 30 when absent."`
+}
+
+// WaitOutput is the answer of wait_for_answers.
+type WaitOutput struct {
+	Ready            bool                `json:"ready" jsonschema:"The prompt reached its quorum."`
+	Status           string              `json:"status" jsonschema:"pending, collecting, resolved, timed_out or cancelled."`
+	CollectedContext []wire.ContextEntry `json:"collected_context" jsonschema:"The answers so far: agent, message, time."`
+}
+
+// PostMessageInput is the input of post_message.
+type PostMessageInput struct {
+	Message   string  `json:"message" jsonschema:"What you say to the squad."`
+	ReplyToID *string `json:"reply_to_id,omitempty" jsonschema:"The squad-chat message this one answers, if any."`
+	TaskRef   *string `json:"task_ref,omitempty" jsonschema:"The task the message is about, if any."`
+}
+
+// MessageOutput is the answer of post_message.
+type MessageOutput struct {
+	MessageID string           `json:"message_id" jsonschema:"The new message's ID."`
+	Message   wire.ChatMessage `json:"message" jsonschema:"The message as stored."`
+}
+
+// ReadMessagesInput is the input of read_messages.
+type ReadMessagesInput struct {
+	Limit int `json:"limit,omitempty" jsonschema:"How many of the latest messages to read; the server's default when absent."`
+}
+
+// MessagesOutput is the answer of read_messages.
+type MessagesOutput struct {
+	Messages []wire.ChatMessage `json:"messages" jsonschema:"The squad chat's latest messages, prompts and answers included."`
+}
+
+// defaultWait is how long wait_for_answers waits when not told.
+const defaultWait = 30 * time.Second
+
+func (e *edge) discussionTools(s *sdk.Server) {
+	add(e, s, &sdk.Tool{Name: "ask_squad", Title: "Ask the squad",
+		Description: "Put a question to the other agents: it collects answers until required_responses of them make a quorum or it times out. Then wait_for_answers."},
+		writes(slots.ScopeDiscussionWrite), e.askSquad)
+	add(e, s, &sdk.Tool{Name: "pending_prompts", Title: "Questions waiting for you",
+		Description: "The open questions of other agents that you have not answered yet."},
+		anyKey, e.pendingPrompts)
+	add(e, s, &sdk.Tool{Name: "answer_prompt", Title: "Answer a question",
+		Description: "Answer another agent's open question, once."},
+		writes(slots.ScopeDiscussionWrite), e.answerPrompt)
+	add(e, s, &sdk.Tool{Name: "wait_for_answers", Title: "Wait for the squad's answers",
+		Description: "Wait until your question has its quorum (or is closed), at most timeout_seconds, and read the answers."},
+		anyKey, e.waitForAnswers)
+	add(e, s, &sdk.Tool{Name: "post_message", Title: "Post to the squad chat",
+		Description: "Say something in the squad chat, optionally as a reply to a message or about a task."},
+		writes(slots.ScopeDiscussionWrite), e.postMessage)
+	add(e, s, &sdk.Tool{Name: "read_messages", Title: "Read the squad chat",
+		Description: "Read the squad chat's latest messages."},
+		anyKey, e.readMessages)
+}
+
+func (e *edge) askSquad(ctx context.Context, k slots.Key, in AskSquadInput) (AskOutput, string, error) {
+	p, _, err := e.Discussion.Create(ctx, discussion.NewPrompt{TaskID: in.TaskID, RequesterAgent: k.Name, PromptMessage: in.Message,
+		RequiredResponses: in.RequiredResponses, TimeoutMinutes: in.TimeoutMinutes, RequesterKey: k.ID})
+	if err != nil {
+		return AskOutput{}, "", err
+	}
+	return AskOutput{PromptID: p.ID, Prompt: httpapi.ViewPrompt(p)},
+		fmt.Sprintf("Asked the squad (prompt %s, %d answers needed within %d minutes). Call wait_for_answers.", p.ID, p.RequiredResponses, p.TimeoutMinutes), nil
+}
+
+func (e *edge) pendingPrompts(ctx context.Context, k slots.Key, _ struct{}) (PromptsOutput, string, error) {
+	ps, err := e.Discussion.List(ctx, discussion.ListQuery{Agent: k.Name})
+	if err != nil {
+		return PromptsOutput{}, "", err
+	}
+	out := PromptsOutput{Prompts: make([]wire.Prompt, len(ps))}
+	text := fmt.Sprintf("%d open questions wait for your answer.", len(ps))
+	for i, p := range ps {
+		out.Prompts[i] = httpapi.ViewPrompt(p)
+		text += fmt.Sprintf("\n- %s from %s: %q", p.ID, p.RequesterAgent, p.PromptMessage)
+	}
+	return out, text, nil
+}
+
+func (e *edge) answerPrompt(ctx context.Context, k slots.Key, in AnswerPromptInput) (AnswerOutput, string, error) {
+	p, _, err := e.Discussion.Respond(ctx, in.PromptID, discussion.Response{AgentName: k.Name, Message: in.Message})
+	if err != nil {
+		return AnswerOutput{}, "", err
+	}
+	out := AnswerOutput{Ready: p.Ready(), ResponseCount: len(p.CollectedContext), RequiredResponses: p.RequiredResponses}
+	return out, fmt.Sprintf("Answer recorded (%d of %d).", out.ResponseCount, out.RequiredResponses), nil
+}
+
+func (e *edge) waitForAnswers(ctx context.Context, _ slots.Key, in WaitInput) (WaitOutput, string, error) {
+	wait := defaultWait
+	if in.TimeoutSeconds != nil {
+		if *in.TimeoutSeconds < 0 || *in.TimeoutSeconds > int(discussion.MaxWait/time.Second) {
+			return WaitOutput{}, "", store.Errorf(store.ErrInvalid, "invalid_timeout_seconds", "timeout_seconds must be from 0 to %d", int(discussion.MaxWait/time.Second))
+		}
+		wait = time.Duration(*in.TimeoutSeconds) * time.Second
+	}
+	p, err := e.Discussion.Wait(ctx, in.PromptID, wait)
+	if err != nil {
+		return WaitOutput{}, "", err
+	}
+	v := httpapi.ViewPrompt(p)
+	out := WaitOutput{Ready: p.Ready(), Status: v.Status, CollectedContext: v.CollectedContext}
+	text := fmt.Sprintf("Prompt %s is %s with %d of %d answers.", p.ID, p.Status, len(p.CollectedContext), p.RequiredResponses)
+	for _, c := range p.CollectedContext {
+		text += fmt.Sprintf("\n- %s: %s", c.Agent, c.Message)
+	}
+	return out, text, nil
+}
+
+func (e *edge) postMessage(ctx context.Context, k slots.Key, in PostMessageInput) (MessageOutput, string, error) {
+	m, err := e.Discussion.PostMessage(ctx, discussion.Post{AgentName: k.Name, Message: in.Message, TaskRef: in.TaskRef, ReplyToID: in.ReplyToID})
+	if err != nil {
+		return MessageOutput{}, "", err
+	}
+	return MessageOutput{MessageID: m.ID, Message: httpapi.ViewMessage(m)}, fmt.Sprintf("Message %s posted.", m.ID), nil
+}
+
+func (e *edge) readMessages(ctx context.Context, _ slots.Key, in ReadMessagesInput) (MessagesOutput, string, error) {
+	if in.Limit < 0 || in.Limit > discussion.MaxListLimit {
+		return MessagesOutput{}, "", store.Errorf(store.ErrInvalid, "invalid_limit", "limit must be from 1 to %d", discussion.MaxListLimit)
+	}
+	ms, err := e.Discussion.Messages(ctx, in.Limit, "")
+	if err != nil {
+		return MessagesOutput{}, "", err
+	}
+	out := MessagesOutput{Messages: make([]wire.ChatMessage, len(ms))}
+	text := fmt.Sprintf("%d messages.", len(ms))
+	for i, m := range ms {
+		out.Messages[i] = httpapi.ViewMessage(m)
+		text += fmt.Sprintf("\n- %s: %s", m.AgentName, m.Message)
+	}
+	return out, text, nil
+}

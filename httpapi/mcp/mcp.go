@@ -1,0 +1,304 @@
+// Package mcp is Agora's Model Context Protocol edge: the domain services
+// as MCP tools, so that an agent host (Claude Code, any MCP client) takes
+// role seats, works the Prism pipeline, plays the arena and answers the
+// squad with one line of configuration.
+//
+// It is an edge like the HTTP routes, and as thin: each tool checks the
+// caller's scope, calls one service method and answers with the same wire
+// shapes the routes answer (httpapi's views). No rule lives here.
+//
+// The caller is its API key, the same Bearer keys and scopes as the HTTP
+// API, whether or not the host requires keys on its other routes: Handler
+// authenticates every HTTP request with the Authorization header, and a
+// server made by NewServer for one caller (stdio, in-process) acts with
+// Options.Token. The arena agent, the discussion name and the seat holder
+// are the key's. A key without a tool's scope gets a tool error naming it.
+//
+// Domain errors are tool results with isError whose text is the HTTP API's
+// error object, {"error": {"code": "slot_taken", "message": "…"}}, never
+// protocol failures; arguments that do not match a tool's input schema are
+// tool errors that name the argument.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/internal/httpjson"
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+)
+
+// Services are the domain services the tools call. Slots is required: it
+// holds the keys. A nil Prism, Arena or Discussion leaves that part's
+// tools out.
+type Services struct {
+	Slots      *slots.Service
+	Prism      *prism.Service
+	Arena      *arena.Service
+	Discussion *discussion.Service
+}
+
+// Limiter is the per-key rate limit of the writing tools, the same
+// interface as httpapi.Limiter, so that a host passes the limiter its HTTP
+// routes use and a key's budget is one whichever edge it spends it on.
+type Limiter interface {
+	Allow(ctx context.Context, key string) (ok bool, retryAfter time.Duration, err error)
+}
+
+// Options configure NewServer and Handler.
+type Options struct {
+	// Token is the API key the tools act with when a request carries none:
+	// the one caller of a stdio or in-process server. Handler ignores it:
+	// there every HTTP request brings its own key.
+	Token string
+	// Limiter, when not nil, rate-limits the tools that write (take,
+	// finish, comment, submit, join, argue, decide, ask, answer, post) per
+	// key, as the HTTP routes do.
+	Limiter Limiter
+	// Logger receives unexpected errors (answered as "internal"); nil is
+	// slog.Default().
+	Logger *slog.Logger
+	// SessionTimeout closes a Streamable HTTP session idle this long and
+	// releases what the SDK keeps for it; 0 is DefaultSessionTimeout.
+	SessionTimeout time.Duration
+}
+
+// DefaultSessionTimeout is how long Handler keeps an idle client's session.
+const DefaultSessionTimeout = 10 * time.Minute
+
+// Name is the server's name in the MCP handshake.
+const Name = "agora"
+
+// instructions is what the handshake tells the model about the server.
+const instructions = "Agora coordinates AI agents. Role slots: take_job takes a seat on a claim (a statement put up for deliberation), " +
+	"read the claim and its comments, post_comment your contribution as that role, then finish_job. " +
+	"Prism: take_work takes a stage of a claim's deliberation pipeline, submit_work hands in its output. " +
+	"Arena: list_games, join_game, then game_state tells you when you can act (argue or decide). " +
+	"Squad: ask_squad puts a question to the other agents, pending_prompts lists what they ask you, answer_prompt answers, " +
+	"wait_for_answers waits for a quorum; post_message and read_messages are the squad chat. " +
+	"Errors come back as {\"error\": {\"code\", \"message\"}}: read the message and act on it."
+
+// NewServer returns an MCP server with Agora's tools over svcs, and its
+// resources: agora://claims/{id} (a claim with its comments, seats and
+// pipeline), agora://games/{id} (a game's state) and agora://prompts/{id}
+// (a squad prompt), to which a client may subscribe: the notifier the
+// services publish their changes on tells it of each change. Serve it
+// on any transport: with Options.Token on stdio or in memory, or through
+// Handler over Streamable HTTP, where each request's Bearer key is the
+// caller.
+func NewServer(svcs Services, opts Options) *sdk.Server {
+	if svcs.Slots == nil {
+		panic("mcp: Services.Slots is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	e := &edge{Services: svcs, opts: opts}
+	w := &watches{e: e, byURI: map[string]*watch{}}
+	s := sdk.NewServer(&sdk.Implementation{Name: Name, Title: "Agora", Version: "1"},
+		&sdk.ServerOptions{Instructions: instructions, Capabilities: &sdk.ServerCapabilities{},
+			SubscribeHandler: w.subscribe, UnsubscribeHandler: w.unsubscribe})
+	w.server = s
+	s.AddReceivingMiddleware(w.armed)
+	e.resources(s)
+	e.slotTools(s)
+	if svcs.Prism != nil {
+		e.prismTools(s)
+	}
+	if svcs.Arena != nil {
+		e.arenaTools(s)
+	}
+	if svcs.Discussion != nil {
+		e.discussionTools(s)
+	}
+	return s
+}
+
+// Handler serves the tools over Streamable HTTP; mount it at "/mcp". Every
+// request needs a valid Bearer API key (401 otherwise, as /api/v1 answers),
+// and each tool call acts as the key of the request that carried it. A
+// session is bound to the key that opened it, and one idle for
+// Options.SessionTimeout is closed.
+func Handler(svcs Services, opts Options) http.Handler {
+	opts.Token = ""
+	srv := NewServer(svcs, opts)
+	timeout := opts.SessionTimeout
+	if timeout <= 0 {
+		timeout = DefaultSessionTimeout
+	}
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{SessionTimeout: timeout, MaxRequestBodyBytes: httpjson.MaxBodyBytes, JSONResponse: true})
+	// The key is authenticated once per request, before the SDK sees it:
+	// a refusal is the HTTP API's (401 invalid_api_key as JSON, 503 when
+	// the store is unreachable, never the driver's words); the SDK's
+	// bearer middleware then binds the session to the key and hands it to
+	// the tools in the request's token info.
+	bound := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		k, ok := r.Context().Value(keyContext{}).(slots.Key)
+		if !ok {
+			return nil, auth.ErrInvalidToken
+		}
+		scopes := make([]string, len(k.Scopes))
+		for i, sc := range k.Scopes {
+			scopes[i] = string(sc)
+		}
+		return &auth.TokenInfo{UserID: k.ID, Scopes: scopes, Extra: map[string]any{keyExtra: k}}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") {
+			token = ""
+		}
+		k, err := svcs.Slots.Authenticate(r.Context(), strings.TrimSpace(token))
+		if err != nil {
+			httpjson.WriteError(w, r, log, err)
+			return
+		}
+		bound.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyContext{}, k)))
+	})
+}
+
+// keyContext is where Handler leaves the key it authenticated in the
+// request's context, for the SDK's bearer middleware.
+type keyContext struct{}
+
+// keyExtra is where Handler's verifier leaves the caller's key in the
+// request's token info.
+const keyExtra = "agora.key"
+
+// edge is the tools' shared state: the services and the options.
+type edge struct {
+	Services
+	opts Options
+}
+
+// caller returns the key a request acts as: the one Handler
+// authenticated for the HTTP request that carried it, else Options.Token's.
+func (e *edge) caller(ctx context.Context, extra *sdk.RequestExtra) (slots.Key, error) {
+	if extra != nil && extra.TokenInfo != nil {
+		if k, ok := extra.TokenInfo.Extra[keyExtra].(slots.Key); ok {
+			return k, nil
+		}
+	}
+	return e.Slots.Authenticate(ctx, e.opts.Token)
+}
+
+// access is who may call a tool: the scope it needs ("" for any valid
+// key) and whether it counts against the key's rate limit.
+type access struct {
+	scope   slots.Scope
+	limited bool
+}
+
+// anyKey lets any valid key call a tool.
+var anyKey = access{}
+
+// writes is a tool that needs scope s and counts against the rate limit.
+func writes(s slots.Scope) access { return access{scope: s, limited: true} }
+
+// run is a tool's body: it acts for the key k and returns the structured
+// answer and a short text an LLM reads.
+type run[In, Out any] func(ctx context.Context, k slots.Key, in In) (Out, string, error)
+
+// add registers a tool whose input and output schemas come from In and Out
+// (a jsonschema tag describes each field), that checks the caller's key
+// and scope, and answers a domain error as a tool error with the HTTP
+// API's error object.
+func add[In, Out any](e *edge, s *sdk.Server, t *sdk.Tool, who access, fn run[In, Out]) {
+	t.InputSchema = schemaOf[In]()
+	t.OutputSchema = schemaOf[Out]()
+	sdk.AddTool(s, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+		var zero Out
+		k, err := e.caller(ctx, req.Extra)
+		if err == nil && who.scope != "" && !k.Has(who.scope) {
+			err = store.Errorf(store.ErrForbidden, "missing_scope", "this API key lacks the %s scope", who.scope)
+		}
+		if err == nil && who.limited && e.opts.Limiter != nil {
+			ok, wait, lerr := e.opts.Limiter.Allow(ctx, k.ID)
+			if err = lerr; err == nil && !ok {
+				err = &httpjson.RateLimited{RetryAfter: wait}
+			}
+		}
+		if err != nil {
+			return nil, zero, e.toolError(ctx, t.Name, err)
+		}
+		out, text, err := fn(ctx, k, in)
+		if err != nil {
+			return nil, zero, e.toolError(ctx, t.Name, err)
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
+	})
+}
+
+// toolError is err as the tool's error result: the HTTP API's error
+// object as text. An unexpected error is logged and answered "internal".
+func (e *edge) toolError(ctx context.Context, tool string, err error) error {
+	_, d, known := httpjson.Describe(err)
+	if !known {
+		e.opts.Logger.ErrorContext(ctx, "mcp tool", "tool", tool, "err", err)
+	} else if errors.Is(err, store.ErrUnavailable) {
+		e.opts.Logger.WarnContext(ctx, "store unavailable", "tool", tool, "err", err)
+	}
+	return &Error{Code: d.Code, Message: d.Message}
+}
+
+// Error is a tool's error result: the code and message the HTTP API
+// answers for the same error. Its text (Error) is the HTTP error object,
+// {"error": {"code": …, "message": …}}.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error returns the HTTP API's error object as JSON text.
+func (e *Error) Error() string {
+	b, _ := json.Marshal(struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}{Error: *e})
+	return string(b)
+}
+
+// ParseError reads a tool error result's text back into an Error; ok is
+// false when the text is not one.
+func ParseError(text string) (e Error, ok bool) {
+	var body struct {
+		Error *Error `json:"error"`
+	}
+	if json.Unmarshal([]byte(text), &body) != nil || body.Error == nil || body.Error.Code == "" {
+		return Error{}, false
+	}
+	return *body.Error, true
+}
+
+// schemaOf is T's JSON schema, with json.RawMessage (a structured output,
+// any JSON value) allowed to be anything rather than an array of bytes.
+func schemaOf[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {},
+	}})
+	if err != nil {
+		panic("mcp: schema of " + reflect.TypeFor[T]().String() + ": " + err.Error())
+	}
+	return s
+}

@@ -1,0 +1,108 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/httpapi/wire"
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+)
+
+// TakeWorkInput is the input of take_work.
+type TakeWorkInput struct {
+	Layer int    `json:"layer,omitempty" jsonschema:"Only slots of this layer of the pipeline (1 is the first); 0 or absent takes any layer."`
+	Role  string `json:"role,omitempty" jsonschema:"Only work slots of this role of the layer (such as the roles a protocol's layer names: questioner, critic, supporter...); empty takes any."`
+	Type  string `json:"type,omitempty" jsonschema:"Only slots of this phase: work (the layer's own contributions) or consensus (weighing the layer's work and giving a confidence); empty takes either."`
+}
+
+// WorkOutput is the answer of take_work.
+type WorkOutput struct {
+	Work *wire.Work `json:"work" jsonschema:"The stage slot taken, its claim, the pipeline and the context (the finished layers' outputs; for a consensus slot the current layer's work); null when no slot is open for you."`
+	// Layer is the protocol's layer of the slot, what its output must hold.
+	Layer *prism.Layer `json:"layer" jsonschema:"The slot's layer of the protocol: its name and, when outputFrom is your slot's phase, the structured output you must submit: an object with exactly the fields of output, each of its type."`
+}
+
+// SubmitWorkInput is the input of submit_work.
+type SubmitWorkInput struct {
+	ClaimID          string          `json:"claim_id" jsonschema:"The claim of the slot: the work's claim._id."`
+	SlotID           string          `json:"slot_id" jsonschema:"The stage slot you submit: the work's slot._id."`
+	Output           string          `json:"output,omitempty" jsonschema:"Your prose: the contribution or, for a consensus slot, your weighing of the layer's work."`
+	StructuredOutput json.RawMessage `json:"structured_output,omitempty" jsonschema:"The structured output your layer asks for (see take_work's layer.output), a JSON object with exactly those fields; omit when the layer asks for prose only."`
+	Confidence       *float64        `json:"confidence" jsonschema:"How confident you are, from 0 to 1; a consensus slot must give it, and the layer passes when the average reaches its threshold."`
+}
+
+// SubmitOutput is the answer of submit_work: where the pipeline stands
+// after the submission.
+type SubmitOutput struct {
+	OK     bool          `json:"ok" jsonschema:"The submission is recorded and credited."`
+	Status prism.Status  `json:"status" jsonschema:"The pipeline's status: active, flagged (a layer's consensus fell short) or complete."`
+	Layer  int           `json:"layer" jsonschema:"The pipeline's current layer."`
+	Phase  prism.Phase   `json:"phase" jsonschema:"The current layer's open phase: work or consensus."`
+	Claim  string        `json:"claim_id" jsonschema:"The claim."`
+	View   wire.Pipeline `json:"pipeline" jsonschema:"The whole pipeline as GET /api/v1/claims/{id}/pipeline shows it."`
+}
+
+func (e *edge) prismTools(s *sdk.Server) {
+	add(e, s, &sdk.Tool{Name: "take_work", Title: "Take a Prism stage slot",
+		Description: "Take your next open stage slot of a claim's deliberation pipeline. A pipeline runs layers in order; " +
+			"each layer has work slots (each gives its contribution) then consensus slots (each weighs the layer's work and gives a confidence). " +
+			"Read the claim and the context (what earlier layers concluded), do the work, then submit_work."},
+		writes(slots.ScopeCommentCreate), e.takeWork)
+	add(e, s, &sdk.Tool{Name: "submit_work", Title: "Submit a stage slot's work",
+		Description: "Submit your output for the stage slot you took: prose, the structured output your layer asks for, and your confidence. " +
+			"Answers where the pipeline stands after it."},
+		writes(slots.ScopeCommentCreate), e.submitWork)
+}
+
+func (e *edge) takeWork(ctx context.Context, k slots.Key, in TakeWorkInput) (WorkOutput, string, error) {
+	q := prism.WorkQuery{Role: in.Role, Layer: in.Layer}
+	switch in.Type {
+	case "":
+	case string(prism.PhaseWork), string(prism.PhaseConsensus):
+		q.Phase = prism.Phase(in.Type)
+	default:
+		return WorkOutput{}, "", store.Errorf(store.ErrInvalid, "invalid_type", "type must be work or consensus")
+	}
+	if in.Layer < 0 {
+		return WorkOutput{}, "", store.Errorf(store.ErrInvalid, "invalid_layer", "layer must be 1 or more, or 0 for any")
+	}
+	w, err := e.Prism.TakeNextWork(ctx, k, q)
+	if errors.Is(err, slots.ErrNoJob) {
+		return WorkOutput{}, "No open stage slot for you now; try again later or with other filters.", nil
+	}
+	if err != nil {
+		return WorkOutput{}, "", err
+	}
+	v := httpapi.ViewWork(w)
+	out := WorkOutput{Work: &v}
+	for _, l := range w.Pipeline.Protocol.Layers {
+		if l.Number == w.Slot.Layer {
+			out.Layer = &l
+		}
+	}
+	return out, fmt.Sprintf("You hold the %s slot %s (layer %d, %s) of claim %s: %q. Do the work, then submit_work.",
+		w.Slot.Phase, w.Slot.ID, w.Slot.Layer, v.Context.StageName, w.Claim.ID, w.Claim.Title), nil
+}
+
+func (e *edge) submitWork(ctx context.Context, k slots.Key, in SubmitWorkInput) (SubmitOutput, string, error) {
+	done := prism.DoneInput{Body: in.Output, Confidence: in.Confidence}
+	if len(in.StructuredOutput) > 0 && string(in.StructuredOutput) != "null" {
+		if in.StructuredOutput[0] != '{' {
+			return SubmitOutput{}, "", store.Errorf(store.ErrInvalid, "invalid_output", "structured_output must be a JSON object")
+		}
+		done.Output = in.StructuredOutput
+	}
+	p, err := e.Prism.Done(ctx, k, in.ClaimID, in.SlotID, done)
+	if err != nil {
+		return SubmitOutput{}, "", err
+	}
+	return SubmitOutput{OK: true, Status: p.Status, Layer: p.CurrentLayer, Phase: p.Phase, Claim: p.ClaimID, View: httpapi.ViewPipeline(p)},
+		fmt.Sprintf("Submitted. The pipeline of claim %s is %s, at layer %d, phase %s.", p.ClaimID, p.Status, p.CurrentLayer, p.Phase), nil
+}

@@ -1,0 +1,261 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/httpapi/wire"
+	"github.com/agorahq/agora/store"
+)
+
+// The resources' URIs: a claim with its comments, seats and pipeline, a
+// game's state, a discussion prompt.
+const (
+	claimURI  = "agora://claims/"
+	gameURI   = "agora://games/"
+	promptURI = "agora://prompts/"
+)
+
+// ClaimResource is what agora://claims/{claim_id} holds.
+type ClaimResource struct {
+	Claim    wire.Claim      `json:"claim"`
+	Comments []wire.Comment  `json:"comments"`
+	Slots    []wire.RoleSlot `json:"slots"`
+	// Pipeline is the claim's Prism pipeline, absent when it has none.
+	Pipeline *wire.Pipeline `json:"pipeline,omitempty"`
+}
+
+// resources adds the resource templates to s.
+func (e *edge) resources(s *sdk.Server) {
+	add := func(uri, name, desc string, read func(ctx context.Context, id string) (any, error)) {
+		s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: uri + "{id}", Name: name, Description: desc, MIMEType: "application/json"},
+			func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+				if _, err := e.caller(ctx, req.Extra); err != nil {
+					return nil, e.toolError(ctx, name, err)
+				}
+				uri := req.Params.URI
+				v, err := read(ctx, strings.TrimPrefix(uri, uriPrefix(uri)))
+				if errors.Is(err, store.ErrNotFound) {
+					return nil, sdk.ResourceNotFoundError(uri)
+				}
+				if err != nil {
+					return nil, e.toolError(ctx, name, err)
+				}
+				b, err := json.Marshal(v)
+				if err != nil {
+					return nil, err
+				}
+				return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
+			})
+	}
+	add(claimURI, "claim", "A claim with its comments, its role seats and, when it has one, its Prism pipeline; subscribe to hear when any of them changes.", e.readClaim)
+	if e.Arena != nil {
+		add(gameURI, "game", "An arena game's state, as game_state shows it; subscribe to hear every change.", func(ctx context.Context, id string) (any, error) {
+			g, err := e.Arena.Game(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return httpapi.ViewGameState(g), nil
+		})
+	}
+	if e.Discussion != nil {
+		add(promptURI, "prompt", "A squad prompt with the answers collected so far; subscribe to hear each new answer and when it closes.", func(ctx context.Context, id string) (any, error) {
+			p, err := e.Discussion.Get(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return httpapi.ViewPrompt(p), nil
+		})
+	}
+}
+
+// uriPrefix is the resource family of uri, "" when none.
+func uriPrefix(uri string) string {
+	for _, p := range []string{claimURI, gameURI, promptURI} {
+		if strings.HasPrefix(uri, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+func (e *edge) readClaim(ctx context.Context, id string) (any, error) {
+	c, err := e.Slots.Claim(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := e.Slots.Comments(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ss, err := e.Slots.Slots(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := ClaimResource{Claim: httpapi.ViewClaim(c), Comments: make([]wire.Comment, len(cs)), Slots: make([]wire.RoleSlot, len(ss))}
+	for i, cm := range cs {
+		out.Comments[i] = httpapi.ViewComment(cm)
+	}
+	for i, s := range ss {
+		out.Slots[i] = httpapi.ViewRoleSlot(s)
+	}
+	if e.Prism != nil {
+		p, err := e.Prism.Pipeline(ctx, id)
+		switch {
+		case err == nil:
+			v := httpapi.ViewPipeline(p)
+			out.Pipeline = &v
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// watches follows, for each resource some session subscribes to, the
+// notifier topic its changes are published on, and tells the server the
+// resource was updated; a resource's watch ends when its last subscriber
+// unsubscribes or goes away.
+type watches struct {
+	e      *edge
+	server *sdk.Server
+	mu     sync.Mutex
+	byURI  map[string]*watch
+}
+
+// watch is one resource's: its subscribers and how to stop following it.
+// A subscriber is arming from the moment its subscribe request reaches the
+// handler until the server has recorded it (and would send it updates); a
+// change heard meanwhile is missed, and told again once none is arming.
+type watch struct {
+	sessions map[*sdk.ServerSession]bool
+	stop     context.CancelFunc
+	arming   int
+	missed   bool
+}
+
+// subscription is what a subscriber of uri follows: the topic's
+// subscription and whether an event's hint concerns uri.
+func (w *watches) subscription(ctx context.Context, uri string) (*store.Subscription, func(hint []byte) bool, error) {
+	id := strings.TrimPrefix(uri, uriPrefix(uri))
+	mine := func(hint []byte) bool { return len(hint) == 0 || string(hint) == id }
+	switch uriPrefix(uri) {
+	case claimURI:
+		sub, err := w.e.Slots.SubscribeClaims(ctx)
+		return sub, mine, err
+	case gameURI:
+		if w.e.Arena != nil {
+			sub, err := w.e.Arena.Subscribe(ctx, id)
+			return sub, func([]byte) bool { return true }, err
+		}
+	case promptURI:
+		if w.e.Discussion != nil {
+			sub, err := w.e.Discussion.SubscribeSquad(ctx)
+			return sub, mine, err
+		}
+	}
+	return nil, nil, sdk.ResourceNotFoundError(uri)
+}
+
+func (w *watches) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
+	if _, err := w.e.caller(ctx, req.Extra); err != nil {
+		return w.e.toolError(ctx, "subscribe", err)
+	}
+	uri := req.Params.URI
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wt := w.byURI[uri]
+	if wt == nil {
+		// The watch outlives the request that starts it.
+		wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		sub, concerns, err := w.subscription(wctx, uri)
+		if err != nil {
+			stop()
+			return err
+		}
+		wt = &watch{sessions: map[*sdk.ServerSession]bool{}, stop: stop}
+		w.byURI[uri] = wt
+		go w.follow(wctx, uri, sub, concerns)
+	}
+	if !wt.sessions[req.Session] {
+		wt.sessions[req.Session] = true
+		wt.arming++
+		go func(ss *sdk.ServerSession) { _ = ss.Wait(); w.release(uri, ss) }(req.Session)
+	}
+	return nil
+}
+
+// armed is a receiving middleware: once the server has recorded a
+// subscription, a change of its resource missed while it was arming is
+// told.
+func (w *watches) armed(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		sub, ok := req.(*sdk.SubscribeRequest)
+		if !ok || method != "resources/subscribe" || sub.Params == nil {
+			return res, err
+		}
+		uri, tell := sub.Params.URI, false
+		w.mu.Lock()
+		if wt := w.byURI[uri]; wt != nil && wt.arming > 0 {
+			wt.arming--
+			tell, wt.missed = wt.missed && wt.arming == 0, wt.missed && wt.arming > 0
+		}
+		w.mu.Unlock()
+		if tell {
+			_ = w.server.ResourceUpdated(context.WithoutCancel(ctx), &sdk.ResourceUpdatedNotificationParams{URI: uri})
+		}
+		return res, err
+	}
+}
+
+func (w *watches) unsubscribe(_ context.Context, req *sdk.UnsubscribeRequest) error {
+	w.release(req.Params.URI, req.Session)
+	return nil
+}
+
+// release ends ss's subscription to uri, and the watch with its last.
+func (w *watches) release(uri string, ss *sdk.ServerSession) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wt := w.byURI[uri]
+	if wt == nil || !wt.sessions[ss] {
+		return
+	}
+	delete(wt.sessions, ss)
+	if len(wt.sessions) == 0 {
+		wt.stop()
+		delete(w.byURI, uri)
+	}
+}
+
+// follow tells the server uri changed on every event of sub that concerns
+// it, until ctx ends.
+func (w *watches) follow(ctx context.Context, uri string, sub *store.Subscription, concerns func([]byte) bool) {
+	defer sub.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case hint, ok := <-sub.C:
+			if !ok {
+				return
+			}
+			if !concerns(hint) {
+				continue
+			}
+			w.mu.Lock()
+			if wt := w.byURI[uri]; wt != nil && wt.arming > 0 {
+				wt.missed = true
+			}
+			w.mu.Unlock()
+			_ = w.server.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: uri})
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/httpapi/mcp"
+	"github.com/agorahq/agora/internal/testbackend"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/storetest"
+)
+
+// TestResources reads a claim, a game and a prompt as resources and hears
+// of their changes through subscriptions fed by the notifier, on every
+// backend.
+func TestResources(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := context.Background()
+		b := setup(t, st)
+		claim := b.claimsWithSeats(t, "Crows plan ahead")[0]
+		g, err := b.svcs.Arena.Create(ctx, arena.TableMin, 0)
+		require.NoError(t, err)
+		asker := b.connect(t, b.key(t, "lead", slots.ScopeDiscussionWrite))
+		prompt := ok[mcp.AskOutput](t, asker, "ask_squad", map[string]any{"message": "Ship?", "required_responses": 1}).PromptID
+
+		updated := make(chan string, 1024)
+		watcher := connectWith(t, mcp.NewServer(b.svcs, mcp.Options{Token: b.key(t, "watcher")}), &sdk.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
+		})
+		read := func(uri string, v any) {
+			t.Helper()
+			res, err := watcher.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+			require.NoError(t, err)
+			require.Len(t, res.Contents, 1)
+			require.NoError(t, json.Unmarshal([]byte(res.Contents[0].Text), v))
+		}
+		hears := func(uri string) {
+			t.Helper()
+			deadline := time.After(10 * time.Second)
+			for {
+				select {
+				case got := <-updated:
+					if got == uri {
+						return
+					}
+				case <-deadline:
+					t.Fatalf("no update of %s", uri)
+				}
+			}
+		}
+
+		templates, err := watcher.ListResourceTemplates(ctx, nil)
+		require.NoError(t, err)
+		require.Len(t, templates.ResourceTemplates, 3)
+
+		claimURI := "agora://claims/" + claim
+		var c mcp.ClaimResource
+		read(claimURI, &c)
+		require.Equal(t, claim, c.Claim.ID)
+		require.Len(t, c.Slots, 1)
+		require.Equal(t, "open", c.Slots[0].Status)
+		require.NoError(t, watcher.Subscribe(ctx, &sdk.SubscribeParams{URI: claimURI}))
+		worker := b.connect(t, b.key(t, "worker", slots.ScopeCommentCreate))
+		ok[mcp.JobOutput](t, worker, "take_job", nil)
+		hears(claimURI)
+		read(claimURI, &c)
+		require.Equal(t, "taken", c.Slots[0].Status)
+
+		gameURI := "agora://games/" + g.ID
+		require.NoError(t, watcher.Subscribe(ctx, &sdk.SubscribeParams{URI: gameURI}))
+		player := b.connect(t, b.key(t, "player", slots.ScopeArenaPlay))
+		ok[mcp.JoinOutput](t, player, "join_game", map[string]any{"game_id": g.ID, "display_name": "P"})
+		hears(gameURI)
+		var state struct {
+			GameID string `json:"game_id"`
+		}
+		read(gameURI, &state)
+		require.Equal(t, g.ID, state.GameID)
+
+		promptURI := "agora://prompts/" + prompt
+		require.NoError(t, watcher.Subscribe(ctx, &sdk.SubscribeParams{URI: promptURI}))
+		answerer := b.connect(t, b.key(t, "scout", slots.ScopeDiscussionWrite))
+		ok[mcp.AnswerOutput](t, answerer, "answer_prompt", map[string]any{"prompt_id": prompt, "message": "Yes."})
+		hears(promptURI)
+		var p struct {
+			Status string `json:"status"`
+		}
+		read(promptURI, &p)
+		require.Equal(t, "resolved", p.Status)
+
+		// Unsubscribed, the claim's changes are no longer told (once the
+		// updates already on their way have arrived).
+		require.NoError(t, watcher.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: claimURI}))
+		for settled := false; !settled; {
+			select {
+			case <-updated:
+			case <-time.After(200 * time.Millisecond):
+				settled = true
+			}
+		}
+		ok[mcp.CommentOutput](t, worker, "post_comment", map[string]any{"claim_id": claim, "body": "x", "comment_type": "criticism"})
+		select {
+		case got := <-updated:
+			require.NotEqual(t, claimURI, got, "an update after unsubscribing")
+		case <-time.After(300 * time.Millisecond):
+		}
+
+		_, err = watcher.ReadResource(ctx, &sdk.ReadResourceParams{URI: "agora://claims/nope"})
+		require.Error(t, err, "an unknown claim is not found")
+	})
+}

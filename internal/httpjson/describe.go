@@ -1,0 +1,36 @@
+package httpjson
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agorahq/agora/store"
+)
+
+// Describe says what an error answers on the HTTP API without writing a
+// response, for the edges that speak another protocol over the same
+// services (the MCP tools): the status code and the error object WriteError
+// would write. known is false for an error WriteError logs as internal;
+// the detail is then the generic one, which leaks nothing.
+func Describe(err error) (status int, d Detail, known bool) {
+	var limited *RateLimited
+	switch {
+	case errors.As(err, &limited):
+		return 429, Detail{"rate_limited", limited.Error()}, true
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return 503, Detail{"unavailable", "the request timed out or was cancelled"}, true
+	case errors.Is(err, store.ErrUnavailable):
+		return 503, Detail{"unavailable", "the store is unavailable; retry later"}, true
+	}
+	for _, m := range statusOf {
+		if !errors.Is(err, m.kind) {
+			continue
+		}
+		d := Detail{Code: m.code, Message: err.Error()}
+		if se := (*store.Error)(nil); errors.As(err, &se) && se.Code != "" {
+			d.Code = se.Code
+		}
+		return m.status, d, true
+	}
+	return 500, Detail{"internal", "internal server error"}, false
+}
