@@ -111,9 +111,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	outer := r.Context()
 	id := h.requestID(r)
 	w.Header().Set(RequestIDHeader, id)
-	ctx, info := httpjson.WithRequestInfo(context.WithValue(outer, requestIDKey{}, id))
+	// One allocation holds the recorder and what the handlers report.
+	rec := &recorder{ResponseWriter: w, h: h, start: start}
+	rec.info.RequestID = id
+	ctx := httpjson.WithRequestInfo(outer, &rec.info)
 	r = r.WithContext(ctx)
-	rec := &recorder{ResponseWriter: w, h: h, r: r, info: info, id: id, start: start}
+	rec.r = r
+	info := &rec.info
 	defer func() {
 		if rec.stream && h.o.Metrics != nil {
 			h.o.Metrics.streamsOpen.Dec()
@@ -128,7 +132,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	route := rec.route()
 	took := time.Since(start)
 	if m := h.o.Metrics; m != nil {
-		m.httpRequests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
+		m.httpRequests.WithLabelValues(route, r.Method, statusCode(status)).Inc()
 		if !rec.stream {
 			m.httpDuration.WithLabelValues(route, r.Method).Observe(took.Seconds())
 		}
@@ -172,7 +176,7 @@ func (h *handler) log(ctx context.Context, level slog.Level, msg string, r *http
 		slog.Int("status", status),
 		slog.Float64("duration_ms", float64(took.Microseconds())/1000),
 		slog.Int64("bytes", rec.bytes),
-		slog.String("request_id", rec.id),
+		slog.String("request_id", rec.info.RequestID),
 	)
 	if rec.info.KeyID != "" {
 		attrs = append(attrs, slog.String("key_id", rec.info.KeyID))
@@ -183,14 +187,28 @@ func (h *handler) log(ctx context.Context, level slog.Level, msg string, r *http
 	h.o.Log.LogAttrs(ctx, level, msg, attrs...)
 }
 
+// statusCodes are the code label's values, made once.
+var statusCodes = func() (s [600]string) {
+	for i := range s {
+		s[i] = strconv.Itoa(i)
+	}
+	return s
+}()
+
+func statusCode(status int) string {
+	if status >= 0 && status < len(statusCodes) {
+		return statusCodes[status]
+	}
+	return strconv.Itoa(status)
+}
+
 // recorder is the ResponseWriter next writes to: it keeps the status and
 // the bytes written, and notices an event stream starting.
 type recorder struct {
 	http.ResponseWriter
 	h      *handler
 	r      *http.Request
-	info   *httpjson.RequestInfo
-	id     string
+	info   httpjson.RequestInfo
 	start  time.Time
 	status int
 	bytes  int64

@@ -7,15 +7,17 @@ import (
 	"log/slog"
 
 	"go.opentelemetry.io/otel/trace"
-)
 
-type requestIDKey struct{}
+	"github.com/agorahq/agora/internal/httpjson"
+)
 
 // RequestID returns the request ID Handler gave the request whose context
 // ctx is, or "" outside one.
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	if ri := httpjson.RequestInfoFrom(ctx); ri != nil {
+		return ri.RequestID
+	}
+	return ""
 }
 
 // LogHandler wraps h so that every record logged with a context inside a

@@ -26,7 +26,9 @@ const tracerName = "github.com/agorahq/agora/observe"
 // Stores wraps the stores of one backend so that every call is counted and
 // timed (agora_store_calls_total, agora_store_call_duration_seconds), is a
 // span named "store.<Operation>" under the request's (its attributes the
-// backend, the operation and the result class, never a value), and, for the
+// backend, the operation and the result class, never a value) when the
+// call's context holds a recording span — a sweeper's calls, outside any
+// request, start no trace of their own every second — and, for the
 // job queue, counts seats taken and done, races lost and batch sizes. A
 // wrapped store behaves exactly as the store it wraps: same results, same
 // errors.
@@ -159,7 +161,7 @@ type call struct {
 
 func (o *observer) start(ctx context.Context, op *opStat) (context.Context, call) {
 	c := call{o: o, op: op}
-	if o.tracer != nil {
+	if o.tracer != nil && trace.SpanFromContext(ctx).IsRecording() {
 		ctx, c.span = o.tracer.Start(ctx, op.span, trace.WithSpanKind(trace.SpanKindClient),
 			trace.WithAttributes(attribute.String("agora.store.backend", o.backend), attribute.String("agora.store.operation", op.name)))
 	}

@@ -110,3 +110,16 @@ func TestTracerProviderFromEnv(t *testing.T) {
 	_, err = observe.TracerProviderFromEnv(ctx, "agora", nil)
 	require.Error(t, err)
 }
+
+// TestNoSpanOutsideATrace: a store call whose context holds no recording
+// span (a sweeper's, every second) starts no trace of its own.
+func TestNoSpanOutsideATrace(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	svc := slots.New(observe.NewStores("memory", nil, tp).Slots(memstore.New()))
+	_, err := svc.Sweep(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, exp.GetSpans())
+}

@@ -10,6 +10,8 @@ import "context"
 // Router fills in the pattern, httpapi the key's ID. Only the goroutine
 // serving the request writes it, before the handler returns.
 type RequestInfo struct {
+	// RequestID is the ID the middleware gave the request.
+	RequestID string
 	// Pattern is the ServeMux pattern of the route, "POST
 	// /api/v1/claims/{claimId}/slots/{slotId}/take": never the raw path.
 	Pattern string
@@ -20,10 +22,9 @@ type RequestInfo struct {
 
 type requestInfoKey struct{}
 
-// WithRequestInfo returns ctx carrying a new, empty RequestInfo, and it.
-func WithRequestInfo(ctx context.Context) (context.Context, *RequestInfo) {
-	ri := &RequestInfo{}
-	return context.WithValue(ctx, requestInfoKey{}, ri), ri
+// WithRequestInfo returns ctx carrying ri, which the handlers fill in.
+func WithRequestInfo(ctx context.Context, ri *RequestInfo) context.Context {
+	return context.WithValue(ctx, requestInfoKey{}, ri)
 }
 
 // RequestInfoFrom returns the RequestInfo of ctx, or nil when no
