@@ -19,6 +19,7 @@ type Metrics struct {
 	seatsDone     *prometheus.CounterVec   // backend
 	racesLost     *prometheus.CounterVec   // backend
 	batchSize     *prometheus.HistogramVec // backend, operation
+	resyncs       *prometheus.CounterVec   // backend
 }
 
 // httpBuckets reach past the longest long poll (60 s).
@@ -72,12 +73,24 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Items in one batched store call of the job queue (takes, dones, done-and-take-nexts), by backend and operation.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 9), // 1 … 256, slots.MaxBatch
 		}, []string{"backend", "operation"}),
+		resyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_notifier_resyncs_total",
+			Help: "Times the notifier's listening connection came back after a cut and every live view re-read, by backend.",
+		}, []string{"backend"}),
 	}
 	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.streamsOpen, m.storeCalls,
-		m.storeDuration, m.seatsTaken, m.seatsDone, m.racesLost, m.batchSize} {
+		m.storeDuration, m.seatsTaken, m.seatsDone, m.racesLost, m.batchSize, m.resyncs} {
 		if err := reg.Register(c); err != nil {
 			return nil, errors.Join(errors.New("observe: registering metrics"), err)
 		}
 	}
 	return m, nil
+}
+
+// CountResyncs returns the function to give a notifier's OnResync
+// (pgstore.Notifier, redisstore.Store): it counts
+// agora_notifier_resyncs_total for backend.
+func (m *Metrics) CountResyncs(backend string) func() {
+	c := m.resyncs.WithLabelValues(backend)
+	return c.Inc
 }

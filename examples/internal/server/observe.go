@@ -57,8 +57,21 @@ func (o *observability) tracerProvider() trace.TracerProvider {
 	return o.tracer
 }
 
-// wrap puts the store wrappers of observe around b's stores.
-func (o *observability) wrap(b *backend) {
+// wrap puts the store wrappers of observe around b's stores, and logs
+// (and with -metrics counts) the notifier's reconnects.
+func (o *observability) wrap(b *backend, log *slog.Logger) {
+	if r, ok := b.notifier.(interface{ OnResync(func()) }); ok {
+		var count func()
+		if o.metrics != nil {
+			count = o.metrics.CountResyncs(b.name)
+		}
+		r.OnResync(func() {
+			log.Warn("notifier reconnected: every live view re-reads", "backend", b.name)
+			if count != nil {
+				count()
+			}
+		})
+	}
 	if !o.on() {
 		return
 	}

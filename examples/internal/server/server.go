@@ -114,7 +114,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	}
 	defer backend.close()
 	log.Info("store ready", "backend", backend.name)
-	obs.wrap(backend)
+	obs.wrap(backend, log)
 
 	slotOpts := []slots.Option{slots.WithAdminKey(*adminKey), slots.WithLease(*lease), slots.WithNotifier(backend.notifier)}
 	if *batch {

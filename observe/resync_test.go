@@ -1,0 +1,87 @@
+package observe_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/internal/testdb"
+	"github.com/agorahq/agora/observe"
+	"github.com/agorahq/agora/store"
+	"github.com/agorahq/agora/store/pgstore"
+	"github.com/agorahq/agora/store/redisstore"
+)
+
+// resyncer is a notifier that reports its reconnects.
+type resyncer interface {
+	store.Notifier
+	OnResync(func())
+}
+
+// countsResync subscribes through n, cuts its listening connection with
+// cut, and waits for agora_notifier_resyncs_total to count the reconnect.
+func countsResync(t *testing.T, n resyncer, cut func()) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m, err := observe.NewMetrics(reg)
+	require.NoError(t, err)
+	n.OnResync(m.CountResyncs("b"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub, err := n.Subscribe(ctx, "topic")
+	require.NoError(t, err)
+	defer sub.Close()
+	cut()
+	require.Eventually(t, func() bool {
+		return counter(t, reg, "agora_notifier_resyncs_total", map[string]string{"backend": "b"}) >= 1
+	}, 15*time.Second, 20*time.Millisecond)
+}
+
+func TestResyncsCountedPostgres(t *testing.T) {
+	t.Parallel()
+	dsn := testdb.PostgresDSN(t)
+	db, err := sqlx.Open("postgres", dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	n, err := pgstore.NewNotifier(context.Background(), db, dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { n.Close() })
+	countsResync(t, n, func() {
+		var cut int
+		require.NoError(t, db.Get(&cut, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE query = 'LISTEN "agora_events_' || current_schema() || '"'`))
+		require.Positive(t, cut, "no listening connection to cut")
+	})
+}
+
+func TestResyncsCountedRedis(t *testing.T) {
+	t.Parallel()
+	c, prefix := testdb.RedisClient(t)
+	st := redisstore.New(c, redisstore.WithPrefix(prefix))
+	t.Cleanup(func() { _ = st.Close() })
+	countsResync(t, st, func() {
+		// Kill this test's subscribing connection (testdb names the
+		// client after its prefix), as a network fault would.
+		ctx := context.Background()
+		list, err := c.ClientList(ctx).Result()
+		require.NoError(t, err)
+		killed := 0
+		for _, line := range strings.Split(list, "\n") {
+			fields := map[string]string{}
+			for _, f := range strings.Fields(line) {
+				k, v, _ := strings.Cut(f, "=")
+				fields[k] = v
+			}
+			if fields["name"] == prefix && fields["sub"] != "0" && fields["sub"] != "" {
+				require.NoError(t, c.Do(ctx, "CLIENT", "KILL", "ID", fields["id"]).Err())
+				killed++
+			}
+		}
+		require.Positive(t, killed, "no subscribing connection named %s", prefix)
+	})
+}
