@@ -121,14 +121,15 @@ func newTakeBench(b *testing.B, mode benchMode, n int) *takeBench {
 
 // BenchmarkTake measures the memory take path, each op winning a different
 // open seat: Service.Take (path=service) and the HTTP take route in front
-// of it (path=http), bare (obs=off), with the request log (a JSON line
+// of it, served in-process (path=http) and over a loopback connection
+// kept alive (path=loopback, as a client on the same machine sees it), bare (obs=off), with the request log (a JSON line
 // to io.Discard), with the metrics, with both, and with spans too. The
 // service path has no request log: its log modes measure nothing more
 // than without it, and are left out but for the one with tracing. Compare the
 // modes with benchstat (docs/observability.md).
 func BenchmarkTake(b *testing.B) {
 	const chunk = 20_000
-	for _, path := range []string{"service", "http"} {
+	for _, path := range []string{"service", "http", "loopback"} {
 		for _, mode := range benchModes {
 			if path == "service" && mode.log && !mode.traced {
 				continue // no request log on this path: the same as without
@@ -143,10 +144,13 @@ func BenchmarkTake(b *testing.B) {
 					tb := newTakeBench(b, mode, n)
 					runtime.GC() // the set-up's garbage is not the work's cost
 					b.StartTimer()
-					if path == "service" {
+					switch path {
+					case "service":
 						tb.takeService(b, n)
-					} else {
+					case "http":
 						tb.takeHTTP(b, n)
+					case "loopback":
+						tb.takeLoopback(b, n)
 					}
 				}
 			})
@@ -180,4 +184,29 @@ func (tb *takeBench) takeHTTP(b *testing.B, n int) {
 			b.Fatalf("take: %d %s", w.Code, w.Body)
 		}
 	}
+}
+
+func (tb *takeBench) takeLoopback(b *testing.B, n int) {
+	b.StopTimer()
+	srv := httptest.NewServer(tb.h)
+	defer srv.Close()
+	c := srv.Client()
+	b.StartTimer()
+	for _, s := range tb.seats[:n] {
+		r, err := http.NewRequest("POST", srv.URL+"/api/v1/claims/"+s.claimID+"/slots/"+s.slotID+"/take", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.Header.Set("Authorization", "Bearer "+s.token)
+		res, err := c.Do(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			b.Fatalf("take: %d", res.StatusCode)
+		}
+	}
+	b.StopTimer()
 }
