@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -139,13 +140,7 @@ func TestNewMetricsRefusesATakenRegistry(t *testing.T) {
 // fails the test.
 func TestScrapePassesPromtool(t *testing.T) {
 	t.Parallel()
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("promtool is not installed (apt-get install prometheus); .ci/run installs it")
-		}
-		t.Skip("promtool is not installed (apt-get install prometheus)")
-	}
+	promtool := promtoolPath(t)
 	reg := prometheus.NewRegistry()
 	h, _, _ := server(t, memstore.New(), reg)
 	auth := []string{"Authorization", "Bearer " + adminKey}
@@ -166,4 +161,46 @@ func TestScrapePassesPromtool(t *testing.T) {
 		t.Fatalf("promtool check metrics: %v\n%s", err, out)
 	}
 	require.NoError(t, err)
+}
+
+// TestDocumentedAlertsPassPromtool: the alerting rules in
+// docs/observability.md are valid Prometheus rules, and name only metrics
+// that exist.
+func TestDocumentedAlertsPassPromtool(t *testing.T) {
+	t.Parallel()
+	promtool := promtoolPath(t)
+	doc, err := os.ReadFile("../docs/observability.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(doc), "```yaml\ngroups:")
+	require.True(t, ok, "the alerting rules' block")
+	rules, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	rules = "groups:" + rules
+	file := t.TempDir() + "/rules.yml"
+	require.NoError(t, os.WriteFile(file, []byte(rules), 0o600))
+	out, err := exec.Command(promtool, "check", "rules", file).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	reg := prometheus.NewRegistry()
+	_, err = observe.NewMetrics(reg)
+	require.NoError(t, err)
+	for _, name := range regexp.MustCompile(`agora_[a-z_]+`).FindAllString(rules, -1) {
+		base := strings.TrimSuffix(name, "_bucket")
+		require.Contains(t, string(doc), "| `"+base+"` |", "%s is in the table of metrics", base)
+	}
+}
+
+// promtoolPath is Prometheus's promtool, which comes with Debian's
+// prometheus package and .ci/run installs: the test is skipped without
+// it, and fails under CI=true.
+func promtoolPath(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("promtool is not installed (apt-get install prometheus); .ci/run installs it")
+		}
+		t.Skip("promtool is not installed (apt-get install prometheus)")
+	}
+	return p
 }

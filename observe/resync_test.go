@@ -2,7 +2,6 @@ package observe_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -51,12 +50,7 @@ func TestResyncsCountedPostgres(t *testing.T) {
 	n, err := pgstore.NewNotifier(context.Background(), db, dsn)
 	require.NoError(t, err)
 	t.Cleanup(func() { n.Close() })
-	countsResync(t, n, func() {
-		var cut int
-		require.NoError(t, db.Get(&cut, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-			WHERE query = 'LISTEN "agora_events_' || current_schema() || '"'`))
-		require.Positive(t, cut, "no listening connection to cut")
-	})
+	countsResync(t, n, func() { testdb.TerminatePostgresListeners(t, db) })
 }
 
 func TestResyncsCountedRedis(t *testing.T) {
@@ -64,24 +58,5 @@ func TestResyncsCountedRedis(t *testing.T) {
 	c, prefix := testdb.RedisClient(t)
 	st := redisstore.New(c, redisstore.WithPrefix(prefix))
 	t.Cleanup(func() { _ = st.Close() })
-	countsResync(t, st, func() {
-		// Kill this test's subscribing connection (testdb names the
-		// client after its prefix), as a network fault would.
-		ctx := context.Background()
-		list, err := c.ClientList(ctx).Result()
-		require.NoError(t, err)
-		killed := 0
-		for _, line := range strings.Split(list, "\n") {
-			fields := map[string]string{}
-			for _, f := range strings.Fields(line) {
-				k, v, _ := strings.Cut(f, "=")
-				fields[k] = v
-			}
-			if fields["name"] == prefix && fields["sub"] != "0" && fields["sub"] != "" {
-				require.NoError(t, c.Do(ctx, "CLIENT", "KILL", "ID", fields["id"]).Err())
-				killed++
-			}
-		}
-		require.Positive(t, killed, "no subscribing connection named %s", prefix)
-	})
+	countsResync(t, st, func() { testdb.KillRedisSubscribers(t, c, prefix) })
 }
