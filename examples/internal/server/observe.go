@@ -80,10 +80,10 @@ func (o *observability) wrap(b *backend, log *slog.Logger) {
 	b.discussion, b.agentchat = w.Discussion(b.discussion), w.AgentChat(b.agentchat)
 }
 
-// handler wraps h, the server's mux, with the request log, the HTTP
-// metrics and the request spans.
-func (o *observability) handler(h http.Handler, log *slog.Logger) http.Handler {
-	return observe.Handler(h, observe.HTTPOptions{Log: log, Metrics: o.metrics, Tracer: o.tracerProvider()})
+// handler wraps h, the server's mux, with the request log (one in sample
+// lines of answers below 400), the HTTP metrics and the request spans.
+func (o *observability) handler(h http.Handler, log *slog.Logger, sample uint64) http.Handler {
+	return observe.Handler(h, observe.HTTPOptions{Log: log, SampleOK: sample, Metrics: o.metrics, Tracer: o.tracerProvider()})
 }
 
 // metricsHandler serves the registry in the Prometheus text format.

@@ -68,6 +68,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	agentPrompt := fs.String("agent-prompt", "", "a file appended to the agent's system prompt")
 	quiet := fs.Bool("quiet", false, "log errors only")
 	logFormat := fs.String("log-format", "text", "the log's format: text (key=value lines) or json (one object a line); every request is a line, its request ID on each line it causes")
+	logSample := fs.Uint64("log-sample", 1, "log one in N request lines of answers below 400 (every 4xx and 5xx is logged)")
 	metricsOn := fs.Bool("metrics", false, "serve Prometheus metrics at /metrics (traces: the OTEL_* environment, OTEL_TRACES_EXPORTER=otlp or console)")
 	storeTimeout := fs.Duration("store-timeout", pgstore.DefaultCallTimeout, "longest wait for the database in one store call; past it the request answers 503")
 	pgConns := fs.Int("pg-conns", pgstore.DefaultMaxOpenConns, "PostgreSQL connections in the pool, all kept open while idle")
@@ -222,7 +223,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	base, hangUp := context.WithCancel(context.Background())
 	defer hangUp()
 	srv := &http.Server{
-		Handler:     obs.handler(cleanPaths(mux), log),
+		Handler:     obs.handler(cleanPaths(mux), log, *logSample),
 		BaseContext: func(net.Listener) context.Context { return base },
 		// A slow client cannot hold a connection: headers within 10 s, the
 		// whole (at most 1 MiB) body within 30 s, the answer written within
