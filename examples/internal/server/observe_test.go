@@ -1,9 +1,13 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -52,4 +56,34 @@ func TestLogFormatFromEnvironment(t *testing.T) {
 	require.ErrorContains(t, err, `log format "xml"`)
 	err = Run(context.Background(), []string{"-addr", "127.0.0.1:0", "-log-format", "yaml"}, &bytes.Buffer{}, nil)
 	require.ErrorContains(t, err, `log format "yaml"`, "the command line wins")
+}
+
+// TestStreamObservedAndTraced: with -metrics and tracing on, an event
+// stream still streams (the deadlines reach the connection through the
+// middleware's writers) and counts as open while it lasts.
+func TestStreamObservedAndTraced(t *testing.T) {
+	t.Setenv("OTEL_TRACES_EXPORTER", "console") // spans go to stderr
+	base, _ := serve(t, "-metrics", "-admin-key", "adm", "-quiet")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/events", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer adm")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, 200, res.StatusCode)
+	require.Contains(t, res.Header.Get("Content-Type"), "text/event-stream")
+	line, err := bufio.NewReader(res.Body).ReadString('\n')
+	require.NoError(t, err)
+	require.NotEmpty(t, line, "the stream's first event")
+
+	_, scrape, _ := get(t, base+"/metrics")
+	require.Contains(t, scrape, "agora_http_streams_open 1")
+	cancel()
+	require.Eventually(t, func() bool {
+		_, scrape, _ := get(t, base+"/metrics")
+		return strings.Contains(scrape, "agora_http_streams_open 0") &&
+			strings.Contains(scrape, `agora_http_requests_total{code="200",method="GET",route="GET /api/v1/events"} 1`)
+	}, 5*time.Second, 20*time.Millisecond)
 }
