@@ -112,7 +112,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := h.requestID(r)
 	w.Header().Set(RequestIDHeader, id)
 	// One allocation holds the recorder and what the handlers report.
-	rec := &recorder{ResponseWriter: w, h: h, start: start}
+	rec := &recorder{ResponseWriter: w, h: h, outer: outer, start: start}
 	rec.info.RequestID = id
 	ctx := httpjson.WithRequestInfo(outer, &rec.info)
 	r = r.WithContext(ctx)
@@ -207,6 +207,7 @@ func statusCode(status int) string {
 type recorder struct {
 	http.ResponseWriter
 	h      *handler
+	outer  context.Context // the request's own, without the request ID
 	r      *http.Request
 	info   httpjson.RequestInfo
 	start  time.Time
@@ -236,7 +237,7 @@ func (rec *recorder) WriteHeader(status int) {
 				m.streamsOpen.Inc()
 			}
 			if rec.h.o.Log != nil {
-				rec.h.log(context.WithoutCancel(rec.r.Context()), rec.h.o.Level, "stream start", rec.r, rec, rec.route(), status, time.Since(rec.start))
+				rec.h.log(rec.outer, rec.h.o.Level, "stream start", rec.r, rec, rec.route(), status, time.Since(rec.start))
 			}
 		}
 	}

@@ -69,6 +69,7 @@ func lines(t *testing.T, logs *bytes.Buffer) []map[string]any {
 		if l == "" {
 			continue
 		}
+		require.LessOrEqual(t, strings.Count(l, `"request_id"`), 1, "a key once a line: %s", l)
 		var m map[string]any
 		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
 		out = append(out, m)
