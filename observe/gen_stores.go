@@ -55,7 +55,7 @@ func main() {
 		b.WriteString("}\n\n")
 		fmt.Fprintf(&b, "const (\n")
 		for i, n := range names {
-			fmt.Fprintf(&b, "\top%s%s = %d\n", strings.Title(it.pkg), n, i)
+			fmt.Fprintf(&b, "\top%s%s = %d\n", title(it.pkg), n, i)
 		}
 		b.WriteString(")\n")
 		for i := range it.t.NumMethod() {
@@ -87,7 +87,7 @@ func main() {
 			}
 			fmt.Fprintf(&b, "\n// %s implements %s.Store.\n", m.Name, it.pkg)
 			fmt.Fprintf(&b, "func (s %s) %s(%s) (%s) {\n", it.name, m.Name, strings.Join(params, ", "), strings.Join(results, ", "))
-			fmt.Fprintf(&b, "\tctx, c := s.o.start(ctx, &s.ops[op%s%s])\n", strings.Title(it.pkg), m.Name)
+			fmt.Fprintf(&b, "\tctx, c := s.o.start(ctx, &s.ops[op%s%s])\n", title(it.pkg), m.Name)
 			if len(rets) > 1 {
 				fmt.Fprintf(&b, "\t%s := s.next.%s(%s)\n", strings.Join(rets, ", "), m.Name, strings.Join(args, ", "))
 			} else {
@@ -145,3 +145,6 @@ func collect(t reflect.Type, imports map[string]bool) {
 		imports[t.PkgPath()] = true
 	}
 }
+
+// title upper-cases the first letter of an ASCII package name.
+func title(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
