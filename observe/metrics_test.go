@@ -204,3 +204,38 @@ func promtoolPath(t *testing.T) string {
 	}
 	return p
 }
+
+// recordingRegisterer keeps what is registered on it.
+type recordingRegisterer struct{ cs []prometheus.Collector }
+
+func (r *recordingRegisterer) Register(c prometheus.Collector) error {
+	r.cs = append(r.cs, c)
+	return nil
+}
+func (r *recordingRegisterer) MustRegister(cs ...prometheus.Collector) { r.cs = append(r.cs, cs...) }
+func (r *recordingRegisterer) Unregister(prometheus.Collector) bool    { return false }
+
+// TestEveryMetricDocumented: each metric NewMetrics registers is in the
+// table of docs/observability.md.
+func TestEveryMetricDocumented(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../docs/observability.md")
+	require.NoError(t, err)
+	var reg recordingRegisterer
+	_, err = observe.NewMetrics(&reg)
+	require.NoError(t, err)
+	name := regexp.MustCompile(`fqName: "([a-z_]+)"`)
+	n := 0
+	for _, c := range reg.cs {
+		ch := make(chan *prometheus.Desc, 4)
+		c.Describe(ch)
+		close(ch)
+		for d := range ch {
+			m := name.FindStringSubmatch(d.String())
+			require.NotNil(t, m, d.String())
+			require.Contains(t, string(doc), "| `"+m[1]+"` |")
+			n++
+		}
+	}
+	require.Equal(t, 10, n)
+}
