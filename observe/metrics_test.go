@@ -90,12 +90,14 @@ func TestJobQueueCountersOnEveryBackend(t *testing.T) {
 		require.NoError(t, err)
 		_, err = svc.TakeNext(ctx, b, slots.JobQuery{AgentKeyID: b.ID}) // taken, a batch of one
 		require.NoError(t, err)
+		_, err = svc.DoneAndTakeNext(ctx, b, claim.ID, seats[1].ID, slots.JobQuery{AgentKeyID: b.ID}) // done, nothing left to take
+		require.NoError(t, err)
 		_, err = svc.Claim(ctx, "nope")
 		require.ErrorIs(t, err, store.ErrNotFound)
 
 		bk := map[string]string{"backend": backend}
 		require.Equal(t, 2.0, counter(t, reg, "agora_job_seats_taken_total", bk))
-		require.Equal(t, 1.0, counter(t, reg, "agora_job_seats_done_total", bk))
+		require.Equal(t, 2.0, counter(t, reg, "agora_job_seats_done_total", bk))
 		require.Equal(t, 1.0, counter(t, reg, "agora_job_races_lost_total", bk))
 		call := func(op, result string) float64 {
 			return counter(t, reg, "agora_store_calls_total", map[string]string{"backend": backend, "operation": op, "result": result})
@@ -104,7 +106,7 @@ func TestJobQueueCountersOnEveryBackend(t *testing.T) {
 		require.Equal(t, 1.0, call("TakeSlot", "conflict"))
 		require.Equal(t, 1.0, call("GetClaim", "not_found"))
 		require.Equal(t, 1.0, call("CreateClaim", "ok"))
-		for _, op := range []string{"FinishSlots", "TakeNextSlots"} {
+		for _, op := range []string{"FinishSlots", "TakeNextSlots", "FinishAndTakeNextSlots"} {
 			h := series(t, reg, "agora_job_batch_size", map[string]string{"backend": backend, "operation": op})
 			require.NotNil(t, h, op)
 			require.EqualValues(t, 1, h.GetHistogram().GetSampleCount(), op)

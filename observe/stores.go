@@ -234,6 +234,17 @@ func (o *observer) seats(taken, done, lost int) {
 	}
 }
 
+// count returns how many of rs are ok.
+func count[T any](rs []T, ok func(T) bool) int {
+	n := 0
+	for _, r := range rs {
+		if ok(r) {
+			n++
+		}
+	}
+	return n
+}
+
 // batch observes the size of a batched call.
 func (c call) batch(n int) {
 	if c.op.batch != nil {
@@ -273,13 +284,7 @@ func (s slotsStore) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams
 	rs, err := s.next.TakeNextSlots(ctx, ps)
 	c.end(err)
 	c.batch(len(ps))
-	taken := 0
-	for _, r := range rs {
-		if r.Err == nil {
-			taken++
-		}
-	}
-	s.o.seats(taken, 0, 0)
+	s.o.seats(count(rs, func(r slots.JobResult) bool { return r.Err == nil }), 0, 0)
 	return rs, err
 }
 
@@ -300,13 +305,7 @@ func (s slotsStore) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([
 	rs, err := s.next.FinishSlots(ctx, ps)
 	c.end(err)
 	c.batch(len(ps))
-	done := 0
-	for _, r := range rs {
-		if r.Err == nil {
-			done++
-		}
-	}
-	s.o.seats(0, done, 0)
+	s.o.seats(0, count(rs, func(r slots.FinishResult) bool { return r.Err == nil }), 0)
 	return rs, err
 }
 
@@ -317,15 +316,7 @@ func (s slotsStore) FinishAndTakeNextSlots(ctx context.Context, ps []slots.Finis
 	rs, err := s.next.FinishAndTakeNextSlots(ctx, ps)
 	c.end(err)
 	c.batch(len(ps))
-	taken, done := 0, 0
-	for _, r := range rs {
-		if r.Err == nil {
-			done++
-			if r.NextErr == nil {
-				taken++
-			}
-		}
-	}
-	s.o.seats(taken, done, 0)
+	s.o.seats(count(rs, func(r slots.FinishTakeResult) bool { return r.Err == nil && r.NextErr == nil }),
+		count(rs, func(r slots.FinishTakeResult) bool { return r.Err == nil }), 0)
 	return rs, err
 }
