@@ -23,10 +23,13 @@ import (
 	"github.com/agorahq/agora/slots"
 )
 
-// custom methods count job-queue events from their results: stores.go.
+// custom methods count job-queue, prompt and chat-run events from their
+// results: stores.go and domains.go.
 var custom = map[string]bool{
 	"slots.TakeSlot": true, "slots.TakeNextSlot": true, "slots.TakeNextSlots": true,
 	"slots.FinishSlot": true, "slots.FinishSlots": true, "slots.FinishAndTakeNextSlots": true,
+	"discussion.CreatePrompt": true, "discussion.Respond": true, "discussion.ClosePrompt": true, "discussion.TimeOut": true,
+	"agentchat.UpdateConversation": true, "agentchat.InterruptRunning": true,
 }
 
 func main() {

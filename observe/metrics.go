@@ -20,6 +20,8 @@ type Metrics struct {
 	racesLost     *prometheus.CounterVec   // backend
 	batchSize     *prometheus.HistogramVec // backend, operation
 	resyncs       *prometheus.CounterVec   // backend
+	prompts       *prometheus.CounterVec   // backend, status
+	chatRuns      *prometheus.CounterVec   // backend, status
 }
 
 // httpBuckets reach past the longest long poll (60 s).
@@ -77,9 +79,17 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "agora_notifier_resyncs_total",
 			Help: "Times the notifier's listening connection came back after a cut and every live view re-read, by backend.",
 		}, []string{"backend"}),
+		prompts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_discussion_prompts_total",
+			Help: "Discussion prompts created (status created) and closed (resolved, timed_out, cancelled), by backend.",
+		}, []string{"backend", "status"}),
+		chatRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_agentchat_status_changes_total",
+			Help: "Agent-chat conversations moved to a status (running: a run started; idle: it ended; error, cancelled, interrupted), by backend.",
+		}, []string{"backend", "status"}),
 	}
 	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.streamsOpen, m.storeCalls,
-		m.storeDuration, m.seatsTaken, m.seatsDone, m.racesLost, m.batchSize, m.resyncs} {
+		m.storeDuration, m.seatsTaken, m.seatsDone, m.racesLost, m.batchSize, m.resyncs, m.prompts, m.chatRuns} {
 		if err := reg.Register(c); err != nil {
 			return nil, errors.Join(errors.New("observe: registering metrics"), err)
 		}

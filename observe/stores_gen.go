@@ -411,22 +411,6 @@ const (
 	opDiscussionTimeOut       = 8
 )
 
-// ClosePrompt implements discussion.Store.
-func (s discussionStore) ClosePrompt(ctx context.Context, a1 string, a2 discussion.Status, a3 time.Time) (discussion.Prompt, error) {
-	ctx, c := s.o.start(ctx, &s.ops[opDiscussionClosePrompt])
-	r0, err := s.next.ClosePrompt(ctx, a1, a2, a3)
-	c.end(err)
-	return r0, err
-}
-
-// CreatePrompt implements discussion.Store.
-func (s discussionStore) CreatePrompt(ctx context.Context, a1 discussion.Prompt, a2 discussion.Message) error {
-	ctx, c := s.o.start(ctx, &s.ops[opDiscussionCreatePrompt])
-	err := s.next.CreatePrompt(ctx, a1, a2)
-	c.end(err)
-	return err
-}
-
 // GetPrompt implements discussion.Store.
 func (s discussionStore) GetPrompt(ctx context.Context, a1 string) (discussion.Prompt, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opDiscussionGetPrompt])
@@ -465,22 +449,6 @@ func (s discussionStore) PostMessage(ctx context.Context, a1 discussion.Message)
 	err := s.next.PostMessage(ctx, a1)
 	c.end(err)
 	return err
-}
-
-// Respond implements discussion.Store.
-func (s discussionStore) Respond(ctx context.Context, a1 discussion.RespondParams) (discussion.Prompt, error) {
-	ctx, c := s.o.start(ctx, &s.ops[opDiscussionRespond])
-	r0, err := s.next.Respond(ctx, a1)
-	c.end(err)
-	return r0, err
-}
-
-// TimeOut implements discussion.Store.
-func (s discussionStore) TimeOut(ctx context.Context, a1 time.Time) ([]string, error) {
-	ctx, c := s.o.start(ctx, &s.ops[opDiscussionTimeOut])
-	r0, err := s.next.TimeOut(ctx, a1)
-	c.end(err)
-	return r0, err
 }
 
 // agentchatOps names the operations of agentchat.Store, in the order of the op* indexes.
@@ -538,14 +506,6 @@ func (s agentchatStore) GetConversation(ctx context.Context, a1 string) (agentch
 	return r0, err
 }
 
-// InterruptRunning implements agentchat.Store.
-func (s agentchatStore) InterruptRunning(ctx context.Context, a1 time.Time) (int, error) {
-	ctx, c := s.o.start(ctx, &s.ops[opAgentchatInterruptRunning])
-	r0, err := s.next.InterruptRunning(ctx, a1)
-	c.end(err)
-	return r0, err
-}
-
 // ListChatMessages implements agentchat.Store.
 func (s agentchatStore) ListChatMessages(ctx context.Context, a1 string, a2 int64) ([]agentchat.Message, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opAgentchatListChatMessages])
@@ -560,12 +520,4 @@ func (s agentchatStore) ListConversations(ctx context.Context) ([]agentchat.Conv
 	r0, err := s.next.ListConversations(ctx)
 	c.end(err)
 	return r0, err
-}
-
-// UpdateConversation implements agentchat.Store.
-func (s agentchatStore) UpdateConversation(ctx context.Context, a1 string, a2 agentchat.Status, a3 string, a4 string, a5 time.Time) error {
-	ctx, c := s.o.start(ctx, &s.ops[opAgentchatUpdateConversation])
-	err := s.next.UpdateConversation(ctx, a1, a2, a3, a4, a5)
-	c.end(err)
-	return err
 }
