@@ -66,6 +66,25 @@ func (o *observer) chat(status agentchat.Status, n int) {
 	}
 }
 
+// chatRun times conversation id's run: it starts when the conversation
+// becomes running and ends with the next status that is not running or
+// queued. The agent chat runs its runs in the process that started them,
+// so both ends pass through this process's store.
+func (o *observer) chatRun(id string, status agentchat.Status) {
+	if o.m == nil {
+		return
+	}
+	switch {
+	case status == agentchat.StatusRunning:
+		o.runs.Store(id, time.Now())
+	case status.Busy():
+	default:
+		if start, ok := o.runs.LoadAndDelete(id); ok {
+			o.m.chatRunTime.WithLabelValues(o.backend, string(status)).Observe(time.Since(start.(time.Time)).Seconds())
+		}
+	}
+}
+
 // UpdateConversation implements agentchat.Store; a success without a
 // title is a conversation moved to status (the service writes a title
 // alone with the status the conversation already has).
@@ -74,6 +93,7 @@ func (s agentchatStore) UpdateConversation(ctx context.Context, id string, statu
 	err := s.next.UpdateConversation(ctx, id, status, sessionID, title, at)
 	c.end(err)
 	if err == nil && title == "" {
+		s.o.chatRun(id, status) // before the count, which a reader may wait for
 		s.o.chat(status, 1)
 	}
 	return err

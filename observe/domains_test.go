@@ -73,5 +73,8 @@ func TestPromptAndChatCountersOnEveryBackend(t *testing.T) {
 		}
 		require.Eventually(t, func() bool { return changes("idle") == 1 }, 10*time.Second, 10*time.Millisecond)
 		require.Equal(t, 1.0, changes("running"), "the title written alone is no change")
+		run := series(t, reg, "agora_agentchat_run_duration_seconds", map[string]string{"backend": "b", "status": "idle"})
+		require.NotNil(t, run)
+		require.EqualValues(t, 1, run.GetHistogram().GetSampleCount())
 	})
 }

@@ -22,6 +22,7 @@ type Metrics struct {
 	resyncs       *prometheus.CounterVec   // backend
 	prompts       *prometheus.CounterVec   // backend, status
 	chatRuns      *prometheus.CounterVec   // backend, status
+	chatRunTime   *prometheus.HistogramVec // backend, status
 }
 
 // httpBuckets reach past the longest long poll (60 s).
@@ -87,9 +88,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "agora_agentchat_status_changes_total",
 			Help: "Agent-chat conversations moved to a status (running: a run started; idle: it ended; error, cancelled, interrupted), by backend.",
 		}, []string{"backend", "status"}),
+		chatRunTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agora_agentchat_run_duration_seconds",
+			Help:    "How long an agent-chat run lasted, from running to the status it ended with (idle, error, cancelled), by backend.",
+			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600},
+		}, []string{"backend", "status"}),
 	}
 	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.streamsOpen, m.storeCalls,
-		m.storeDuration, m.seatsTaken, m.seatsDone, m.racesLost, m.batchSize, m.resyncs, m.prompts, m.chatRuns} {
+		m.storeDuration, m.seatsTaken, m.seatsDone, m.racesLost, m.batchSize, m.resyncs, m.prompts, m.chatRuns, m.chatRunTime} {
 		if err := reg.Register(c); err != nil {
 			return nil, errors.Join(errors.New("observe: registering metrics"), err)
 		}

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -119,6 +120,7 @@ type observer struct {
 	m                 *Metrics     // nil: no metrics
 	tracer            trace.Tracer // nil: no spans
 	taken, done, lost prometheus.Counter
+	runs              sync.Map // agent-chat conversation ID -> time.Time its run started
 }
 
 // opStat is one operation's span name and, with metrics, its
