@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/agentchat"
@@ -30,9 +29,7 @@ func TestPromptAndChatCountersOnEveryBackend(t *testing.T) {
 	t.Parallel()
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		ctx := context.Background()
-		reg := prometheus.NewRegistry()
-		m, err := observe.NewMetrics(reg)
-		require.NoError(t, err)
+		reg, m := newMetrics(t)
 		wrap := observe.NewStores("b", m, nil)
 		now := time.Now()
 		disc := discussion.New(wrap.Discussion(st.Discussion), discussion.WithClock(func() time.Time { return now }))
@@ -44,7 +41,7 @@ func TestPromptAndChatCountersOnEveryBackend(t *testing.T) {
 		}
 		answered, cancelled := ask(), ask()
 		ask() // times out
-		_, _, err = disc.Respond(ctx, answered.ID, discussion.Response{AgentName: "b", Message: "because"})
+		_, _, err := disc.Respond(ctx, answered.ID, discussion.Response{AgentName: "b", Message: "because"})
 		require.NoError(t, err)
 		_, err = disc.Close(ctx, cancelled.ID, discussion.ActionCancel)
 		require.NoError(t, err)

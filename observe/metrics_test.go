@@ -63,9 +63,7 @@ func TestJobQueueCountersOnEveryBackend(t *testing.T) {
 	t.Parallel()
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		ctx := context.Background()
-		reg := prometheus.NewRegistry()
-		m, err := observe.NewMetrics(reg)
-		require.NoError(t, err)
+		reg, m := newMetrics(t)
 		const backend = "b"
 		svc := slots.New(observe.NewStores(backend, m, nil).Slots(st.Slots)) // batching on: the default
 		a, _, err := svc.CreateKey(ctx, slots.NewKey{Name: "a"})
@@ -240,4 +238,13 @@ func TestEveryMetricDocumented(t *testing.T) {
 		}
 	}
 	require.Equal(t, 13, n)
+}
+
+// newMetrics returns Agora's metrics on a fresh registry.
+func newMetrics(t *testing.T) (*prometheus.Registry, *observe.Metrics) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m, err := observe.NewMetrics(reg)
+	require.NoError(t, err)
+	return reg, m
 }

@@ -6,11 +6,9 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/internal/testdb"
-	"github.com/agorahq/agora/observe"
 	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/pgstore"
 	"github.com/agorahq/agora/store/redisstore"
@@ -26,9 +24,7 @@ type resyncer interface {
 // cut, and waits for agora_notifier_resyncs_total to count the reconnect.
 func countsResync(t *testing.T, n resyncer, cut func()) {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	m, err := observe.NewMetrics(reg)
-	require.NoError(t, err)
+	reg, m := newMetrics(t)
 	n.OnResync(m.CountResyncs("b"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
