@@ -41,6 +41,9 @@ func requireScope(k slots.Key, s slots.Scope) error {
 }
 
 func withPrincipal(ctx context.Context, k slots.Key) context.Context {
+	if ri := httpjson.RequestInfoFrom(ctx); ri != nil {
+		ri.KeyID = k.ID // the request log's key_id
+	}
 	return context.WithValue(ctx, principalKey{}, k)
 }
 

@@ -30,7 +30,7 @@ func BenchmarkTakeJob(b *testing.B) {
 	setup := func(b *testing.B) (*slots.Service, string) {
 		b.Helper()
 		svc := slots.New(memstore.New(), slots.WithAdminKey(adminToken), slots.WithoutBatching())
-		author, _, err := svc.CreateKey(ctx, slots.NewKey{Name: "author", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		author, _, err := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "author", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func BenchmarkTakeJob(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		_, token, err := svc.CreateKey(ctx, slots.NewKey{Name: "agent", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		_, token, err := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "agent", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -49,7 +49,7 @@ func setup(t *testing.T, st storetest.Stores) bundle {
 // key creates an API key and returns its token.
 func (b bundle) key(t *testing.T, name string, scopes ...slots.Scope) string {
 	t.Helper()
-	_, token, err := b.svcs.Slots.CreateKey(context.Background(), slots.NewKey{Name: name, Scopes: scopes})
+	_, token, err := b.svcs.Slots.CreateKey(context.Background(), slots.Admin(), slots.NewKey{Name: name, Scopes: scopes})
 	require.NoError(t, err)
 	return token
 }
@@ -148,7 +148,7 @@ func TestToolsListed(t *testing.T) {
 func (b bundle) claimsWithSeats(t *testing.T, titles ...string) []string {
 	t.Helper()
 	ctx := context.Background()
-	author, _, err := b.svcs.Slots.CreateKey(ctx, slots.NewKey{Name: "author", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	author, _, err := b.svcs.Slots.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "author", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
 	require.NoError(t, err)
 	var ids []string
 	for _, title := range titles {

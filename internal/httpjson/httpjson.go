@@ -323,7 +323,9 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) { rt.mux.Ser
 // fn returns is answered by WriteError.
 func (rt *Router) Handle(method, path string, fn func(w http.ResponseWriter, r *http.Request) error) {
 	rt.patterns[path] = append(rt.patterns[path], method)
-	rt.mux.HandleFunc(method+" "+path, func(w http.ResponseWriter, r *http.Request) {
+	pattern := method + " " + path
+	rt.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		notePattern(r.Context(), pattern)
 		err := checkURL(r)
 		if err == nil && rt.CrossOrigin != nil {
 			if rt.CrossOrigin.Check(r) != nil {
@@ -354,11 +356,21 @@ func (rt *Router) Routes() []string {
 
 // HandleRaw routes a full ServeMux pattern to a plain handler (pages,
 // files).
-func (rt *Router) HandleRaw(pattern string, h http.Handler) { rt.mux.Handle(pattern, h) }
+func (rt *Router) HandleRaw(pattern string, h http.Handler) {
+	rt.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		notePattern(r.Context(), pattern)
+		h.ServeHTTP(w, r)
+	}))
+}
+
+// Unmatched is the pattern a RequestInfo reports for a request no route
+// matched, so that a metric's route label stays one of a known few.
+const Unmatched = "unmatched"
 
 // notFound answers every request no pattern matched: 405 with Allow when the
 // path exists under other methods, else 404.
 func (rt *Router) notFound(w http.ResponseWriter, r *http.Request) {
+	notePattern(r.Context(), Unmatched)
 	var allow []string
 	for path, methods := range rt.patterns {
 		probe := r.Clone(r.Context())

@@ -26,9 +26,20 @@ type Hub struct {
 	// hub hears this process alone while others share the backend.
 	Local bool
 
-	mu   sync.Mutex
-	subs map[string]map[chan []byte]struct{}
-	open atomic.Int64 // subscriptions not yet closed, read without the lock
+	mu       sync.Mutex
+	subs     map[string]map[chan []byte]struct{}
+	open     atomic.Int64           // subscriptions not yet closed, read without the lock
+	onResync atomic.Pointer[func()] // called after each Resync
+}
+
+// OnResync sets fn to be called after every Resync, outside the hub's
+// lock: an operator's count of the notifier's reconnects. nil removes it.
+func (h *Hub) OnResync(fn func()) {
+	if fn == nil {
+		h.onResync.Store(nil)
+		return
+	}
+	h.onResync.Store(&fn)
 }
 
 // Subscribe registers a subscription to topic; it is closed when ctx is
@@ -83,7 +94,6 @@ func (h *Hub) Deliver(topic string, payload []byte) {
 // that re-reads on every event catches up instead of missing them for good.
 func (h *Hub) Resync() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	for _, subs := range h.subs {
 		for c := range subs {
 			select {
@@ -91,6 +101,10 @@ func (h *Hub) Resync() {
 			default: // full: the subscriber has a wake-up pending already
 			}
 		}
+	}
+	h.mu.Unlock()
+	if fn := h.onResync.Load(); fn != nil {
+		(*fn)()
 	}
 }
 

@@ -62,3 +62,18 @@ func TestHubSubscriptionEndsWithItsContext(t *testing.T) {
 	}
 	require.Error(t, h.Publish(context.Background(), "t", make([]byte, store.MaxEventBytes)))
 }
+
+func TestOnResyncIsCalledAfterResync(t *testing.T) {
+	t.Parallel()
+	var h notify.Hub
+	h.Resync() // none set: nothing to call
+	calls := 0
+	h.OnResync(func() { calls++ })
+	h.Resync()
+	h.Resync()
+	h.OnResync(nil)
+	h.Resync()
+	if calls != 2 {
+		t.Fatalf("OnResync called %d times, want 2", calls)
+	}
+}

@@ -79,6 +79,12 @@ func (n *Notifier) run() {
 	}
 }
 
+// OnResync sets fn to be called each time the listening connection came
+// back after a cut and every subscriber was told to re-read (the hub's
+// Resync): what an operator counts as the notifier's reconnects. nil
+// removes it.
+func (n *Notifier) OnResync(fn func()) { n.hub.OnResync(fn) }
+
 // Publish implements store.Notifier.
 func (n *Notifier) Publish(ctx context.Context, topic string, payload []byte) error {
 	if len(topic)+len(payload) > store.MaxEventBytes || strings.ContainsAny(topic, " \x00") {

@@ -51,21 +51,11 @@ func TestConformance(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { peerDB.Close() })
 		return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: notifier(t, db, dsn), Peer: notifier(t, peerDB, dsn), PeerChat: pgstore.New(peerDB),
-			CutPeer: func(t *testing.T) { terminateListeners(t, db) },
+			CutPeer: func(t *testing.T) { testdb.TerminatePostgresListeners(t, db) },
 			Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
 				return st.Limiter(perSecond, burst), pgstore.New(peerDB).Limiter(perSecond, burst)
 			}}
 	})
-}
-
-// terminateListeners ends the listening connections of db's schema (the
-// store's and its peer's), as a database restart would.
-func terminateListeners(t *testing.T, db *sqlx.DB) {
-	t.Helper()
-	var n int
-	require.NoError(t, db.Get(&n, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE query = 'LISTEN "agora_events_' || current_schema() || '"'`))
-	require.Positive(t, n, "no listening connection to cut")
 }
 
 func TestMigrateIsIdempotentAndSafeConcurrently(t *testing.T) {

@@ -79,6 +79,11 @@ func (s *Store) Subscribe(ctx context.Context, topic string) (*store.Subscriptio
 	return n.hub.Subscribe(ctx, topic), nil
 }
 
+// OnResync sets fn to be called each time the subscription connection came
+// back after a cut and every subscriber was told to re-read: what an
+// operator counts as the notifier's reconnects. nil removes it.
+func (s *Store) OnResync(fn func()) { s.events.hub.OnResync(fn) }
+
 // Close releases the store's subscription connection, if Subscribe opened
 // one. The client itself stays open: it belongs to the caller.
 func (s *Store) Close() error {

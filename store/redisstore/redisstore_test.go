@@ -55,31 +55,9 @@ func TestConformanceRedis(t *testing.T) {
 		c, prefix := testdb.RedisClient(t)
 		peer, peerName := testdb.RedisClient(t)
 		st := stores(t, redisstore.New(c, redisstore.WithPrefix(prefix)), redisstore.New(peer, redisstore.WithPrefix(prefix)))
-		st.CutPeer = func(t *testing.T) { killSubscriber(t, c, peerName) }
+		st.CutPeer = func(t *testing.T) { testdb.KillRedisSubscribers(t, c, peerName) }
 		return st
 	})
-}
-
-// killSubscriber kills the subscribing connection of the client named name
-// (testdb names each client after its prefix), as a network fault would.
-func killSubscriber(t *testing.T, c *redis.Client, name string) {
-	t.Helper()
-	ctx := context.Background()
-	list, err := c.ClientList(ctx).Result()
-	require.NoError(t, err)
-	killed := 0
-	for _, line := range strings.Split(list, "\n") {
-		fields := map[string]string{}
-		for _, f := range strings.Fields(line) {
-			k, v, _ := strings.Cut(f, "=")
-			fields[k] = v
-		}
-		if fields["name"] == name && fields["sub"] != "0" {
-			require.NoError(t, c.Do(ctx, "CLIENT", "KILL", "ID", fields["id"]).Err())
-			killed++
-		}
-	}
-	require.Positive(t, killed, "no subscribing connection named %s", name)
 }
 
 // stores pairs a store with a peer: the same data as another process sees it.

@@ -21,6 +21,7 @@ type frontDoor struct {
 	ping    httpapi.Ping // nil: always answers
 	games   *arena.Service
 	chat    bool // /chat is served
+	metrics bool // /metrics is served
 	log     *slog.Logger
 }
 
@@ -46,6 +47,7 @@ type frontDoorPage struct {
 	Consoles  any
 	APIs      any
 	Chat      bool
+	Metrics   bool
 	Games     []arena.Summary
 	GamesNote string
 }
@@ -68,7 +70,9 @@ var frontDoorHTML = template.Must(template.New("front").Parse(`<!doctype html>
 <p>An Agora server: every API on this address, on the <strong id="backend">{{.Backend}}</strong> backend
 {{- if .Answers}}, which answers.{{else}}, which <strong class="bad">does not answer</strong> right now (requests answer 503 until it is back).{{end}}
 Health: <a href="/healthz"><code>GET /healthz</code></a>.
-The API, every route with its request and response schemas: <a href="/openapi.json" id="openapi"><code>GET /openapi.json</code></a> (OpenAPI 3.1).</p>
+The API, every route with its request and response schemas: <a href="/openapi.json" id="openapi"><code>GET /openapi.json</code></a> (OpenAPI 3.1).
+{{- if .Metrics}}
+Metrics, for Prometheus: <a href="/metrics" id="metrics"><code>GET /metrics</code></a>.{{end}}</p>
 
 <h2>Consoles</h2>
 <ul class="links" id="consoles">
@@ -115,7 +119,7 @@ func (f frontDoor) handler() http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), httpapi.HealthTimeout)
 		defer cancel()
 		page := frontDoorPage{Backend: f.backend, Answers: f.ping == nil || f.ping(ctx) == nil,
-			Consoles: consoles, APIs: apiFamilies, Chat: f.chat}
+			Consoles: consoles, APIs: apiFamilies, Chat: f.chat, Metrics: f.metrics}
 		if page.Answers {
 			games, err := f.games.List(ctx, "", 5)
 			switch {
@@ -157,4 +161,7 @@ func (f frontDoor) logPages(log *slog.Logger, base string) {
 	}
 	log.Info("health", "url", base+"/healthz")
 	log.Info("API document (OpenAPI 3.1)", "url", base+"/openapi.json")
+	if f.metrics {
+		log.Info("metrics (Prometheus)", "url", base+"/metrics")
+	}
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/agorahq/agora/httpapi/chatauth"
 	"github.com/agorahq/agora/httpapi/console"
 	"github.com/agorahq/agora/httpapi/mcp"
+	"github.com/agorahq/agora/observe"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/pgstore"
@@ -68,6 +69,9 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	envFile := fs.String("env-file", "", "KEY=value lines added to the agent's environment")
 	agentPrompt := fs.String("agent-prompt", "", "a file appended to the agent's system prompt")
 	quiet := fs.Bool("quiet", false, "log errors only")
+	logFormat := fs.String("log-format", "text", "the log's format: text (key=value lines) or json (one object a line); every request is a line, its request ID on each line it causes")
+	logSample := fs.Uint64("log-sample", 1, "log one in N request lines of answers below 400 (every 4xx and 5xx is logged)")
+	metricsOn := fs.Bool("metrics", false, "serve Prometheus metrics at /metrics (traces: the OTEL_* environment, OTEL_TRACES_EXPORTER=otlp or console)")
 	storeTimeout := fs.Duration("store-timeout", pgstore.DefaultCallTimeout, "longest wait for the database in one store call; past it the request answers 503")
 	pgConns := fs.Int("pg-conns", pgstore.DefaultMaxOpenConns, "PostgreSQL connections in the pool, all kept open while idle")
 	batch := fs.Bool("batch", true, "coalesce concurrent role-slot takes (the one-step route) and dones into one store call each, as a batch completer does (false: each its own store call)")
@@ -91,7 +95,15 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	if *quiet {
 		level = slog.LevelError
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log, err := observe.NewLogger(os.Stderr, *logFormat, level)
+	if err != nil {
+		return fmt.Errorf("-log-format: %w", err)
+	}
+	obs, err := newObservability(ctx, *metricsOn, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer obs.close(log)
 	if *adminKey == "" {
 		var b [24]byte
 		_, _ = rand.Read(b[:])
@@ -106,6 +118,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	}
 	defer backend.close()
 	log.Info("store ready", "backend", backend.name)
+	obs.wrap(backend, log)
 
 	slotOpts := []slots.Option{slots.WithAdminKey(*adminKey), slots.WithLease(*lease), slots.WithNotifier(backend.notifier)}
 	if *batch {
@@ -196,7 +209,10 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	mux.Handle("/device", pages)
 	mux.Handle("/arena/", pages)
 	mux.Handle("/console/", pages)
-	door := frontDoor{backend: backend.name, ping: backend.ping, games: games, chat: *agentDir != "", log: log}
+	door := frontDoor{backend: backend.name, ping: backend.ping, games: games, chat: *agentDir != "", metrics: *metricsOn, log: log}
+	if *metricsOn {
+		mux.Handle("GET /metrics", obs.metricsHandler())
+	}
 	mux.Handle("/", door.handler())
 	mux.Handle("/healthz", httpapi.HealthHandler(backend.name, backend.ping, httpapi.WithLogger(log)))
 	mux.Handle("/openapi.json", httpapi.OpenAPIHandler())
@@ -216,7 +232,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	base, hangUp := context.WithCancel(context.Background())
 	defer hangUp()
 	srv := &http.Server{
-		Handler:     httpapi.GuardHosts(cleanPaths(mux), *addr, strings.Split(*allowedHosts, ",")),
+		Handler:     obs.handler(httpapi.GuardHosts(cleanPaths(mux), *addr, strings.Split(*allowedHosts, ",")), log, *logSample),
 		BaseContext: func(net.Listener) context.Context { return base },
 		// A slow client cannot hold a connection: headers within 10 s, the
 		// whole (at most 1 MiB) body within 30 s, the answer written within

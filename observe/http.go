@@ -1,0 +1,266 @@
+package observe
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agorahq/agora/internal/httpjson"
+)
+
+// RequestIDHeader is the header a request ID is read from and answered in.
+const RequestIDHeader = "X-Request-Id"
+
+// HTTPOptions says what Handler does; its zero value does nothing but give
+// each request an ID.
+type HTTPOptions struct {
+	// Log receives one line per request ("request"), and for an event
+	// stream one when it starts ("stream start") and one when it ends
+	// ("stream end"); nil logs nothing. Wrap its handler in LogHandler so
+	// that the handlers' own lines carry the request ID too (NewLogger
+	// does).
+	Log *slog.Logger
+	// Level is the level of the lines of answers below 500 (default
+	// slog.LevelInfo); a 5xx answer's line is logged at slog.LevelError.
+	Level slog.Level
+	// SampleOK, when above 1, logs only one in SampleOK lines of answers
+	// below 400; every 4xx and 5xx line is logged.
+	SampleOK uint64
+	// Metrics, when not nil, counts requests by route pattern, method and
+	// status, times them, and counts open event streams.
+	Metrics *Metrics
+	// Tracer, when not nil, starts a span per request (otelhttp), named
+	// "METHOD pattern" once the route is known, continuing the trace of an
+	// incoming traceparent header.
+	Tracer trace.TracerProvider
+}
+
+// Handler wraps next, a host's whole handler, with the request log, the
+// HTTP metrics and the request spans of o. Every request gets an ID: the
+// X-Request-Id it was sent with when that is 1 to 128 printable ASCII
+// characters, else a new one; it is answered in X-Request-Id and is in
+// the request's context (RequestID), whence LogHandler adds it to every
+// line logged with that context.
+//
+// The route is the pattern of the httpapi route that served the request
+// ("POST /api/v1/claims/{claimId}/slots/{slotId}/take"), else the pattern
+// of the ServeMux next routed it by, else "unmatched": never the raw path,
+// whose IDs would make a metric's labels unbounded.
+func Handler(next http.Handler, o HTTPOptions) http.Handler {
+	h := &handler{next: next, o: o, prefix: newIDPrefix()}
+	if o.Tracer == nil {
+		return h
+	}
+	return otelhttp.NewHandler(h, "http",
+		otelhttp.WithTracerProvider(o.Tracer),
+		otelhttp.WithPropagators(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})),
+		otelhttp.WithMeterProvider(noop.NewMeterProvider()), // the metrics are Handler's own
+	)
+}
+
+type handler struct {
+	next   http.Handler
+	o      HTTPOptions
+	prefix string        // of generated request IDs: random per handler
+	seq    atomic.Uint64 // of generated request IDs
+	lines  atomic.Uint64 // sampling counter
+}
+
+// newIDPrefix returns 8 random hex digits.
+func newIDPrefix() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (h *handler) requestID(r *http.Request) string {
+	if id := r.Header.Get(RequestIDHeader); validRequestID(id) {
+		return id
+	}
+	return h.prefix + "-" + strconv.FormatUint(h.seq.Add(1), 36)
+}
+
+// validRequestID allows 1 to 128 printable ASCII characters without
+// spaces: what can go into a log line and a header as it is.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	outer := r.Context()
+	id := h.requestID(r)
+	w.Header().Set(RequestIDHeader, id)
+	// One allocation holds the recorder and what the handlers report.
+	rec := &recorder{ResponseWriter: w, h: h, outer: outer, start: start}
+	rec.info.RequestID = id
+	ctx := httpjson.WithRequestInfo(outer, &rec.info)
+	r = r.WithContext(ctx)
+	rec.r = r
+	info := &rec.info
+	defer func() {
+		if rec.stream && h.o.Metrics != nil {
+			h.o.Metrics.streamsOpen.Dec()
+		}
+	}()
+	h.next.ServeHTTP(rec, r)
+
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	route := rec.route()
+	took := time.Since(start)
+	if m := h.o.Metrics; m != nil {
+		m.httpRequests.WithLabelValues(route, r.Method, statusCode(status)).Inc()
+		if !rec.stream {
+			m.httpDuration.WithLabelValues(route, r.Method).Observe(took.Seconds())
+		}
+	}
+	if h.o.Tracer != nil {
+		span := trace.SpanFromContext(ctx)
+		span.SetName(r.Method + " " + strings.TrimPrefix(route, r.Method+" "))
+		span.SetAttributes(attribute.String("http.route", route))
+		if info.KeyID != "" {
+			span.SetAttributes(attribute.String("agora.key_id", info.KeyID))
+		}
+	}
+	if h.o.Log == nil {
+		return
+	}
+	msg := "request"
+	if rec.stream {
+		msg = "stream end"
+	}
+	if status < 400 && h.o.SampleOK > 1 && !rec.stream && h.lines.Add(1)%h.o.SampleOK != 0 {
+		return
+	}
+	level := h.o.Level
+	if status >= 500 {
+		level = slog.LevelError
+	}
+	h.log(outer, level, msg, r, rec, route, status, took)
+}
+
+// log writes one line of the request. It is logged with the context the
+// request came with, not the one carrying the request ID, so that a
+// LogHandler does not add that ID a second time.
+func (h *handler) log(ctx context.Context, level slog.Level, msg string, r *http.Request, rec *recorder, route string, status int, took time.Duration) {
+	if !h.o.Log.Enabled(ctx, level) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 9)
+	attrs = append(attrs,
+		slog.String("method", r.Method),
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Float64("duration_ms", float64(took.Microseconds())/1000),
+		slog.Int64("bytes", rec.bytes),
+		slog.String("request_id", rec.info.RequestID),
+	)
+	if rec.info.KeyID != "" {
+		attrs = append(attrs, slog.String("key_id", rec.info.KeyID))
+	}
+	if sc := trace.SpanContextFromContext(r.Context()); sc.HasTraceID() {
+		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
+	}
+	h.o.Log.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// statusCodes are the code label's values, made once.
+var statusCodes = func() (s [600]string) {
+	for i := range s {
+		s[i] = strconv.Itoa(i)
+	}
+	return s
+}()
+
+func statusCode(status int) string {
+	if status >= 0 && status < len(statusCodes) {
+		return statusCodes[status]
+	}
+	return strconv.Itoa(status)
+}
+
+// recorder is the ResponseWriter next writes to: it keeps the status and
+// the bytes written, and notices an event stream starting.
+type recorder struct {
+	http.ResponseWriter
+	h      *handler
+	outer  context.Context // the request's own, without the request ID
+	r      *http.Request
+	info   httpjson.RequestInfo
+	start  time.Time
+	status int
+	bytes  int64
+	stream bool
+}
+
+func (rec *recorder) route() string {
+	switch {
+	case rec.info.Pattern != "":
+		return rec.info.Pattern
+	case rec.r.Pattern != "":
+		return rec.r.Pattern
+	}
+	return httpjson.Unmatched
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (rec *recorder) WriteHeader(status int) {
+	if rec.status == 0 && status >= 200 {
+		rec.status = status
+		if status == http.StatusOK && rec.r.Method != http.MethodHead &&
+			strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
+			rec.stream = true
+			if m := rec.h.o.Metrics; m != nil {
+				m.streamsOpen.Inc()
+			}
+			if rec.h.o.Log != nil {
+				rec.h.log(rec.outer, rec.h.o.Level, "stream start", rec.r, rec, rec.route(), status, time.Since(rec.start))
+			}
+		}
+	}
+	rec.ResponseWriter.WriteHeader(status)
+}
+
+// Write implements http.ResponseWriter.
+func (rec *recorder) Write(p []byte) (int, error) {
+	if rec.status == 0 {
+		rec.WriteHeader(http.StatusOK)
+	}
+	n, err := rec.ResponseWriter.Write(p)
+	rec.bytes += int64(n)
+	return n, err
+}
+
+// Flush implements http.Flusher.
+func (rec *recorder) Flush() {
+	if rec.status == 0 {
+		rec.WriteHeader(http.StatusOK)
+	}
+	_ = http.NewResponseController(rec.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection's deadlines.
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }

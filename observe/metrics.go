@@ -1,0 +1,112 @@
+package observe
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics is Agora's set of Prometheus metrics, registered on the host's
+// registry by NewMetrics. Handler records the HTTP ones, Stores the store
+// and job-queue ones. docs/observability.md describes each.
+type Metrics struct {
+	httpRequests  *prometheus.CounterVec   // route, method, code
+	httpDuration  *prometheus.HistogramVec // route, method
+	streamsOpen   prometheus.Gauge
+	storeCalls    *prometheus.CounterVec   // backend, operation, result
+	storeDuration *prometheus.HistogramVec // backend, operation
+	seatsTaken    *prometheus.CounterVec   // backend
+	seatsDone     *prometheus.CounterVec   // backend
+	racesLost     *prometheus.CounterVec   // backend
+	batchSize     *prometheus.HistogramVec // backend, operation
+	resyncs       *prometheus.CounterVec   // backend
+	prompts       *prometheus.CounterVec   // backend, status
+	chatRuns      *prometheus.CounterVec   // backend, status
+	chatRunTime   *prometheus.HistogramVec // backend, status
+}
+
+// httpBuckets reach past the longest long poll (60 s).
+var httpBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// storeBuckets start at a memory store's tens of microseconds.
+var storeBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10}
+
+// NewMetrics creates Agora's metrics and registers them on reg, which the
+// host owns and serves (promhttp.HandlerFor(registry, …)): nothing is
+// registered on the global registry. It fails when reg already holds
+// metrics of the same names.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_http_requests_total",
+			Help: "HTTP requests answered, by route pattern, method and status code.",
+		}, []string{"route", "method", "code"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agora_http_request_duration_seconds",
+			Help:    "Time from a request's arrival to the end of its answer, by route pattern and method; event streams are left out.",
+			Buckets: httpBuckets,
+		}, []string{"route", "method"}),
+		streamsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "agora_http_streams_open",
+			Help: "Server-sent event streams open now.",
+		}),
+		storeCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_store_calls_total",
+			Help: "Store calls, by backend, operation and result: ok, not_found, conflict, invalid, forbidden, unavailable (answered 503), canceled or error.",
+		}, []string{"backend", "operation", "result"}),
+		storeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agora_store_call_duration_seconds",
+			Help:    "Time one store call took, by backend and operation.",
+			Buckets: storeBuckets,
+		}, []string{"backend", "operation"}),
+		seatsTaken: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_job_seats_taken_total",
+			Help: "Role slots (job-queue seats) taken, by backend.",
+		}, []string{"backend"}),
+		seatsDone: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_job_seats_done_total",
+			Help: "Role slots marked done, by backend.",
+		}, []string{"backend"}),
+		racesLost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_job_races_lost_total",
+			Help: "Takes of a named role slot that another agent won first, by backend.",
+		}, []string{"backend"}),
+		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agora_job_batch_size",
+			Help:    "Items in one batched store call of the job queue (takes, dones, done-and-take-nexts), by backend and operation.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 9), // 1 … 256, slots.MaxBatch
+		}, []string{"backend", "operation"}),
+		resyncs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_notifier_resyncs_total",
+			Help: "Times the notifier's listening connection came back after a cut and every live view re-read, by backend.",
+		}, []string{"backend"}),
+		prompts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_discussion_prompts_total",
+			Help: "Discussion prompts created (status created) and closed (resolved, timed_out, cancelled), by backend.",
+		}, []string{"backend", "status"}),
+		chatRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_agentchat_status_changes_total",
+			Help: "Agent-chat conversations moved to a status (running: a run started; idle: it ended; error, cancelled, interrupted), by backend.",
+		}, []string{"backend", "status"}),
+		chatRunTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "agora_agentchat_run_duration_seconds",
+			Help:    "How long an agent-chat run lasted, from running to the status it ended with (idle, error, cancelled), by backend.",
+			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600},
+		}, []string{"backend", "status"}),
+	}
+	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.streamsOpen, m.storeCalls,
+		m.storeDuration, m.seatsTaken, m.seatsDone, m.racesLost, m.batchSize, m.resyncs, m.prompts, m.chatRuns, m.chatRunTime} {
+		if err := reg.Register(c); err != nil {
+			return nil, errors.Join(errors.New("observe: registering metrics"), err)
+		}
+	}
+	return m, nil
+}
+
+// CountResyncs returns the function to give a notifier's OnResync
+// (pgstore.Notifier, redisstore.Store): it counts
+// agora_notifier_resyncs_total for backend.
+func (m *Metrics) CountResyncs(backend string) func() {
+	c := m.resyncs.WithLabelValues(backend)
+	return c.Inc
+}

@@ -1,0 +1,204 @@
+package observe_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/internal/testdb"
+	"github.com/agorahq/agora/observe"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+	"github.com/agorahq/agora/store/memstore"
+)
+
+func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
+
+const adminKey = "admin-test"
+
+// downStore is a memory store whose claims cannot be read: GetClaim is
+// ErrUnavailable, as a database that is down answers.
+type downStore struct{ *memstore.Store }
+
+func (downStore) GetClaim(context.Context, string) (slots.Claim, error) {
+	return slots.Claim{}, store.Errorf(store.ErrUnavailable, "unavailable", "dial tcp 10.0.0.9:5432: connection refused")
+}
+
+// server is the /api/v1 routes on st behind Handler, logging JSON lines
+// into the returned buffer.
+func server(t *testing.T, st slots.Store, reg *prometheus.Registry) (http.Handler, *bytes.Buffer, *observe.Metrics) {
+	t.Helper()
+	var logs bytes.Buffer
+	log, err := observe.NewLogger(&logs, "json", nil)
+	require.NoError(t, err)
+	var m *observe.Metrics
+	if reg != nil {
+		m, err = observe.NewMetrics(reg)
+		require.NoError(t, err)
+		st = observe.NewStores("memory", m, nil).Slots(st)
+	}
+	svc := slots.New(st, slots.WithAdminKey(adminKey))
+	h := observe.Handler(httpapi.Slots(svc, httpapi.WithLogger(log)), observe.HTTPOptions{Log: log, Metrics: m})
+	return h, &logs, m
+}
+
+func do(h http.Handler, method, path, body string, header ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// lines parses the JSON log lines.
+func lines(t *testing.T, logs *bytes.Buffer) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		require.LessOrEqual(t, strings.Count(l, `"request_id"`), 1, "a key once a line: %s", l)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestRequestLog(t *testing.T) {
+	t.Parallel()
+	h, logs, _ := server(t, downStore{memstore.New()}, nil)
+	auth := []string{"Authorization", "Bearer " + adminKey}
+
+	// A 2xx, the request ID the client sent honoured.
+	w := do(h, "POST", "/api/v1/keys", `{"name":"a","scopes":["comment:create"]}`, append(auth, "X-Request-Id", "client-id-1")...)
+	require.Equal(t, http.StatusCreated, w.Code, w.Body.String())
+	require.Equal(t, "client-id-1", w.Header().Get("X-Request-Id"))
+	// A 4xx: no key. The ID is made up and answered.
+	w = do(h, "GET", "/api/v1/claims/c123", "")
+	require.Equal(t, http.StatusUnauthorized, w.Code)
+	made := w.Header().Get("X-Request-Id")
+	require.NotEmpty(t, made)
+	// A 503: the store is down; an ID with a space in it is not honoured.
+	w = do(h, "GET", "/api/v1/claims/c123", "", append(auth, "X-Request-Id", "bad id")...)
+	require.Equal(t, http.StatusServiceUnavailable, w.Code)
+	down := w.Header().Get("X-Request-Id")
+	require.NotEqual(t, "bad id", down)
+	require.NotEqual(t, made, down)
+
+	ls := lines(t, logs)
+	var reqs []map[string]any
+	var warn map[string]any
+	for _, l := range ls {
+		switch l["msg"] {
+		case "request":
+			reqs = append(reqs, l)
+		case "store unavailable":
+			warn = l
+		}
+	}
+	require.Len(t, reqs, 3, logs.String())
+	want := []struct {
+		status        float64
+		route, id, lv string
+		key           any
+	}{
+		{201, "POST /api/v1/keys", "client-id-1", "INFO", "admin"},
+		{401, "GET /api/v1/claims/{claimId}", made, "INFO", nil},
+		{503, "GET /api/v1/claims/{claimId}", down, "ERROR", "admin"},
+	}
+	for i, w := range want {
+		l := reqs[i]
+		require.Equal(t, w.status, l["status"], l)
+		require.Equal(t, w.route, l["route"], "the pattern, never the raw path")
+		require.Equal(t, w.id, l["request_id"])
+		require.Equal(t, w.lv, l["level"])
+		require.Equal(t, w.key, l["key_id"], "the key's ID, never its secret")
+		require.NotContains(t, l, "path")
+		for _, f := range []string{"method", "duration_ms", "bytes"} {
+			require.Contains(t, l, f)
+		}
+		require.Positive(t, l["bytes"])
+	}
+	require.NotContains(t, logs.String(), adminKey, "no secret is logged")
+	require.NotNil(t, warn, "the 503's error line")
+	require.Equal(t, down, warn["request_id"], "the error line carries its request's ID")
+}
+
+func TestRequestLogLevelAndSampling(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	log, err := observe.NewLogger(&logs, "text", nil)
+	require.NoError(t, err)
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/fail" {
+			http.Error(w, "no", http.StatusBadRequest)
+		}
+	})
+	h := observe.Handler(ok, observe.HTTPOptions{Log: log, SampleOK: 3})
+	for range 6 {
+		do(h, "GET", "/", "")
+	}
+	do(h, "GET", "/fail", "")
+	require.Equal(t, 3, strings.Count(logs.String(), "msg=request"), "2 of 6 successes, every failure:\n%s", logs.String())
+	require.Contains(t, logs.String(), "route=unmatched", "no pattern known: never the raw path")
+	require.NotContains(t, logs.String(), "/fail")
+
+	_, err = observe.NewLogger(&logs, "xml", nil)
+	require.Error(t, err)
+}
+
+func TestStreamLogsStartAndEnd(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	log, err := observe.NewLogger(&logs, "json", nil)
+	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
+	m, err := observe.NewMetrics(reg)
+	require.NoError(t, err)
+	var openDuring float64
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /events/{id}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		openDuring = gauge(t, reg, "agora_http_streams_open")
+		_, _ = w.Write([]byte("data: x\n\n"))
+		require.NoError(t, http.NewResponseController(w).Flush())
+	})
+	h := observe.Handler(mux, observe.HTTPOptions{Log: log, Metrics: m})
+	do(h, "GET", "/events/42", "")
+	ls := lines(t, &logs)
+	require.Len(t, ls, 2)
+	require.Equal(t, "stream start", ls[0]["msg"])
+	require.Equal(t, "stream end", ls[1]["msg"])
+	require.Equal(t, "GET /events/{id}", ls[1]["route"])
+	require.Equal(t, ls[0]["request_id"], ls[1]["request_id"])
+	require.Equal(t, 1.0, openDuring)
+	require.Equal(t, 0.0, gauge(t, reg, "agora_http_streams_open"))
+}
+
+// gauge returns the value of the unlabelled gauge name in reg.
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}

@@ -1,0 +1,125 @@
+package observe_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/observe"
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store/memstore"
+)
+
+func attrs(kvs []attribute.KeyValue) map[string]string {
+	out := map[string]string{}
+	for _, kv := range kvs {
+		out[string(kv.Key)] = kv.Value.Emit()
+	}
+	return out
+}
+
+func TestSpans(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	svc := slots.New(observe.NewStores("memory", nil, tp).Slots(memstore.New()), slots.WithAdminKey(adminKey))
+	h := observe.Handler(httpapi.Slots(svc), observe.HTTPOptions{Tracer: tp})
+
+	// The caller's trace goes on: the request's span is a child of the
+	// traceparent sent, the store's spans children of the request's.
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	w := do(h, "GET", "/api/v1/claims/c-missing", "", "Authorization", "Bearer "+adminKey, "traceparent", parent)
+	require.Equal(t, http.StatusNotFound, w.Code)
+
+	spans := exp.GetSpans()
+	byName := map[string]tracetest.SpanStub{}
+	for _, s := range spans {
+		byName[s.Name] = s
+	}
+	req, ok := byName["GET /api/v1/claims/{claimId}"]
+	require.True(t, ok, "the request's span is named after its route: %v", spanNames(spans))
+	require.Equal(t, trace.SpanKindServer, req.SpanKind)
+	require.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", req.SpanContext.TraceID().String())
+	require.Equal(t, "00f067aa0ba902b7", req.Parent.SpanID().String())
+	ra := attrs(req.Attributes)
+	require.Equal(t, "GET /api/v1/claims/{claimId}", ra["http.route"])
+	require.Equal(t, "admin", ra["agora.key_id"])
+	require.Equal(t, "404", ra["http.response.status_code"])
+
+	get, ok := byName["store.GetClaim"]
+	require.True(t, ok, "a span per store call: %v", spanNames(spans))
+	require.Equal(t, req.SpanContext.SpanID(), get.Parent.SpanID(), "the store call is the request's child")
+	require.Equal(t, req.SpanContext.TraceID(), get.SpanContext.TraceID())
+	ga := attrs(get.Attributes)
+	require.Equal(t, map[string]string{"agora.store.backend": "memory", "agora.store.operation": "GetClaim", "agora.store.result": "not_found"}, ga,
+		"the operation's name and result, never a value")
+	require.Empty(t, get.Events, "no error message (it may hold values) is recorded")
+}
+
+func spanNames(spans tracetest.SpanStubs) []string {
+	var out []string
+	for _, s := range spans {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func TestTracerProviderFromEnv(t *testing.T) {
+	// Not parallel: it sets the process's environment.
+	ctx := context.Background()
+	t.Setenv("OTEL_TRACES_EXPORTER", "none")
+	tp, err := observe.TracerProviderFromEnv(ctx, "agora", nil)
+	require.NoError(t, err)
+	require.Nil(t, tp)
+
+	t.Setenv("OTEL_TRACES_EXPORTER", "console")
+	t.Setenv("OTEL_SERVICE_NAME", "agora-test")
+	var out bytes.Buffer
+	tp, err = observe.TracerProviderFromEnv(ctx, "agora", &out)
+	require.NoError(t, err)
+	_, span := tp.Tracer("t").Start(ctx, "hello")
+	span.End()
+	require.NoError(t, tp.Shutdown(ctx))
+	require.Contains(t, out.String(), `"Name":"hello"`)
+	require.Contains(t, out.String(), "agora-test")
+
+	for _, proto := range []string{"grpc", "http/protobuf"} {
+		t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
+		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", proto)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1") // nothing is sent: no span is made
+		tp, err = observe.TracerProviderFromEnv(ctx, "agora", nil)
+		require.NoError(t, err, proto)
+		require.NotNil(t, tp)
+		sctx, cancel := context.WithTimeout(ctx, 0)
+		_ = tp.Shutdown(sctx)
+		cancel()
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "carrier-pigeon")
+	_, err = observe.TracerProviderFromEnv(ctx, "agora", nil)
+	require.Error(t, err)
+	t.Setenv("OTEL_TRACES_EXPORTER", "zipkin")
+	_, err = observe.TracerProviderFromEnv(ctx, "agora", nil)
+	require.Error(t, err)
+}
+
+// TestNoSpanOutsideATrace: a store call whose context holds no recording
+// span (a sweeper's, every second) starts no trace of its own.
+func TestNoSpanOutsideATrace(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	svc := slots.New(observe.NewStores("memory", nil, tp).Slots(memstore.New()))
+	_, err := svc.Sweep(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, exp.GetSpans())
+}
