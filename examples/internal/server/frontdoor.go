@@ -71,6 +71,7 @@ var frontDoorHTML = template.Must(template.New("front").Parse(`<!doctype html>
 {{- if .Answers}}, which answers.{{else}}, which <strong class="bad">does not answer</strong> right now (requests answer 503 until it is back).{{end}}
 Health: <a href="/healthz"><code>GET /healthz</code></a>.
 The API, every route with its request and response schemas: <a href="/openapi.json" id="openapi"><code>GET /openapi.json</code></a> (OpenAPI 3.1).
+Agent hosts (Claude Code, any MCP client) connect with an API key at <code id="mcp">/mcp</code> (Model Context Protocol, Streamable HTTP).
 {{- if .Metrics}}
 Metrics, for Prometheus: <a href="/metrics" id="metrics"><code>GET /metrics</code></a>.{{end}}</p>
 
