@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/internal/text"
@@ -39,7 +41,10 @@ type Service struct {
 	queue    []queued
 }
 
-type queued struct{ conversationID, text string }
+type queued struct {
+	conversationID, text string
+	trace                trace.SpanContext // the sender's, carried into the run
+}
 
 // Option configures a Service.
 type Option func(*Service)
@@ -251,15 +256,21 @@ func (s *Service) Send(ctx context.Context, id, content string) (SendResult, err
 		if s.reject {
 			return SendResult{Message: m}, ErrBusy
 		}
-		s.queue = append(s.queue, queued{id, content})
+		s.queue = append(s.queue, queued{id, content, trace.SpanContextFromContext(ctx)})
 		return SendResult{Message: m, Queued: true}, s.store.UpdateConversation(ctx, id, StatusQueued, "", "", s.now().UTC())
 	}
-	return SendResult{Message: m}, s.startLocked(id, content)
+	return SendResult{Message: m}, s.startLocked(id, content, trace.SpanContextFromContext(ctx))
 }
 
-// startLocked starts a run; s.mu is held.
-func (s *Service) startLocked(id, text string) error {
-	ctx, cancel := context.WithCancel(s.base)
+// startLocked starts a run; s.mu is held. The run's context carries sc,
+// the sender's trace, so the runner can pass it on (the run outlives the
+// request, so it cannot take the request's context).
+func (s *Service) startLocked(id, text string, sc trace.SpanContext) error {
+	base := s.base
+	if sc.IsValid() {
+		base = trace.ContextWithRemoteSpanContext(base, sc)
+	}
+	ctx, cancel := context.WithCancel(base)
 	if err := s.store.UpdateConversation(ctx, id, StatusRunning, "", "", s.now().UTC()); err != nil {
 		cancel()
 		return err
@@ -283,7 +294,7 @@ func (s *Service) startLocked(id, text string) error {
 		for len(s.queue) > 0 && s.base.Err() == nil {
 			next := s.queue[0]
 			s.queue = s.queue[1:]
-			if s.startLocked(next.conversationID, next.text) == nil {
+			if s.startLocked(next.conversationID, next.text, next.trace) == nil {
 				return
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/store/memstore"
@@ -212,4 +213,35 @@ func TestCancelFromAnotherProcess(t *testing.T) {
 	require.NoError(t, there.Cancel(ctx, c.ID), "the other process passes the cancel on")
 	waitStatus(t, here, c.ID, agentchat.StatusCancelled)
 	require.ErrorIs(t, there.Cancel(ctx, c.ID), agentchat.ErrNotRunning)
+}
+
+// traced is a Runner that records the trace its run's context carries.
+type traced struct{ got chan trace.SpanContext }
+
+func (r traced) Run(ctx context.Context, req agentchat.RunRequest) (agentchat.RunResult, error) {
+	r.got <- trace.SpanContextFromContext(ctx)
+	req.OnEvent(agentchat.Event{Type: agentchat.EventDone, Result: "ok"})
+	return agentchat.RunResult{}, nil
+}
+
+// TestRunCarriesTheSendersTrace: the run outlives the request that sent
+// the message, yet its context carries that request's trace.
+func TestRunCarriesTheSendersTrace(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	r := traced{got: make(chan trace.SpanContext, 2)}
+	svc := agentchat.New(st, r)
+	defer svc.Close()
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, TraceFlags: trace.FlagsSampled})
+	c, err := svc.Create(ctx, agentchat.NewConversation{})
+	require.NoError(t, err)
+	_, err = svc.Send(trace.ContextWithSpanContext(ctx, sc), c.ID, "traced")
+	require.NoError(t, err)
+	got := <-r.got
+	require.Equal(t, sc.TraceID(), got.TraceID())
+	require.Equal(t, sc.SpanID(), got.SpanID())
+	waitStatus(t, svc, c.ID, agentchat.StatusIdle)
+	_, err = svc.Send(ctx, c.ID, "not traced")
+	require.NoError(t, err)
+	require.False(t, (<-r.got).IsValid())
 }

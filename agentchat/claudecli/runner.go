@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agorahq/agora/agentchat"
 )
 
@@ -167,7 +170,7 @@ func (c Runner) attemptParsed(ctx context.Context, message, resume string, emit 
 	}
 	cmd := exec.Command(c.Path, args...)
 	cmd.Dir = c.Dir
-	cmd.Env = append(append(os.Environ(), c.Env...), "AGORA_AGENT=1")
+	cmd.Env = append(append(append(os.Environ(), c.Env...), "AGORA_AGENT=1"), traceEnv(ctx)...)
 	cmd.Stdin = strings.NewReader(message)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // signals reach the CLI's children too
 	stderr := &tail{n: StderrTail}
@@ -293,4 +296,22 @@ func lastLine(s string) string {
 		l = l[len(l)-500:]
 	}
 	return l
+}
+
+// traceEnv is TRACEPARENT (and TRACESTATE) of the trace ctx carries, as
+// OpenTelemetry's environment carrier names them, so a CLI that traces
+// joins the request's trace; none when ctx carries no trace.
+func traceEnv(ctx context.Context) []string {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return nil
+	}
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	var env []string
+	for _, k := range []string{"traceparent", "tracestate"} {
+		if v := carrier.Get(k); v != "" {
+			env = append(env, strings.ToUpper(k)+"="+v)
+		}
+	}
+	return env
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agorahq/agora/agentchat"
 )
@@ -67,6 +68,7 @@ type invocation struct {
 	AgoraAgent  string   `json:"agora_agent"`
 	FromEnvFile string   `json:"from_env_file"`
 	Home        string   `json:"home"`
+	TraceParent string   `json:"traceparent"`
 }
 
 func (f *fake) invocations() []invocation {
@@ -243,4 +245,22 @@ func TestRunnerMissingCLI(t *testing.T) {
 	t.Parallel()
 	_, err := (&Runner{Path: filepath.Join(t.TempDir(), "no-claude")}).Run(context.Background(), agentchat.RunRequest{Message: "hi"})
 	require.Error(t, err)
+}
+
+// TestRunnerPassesTheTrace: a run whose context carries a trace gives the
+// CLI its W3C traceparent in TRACEPARENT; one without gives none.
+func TestRunnerPassesTheTrace(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, "replay", "success_tool_use.jsonl")
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{0x4b, 0xf9, 0x2f, 0x35, 0x77, 0xb3, 0x4d, 0xa6, 0xa3, 0xce, 0x92, 0x9d, 0x0e, 0x0e, 0x47, 0x36},
+		SpanID:     trace.SpanID{0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7},
+		TraceFlags: trace.FlagsSampled,
+	})
+	f.run(trace.ContextWithSpanContext(context.Background(), sc), agentchat.RunRequest{Message: "traced"})
+	f.run(context.Background(), agentchat.RunRequest{Message: "not traced"})
+	inv := f.invocations()
+	require.Len(t, inv, 2)
+	require.Equal(t, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", inv[0].TraceParent)
+	require.Empty(t, inv[1].TraceParent)
 }

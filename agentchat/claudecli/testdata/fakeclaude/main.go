@@ -22,7 +22,7 @@ func main() {
 	cwd, _ := os.Getwd()
 	rec, _ := json.Marshal(map[string]any{
 		"args": os.Args[1:], "stdin": string(stdin), "cwd": cwd,
-		"agora_agent": os.Getenv("AGORA_AGENT"), "from_env_file": os.Getenv("FROM_ENV_FILE"), "home": os.Getenv("HOME"),
+		"agora_agent": os.Getenv("AGORA_AGENT"), "from_env_file": os.Getenv("FROM_ENV_FILE"), "home": os.Getenv("HOME"), "traceparent": os.Getenv("TRACEPARENT"),
 	})
 	if f, err := os.OpenFile(os.Getenv("FAKE_RECORD"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
 		fmt.Fprintf(f, "%s\n", rec)
