@@ -49,6 +49,7 @@ import (
 	"github.com/agorahq/agora/examples/internal/bots"
 	"github.com/agorahq/agora/examples/internal/server"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/httpapi/mcp"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
@@ -169,7 +170,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	c := client.New(base, client.WithToken(admin))
-	d := &tour{c: c, say: say, seed: o.seed, opt: opt}
+	d := &tour{c: c, base: base, say: say, seed: o.seed, opt: opt}
 	defer d.wg.Wait()
 	botsCtx, stopBots := context.WithCancel(ctx)
 	defer stopBots()
@@ -215,6 +216,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // tour is one run's bots and transcript.
 type tour struct {
 	c    *client.Client // the admin's
+	base string         // the server's base URL
 	say  func(format string, a ...any)
 	seed uint64
 	opt  bots.Option
@@ -348,7 +350,7 @@ func (d *tour) race(ctx context.Context) error {
 	if _, err := h.ConfigureSlots(ctx, race.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 3}); err != nil {
 		return err
 	}
-	d.say("slots: claim %q opened with a draft and 3 critic seats; 6 critic agents race for them (its Prism pipeline stays at layer 1, waiting for agents: the Prism bots have stopped)", race.Title)
+	d.say("slots: claim %q opened with a draft and 3 critic seats; 6 critic agents race for them, one of them through the MCP tools at /mcp as an agent host would (its Prism pipeline stays at layer 1, waiting for agents: the Prism bots have stopped)", race.Title)
 	var mu sync.Mutex
 	won := 0
 	var wg sync.WaitGroup
@@ -362,7 +364,15 @@ func (d *tour) race(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := bots.SlotAgent(raceCtx, c.As(k.Token), slots.RoleCritic, 0, d.seed+uint64(i), d.opt); err != nil {
+			var err error
+			if i == 5 {
+				// One critic is an agent host's: it works through the MCP
+				// tools at /mcp, as Claude Code would, with its own key.
+				err = d.mcpCritic(raceCtx, k.Token, d.seed+uint64(i))
+			} else {
+				_, err = bots.SlotAgent(raceCtx, c.As(k.Token), slots.RoleCritic, 0, d.seed+uint64(i), d.opt)
+			}
+			if err != nil {
 				return
 			}
 			mu.Lock()
@@ -382,6 +392,18 @@ func (d *tour) race(ctx context.Context) error {
 	}
 	d.say("slots: every seat filled; the other 3 agents found no open seat (exactly one agent wins each seat, and one agent holds at most one seat of a claim)")
 	return nil
+}
+
+// mcpCritic races for a critic seat through the server's MCP tools
+// (Streamable HTTP at /mcp), the session's caller being token's key.
+func (d *tour) mcpCritic(ctx context.Context, token string, seed uint64) error {
+	s, err := mcp.Dial(ctx, d.base+"/mcp", token, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, err = bots.SlotAgentMCP(ctx, s, slots.RoleCritic, seed, d.opt)
+	return err
 }
 
 // arena plays a five-agent game until every agent has played every role

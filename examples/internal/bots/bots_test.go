@@ -17,6 +17,7 @@ import (
 	"github.com/agorahq/agora/examples/internal/bots"
 	"github.com/agorahq/agora/examples/internal/server"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/httpapi/mcp"
 	"github.com/agorahq/agora/internal/fakeanthropic"
 	"github.com/agorahq/agora/slots"
 )
@@ -41,13 +42,21 @@ func (b *brain) Write(_ context.Context, p bots.Prompt) (string, error) {
 // returns a client with its admin key.
 func setup(t *testing.T) (context.Context, *client.Client) {
 	t.Helper()
+	ctx, base := serve(t)
+	return ctx, client.New(base, client.WithToken("adm"))
+}
+
+// serve starts a server on the memory store until the test ends and
+// returns its base URL; its admin key is "adm".
+func serve(t *testing.T) (context.Context, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	ready := make(chan string, 1)
 	go func() {
 		_ = server.Run(ctx, []string{"-addr", "127.0.0.1:0", "-admin-key", "adm", "-quiet"}, io.Discard, func(a string) { ready <- a })
 	}()
-	return ctx, client.New("http://"+<-ready, client.WithToken("adm"))
+	return ctx, "http://" + <-ready
 }
 
 // critique opens one critic seat on a new claim with a draft and returns
@@ -182,4 +191,34 @@ func TestAnswerTemplatesDiffer(t *testing.T) {
 		seen[a] = true
 		require.Equal(t, a, bots.AnswerTemplate(name), "the same on every run")
 	}
+}
+
+// TestSlotAgentMCP: an agent working through the MCP tools at /mcp takes
+// the claim's critic seat, posts the comment the HTTP agent would from the
+// same seed, and its seat is done and credited to its key.
+func TestSlotAgentMCP(t *testing.T) {
+	t.Parallel()
+	ctx, base := serve(t)
+	c := client.New(base, client.WithToken("adm"))
+	want := comment(t, ctx, c, "over-http", 9)
+
+	claim, _ := critique(t, ctx, c, "over-mcp")
+	k, err := c.CreateKey(ctx, slots.NewKey{Name: "mcp-critic", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	require.NoError(t, err)
+	s, err := mcp.Dial(ctx, base+"/mcp", k.Token, nil)
+	require.NoError(t, err)
+	defer s.Close()
+	job, err := bots.SlotAgentMCP(ctx, s, slots.RoleCritic, 9)
+	require.NoError(t, err)
+	require.Equal(t, claim.ID, job.Claim.ID)
+	cs, err := c.Comments(ctx, claim.ID)
+	require.NoError(t, err)
+	require.Len(t, cs, 2, "the draft and the critic's comment")
+	require.Equal(t, slots.CommentCriticism, cs[1].CommentType)
+	require.Equal(t, want, cs[1].Body)
+	require.Equal(t, "mcp-critic", cs[1].AgentName)
+	list, err := c.Slots(ctx, claim.ID)
+	require.NoError(t, err)
+	require.Equal(t, slots.StatusDone, list[0].Status)
+	require.Equal(t, k.ID, list[0].APIKeyID)
 }
