@@ -84,12 +84,18 @@ func comment(t *testing.T, ctx context.Context, c *client.Client, title string, 
 	claim, agent := critique(t, ctx, c, title)
 	job, err := bots.SlotAgent(ctx, agent, slots.RoleCritic, 0, seed, opts...)
 	require.NoError(t, err)
+	return criticism(t, ctx, c, claim, job).Body
+}
+
+// criticism is the comment the critic that took job posted on claim.
+func criticism(t *testing.T, ctx context.Context, c *client.Client, claim slots.Claim, job slots.Job) client.Comment {
+	t.Helper()
 	require.Equal(t, claim.ID, job.Claim.ID)
 	cs, err := c.Comments(ctx, claim.ID)
 	require.NoError(t, err)
 	require.Len(t, cs, 2, "the draft and the critic's comment")
 	require.Equal(t, slots.CommentCriticism, cs[1].CommentType)
-	return cs[1].Body
+	return cs[1]
 }
 
 // TestFailingBrainFallsBackToTemplate: when the brain fails, a role-slot
@@ -210,13 +216,9 @@ func TestSlotAgentMCP(t *testing.T) {
 	defer s.Close()
 	job, err := bots.SlotAgentMCP(ctx, s, slots.RoleCritic, 9)
 	require.NoError(t, err)
-	require.Equal(t, claim.ID, job.Claim.ID)
-	cs, err := c.Comments(ctx, claim.ID)
-	require.NoError(t, err)
-	require.Len(t, cs, 2, "the draft and the critic's comment")
-	require.Equal(t, slots.CommentCriticism, cs[1].CommentType)
-	require.Equal(t, want, cs[1].Body)
-	require.Equal(t, "mcp-critic", cs[1].AgentName)
+	got := criticism(t, ctx, c, claim, job)
+	require.Equal(t, want, got.Body)
+	require.Equal(t, "mcp-critic", got.AgentName)
 	list, err := c.Slots(ctx, claim.ID)
 	require.NoError(t, err)
 	require.Equal(t, slots.StatusDone, list[0].Status)
