@@ -90,8 +90,8 @@ func WithoutBatching() Option {
 // dones with takes) the Service writes at once. Without it (or with n
 // below 1) the number adapts to the load: it starts at 2 and moves one at a
 // time, up while more batches at once answer more calls per second and
-// back down when they answer fewer, between 1 and twice the CPUs Go may
-// use (at least 4). Fewer make bigger batches and so fewer commits per item
+// back down when they answer fewer, between 1 and the CPUs Go may use (at
+// least 2): every batch in flight costs this process CPU too. Fewer make bigger batches and so fewer commits per item
 // (what a store whose commits wait for a disk wants), more overlap the
 // round trips and the store's work of several batches (what a store with
 // many idle cores wants).
@@ -188,7 +188,7 @@ func newFlushLimit(fixed, procs int) *flushLimit {
 	if fixed >= 1 {
 		return &flushLimit{n: fixed, fixed: true}
 	}
-	return &flushLimit{n: startFlushers, ceil: max(4, 2*procs), step: 1}
+	return &flushLimit{n: startFlushers, ceil: max(2, procs), step: 1}
 }
 
 // observe counts a batch of items, taken at generation gen, answered at

@@ -78,8 +78,8 @@ func TestFlushLimitClimbs(t *testing.T) {
 		require.LessOrEqual(t, n, 2, "one batch at a time, or two while it checks")
 	}
 	scales := func(n int) float64 { return 1000 * float64(n) }
-	for _, n := range climb(newFlushLimit(0, 8), 200, scales) {
-		require.GreaterOrEqual(t, n, 15, "at the ceiling of twice the CPUs")
+	for _, n := range climb(newFlushLimit(0, 16), 200, scales) {
+		require.GreaterOrEqual(t, n, 15, "at the ceiling of the CPUs")
 	}
 	for _, n := range climb(newFlushLimit(3, 8), 50, scales) {
 		require.Equal(t, 3, n)
