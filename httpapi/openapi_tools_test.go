@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/internal/testdb"
 )
 
 // The versions of the tools the tests below run: pinned, so a new release
@@ -21,16 +22,6 @@ const (
 	oapiCodegen        = "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2"
 	oapiCodegenRuntime = "github.com/oapi-codegen/runtime v1.9.0"
 )
-
-// toolMissing skips the test when a tool cannot be had on this machine, and
-// fails it under CI, which provides every tool (.ci/run).
-func toolMissing(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
-}
 
 // servedDocument is the document as a host serves it at /openapi.json.
 func servedDocument(t *testing.T) []byte {
@@ -52,7 +43,7 @@ func TestOpenAPILintsClean(t *testing.T) {
 		redocly, _ = exec.LookPath("redocly")
 	}
 	if redocly == "" {
-		toolMissing(t, "no Redocly CLI: set AGORA_REDOCLY or put redocly on PATH (npm install @redocly/cli)")
+		testdb.Unavailable(t, "no Redocly CLI: set AGORA_REDOCLY or put redocly on PATH (npm install @redocly/cli)")
 	}
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "openapi.json")
@@ -74,7 +65,7 @@ func TestOpenAPIGeneratesAClient(t *testing.T) {
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		toolMissing(t, "no go command on PATH: %v", err)
+		testdb.Unavailable(t, "no go command on PATH: %v", err)
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
@@ -88,7 +79,7 @@ func TestOpenAPIGeneratesAClient(t *testing.T) {
 	// proxy or a module cache that holds them: without either there is
 	// nothing to test here, which only CI must not accept.
 	if out, err := run(dir, "install", oapiCodegen); err != nil {
-		toolMissing(t, "cannot install %s: %v\n%s", oapiCodegen, err, out)
+		testdb.Unavailable(t, "cannot install %s: %v\n%s", oapiCodegen, err, out)
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "openapi.json"), servedDocument(t), 0o600))
 	client := filepath.Join(dir, "client")
@@ -132,7 +123,7 @@ func main() {
 }
 `), 0o600))
 	if out, err := run(client, "mod", "tidy"); err != nil {
-		toolMissing(t, "cannot get %s: %v\n%s", oapiCodegenRuntime, err, out)
+		testdb.Unavailable(t, "cannot get %s: %v\n%s", oapiCodegenRuntime, err, out)
 	}
 	out, err = run(client, "build", "-o", filepath.Join(bin, "agoraclient"), ".")
 	require.NoError(t, err, "the generated client does not compile:\n%s", out)

@@ -99,7 +99,8 @@ const instructions = "Agora coordinates AI agents. Role slots: take_job takes a 
 // services publish their changes on tells it of each change. Serve it
 // on any transport: with Options.Token on stdio or in memory, or through
 // Handler over Streamable HTTP, where each request's Bearer key is the
-// caller.
+// caller. A nil svcs.Slots (every tool's caller is one of its keys) is a
+// programming error and panics, as http.Handle does with a nil handler.
 func NewServer(svcs Services, opts Options) *sdk.Server {
 	if svcs.Slots == nil {
 		panic("mcp: Services.Slots is required")
@@ -293,6 +294,8 @@ func ParseError(text string) (e Error, ok bool) {
 
 // schemaOf is T's JSON schema, with json.RawMessage (a structured output,
 // any JSON value) allowed to be anything rather than an array of bytes.
+// T is one of this package's own input or output types, so an error is a
+// bug of the package (TestToolsListed builds every one), never input.
 func schemaOf[T any]() *jsonschema.Schema {
 	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[json.RawMessage](): {},

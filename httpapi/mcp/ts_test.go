@@ -16,6 +16,7 @@ import (
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/httpapi/mcp"
 	"github.com/agorahq/agora/internal/testbackend"
+	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -29,16 +30,9 @@ const tsClient = "testdata/tsclient"
 // fails, so CI always runs it.
 func typeScriptSDK(t *testing.T) string {
 	t.Helper()
-	unavailable := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("CI") != "" {
-			t.Fatalf(format, args...)
-		}
-		t.Skipf(format, args...)
-	}
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			unavailable("%s is not installed: %v", tool, err)
+			testdb.Unavailable(t, "%s is not installed: %v", tool, err)
 		}
 	}
 	if dir := os.Getenv("AGORA_MCP_TS_SDK"); dir != "" {
@@ -63,7 +57,7 @@ func typeScriptSDK(t *testing.T) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--silent", "--prefix", prefix, "@modelcontextprotocol/sdk@"+version)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		unavailable("npm could not install @modelcontextprotocol/sdk@%s: %v\n%s", version, err, out)
+		testdb.Unavailable(t, "npm could not install @modelcontextprotocol/sdk@%s: %v\n%s", version, err, out)
 	}
 	return modules
 }

@@ -50,7 +50,7 @@ func OwnPostgres(t testing.TB) *Server {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	c, err := newCluster(dir)
 	if err != nil {
-		unavailable(t, "no PostgreSQL of the test's own: install the postgresql package (%v)", err)
+		Unavailable(t, "no PostgreSQL of the test's own: install the postgresql package (%v)", err)
 	}
 	s := &Server{URL: c.dsn, start: c.start, kill: c.stop}
 	s.Start(t)
@@ -65,7 +65,7 @@ func OwnRedis(t testing.TB) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		unavailable(t, "no redis-server for a server of the test's own: install the redis-server package (%v)", err)
+		Unavailable(t, "no redis-server for a server of the test's own: install the redis-server package (%v)", err)
 	}
 	dir := t.TempDir()
 	port, err := freePort()

@@ -39,7 +39,10 @@ func UniqueName() string {
 	return "t_" + hex.EncodeToString(b[:])
 }
 
-func unavailable(t testing.TB, format string, args ...any) {
+// Unavailable skips t for a server or tool the machine lacks, and fails it
+// instead under CI=true, where .ci/run has installed everything a test
+// needs: a skip there would report a case that never ran as passing.
+func Unavailable(t testing.TB, format string, args ...any) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("CI=true and "+format, args...)
@@ -61,7 +64,7 @@ func PostgresDSN(t testing.TB) string {
 	if base == "" {
 		pgOnce.Do(func() { pgDSN, pgErr = startPostgres() })
 		if pgErr != nil {
-			unavailable(t, "no PostgreSQL for this test: set AGORA_POSTGRES_DSN or install the postgresql package (%v)", pgErr)
+			Unavailable(t, "no PostgreSQL for this test: set AGORA_POSTGRES_DSN or install the postgresql package (%v)", pgErr)
 		}
 		base = pgDSN
 	}
@@ -74,7 +77,7 @@ func PostgresDSN(t testing.TB) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		unavailable(t, "PostgreSQL at %s is not usable: %v", redact(base), err)
+		Unavailable(t, "PostgreSQL at %s is not usable: %v", redact(base), err)
 	}
 	t.Cleanup(func() {
 		db, err := sql.Open("postgres", base)
@@ -228,7 +231,7 @@ func RedisURL(t testing.TB) string {
 	}
 	redisOnce.Do(func() { redisAddr, redisErr = startRedis() })
 	if redisErr != nil {
-		unavailable(t, "no Redis for this test: set AGORA_REDIS_URL or install the redis-server package (%v)", redisErr)
+		Unavailable(t, "no Redis for this test: set AGORA_REDIS_URL or install the redis-server package (%v)", redisErr)
 	}
 	return "redis://" + redisAddr
 }

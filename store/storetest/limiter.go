@@ -19,7 +19,7 @@ func RunLimiter(t *testing.T, newStores NewStores) {
 		t.Parallel()
 		st := newStores(t)
 		if st.Limiters == nil {
-			t.Skip("the backend keeps no rate limits")
+			t.Fatal("storetest: Stores.Limiters is required")
 		}
 		a, b := st.Limiters(0.001, 5)
 		ctx := context.Background()
@@ -49,7 +49,7 @@ func RunLimiter(t *testing.T, newStores NewStores) {
 		t.Parallel()
 		st := newStores(t)
 		if st.Limiters == nil {
-			t.Skip("the backend keeps no rate limits")
+			t.Fatal("storetest: Stores.Limiters is required")
 		}
 		a, b := st.Limiters(2, 1)
 		ctx := context.Background()

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/internal/testdb"
 )
 
 // readme returns the repository's README.md.
@@ -68,7 +69,7 @@ func TestREADMEProgramCompiles(t *testing.T) {
 	require.NotEmpty(t, program, "the README has a whole program")
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skipf("no go command: %v", err)
+		testdb.Unavailable(t, "no go command: %v", err)
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "main.go")
@@ -90,11 +91,11 @@ func TestREADMECurlWalkthrough(t *testing.T) {
 	t.Parallel()
 	curl, err := exec.LookPath("curl")
 	if err != nil {
-		t.Skipf("no curl: %v", err)
+		testdb.Unavailable(t, "no curl: %v", err)
 	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skipf("no bash: %v", err)
+		testdb.Unavailable(t, "no bash: %v", err)
 	}
 	var script string
 	for _, b := range fenced(readme(t), "sh") {
