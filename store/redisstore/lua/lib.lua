@@ -120,7 +120,8 @@ end
 
 -- first returns the first entry at index positions from..to (to < 0: to the
 -- end) whose claim the agent does not hold, that claim's ID and the slot's
--- fields (HGETALL); past the skip first such entries, or the last one when
+-- fields (HGETALL; nil when it is the last of fewer than skip); past the
+-- skip first such entries, or the last one when
 -- there are fewer. It reads one entry, then batches: the first entry is the
 -- answer unless the agent holds its claim or it is skipped.
 local function first(queue, ns, agent, from, to, skip)
@@ -133,8 +134,15 @@ local function first(queue, ns, agent, from, to, skip)
     end
     local ids = redis.call('ZRANGE', queue, from, stop)
     for _, id in ipairs(ids) do
-      local fields = redis.call('HGETALL', ns .. 'slot:' .. id)
-      local claim_id = field(fields, 'claimId')
+      -- An entry that may be the answer is read whole (the take's reply
+      -- needs it); one a crowd's pick walks past, only for its claim.
+      local fields, claim_id
+      if skip == 0 then
+        fields = redis.call('HGETALL', ns .. 'slot:' .. id)
+        claim_id = field(fields, 'claimId')
+      else
+        claim_id = redis.call('HGET', ns .. 'slot:' .. id, 'claimId')
+      end
       if agent == '' or redis.call('HEXISTS', ns .. 'holders:' .. claim_id, agent) == 0 then
         if skip == 0 then
           return id, claim_id, fields
@@ -255,6 +263,7 @@ local function take_next(ns, queue, r, key_id, name, avatar, now, lease)
   if not id then
     return nil
   end
+  fields = fields or redis.call('HGETALL', ns .. 'slot:' .. id)
   assign_slot(ns, id, ns .. 'holders:' .. claim_id, key_id, name, avatar, now, lease, false)
   -- The fields assign_slot wrote, so the reply needs no second read.
   set_field(fields, 'status', 'taken')
