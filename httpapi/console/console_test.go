@@ -111,10 +111,10 @@ func TestSquadPageThreads(t *testing.T) {
 		chromedp.Navigate(srv.URL+"/squad"),
 		chromedp.WaitVisible(sel+` .reply-to`, chromedp.ByQuery),
 		chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
-		chromedp.Text(sel+` .task`, &tag, chromedp.ByQuery),
-		// Clicked from the page in one step: the list re-renders on each
-		// event of its stream, so a node found by one call may be gone
-		// by the next.
+		// Read and clicked from the page in one step each: the list
+		// re-renders on each event of its stream, so a node found by one
+		// call may be gone (and read empty) by the next.
+		chromedp.Evaluate(`document.querySelector('`+sel+` .task').textContent.trim()`, &tag),
 		chromedp.Evaluate(`document.querySelector('`+sel+` .reply-to').click()`, nil),
 		chromedp.WaitVisible(`#replying`, chromedp.ByQuery),
 		chromedp.SendKeys(`#text`, "I will", chromedp.ByQuery),
