@@ -51,13 +51,13 @@ func (g *Game) event(e env, typ string, payload Payload) {
 func (g *Game) started() bool { return g.Status != StatusWaiting && g.Status != StatusReady }
 
 // register adds an agent while the game has not started.
-func (g *Game) register(name string, by Actor, e env) (Agent, error) {
+func (g *Game) register(name string, by actor, e env) (Agent, error) {
 	return g.join(name, by, false, e)
 }
 
 // join adds an agent, a filler or not, while the game has not started,
 // bound to by's key or token when it has one.
-func (g *Game) join(name string, by Actor, filler bool, e env) (Agent, error) {
+func (g *Game) join(name string, by actor, filler bool, e env) (Agent, error) {
 	if g.started() {
 		return Agent{}, bad("Game already started")
 	}

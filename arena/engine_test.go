@@ -24,7 +24,7 @@ func play(t *testing.T, n int) Game {
 	g, err := NewGame("g", TableMin, 0, e.now)
 	require.NoError(t, err)
 	for i := 0; i < n; i++ {
-		_, err := g.register(fmt.Sprint("agent-", i), Actor{}, e)
+		_, err := g.register(fmt.Sprint("agent-", i), actor{}, e)
 		require.NoError(t, err)
 		if i < 2 {
 			require.Equal(t, StatusWaiting, g.Status)
@@ -84,7 +84,7 @@ func TestRulesAndMessages(t *testing.T) {
 	tok := "s3cret"
 	var ids []string
 	for i := 0; i < 3; i++ {
-		var by Actor
+		var by actor
 		switch i {
 		case 0:
 			by.Token = tok
@@ -95,19 +95,19 @@ func TestRulesAndMessages(t *testing.T) {
 		require.NoError(t, err)
 		ids = append(ids, a.ID)
 	}
-	require.NoError(t, g.checkActor(ids[0], Actor{Token: tok}))
-	require.ErrorIs(t, g.checkActor(ids[0], Actor{Token: "wrong"}), ErrBadToken)
-	require.ErrorIs(t, g.checkActor(ids[0], Actor{}), ErrBadToken)
-	require.NoError(t, g.checkActor(ids[1], Actor{}), "no token registered, none needed")
+	require.NoError(t, g.checkActor(ids[0], actor{Token: tok}))
+	require.ErrorIs(t, g.checkActor(ids[0], actor{Token: "wrong"}), ErrBadToken)
+	require.ErrorIs(t, g.checkActor(ids[0], actor{}), ErrBadToken)
+	require.NoError(t, g.checkActor(ids[1], actor{}), "no token registered, none needed")
 	// With keys required, an agent is its key's alone, whatever token.
-	require.NoError(t, g.checkActor(ids[2], Actor{KeyID: "key_a"}))
-	require.ErrorIs(t, g.checkActor(ids[2], Actor{KeyID: "key_b"}), ErrNotYourAgent)
-	require.ErrorIs(t, g.checkActor(ids[0], Actor{KeyID: "key_a", Token: tok}), ErrNotYourAgent, "an agent of no key is no key's")
-	require.ErrorIs(t, g.checkActor(ids[1], Actor{KeyID: "key_a"}), ErrNotYourAgent)
+	require.NoError(t, g.checkActor(ids[2], actor{KeyID: "key_a"}))
+	require.ErrorIs(t, g.checkActor(ids[2], actor{KeyID: "key_b"}), ErrNotYourAgent)
+	require.ErrorIs(t, g.checkActor(ids[0], actor{KeyID: "key_a", Token: tok}), ErrNotYourAgent, "an agent of no key is no key's")
+	require.ErrorIs(t, g.checkActor(ids[1], actor{KeyID: "key_a"}), ErrNotYourAgent)
 
 	require.NoError(t, g.start(e))
 	require.ErrorContains(t, g.start(e), "Game already started")
-	_, err = g.register("late", Actor{}, e)
+	_, err = g.register("late", actor{}, e)
 	require.ErrorContains(t, err, "Game already started")
 	r := g.Current()
 	require.Equal(t, ids[0], r.Operator)
@@ -164,7 +164,7 @@ func TestLegacyDocumentReads(t *testing.T) {
 	g, err := NewGame("g", TableMin, 0, e.now)
 	require.NoError(t, err)
 	for i := range 3 {
-		_, err := g.register(fmt.Sprint("agent-", i), Actor{}, e)
+		_, err := g.register(fmt.Sprint("agent-", i), actor{}, e)
 		require.NoError(t, err)
 	}
 	require.NoError(t, g.start(e))

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/store"
 )
 
@@ -92,7 +93,7 @@ func (g *Game) addFillers(n int, e env) ([]Agent, error) {
 	}
 	out := make([]Agent, 0, n)
 	for range n {
-		a, err := g.join(g.fillerName(), Actor{}, true, e)
+		a, err := g.join(g.fillerName(), actor{}, true, e)
 		if err != nil {
 			return nil, err
 		}
@@ -296,9 +297,12 @@ func (s *Service) tickFillers(ctx context.Context, gameID string, drain bool, pa
 			}
 		}
 		var line string
+		// A filler belongs to no key and no token: it acts as no one,
+		// whoever ticks it.
+		nobody := identity.NewContext(ctx, identity.Caller{})
 		if a.Decide {
 			d := templateDecision(a.Round)
-			g, err = s.Decide(ctx, gameID, a.RoundID, a.AgentID, "", d)
+			g, err = s.Decide(nobody, gameID, a.RoundID, a.AgentID, d)
 			line = fmt.Sprintf("%s decided: %s", a.DisplayName, d)
 		} else {
 			t := g.turn(a)
@@ -306,7 +310,7 @@ func (s *Service) tickFillers(ctx context.Context, gameID string, drain bool, pa
 			if text = fitArgument(text); werr != nil || text == "" {
 				text = t.Template
 			}
-			g, err = s.Argue(ctx, gameID, a.RoundID, a.AgentID, "", text)
+			g, err = s.Argue(nobody, gameID, a.RoundID, a.AgentID, text)
 			line = fmt.Sprintf("%s argued: %s", a.DisplayName, text)
 		}
 		switch {

@@ -21,7 +21,7 @@ func TestFillersPlayATable(t *testing.T) {
 		_, err = NewGame("g", n, 0, e.now)
 		require.Error(t, err)
 	}
-	human, err := g.register("Human", Actor{}, e)
+	human, err := g.register("Human", actor{}, e)
 	require.NoError(t, err)
 	require.Equal(t, StatusReady, g.Status)
 	_, ok := g.DueFiller()

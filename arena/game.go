@@ -1,6 +1,7 @@
 package arena
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/store"
 )
 
@@ -237,12 +239,21 @@ var (
 	ErrNotYourAgent  = &store.Error{Kind: store.ErrForbidden, Code: "not_your_agent", Message: "this agent is not registered by this API key: only the key that registered an agent acts for it"}
 )
 
-// Actor is who registers or acts for an agent: the bearer token the
-// request presented (the original API's optional agent token), or, on a server
-// that requires API keys (httpapi.WithKeys), the ID of the caller's key.
-type Actor struct {
+// actor is who registers or acts for an agent: the ID of the caller's API
+// key when a key authenticated it (a server that requires keys), else the
+// bearer token it presented (the original API's optional agent token).
+type actor struct {
 	Token string
 	KeyID string
+}
+
+// actorOf is the actor of ctx's caller (identity.FromContext).
+func actorOf(ctx context.Context) actor {
+	c := identity.FromContext(ctx)
+	if c.Keyed() {
+		return actor{KeyID: c.Key.ID}
+	}
+	return actor{Token: c.Token}
 }
 
 // agent returns the registered agent with ID id, or nil.
@@ -270,7 +281,7 @@ func (g *Game) appendFeed(it FeedItem) {
 // by another key, without one (a filler, a demo agent of no key) or
 // before keys were required is not the key's. Without a key, an agent that
 // registered with a token needs that token.
-func (g *Game) checkActor(agentID string, by Actor) error {
+func (g *Game) checkActor(agentID string, by actor) error {
 	a := g.agent(agentID)
 	if a == nil {
 		return nil // the action reports the unknown agent

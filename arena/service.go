@@ -200,19 +200,26 @@ func (s *Service) List(ctx context.Context, status Status, limit int) ([]Summary
 	return s.store.ListGames(ctx, status, limit)
 }
 
-// Register adds an agent; with a token, its actions must present it.
-func (s *Service) Register(ctx context.Context, gameID, name string, token *string) (Agent, error) {
-	var by Actor
-	if token != nil {
-		by.Token = *token
-	}
-	return s.RegisterAs(ctx, gameID, name, by)
-}
+// ErrTokenWithKey refuses an agent token on a registration a key made: the
+// agent is bound to the key.
+var ErrTokenWithKey = &store.Error{Kind: store.ErrInvalid, Code: "invalid_token", Message: "this server binds an agent to the API key that registers it: send no token, act with the same key"}
 
-// RegisterAs adds an agent that by acts for: with by.KeyID, the agent is
-// that API key's and only it acts for the agent; with by.Token, actions
-// must present the token; with neither, anyone acts for it.
-func (s *Service) RegisterAs(ctx context.Context, gameID, name string, by Actor) (Agent, error) {
+// Register adds an agent that the caller (identity.FromContext) binds: when
+// a key authenticated the caller, the agent is that key's and only it acts
+// for the agent (a token is then refused with ErrTokenWithKey); else, with
+// a token, actions must present it as the caller's bearer token; with
+// neither, anyone acts for it.
+func (s *Service) Register(ctx context.Context, gameID, name string, token *string) (Agent, error) {
+	by := actorOf(ctx)
+	switch {
+	case by.KeyID != "" && token != nil && *token != "":
+		return Agent{}, ErrTokenWithKey
+	case by.KeyID == "":
+		by.Token = ""
+		if token != nil {
+			by.Token = *token
+		}
+	}
 	var a Agent
 	_, err := s.change(ctx, gameID, func(g *Game, e env) error {
 		var err error
@@ -238,15 +245,10 @@ func (s *Service) Start(ctx context.Context, gameID string) (Game, error) {
 	})
 }
 
-// Argue records an argument; token is the bearer token the request
-// presented.
-func (s *Service) Argue(ctx context.Context, gameID, roundID, agentID, token, text string) (Game, error) {
-	return s.ArgueAs(ctx, gameID, roundID, agentID, Actor{Token: token}, text)
-}
-
-// ArgueAs records an argument of agentID when by may act for it (see
-// RegisterAs), else returns ErrNotYourAgent or ErrBadToken.
-func (s *Service) ArgueAs(ctx context.Context, gameID, roundID, agentID string, by Actor, text string) (Game, error) {
+// Argue records an argument of agentID when the caller may act for it (see
+// Register), else returns ErrNotYourAgent or ErrBadToken.
+func (s *Service) Argue(ctx context.Context, gameID, roundID, agentID, text string) (Game, error) {
+	by := actorOf(ctx)
 	return s.change(ctx, gameID, func(g *Game, e env) error {
 		if err := g.checkActor(agentID, by); err != nil {
 			return err
@@ -255,15 +257,10 @@ func (s *Service) ArgueAs(ctx context.Context, gameID, roundID, agentID string, 
 	})
 }
 
-// Decide records the operator's decision; token is the bearer token the
-// request presented.
-func (s *Service) Decide(ctx context.Context, gameID, roundID, agentID, token string, d Decision) (Game, error) {
-	return s.DecideAs(ctx, gameID, roundID, agentID, Actor{Token: token}, d)
-}
-
-// DecideAs records the decision of agentID, the round's operator, when by
-// may act for it (see RegisterAs).
-func (s *Service) DecideAs(ctx context.Context, gameID, roundID, agentID string, by Actor, d Decision) (Game, error) {
+// Decide records the decision of agentID, the round's operator, when the
+// caller may act for it (see Register).
+func (s *Service) Decide(ctx context.Context, gameID, roundID, agentID string, d Decision) (Game, error) {
+	by := actorOf(ctx)
 	return s.change(ctx, gameID, func(g *Game, e env) error {
 		if err := g.checkActor(agentID, by); err != nil {
 			return err
@@ -359,21 +356,17 @@ func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription
 	return s.notifier.Subscribe(ctx, topic(id))
 }
 
-// Demo creates a game with Alice, Bob and Charlie registered.
+// Demo creates a game with Alice, Bob and Charlie registered by the caller
+// (Register, with no token): when a key authenticated the caller, that key
+// acts for them; else anyone does.
 func (s *Service) Demo(ctx context.Context) (Game, []Agent, error) {
-	return s.DemoAs(ctx, Actor{})
-}
-
-// DemoAs is Demo with the three agents registered as by (RegisterAs): on a
-// server that requires keys, the key that made the demo acts for them.
-func (s *Service) DemoAs(ctx context.Context, by Actor) (Game, []Agent, error) {
 	g, err := s.Create(ctx, 0, 0)
 	if err != nil {
 		return Game{}, nil, err
 	}
 	var agents []Agent
 	for _, name := range []string{"Alice", "Bob", "Charlie"} {
-		a, err := s.RegisterAs(ctx, g.ID, name, by)
+		a, err := s.Register(ctx, g.ID, name, nil)
 		if err != nil {
 			return Game{}, nil, err
 		}

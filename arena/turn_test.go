@@ -41,7 +41,7 @@ func TestTurnIsWhatArgueAndDecideAccept(t *testing.T) {
 	_, err = g.Turn("agent_missing")
 	require.ErrorIs(t, err, ErrAgentNotFound)
 	for i := range 4 {
-		_, err := g.register(fmt.Sprint("agent-", i), Actor{}, e)
+		_, err := g.register(fmt.Sprint("agent-", i), actor{}, e)
 		require.NoError(t, err)
 		requireTurnsAgree(t, g, e)
 	}
@@ -93,7 +93,7 @@ func TestBoard(t *testing.T) {
 	empty := Board{Argued: []string{}, Survivors: []string{}, Lost: []string{}, Resolution: ResolutionPending}
 	require.Equal(t, empty, g.Board(), "before the first round")
 	for i := range 4 {
-		_, err := g.register(fmt.Sprint("agent-", i), Actor{}, e)
+		_, err := g.register(fmt.Sprint("agent-", i), actor{}, e)
 		require.NoError(t, err)
 	}
 	require.NoError(t, g.start(e))

@@ -13,6 +13,7 @@ import (
 	"github.com/lib/pq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/pgstore"
 	"github.com/agorahq/agora/store/redisstore"
@@ -21,6 +22,7 @@ import (
 // agora is Agora's role-slot queue on one backend.
 type agora struct {
 	svc      *slots.Service
+	ids      *identity.Service // the workers' keys
 	calls    *countingStore
 	strategy slots.Strategy
 	// twoStep loops TakeNext → Done, two store calls per seat, instead of
@@ -103,13 +105,17 @@ func newAgoraRedis(ctx context.Context, redisURL string, maxWorkers int, cfg con
 
 // newAgora is the queue over st as cfg's flags set it up; the library's
 // defaults unless a flag says otherwise.
-func newAgora(st slots.Store, cfg config, cleanup func()) *agora {
+func newAgora(st interface {
+	slots.Store
+	identity.Store
+}, cfg config, cleanup func()) *agora {
 	opts := batching(cfg.batch, cfg.wait)
 	if cfg.flushers > 0 {
 		opts = append(opts, slots.WithBatchFlushers(cfg.flushers))
 	}
 	calls := &countingStore{Store: st}
-	return &agora{svc: slots.New(calls, opts...), calls: calls, strategy: slots.Strategy(cfg.strategy), twoStep: cfg.loop == "twostep", cleanup: cleanup}
+	ids := identity.New(st, identity.WithScopes(slots.Scopes(), slots.ScopeAliases()))
+	return &agora{svc: slots.New(calls, opts...), ids: ids, calls: calls, strategy: slots.Strategy(cfg.strategy), twoStep: cfg.loop == "twostep", cleanup: cleanup}
 }
 
 func (a *agora) close() { a.cleanup() }
@@ -146,22 +152,22 @@ func parallel(n, width int, fn func(i int) error) error {
 // seat handed to one until the queue is empty. It checks the run exact: n
 // seats done, each credited once.
 func (a *agora) run(ctx context.Context, w, n int) (time.Duration, error) {
-	return a.timed(ctx, "agora", w, n, func(i int, k slots.Key, _ string) (loop, error) {
+	return a.timed(ctx, "agora", w, n, func(i int, k identity.Key, _ string) (loop, error) {
 		q := slots.JobQuery{Strategy: a.strategy}
 		return loop{
-			take: func() (slots.Job, error) { return a.svc.TakeNext(ctx, k, q) },
+			take: func() (slots.Job, error) { return a.svc.TakeNext(identity.WithKey(ctx, k), q) },
 			doneTake: func(j slots.Job) (*slots.Job, error) {
 				if a.twoStep {
-					if _, err := a.svc.Done(ctx, k, j.Claim.ID, j.Slot.ID); err != nil {
+					if _, err := a.svc.Done(identity.WithKey(ctx, k), j.Claim.ID, j.Slot.ID); err != nil {
 						return nil, err
 					}
-					next, err := a.svc.TakeNext(ctx, k, q)
+					next, err := a.svc.TakeNext(identity.WithKey(ctx, k), q)
 					if errors.Is(err, slots.ErrNoJob) {
 						return nil, nil
 					}
 					return &next, err
 				}
-				dn, err := a.svc.DoneAndTakeNext(ctx, k, j.Claim.ID, j.Slot.ID, q)
+				dn, err := a.svc.DoneAndTakeNext(identity.WithKey(ctx, k), j.Claim.ID, j.Slot.ID, q)
 				return dn.Next, err
 			},
 		}, nil
@@ -180,15 +186,15 @@ type loop struct {
 // the counters' line) (given each agent's
 // index, key and secret) from the first seat handed to one until the queue
 // is empty. It checks the run exact: n seats done, each credited once.
-func (a *agora) timed(ctx context.Context, system string, w, n int, agent func(i int, k slots.Key, secret string) (loop, error)) (time.Duration, error) {
-	drafter := slots.Key{ID: "bench-drafter", Name: "drafter"}
+func (a *agora) timed(ctx context.Context, system string, w, n int, agent func(i int, k identity.Key, secret string) (loop, error)) (time.Duration, error) {
+	drafter := identity.Key{ID: "bench-drafter", Name: "drafter"}
 	claims := make([]string, n)
 	err := parallel(n, 16, func(i int) error {
 		c, err := a.svc.CreateClaim(ctx, slots.NewClaim{Title: fmt.Sprint("unit ", i), Body: "work", Domain: "bench"})
 		if err != nil {
 			return err
 		}
-		if _, err := a.svc.AddComment(ctx, drafter, slots.NewComment{ClaimID: c.ID, Body: "draft", CommentType: string(slots.CommentDraft)}); err != nil {
+		if _, err := a.svc.AddComment(identity.WithKey(ctx, drafter), slots.NewComment{ClaimID: c.ID, Body: "draft", CommentType: string(slots.CommentDraft)}); err != nil {
 			return err
 		}
 		_, err = a.svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
@@ -198,11 +204,11 @@ func (a *agora) timed(ctx context.Context, system string, w, n int, agent func(i
 	if err != nil {
 		return 0, fmt.Errorf("agora setup: %w", err)
 	}
-	keys := make([]slots.Key, w)
+	keys := make([]identity.Key, w)
 	loops := make([]loop, w)
 	run := runID() // key names are unique in a store, and runs share one
 	for i := range keys {
-		k, secret, err := a.svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprintf("worker-%s-%d", run, i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		k, secret, err := a.ids.CreateKey(identity.WithKey(ctx, a.ids.Admin()), identity.NewKey{Name: fmt.Sprintf("worker-%s-%d", run, i), Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			return 0, err
 		}
@@ -253,7 +259,7 @@ func (a *agora) timed(ctx context.Context, system string, w, n int, agent func(i
 
 // checkExact fails unless every seat of claims is done and the agents were
 // credited exactly once per seat they finished.
-func (a *agora) checkExact(ctx context.Context, keys []slots.Key, claims []string, done int64) error {
+func (a *agora) checkExact(ctx context.Context, keys []identity.Key, claims []string, done int64) error {
 	if done != int64(len(claims)) {
 		return fmt.Errorf("agora: %d seats done, want %d", done, len(claims))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -35,14 +36,14 @@ func newAgoraHTTP(a *agora, maxWorkers int) (*agoraHTTP, error) {
 	}
 	// Rate limiting off: the bench measures the queue, not the limiter; an
 	// error fails the run, so the handler logs nothing.
-	srv := &http.Server{Handler: httpapi.Slots(a.svc, httpapi.WithLimiter(nil), httpapi.WithLogger(slog.New(slog.DiscardHandler))), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: httpapi.Slots(a.svc, a.ids, httpapi.WithLimiter(nil), httpapi.WithLogger(slog.New(slog.DiscardHandler))), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: maxWorkers + 8, MaxIdleConnsPerHost: maxWorkers + 8}}
 	return &agoraHTTP{agora: a, url: "http://" + ln.Addr().String(), srv: srv, hc: hc}, nil
 }
 
 func (h *agoraHTTP) run(ctx context.Context, w, n int) (time.Duration, error) {
-	return h.timed(ctx, "agora-http", w, n, func(_ int, _ slots.Key, secret string) (loop, error) {
+	return h.timed(ctx, "agora-http", w, n, func(_ int, _ identity.Key, secret string) (loop, error) {
 		c := client.New(h.url, client.WithToken(secret), client.WithHTTPClient(h.hc))
 		q := slots.JobQuery{Strategy: h.strategy}
 		return loop{

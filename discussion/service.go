@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/internal/sweep"
@@ -83,15 +84,40 @@ type NewPrompt struct {
 	PromptMessage     string
 	RequiredResponses *int
 	TimeoutMinutes    *int
-	// RequesterKey is the ID of the API key that asks, kept with the prompt
-	// (Prompt.RequesterKey) so that only it resolves or cancels the prompt
-	// (CloseBy); empty when the host requires no keys.
-	RequesterKey string
 }
 
-// Create stores a collecting prompt and its squad-chat message.
+// speaker is the name the caller (identity.FromContext) speaks under, named
+// being the name field's value, and whether it may speak as a human. A
+// caller no key authenticated speaks under the name it gives. A key speaks
+// under its own name: a blank name takes it, another name is ErrForbidden
+// ("not_your_name"); and speaking as a human needs ScopeAdmin.
+func speaker(ctx context.Context, field, named string, human bool) (string, error) {
+	c := identity.FromContext(ctx)
+	if !c.Keyed() {
+		return named, nil
+	}
+	k := c.Key
+	if n := strings.TrimSpace(named); n != "" && n != k.Name {
+		return "", store.Errorf(store.ErrForbidden, "not_your_name", "this API key acts as %q; %s %q names someone else", k.Name, field, n)
+	}
+	if human {
+		if err := k.Require(ScopeAdmin); err != nil {
+			return "", err
+		}
+	}
+	return k.Name, nil
+}
+
+// Create stores a collecting prompt and its squad-chat message. The
+// requester is the caller (see speaker); when a key authenticated it the
+// prompt remembers the key (Prompt.RequesterKey), so that only it, or a key
+// with ScopeAdmin, resolves or cancels the prompt (Close).
 func (s *Service) Create(ctx context.Context, in NewPrompt) (Prompt, Message, error) {
-	requester, err := text.Trimmed("requester_agent", in.RequesterAgent, true, MaxAgentNameLen)
+	named, err := speaker(ctx, "requester_agent", in.RequesterAgent, false)
+	if err != nil {
+		return Prompt{}, Message{}, err
+	}
+	requester, err := text.Trimmed("requester_agent", named, true, MaxAgentNameLen)
 	if err != nil {
 		return Prompt{}, Message{}, err
 	}
@@ -128,7 +154,7 @@ func (s *Service) Create(ctx context.Context, in NewPrompt) (Prompt, Message, er
 		Status:            StatusCollecting,
 		CollectedContext:  []ContextEntry{},
 		CreatedAt:         now,
-		RequesterKey:      in.RequesterKey,
+		RequesterKey:      identity.FromContext(ctx).Key.ID,
 	}
 	m := Message{
 		ID:                 s.ids.New("msg"),
@@ -221,11 +247,15 @@ type Response struct {
 	IsHuman   bool
 }
 
-// Respond adds an agent's answer to a prompt and returns the prompt after
-// it with the answer's squad-chat message; the answer that reaches the
-// required count resolves the prompt.
+// Respond adds the caller's answer (see speaker) to a prompt and returns the
+// prompt after it with the answer's squad-chat message; the answer that
+// reaches the required count resolves the prompt.
 func (s *Service) Respond(ctx context.Context, id string, in Response) (Prompt, Message, error) {
-	agent, err := text.Trimmed("agent_name", in.AgentName, true, MaxAgentNameLen)
+	named, err := speaker(ctx, "agent_name", in.AgentName, in.IsHuman)
+	if err != nil {
+		return Prompt{}, Message{}, err
+	}
+	agent, err := text.Trimmed("agent_name", named, true, MaxAgentNameLen)
 	if err != nil {
 		return Prompt{}, Message{}, err
 	}
@@ -259,40 +289,28 @@ const (
 	ActionCancel  Action = "cancel"
 )
 
-// Closer is who resolves or cancels a prompt, for CloseBy.
-type Closer struct {
-	// KeyID is the ID of the caller's API key.
-	KeyID string
-	// Any is true for a caller that may close any prompt (the
-	// discussion:admin scope).
-	Any bool
+// MayClose reports whether the caller (identity.FromContext) may resolve or
+// cancel p: any caller no key authenticated (the original's open routes),
+// a key with ScopeAdmin, or the key that asked p. A prompt asked without a
+// key is then nobody's: only a key with ScopeAdmin closes it.
+func MayClose(ctx context.Context, p Prompt) bool {
+	c := identity.FromContext(ctx)
+	return !c.Keyed() || c.Key.Has(ScopeAdmin) || (p.RequesterKey != "" && c.Key.ID == p.RequesterKey)
 }
 
-// May reports whether c may resolve or cancel p: a caller that may close
-// any prompt, or the key that asked it. A prompt asked without a key is
-// nobody's: only a caller that may close any prompt closes it.
-func (c Closer) May(p Prompt) bool {
-	return c.Any || (p.RequesterKey != "" && c.KeyID == p.RequesterKey)
-}
-
-// Close resolves or cancels an open prompt, whoever asked it.
-func (s *Service) Close(ctx context.Context, id string, a Action) (Prompt, error) {
-	return s.CloseBy(ctx, id, a, Closer{Any: true})
-}
-
-// CloseBy resolves or cancels an open prompt when by may (Closer.May),
+// Close resolves or cancels an open prompt when the caller may (MayClose),
 // else returns ErrNotRequester and changes nothing. The requester's key
 // never changes once the prompt is stored, so reading it first and closing
 // second cannot let another caller in between.
-func (s *Service) CloseBy(ctx context.Context, id string, a Action, by Closer) (Prompt, error) {
+func (s *Service) Close(ctx context.Context, id string, a Action) (Prompt, error) {
 	// Who may close it before what they asked: a caller without the
 	// right learns nothing from which actions are valid.
-	if !by.Any {
+	if c := identity.FromContext(ctx); c.Keyed() && !c.Key.Has(ScopeAdmin) {
 		p, err := s.store.GetPrompt(ctx, id)
 		if err != nil {
 			return Prompt{}, err
 		}
-		if !by.May(p) {
+		if !MayClose(ctx, p) {
 			return Prompt{}, ErrNotRequester
 		}
 	}
@@ -398,10 +416,14 @@ type Post struct {
 	ReplyToID *string
 }
 
-// PostMessage posts a plain squad-chat message, a reply when
-// in.ReplyToID is set.
+// PostMessage posts the caller's (see speaker) plain squad-chat message, a
+// reply when in.ReplyToID is set.
 func (s *Service) PostMessage(ctx context.Context, in Post) (Message, error) {
-	agent, err := text.Trimmed("agent_name", in.AgentName, true, MaxAgentNameLen)
+	named, err := speaker(ctx, "agent_name", in.AgentName, in.IsHuman)
+	if err != nil {
+		return Message{}, err
+	}
+	agent, err := text.Trimmed("agent_name", named, true, MaxAgentNameLen)
 	if err != nil {
 		return Message{}, err
 	}

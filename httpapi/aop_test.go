@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/storetest"
@@ -27,9 +28,10 @@ type apiClient struct {
 
 func newAPI(t *testing.T, st storetest.Stores, opts ...httpapi.Option) *apiClient {
 	t.Helper()
-	svc := slots.New(st.Slots, slots.WithAdminKey(adminToken))
+	svc := slots.New(st.Slots)
+	ids := identity.New(st.Identity, identity.WithAdminKey(adminToken), identity.WithScopes(httpapi.Scopes()))
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.Slots(svc, opts...))
+	mux.Handle("/api/v1/", httpapi.Slots(svc, ids, opts...))
 	srv := httptest.NewServer(validated(t, mux))
 	t.Cleanup(srv.Close)
 	return &apiClient{t: t, srv: srv}
@@ -102,7 +104,7 @@ func (c *apiClient) expect(status int, method, path, token string, body any) res
 	return r
 }
 
-func (c *apiClient) key(name string, scopes ...slots.Scope) (id, token string) {
+func (c *apiClient) key(name string, scopes ...identity.Scope) (id, token string) {
 	c.t.Helper()
 	r := c.expect(201, "POST", "/api/v1/keys", adminToken, map[string]any{"name": name, "scopes": scopes})
 	return r.body["_id"].(string), r.body["key"].(string)
@@ -447,19 +449,44 @@ func TestRateLimit(t *testing.T) {
 	c.expect(429, "POST", "/api/v1/claims", maker, map[string]any{"title": "one too many"})
 }
 
+// allScopes is every scope a key may carry on a server of every API, in
+// the order an unknown scope's error lists them: the wire's list, as it
+// was when one package declared them all.
+var allScopes = []string{"slots:configure", "comment:create", "claim:create", "keys:admin", "pipeline:review",
+	"arena:play", "arena:admin", "discussion:write", "discussion:admin",
+	"consensus:write", "classification:write", "policy:write", "output:write"}
+
+// TestScopesKeepTheirOrder: httpapi.Scopes, gathered from each domain's
+// declaration, is the wire's list in its order, so the unknown-scope
+// error says what it said.
+func TestScopesKeepTheirOrder(t *testing.T) {
+	all, aliases := httpapi.Scopes()
+	got := make([]string, len(all))
+	for i, s := range all {
+		got[i] = string(s)
+	}
+	require.Equal(t, allScopes, got)
+	require.Equal(t, map[identity.Scope]identity.Scope{"claim:new": slots.ScopeClaimCreate}, aliases)
+	c := newAPI(t, testbackend.All()[0].New(t))
+	r := c.expect(400, "POST", "/api/v1/keys", adminToken, map[string]any{"name": "x", "scopes": []string{"root"}})
+	require.Equal(t, "invalid_scope", r.errCode(t))
+	require.Equal(t, `unknown scope "root"; scopes are `+strings.Join(allScopes, ", ")+` (claim:new is claim:create)`,
+		r.body["error"].(map[string]any)["message"])
+}
+
 // TestKeysAdminGrantsOnlyItsOwn: a key holding keys:admin creates keys and
 // approves device logins with the scopes it holds itself and no others, so
 // it cannot mint a key stronger than itself; the admin key holds them all.
 func TestKeysAdminGrantsOnlyItsOwn(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
-		_, keeper := c.key("keeper", slots.ScopeKeysAdmin, slots.ScopeCommentCreate)
-		r := c.expect(403, "POST", "/api/v1/keys", keeper, map[string]any{"name": "escalated", "scopes": slots.AllScopes})
+		_, keeper := c.key("keeper", identity.ScopeKeysAdmin, slots.ScopeCommentCreate)
+		r := c.expect(403, "POST", "/api/v1/keys", keeper, map[string]any{"name": "escalated", "scopes": allScopes})
 		require.Equal(t, "insufficient_scope", r.errCode(t))
 		c.expect(403, "POST", "/api/v1/keys", keeper, map[string]any{"name": "escalated", "scopes": []string{"claim:new"}})
 		c.expect(201, "POST", "/api/v1/keys", keeper, map[string]any{"name": "worker", "scopes": []string{"comment:create"}})
 		c.expect(201, "POST", "/api/v1/keys", keeper, map[string]any{"name": "deputy", "scopes": []string{"keys:admin", "comment:create"}})
-		c.expect(201, "POST", "/api/v1/keys", adminToken, map[string]any{"name": "all", "scopes": slots.AllScopes})
+		c.expect(201, "POST", "/api/v1/keys", adminToken, map[string]any{"name": "all", "scopes": allScopes})
 
 		code := c.expect(200, "POST", "/api/v1/auth/device-code", "", map[string]any{"scopes": []string{"claim:create"}, "agentName": "cli"}).body
 		user := code["userCode"].(string)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/httpapi/wire"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/httpjson"
-	"github.com/agorahq/agora/slots"
 )
 
 // Arena returns the handler of the Trolley Problem Arena routes of
@@ -35,9 +35,9 @@ import (
 // demo's agents are the key that made the demo.
 func Arena(svc *arena.Service, opts ...Option) http.Handler {
 	cfg := newConfig(opts)
-	a := &arenaAPI{svc: svc, keyed: cfg.keys != nil}
+	a := &arenaAPI{svc: svc}
 	rt := newRouter(cfg)
-	play, admin, read := slots.ScopeArenaPlay, slots.ScopeArenaAdmin, slots.Scope("")
+	play, admin, read := arena.ScopePlay, arena.ScopeAdmin, identity.Scope("")
 	rt.handle("POST", "/api/games", cfg.keyed(admin, true, a.create))
 	rt.handle("GET", "/api/games", cfg.keyed(read, false, a.list))
 	rt.handle("GET", "/api/games/{game_id}", cfg.keyed(read, false, a.meta))
@@ -91,18 +91,7 @@ func health(w http.ResponseWriter, _ *http.Request) error {
 }
 
 type arenaAPI struct {
-	svc   *arena.Service
-	keyed bool // WithKeys: an agent is the key that registered it
-}
-
-// actor is who acts for an agent: on a server that requires keys the
-// caller's key, else the bearer token the request presented (the seed's
-// agent token).
-func (a *arenaAPI) actor(r *http.Request) arena.Actor {
-	if a.keyed {
-		return arena.Actor{KeyID: principal(r).ID}
-	}
-	return arena.Actor{Token: bearer(r)}
+	svc *arena.Service
 }
 
 func (a *arenaAPI) create(w http.ResponseWriter, r *http.Request) error {
@@ -179,16 +168,7 @@ func (a *arenaAPI) register(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	var by arena.Actor // the original API's optional agent token, or the caller's key
-	switch {
-	case a.keyed && in.Token != nil && *in.Token != "":
-		return httpjson.Invalid("invalid_token", "this server binds an agent to the API key that registers it: send no token, act with the same key")
-	case a.keyed:
-		by = a.actor(r)
-	case in.Token != nil:
-		by.Token = *in.Token
-	}
-	ag, err := a.svc.RegisterAs(r.Context(), r.PathValue("game_id"), in.DisplayName, by)
+	ag, err := a.svc.Register(r.Context(), r.PathValue("game_id"), in.DisplayName, in.Token)
 	if err != nil {
 		return err
 	}
@@ -383,7 +363,7 @@ func (a *arenaAPI) argue(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	g, err := a.svc.ArgueAs(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, a.actor(r), in.Text)
+	g, err := a.svc.Argue(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, in.Text)
 	if err != nil {
 		return err
 	}
@@ -397,7 +377,7 @@ func (a *arenaAPI) decide(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	g, err := a.svc.DecideAs(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, a.actor(r), arena.Decision(in.Decision))
+	g, err := a.svc.Decide(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, arena.Decision(in.Decision))
 	if err != nil {
 		return err
 	}
@@ -509,11 +489,7 @@ func (a *arenaAPI) openActions(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *arenaAPI) demo(w http.ResponseWriter, r *http.Request) error {
-	var by arena.Actor
-	if a.keyed {
-		by = a.actor(r)
-	}
-	g, agents, err := a.svc.DemoAs(r.Context(), by)
+	g, agents, err := a.svc.Demo(r.Context())
 	if err != nil {
 		return err
 	}

@@ -9,19 +9,9 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/httpapi/wire"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/httpjson"
-
-	"github.com/agorahq/agora/slots"
-	"github.com/agorahq/agora/store"
 )
-
-type principalKey struct{}
-
-// principal returns the API key that authenticated the request.
-func principal(r *http.Request) slots.Key {
-	k, _ := r.Context().Value(principalKey{}).(slots.Key)
-	return k
-}
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header.
 func bearer(r *http.Request) string {
@@ -33,21 +23,16 @@ func bearer(r *http.Request) string {
 	return strings.TrimSpace(token)
 }
 
-func requireScope(k slots.Key, s slots.Scope) error {
-	if !k.Has(s) {
-		return store.Errorf(store.ErrForbidden, "missing_scope", "this API key lacks the %s scope", s)
+// withCaller puts the request's caller in its context, where every
+// service reads it (identity.FromContext).
+func withCaller(ctx context.Context, c identity.Caller) context.Context {
+	if ri := httpjson.RequestInfoFrom(ctx); ri != nil && c.Keyed() {
+		ri.KeyID = c.Key.ID // the request log's key_id
 	}
-	return nil
+	return identity.NewContext(ctx, c)
 }
 
-func withPrincipal(ctx context.Context, k slots.Key) context.Context {
-	if ri := httpjson.RequestInfoFrom(ctx); ri != nil {
-		ri.KeyID = k.ID // the request log's key_id
-	}
-	return context.WithValue(ctx, principalKey{}, k)
-}
-
-// The device login of the original's `aop setup` (see slots.DeviceCode):
+// The device login of the original's `aop setup` (see identity.DeviceCode):
 // the CLI asks for a code, an operator approves it on the console's
 // /device page, the CLI's poll receives a key.
 
@@ -62,15 +47,15 @@ func devicePage(r *http.Request, userCode string) (page, complete string) {
 	return page, page + "?code=" + url.QueryEscape(userCode)
 }
 
-func toScopes(ss []string) []slots.Scope {
-	out := make([]slots.Scope, len(ss))
+func toScopes(ss []string) []identity.Scope {
+	out := make([]identity.Scope, len(ss))
 	for i, s := range ss {
-		out[i] = slots.Scope(s)
+		out[i] = identity.Scope(s)
 	}
 	return out
 }
 
-func fromScopes(ss []slots.Scope) []string {
+func fromScopes(ss []identity.Scope) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = string(s)
@@ -97,14 +82,14 @@ func (a *slotsAPI) deviceCode(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
 		return err
 	}
-	login, err := a.svc.StartDeviceLogin(r.Context(), slots.NewDeviceLogin{Name: in.AgentName, AgentModel: in.AgentModel, AvatarURL: in.AvatarURL, Scopes: toScopes(in.Scopes)})
+	login, err := a.ids.StartDeviceLogin(r.Context(), identity.NewDeviceLogin{Name: in.AgentName, AgentModel: in.AgentModel, AvatarURL: in.AvatarURL, Scopes: toScopes(in.Scopes)})
 	if err != nil {
 		return err
 	}
 	page, complete := devicePage(r, login.UserCode)
 	httpjson.Write(w, http.StatusOK, wire.DeviceCodeResponse{DeviceCode: login.DeviceCode, UserCode: login.UserCode,
 		VerificationURI: page, VerificationURIComplete: complete,
-		ExpiresIn: int64(slots.DeviceCodeTTL / time.Second), Interval: slots.DevicePollInterval})
+		ExpiresIn: int64(identity.DeviceCodeTTL / time.Second), Interval: identity.DevicePollInterval})
 	return nil
 }
 
@@ -116,26 +101,26 @@ func (a *slotsAPI) deviceToken(w http.ResponseWriter, r *http.Request) error {
 	if in.DeviceCode == "" {
 		return httpjson.Invalid("invalid_request", "deviceCode is required")
 	}
-	p, err := a.svc.PollDeviceLogin(r.Context(), in.DeviceCode)
+	p, err := a.ids.PollDeviceLogin(r.Context(), in.DeviceCode)
 	if err != nil {
 		return err
 	}
 	if p.Token == "" {
-		httpjson.Write(w, http.StatusAccepted, wire.TokenResponse{Status: string(slots.DevicePending)})
+		httpjson.Write(w, http.StatusAccepted, wire.TokenResponse{Status: string(identity.DevicePending)})
 		return nil
 	}
-	httpjson.Write(w, http.StatusOK, wire.TokenResponse{Status: string(slots.DeviceApproved), APIKey: p.Token, KeyID: p.Key.ID, Scopes: fromScopes(p.Key.Scopes)})
+	httpjson.Write(w, http.StatusOK, wire.TokenResponse{Status: string(identity.DeviceApproved), APIKey: p.Token, KeyID: p.Key.ID, Scopes: fromScopes(p.Key.Scopes)})
 	return nil
 }
 
-func viewDeviceLogin(d slots.DeviceCode, now time.Time) wire.DeviceLogin {
+func viewDeviceLogin(d identity.DeviceCode, now time.Time) wire.DeviceLogin {
 	return wire.DeviceLogin{UserCode: d.UserCode, AgentName: d.Name, AgentModel: d.AgentModel, AvatarURL: d.AvatarURL,
 		Scopes: fromScopes(d.Scopes), Status: string(d.Status), Expired: d.Expired(now.UnixMilli()), CreatedAt: d.CreatedAt,
 		ExpiresAt: d.ExpiresAt, ApprovedBy: d.ApprovedBy, ApprovedAt: d.ApprovedAt}
 }
 
 func (a *slotsAPI) deviceLogin(w http.ResponseWriter, r *http.Request) error {
-	d, err := a.svc.DeviceCodeByUserCode(r.Context(), r.PathValue("userCode"))
+	d, err := a.ids.DeviceCodeByUserCode(r.Context(), r.PathValue("userCode"))
 	if err != nil {
 		return err
 	}
@@ -144,7 +129,7 @@ func (a *slotsAPI) deviceLogin(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *slotsAPI) approveDeviceLogin(w http.ResponseWriter, r *http.Request) error {
-	d, err := a.svc.ApproveDeviceCode(r.Context(), principal(r), r.PathValue("userCode"))
+	d, err := a.ids.ApproveDeviceCode(r.Context(), r.PathValue("userCode"))
 	if err != nil {
 		return err
 	}

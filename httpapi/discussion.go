@@ -9,9 +9,8 @@ import (
 
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi/wire"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/httpjson"
-	"github.com/agorahq/agora/slots"
-	"github.com/agorahq/agora/store"
 )
 
 // Discussion returns the handler of the discussion-prompt and squad-chat
@@ -28,9 +27,9 @@ import (
 // answer or a message marked is_human needs discussion:admin.
 func Discussion(svc *discussion.Service, opts ...Option) http.Handler {
 	cfg := newConfig(opts)
-	d := &discussionAPI{svc: svc, keyed: cfg.keys != nil}
+	d := &discussionAPI{svc: svc}
 	rt := newRouter(cfg)
-	write, read := slots.ScopeDiscussionWrite, slots.Scope("")
+	write, read := discussion.ScopeWrite, identity.Scope("")
 	rt.handle("POST", "/api/discussion", cfg.keyed(write, true, d.create))
 	rt.handle("GET", "/api/discussion", cfg.keyed(read, false, d.list))
 	rt.handle("GET", "/api/discussion/{id}", cfg.keyed(read, false, d.get))
@@ -44,28 +43,7 @@ func Discussion(svc *discussion.Service, opts ...Option) http.Handler {
 }
 
 type discussionAPI struct {
-	svc   *discussion.Service
-	keyed bool // WithKeys: identities are keys
-}
-
-// actor is the name a request acts under and whether it may speak as a
-// human. Without keys it is what the body says. With keys it is the key's
-// name: a blank named takes it, another name is 403; and human needs
-// discussion:admin.
-func (d *discussionAPI) actor(r *http.Request, field, named string, human bool) (string, error) {
-	if !d.keyed {
-		return named, nil
-	}
-	k := principal(r)
-	if n := strings.TrimSpace(named); n != "" && n != k.Name {
-		return "", store.Errorf(store.ErrForbidden, "not_your_name", "this API key acts as %q; %s %q names someone else", k.Name, field, n)
-	}
-	if human {
-		if err := requireScope(k, slots.ScopeDiscussionAdmin); err != nil {
-			return "", err
-		}
-	}
-	return k.Name, nil
+	svc *discussion.Service
 }
 
 func (d *discussionAPI) create(w http.ResponseWriter, r *http.Request) error {
@@ -87,13 +65,9 @@ func (d *discussionAPI) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	requester, err := d.actor(r, "requester_agent", in.RequesterAgent, false)
-	if err != nil {
-		return err
-	}
 	p, m, err := d.svc.Create(r.Context(), discussion.NewPrompt{
-		TaskID: in.TaskID, RequesterAgent: requester, PromptMessage: in.PromptMessage,
-		RequiredResponses: required, TimeoutMinutes: timeout, RequesterKey: principal(r).ID,
+		TaskID: in.TaskID, RequesterAgent: in.RequesterAgent, PromptMessage: in.PromptMessage,
+		RequiredResponses: required, TimeoutMinutes: timeout,
 	})
 	if err != nil {
 		return err
@@ -169,11 +143,7 @@ func (d *discussionAPI) respond(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	agent, err := d.actor(r, "agent_name", in.AgentName, in.IsHuman)
-	if err != nil {
-		return err
-	}
-	p, m, err := d.svc.Respond(r.Context(), r.PathValue("id"), discussion.Response{AgentName: agent, Message: in.Message, IsHuman: in.IsHuman})
+	p, m, err := d.svc.Respond(r.Context(), r.PathValue("id"), discussion.Response{AgentName: in.AgentName, Message: in.Message, IsHuman: in.IsHuman})
 	if err != nil {
 		return err
 	}
@@ -214,12 +184,7 @@ func (d *discussionAPI) patch(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	by := discussion.Closer{Any: true}
-	if d.keyed {
-		k := principal(r)
-		by = discussion.Closer{KeyID: k.ID, Any: k.Has(slots.ScopeDiscussionAdmin)}
-	}
-	p, err := d.svc.CloseBy(r.Context(), r.PathValue("id"), in.Action, by)
+	p, err := d.svc.Close(r.Context(), r.PathValue("id"), in.Action)
 	if err != nil {
 		return err
 	}
@@ -253,12 +218,8 @@ func (d *discussionAPI) post(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	agent, err := d.actor(r, "agent_name", in.AgentName, in.IsHuman)
-	if err != nil {
-		return err
-	}
 	m, err := d.svc.PostMessage(r.Context(), discussion.Post{
-		AgentName: agent, Message: in.Message, IsHuman: in.IsHuman, TaskRef: in.TaskRef, ReplyToID: in.ReplyToID,
+		AgentName: in.AgentName, Message: in.Message, IsHuman: in.IsHuman, TaskRef: in.TaskRef, ReplyToID: in.ReplyToID,
 	})
 	if err != nil {
 		return err

@@ -1,8 +1,14 @@
 // Package httpapi serves Agora's documented HTTP routes as http.Handlers that
 // a host mounts on any mux:
 //
+//	ids := identity.New(st, identity.WithAdminKey(token), identity.WithScopes(httpapi.Scopes()))
 //	mux := http.NewServeMux()
-//	mux.Handle("/api/v1/", httpapi.Slots(slotsService))
+//	mux.Handle("/api/v1/", httpapi.Slots(slotsService, ids))
+//
+// Each route authenticates its request once, with ids (the one
+// authenticator of every API), and puts the caller in the request's context
+// (identity.NewContext); the handler decodes, calls one service method,
+// which reads the caller and decides who may act, and encodes.
 //
 // Every answer is JSON. Errors have one shape,
 //

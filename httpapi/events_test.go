@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
@@ -23,10 +24,11 @@ import (
 // newLiveAPI serves /api/v1 with Prism, both services publishing on n.
 func newLiveAPI(t *testing.T, st storetest.Stores, n store.Notifier) *apiClient {
 	t.Helper()
-	svc := slots.New(st.Slots, slots.WithAdminKey(adminToken), slots.WithNotifier(n))
+	svc := slots.New(st.Slots, slots.WithNotifier(n))
+	ids := identity.New(st.Identity, identity.WithAdminKey(adminToken), identity.WithScopes(httpapi.Scopes()))
 	p := prism.New(st.Prism, st.Slots, prism.WithNotifier(n))
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.Slots(svc, httpapi.WithLimiter(nil), httpapi.WithPrism(p)))
+	mux.Handle("/api/v1/", httpapi.Slots(svc, ids, httpapi.WithLimiter(nil), httpapi.WithPrism(p)))
 	srv := httptest.NewServer(validated(t, mux))
 	t.Cleanup(srv.Close)
 	return &apiClient{t: t, srv: srv}
@@ -127,7 +129,7 @@ func TestClaimEventsAcrossProcesses(t *testing.T) {
 // still tells its readers to re-read, every second (store.Subscription.Poll).
 func TestClaimEventsWithoutNotifier(t *testing.T) {
 	st := memstore.New()
-	c := newAPI(t, storetest.Stores{Slots: st})
+	c := newAPI(t, storetest.Stores{Slots: st, Identity: st})
 	_, token := c.key("reader")
 	events := c.claimEvents(token)
 	expectEvent(t, events, "", "the opening event")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
 )
@@ -37,8 +38,9 @@ func FuzzConfigureSlots(f *testing.F) {
 		f.Add(s)
 	}
 	st := memstore.New()
-	svc := slots.New(st, slots.WithAdminKey(adminToken))
-	h := httpapi.Slots(svc, httpapi.WithLimiter(nil))
+	svc := slots.New(st)
+	ids := identity.New(st, identity.WithAdminKey(adminToken), identity.WithScopes(httpapi.Scopes()))
+	h := httpapi.Slots(svc, ids, httpapi.WithLimiter(nil))
 	claim, err := svc.CreateClaim(f.Context(), slots.NewClaim{Title: "fuzz"})
 	if err != nil {
 		f.Fatal(err)

@@ -4,9 +4,9 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
-	"github.com/agorahq/agora/slots"
 )
 
 // MaxBodyBytes is the largest request body any route accepts.
@@ -19,17 +19,17 @@ type config struct {
 	log     *slog.Logger
 	limiter Limiter
 	prism   *prism.Service
-	keys    *slots.Service // nil: the originals' open routes
-	chat    chatConfig     // AgentChat's auth and look
+	keys    *identity.Service // nil: the originals' open routes
+	chat    chatConfig        // AgentChat's auth and look
 }
 
-// WithKeys makes Discussion (squad chat included) require the Bearer API
-// keys of svc, as the /api/v1 routes do: a request without a valid key is
+// WithKeys makes Arena and Discussion (squad chat included) require the
+// Bearer API keys of svc, as the /api/v1 routes do: a request without a valid key is
 // 401, one whose key lacks the route's scope 403, and writes count against
 // the key's rate limit (WithLimiter). Reads need any valid key. With it an
 // identity is its key: see Discussion for what each route then requires.
 // Without it the routes are open, as the originals have them.
-func WithKeys(svc *slots.Service) Option { return func(c *config) { c.keys = svc } }
+func WithKeys(svc *identity.Service) Option { return func(c *config) { c.keys = svc } }
 
 // WithLogger sets where unexpected errors are logged; the default is
 // slog.Default().
@@ -62,15 +62,15 @@ func newRouter(c config) *router {
 
 // route describes one endpoint: who may call it and what it does.
 type route struct {
-	auth    *slots.Service // nil: no authentication
-	scope   slots.Scope    // "": any authenticated key
-	limited bool           // counts against the key's rate limit
+	auth    *identity.Service // nil: no authentication
+	scope   identity.Scope    // "": any authenticated key
+	limited bool              // counts against the key's rate limit
 	fn      func(w http.ResponseWriter, r *http.Request) error
 }
 
 // keyed is the route fn with scope and limit when the host requires keys
 // (WithKeys), else the open route of the original.
-func (c config) keyed(scope slots.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
+func (c config) keyed(scope identity.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
 	if c.keys == nil {
 		return route{fn: fn}
 	}
@@ -81,14 +81,19 @@ func (rt *router) handle(method, path string, rte route) {
 	rt.Handle(method, path, func(w http.ResponseWriter, r *http.Request) error { return rt.serve(w, r, rte) })
 }
 
+// serve authenticates the request once and puts its caller in the
+// context: on a route that requires keys the caller is the bearer token's
+// key, which must carry the route's scope; on an open route it is the
+// bearer token as presented, unverified (the arena's agent tokens).
 func (rt *router) serve(w http.ResponseWriter, r *http.Request, rte route) error {
+	caller := identity.Caller{Token: bearer(r)}
 	if rte.auth != nil {
-		k, err := rte.auth.Authenticate(r.Context(), bearer(r))
+		k, err := rte.auth.Authenticate(r.Context(), caller.Token)
 		if err != nil {
 			return err
 		}
 		if rte.scope != "" {
-			if err := requireScope(k, rte.scope); err != nil {
+			if err := k.Require(rte.scope); err != nil {
 				return err
 			}
 		}
@@ -101,7 +106,7 @@ func (rt *router) serve(w http.ResponseWriter, r *http.Request, rte route) error
 				return &httpjson.RateLimited{RetryAfter: wait}
 			}
 		}
-		r = r.WithContext(withPrincipal(r.Context(), k))
+		caller = identity.Caller{Key: k}
 	}
-	return rte.fn(w, r)
+	return rte.fn(w, r.WithContext(withCaller(r.Context(), caller)))
 }

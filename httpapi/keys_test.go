@@ -13,6 +13,7 @@ import (
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -23,10 +24,11 @@ import (
 // keys required (httpapi.WithKeys), the admin key being adminToken.
 func newKeyedAPI(t *testing.T, st storetest.Stores, opts ...httpapi.Option) *apiClient {
 	t.Helper()
-	keys := slots.New(st.Slots, slots.WithAdminKey(adminToken))
-	opts = append([]httpapi.Option{httpapi.WithKeys(keys)}, opts...)
+	keys := slots.New(st.Slots)
+	ids := identity.New(st.Identity, identity.WithAdminKey(adminToken), identity.WithScopes(httpapi.Scopes()))
+	opts = append([]httpapi.Option{httpapi.WithKeys(ids)}, opts...)
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.Slots(keys, opts...))
+	mux.Handle("/api/v1/", httpapi.Slots(keys, ids, opts...))
 	disc := httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier)), opts...)
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
 		mux.Handle(p, disc)
@@ -77,7 +79,7 @@ func TestDiscussionKeysRequired(t *testing.T) {
 		require.Empty(t, c.expect(200, "GET", "/api/squad-chat", other, nil).body["messages"])
 		c.expect(404, "GET", "/api/discussion/prompt_x", other, nil)
 		// A revoked key is refused like none.
-		id, dev := c.key("Developer", slots.ScopeDiscussionWrite)
+		id, dev := c.key("Developer", discussion.ScopeWrite)
 		c.expect(201, "POST", "/api/discussion", dev, map[string]any{"prompt_message": "Which index?"})
 		c.expect(204, "DELETE", "/api/v1/keys/"+id, adminToken, nil)
 		c.expect(401, "POST", "/api/discussion", dev, map[string]any{"prompt_message": "Which index?"})
@@ -89,10 +91,10 @@ func TestDiscussionKeysAreIdentities(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newKeyedAPI(t, st)
 		ctx := context.Background()
-		_, devToken := c.key("Developer", slots.ScopeDiscussionWrite)
-		_, builderToken := c.key("Builder", slots.ScopeDiscussionWrite)
-		_, growthToken := c.key("Growth", slots.ScopeDiscussionWrite)
-		_, opToken := c.key("Operator", slots.ScopeDiscussionWrite, slots.ScopeDiscussionAdmin)
+		_, devToken := c.key("Developer", discussion.ScopeWrite)
+		_, builderToken := c.key("Builder", discussion.ScopeWrite)
+		_, growthToken := c.key("Growth", discussion.ScopeWrite)
+		_, opToken := c.key("Operator", discussion.ScopeWrite, discussion.ScopeAdmin)
 		base := client.New(c.srv.URL, client.WithHTTPClient(c.srv.Client()))
 		dev, builder, growth, op := base.As(devToken), base.As(builderToken), base.As(growthToken), base.As(opToken)
 
@@ -179,8 +181,8 @@ func TestKeysRateLimitWrites(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		// Two writes per key, and (at this rate) none refilled during the test.
 		c := newKeyedAPI(t, st, httpapi.WithLimiter(httpapi.NewLocalLimiter(1e-6, 2)))
-		_, a := c.key("Builder", slots.ScopeDiscussionWrite, slots.ScopeArenaPlay)
-		_, b := c.key("Growth", slots.ScopeDiscussionWrite)
+		_, a := c.key("Builder", discussion.ScopeWrite, arena.ScopePlay)
+		_, b := c.key("Growth", discussion.ScopeWrite)
 		msg := map[string]any{"message": "Hello"}
 		c.expect(201, "POST", "/api/squad-chat", a, msg)
 		c.expect(201, "POST", "/api/discussion", a, map[string]any{"prompt_message": "Which index?"})
@@ -217,33 +219,33 @@ func TestDiscussionWithoutKeysStaysOpen(t *testing.T) {
 var arenaRoutes = []struct {
 	method, path string
 	body         any
-	scope        slots.Scope
+	scope        identity.Scope
 }{
-	{"POST", "/api/games", map[string]any{}, slots.ScopeArenaAdmin},
+	{"POST", "/api/games", map[string]any{}, arena.ScopeAdmin},
 	{"GET", "/api/games", nil, ""},
 	{"GET", "/api/games/game_x", nil, ""},
-	{"POST", "/api/games/game_x/agents/register", map[string]any{"display_name": "Alice"}, slots.ScopeArenaPlay},
-	{"POST", "/api/games/game_x/start", nil, slots.ScopeArenaAdmin},
+	{"POST", "/api/games/game_x/agents/register", map[string]any{"display_name": "Alice"}, arena.ScopePlay},
+	{"POST", "/api/games/game_x/start", nil, arena.ScopeAdmin},
 	{"GET", "/api/games/game_x/state", nil, ""},
 	{"GET", "/api/games/game_x/feed", nil, ""},
 	{"GET", "/api/games/game_x/scoreboard", nil, ""},
 	{"GET", "/api/games/game_x/history", nil, ""},
-	{"POST", "/api/games/game_x/rounds/round_x/arguments", map[string]any{"agent_id": "agent_x", "text": "pull it"}, slots.ScopeArenaPlay},
-	{"POST", "/api/games/game_x/rounds/round_x/decision", map[string]any{"agent_id": "agent_x", "decision": "save_majority"}, slots.ScopeArenaPlay},
-	{"POST", "/api/games/game_x/advance", map[string]any{"action": "next_phase"}, slots.ScopeArenaAdmin},
+	{"POST", "/api/games/game_x/rounds/round_x/arguments", map[string]any{"agent_id": "agent_x", "text": "pull it"}, arena.ScopePlay},
+	{"POST", "/api/games/game_x/rounds/round_x/decision", map[string]any{"agent_id": "agent_x", "decision": "save_majority"}, arena.ScopePlay},
+	{"POST", "/api/games/game_x/advance", map[string]any{"action": "next_phase"}, arena.ScopeAdmin},
 	{"GET", "/api/games/game_x/open-actions?agent_id=agent_x", nil, ""},
 	{"GET", "/api/games/game_x/events", nil, ""},
-	{"POST", "/api/games/game_x/add-filler", map[string]any{"count": 1}, slots.ScopeArenaAdmin},
-	{"POST", "/api/games/game_x/tick-filler", nil, slots.ScopeArenaAdmin},
-	{"POST", "/api/demo/create", nil, slots.ScopeArenaAdmin},
+	{"POST", "/api/games/game_x/add-filler", map[string]any{"count": 1}, arena.ScopeAdmin},
+	{"POST", "/api/games/game_x/tick-filler", nil, arena.ScopeAdmin},
+	{"POST", "/api/demo/create", nil, arena.ScopeAdmin},
 }
 
 func TestArenaKeysRequired(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newKeyedAPI(t, st)
 		_, none := c.key("Reviewer", slots.ScopeCommentCreate)
-		_, player := c.key("Player", slots.ScopeArenaPlay)
-		_, host := c.key("Host", slots.ScopeArenaAdmin)
+		_, player := c.key("Player", arena.ScopePlay)
+		_, host := c.key("Host", arena.ScopeAdmin)
 		for _, rt := range arenaRoutes {
 			for _, token := range []string{"", "agora.nokey.nosecret"} {
 				r := c.expect(401, rt.method, rt.path, token, rt.body)
@@ -255,14 +257,14 @@ func TestArenaKeysRequired(t *testing.T) {
 			// A key without the route's scope is refused before the route
 			// looks for the game.
 			for _, token := range []string{none, player, host} {
-				if (token == player && rt.scope == slots.ScopeArenaPlay) || (token == host && rt.scope == slots.ScopeArenaAdmin) {
+				if (token == player && rt.scope == arena.ScopePlay) || (token == host && rt.scope == arena.ScopeAdmin) {
 					continue
 				}
 				r := c.expect(403, rt.method, rt.path, token, rt.body)
 				require.Equal(t, "missing_scope", r.errCode(t), "%s %s", rt.method, rt.path)
 			}
 			// With it, the route runs: no such game, or a new one.
-			r := c.do(rt.method, rt.path, map[slots.Scope]string{slots.ScopeArenaPlay: player, slots.ScopeArenaAdmin: host}[rt.scope], rt.body)
+			r := c.do(rt.method, rt.path, map[identity.Scope]string{arena.ScopePlay: player, arena.ScopeAdmin: host}[rt.scope], rt.body)
 			require.Contains(t, []int{200, 201, 404}, r.status, "%s %s: %s", rt.method, rt.path, r.raw)
 		}
 		// Reads need any valid key; the instructions and health stay open.
@@ -287,7 +289,7 @@ func TestArenaKeysAreAgents(t *testing.T) {
 		require.NoError(t, err)
 		var agents []string
 		for _, n := range []string{"Alice", "Bob", "Charlie"} {
-			_, token := c.key(n, slots.ScopeArenaPlay)
+			_, token := c.key(n, arena.ScopePlay)
 			p := base.As(token)
 			_, err := p.Register(ctx, game, client.NewAgent{DisplayName: n, Token: "agent-secret"})
 			require.ErrorIs(t, err, store.ErrInvalid, "the key is the agent's credential: no token besides")
@@ -354,7 +356,7 @@ func TestArenaKeysAreAgents(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrForbidden)
 		_, _, err = players[agents[0]].CreateDemo(ctx)
 		require.ErrorIs(t, err, store.ErrForbidden)
-		_, hostToken := c.key("Host", slots.ScopeArenaAdmin, slots.ScopeArenaPlay)
+		_, hostToken := c.key("Host", arena.ScopeAdmin, arena.ScopePlay)
 		host := base.As(hostToken)
 		demo, demoAgents, err := host.CreateDemo(ctx)
 		require.NoError(t, err)

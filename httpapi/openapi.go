@@ -6,7 +6,10 @@ import (
 	"strings"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi/wire"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
@@ -44,7 +47,7 @@ type operation struct {
 	// "name:type" (integer, boolean), space-separated; all are optional.
 	query string
 	auth  access
-	scope slots.Scope
+	scope identity.Scope
 	body  any // nil: no request body
 	// optionalBody: the body may be left out (httpjson.DecodeOptional).
 	optionalBody bool
@@ -96,16 +99,16 @@ var operations = []operation{
 	{id: "findJob", method: "GET", path: "/api/v1/jobs/slots", query: "role domain strategy", tag: tagAOP, summary: "The next open role slot with its claim and comments", auth: keyRequired, status: 200, resp: wire.Job{}},
 	{id: "takeJob", method: "POST", path: "/api/v1/jobs/slots/take", query: "role domain strategy", optionalBody: true, tag: tagAOP, summary: "Find and take the next open role slot in one step", auth: keyRequired, scope: slots.ScopeCommentCreate, body: takeJobRequest{}, status: 200, resp: wire.Job{}},
 	{id: "findClaimJob", method: "GET", path: "/api/v1/jobs/claims", query: "strategy pool:integer commentLimit:integer domain", tag: tagAOP, summary: "A claim to comment on, with instructions", auth: keyRequired, status: 200, resp: wire.ClaimJob{}},
-	{id: "createKey", method: "POST", path: "/api/v1/keys", tag: tagAOP, summary: "Create an API key (the token is shown once)", auth: keyRequired, scope: slots.ScopeKeysAdmin,
+	{id: "createKey", method: "POST", path: "/api/v1/keys", tag: tagAOP, summary: "Create an API key (the token is shown once)", auth: keyRequired, scope: identity.ScopeKeysAdmin,
 		body: wire.NewKey{}, status: 201, resp: createdKey{}},
-	{id: "listKeys", method: "GET", path: "/api/v1/keys", tag: tagAOP, summary: "List API keys", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: items[slots.Key]{}},
-	{id: "revokeKey", method: "DELETE", path: "/api/v1/keys/{keyId}", tag: tagAOP, summary: "Revoke an API key", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 204},
+	{id: "listKeys", method: "GET", path: "/api/v1/keys", tag: tagAOP, summary: "List API keys", auth: keyRequired, scope: identity.ScopeKeysAdmin, status: 200, resp: items[identity.Key]{}},
+	{id: "revokeKey", method: "DELETE", path: "/api/v1/keys/{keyId}", tag: tagAOP, summary: "Revoke an API key", auth: keyRequired, scope: identity.ScopeKeysAdmin, status: 204},
 	{id: "getProfile", method: "GET", path: "/api/v1/me", tag: tagAOP, summary: "The calling key's profile and balance", auth: keyRequired, status: 200, resp: profile{}},
 	{id: "registerSigningKey", method: "POST", path: "/api/v1/agent/signing-key", tag: tagAOP, summary: "Register the address of the key the caller signs its outputs with", auth: keyRequired, body: wire.SigningKey{}, status: 200, resp: ok{}},
 	{id: "startDeviceLogin", method: "POST", path: "/api/v1/auth/device-code", optionalBody: true, tag: tagAOP, summary: "Start a device login", auth: public, body: wire.DeviceCodeRequest{}, status: 200, resp: wire.DeviceCodeResponse{}},
 	{id: "pollDeviceLogin", method: "POST", path: "/api/v1/auth/token", tag: tagAOP, summary: "Poll a device login for its key", auth: public, body: wire.TokenRequest{}, status: 200, resp: wire.TokenResponse{}, other: map[int]any{202: wire.TokenResponse{}}},
-	{id: "getDeviceLogin", method: "GET", path: "/api/v1/auth/device-codes/{userCode}", tag: tagAOP, summary: "Look up a device login by its user code", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: wire.DeviceLogin{}},
-	{id: "approveDeviceLogin", method: "POST", path: "/api/v1/auth/device-codes/{userCode}/approve", tag: tagAOP, summary: "Approve a device login", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: wire.DeviceLogin{}},
+	{id: "getDeviceLogin", method: "GET", path: "/api/v1/auth/device-codes/{userCode}", tag: tagAOP, summary: "Look up a device login by its user code", auth: keyRequired, scope: identity.ScopeKeysAdmin, status: 200, resp: wire.DeviceLogin{}},
+	{id: "approveDeviceLogin", method: "POST", path: "/api/v1/auth/device-codes/{userCode}/approve", tag: tagAOP, summary: "Approve a device login", auth: keyRequired, scope: identity.ScopeKeysAdmin, status: 200, resp: wire.DeviceLogin{}},
 	{id: "streamEvents", method: "GET", path: "/api/v1/events", tag: tagAOP, summary: "Server-sent events of claims, comments and slots", auth: keyRequired, status: 200, media: mediaEvents},
 
 	// Prism: stage slots, pipelines, flags, consensus, protocols.
@@ -116,7 +119,7 @@ var operations = []operation{
 	{id: "finishStageSlot", method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/done", optionalBody: true, tag: tagPrism, summary: "Submit a taken stage slot's work", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.StageDone{}, status: 200, resp: wire.StageChanged{}},
 	{id: "getPipeline", method: "GET", path: "/api/v1/claims/{claimId}/pipeline", tag: tagPrism, summary: "A claim's pipeline", auth: keyRequired, status: 200, resp: wire.Pipeline{}},
 	{id: "listFlags", method: "GET", path: "/api/v1/claims/{claimId}/flags", tag: tagPrism, summary: "A pipeline's flags", auth: keyRequired, status: 200, resp: items[prism.Flag]{}},
-	{id: "resolveFlag", method: "POST", path: "/api/v1/claims/{claimId}/flags/{flagId}/resolve", tag: tagPrism, summary: "Resolve a flag", auth: keyRequired, scope: slots.ScopePipelineReview,
+	{id: "resolveFlag", method: "POST", path: "/api/v1/claims/{claimId}/flags/{flagId}/resolve", tag: tagPrism, summary: "Resolve a flag", auth: keyRequired, scope: prism.ScopePipelineReview,
 		body: struct {
 			Action prism.FlagAction `json:"action" openapi:"required"`
 			Note   string           `json:"note,omitempty"`
@@ -126,48 +129,48 @@ var operations = []operation{
 	{id: "releaseStaleSlots", method: "POST", path: "/api/v1/slots/release-stale", tag: tagPrism, summary: "Release stage slots taken too long ago", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.ReleaseStale{}},
 	{id: "listProtocols", method: "GET", path: "/api/v1/protocols", tag: tagPrism, summary: "List protocols", auth: keyRequired, status: 200, resp: items[prism.Protocol]{}},
 	{id: "getProtocol", method: "GET", path: "/api/v1/protocols/{protocolId}", tag: tagPrism, summary: "Get a protocol", auth: keyRequired, status: 200, resp: prism.Protocol{}},
-	{id: "registerProtocol", method: "POST", path: "/api/v1/protocols", tag: tagPrism, summary: "Register a protocol", auth: keyRequired, scope: slots.ScopeKeysAdmin, body: prism.Protocol{}, status: 201, resp: prism.Protocol{}},
+	{id: "registerProtocol", method: "POST", path: "/api/v1/protocols", tag: tagPrism, summary: "Register a protocol", auth: keyRequired, scope: identity.ScopeKeysAdmin, body: prism.Protocol{}, status: 201, resp: prism.Protocol{}},
 
 	// Trolley Arena.
-	{id: "createGame", method: "POST", path: "/api/games", optionalBody: true, tag: tagArena, summary: "Create a game", auth: keyIfRequired, scope: slots.ScopeArenaAdmin,
+	{id: "createGame", method: "POST", path: "/api/games", optionalBody: true, tag: tagArena, summary: "Create a game", auth: keyIfRequired, scope: arena.ScopeAdmin,
 		body: struct {
 			MinPlayers    int `json:"min_players,omitempty"`
 			PhaseTimeoutS int `json:"phase_timeout_s,omitempty"`
 		}{}, status: 200, resp: wire.GameCreated{}},
 	{id: "listGames", method: "GET", path: "/api/games", query: "status", tag: tagArena, summary: "List games (status)", auth: keyIfRequired, status: 200, resp: []wire.GameSummary{}},
 	{id: "getGame", method: "GET", path: "/api/games/{game_id}", tag: tagArena, summary: "A game's summary", auth: keyIfRequired, status: 200, resp: wire.GameMeta{}},
-	{id: "registerAgent", method: "POST", path: "/api/games/{game_id}/agents/register", tag: tagArena, summary: "Join a game", auth: keyIfRequired, scope: slots.ScopeArenaPlay, body: wire.RegisterAgent{}, status: 200, resp: wire.AgentRegistered{}},
-	{id: "startGame", method: "POST", path: "/api/games/{game_id}/start", tag: tagArena, summary: "Start a game", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, status: 200, resp: wire.GameStarted{}},
+	{id: "registerAgent", method: "POST", path: "/api/games/{game_id}/agents/register", tag: tagArena, summary: "Join a game", auth: keyIfRequired, scope: arena.ScopePlay, body: wire.RegisterAgent{}, status: 200, resp: wire.AgentRegistered{}},
+	{id: "startGame", method: "POST", path: "/api/games/{game_id}/start", tag: tagArena, summary: "Start a game", auth: keyIfRequired, scope: arena.ScopeAdmin, status: 200, resp: wire.GameStarted{}},
 	{id: "getGameState", method: "GET", path: "/api/games/{game_id}/state", query: "wait:integer min_version:integer version:integer", tag: tagArena, summary: "A game's state (version, wait: long poll)", auth: keyIfRequired, status: 200, resp: wire.State{}},
 	{id: "getGameFeed", method: "GET", path: "/api/games/{game_id}/feed", query: "limit:integer", tag: tagArena, summary: "A game's feed", auth: keyIfRequired, status: 200, resp: wire.Feed{}},
 	{id: "getScoreboard", method: "GET", path: "/api/games/{game_id}/scoreboard", tag: tagArena, summary: "A game's scores", auth: keyIfRequired, status: 200, resp: wire.Scoreboard{}},
 	{id: "getGameHistory", method: "GET", path: "/api/games/{game_id}/history", tag: tagArena, summary: "A game's rounds", auth: keyIfRequired, status: 200, resp: wire.History{}},
-	{id: "argue", method: "POST", path: "/api/games/{game_id}/rounds/{round_id}/arguments", tag: tagArena, summary: "Argue in a round", auth: keyIfRequired, scope: slots.ScopeArenaPlay, body: wire.Argue{}, status: 200, resp: wire.Argued{}},
-	{id: "decide", method: "POST", path: "/api/games/{game_id}/rounds/{round_id}/decision", tag: tagArena, summary: "Decide a round (the conductor)", auth: keyIfRequired, scope: slots.ScopeArenaPlay, body: wire.Decide{}, status: 200, resp: wire.Decided{}},
-	{id: "advanceGame", method: "POST", path: "/api/games/{game_id}/advance", tag: tagArena, summary: "Advance a game's phase", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, body: wire.Advance{}, status: 200, resp: wire.Advanced{}},
+	{id: "argue", method: "POST", path: "/api/games/{game_id}/rounds/{round_id}/arguments", tag: tagArena, summary: "Argue in a round", auth: keyIfRequired, scope: arena.ScopePlay, body: wire.Argue{}, status: 200, resp: wire.Argued{}},
+	{id: "decide", method: "POST", path: "/api/games/{game_id}/rounds/{round_id}/decision", tag: tagArena, summary: "Decide a round (the conductor)", auth: keyIfRequired, scope: arena.ScopePlay, body: wire.Decide{}, status: 200, resp: wire.Decided{}},
+	{id: "advanceGame", method: "POST", path: "/api/games/{game_id}/advance", tag: tagArena, summary: "Advance a game's phase", auth: keyIfRequired, scope: arena.ScopeAdmin, body: wire.Advance{}, status: 200, resp: wire.Advanced{}},
 	{id: "listOpenActions", method: "GET", path: "/api/games/{game_id}/open-actions", query: "agent_id", tag: tagArena, summary: "What an agent may do now (agent_id)", auth: keyIfRequired, status: 200, resp: wire.OpenActions{}},
 	{id: "streamGameEvents", method: "GET", path: "/api/games/{game_id}/events", query: "after:integer", tag: tagArena, summary: "Server-sent events of a game", auth: keyIfRequired, status: 200, media: mediaEvents},
-	{id: "addFillers", method: "POST", path: "/api/games/{game_id}/add-filler", optionalBody: true, tag: tagArena, summary: "Add filler agents", auth: keyIfRequired, scope: slots.ScopeArenaAdmin,
+	{id: "addFillers", method: "POST", path: "/api/games/{game_id}/add-filler", optionalBody: true, tag: tagArena, summary: "Add filler agents", auth: keyIfRequired, scope: arena.ScopeAdmin,
 		body: struct {
 			Count int `json:"count,omitempty"`
 		}{}, status: 200, resp: wire.FillersAdded{}},
-	{id: "tickFillers", method: "POST", path: "/api/games/{game_id}/tick-filler", query: "drain:boolean", tag: tagArena, summary: "Let filler agents act (drain)", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, status: 200, resp: wire.FillerTick{}},
-	{id: "createDemoGame", method: "POST", path: "/api/demo/create", tag: tagArena, summary: "Create a demo game with agents", auth: keyIfRequired, scope: slots.ScopeArenaAdmin, status: 200, resp: wire.Demo{}},
+	{id: "tickFillers", method: "POST", path: "/api/games/{game_id}/tick-filler", query: "drain:boolean", tag: tagArena, summary: "Let filler agents act (drain)", auth: keyIfRequired, scope: arena.ScopeAdmin, status: 200, resp: wire.FillerTick{}},
+	{id: "createDemoGame", method: "POST", path: "/api/demo/create", tag: tagArena, summary: "Create a demo game with agents", auth: keyIfRequired, scope: arena.ScopeAdmin, status: 200, resp: wire.Demo{}},
 	{id: "getSkill", method: "GET", path: "/skill.md", tag: tagArena, summary: "The arena's instructions for agents", auth: public, status: 200, media: mediaMarkdown},
 	{id: "getArenaHealth", method: "GET", path: "/health", tag: tagArena, summary: "The arena original's health answer", auth: public, status: 200, resp: wire.Health{}},
 
 	// Discussion and squad chat.
-	{id: "createPrompt", method: "POST", path: "/api/discussion", tag: tagDiscussion, summary: "Open a prompt", auth: keyIfRequired, scope: slots.ScopeDiscussionWrite,
+	{id: "createPrompt", method: "POST", path: "/api/discussion", tag: tagDiscussion, summary: "Open a prompt", auth: keyIfRequired, scope: discussion.ScopeWrite,
 		body: wire.NewPrompt{}, status: 201, resp: wire.CreatedPrompt{}},
 	{id: "listPrompts", method: "GET", path: "/api/discussion", query: "status agent task_id limit:integer", tag: tagDiscussion, summary: "List prompts (status, agent, task_id, limit)", auth: keyIfRequired, status: 200,
 		resp: wire.PromptList{}},
 	{id: "getPrompt", method: "GET", path: "/api/discussion/{id}", query: "wait:integer", tag: tagDiscussion, summary: "A prompt with its responses (wait: long poll)", auth: keyIfRequired, status: 200, resp: promptView{}},
-	{id: "respondToPrompt", method: "POST", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Respond to a prompt", auth: keyIfRequired, scope: slots.ScopeDiscussionWrite, body: wire.Respond{}, status: 201, resp: wire.RespondAnswer{}},
+	{id: "respondToPrompt", method: "POST", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Respond to a prompt", auth: keyIfRequired, scope: discussion.ScopeWrite, body: wire.Respond{}, status: 201, resp: wire.RespondAnswer{}},
 	{id: "closePrompt", method: "PATCH", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Close or cancel a prompt", auth: keyIfRequired,
 		body: wire.Close{}, status: 200, resp: wire.CloseAnswer{}},
 	{id: "listSquadMessages", method: "GET", path: "/api/squad-chat", query: "limit:integer before", tag: tagDiscussion, summary: "Squad chat messages (limit, before)", auth: keyIfRequired, status: 200,
 		resp: wire.MessageList{}},
-	{id: "postSquadMessage", method: "POST", path: "/api/squad-chat", tag: tagDiscussion, summary: "Post to the squad chat", auth: keyIfRequired, scope: slots.ScopeDiscussionWrite, body: wire.PostMessage{}, status: 201, resp: wire.ChatMessage{}},
+	{id: "postSquadMessage", method: "POST", path: "/api/squad-chat", tag: tagDiscussion, summary: "Post to the squad chat", auth: keyIfRequired, scope: discussion.ScopeWrite, body: wire.PostMessage{}, status: 201, resp: wire.ChatMessage{}},
 	{id: "streamSquadEvents", method: "GET", path: "/api/squad-chat/events", tag: tagDiscussion, summary: "Server-sent events of the squad chat", auth: keyIfRequired, status: 200, media: mediaEvents},
 
 	// Agent chat.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agorahq/agora/httpapi/wire"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
@@ -18,7 +19,7 @@ import (
 // creating a claim start its pipeline.
 func WithPrism(svc *prism.Service) Option { return func(c *config) { c.prism = svc } }
 
-func (a *slotsAPI) routePrism(rt *router, auth func(slots.Scope, bool, func(http.ResponseWriter, *http.Request) error) route) {
+func (a *slotsAPI) routePrism(rt *router, auth func(identity.Scope, bool, func(http.ResponseWriter, *http.Request) error) route) {
 	rt.handle("GET", "/api/v1/jobs/work", auth("", false, a.nextWork))
 	rt.handle("GET", "/api/v1/jobs/peek", auth("", false, a.peekWork))
 	rt.handle("POST", "/api/v1/jobs/work/take", auth(slots.ScopeCommentCreate, true, a.takeWork))
@@ -26,13 +27,13 @@ func (a *slotsAPI) routePrism(rt *router, auth func(slots.Scope, bool, func(http
 	rt.handle("POST", "/api/v1/claims/{claimId}/stage-slots/{slotId}/done", auth(slots.ScopeCommentCreate, true, a.stageDone))
 	rt.handle("GET", "/api/v1/claims/{claimId}/pipeline", auth("", false, a.pipeline))
 	rt.handle("GET", "/api/v1/claims/{claimId}/flags", auth("", false, a.flags))
-	rt.handle("POST", "/api/v1/claims/{claimId}/flags/{flagId}/resolve", auth(slots.ScopePipelineReview, false, a.resolveFlag))
+	rt.handle("POST", "/api/v1/claims/{claimId}/flags/{flagId}/resolve", auth(prism.ScopePipelineReview, false, a.resolveFlag))
 	rt.handle("GET", "/api/v1/claims/{claimId}/consensus", auth("", false, a.consensus))
 	rt.handle("GET", "/api/v1/claims/{claimId}/consensus/history", auth("", false, a.consensusHistory))
 	rt.handle("POST", "/api/v1/slots/release-stale", auth(slots.ScopeCommentCreate, false, a.releaseStale))
 	rt.handle("GET", "/api/v1/protocols", auth("", false, a.protocols))
 	rt.handle("GET", "/api/v1/protocols/{protocolId}", auth("", false, a.protocol))
-	rt.handle("POST", "/api/v1/protocols", auth(slots.ScopeKeysAdmin, false, a.registerProtocol))
+	rt.handle("POST", "/api/v1/protocols", auth(identity.ScopeKeysAdmin, false, a.registerProtocol))
 }
 
 // stageName is a layer's name as the original's stages are named, such as
@@ -216,9 +217,9 @@ func (a *slotsAPI) findWork(r *http.Request) (prism.Work, error) {
 	}
 	switch r.URL.Query().Get("strategy") {
 	case "", string(slots.StrategyOldest):
-		return a.prism.NextWork(r.Context(), principal(r), wq)
+		return a.prism.NextWork(r.Context(), wq)
 	case string(slots.StrategyRandom):
-		return a.prism.NextWorkRandom(r.Context(), principal(r), wq)
+		return a.prism.NextWorkRandom(r.Context(), wq)
 	default:
 		return prism.Work{}, httpjson.Invalid("invalid_strategy", "strategy must be oldest or random")
 	}
@@ -283,7 +284,7 @@ func doneInput(in wire.StageDone) (prism.DoneInput, error) {
 }
 
 func (a *slotsAPI) stageTake(w http.ResponseWriter, r *http.Request) error {
-	s, _, err := a.prism.Take(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId"))
+	s, _, err := a.prism.Take(r.Context(), r.PathValue("claimId"), r.PathValue("slotId"))
 	if err != nil {
 		return err
 	}
@@ -301,7 +302,7 @@ func (a *slotsAPI) stageDone(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := a.prism.Done(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId"), done)
+	p, err := a.prism.Done(r.Context(), r.PathValue("claimId"), r.PathValue("slotId"), done)
 	if err != nil {
 		return err
 	}
@@ -335,7 +336,7 @@ func (a *slotsAPI) resolveFlag(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	p, err := a.prism.ResolveFlag(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("flagId"), in.Action, in.Note)
+	p, err := a.prism.ResolveFlag(r.Context(), r.PathValue("claimId"), r.PathValue("flagId"), in.Action, in.Note)
 	if err != nil {
 		return err
 	}
@@ -375,7 +376,7 @@ func (a *slotsAPI) consensusHistory(w http.ResponseWriter, r *http.Request) erro
 // releaseStale re-opens the stage slots the caller holds, as the
 // original's agent runner asks after a failed run.
 func (a *slotsAPI) releaseStale(w http.ResponseWriter, r *http.Request) error {
-	n, err := a.prism.ReleaseHeld(r.Context(), principal(r))
+	n, err := a.prism.ReleaseHeld(r.Context())
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
@@ -17,9 +18,10 @@ import (
 
 func newPrismAPI(t *testing.T, st storetest.Stores) *apiClient {
 	t.Helper()
-	svc := slots.New(st.Slots, slots.WithAdminKey(adminToken))
+	svc := slots.New(st.Slots)
+	ids := identity.New(st.Identity, identity.WithAdminKey(adminToken), identity.WithScopes(httpapi.Scopes()))
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.Slots(svc, httpapi.WithLimiter(nil), httpapi.WithPrism(prism.New(st.Prism, st.Slots))))
+	mux.Handle("/api/v1/", httpapi.Slots(svc, ids, httpapi.WithLimiter(nil), httpapi.WithPrism(prism.New(st.Prism, st.Slots))))
 	srv := httptest.NewServer(validated(t, mux))
 	t.Cleanup(srv.Close)
 	return &apiClient{t: t, srv: srv}
@@ -50,7 +52,7 @@ func stageOutput(n int, phase string, i int) map[string]any {
 func TestPrismThroughHTTP(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newPrismAPI(t, st)
-		_, human := c.key("human", slots.ScopeClaimCreate, slots.ScopePipelineReview)
+		_, human := c.key("human", slots.ScopeClaimCreate, prism.ScopePipelineReview)
 		var agents []string
 		for i := 0; i < 16; i++ {
 			_, tok := c.key(fmt.Sprint("agent-", i), slots.ScopeCommentCreate)
@@ -97,7 +99,7 @@ func TestPrismHTTPErrors(t *testing.T) {
 		_, human := c.key("human", slots.ScopeClaimCreate)
 		_, a := c.key("a", slots.ScopeCommentCreate)
 		_, b := c.key("b", slots.ScopeCommentCreate)
-		_, reviewer := c.key("reviewer", slots.ScopePipelineReview)
+		_, reviewer := c.key("reviewer", prism.ScopePipelineReview)
 		c.expect(400, "POST", "/api/v1/claims", human, map[string]any{"title": "t", "protocol": "nope"})
 		claim := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "t"}).body["_id"].(string)
 		work := c.expect(200, "GET", "/api/v1/jobs/work?layer=1&role=contributor", a, nil).body

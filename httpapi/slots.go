@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agorahq/agora/httpapi/wire"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
@@ -18,15 +19,17 @@ import (
 )
 
 // Slots returns the handler of the /api/v1 routes over svc, the Agent
-// Orchestration Protocol's API: claims, comments, API keys, the caller's
-// profile and the role slots of docs/slots.md, and with WithPrism the
-// pipeline's routes. Mount it at "/api/v1/".
-func Slots(svc *slots.Service, opts ...Option) http.Handler {
+// Orchestration Protocol's API: claims, comments, the API keys and device
+// logins of ids, the caller's profile and the role slots of docs/slots.md,
+// and with WithPrism the pipeline's routes. Every route but the device
+// login's first two authenticates with the Bearer API keys of ids. Mount it
+// at "/api/v1/".
+func Slots(svc *slots.Service, ids *identity.Service, opts ...Option) http.Handler {
 	cfg := newConfig(opts)
-	a := &slotsAPI{svc: svc, prism: cfg.prism, limiter: cfg.limiter}
+	a := &slotsAPI{svc: svc, ids: ids, prism: cfg.prism, limiter: cfg.limiter}
 	rt := newRouter(cfg)
-	auth := func(scope slots.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
-		return route{auth: svc, scope: scope, limited: limited, fn: fn}
+	auth := func(scope identity.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
+		return route{auth: ids, scope: scope, limited: limited, fn: fn}
 	}
 	rt.handle("POST", "/api/v1/claims", auth(slots.ScopeClaimCreate, true, a.createClaim))
 	rt.handle("GET", "/api/v1/claims", auth("", false, a.listClaims))
@@ -41,15 +44,15 @@ func Slots(svc *slots.Service, opts ...Option) http.Handler {
 	rt.handle("GET", "/api/v1/jobs/slots", auth("", false, a.nextJob))
 	rt.handle("GET", "/api/v1/jobs/claims", auth("", false, a.claimJob))
 	rt.handle("POST", "/api/v1/jobs/slots/take", auth(slots.ScopeCommentCreate, true, a.takeJob))
-	rt.handle("POST", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.createKey))
-	rt.handle("GET", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.listKeys))
-	rt.handle("DELETE", "/api/v1/keys/{keyId}", auth(slots.ScopeKeysAdmin, false, a.revokeKey))
+	rt.handle("POST", "/api/v1/keys", auth(identity.ScopeKeysAdmin, false, a.createKey))
+	rt.handle("GET", "/api/v1/keys", auth(identity.ScopeKeysAdmin, false, a.listKeys))
+	rt.handle("DELETE", "/api/v1/keys/{keyId}", auth(identity.ScopeKeysAdmin, false, a.revokeKey))
 	rt.handle("GET", "/api/v1/me", auth("", false, a.me))
 	rt.handle("POST", "/api/v1/agent/signing-key", auth("", false, a.signingKey))
 	rt.handle("POST", "/api/v1/auth/device-code", route{fn: a.deviceCode})
 	rt.handle("POST", "/api/v1/auth/token", route{fn: a.deviceToken})
-	rt.handle("GET", "/api/v1/auth/device-codes/{userCode}", auth(slots.ScopeKeysAdmin, false, a.deviceLogin))
-	rt.handle("POST", "/api/v1/auth/device-codes/{userCode}/approve", auth(slots.ScopeKeysAdmin, false, a.approveDeviceLogin))
+	rt.handle("GET", "/api/v1/auth/device-codes/{userCode}", auth(identity.ScopeKeysAdmin, false, a.deviceLogin))
+	rt.handle("POST", "/api/v1/auth/device-codes/{userCode}/approve", auth(identity.ScopeKeysAdmin, false, a.approveDeviceLogin))
 	rt.handle("GET", "/api/v1/events", auth("", false, a.events))
 	if a.prism != nil {
 		a.routePrism(rt, auth)
@@ -59,6 +62,7 @@ func Slots(svc *slots.Service, opts ...Option) http.Handler {
 
 type slotsAPI struct {
 	svc     *slots.Service
+	ids     *identity.Service
 	prism   *prism.Service // nil: no pipeline routes
 	limiter Limiter        // of the unauthenticated device-code route; nil: none
 }
@@ -156,7 +160,7 @@ func (a *slotsAPI) addComment(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	c, err := a.svc.AddComment(r.Context(), principal(r), slots.NewComment{ClaimID: r.PathValue("claimId"), Body: in.Body, CommentType: in.CommentType})
+	c, err := a.svc.AddComment(r.Context(), slots.NewComment{ClaimID: r.PathValue("claimId"), Body: in.Body, CommentType: in.CommentType})
 	if err != nil {
 		return err
 	}
@@ -216,7 +220,6 @@ func (a *slotsAPI) nextJob(w http.ResponseWriter, r *http.Request) error {
 		Strategy: slots.Strategy(q.Get("strategy")),
 		// Claims where the caller already holds a seat are not offered:
 		// its take would be refused with 409 slot_held.
-		AgentKeyID: principal(r).ID,
 	})
 	return writeJob(w, job, err)
 }
@@ -313,7 +316,7 @@ type takeResponse struct {
 }
 
 func (a *slotsAPI) take(w http.ResponseWriter, r *http.Request) error {
-	s, err := a.svc.Take(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId"))
+	s, err := a.svc.Take(r.Context(), r.PathValue("claimId"), r.PathValue("slotId"))
 	if err != nil {
 		return err
 	}
@@ -322,7 +325,7 @@ func (a *slotsAPI) take(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *slotsAPI) done(w http.ResponseWriter, r *http.Request) error {
-	if _, err := a.svc.Done(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId")); err != nil {
+	if _, err := a.svc.Done(r.Context(), r.PathValue("claimId"), r.PathValue("slotId")); err != nil {
 		return err
 	}
 	httpjson.Write(w, http.StatusOK, map[string]bool{"ok": true})
@@ -330,12 +333,12 @@ func (a *slotsAPI) done(w http.ResponseWriter, r *http.Request) error {
 }
 
 type createdKey struct {
-	ID        string        `json:"_id"`
-	Key       string        `json:"key"`
-	Name      string        `json:"name"`
-	AvatarURL string        `json:"avatarUrl"`
-	Scopes    []slots.Scope `json:"scopes"`
-	CreatedAt int64         `json:"createdAt"`
+	ID        string           `json:"_id"`
+	Key       string           `json:"key"`
+	Name      string           `json:"name"`
+	AvatarURL string           `json:"avatarUrl"`
+	Scopes    []identity.Scope `json:"scopes"`
+	CreatedAt int64            `json:"createdAt"`
 }
 
 func (a *slotsAPI) createKey(w http.ResponseWriter, r *http.Request) error {
@@ -343,11 +346,11 @@ func (a *slotsAPI) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	var scopes []slots.Scope
+	var scopes []identity.Scope
 	for _, s := range in.Scopes {
-		scopes = append(scopes, slots.Scope(s))
+		scopes = append(scopes, identity.Scope(s))
 	}
-	k, token, err := a.svc.CreateKey(r.Context(), principal(r), slots.NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: scopes})
+	k, token, err := a.ids.CreateKey(r.Context(), identity.NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: scopes})
 	if err != nil {
 		return err
 	}
@@ -356,7 +359,7 @@ func (a *slotsAPI) createKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *slotsAPI) listKeys(w http.ResponseWriter, r *http.Request) error {
-	ks, err := a.svc.Keys(r.Context())
+	ks, err := a.ids.Keys(r.Context())
 	if err != nil {
 		return err
 	}
@@ -368,15 +371,15 @@ func (a *slotsAPI) listKeys(w http.ResponseWriter, r *http.Request) error {
 }
 
 // scopesOrEmpty keeps a key without scopes answering "scopes": [] not null.
-func scopesOrEmpty(s []slots.Scope) []slots.Scope {
+func scopesOrEmpty(s []identity.Scope) []identity.Scope {
 	if s == nil {
-		return []slots.Scope{}
+		return []identity.Scope{}
 	}
 	return s
 }
 
 func (a *slotsAPI) revokeKey(w http.ResponseWriter, r *http.Request) error {
-	if err := a.svc.RevokeKey(r.Context(), r.PathValue("keyId")); err != nil {
+	if err := a.ids.RevokeKey(r.Context(), r.PathValue("keyId")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -384,18 +387,18 @@ func (a *slotsAPI) revokeKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 type profile struct {
-	ID        string        `json:"_id"`
-	Name      string        `json:"name"`
-	AvatarURL string        `json:"avatarUrl"`
-	Scopes    []slots.Scope `json:"scopes"`
-	Balance   int64         `json:"balance"`
+	ID        string           `json:"_id"`
+	Name      string           `json:"name"`
+	AvatarURL string           `json:"avatarUrl"`
+	Scopes    []identity.Scope `json:"scopes"`
+	Balance   int64            `json:"balance"`
 	// SigningKeyAddress is the key's registered signing key, null until
 	// POST /api/v1/agent/signing-key registers one.
 	SigningKeyAddress *string `json:"signingKeyAddress"`
 }
 
 func (a *slotsAPI) me(w http.ResponseWriter, r *http.Request) error {
-	k := principal(r)
+	k := identity.FromContext(r.Context()).Key
 	bal, err := a.svc.Balance(r.Context(), k.ID)
 	if err != nil {
 		return err
@@ -415,7 +418,7 @@ func (a *slotsAPI) signingKey(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	if err := a.svc.RegisterSigningKey(r.Context(), principal(r), in.SigningKeyAddress); err != nil {
+	if err := a.ids.RegisterSigningKey(r.Context(), in.SigningKeyAddress); err != nil {
 		return err
 	}
 	httpjson.Write(w, http.StatusOK, ok{OK: true})

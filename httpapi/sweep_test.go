@@ -17,6 +17,7 @@ import (
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
@@ -118,19 +119,20 @@ const admin = "admin-sweep"
 // everyHandler builds the four route families on st, admin being the admin
 // key, and the discussion and arena routes with keys required.
 func everyHandler(t *testing.T, st storetest.Stores) map[string]http.Handler {
-	svc := slots.New(st.Slots, slots.WithAdminKey(admin), slots.WithNotifier(st.Notifier))
+	svc := slots.New(st.Slots, slots.WithNotifier(st.Notifier))
+	ids := identity.New(st.Identity, identity.WithAdminKey(admin), identity.WithScopes(httpapi.Scopes()))
 	pipelines := prism.New(st.Prism, st.Slots, prism.WithNotifier(st.Notifier))
 	chat := agentchat.New(st.AgentChat, idleRunner{}, agentchat.WithNotifier(st.Notifier))
 	t.Cleanup(chat.Close)
 	return map[string]http.Handler{
-		"aop":        httpapi.Slots(svc, httpapi.WithPrism(pipelines), httpapi.WithLimiter(nil)),
+		"aop":        httpapi.Slots(svc, ids, httpapi.WithPrism(pipelines), httpapi.WithLimiter(nil)),
 		"arena":      httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(st.Notifier))),
 		"discussion": httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier))),
 		"agentchat":  httpapi.AgentChat(chat),
 		// The keyed mode's own checks (names, scopes, requester, the
 		// agent's key) meet the same hostile input.
-		"discussion-keyed": httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier)), httpapi.WithKeys(svc), httpapi.WithLimiter(nil)),
-		"arena-keyed":      httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(st.Notifier)), httpapi.WithKeys(svc), httpapi.WithLimiter(nil)),
+		"discussion-keyed": httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier)), httpapi.WithKeys(ids), httpapi.WithLimiter(nil)),
+		"arena-keyed":      httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(st.Notifier)), httpapi.WithKeys(ids), httpapi.WithLimiter(nil)),
 	}
 }
 

@@ -26,7 +26,7 @@ func (a *slotsAPI) takeJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	job, err := a.svc.TakeNext(r.Context(), principal(r), q)
+	job, err := a.svc.TakeNext(r.Context(), q)
 	return writeJob(w, job, err)
 }
 
@@ -71,7 +71,7 @@ func (a *slotsAPI) doneAndTake(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	dn, err := a.svc.DoneAndTakeNext(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId"), q)
+	dn, err := a.svc.DoneAndTakeNext(r.Context(), r.PathValue("claimId"), r.PathValue("slotId"), q)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (a *slotsAPI) takeWork(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	work, err := a.prism.TakeNextWork(r.Context(), principal(r), wq)
+	work, err := a.prism.TakeNextWork(r.Context(), wq)
 	if err != nil {
 		return err
 	}

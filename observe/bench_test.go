@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/observe"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
@@ -48,7 +49,7 @@ type takeBench struct {
 	svc    *slots.Service
 	h      http.Handler
 	tracer trace.TracerProvider // nil: not traced
-	keys   []slots.Key
+	keys   []identity.Key
 	seats  []benchSeat
 }
 
@@ -75,8 +76,9 @@ func newTakeBench(b *testing.B, mode benchMode, n int) *takeBench {
 	if mode.metrics || mode.traced {
 		st = observe.NewStores("memory", m, tp).Slots(st)
 	}
-	tb := &takeBench{svc: slots.New(st, slots.WithAdminKey(adminKey)), tracer: tp}
-	tb.h = httpapi.Slots(tb.svc, httpapi.WithLimiter(nil))
+	ids := identity.New(memstore.New(), identity.WithAdminKey(adminKey), identity.WithScopes(httpapi.Scopes()))
+	tb := &takeBench{svc: slots.New(st), tracer: tp}
+	tb.h = httpapi.Slots(tb.svc, ids, httpapi.WithLimiter(nil))
 	if mode.log || mode.metrics || mode.traced {
 		o := observe.HTTPOptions{Metrics: m, Tracer: tp}
 		if mode.log {
@@ -91,7 +93,7 @@ func newTakeBench(b *testing.B, mode benchMode, n int) *takeBench {
 	per := slots.MaxSlotsPerConfigure
 	tokens := make([]string, per)
 	for i := range per {
-		k, tok, err := tb.svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("agent", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		k, tok, err := ids.CreateKey(identity.WithKey(ctx, ids.Admin()), identity.NewKey{Name: fmt.Sprint("agent", i), Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -100,7 +102,7 @@ func newTakeBench(b *testing.B, mode benchMode, n int) *takeBench {
 	for len(tb.seats) < n {
 		c, err := tb.svc.CreateClaim(ctx, slots.NewClaim{Title: "bench", Body: "bench"})
 		if err == nil {
-			_, err = tb.svc.AddComment(ctx, tb.keys[0], slots.NewComment{ClaimID: c.ID, Body: "draft", CommentType: string(slots.CommentDraft)})
+			_, err = tb.svc.AddComment(identity.WithKey(ctx, tb.keys[0]), slots.NewComment{ClaimID: c.ID, Body: "draft", CommentType: string(slots.CommentDraft)})
 		}
 		if err == nil {
 			_, err = tb.svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: per}})
@@ -168,7 +170,7 @@ func (tb *takeBench) takeService(b *testing.B, n int) {
 	}
 	per := slots.MaxSlotsPerConfigure
 	for i, s := range tb.seats[:n] {
-		if _, err := tb.svc.Take(ctx, tb.keys[i%per], s.claimID, s.slotID); err != nil {
+		if _, err := tb.svc.Take(identity.WithKey(ctx, tb.keys[i%per]), s.claimID, s.slotID); err != nil {
 			b.Fatal(err)
 		}
 	}

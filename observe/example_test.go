@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/observe"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
@@ -28,8 +29,10 @@ func ExampleHandler() {
 		panic(err)
 	}
 	wrap := observe.NewStores("memory", metrics, nil)
-	svc := slots.New(wrap.Slots(memstore.New()), slots.WithAdminKey("admin-example"))
-	h := observe.Handler(httpapi.Slots(svc, httpapi.WithLogger(log)), observe.HTTPOptions{Metrics: metrics})
+	st := memstore.New()
+	svc := slots.New(wrap.Slots(st))
+	ids := identity.New(wrap.Identity(st), identity.WithAdminKey("admin-example"), identity.WithScopes(httpapi.Scopes()))
+	h := observe.Handler(httpapi.Slots(svc, ids, httpapi.WithLogger(log)), observe.HTTPOptions{Metrics: metrics})
 
 	r := httptest.NewRequest("GET", "/api/v1/claims/c-1", nil)
 	r.Header.Set("Authorization", "Bearer admin-example")

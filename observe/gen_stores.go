@@ -19,6 +19,7 @@ import (
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
@@ -39,6 +40,7 @@ func main() {
 		t    reflect.Type
 	}{
 		{"slots", "slotsStore", reflect.TypeFor[slots.Store]()},
+		{"identity", "identityStore", reflect.TypeFor[identity.Store]()},
 		{"prism", "prismStore", reflect.TypeFor[prism.Store]()},
 		{"arena", "arenaStore", reflect.TypeFor[arena.Store]()},
 		{"discussion", "discussionStore", reflect.TypeFor[discussion.Store]()},

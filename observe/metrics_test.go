@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/observe"
@@ -67,13 +68,10 @@ func TestJobQueueCountersOnEveryBackend(t *testing.T) {
 		reg, m := newMetrics(t)
 		const backend = "b"
 		svc := slots.New(observe.NewStores(backend, m, nil).Slots(st.Slots)) // batching on: the default
-		a, _, err := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "a"})
-		require.NoError(t, err)
-		b, _, err := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "b"})
-		require.NoError(t, err)
+		a, b := identity.Key{ID: "key_a", Name: "a"}, identity.Key{ID: "key_b", Name: "b"}
 		claim, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "t", Body: "b"})
 		require.NoError(t, err)
-		_, err = svc.AddComment(ctx, a, slots.NewComment{ClaimID: claim.ID, Body: "d", CommentType: string(slots.CommentDraft)})
+		_, err = svc.AddComment(identity.WithKey(ctx, a), slots.NewComment{ClaimID: claim.ID, Body: "d", CommentType: string(slots.CommentDraft)})
 		require.NoError(t, err)
 		_, err = svc.ConfigureSlots(ctx, claim.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 2}})
 		require.NoError(t, err)
@@ -81,15 +79,15 @@ func TestJobQueueCountersOnEveryBackend(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, seats, 2)
 
-		_, err = svc.Take(ctx, a, claim.ID, seats[0].ID) // taken
+		_, err = svc.Take(identity.WithKey(ctx, a), claim.ID, seats[0].ID) // taken
 		require.NoError(t, err)
-		_, err = svc.Take(ctx, b, claim.ID, seats[0].ID) // a race lost
+		_, err = svc.Take(identity.WithKey(ctx, b), claim.ID, seats[0].ID) // a race lost
 		require.ErrorIs(t, err, slots.ErrSlotTaken)
-		_, err = svc.Done(ctx, a, claim.ID, seats[0].ID) // done, a batch of one
+		_, err = svc.Done(identity.WithKey(ctx, a), claim.ID, seats[0].ID) // done, a batch of one
 		require.NoError(t, err)
-		_, err = svc.TakeNext(ctx, b, slots.JobQuery{AgentKeyID: b.ID}) // taken, a batch of one
+		_, err = svc.TakeNext(identity.WithKey(ctx, b), slots.JobQuery{}) // taken, a batch of one
 		require.NoError(t, err)
-		_, err = svc.DoneAndTakeNext(ctx, b, claim.ID, seats[1].ID, slots.JobQuery{AgentKeyID: b.ID}) // done, nothing left to take
+		_, err = svc.DoneAndTakeNext(identity.WithKey(ctx, b), claim.ID, seats[1].ID, slots.JobQuery{}) // done, nothing left to take
 		require.NoError(t, err)
 		_, err = svc.Claim(ctx, "nope")
 		require.ErrorIs(t, err, store.ErrNotFound)

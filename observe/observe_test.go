@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/observe"
 	"github.com/agorahq/agora/slots"
@@ -35,7 +36,12 @@ func (downStore) GetClaim(context.Context, string) (slots.Claim, error) {
 
 // server is the /api/v1 routes on st behind Handler, logging JSON lines
 // into the returned buffer.
-func server(t *testing.T, st slots.Store, reg *prometheus.Registry) (http.Handler, *bytes.Buffer, *observe.Metrics) {
+func server(t *testing.T, backend interface {
+	slots.Store
+	identity.Store
+}, reg *prometheus.Registry) (http.Handler, *bytes.Buffer, *observe.Metrics) {
+	var st slots.Store = backend
+	var ids identity.Store = backend
 	t.Helper()
 	var logs bytes.Buffer
 	log, err := observe.NewLogger(&logs, "json", nil)
@@ -44,10 +50,12 @@ func server(t *testing.T, st slots.Store, reg *prometheus.Registry) (http.Handle
 	if reg != nil {
 		m, err = observe.NewMetrics(reg)
 		require.NoError(t, err)
-		st = observe.NewStores("memory", m, nil).Slots(st)
+		wrap := observe.NewStores("memory", m, nil)
+		st, ids = wrap.Slots(st), wrap.Identity(ids)
 	}
-	svc := slots.New(st, slots.WithAdminKey(adminKey))
-	h := observe.Handler(httpapi.Slots(svc, httpapi.WithLogger(log)), observe.HTTPOptions{Log: log, Metrics: m})
+	svc := slots.New(st)
+	keys := identity.New(ids, identity.WithAdminKey(adminKey), identity.WithScopes(httpapi.Scopes()))
+	h := observe.Handler(httpapi.Slots(svc, keys, httpapi.WithLogger(log)), observe.HTTPOptions{Log: log, Metrics: m})
 	return h, &logs, m
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -58,6 +59,11 @@ func (w Stores) Slots(s slots.Store) slots.Store {
 	return slotsStore{next: s, o: w.o, ops: w.o.bind(slotsOps)}
 }
 
+// Identity wraps s.
+func (w Stores) Identity(s identity.Store) identity.Store {
+	return identityStore{next: s, o: w.o, ops: w.o.bind(identityOps)}
+}
+
 // Prism wraps s.
 func (w Stores) Prism(s prism.Store) prism.Store {
 	return prismStore{next: s, o: w.o, ops: w.o.bind(prismOps)}
@@ -81,6 +87,11 @@ func (w Stores) AgentChat(s agentchat.Store) agentchat.Store {
 type (
 	slotsStore struct {
 		next slots.Store
+		o    *observer
+		ops  []opStat
+	}
+	identityStore struct {
+		next identity.Store
 		o    *observer
 		ops  []opStat
 	}
@@ -108,6 +119,7 @@ type (
 
 var (
 	_ slots.Store      = slotsStore{}
+	_ identity.Store   = identityStore{}
 	_ prism.Store      = prismStore{}
 	_ arena.Store      = arenaStore{}
 	_ discussion.Store = discussionStore{}

@@ -9,6 +9,7 @@ import (
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
@@ -16,27 +17,18 @@ import (
 // slotsOps names the operations of slots.Store, in the order of the op* indexes.
 var slotsOps = []string{
 	"AddComment",
-	"ApproveDeviceCode",
 	"Balance",
-	"ConsumeDeviceCode",
 	"CreateClaim",
-	"CreateDeviceCode",
-	"CreateKey",
-	"DeviceCodeByUserCode",
 	"FinishAndTakeNextSlots",
 	"FinishSlot",
 	"FinishSlots",
 	"GetClaim",
-	"GetKey",
 	"ListClaims",
 	"ListComments",
-	"ListKeys",
 	"ListSlots",
 	"NextOpenSlot",
 	"ReleaseExpiredSlots",
 	"ReplaceOpenSlots",
-	"RevokeKey",
-	"SetSigningKey",
 	"TakeNextSlot",
 	"TakeNextSlots",
 	"TakeSlot",
@@ -44,30 +36,21 @@ var slotsOps = []string{
 
 const (
 	opSlotsAddComment             = 0
-	opSlotsApproveDeviceCode      = 1
-	opSlotsBalance                = 2
-	opSlotsConsumeDeviceCode      = 3
-	opSlotsCreateClaim            = 4
-	opSlotsCreateDeviceCode       = 5
-	opSlotsCreateKey              = 6
-	opSlotsDeviceCodeByUserCode   = 7
-	opSlotsFinishAndTakeNextSlots = 8
-	opSlotsFinishSlot             = 9
-	opSlotsFinishSlots            = 10
-	opSlotsGetClaim               = 11
-	opSlotsGetKey                 = 12
-	opSlotsListClaims             = 13
-	opSlotsListComments           = 14
-	opSlotsListKeys               = 15
-	opSlotsListSlots              = 16
-	opSlotsNextOpenSlot           = 17
-	opSlotsReleaseExpiredSlots    = 18
-	opSlotsReplaceOpenSlots       = 19
-	opSlotsRevokeKey              = 20
-	opSlotsSetSigningKey          = 21
-	opSlotsTakeNextSlot           = 22
-	opSlotsTakeNextSlots          = 23
-	opSlotsTakeSlot               = 24
+	opSlotsBalance                = 1
+	opSlotsCreateClaim            = 2
+	opSlotsFinishAndTakeNextSlots = 3
+	opSlotsFinishSlot             = 4
+	opSlotsFinishSlots            = 5
+	opSlotsGetClaim               = 6
+	opSlotsListClaims             = 7
+	opSlotsListComments           = 8
+	opSlotsListSlots              = 9
+	opSlotsNextOpenSlot           = 10
+	opSlotsReleaseExpiredSlots    = 11
+	opSlotsReplaceOpenSlots       = 12
+	opSlotsTakeNextSlot           = 13
+	opSlotsTakeNextSlots          = 14
+	opSlotsTakeSlot               = 15
 )
 
 // AddComment implements slots.Store.
@@ -78,26 +61,10 @@ func (s slotsStore) AddComment(ctx context.Context, a1 slots.Comment) error {
 	return err
 }
 
-// ApproveDeviceCode implements slots.Store.
-func (s slotsStore) ApproveDeviceCode(ctx context.Context, a1 string, a2 string, a3 int64) (slots.DeviceCode, error) {
-	ctx, c := s.o.start(ctx, &s.ops[opSlotsApproveDeviceCode])
-	r0, err := s.next.ApproveDeviceCode(ctx, a1, a2, a3)
-	c.end(err)
-	return r0, err
-}
-
 // Balance implements slots.Store.
 func (s slotsStore) Balance(ctx context.Context, a1 string) (int64, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opSlotsBalance])
 	r0, err := s.next.Balance(ctx, a1)
-	c.end(err)
-	return r0, err
-}
-
-// ConsumeDeviceCode implements slots.Store.
-func (s slotsStore) ConsumeDeviceCode(ctx context.Context, a1 string, a2 int64) (slots.DeviceCode, error) {
-	ctx, c := s.o.start(ctx, &s.ops[opSlotsConsumeDeviceCode])
-	r0, err := s.next.ConsumeDeviceCode(ctx, a1, a2)
 	c.end(err)
 	return r0, err
 }
@@ -110,42 +77,10 @@ func (s slotsStore) CreateClaim(ctx context.Context, a1 slots.Claim) error {
 	return err
 }
 
-// CreateDeviceCode implements slots.Store.
-func (s slotsStore) CreateDeviceCode(ctx context.Context, a1 slots.DeviceCode) error {
-	ctx, c := s.o.start(ctx, &s.ops[opSlotsCreateDeviceCode])
-	err := s.next.CreateDeviceCode(ctx, a1)
-	c.end(err)
-	return err
-}
-
-// CreateKey implements slots.Store.
-func (s slotsStore) CreateKey(ctx context.Context, a1 slots.Key) error {
-	ctx, c := s.o.start(ctx, &s.ops[opSlotsCreateKey])
-	err := s.next.CreateKey(ctx, a1)
-	c.end(err)
-	return err
-}
-
-// DeviceCodeByUserCode implements slots.Store.
-func (s slotsStore) DeviceCodeByUserCode(ctx context.Context, a1 string) (slots.DeviceCode, error) {
-	ctx, c := s.o.start(ctx, &s.ops[opSlotsDeviceCodeByUserCode])
-	r0, err := s.next.DeviceCodeByUserCode(ctx, a1)
-	c.end(err)
-	return r0, err
-}
-
 // GetClaim implements slots.Store.
 func (s slotsStore) GetClaim(ctx context.Context, a1 string) (slots.Claim, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opSlotsGetClaim])
 	r0, err := s.next.GetClaim(ctx, a1)
-	c.end(err)
-	return r0, err
-}
-
-// GetKey implements slots.Store.
-func (s slotsStore) GetKey(ctx context.Context, a1 string) (slots.Key, error) {
-	ctx, c := s.o.start(ctx, &s.ops[opSlotsGetKey])
-	r0, err := s.next.GetKey(ctx, a1)
 	c.end(err)
 	return r0, err
 }
@@ -162,14 +97,6 @@ func (s slotsStore) ListClaims(ctx context.Context, a1 slots.ListClaimsParams) (
 func (s slotsStore) ListComments(ctx context.Context, a1 string) ([]slots.Comment, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opSlotsListComments])
 	r0, err := s.next.ListComments(ctx, a1)
-	c.end(err)
-	return r0, err
-}
-
-// ListKeys implements slots.Store.
-func (s slotsStore) ListKeys(ctx context.Context) ([]slots.Key, error) {
-	ctx, c := s.o.start(ctx, &s.ops[opSlotsListKeys])
-	r0, err := s.next.ListKeys(ctx)
 	c.end(err)
 	return r0, err
 }
@@ -206,17 +133,98 @@ func (s slotsStore) ReplaceOpenSlots(ctx context.Context, a1 string, a2 []slots.
 	return err
 }
 
-// RevokeKey implements slots.Store.
-func (s slotsStore) RevokeKey(ctx context.Context, a1 string, a2 int64) error {
-	ctx, c := s.o.start(ctx, &s.ops[opSlotsRevokeKey])
+// identityOps names the operations of identity.Store, in the order of the op* indexes.
+var identityOps = []string{
+	"ApproveDeviceCode",
+	"ConsumeDeviceCode",
+	"CreateDeviceCode",
+	"CreateKey",
+	"DeviceCodeByUserCode",
+	"GetKey",
+	"ListKeys",
+	"RevokeKey",
+	"SetSigningKey",
+}
+
+const (
+	opIdentityApproveDeviceCode    = 0
+	opIdentityConsumeDeviceCode    = 1
+	opIdentityCreateDeviceCode     = 2
+	opIdentityCreateKey            = 3
+	opIdentityDeviceCodeByUserCode = 4
+	opIdentityGetKey               = 5
+	opIdentityListKeys             = 6
+	opIdentityRevokeKey            = 7
+	opIdentitySetSigningKey        = 8
+)
+
+// ApproveDeviceCode implements identity.Store.
+func (s identityStore) ApproveDeviceCode(ctx context.Context, a1 string, a2 string, a3 int64) (identity.DeviceCode, error) {
+	ctx, c := s.o.start(ctx, &s.ops[opIdentityApproveDeviceCode])
+	r0, err := s.next.ApproveDeviceCode(ctx, a1, a2, a3)
+	c.end(err)
+	return r0, err
+}
+
+// ConsumeDeviceCode implements identity.Store.
+func (s identityStore) ConsumeDeviceCode(ctx context.Context, a1 string, a2 int64) (identity.DeviceCode, error) {
+	ctx, c := s.o.start(ctx, &s.ops[opIdentityConsumeDeviceCode])
+	r0, err := s.next.ConsumeDeviceCode(ctx, a1, a2)
+	c.end(err)
+	return r0, err
+}
+
+// CreateDeviceCode implements identity.Store.
+func (s identityStore) CreateDeviceCode(ctx context.Context, a1 identity.DeviceCode) error {
+	ctx, c := s.o.start(ctx, &s.ops[opIdentityCreateDeviceCode])
+	err := s.next.CreateDeviceCode(ctx, a1)
+	c.end(err)
+	return err
+}
+
+// CreateKey implements identity.Store.
+func (s identityStore) CreateKey(ctx context.Context, a1 identity.Key) error {
+	ctx, c := s.o.start(ctx, &s.ops[opIdentityCreateKey])
+	err := s.next.CreateKey(ctx, a1)
+	c.end(err)
+	return err
+}
+
+// DeviceCodeByUserCode implements identity.Store.
+func (s identityStore) DeviceCodeByUserCode(ctx context.Context, a1 string) (identity.DeviceCode, error) {
+	ctx, c := s.o.start(ctx, &s.ops[opIdentityDeviceCodeByUserCode])
+	r0, err := s.next.DeviceCodeByUserCode(ctx, a1)
+	c.end(err)
+	return r0, err
+}
+
+// GetKey implements identity.Store.
+func (s identityStore) GetKey(ctx context.Context, a1 string) (identity.Key, error) {
+	ctx, c := s.o.start(ctx, &s.ops[opIdentityGetKey])
+	r0, err := s.next.GetKey(ctx, a1)
+	c.end(err)
+	return r0, err
+}
+
+// ListKeys implements identity.Store.
+func (s identityStore) ListKeys(ctx context.Context) ([]identity.Key, error) {
+	ctx, c := s.o.start(ctx, &s.ops[opIdentityListKeys])
+	r0, err := s.next.ListKeys(ctx)
+	c.end(err)
+	return r0, err
+}
+
+// RevokeKey implements identity.Store.
+func (s identityStore) RevokeKey(ctx context.Context, a1 string, a2 int64) error {
+	ctx, c := s.o.start(ctx, &s.ops[opIdentityRevokeKey])
 	err := s.next.RevokeKey(ctx, a1, a2)
 	c.end(err)
 	return err
 }
 
-// SetSigningKey implements slots.Store.
-func (s slotsStore) SetSigningKey(ctx context.Context, a1 string, a2 string) error {
-	ctx, c := s.o.start(ctx, &s.ops[opSlotsSetSigningKey])
+// SetSigningKey implements identity.Store.
+func (s identityStore) SetSigningKey(ctx context.Context, a1 string, a2 string) error {
+	ctx, c := s.o.start(ctx, &s.ops[opIdentitySetSigningKey])
 	err := s.next.SetSigningKey(ctx, a1, a2)
 	c.end(err)
 	return err

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/observe"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
@@ -31,8 +32,10 @@ func TestSpans(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	svc := slots.New(observe.NewStores("memory", nil, tp).Slots(memstore.New()), slots.WithAdminKey(adminKey))
-	h := observe.Handler(httpapi.Slots(svc), observe.HTTPOptions{Tracer: tp})
+	wrap, mem := observe.NewStores("memory", nil, tp), memstore.New()
+	svc := slots.New(wrap.Slots(mem))
+	ids := identity.New(wrap.Identity(mem), identity.WithAdminKey(adminKey), identity.WithScopes(httpapi.Scopes()))
+	h := observe.Handler(httpapi.Slots(svc, ids), observe.HTTPOptions{Tracer: tp})
 
 	// The caller's trace goes on: the request's span is a child of the
 	// traceparent sent, the store's spans children of the request's.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -84,20 +85,18 @@ func TestRouteAndSummaryRules(t *testing.T) {
 	st := memstore.New()
 	sl := slots.New(st)
 	svc := prism.New(st, st)
-	var keys []slots.Key
+	var keys []identity.Key
 	for i := range 12 {
-		k, _, err := sl.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("a", i)})
-		require.NoError(t, err)
-		keys = append(keys, k)
+		keys = append(keys, identity.Key{ID: fmt.Sprint("key_a", i), Name: fmt.Sprint("a", i)})
 	}
 	finish := func(claimID string, offset int, out func(i int) json.RawMessage, confidence float64) prism.Pipeline {
 		t.Helper()
 		p, err := svc.Pipeline(ctx, claimID)
 		require.NoError(t, err)
 		for i, s := range p.OpenSlots() {
-			_, _, err := svc.Take(ctx, keys[offset+i], claimID, s.ID)
+			_, _, err := svc.Take(identity.WithKey(ctx, keys[offset+i]), claimID, s.ID)
 			require.NoError(t, err)
-			p, err = svc.Done(ctx, keys[offset+i], claimID, s.ID, prism.DoneInput{Body: "prose " + string(rune('a'+i)), Output: out(i), Confidence: &confidence})
+			p, err = svc.Done(identity.WithKey(ctx, keys[offset+i]), claimID, s.ID, prism.DoneInput{Body: "prose " + string(rune('a'+i)), Output: out(i), Confidence: &confidence})
 			require.NoError(t, err)
 		}
 		return p
@@ -110,12 +109,12 @@ func TestRouteAndSummaryRules(t *testing.T) {
 	require.NoError(t, err)
 	_, err = svc.Init(ctx, c, prism.MetaV1ID)
 	require.NoError(t, err)
-	_, err = svc.Done(ctx, keys[0], c.ID, "stage_missing", prism.DoneInput{})
+	_, err = svc.Done(identity.WithKey(ctx, keys[0]), c.ID, "stage_missing", prism.DoneInput{})
 	require.Error(t, err)
 	finish(c.ID, 0, func(int) json.RawMessage { return json.RawMessage(`{"protocol":"lens-v1","domain":"ethics"}`) }, 0.9)
 	p := finish(c.ID, 6, none, 0.3)
 	require.Equal(t, prism.StatusFlagged, p.Status)
-	p, err = svc.ResolveFlag(ctx, keys[0], c.ID, p.Flags[0].ID, prism.FlagAdvance, "fine")
+	p, err = svc.ResolveFlag(identity.WithKey(ctx, keys[0]), c.ID, p.Flags[0].ID, prism.FlagAdvance, "fine")
 	require.NoError(t, err)
 	require.Equal(t, prism.LensV1ID, p.Protocol.ID)
 	require.Equal(t, 1, p.CurrentLayer)
@@ -137,10 +136,10 @@ func TestRouteAndSummaryRules(t *testing.T) {
 	p, err = svc.Init(ctx, c2, prism.MetaV1ID)
 	require.NoError(t, err)
 	s := p.OpenSlots()[0]
-	_, _, err = svc.Take(ctx, keys[0], c2.ID, s.ID)
+	_, _, err = svc.Take(identity.WithKey(ctx, keys[0]), c2.ID, s.ID)
 	require.NoError(t, err)
 	for _, bad := range []string{``, `{"domain":"x"}`, `{"protocol":"prism-v2","domain":"x"}`} {
-		_, err = svc.Done(ctx, keys[0], c2.ID, s.ID, prism.DoneInput{Body: "x", Output: json.RawMessage(bad)})
+		_, err = svc.Done(identity.WithKey(ctx, keys[0]), c2.ID, s.ID, prism.DoneInput{Body: "x", Output: json.RawMessage(bad)})
 		require.ErrorIs(t, err, store.ErrInvalid, bad)
 	}
 }

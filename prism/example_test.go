@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
@@ -23,15 +24,17 @@ func Example() {
 	fmt.Println(p.Layer().Name, p.Phase)
 
 	for i := range 4 {
-		agent, _, _ := claims.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
-		w, err := pipelines.NextWork(ctx, agent, prism.WorkQuery{})
+		// The caller travels in the context (identity.WithKey): a host
+		// acts for an agent's key as the HTTP and MCP edges do.
+		agent := identity.WithKey(ctx, identity.Key{ID: fmt.Sprint("key_", i), Name: fmt.Sprint("agent-", i), Scopes: []identity.Scope{slots.ScopeCommentCreate}})
+		w, err := pipelines.NextWork(agent, prism.WorkQuery{})
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
-		_, _, _ = pipelines.Take(ctx, agent, w.Claim.ID, w.Slot.ID)
+		_, _, _ = pipelines.Take(agent, w.Claim.ID, w.Slot.ID)
 		confidence := 0.9
-		p, err = pipelines.Done(ctx, agent, w.Claim.ID, w.Slot.ID, prism.DoneInput{Body: "the claim, framed", Confidence: &confidence})
+		p, err = pipelines.Done(agent, w.Claim.ID, w.Slot.ID, prism.DoneInput{Body: "the claim, framed", Confidence: &confidence})
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -62,7 +62,7 @@ type StageSlot struct {
 	AgentModel      string `json:"agentModel,omitempty"`
 	OutputSignature string `json:"outputSignature,omitempty"`
 	// SigningKeyAddress is the signing key the agent's API key had
-	// registered when it submitted a signature (slots.Key's), so the
+	// registered when it submitted a signature (identity.Key's), so the
 	// signature can be checked against the key it was made with; empty
 	// without a signature or a registered key.
 	SigningKeyAddress string `json:"signingKeyAddress,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/aggregate"
 	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/internal/notify"
@@ -185,9 +186,14 @@ func (s *Service) Pipeline(ctx context.Context, claimID string) (Pipeline, error
 	return s.store.GetPipeline(ctx, claimID)
 }
 
-// Take gives a stage slot to agent: exactly one of concurrent callers wins,
-// and an agent holds at most one slot per layer of a claim.
-func (s *Service) Take(ctx context.Context, agent slots.Key, claimID, slotID string) (StageSlot, Pipeline, error) {
+// Take gives a stage slot to the caller's key (identity.KeyFrom): exactly
+// one of concurrent callers wins, and an agent holds at most one slot per
+// layer of a claim.
+func (s *Service) Take(ctx context.Context, claimID, slotID string) (StageSlot, Pipeline, error) {
+	agent, err := identity.KeyFrom(ctx)
+	if err != nil {
+		return StageSlot{}, Pipeline{}, err
+	}
 	var taken StageSlot
 	p, err := s.change(ctx, claimID, func(p *Pipeline, e env) (Effects, error) {
 		var lease int64
@@ -204,11 +210,15 @@ func (s *Service) Take(ctx context.Context, agent slots.Key, claimID, slotID str
 	return taken, p, err
 }
 
-// Done records the agent's submission on its slot, credits it, and moves
+// Done records the caller's submission on its slot, credits it, and moves
 // the pipeline on when the submission completes a phase. A signed
-// submission keeps the signing key agent had registered beside the
-// signature.
-func (s *Service) Done(ctx context.Context, agent slots.Key, claimID, slotID string, in DoneInput) (Pipeline, error) {
+// submission keeps the signing key the caller's key had registered beside
+// the signature.
+func (s *Service) Done(ctx context.Context, claimID, slotID string, in DoneInput) (Pipeline, error) {
+	agent, err := identity.KeyFrom(ctx)
+	if err != nil {
+		return Pipeline{}, err
+	}
 	in.signingKey = agent.SigningKeyAddress
 	p, err := s.change(ctx, claimID, func(p *Pipeline, e env) (Effects, error) {
 		return p.done(slotID, agent.ID, in, e)
@@ -219,8 +229,13 @@ func (s *Service) Done(ctx context.Context, agent slots.Key, claimID, slotID str
 	return p, err
 }
 
-// ResolveFlag applies a reviewer's decision to an open flag.
-func (s *Service) ResolveFlag(ctx context.Context, reviewer slots.Key, claimID, flagID string, action FlagAction, note string) (Pipeline, error) {
+// ResolveFlag applies the decision of the caller's key, the reviewer, to
+// an open flag.
+func (s *Service) ResolveFlag(ctx context.Context, claimID, flagID string, action FlagAction, note string) (Pipeline, error) {
+	reviewer, err := identity.KeyFrom(ctx)
+	if err != nil {
+		return Pipeline{}, err
+	}
 	return s.change(ctx, claimID, func(p *Pipeline, e env) (Effects, error) {
 		var fx Effects
 		err := p.resolveFlag(flagID, action, note, reviewer.ID, &fx, e)
@@ -256,11 +271,15 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// ReleaseHeld re-opens every stage slot agent has taken and not finished,
+// ReleaseHeld re-opens every stage slot the caller's key has taken and not finished,
 // as an agent asks after a failed run (POST /api/v1/slots/release-stale),
 // and returns how many it re-opened. It finds them through the lease
 // index, so with leases off (WithLease(0)) it finds none.
-func (s *Service) ReleaseHeld(ctx context.Context, agent slots.Key) (int, error) {
+func (s *Service) ReleaseHeld(ctx context.Context) (int, error) {
+	agent, err := identity.KeyFrom(ctx)
+	if err != nil {
+		return 0, err
+	}
 	ids, err := s.store.LapsedPipelines(ctx, math.MaxInt64) // every pipeline with a leased slot
 	if err != nil {
 		return 0, err
@@ -303,25 +322,25 @@ type Work struct {
 // one the agent may take (it holds none in that layer).
 const workCandidates = 32
 
-// NextWork returns an open stage slot the agent may take: in the current
+// NextWork returns an open stage slot the caller's key may take: in the current
 // phase of an active pipeline, matching q, in a layer where the agent holds
 // no slot. It returns slots.ErrNoJob when there is none.
 //
 // It looks at the first workCandidates indexed slots only, so an agent that
 // holds a slot in the layers of all of them is told there is no work even
 // when there is more further on; taking work moves it on.
-func (s *Service) NextWork(ctx context.Context, agent slots.Key, q WorkQuery) (Work, error) {
+func (s *Service) NextWork(ctx context.Context, q WorkQuery) (Work, error) {
 	q.Limit, q.Random = workCandidates, -1
-	return s.nextWork(ctx, agent, q)
+	return s.nextWork(ctx, identity.FromContext(ctx).Key, q)
 }
 
 // NextWorkRandom is NextWork picking among eligible slots at random.
-func (s *Service) NextWorkRandom(ctx context.Context, agent slots.Key, q WorkQuery) (Work, error) {
+func (s *Service) NextWorkRandom(ctx context.Context, q WorkQuery) (Work, error) {
 	q.Limit, q.Random = workCandidates, rand.Float64()
-	return s.nextWork(ctx, agent, q)
+	return s.nextWork(ctx, identity.FromContext(ctx).Key, q)
 }
 
-func (s *Service) nextWork(ctx context.Context, agent slots.Key, q WorkQuery) (Work, error) {
+func (s *Service) nextWork(ctx context.Context, agent identity.Key, q WorkQuery) (Work, error) {
 	switch {
 	case q.Phase == PhaseConsensus && q.Role != "" && q.Role != RoleConsensus,
 		q.Phase == PhaseWork && q.Role == RoleConsensus:

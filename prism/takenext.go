@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -18,7 +19,7 @@ const takeWorkAttempts = 8
 // spread over the work queue instead of all trying its oldest slot.
 type takers struct{ n atomic.Int64 }
 
-// TakeNextWork finds the next stage slot for agent as NextWork does (q's
+// TakeNextWork finds the next stage slot for the caller's key as NextWork does (q's
 // layer, role, type and domain; the oldest first) and takes it, in one
 // call: an agent asking alone gets the slot NextWork would have shown it,
 // taken. Callers asking at the same time are spread at random over the
@@ -28,11 +29,14 @@ type takers struct{ n atomic.Int64 }
 // The take is Take's: one atomic step of the store, exactly one winner,
 // one slot per agent per layer. It returns slots.ErrNoJob when no slot is
 // eligible.
-func (s *Service) TakeNextWork(ctx context.Context, agent slots.Key, q WorkQuery) (Work, error) {
+func (s *Service) TakeNextWork(ctx context.Context, q WorkQuery) (Work, error) {
+	agent, err := identity.KeyFrom(ctx)
+	if err != nil {
+		return Work{}, err
+	}
 	crowd := s.takers.n.Add(1) > 1
 	defer s.takers.n.Add(-1)
 	q.Limit, q.Random = workCandidates, -1
-	var err error
 	for range takeWorkAttempts {
 		if crowd {
 			q.Random = rand.Float64()
@@ -42,7 +46,7 @@ func (s *Service) TakeNextWork(ctx context.Context, agent slots.Key, q WorkQuery
 			return Work{}, err
 		}
 		var p Pipeline
-		w.Slot, p, err = s.Take(ctx, agent, w.Claim.ID, w.Slot.ID)
+		w.Slot, p, err = s.Take(ctx, w.Claim.ID, w.Slot.ID)
 		if err == nil {
 			w.Pipeline = p
 			return w, nil

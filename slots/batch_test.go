@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
 )
@@ -36,24 +37,22 @@ func (s *finishSpy) batches() []int {
 }
 
 // seated is workers agents, each holding one seat of each of rounds claims.
-func seated(t *testing.T, svc *slots.Service, workers, rounds int) ([]slots.Key, [][]slots.Job) {
+func seated(t *testing.T, svc *slots.Service, workers, rounds int) ([]identity.Key, [][]slots.Job) {
 	t.Helper()
 	ctx := context.Background()
-	keys, held := make([]slots.Key, workers), make([][]slots.Job, workers)
+	keys, held := make([]identity.Key, workers), make([][]slots.Job, workers)
 	for i := range keys {
-		var err error
-		keys[i], _, err = svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("w", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
-		require.NoError(t, err)
+		keys[i] = identity.Key{ID: fmt.Sprint("key_w", i), Name: fmt.Sprint("w", i), Scopes: []identity.Scope{slots.ScopeCommentCreate}}
 	}
 	for range rounds {
 		c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "t", Body: "b"})
 		require.NoError(t, err)
-		_, err = svc.AddComment(ctx, slots.Key{ID: "drafter"}, slots.NewComment{ClaimID: c.ID, Body: "d", CommentType: "draft"})
+		_, err = svc.AddComment(identity.WithKey(ctx, identity.Key{ID: "drafter"}), slots.NewComment{ClaimID: c.ID, Body: "d", CommentType: "draft"})
 		require.NoError(t, err)
 		_, err = svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: workers}})
 		require.NoError(t, err)
 		for i, k := range keys {
-			job, err := svc.TakeNext(ctx, k, slots.JobQuery{})
+			job, err := svc.TakeNext(identity.WithKey(ctx, k), slots.JobQuery{})
 			require.NoError(t, err)
 			held[i] = append(held[i], job)
 		}
@@ -65,7 +64,7 @@ func seated(t *testing.T, svc *slots.Service, workers, rounds int) ([]slots.Key,
 // at once, within a deadline: every batch waiting out the tests' maxWait
 // (batchWait) would take several times longer, one doing so (the last,
 // whose callers are gone) fits.
-func finishAll(t *testing.T, svc *slots.Service, keys []slots.Key, held [][]slots.Job) {
+func finishAll(t *testing.T, svc *slots.Service, keys []identity.Key, held [][]slots.Job) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*batchWait)
 	defer cancel()
@@ -75,7 +74,7 @@ func finishAll(t *testing.T, svc *slots.Service, keys []slots.Key, held [][]slot
 		go func() {
 			defer wg.Done()
 			for _, job := range held[i] {
-				_, err := svc.Done(ctx, keys[i], job.Claim.ID, job.Slot.ID)
+				_, err := svc.Done(identity.WithKey(ctx, keys[i]), job.Claim.ID, job.Slot.ID)
 				require.NoError(t, err)
 			}
 		}()

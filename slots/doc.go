@@ -1,7 +1,9 @@
 // Package slots is the AOP core that the rest of Agora stands on: claims and
-// their comments, agents and their API keys with scopes, the ledger of
-// rewards, and role slots — the seats a human opens on a claim and agents race
-// to take.
+// their comments, the ledger of rewards, and role slots — the seats a human
+// opens on a claim and agents race to take. The agents are API keys of the
+// identity package: the caller of each operation is the identity.Caller of
+// its context, and this package declares the scopes of its routes
+// (Scopes).
 //
 // The rules live in Service; the data lives behind Store, which every backend
 // (store/memstore, store/pgstore, store/redisstore) implements and which

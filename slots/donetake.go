@@ -3,6 +3,8 @@ package slots
 import (
 	"context"
 	"errors"
+
+	"github.com/agorahq/agora/identity"
 )
 
 // FinishTakeParams is one item of FinishAndTakeNextSlots: an agent's done
@@ -31,16 +33,19 @@ type DoneNext struct {
 	Next *Job
 }
 
-// DoneAndTakeNext marks the agent's slot done and credits it as Done does,
-// and in the same atomic step of the store takes the agent's next seat as
-// TakeNext(ctx, agent, q) does: an agent working through the queue pays one
+// DoneAndTakeNext marks the caller's slot done and credits it as Done does,
+// and in the same atomic step of the store takes the caller's next seat as
+// TakeNext(ctx, q) does: an agent working through the queue pays one
 // round trip (and, on PostgreSQL, one commit) per seat instead of two. The
 // error is Done's (then no seat was taken) or q's validation; when the done
 // succeeded and no seat is eligible, Next is nil and the error is nil. With
 // WithDoneBatching, concurrent calls are coalesced into one store call.
-func (s *Service) DoneAndTakeNext(ctx context.Context, agent Key, claimID, slotID string, q JobQuery) (DoneNext, error) {
-	q.AgentKeyID = agent.ID
-	next, err := nextSlotParams(q)
+func (s *Service) DoneAndTakeNext(ctx context.Context, claimID, slotID string, q JobQuery) (DoneNext, error) {
+	agent, err := identity.KeyFrom(ctx)
+	if err != nil {
+		return DoneNext{}, err
+	}
+	next, err := nextSlotParams(q, agent.ID)
 	if err != nil {
 		return DoneNext{}, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
 )
@@ -42,17 +43,16 @@ func TestBatchFlushers(t *testing.T) {
 			spy := &flushSpy{Store: memstore.New()}
 			svc := slots.New(spy, slots.WithBatchFlushers(flushers), slots.WithDoneBatching(0))
 			const n = 12
-			keys, jobs := make([]slots.Key, n), make([]slots.Job, n)
+			keys, jobs := make([]identity.Key, n), make([]slots.Job, n)
 			for i := range n {
 				c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "t", Body: "b"})
 				require.NoError(t, err)
-				_, err = svc.AddComment(ctx, slots.Key{ID: "drafter"}, slots.NewComment{ClaimID: c.ID, Body: "d", CommentType: "draft"})
+				_, err = svc.AddComment(identity.WithKey(ctx, identity.Key{ID: "drafter"}), slots.NewComment{ClaimID: c.ID, Body: "d", CommentType: "draft"})
 				require.NoError(t, err)
 				_, err = svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 2}})
 				require.NoError(t, err)
-				keys[i], _, err = svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("w", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
-				require.NoError(t, err)
-				jobs[i], err = svc.TakeNext(ctx, keys[i], slots.JobQuery{})
+				keys[i] = identity.Key{ID: fmt.Sprint("key_w", i), Name: fmt.Sprint("w", i), Scopes: []identity.Scope{slots.ScopeCommentCreate}}
+				jobs[i], err = svc.TakeNext(identity.WithKey(ctx, keys[i]), slots.JobQuery{})
 				require.NoError(t, err)
 			}
 			var wg sync.WaitGroup
@@ -62,7 +62,7 @@ func TestBatchFlushers(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					var err error
-					next[i], err = svc.DoneAndTakeNext(ctx, keys[i], jobs[i].Claim.ID, jobs[i].Slot.ID, slots.JobQuery{})
+					next[i], err = svc.DoneAndTakeNext(identity.WithKey(ctx, keys[i]), jobs[i].Claim.ID, jobs[i].Slot.ID, slots.JobQuery{})
 					require.NoError(t, err)
 				}()
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
 )
@@ -13,26 +14,31 @@ import (
 // finds one in the job queue, takes it, posts its comment and is credited.
 func Example() {
 	ctx := context.Background()
-	svc := slots.New(memstore.New())
+	st := memstore.New()
+	svc := slots.New(st)
+	ids := identity.New(st, identity.WithScopes(slots.Scopes(), slots.ScopeAliases()))
+	host := identity.WithKey(ctx, ids.Admin()) // the host acts as the admin
 
 	claim, _ := svc.CreateClaim(ctx, slots.NewClaim{Title: "Vaccines do not cause autism", Domain: "medicine"})
 	_, _ = svc.ConfigureSlots(ctx, claim.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
 
-	agent, _, _ := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "Skeptic-7", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
-	rival, _, _ := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "Rival", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	agent, _, _ := ids.CreateKey(host, identity.NewKey{Name: "Skeptic-7", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
+	rival, _, _ := ids.CreateKey(host, identity.NewKey{Name: "Rival", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
+	// The caller travels in the context: every call below acts as one key.
+	asAgent, asRival := identity.WithKey(ctx, agent), identity.WithKey(ctx, rival)
 
 	// The job queue only offers claims that have a draft.
 	_, err := svc.NextJob(ctx, slots.JobQuery{Role: slots.RoleCritic})
 	fmt.Println("before a draft:", err)
-	_, _ = svc.AddComment(ctx, agent, slots.NewComment{ClaimID: claim.ID, Body: "Large cohort studies find no link.", CommentType: "draft"})
+	_, _ = svc.AddComment(asAgent, slots.NewComment{ClaimID: claim.ID, Body: "Large cohort studies find no link.", CommentType: "draft"})
 
 	job, _ := svc.NextJob(ctx, slots.JobQuery{Role: slots.RoleCritic})
-	_, _ = svc.Take(ctx, agent, job.Claim.ID, job.Slot.ID)
-	_, err = svc.Take(ctx, rival, job.Claim.ID, job.Slot.ID)
+	_, _ = svc.Take(asAgent, job.Claim.ID, job.Slot.ID)
+	_, err = svc.Take(asRival, job.Claim.ID, job.Slot.ID)
 	fmt.Println("rival:", err, errors.Is(err, slots.ErrSlotTaken))
 
-	_, _ = svc.AddComment(ctx, agent, slots.NewComment{ClaimID: claim.ID, Body: "Which cohorts?", CommentType: string(job.Slot.Role.CommentType())})
-	done, _ := svc.Done(ctx, agent, job.Claim.ID, job.Slot.ID)
+	_, _ = svc.AddComment(asAgent, slots.NewComment{ClaimID: claim.ID, Body: "Which cohorts?", CommentType: string(job.Slot.Role.CommentType())})
+	done, _ := svc.Done(asAgent, job.Claim.ID, job.Slot.ID)
 	balance, _ := svc.Balance(ctx, agent.ID)
 	fmt.Println(done.Role, done.Status, done.AgentName, balance)
 	// Output:

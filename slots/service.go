@@ -2,13 +2,10 @@ package slots
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
-	"errors"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/internal/sweep"
@@ -16,15 +13,14 @@ import (
 	"github.com/agorahq/agora/store"
 )
 
-// Service holds the rules of claims, comments, keys and role slots over a
-// Store. It is safe for concurrent use; several Services in several processes
+// Service holds the rules of claims, comments, role slots and the ledger
+// over a Store; who calls it is the identity.Caller of the context. It is safe for concurrent use; several Services in several processes
 // may share one backend.
 type Service struct {
 	store     Store
 	now       func() time.Time
 	ids       ids.Gen
 	lease     time.Duration
-	adminHash []byte
 	notifier  store.Notifier
 	batching  batching
 	dones     *batcher[FinishParams, FinishResult]
@@ -48,19 +44,6 @@ func WithClock(now func() time.Time) Option {
 // open again in listings and the job queue.
 func WithLease(ttl time.Duration) Option {
 	return func(s *Service) { s.lease = ttl }
-}
-
-// WithAdminKey makes token authenticate as the admin principal
-// (ID AdminKeyID, every scope). Only its SHA-256 is kept.
-func WithAdminKey(token string) Option {
-	return func(s *Service) {
-		if token == "" {
-			s.adminHash = nil
-			return
-		}
-		h := sha256.Sum256([]byte(token))
-		s.adminHash = h[:]
-	}
 }
 
 // WithNotifier makes every change of a claim — the claim itself, its
@@ -191,8 +174,13 @@ func (s *Service) ListClaims(ctx context.Context, q ClaimsQuery) (ClaimPage, err
 	return page, nil
 }
 
-// AddComment posts a comment on a claim as author.
-func (s *Service) AddComment(ctx context.Context, author Key, in NewComment) (Comment, error) {
+// AddComment posts a comment on a claim as the caller's key
+// (identity.KeyFrom).
+func (s *Service) AddComment(ctx context.Context, in NewComment) (Comment, error) {
+	author, err := identity.KeyFrom(ctx)
+	if err != nil {
+		return Comment{}, err
+	}
 	t, err := ParseCommentType(in.CommentType)
 	if err != nil {
 		return Comment{}, err
@@ -219,114 +207,6 @@ func (s *Service) AddComment(ctx context.Context, author Key, in NewComment) (Co
 // Comments lists a claim's comments, oldest first.
 func (s *Service) Comments(ctx context.Context, claimID string) ([]Comment, error) {
 	return s.store.ListComments(ctx, claimID)
-}
-
-// CreateKey creates an API key on behalf of by and returns it with its
-// token, which is shown this once and never stored. by must hold
-// ScopeKeysAdmin and every scope it grants: a key cannot mint a key
-// stronger than itself (ErrForbidden). A host's own Go code passes Admin().
-func (s *Service) CreateKey(ctx context.Context, by Key, in NewKey) (Key, string, error) {
-	if !by.Has(ScopeKeysAdmin) {
-		return Key{}, "", store.Errorf(store.ErrForbidden, "insufficient_scope", "creating keys needs the %s scope", ScopeKeysAdmin)
-	}
-	if err := validateNewKey(&in); err != nil {
-		return Key{}, "", err
-	}
-	if err := mayGrant(by, in.Scopes); err != nil {
-		return Key{}, "", err
-	}
-	if in.Name == Admin().Name {
-		return Key{}, "", ErrKeyNameTaken // the admin key's
-	}
-	return s.createKey(ctx, in)
-}
-
-// Admin returns the principal of the admin key (WithAdminKey): it holds
-// every scope. A host acting as itself, not for a key, passes it.
-func Admin() Key { return Key{ID: AdminKeyID, Name: "admin", Scopes: slices.Clone(AllScopes)} }
-
-// mayGrant refuses scopes that by does not hold itself.
-func mayGrant(by Key, scopes []Scope) error {
-	for _, sc := range scopes {
-		if !by.Has(sc) {
-			return store.Errorf(store.ErrForbidden, "insufficient_scope", "a key may grant only scopes it holds; this one lacks %s", sc)
-		}
-	}
-	return nil
-}
-
-// createKey stores a validated key whose scopes were granted.
-func (s *Service) createKey(ctx context.Context, in NewKey) (Key, string, error) {
-	secret, hash := newSecret()
-	k := Key{
-		ID:        s.ids.New("key"),
-		Name:      in.Name,
-		AvatarURL: in.AvatarURL,
-		Scopes:    in.Scopes,
-		CreatedAt: s.nowMs(),
-		Hash:      hash,
-	}
-	if err := s.store.CreateKey(ctx, k); err != nil {
-		return Key{}, "", err
-	}
-	return k, tokenPrefix + k.ID + "." + secret, nil
-}
-
-// Keys lists every key, revoked ones included, oldest first.
-func (s *Service) Keys(ctx context.Context) ([]Key, error) { return s.store.ListKeys(ctx) }
-
-// RevokeKey revokes a key; its token stops authenticating at once.
-func (s *Service) RevokeKey(ctx context.Context, id string) error {
-	return s.store.RevokeKey(ctx, id, s.nowMs())
-}
-
-// RegisterSigningKey records the address of the key agent signs its
-// outputs with, as AOP's `aop setup` registers it (any address; a later one
-// replaces it). The admin token has no key to record it on.
-func (s *Service) RegisterSigningKey(ctx context.Context, agent Key, address string) error {
-	address = strings.TrimSpace(address)
-	if address == "" {
-		return store.Errorf(store.ErrInvalid, "invalid_payload", "signingKeyAddress is required")
-	}
-	if err := text.Check("signingKeyAddress", address, true, MaxSigningKeyAddressLen); err != nil {
-		return err
-	}
-	if agent.ID == AdminKeyID {
-		return store.Errorf(store.ErrInvalid, "invalid_key", "the admin token has no key to register a signing key on; use an agent's API key")
-	}
-	return s.store.SetSigningKey(ctx, agent.ID, address)
-}
-
-var errBadToken = store.Errorf(store.ErrUnauthorized, "invalid_api_key", "missing, unknown or revoked API key")
-
-// Authenticate returns the key a bearer token belongs to. Any failure — empty,
-// malformed, unknown, wrong secret, revoked — is the same store.ErrUnauthorized
-// error, so a caller learns nothing about which part was wrong.
-func (s *Service) Authenticate(ctx context.Context, token string) (Key, error) {
-	if token == "" {
-		return Key{}, errBadToken
-	}
-	if s.adminHash != nil {
-		h := sha256.Sum256([]byte(token))
-		if subtle.ConstantTimeCompare(h[:], s.adminHash) == 1 {
-			return Admin(), nil
-		}
-	}
-	id, secret, ok := parseToken(token)
-	if !ok {
-		return Key{}, errBadToken
-	}
-	k, err := s.store.GetKey(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return Key{}, errBadToken
-	}
-	if err != nil {
-		return Key{}, err
-	}
-	if !secretMatches(secret, k.Hash) || k.RevokedAt != 0 {
-		return Key{}, errBadToken
-	}
-	return k, nil
 }
 
 // Balance returns what the key has been credited.
@@ -384,14 +264,14 @@ func (s *Service) Slots(ctx context.Context, claimID string) ([]Slot, error) {
 }
 
 // NextJob returns an eligible open slot with its claim and comments, or
-// ErrNoJob. With q.AgentKeyID set, it only offers slots of claims where that
-// agent holds no slot, so an agent is never sent back to a claim where Take
+// ErrNoJob. When a key calls (identity.FromContext), it only offers slots of
+// claims where that key holds no slot, so an agent is never sent back to a claim where Take
 // would refuse it with ErrSlotHeld. With the oldest strategy, callers
 // asking at the same time are spread over the oldest eligible slots, one
 // each as far as there are enough (see MaxSpread); a caller alone gets the
 // oldest.
 func (s *Service) NextJob(ctx context.Context, q JobQuery) (Job, error) {
-	p, err := nextSlotParams(q)
+	p, err := nextSlotParams(q, identity.FromContext(ctx).Key.ID)
 	if err != nil {
 		return Job{}, err
 	}
@@ -402,8 +282,13 @@ func (s *Service) NextJob(ctx context.Context, q JobQuery) (Job, error) {
 	return s.store.NextOpenSlot(ctx, p)
 }
 
-// Take gives the slot to agent: exactly one of many concurrent callers wins.
-func (s *Service) Take(ctx context.Context, agent Key, claimID, slotID string) (Slot, error) {
+// Take gives the slot to the caller's key (identity.KeyFrom): exactly one
+// of many concurrent callers wins.
+func (s *Service) Take(ctx context.Context, claimID, slotID string) (Slot, error) {
+	agent, err := identity.KeyFrom(ctx)
+	if err != nil {
+		return Slot{}, err
+	}
 	p := s.takeParams(agent)
 	p.ClaimID, p.SlotID = claimID, slotID
 	slot, err := s.store.TakeSlot(ctx, p)
@@ -413,8 +298,13 @@ func (s *Service) Take(ctx context.Context, agent Key, claimID, slotID string) (
 	return slot, err
 }
 
-// Done marks the agent's slot done and credits RewardRoleSlot to it, once.
-func (s *Service) Done(ctx context.Context, agent Key, claimID, slotID string) (Slot, error) {
+// Done marks the caller's slot done and credits RewardRoleSlot to its
+// key, once.
+func (s *Service) Done(ctx context.Context, claimID, slotID string) (Slot, error) {
+	agent, err := identity.KeyFrom(ctx)
+	if err != nil {
+		return Slot{}, err
+	}
 	p := FinishParams{ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: s.nowMs(), Credit: RewardRoleSlot}
 	r, err := s.dones.do(ctx, p)
 	slot := r.Slot

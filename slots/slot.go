@@ -89,11 +89,6 @@ type JobQuery struct {
 	Role     Role
 	Domain   string
 	Strategy Strategy // empty means StrategyOldest
-	// AgentKeyID is the key ID of the agent asking: the queue skips claims
-	// where it holds a slot (taken or done), which it could not take (one
-	// seat per agent per claim). Empty means nobody in particular. The HTTP
-	// route sets it from the authenticated key; clients do not send it.
-	AgentKeyID string
 }
 
 // Job is what the job queue hands an agent: an open slot, its claim and the
@@ -117,15 +112,10 @@ type Agent struct {
 var (
 	ErrClaimNotFound = &store.Error{Kind: store.ErrNotFound, Code: "claim_not_found", Message: "claim not found"}
 	ErrSlotNotFound  = &store.Error{Kind: store.ErrNotFound, Code: "slot_not_found", Message: "slot not found"}
-	ErrKeyNotFound   = &store.Error{Kind: store.ErrNotFound, Code: "key_not_found", Message: "API key not found"}
 	ErrNoJob         = &store.Error{Kind: store.ErrNotFound, Code: "no_open_slots", Message: "no eligible open slots: a claim's slots are offered only once it has a draft comment (commentType draft), and never on a claim where the agent already holds a seat"}
 	ErrSlotTaken     = &store.Error{Kind: store.ErrConflict, Code: "slot_taken", Message: "slot is already taken"}
 	ErrSlotHeld      = &store.Error{Kind: store.ErrConflict, Code: "slot_held", Message: "this agent already holds a slot on this claim"}
 	ErrNotSlotOwner  = &store.Error{Kind: store.ErrForbidden, Code: "not_slot_owner", Message: "you don't own this slot"}
 	ErrSlotNotTaken  = &store.Error{Kind: store.ErrInvalid, Code: "slot_not_taken", Message: "slot is not in taken status"}
 	ErrClaimExists   = &store.Error{Kind: store.ErrConflict, Code: "claim_exists", Message: "a claim with this ID already exists"}
-	ErrKeyExists     = &store.Error{Kind: store.ErrConflict, Code: "key_exists", Message: "a key with this ID already exists"}
-	// ErrKeyNameTaken refuses a key whose name another key, revoked or
-	// not, already has: a key's name is who it is in a discussion.
-	ErrKeyNameTaken = &store.Error{Kind: store.ErrConflict, Code: "key_name_taken", Message: "a key with this name already exists; key names are unique and never reused"}
 )

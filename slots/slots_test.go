@@ -3,7 +3,6 @@ package slots_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/memstore"
@@ -83,21 +83,6 @@ func TestValidateRoles(t *testing.T) {
 	require.Equal(t, "too_many_slots", se.Code)
 }
 
-func TestAdminKey(t *testing.T) {
-	ctx := context.Background()
-	svc := slots.New(memstore.New(), slots.WithAdminKey("s3cret"))
-	k, err := svc.Authenticate(ctx, "s3cret")
-	require.NoError(t, err)
-	require.Equal(t, slots.AdminKeyID, k.ID)
-	for _, s := range slots.AllScopes {
-		require.True(t, k.Has(s))
-	}
-	_, err = svc.Authenticate(ctx, "s3cre")
-	require.ErrorIs(t, err, store.ErrUnauthorized)
-	_, err = slots.New(memstore.New()).Authenticate(ctx, "s3cret")
-	require.ErrorIs(t, err, store.ErrUnauthorized, "no admin key configured")
-}
-
 func TestCreateClaimValidation(t *testing.T) {
 	ctx := context.Background()
 	svc := slots.New(memstore.New())
@@ -142,9 +127,8 @@ func TestChangesArePublished(t *testing.T) {
 	c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "water boils at 100C"})
 	require.NoError(t, err)
 	require.Equal(t, c.ID, next())
-	agent, _, err := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "Ada", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
-	require.NoError(t, err)
-	_, err = svc.AddComment(ctx, agent, slots.NewComment{ClaimID: c.ID, Body: "a draft", CommentType: "draft"})
+	agent := identity.Key{ID: "key_ada", Name: "Ada", Scopes: []identity.Scope{slots.ScopeCommentCreate}}
+	_, err = svc.AddComment(identity.WithKey(ctx, agent), slots.NewComment{ClaimID: c.ID, Body: "a draft", CommentType: "draft"})
 	require.NoError(t, err)
 	require.Equal(t, c.ID, next())
 	_, err = svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
@@ -152,17 +136,17 @@ func TestChangesArePublished(t *testing.T) {
 	require.Equal(t, c.ID, next())
 	ss, err := svc.Slots(ctx, c.ID)
 	require.NoError(t, err)
-	_, err = svc.Take(ctx, agent, c.ID, ss[0].ID)
+	_, err = svc.Take(identity.WithKey(ctx, agent), c.ID, ss[0].ID)
 	require.NoError(t, err)
 	require.Equal(t, c.ID, next())
-	_, err = svc.Take(ctx, agent, c.ID, ss[0].ID)
+	_, err = svc.Take(identity.WithKey(ctx, agent), c.ID, ss[0].ID)
 	require.Error(t, err)
 	// Had the refused take published, its event would come before the
 	// next claim's.
 	other, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "ice floats"})
 	require.NoError(t, err)
 	require.Equal(t, other.ID, next(), "the refused take published nothing")
-	_, err = svc.Done(ctx, agent, c.ID, ss[0].ID)
+	_, err = svc.Done(identity.WithKey(ctx, agent), c.ID, ss[0].ID)
 	require.NoError(t, err)
 	require.Equal(t, c.ID, next())
 
@@ -195,19 +179,23 @@ func (s *nextSlotSpy) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) 
 	return s.Store.NextOpenSlot(ctx, p)
 }
 
-// TestNextJobAsksForTheAgent: the asking agent's key ID reaches the store
-// with either strategy, so the store can skip the claims it holds; an empty
-// one stays empty.
+// TestNextJobAsksForTheAgent: the calling key's ID reaches the store with
+// either strategy, so the store can skip the claims it holds; a caller
+// without a key asks for nobody in particular.
 func TestNextJobAsksForTheAgent(t *testing.T) {
 	ctx := context.Background()
 	spy := &nextSlotSpy{Store: memstore.New()}
 	svc := slots.New(spy)
-	for _, q := range []slots.JobQuery{
-		{AgentKeyID: "key_a"},
-		{AgentKeyID: "key_a", Strategy: slots.StrategyRandom, Role: slots.RoleCritic, Domain: "law"},
-		{},
+	asA := identity.WithKey(ctx, identity.Key{ID: "key_a"})
+	for _, c := range []struct {
+		ctx context.Context
+		q   slots.JobQuery
+	}{
+		{asA, slots.JobQuery{}},
+		{asA, slots.JobQuery{Strategy: slots.StrategyRandom, Role: slots.RoleCritic, Domain: "law"}},
+		{ctx, slots.JobQuery{}},
 	} {
-		_, err := svc.NextJob(ctx, q)
+		_, err := svc.NextJob(c.ctx, c.q)
 		require.ErrorIs(t, err, slots.ErrNoJob)
 	}
 	require.Len(t, spy.got, 3)
@@ -217,20 +205,4 @@ func TestNextJobAsksForTheAgent(t *testing.T) {
 	require.Equal(t, "law", spy.got[1].Domain)
 	require.True(t, spy.got[1].Random >= 0 && spy.got[1].Random < 1)
 	require.Equal(t, slots.NextSlotParams{Random: -1}, spy.got[2])
-}
-
-// TestTokenPrefixHidesTheSecret: the original's `aop setup` prints a saved
-// key's "prefix", the token up to its second "_"; for Agora's tokens that
-// is the key ID, with nothing of the secret.
-func TestTokenPrefixHidesTheSecret(t *testing.T) {
-	ctx := context.Background()
-	svc := slots.New(memstore.New())
-	for i := range 20 {
-		k, token, err := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("agent-", i)})
-		require.NoError(t, err)
-		prefix := strings.Join(strings.SplitN(token, "_", 3)[:2], "_")
-		require.Equal(t, "agora."+k.ID+".", prefix)
-		_, err = svc.Authenticate(ctx, token)
-		require.NoError(t, err)
-	}
 }

@@ -28,23 +28,9 @@ type ListClaimsParams struct {
 	Domain string // when set, only claims of this domain
 }
 
-// KeyStore keeps API keys and the ledger of balances.
-type KeyStore interface {
-	// CreateKey stores k, or returns ErrKeyExists if k.ID is taken and
-	// ErrKeyNameTaken if another key, revoked or not, has k.Name (exactly):
-	// both checked and the key written in one atomic step.
-	CreateKey(ctx context.Context, k Key) error
-	// GetKey returns the key, revoked or not, or ErrKeyNotFound.
-	GetKey(ctx context.Context, id string) (Key, error)
-	// ListKeys returns every key, revoked ones included, oldest first.
-	ListKeys(ctx context.Context) ([]Key, error)
-	// RevokeKey sets the key's RevokedAt to at unless it is already revoked
-	// (then it changes nothing and returns nil). It returns ErrKeyNotFound for
-	// an unknown key.
-	RevokeKey(ctx context.Context, id string, at int64) error
-	// SetSigningKey sets the key's SigningKeyAddress, replacing any, or
-	// returns ErrKeyNotFound for an unknown key.
-	SetSigningKey(ctx context.Context, id, address string) error
+// LedgerStore keeps the ledger of balances: what each API key has been
+// credited for finished slots (SlotStore.FinishSlot credits it).
+type LedgerStore interface {
 	// Balance returns the sum credited to the key; 0 for a key never
 	// credited, known or not.
 	Balance(ctx context.Context, keyID string) (int64, error)
@@ -155,7 +141,6 @@ type FinishParams struct {
 // Store is everything the slots Service needs from a backend.
 type Store interface {
 	ClaimStore
-	KeyStore
+	LedgerStore
 	SlotStore
-	DeviceStore
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/store"
 )
 
@@ -21,10 +22,11 @@ type TakeNextParams struct {
 	LeaseUntil int64
 }
 
-// nextSlotParams checks q and turns it into the store's pick: the oldest, or
-// a random one with a fresh draw.
-func nextSlotParams(q JobQuery) (NextSlotParams, error) {
-	p := NextSlotParams{Role: q.Role, Domain: q.Domain, AgentKeyID: q.AgentKeyID, Random: -1}
+// nextSlotParams checks q and turns it into the store's pick for the agent
+// of key ID agentID (empty: nobody in particular): the oldest, or a random
+// one with a fresh draw.
+func nextSlotParams(q JobQuery, agentID string) (NextSlotParams, error) {
+	p := NextSlotParams{Role: q.Role, Domain: q.Domain, AgentKeyID: agentID, Random: -1}
 	switch q.Strategy {
 	case "", StrategyOldest:
 	case StrategyRandom:
@@ -40,7 +42,7 @@ func nextSlotParams(q JobQuery) (NextSlotParams, error) {
 
 // takeParams is a take by agent now, with the service's lease; the caller
 // names the slot.
-func (s *Service) takeParams(agent Key) TakeParams {
+func (s *Service) takeParams(agent identity.Key) TakeParams {
 	now := s.now()
 	p := TakeParams{
 		Agent: Agent{KeyID: agent.ID, Name: agent.Name, AvatarURL: agent.AvatarURL},
@@ -52,14 +54,17 @@ func (s *Service) takeParams(agent Key) TakeParams {
 	return p
 }
 
-// TakeNext finds the next job for agent as NextJob does (q.AgentKeyID is
-// set to agent.ID) and takes its slot for agent in the same atomic step of
+// TakeNext finds the next job for the caller's key (identity.KeyFrom) as
+// NextJob does and takes its slot for that key in the same atomic step of
 // the store, so concurrent agents never receive the same slot and none
 // loses a race: each gets a different slot, or ErrNoJob when no eligible
-// slot is left for it. The returned job's slot is taken by agent.
-func (s *Service) TakeNext(ctx context.Context, agent Key, q JobQuery) (Job, error) {
-	q.AgentKeyID = agent.ID
-	next, err := nextSlotParams(q)
+// slot is left for it. The returned job's slot is taken by the caller.
+func (s *Service) TakeNext(ctx context.Context, q JobQuery) (Job, error) {
+	agent, err := identity.KeyFrom(ctx)
+	if err != nil {
+		return Job{}, err
+	}
+	next, err := nextSlotParams(q, agent.ID)
 	if err != nil {
 		return Job{}, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
 )
@@ -46,7 +47,7 @@ func TestNextJobSpreadsACrowd(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := svc.NextJob(ctx, slots.JobQuery{AgentKeyID: "key_a"})
+			_, err := svc.NextJob(identity.WithKey(ctx, identity.Key{ID: "key_a"}), slots.JobQuery{})
 			require.ErrorIs(t, err, slots.ErrNoJob)
 		}()
 	}

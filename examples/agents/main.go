@@ -27,8 +27,11 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/examples/internal/bots"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -64,7 +67,7 @@ func run(ctx context.Context, args []string) error {
 	c := client.New(*server, client.WithToken(*admin))
 	var wg sync.WaitGroup
 	for i := 0; i < *prismN; i++ {
-		k, err := c.CreateKey(ctx, slots.NewKey{Name: fmt.Sprintf("prism-bot-%02d", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		k, err := c.CreateKey(ctx, identity.NewKey{Name: fmt.Sprintf("prism-bot-%02d", i), Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			return fmt.Errorf("creating a key (is -admin-key right?): %w", err)
 		}
@@ -74,11 +77,11 @@ func run(ctx context.Context, args []string) error {
 	// With an admin key every agent acts with a key of its own, named as
 	// it is, so the agents also work on a server that requires keys
 	// (examples/server -require-keys); without one they act unkeyed.
-	as := func(name string, scope slots.Scope) (*client.Client, error) {
+	as := func(name string, scope identity.Scope) (*client.Client, error) {
 		if *admin == "" {
 			return c, nil
 		}
-		k, err := c.CreateKey(ctx, slots.NewKey{Name: name, Scopes: []slots.Scope{scope}})
+		k, err := c.CreateKey(ctx, identity.NewKey{Name: name, Scopes: []identity.Scope{scope}})
 		if err != nil {
 			return nil, fmt.Errorf("creating %s's key (is -admin-key right?): %w", name, err)
 		}
@@ -86,7 +89,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	for _, name := range strings.Split(*responders, ",") {
 		if name = strings.TrimSpace(name); name != "" {
-			rc, err := as(name, slots.ScopeDiscussionWrite)
+			rc, err := as(name, discussion.ScopeWrite)
 			if err != nil {
 				return err
 			}
@@ -96,7 +99,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	for i := 0; *game != "" && i < *players; i++ {
 		name := fmt.Sprintf("player-%d", i)
-		pc, err := as(name, slots.ScopeArenaPlay)
+		pc, err := as(name, arena.ScopePlay)
 		if err != nil {
 			return err
 		}

@@ -11,11 +11,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/examples/internal/server"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/fakeanthropic"
 	"github.com/agorahq/agora/prism"
-	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
 
@@ -71,7 +72,7 @@ func TestAgentsOnAServerThatRequiresKeys(t *testing.T) {
 	c := client.New(base, client.WithToken("adm"))
 	game, err := c.CreateGame(ctx, client.NewGame{MinPlayers: 3})
 	require.NoError(t, err)
-	asker, err := c.CreateKey(ctx, slots.NewKey{Name: "Developer", Scopes: []slots.Scope{slots.ScopeDiscussionWrite}})
+	asker, err := c.CreateKey(ctx, identity.NewKey{Name: "Developer", Scopes: []identity.Scope{discussion.ScopeWrite}})
 	require.NoError(t, err)
 	p, err := c.As(asker.Token).AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "ship?", RequiredResponses: 2})
 	require.NoError(t, err)

@@ -46,10 +46,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/examples/internal/bots"
 	"github.com/agorahq/agora/examples/internal/server"
 	"github.com/agorahq/agora/httpapi/client"
 	"github.com/agorahq/agora/httpapi/mcp"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
@@ -235,7 +238,7 @@ func (d *tour) prism(ctx, botsCtx context.Context) (prism.ConsensusRecord, error
 	defer wg.Wait()
 	defer stop()
 	for i := 0; i < 16; i++ {
-		k, err := c.CreateKey(ctx, slots.NewKey{Name: fmt.Sprintf("prism-bot-%02d", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		k, err := c.CreateKey(ctx, identity.NewKey{Name: fmt.Sprintf("prism-bot-%02d", i), Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			return prism.ConsensusRecord{}, err
 		}
@@ -333,7 +336,7 @@ func tally(xs []string) string {
 // race has six agents race for three critic seats on a claim of its own.
 func (d *tour) race(ctx context.Context) error {
 	c := d.c
-	human, err := c.CreateKey(ctx, slots.NewKey{Name: "operator", Scopes: []slots.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate}})
+	human, err := c.CreateKey(ctx, identity.NewKey{Name: "operator", Scopes: []identity.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate}})
 	if err != nil {
 		return err
 	}
@@ -357,7 +360,7 @@ func (d *tour) race(ctx context.Context) error {
 	raceCtx, stopRace := context.WithCancel(ctx)
 	defer stopRace()
 	for i := 0; i < 6; i++ {
-		k, err := c.CreateKey(ctx, slots.NewKey{Name: fmt.Sprintf("critic-%d", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		k, err := c.CreateKey(ctx, identity.NewKey{Name: fmt.Sprintf("critic-%d", i), Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			return err
 		}
@@ -418,7 +421,7 @@ func (d *tour) arena(ctx context.Context) (string, error) {
 	var players []string
 	var clients []*client.Client // each player acts with a key of its own
 	for _, n := range names {
-		pc, err := d.agent(ctx, n, slots.ScopeArenaPlay)
+		pc, err := d.agent(ctx, n, arena.ScopePlay)
 		if err != nil {
 			return "", err
 		}
@@ -487,14 +490,14 @@ func (d *tour) discussion(ctx, botsCtx context.Context) (string, error) {
 	c := d.c
 	squad := []string{"Builder", "Critic", "Growth"}
 	for _, n := range squad {
-		rc, err := d.agent(ctx, n, slots.ScopeDiscussionWrite) // a responder answers as its key
+		rc, err := d.agent(ctx, n, discussion.ScopeWrite) // a responder answers as its key
 		if err != nil {
 			return "", err
 		}
 		d.wg.Add(1)
 		go func() { defer d.wg.Done(); bots.Responder(botsCtx, rc, n, d.opt) }()
 	}
-	developer, err := d.agent(ctx, "Developer", slots.ScopeDiscussionWrite)
+	developer, err := d.agent(ctx, "Developer", discussion.ScopeWrite)
 	if err != nil {
 		return "", err
 	}
@@ -597,8 +600,8 @@ func scores(s map[string]int, names map[string]string) string {
 // agent returns a client acting with a new key named name holding scope:
 // on a server that requires keys a bot is its key (its name is the key's),
 // and on an open one the key is simply not asked for.
-func (d *tour) agent(ctx context.Context, name string, scope slots.Scope) (*client.Client, error) {
-	k, err := d.c.CreateKey(ctx, slots.NewKey{Name: name, Scopes: []slots.Scope{scope}})
+func (d *tour) agent(ctx context.Context, name string, scope identity.Scope) (*client.Client, error) {
+	k, err := d.c.CreateKey(ctx, identity.NewKey{Name: name, Scopes: []identity.Scope{scope}})
 	if err != nil {
 		return nil, err
 	}

@@ -6,20 +6,21 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/httpapi/wire"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
 
 // CreatedKey is a new API key with its secret, shown this once.
 type CreatedKey struct {
-	slots.Key
+	identity.Key
 	Token string `json:"key"`
 }
 
 // CreateKey creates an API key (scope keys:admin) with the name, avatar
 // URL and scopes of k. An empty AvatarURL is not sent (the key has none);
 // nil Scopes make a key without scopes.
-func (c *Client) CreateKey(ctx context.Context, k slots.NewKey) (CreatedKey, error) {
+func (c *Client) CreateKey(ctx context.Context, k identity.NewKey) (CreatedKey, error) {
 	in := wire.NewKey{Name: k.Name, AvatarURL: k.AvatarURL}
 	if k.Scopes != nil {
 		in.Scopes = make([]string, len(k.Scopes))
@@ -33,8 +34,8 @@ func (c *Client) CreateKey(ctx context.Context, k slots.NewKey) (CreatedKey, err
 }
 
 // Keys lists the API keys (scope keys:admin).
-func (c *Client) Keys(ctx context.Context) ([]slots.Key, error) {
-	var out struct{ Items []slots.Key }
+func (c *Client) Keys(ctx context.Context) ([]identity.Key, error) {
+	var out struct{ Items []identity.Key }
 	err := c.do(ctx, "GET", "/api/v1/keys", nil, &out)
 	return out.Items, err
 }
@@ -46,11 +47,11 @@ func (c *Client) RevokeKey(ctx context.Context, id string) error {
 
 // Me is the caller's profile.
 type Me struct {
-	ID        string        `json:"_id"`
-	Name      string        `json:"name"`
-	AvatarURL string        `json:"avatarUrl"`
-	Scopes    []slots.Scope `json:"scopes"`
-	Balance   int64         `json:"balance"`
+	ID        string           `json:"_id"`
+	Name      string           `json:"name"`
+	AvatarURL string           `json:"avatarUrl"`
+	Scopes    []identity.Scope `json:"scopes"`
+	Balance   int64            `json:"balance"`
 	// SigningKeyAddress is the key's registered signing key, empty when
 	// none (see RegisterSigningKey).
 	SigningKeyAddress string `json:"signingKeyAddress"`

@@ -10,7 +10,7 @@
 // A call whose route takes optional fields, or more than a few, takes them
 // as a struct (NewClaim, WorkQuery, StageSubmission, NewGame, …, or the
 // library's own input type where it maps one to one, such as
-// slots.NewKey): a zero field is not sent, and the server applies its
+// identity.NewKey): a zero field is not sent, and the server applies its
 // default.
 //
 // Helpers do what every agent would otherwise write again: TakeNextJob and

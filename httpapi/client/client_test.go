@@ -18,6 +18,7 @@ import (
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/prism"
@@ -36,10 +37,11 @@ const admin = "admin-token"
 // returns its URL.
 func serve(t *testing.T, st storetest.Stores, n store.Notifier) string {
 	t.Helper()
-	svc := slots.New(st.Slots, slots.WithAdminKey(admin), slots.WithNotifier(n))
+	svc := slots.New(st.Slots, slots.WithNotifier(n))
+	ids := identity.New(st.Identity, identity.WithAdminKey(admin), identity.WithScopes(httpapi.Scopes()))
 	p := prism.New(st.Prism, st.Slots, prism.WithNotifier(n))
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.Slots(svc, httpapi.WithPrism(p)))
+	mux.Handle("/api/v1/", httpapi.Slots(svc, ids, httpapi.WithPrism(p)))
 	d := httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(n)))
 	for _, path := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
 		mux.Handle(path, d)
@@ -60,9 +62,9 @@ func setup(t *testing.T, st storetest.Stores) *client.Client {
 }
 
 // agent returns a client with a new key of name and scopes.
-func agent(t *testing.T, c *client.Client, name string, scopes ...slots.Scope) *client.Client {
+func agent(t *testing.T, c *client.Client, name string, scopes ...identity.Scope) *client.Client {
 	t.Helper()
-	k, err := c.CreateKey(t.Context(), slots.NewKey{Name: name, Scopes: scopes})
+	k, err := c.CreateKey(t.Context(), identity.NewKey{Name: name, Scopes: scopes})
 	require.NoError(t, err)
 	return c.As(k.Token)
 }
@@ -205,7 +207,7 @@ func TestTakeNextJobWaitsOnAHeldClaim(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		ctx := t.Context()
 		url := serve(t, st, st.Notifier)
-		k, err := client.New(url, client.WithToken(admin)).CreateKey(ctx, slots.NewKey{Name: "human", Scopes: []slots.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate}})
+		k, err := client.New(url, client.WithToken(admin)).CreateKey(ctx, identity.NewKey{Name: "human", Scopes: []identity.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate}})
 		require.NoError(t, err)
 		tr := newCountingTransport()
 		h := client.New(url, client.WithToken(k.Token), client.WithHTTPClient(&http.Client{Transport: tr}))
@@ -236,7 +238,7 @@ func TestTakeNextJobWaitsOnAHeldClaim(t *testing.T) {
 
 		_, err = h.NextJob(ctx, slots.JobQuery{})
 		require.ErrorIs(t, err, store.ErrNotFound, "the queue skips a claim the asking agent holds")
-		other, err := client.New(url, client.WithToken(admin)).CreateKey(ctx, slots.NewKey{Name: "other", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		other, err := client.New(url, client.WithToken(admin)).CreateKey(ctx, identity.NewKey{Name: "other", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 		require.NoError(t, err)
 		offered, err := h.As(other.Token).NextJob(ctx, slots.JobQuery{})
 		require.NoError(t, err)
@@ -261,10 +263,10 @@ func TestKeyAvatar(t *testing.T) {
 		ctx := t.Context()
 		c := setup(t, st)
 		const avatar = "https://example.com/skeptic-7.png"
-		k, err := c.CreateKey(ctx, slots.NewKey{Name: "Skeptic-7", AvatarURL: avatar, Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		k, err := c.CreateKey(ctx, identity.NewKey{Name: "Skeptic-7", AvatarURL: avatar, Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 		require.NoError(t, err)
 		require.Equal(t, avatar, k.AvatarURL)
-		plain, err := c.CreateKey(ctx, slots.NewKey{Name: "plain"})
+		plain, err := c.CreateKey(ctx, identity.NewKey{Name: "plain"})
 		require.NoError(t, err)
 		require.Empty(t, plain.AvatarURL)
 
@@ -335,12 +337,12 @@ func TestErrorsMatchTheSentinels(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrUnauthorized)
 
 		// 403
-		plain, err := c.CreateKey(ctx, slots.NewKey{Name: "plain"})
+		plain, err := c.CreateKey(ctx, identity.NewKey{Name: "plain"})
 		require.NoError(t, err)
 		_, err = c.As(plain.Token).CreateClaim(ctx, client.NewClaim{Title: "t"})
 		require.ErrorIs(t, err, store.ErrForbidden)
 		require.Equal(t, "missing_scope", code(err))
-		_, err = c.As(plain.Token).CreateKey(ctx, slots.NewKey{Name: "escalate", Scopes: []slots.Scope{slots.ScopeKeysAdmin}})
+		_, err = c.As(plain.Token).CreateKey(ctx, identity.NewKey{Name: "escalate", Scopes: []identity.Scope{identity.ScopeKeysAdmin}})
 		require.ErrorIs(t, err, store.ErrForbidden)
 
 		// 400
@@ -467,9 +469,11 @@ func TestContextEndsCalls(t *testing.T) {
 // the store's, so one backend shows the client's side of it.
 func limited(t *testing.T, perSecond float64, burst int) *client.Client {
 	t.Helper()
-	svc := slots.New(memstore.New(), slots.WithAdminKey(admin))
+	mem := memstore.New()
+	svc := slots.New(mem)
+	ids := identity.New(mem, identity.WithAdminKey(admin), identity.WithScopes(httpapi.Scopes()))
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.Slots(svc, httpapi.WithLimiter(httpapi.NewLocalLimiter(perSecond, burst))))
+	mux.Handle("/api/v1/", httpapi.Slots(svc, ids, httpapi.WithLimiter(httpapi.NewLocalLimiter(perSecond, burst))))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return client.New(srv.URL, client.WithToken(admin))
@@ -502,7 +506,7 @@ func TestTakeNextJobWaitsOutTheRateLimit(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
 	require.NoError(t, err)
-	k, err := c.CreateKey(ctx, slots.NewKey{Name: "agent", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	k, err := c.CreateKey(ctx, identity.NewKey{Name: "agent", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 	require.NoError(t, err)
 	a := c.As(k.Token)
 	_, err = a.Comment(ctx, claim.ID, "a draft", slots.CommentDraft) // spends the agent's burst

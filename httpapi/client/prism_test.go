@@ -103,7 +103,7 @@ func TestFlagsThroughTheClient(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		ctx := t.Context()
 		c := setup(t, st)
-		reviewer := agent(t, c, "reviewer", slots.ScopePipelineReview)
+		reviewer := agent(t, c, "reviewer", prism.ScopePipelineReview)
 		me, err := reviewer.Me(ctx)
 		require.NoError(t, err)
 		claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "Ravens barter", Body: "Ravens trade tokens for food."})

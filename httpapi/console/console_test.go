@@ -14,23 +14,24 @@ import (
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/console"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/browser"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
 )
 
 // newSquadServer serves /squad over the discussion routes on memory; with
-// keys, those routes require the API keys of the returned slots service,
-// and /api/v1 is served too.
-func newSquadServer(t *testing.T, keyed bool) (*discussion.Service, *slots.Service, *httptest.Server) {
+// keys, those routes require the API keys of the returned identity
+// service, and /api/v1 is served too.
+func newSquadServer(t *testing.T, keyed bool) (*discussion.Service, *identity.Service, *httptest.Server) {
 	st := memstore.New()
 	svc := discussion.New(st, discussion.WithNotifier(st))
-	keys := slots.New(st)
+	keys := identity.New(st, identity.WithScopes(httpapi.Scopes()))
 	var opts []httpapi.Option
 	mux := http.NewServeMux()
 	if keyed {
 		opts = append(opts, httpapi.WithKeys(keys))
-		mux.Handle("/api/v1/", httpapi.Slots(keys, opts...))
+		mux.Handle("/api/v1/", httpapi.Slots(slots.New(st), keys, opts...))
 	}
 	d := httpapi.Discussion(svc, opts...)
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
@@ -136,11 +137,11 @@ func TestSquadPageThreads(t *testing.T) {
 
 // newArenaServer serves /arena/ over the arena routes on memory; with
 // keys (not nil), those routes require them.
-func newArenaServer(t *testing.T, keys func(st *memstore.Store) *slots.Service) (*arena.Service, *slots.Service, *httptest.Server) {
+func newArenaServer(t *testing.T, keys func(st *memstore.Store) *identity.Service) (*arena.Service, *identity.Service, *httptest.Server) {
 	st := memstore.New()
 	games := arena.New(st, arena.WithNotifier(st))
 	var opts []httpapi.Option
-	var ks *slots.Service
+	var ks *identity.Service
 	if keys != nil {
 		ks = keys(st)
 		opts = append(opts, httpapi.WithKeys(ks))
@@ -182,13 +183,13 @@ func TestArenaPageDrawsTheDecision(t *testing.T) {
 	r := g.Current()
 	for range 3 {
 		for _, id := range append(append([]string{}, r.Majority...), r.Minority...) {
-			g, err = games.Argue(bg, g.ID, r.ID, id, "", "Pull the lever")
+			g, err = games.Argue(bg, g.ID, r.ID, id, "Pull the lever")
 			require.NoError(t, err)
 		}
 		r = g.Current()
 	}
 	resolved := r
-	g, err = games.Decide(bg, g.ID, r.ID, r.Operator, "", arena.SaveMajority)
+	g, err = games.Decide(bg, g.ID, r.ID, r.Operator, arena.SaveMajority)
 	require.NoError(t, err)
 	next := g.Current()
 	require.NotEqual(t, resolved.ID, next.ID, "the next round started at once")
@@ -252,7 +253,7 @@ func TestArenaPageDrawsTheDecision(t *testing.T) {
 func TestSquadPageWithKeys(t *testing.T) {
 	svc, keys, srv := newSquadServer(t, true)
 	bg := context.Background()
-	_, token, err := keys.CreateKey(bg, slots.Admin(), slots.NewKey{Name: "Ops Lead", Scopes: []slots.Scope{slots.ScopeDiscussionWrite, slots.ScopeDiscussionAdmin}})
+	_, token, err := keys.CreateKey(identity.WithKey(bg, keys.Admin()), identity.NewKey{Name: "Ops Lead", Scopes: []identity.Scope{discussion.ScopeWrite, discussion.ScopeAdmin}})
 	require.NoError(t, err)
 	_, err = svc.PostMessage(bg, discussion.Post{AgentName: "Builder", Message: "morning"})
 	require.NoError(t, err)
@@ -293,15 +294,17 @@ func TestSquadPageWithKeys(t *testing.T) {
 // TestArenaPageWithKeys: on a server that requires keys, /arena/{id} asks
 // for one; given one, it draws the game and follows it live.
 func TestArenaPageWithKeys(t *testing.T) {
-	games, keys, srv := newArenaServer(t, func(st *memstore.Store) *slots.Service { return slots.New(st) })
+	games, keys, srv := newArenaServer(t, func(st *memstore.Store) *identity.Service {
+		return identity.New(st, identity.WithScopes(httpapi.Scopes()))
+	})
 	bg := context.Background()
-	_, token, err := keys.CreateKey(bg, slots.Admin(), slots.NewKey{Name: "Spectator"})
+	_, token, err := keys.CreateKey(identity.WithKey(bg, keys.Admin()), identity.NewKey{Name: "Spectator"})
 	require.NoError(t, err)
 	g, err := games.Create(bg, 0, 0)
 	require.NoError(t, err)
 	keyOf := map[string]string{}
 	for _, n := range []string{"Alice", "Bob", "Charlie"} {
-		a, err := games.RegisterAs(bg, g.ID, n, arena.Actor{KeyID: "key_" + n})
+		a, err := games.Register(identity.WithKey(bg, identity.Key{ID: "key_" + n}), g.ID, n, nil)
 		require.NoError(t, err)
 		keyOf[a.ID] = a.KeyID
 	}
@@ -329,7 +332,7 @@ func TestArenaPageWithKeys(t *testing.T) {
 	require.Equal(t, "Alice", op)
 	require.Equal(t, 3, rows)
 	r := g.Current()
-	_, err = games.ArgueAs(bg, g.ID, r.ID, r.Majority[0], arena.Actor{KeyID: keyOf[r.Majority[0]]}, "Pull the lever")
+	_, err = games.Argue(identity.WithKey(bg, identity.Key{ID: keyOf[r.Majority[0]]}), g.ID, r.ID, r.Majority[0], "Pull the lever")
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible(`//li[contains(text(), "Pull the lever")]`, chromedp.BySearch)),
 		"the argument arrives over the keyed stream")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/console"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/browser"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
@@ -36,9 +37,11 @@ func post(t *testing.T, url string, body, out any) int {
 // asks for and approves it; the CLI's next poll receives a working key.
 func TestDevicePageApproves(t *testing.T) {
 	const admin = "admin-key-for-the-device-page"
-	svc := slots.New(memstore.New(), slots.WithAdminKey(admin))
+	mem := memstore.New()
+	svc := slots.New(mem)
+	ids := identity.New(mem, identity.WithAdminKey(admin), identity.WithScopes(httpapi.Scopes()))
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.Slots(svc))
+	mux.Handle("/api/v1/", httpapi.Slots(svc, ids))
 	c := console.Handler()
 	mux.Handle("/device", c)
 	mux.Handle("/console/", c)
@@ -81,7 +84,7 @@ func TestDevicePageApproves(t *testing.T) {
 
 	require.Equal(t, 200, post(t, srv.URL+"/api/v1/auth/token", map[string]any{"deviceCode": code.DeviceCode}, &poll))
 	require.Equal(t, "approved", poll["status"])
-	k, err := svc.Authenticate(t.Context(), poll["apiKey"].(string))
+	k, err := ids.Authenticate(t.Context(), poll["apiKey"].(string))
 	require.NoError(t, err)
 	require.Equal(t, "Skeptic-7", k.Name)
 	require.True(t, k.Has(slots.ScopeClaimCreate))

@@ -9,7 +9,7 @@ import (
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/wire"
-	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/store"
 )
 
@@ -87,19 +87,19 @@ func (e *edge) arenaTools(s *sdk.Server) {
 	add(e, s, &sdk.Tool{Name: "join_game", Title: "Join an arena game",
 		Description: "Join a game as a player. Each round one player is the operator, the others sit on the majority or minority track; " +
 			"they argue in three phases and the operator decides which track to save. Poll game_state to learn when you can act."},
-		writes(slots.ScopeArenaPlay), e.joinGame)
+		writes(arena.ScopePlay), e.joinGame)
 	add(e, s, &sdk.Tool{Name: "game_state", Title: "An arena game's state",
 		Description: "A game's state and what you may do now: can_act and allowed_action (argument: call argue; decision: call decide)."},
 		anyKey, e.gameState)
 	add(e, s, &sdk.Tool{Name: "argue", Title: "Argue in an arena round",
 		Description: "Make your argument in the current phase of the round, when game_state says allowed_action is argument."},
-		writes(slots.ScopeArenaPlay), e.argue)
+		writes(arena.ScopePlay), e.argue)
 	add(e, s, &sdk.Tool{Name: "decide", Title: "Decide an arena round",
 		Description: "As the round's operator, decide which track to save, when game_state says allowed_action is decision."},
-		writes(slots.ScopeArenaPlay), e.decide)
+		writes(arena.ScopePlay), e.decide)
 }
 
-func (e *edge) listGames(ctx context.Context, _ slots.Key, in ListGamesInput) (GamesOutput, string, error) {
+func (e *edge) listGames(ctx context.Context, in ListGamesInput) (GamesOutput, string, error) {
 	games, err := e.Arena.List(ctx, arena.Status(in.Status), 0)
 	if err != nil {
 		return GamesOutput{}, "", err
@@ -111,8 +111,8 @@ func (e *edge) listGames(ctx context.Context, _ slots.Key, in ListGamesInput) (G
 	return out, fmt.Sprintf("%d games.", len(out.Games)), nil
 }
 
-func (e *edge) joinGame(ctx context.Context, k slots.Key, in JoinGameInput) (JoinOutput, string, error) {
-	ag, err := e.Arena.RegisterAs(ctx, in.GameID, in.DisplayName, arena.Actor{KeyID: k.ID})
+func (e *edge) joinGame(ctx context.Context, in JoinGameInput) (JoinOutput, string, error) {
+	ag, err := e.Arena.Register(ctx, in.GameID, in.DisplayName, nil)
 	if err != nil {
 		return JoinOutput{}, "", err
 	}
@@ -121,7 +121,8 @@ func (e *edge) joinGame(ctx context.Context, k slots.Key, in JoinGameInput) (Joi
 }
 
 // agentOf is the key's agent in g, "" when it has none.
-func agentOf(g arena.Game, k slots.Key) string {
+func agentOf(ctx context.Context, g arena.Game) string {
+	k := identity.FromContext(ctx).Key
 	for _, ag := range g.Agents {
 		if ag.KeyID != "" && ag.KeyID == k.ID {
 			return ag.ID
@@ -130,12 +131,12 @@ func agentOf(g arena.Game, k slots.Key) string {
 	return ""
 }
 
-func (e *edge) gameState(ctx context.Context, k slots.Key, in GameInput) (GameStateOutput, string, error) {
+func (e *edge) gameState(ctx context.Context, in GameInput) (GameStateOutput, string, error) {
 	g, err := e.Arena.Game(ctx, in.GameID)
 	if err != nil {
 		return GameStateOutput{}, "", err
 	}
-	out := GameStateOutput{State: httpapi.ViewGameState(g), AgentID: agentOf(g, k)}
+	out := GameStateOutput{State: httpapi.ViewGameState(g), AgentID: agentOf(ctx, g)}
 	if out.AgentID == "" {
 		return out, fmt.Sprintf("Game %s is %s; you have not joined it.", g.ID, g.Status), nil
 	}
@@ -162,12 +163,12 @@ func (e *edge) gameState(ctx context.Context, k slots.Key, in GameInput) (GameSt
 
 // turnOf reads the game and returns the key's agent and the round being
 // played, for an action of the key's agent.
-func (e *edge) turnOf(ctx context.Context, k slots.Key, gameID string) (agentID, roundID string, err error) {
+func (e *edge) turnOf(ctx context.Context, gameID string) (agentID, roundID string, err error) {
 	g, err := e.Arena.Game(ctx, gameID)
 	if err != nil {
 		return "", "", err
 	}
-	if agentID = agentOf(g, k); agentID == "" {
+	if agentID = agentOf(ctx, g); agentID == "" {
 		return "", "", store.Errorf(store.ErrNotFound, "agent_not_found", "this API key has no agent in game %s: join_game first", gameID)
 	}
 	if r := g.Current(); r != nil {
@@ -176,12 +177,12 @@ func (e *edge) turnOf(ctx context.Context, k slots.Key, gameID string) (agentID,
 	return agentID, roundID, nil
 }
 
-func (e *edge) argue(ctx context.Context, k slots.Key, in ArgueInput) (ArgueOutput, string, error) {
-	agentID, roundID, err := e.turnOf(ctx, k, in.GameID)
+func (e *edge) argue(ctx context.Context, in ArgueInput) (ArgueOutput, string, error) {
+	agentID, roundID, err := e.turnOf(ctx, in.GameID)
 	if err != nil {
 		return ArgueOutput{}, "", err
 	}
-	g, err := e.Arena.ArgueAs(ctx, in.GameID, roundID, agentID, arena.Actor{KeyID: k.ID}, in.Text)
+	g, err := e.Arena.Argue(ctx, in.GameID, roundID, agentID, in.Text)
 	if err != nil {
 		return ArgueOutput{}, "", err
 	}
@@ -194,12 +195,12 @@ func (e *edge) argue(ctx context.Context, k slots.Key, in ArgueInput) (ArgueOutp
 	return out, fmt.Sprintf("Argument recorded in %s.", arg.Phase), nil
 }
 
-func (e *edge) decide(ctx context.Context, k slots.Key, in DecideInput) (DecideOutput, string, error) {
-	agentID, roundID, err := e.turnOf(ctx, k, in.GameID)
+func (e *edge) decide(ctx context.Context, in DecideInput) (DecideOutput, string, error) {
+	agentID, roundID, err := e.turnOf(ctx, in.GameID)
 	if err != nil {
 		return DecideOutput{}, "", err
 	}
-	g, err := e.Arena.DecideAs(ctx, in.GameID, roundID, agentID, arena.Actor{KeyID: k.ID}, arena.Decision(in.Decision))
+	g, err := e.Arena.Decide(ctx, in.GameID, roundID, agentID, arena.Decision(in.Decision))
 	if err != nil {
 		return DecideOutput{}, "", err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/mcp"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
 )
@@ -27,10 +28,12 @@ import (
 //	go test -run '^$' -bench TakeJob -count 10 ./httpapi/mcp | benchstat -col /edge -
 func BenchmarkTakeJob(b *testing.B) {
 	ctx := context.Background()
-	setup := func(b *testing.B) (*slots.Service, string) {
+	setup := func(b *testing.B) (*slots.Service, *identity.Service, string) {
 		b.Helper()
-		svc := slots.New(memstore.New(), slots.WithAdminKey(adminToken), slots.WithoutBatching())
-		author, _, err := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "author", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		mem := memstore.New()
+		svc := slots.New(mem, slots.WithoutBatching())
+		ids := identity.New(mem, identity.WithAdminKey(adminToken), identity.WithScopes(httpapi.Scopes()))
+		author, _, err := ids.CreateKey(identity.WithKey(ctx, ids.Admin()), identity.NewKey{Name: "author", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -40,17 +43,17 @@ func BenchmarkTakeJob(b *testing.B) {
 				_, err = svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
 			}
 			if err == nil {
-				_, err = svc.AddComment(ctx, author, slots.NewComment{ClaimID: c.ID, Body: "d", CommentType: "draft"})
+				_, err = svc.AddComment(identity.WithKey(ctx, author), slots.NewComment{ClaimID: c.ID, Body: "d", CommentType: "draft"})
 			}
 			if err != nil {
 				b.Fatal(err)
 			}
 		}
-		_, token, err := svc.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "agent", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		_, token, err := ids.CreateKey(identity.WithKey(ctx, ids.Admin()), identity.NewKey{Name: "agent", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 		if err != nil {
 			b.Fatal(err)
 		}
-		return svc, token
+		return svc, ids, token
 	}
 	takeMCP := func(b *testing.B, cs *sdk.ClientSession) {
 		b.Helper()
@@ -64,8 +67,8 @@ func BenchmarkTakeJob(b *testing.B) {
 	}
 
 	b.Run("edge=http", func(b *testing.B) {
-		svc, token := setup(b)
-		srv := httptest.NewServer(httpapi.Slots(svc, httpapi.WithLimiter(nil)))
+		svc, ids, token := setup(b)
+		srv := httptest.NewServer(httpapi.Slots(svc, ids, httpapi.WithLimiter(nil)))
 		defer srv.Close()
 		client := srv.Client()
 		b.ResetTimer()
@@ -81,8 +84,8 @@ func BenchmarkTakeJob(b *testing.B) {
 		}
 	})
 	b.Run("edge=mcp-http", func(b *testing.B) {
-		svc, token := setup(b)
-		srv := httptest.NewServer(mcp.Handler(mcp.Services{Slots: svc}, mcp.Options{}))
+		svc, ids, token := setup(b)
+		srv := httptest.NewServer(mcp.Handler(mcp.Services{Identity: ids, Slots: svc}, mcp.Options{}))
 		defer srv.Close()
 		cs, err := mcp.Dial(ctx, srv.URL, token, srv.Client())
 		if err != nil {
@@ -94,8 +97,8 @@ func BenchmarkTakeJob(b *testing.B) {
 	// The server's part alone: JSON-RPC posted as bytes and the answer
 	// discarded, as the HTTP case does, without the Go SDK's client.
 	b.Run("edge=mcp-http-raw", func(b *testing.B) {
-		svc, token := setup(b)
-		srv := httptest.NewServer(mcp.Handler(mcp.Services{Slots: svc}, mcp.Options{}))
+		svc, ids, token := setup(b)
+		srv := httptest.NewServer(mcp.Handler(mcp.Services{Identity: ids, Slots: svc}, mcp.Options{}))
 		defer srv.Close()
 		client := srv.Client()
 		session := ""
@@ -128,9 +131,9 @@ func BenchmarkTakeJob(b *testing.B) {
 		}
 	})
 	b.Run("edge=mcp-memory", func(b *testing.B) {
-		svc, token := setup(b)
+		svc, ids, token := setup(b)
 		ct, st := sdk.NewInMemoryTransports()
-		ss, err := mcp.NewServer(mcp.Services{Slots: svc}, mcp.Options{Token: token}).Connect(ctx, st, nil)
+		ss, err := mcp.NewServer(mcp.Services{Identity: ids, Slots: svc}, mcp.Options{Token: token}).Connect(ctx, st, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

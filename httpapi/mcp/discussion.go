@@ -10,7 +10,7 @@ import (
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/wire"
-	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/store"
 )
 
@@ -88,27 +88,27 @@ const defaultWait = 30 * time.Second
 func (e *edge) discussionTools(s *sdk.Server) {
 	add(e, s, &sdk.Tool{Name: "ask_squad", Title: "Ask the squad",
 		Description: "Put a question to the other agents: it collects answers until required_responses of them make a quorum or it times out. Then wait_for_answers."},
-		writes(slots.ScopeDiscussionWrite), e.askSquad)
+		writes(discussion.ScopeWrite), e.askSquad)
 	add(e, s, &sdk.Tool{Name: "pending_prompts", Title: "Questions waiting for you",
 		Description: "The open questions of other agents that you have not answered yet."},
 		anyKey, e.pendingPrompts)
 	add(e, s, &sdk.Tool{Name: "answer_prompt", Title: "Answer a question",
 		Description: "Answer another agent's open question, once."},
-		writes(slots.ScopeDiscussionWrite), e.answerPrompt)
+		writes(discussion.ScopeWrite), e.answerPrompt)
 	add(e, s, &sdk.Tool{Name: "wait_for_answers", Title: "Wait for the squad's answers",
 		Description: "Wait until your question has its quorum (or is closed), at most timeout_seconds, and read the answers."},
 		anyKey, e.waitForAnswers)
 	add(e, s, &sdk.Tool{Name: "post_message", Title: "Post to the squad chat",
 		Description: "Say something in the squad chat, optionally as a reply to a message or about a task."},
-		writes(slots.ScopeDiscussionWrite), e.postMessage)
+		writes(discussion.ScopeWrite), e.postMessage)
 	add(e, s, &sdk.Tool{Name: "read_messages", Title: "Read the squad chat",
 		Description: "Read the squad chat's latest messages."},
 		anyKey, e.readMessages)
 }
 
-func (e *edge) askSquad(ctx context.Context, k slots.Key, in AskSquadInput) (AskOutput, string, error) {
-	p, _, err := e.Discussion.Create(ctx, discussion.NewPrompt{TaskID: in.TaskID, RequesterAgent: k.Name, PromptMessage: in.Message,
-		RequiredResponses: in.RequiredResponses, TimeoutMinutes: in.TimeoutMinutes, RequesterKey: k.ID})
+func (e *edge) askSquad(ctx context.Context, in AskSquadInput) (AskOutput, string, error) {
+	p, _, err := e.Discussion.Create(ctx, discussion.NewPrompt{TaskID: in.TaskID, PromptMessage: in.Message,
+		RequiredResponses: in.RequiredResponses, TimeoutMinutes: in.TimeoutMinutes})
 	if err != nil {
 		return AskOutput{}, "", err
 	}
@@ -116,8 +116,8 @@ func (e *edge) askSquad(ctx context.Context, k slots.Key, in AskSquadInput) (Ask
 		fmt.Sprintf("Asked the squad (prompt %s, %d answers needed within %d minutes). Call wait_for_answers.", p.ID, p.RequiredResponses, p.TimeoutMinutes), nil
 }
 
-func (e *edge) pendingPrompts(ctx context.Context, k slots.Key, _ struct{}) (PromptsOutput, string, error) {
-	ps, err := e.Discussion.List(ctx, discussion.ListQuery{Agent: k.Name})
+func (e *edge) pendingPrompts(ctx context.Context, _ struct{}) (PromptsOutput, string, error) {
+	ps, err := e.Discussion.List(ctx, discussion.ListQuery{Agent: identity.FromContext(ctx).Key.Name})
 	if err != nil {
 		return PromptsOutput{}, "", err
 	}
@@ -130,8 +130,8 @@ func (e *edge) pendingPrompts(ctx context.Context, k slots.Key, _ struct{}) (Pro
 	return out, text, nil
 }
 
-func (e *edge) answerPrompt(ctx context.Context, k slots.Key, in AnswerPromptInput) (AnswerOutput, string, error) {
-	p, _, err := e.Discussion.Respond(ctx, in.PromptID, discussion.Response{AgentName: k.Name, Message: in.Message})
+func (e *edge) answerPrompt(ctx context.Context, in AnswerPromptInput) (AnswerOutput, string, error) {
+	p, _, err := e.Discussion.Respond(ctx, in.PromptID, discussion.Response{Message: in.Message})
 	if err != nil {
 		return AnswerOutput{}, "", err
 	}
@@ -139,7 +139,7 @@ func (e *edge) answerPrompt(ctx context.Context, k slots.Key, in AnswerPromptInp
 	return out, fmt.Sprintf("Answer recorded (%d of %d).", out.ResponseCount, out.RequiredResponses), nil
 }
 
-func (e *edge) waitForAnswers(ctx context.Context, _ slots.Key, in WaitInput) (WaitOutput, string, error) {
+func (e *edge) waitForAnswers(ctx context.Context, in WaitInput) (WaitOutput, string, error) {
 	wait := defaultWait
 	if in.TimeoutSeconds != nil {
 		if *in.TimeoutSeconds < 0 || *in.TimeoutSeconds > int(discussion.MaxWait/time.Second) {
@@ -160,15 +160,15 @@ func (e *edge) waitForAnswers(ctx context.Context, _ slots.Key, in WaitInput) (W
 	return out, text, nil
 }
 
-func (e *edge) postMessage(ctx context.Context, k slots.Key, in PostMessageInput) (MessageOutput, string, error) {
-	m, err := e.Discussion.PostMessage(ctx, discussion.Post{AgentName: k.Name, Message: in.Message, TaskRef: in.TaskRef, ReplyToID: in.ReplyToID})
+func (e *edge) postMessage(ctx context.Context, in PostMessageInput) (MessageOutput, string, error) {
+	m, err := e.Discussion.PostMessage(ctx, discussion.Post{Message: in.Message, TaskRef: in.TaskRef, ReplyToID: in.ReplyToID})
 	if err != nil {
 		return MessageOutput{}, "", err
 	}
 	return MessageOutput{MessageID: m.ID, Message: httpapi.ViewMessage(m)}, fmt.Sprintf("Message %s posted.", m.ID), nil
 }
 
-func (e *edge) readMessages(ctx context.Context, _ slots.Key, in ReadMessagesInput) (MessagesOutput, string, error) {
+func (e *edge) readMessages(ctx context.Context, in ReadMessagesInput) (MessagesOutput, string, error) {
 	if in.Limit < 0 || in.Limit > discussion.MaxListLimit {
 		return MessagesOutput{}, "", store.Errorf(store.ErrInvalid, "invalid_limit", "limit must be from 1 to %d", discussion.MaxListLimit)
 	}

@@ -36,16 +36,18 @@ import (
 
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
 
-// Services are the domain services the tools call. Slots is required: it
-// holds the keys. A nil Prism, Arena or Discussion leaves that part's
-// tools out.
+// Services are the domain services the tools call. Identity and Slots are
+// required: Identity authenticates every caller. A nil Prism, Arena or
+// Discussion leaves that part's tools out.
 type Services struct {
+	Identity   *identity.Service
 	Slots      *slots.Service
 	Prism      *prism.Service
 	Arena      *arena.Service
@@ -149,7 +151,7 @@ func Handler(svcs Services, opts Options) http.Handler {
 	// bearer middleware then binds the session to the key and hands it to
 	// the tools in the request's token info.
 	bound := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
-		k, ok := r.Context().Value(keyContext{}).(slots.Key)
+		k, ok := r.Context().Value(keyContext{}).(identity.Key)
 		if !ok {
 			return nil, auth.ErrInvalidToken
 		}
@@ -168,7 +170,7 @@ func Handler(svcs Services, opts Options) http.Handler {
 		if !strings.EqualFold(scheme, "Bearer") {
 			token = ""
 		}
-		k, err := svcs.Slots.Authenticate(r.Context(), strings.TrimSpace(token))
+		k, err := svcs.Identity.Authenticate(r.Context(), strings.TrimSpace(token))
 		if err != nil {
 			httpjson.WriteError(w, r, log, err)
 			return
@@ -193,19 +195,19 @@ type edge struct {
 
 // caller returns the key a request acts as: the one Handler
 // authenticated for the HTTP request that carried it, else Options.Token's.
-func (e *edge) caller(ctx context.Context, extra *sdk.RequestExtra) (slots.Key, error) {
+func (e *edge) caller(ctx context.Context, extra *sdk.RequestExtra) (identity.Key, error) {
 	if extra != nil && extra.TokenInfo != nil {
-		if k, ok := extra.TokenInfo.Extra[keyExtra].(slots.Key); ok {
+		if k, ok := extra.TokenInfo.Extra[keyExtra].(identity.Key); ok {
 			return k, nil
 		}
 	}
-	return e.Slots.Authenticate(ctx, e.opts.Token)
+	return e.Identity.Authenticate(ctx, e.opts.Token)
 }
 
 // access is who may call a tool: the scope it needs ("" for any valid
 // key) and whether it counts against the key's rate limit.
 type access struct {
-	scope   slots.Scope
+	scope   identity.Scope
 	limited bool
 }
 
@@ -213,11 +215,12 @@ type access struct {
 var anyKey = access{}
 
 // writes is a tool that needs scope s and counts against the rate limit.
-func writes(s slots.Scope) access { return access{scope: s, limited: true} }
+func writes(s identity.Scope) access { return access{scope: s, limited: true} }
 
-// run is a tool's body: it acts for the key k and returns the structured
-// answer and a short text an LLM reads.
-type run[In, Out any] func(ctx context.Context, k slots.Key, in In) (Out, string, error)
+// run is a tool's body: it acts for the caller ctx carries
+// (identity.FromContext, always a key) and returns the structured answer and
+// a short text an LLM reads.
+type run[In, Out any] func(ctx context.Context, in In) (Out, string, error)
 
 // add registers a tool whose input and output schemas come from In and Out
 // (a jsonschema tag describes each field), that checks the caller's key
@@ -229,8 +232,8 @@ func add[In, Out any](e *edge, s *sdk.Server, t *sdk.Tool, who access, fn run[In
 	sdk.AddTool(s, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
 		var zero Out
 		k, err := e.caller(ctx, req.Extra)
-		if err == nil && who.scope != "" && !k.Has(who.scope) {
-			err = store.Errorf(store.ErrForbidden, "missing_scope", "this API key lacks the %s scope", who.scope)
+		if err == nil && who.scope != "" {
+			err = k.Require(who.scope)
 		}
 		if err == nil && who.limited && e.opts.Limiter != nil {
 			ok, wait, lerr := e.opts.Limiter.Allow(ctx, k.ID)
@@ -241,7 +244,7 @@ func add[In, Out any](e *edge, s *sdk.Server, t *sdk.Tool, who access, fn run[In
 		if err != nil {
 			return nil, zero, e.toolError(ctx, t.Name, err)
 		}
-		out, text, err := fn(ctx, k, in)
+		out, text, err := fn(identity.WithKey(ctx, k), in)
 		if err != nil {
 			return nil, zero, e.toolError(ctx, t.Name, err)
 		}

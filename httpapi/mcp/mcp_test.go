@@ -16,6 +16,7 @@ import (
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/mcp"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/prism"
@@ -37,8 +38,10 @@ type bundle struct {
 
 func setup(t *testing.T, st storetest.Stores) bundle {
 	t.Helper()
-	svc := slots.New(st.Slots, slots.WithAdminKey(adminToken), slots.WithNotifier(st.Notifier))
+	svc := slots.New(st.Slots, slots.WithNotifier(st.Notifier))
+	ids := identity.New(st.Identity, identity.WithAdminKey(adminToken), identity.WithScopes(httpapi.Scopes()))
 	return bundle{svcs: mcp.Services{
+		Identity:   ids,
 		Slots:      svc,
 		Prism:      prism.New(st.Prism, st.Slots, prism.WithNotifier(st.Notifier)),
 		Arena:      arena.New(st.Arena, arena.WithNotifier(st.Notifier)),
@@ -47,9 +50,9 @@ func setup(t *testing.T, st storetest.Stores) bundle {
 }
 
 // key creates an API key and returns its token.
-func (b bundle) key(t *testing.T, name string, scopes ...slots.Scope) string {
+func (b bundle) key(t *testing.T, name string, scopes ...identity.Scope) string {
 	t.Helper()
-	_, token, err := b.svcs.Slots.CreateKey(context.Background(), slots.Admin(), slots.NewKey{Name: name, Scopes: scopes})
+	_, token, err := b.svcs.Identity.CreateKey(identity.WithKey(context.Background(), b.svcs.Identity.Admin()), identity.NewKey{Name: name, Scopes: scopes})
 	require.NoError(t, err)
 	return token
 }
@@ -148,7 +151,7 @@ func TestToolsListed(t *testing.T) {
 func (b bundle) claimsWithSeats(t *testing.T, titles ...string) []string {
 	t.Helper()
 	ctx := context.Background()
-	author, _, err := b.svcs.Slots.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: "author", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	author, _, err := b.svcs.Identity.CreateKey(identity.WithKey(ctx, b.svcs.Identity.Admin()), identity.NewKey{Name: "author", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 	require.NoError(t, err)
 	var ids []string
 	for _, title := range titles {
@@ -156,7 +159,7 @@ func (b bundle) claimsWithSeats(t *testing.T, titles ...string) []string {
 		require.NoError(t, err)
 		_, err = b.svcs.Slots.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
 		require.NoError(t, err)
-		_, err = b.svcs.Slots.AddComment(ctx, author, slots.NewComment{ClaimID: c.ID, Body: "The draft.", CommentType: "draft"})
+		_, err = b.svcs.Slots.AddComment(identity.WithKey(ctx, author), slots.NewComment{ClaimID: c.ID, Body: "The draft.", CommentType: "draft"})
 		require.NoError(t, err)
 		ids = append(ids, c.ID)
 	}
@@ -321,14 +324,14 @@ func TestArenaTools(t *testing.T) {
 		require.NoError(t, err)
 		var players []*sdk.ClientSession
 		for _, name := range []string{"Ada", "Brook", "Cy"} {
-			p := b.connect(t, b.key(t, name, slots.ScopeArenaPlay))
+			p := b.connect(t, b.key(t, name, arena.ScopePlay))
 			games := ok[mcp.GamesOutput](t, p, "list_games", map[string]any{"status": "waiting_for_agents"})
 			require.NotEmpty(t, games.Games)
 			joined := ok[mcp.JoinOutput](t, p, "join_game", map[string]any{"game_id": g.ID, "display_name": name})
 			require.NotEmpty(t, joined.AgentID)
 			players = append(players, p)
 		}
-		outsider := b.connect(t, b.key(t, "outsider", slots.ScopeArenaPlay))
+		outsider := b.connect(t, b.key(t, "outsider", arena.ScopePlay))
 		e, _ := fails(t, outsider, "argue", map[string]any{"game_id": g.ID, "text": "me too"})
 		require.Equal(t, "agent_not_found", e.Code)
 		reader := b.connect(t, b.key(t, "reader"))
@@ -376,10 +379,10 @@ func TestArenaTools(t *testing.T) {
 func TestDiscussionTools(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		b := setup(t, st)
-		asker := b.connect(t, b.key(t, "lead", slots.ScopeDiscussionWrite))
+		asker := b.connect(t, b.key(t, "lead", discussion.ScopeWrite))
 		answerers := []*sdk.ClientSession{
-			b.connect(t, b.key(t, "scout", slots.ScopeDiscussionWrite)),
-			b.connect(t, b.key(t, "smith", slots.ScopeDiscussionWrite)),
+			b.connect(t, b.key(t, "scout", discussion.ScopeWrite)),
+			b.connect(t, b.key(t, "smith", discussion.ScopeWrite)),
 		}
 		asked := ok[mcp.AskOutput](t, asker, "ask_squad", map[string]any{"message": "Ship on Friday?", "required_responses": 2, "timeout_minutes": 5})
 		require.NotEmpty(t, asked.PromptID)
@@ -432,7 +435,7 @@ func TestDiscussionTools(t *testing.T) {
 func TestBadArgumentsAreToolErrors(t *testing.T) {
 	t.Parallel()
 	b := setup(t, testbackend.All()[0].New(t))
-	cs := b.connect(t, b.key(t, "prober", slots.AllScopes...))
+	cs := b.connect(t, b.key(t, "prober", b.svcs.Identity.Scopes()...))
 	res, err := cs.ListTools(context.Background(), nil)
 	require.NoError(t, err)
 	for _, tool := range res.Tools {

@@ -61,7 +61,7 @@ func (e *edge) prismTools(s *sdk.Server) {
 		writes(slots.ScopeCommentCreate), e.submitWork)
 }
 
-func (e *edge) takeWork(ctx context.Context, k slots.Key, in TakeWorkInput) (WorkOutput, string, error) {
+func (e *edge) takeWork(ctx context.Context, in TakeWorkInput) (WorkOutput, string, error) {
 	q := prism.WorkQuery{Role: in.Role, Layer: in.Layer}
 	switch in.Type {
 	case "":
@@ -73,7 +73,7 @@ func (e *edge) takeWork(ctx context.Context, k slots.Key, in TakeWorkInput) (Wor
 	if in.Layer < 0 {
 		return WorkOutput{}, "", store.Errorf(store.ErrInvalid, "invalid_layer", "layer must be 1 or more, or 0 for any")
 	}
-	w, err := e.Prism.TakeNextWork(ctx, k, q)
+	w, err := e.Prism.TakeNextWork(ctx, q)
 	if errors.Is(err, slots.ErrNoJob) {
 		return WorkOutput{}, "No open stage slot for you now; try again later or with other filters.", nil
 	}
@@ -91,7 +91,7 @@ func (e *edge) takeWork(ctx context.Context, k slots.Key, in TakeWorkInput) (Wor
 		w.Slot.Phase, w.Slot.ID, w.Slot.Layer, v.Context.StageName, w.Claim.ID, w.Claim.Title), nil
 }
 
-func (e *edge) submitWork(ctx context.Context, k slots.Key, in SubmitWorkInput) (SubmitOutput, string, error) {
+func (e *edge) submitWork(ctx context.Context, in SubmitWorkInput) (SubmitOutput, string, error) {
 	done := prism.DoneInput{Body: in.Output, Confidence: in.Confidence}
 	if len(in.StructuredOutput) > 0 && string(in.StructuredOutput) != "null" {
 		if in.StructuredOutput[0] != '{' {
@@ -99,7 +99,7 @@ func (e *edge) submitWork(ctx context.Context, k slots.Key, in SubmitWorkInput) 
 		}
 		done.Output = in.StructuredOutput
 	}
-	p, err := e.Prism.Done(ctx, k, in.ClaimID, in.SlotID, done)
+	p, err := e.Prism.Done(ctx, in.ClaimID, in.SlotID, done)
 	if err != nil {
 		return SubmitOutput{}, "", err
 	}

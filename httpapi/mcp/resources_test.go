@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi/mcp"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/slots"
@@ -26,7 +27,7 @@ func TestResources(t *testing.T) {
 		claim := b.claimsWithSeats(t, "Crows plan ahead")[0]
 		g, err := b.svcs.Arena.Create(ctx, arena.TableMin, 0)
 		require.NoError(t, err)
-		asker := b.connect(t, b.key(t, "lead", slots.ScopeDiscussionWrite))
+		asker := b.connect(t, b.key(t, "lead", discussion.ScopeWrite))
 		prompt := ok[mcp.AskOutput](t, asker, "ask_squad", map[string]any{"message": "Ship?", "required_responses": 1}).PromptID
 
 		updated := make(chan string, 1024)
@@ -74,7 +75,7 @@ func TestResources(t *testing.T) {
 
 		gameURI := "agora://games/" + g.ID
 		require.NoError(t, watcher.Subscribe(ctx, &sdk.SubscribeParams{URI: gameURI}))
-		player := b.connect(t, b.key(t, "player", slots.ScopeArenaPlay))
+		player := b.connect(t, b.key(t, "player", arena.ScopePlay))
 		ok[mcp.JoinOutput](t, player, "join_game", map[string]any{"game_id": g.ID, "display_name": "P"})
 		hears(gameURI)
 		var state struct {
@@ -85,7 +86,7 @@ func TestResources(t *testing.T) {
 
 		promptURI := "agora://prompts/" + prompt
 		require.NoError(t, watcher.Subscribe(ctx, &sdk.SubscribeParams{URI: promptURI}))
-		answerer := b.connect(t, b.key(t, "scout", slots.ScopeDiscussionWrite))
+		answerer := b.connect(t, b.key(t, "scout", discussion.ScopeWrite))
 		ok[mcp.AnswerOutput](t, answerer, "answer_prompt", map[string]any{"prompt_id": prompt, "message": "Yes."})
 		hears(promptURI)
 		var p struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/wire"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -85,8 +86,8 @@ func (e *edge) slotTools(s *sdk.Server) {
 		anyKey, e.myProfile)
 }
 
-func (e *edge) takeJob(ctx context.Context, k slots.Key, in TakeJobInput) (JobOutput, string, error) {
-	j, err := e.Slots.TakeNext(ctx, k, slots.JobQuery{Role: slots.Role(in.Role), Domain: in.Domain, Strategy: slots.Strategy(in.Strategy)})
+func (e *edge) takeJob(ctx context.Context, in TakeJobInput) (JobOutput, string, error) {
+	j, err := e.Slots.TakeNext(ctx, slots.JobQuery{Role: slots.Role(in.Role), Domain: in.Domain, Strategy: slots.Strategy(in.Strategy)})
 	if errors.Is(err, slots.ErrNoJob) {
 		return JobOutput{}, "No open seat for you now; try again later or with other filters.", nil
 	}
@@ -103,8 +104,8 @@ func jobText(j wire.Job) string {
 		j.Slot.Role, j.Slot.ID, j.Claim.ID, len(j.Comments), j.Claim.Title, j.Slot.Role)
 }
 
-func (e *edge) postComment(ctx context.Context, k slots.Key, in PostCommentInput) (CommentOutput, string, error) {
-	c, err := e.Slots.AddComment(ctx, k, slots.NewComment{ClaimID: in.ClaimID, Body: in.Body, CommentType: in.CommentType})
+func (e *edge) postComment(ctx context.Context, in PostCommentInput) (CommentOutput, string, error) {
+	c, err := e.Slots.AddComment(ctx, slots.NewComment{ClaimID: in.ClaimID, Body: in.Body, CommentType: in.CommentType})
 	if err != nil {
 		return CommentOutput{}, "", err
 	}
@@ -112,14 +113,14 @@ func (e *edge) postComment(ctx context.Context, k slots.Key, in PostCommentInput
 		fmt.Sprintf("Comment %s posted on claim %s.", c.ID, c.ClaimID), nil
 }
 
-func (e *edge) finishJob(ctx context.Context, k slots.Key, in FinishJobInput) (FinishOutput, string, error) {
+func (e *edge) finishJob(ctx context.Context, in FinishJobInput) (FinishOutput, string, error) {
 	if !in.TakeNext {
-		if _, err := e.Slots.Done(ctx, k, in.ClaimID, in.SlotID); err != nil {
+		if _, err := e.Slots.Done(ctx, in.ClaimID, in.SlotID); err != nil {
 			return FinishOutput{}, "", err
 		}
 		return FinishOutput{OK: true}, fmt.Sprintf("Seat %s done and credited.", in.SlotID), nil
 	}
-	dn, err := e.Slots.DoneAndTakeNext(ctx, k, in.ClaimID, in.SlotID, slots.JobQuery{Role: slots.Role(in.Role), Domain: in.Domain})
+	dn, err := e.Slots.DoneAndTakeNext(ctx, in.ClaimID, in.SlotID, slots.JobQuery{Role: slots.Role(in.Role), Domain: in.Domain})
 	if err != nil {
 		return FinishOutput{}, "", err
 	}
@@ -130,7 +131,8 @@ func (e *edge) finishJob(ctx context.Context, k slots.Key, in FinishJobInput) (F
 	return FinishOutput{OK: true, Next: &v}, fmt.Sprintf("Seat %s done and credited. Next: %s", in.SlotID, jobText(v)), nil
 }
 
-func (e *edge) myProfile(ctx context.Context, k slots.Key, _ struct{}) (ProfileOutput, string, error) {
+func (e *edge) myProfile(ctx context.Context, _ struct{}) (ProfileOutput, string, error) {
+	k := identity.FromContext(ctx).Key
 	bal, err := e.Slots.Balance(ctx, k.ID)
 	if err != nil {
 		return ProfileOutput{}, "", err

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi/mcp"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/internal/testdb"
@@ -86,9 +87,9 @@ func TestTypeScriptClient(t *testing.T) {
 	require.NoError(t, err)
 	keys := map[string]any{
 		"worker":    b.key(t, "ts-worker", slots.ScopeCommentCreate),
-		"players":   []string{b.key(t, "ts-p0", slots.ScopeArenaPlay), b.key(t, "ts-p1", slots.ScopeArenaPlay), b.key(t, "ts-p2", slots.ScopeArenaPlay)},
-		"asker":     b.key(t, "ts-asker", slots.ScopeDiscussionWrite),
-		"answerers": []string{b.key(t, "ts-a0", slots.ScopeDiscussionWrite), b.key(t, "ts-a1", slots.ScopeDiscussionWrite)},
+		"players":   []string{b.key(t, "ts-p0", arena.ScopePlay), b.key(t, "ts-p1", arena.ScopePlay), b.key(t, "ts-p2", arena.ScopePlay)},
+		"asker":     b.key(t, "ts-asker", discussion.ScopeWrite),
+		"answerers": []string{b.key(t, "ts-a0", discussion.ScopeWrite), b.key(t, "ts-a1", discussion.ScopeWrite)},
 		"game":      g.ID,
 	}
 	// The host starts the game once its players have joined.

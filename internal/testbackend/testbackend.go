@@ -39,7 +39,7 @@ func All() []Backend {
 	return []Backend{
 		{"memstore", func(t *testing.T) storetest.Stores {
 			s := memstore.New()
-			return storetest.Stores{Slots: s, Discussion: s, Prism: s, Arena: s, AgentChat: s, Notifier: s, Peer: s,
+			return storetest.Stores{Slots: s, Identity: s, Discussion: s, Prism: s, Arena: s, AgentChat: s, Notifier: s, Peer: s,
 				Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
 					return s.Limiter(perSecond, burst), s.Limiter(perSecond, burst)
 				}}
@@ -60,7 +60,7 @@ func All() []Backend {
 				t.Fatal(err)
 			}
 			st, peerDB := pgstore.New(db), pgDB(t, dsn)
-			return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: pgNotifier(t, db, dsn), Peer: pgNotifier(t, peerDB, dsn),
+			return storetest.Stores{Slots: st, Identity: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: pgNotifier(t, db, dsn), Peer: pgNotifier(t, peerDB, dsn),
 				Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
 					return st.Limiter(perSecond, burst), pgstore.New(peerDB).Limiter(perSecond, burst)
 				}}
@@ -103,7 +103,7 @@ func pgNotifier(t *testing.T, db *sqlx.DB, dsn string) *pgstore.Notifier {
 
 func redisStores(t *testing.T, st, peer *redisstore.Store) storetest.Stores {
 	t.Cleanup(func() { _ = st.Close(); _ = peer.Close() })
-	return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: st, Peer: peer,
+	return storetest.Stores{Slots: st, Identity: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: st, Peer: peer,
 		Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
 			return st.Limiter(perSecond, burst), peer.Limiter(perSecond, burst)
 		}}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/slots"
 )
@@ -21,7 +22,7 @@ type Store struct {
 	claimOrder []string // claim IDs, ascending
 	slots      map[string]*slotRec
 	seq        uint64 // last slotRec.seq handed out
-	keys       map[string]*slots.Key
+	keys       map[string]*identity.Key
 	keyOrder   []string
 	keyNames   map[string]string // name -> key ID, revoked keys included
 	balances   map[string]int64
@@ -41,14 +42,17 @@ type Store struct {
 	rates rateData   // the rate limits (Limiter); has its own lock
 }
 
-var _ slots.Store = (*Store)(nil)
+var (
+	_ slots.Store    = (*Store)(nil)
+	_ identity.Store = (*Store)(nil)
+)
 
 // New returns an empty store.
 func New() *Store {
 	return &Store{
 		claims:   map[string]*claimRec{},
 		slots:    map[string]*slotRec{},
-		keys:     map[string]*slots.Key{},
+		keys:     map[string]*identity.Key{},
 		keyNames: map[string]string{},
 		balances: map[string]int64{},
 		queue:    jobQueue{sets: map[queueKey]*openSet{}},

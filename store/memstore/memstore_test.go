@@ -11,7 +11,7 @@ import (
 
 func newStores(*testing.T) storetest.Stores {
 	s := memstore.New()
-	return storetest.Stores{Slots: s, Discussion: s, Prism: s, Arena: s, AgentChat: s, Notifier: s, Peer: s, PeerChat: s,
+	return storetest.Stores{Slots: s, Identity: s, Discussion: s, Prism: s, Arena: s, AgentChat: s, Notifier: s, Peer: s, PeerChat: s,
 		Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
 			return s.Limiter(perSecond, burst), s.Limiter(perSecond, burst)
 		}}
@@ -30,7 +30,7 @@ func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newStore, 10
 func BenchmarkNextWork(b *testing.B) {
 	storetest.BenchmarkNextWork(b, func(*testing.B) storetest.Stores {
 		s := memstore.New()
-		return storetest.Stores{Slots: s, Prism: s}
+		return storetest.Stores{Slots: s, Identity: s, Prism: s}
 	}, 100_000)
 }
 
@@ -41,7 +41,7 @@ func BenchmarkArgue(b *testing.B) {
 func BenchmarkStageTake(b *testing.B) {
 	storetest.BenchmarkStageTake(b, func(*testing.B) storetest.Stores {
 		s := memstore.New()
-		return storetest.Stores{Slots: s, Prism: s}
+		return storetest.Stores{Slots: s, Identity: s, Prism: s}
 	})
 }
 

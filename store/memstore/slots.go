@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -266,18 +267,18 @@ func (s *Store) ReleaseExpiredSlots(ctx context.Context, now int64) (int, error)
 	return n, nil
 }
 
-// CreateKey implements slots.KeyStore.
-func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
+// CreateKey implements identity.KeyStore.
+func (s *Store) CreateKey(ctx context.Context, k identity.Key) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.keys[k.ID]; ok {
-		return slots.ErrKeyExists
+		return identity.ErrKeyExists
 	}
 	if _, ok := s.keyNames[k.Name]; ok {
-		return slots.ErrKeyNameTaken
+		return identity.ErrKeyNameTaken
 	}
 	k = cloneKey(k)
 	s.keys[k.ID] = &k
@@ -286,41 +287,41 @@ func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
 	return nil
 }
 
-func cloneKey(k slots.Key) slots.Key {
+func cloneKey(k identity.Key) identity.Key {
 	k.Scopes = slices.Clone(k.Scopes)
 	k.Hash = slices.Clone(k.Hash)
 	return k
 }
 
-// GetKey implements slots.KeyStore.
-func (s *Store) GetKey(ctx context.Context, id string) (slots.Key, error) {
+// GetKey implements identity.KeyStore.
+func (s *Store) GetKey(ctx context.Context, id string) (identity.Key, error) {
 	if err := ctx.Err(); err != nil {
-		return slots.Key{}, err
+		return identity.Key{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k, ok := s.keys[id]
 	if !ok {
-		return slots.Key{}, slots.ErrKeyNotFound
+		return identity.Key{}, identity.ErrKeyNotFound
 	}
 	return cloneKey(*k), nil
 }
 
-// ListKeys implements slots.KeyStore.
-func (s *Store) ListKeys(ctx context.Context) ([]slots.Key, error) {
+// ListKeys implements identity.KeyStore.
+func (s *Store) ListKeys(ctx context.Context) ([]identity.Key, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]slots.Key, 0, len(s.keyOrder))
+	out := make([]identity.Key, 0, len(s.keyOrder))
 	for _, id := range s.keyOrder {
 		out = append(out, cloneKey(*s.keys[id]))
 	}
 	return out, nil
 }
 
-// RevokeKey implements slots.KeyStore.
+// RevokeKey implements identity.KeyStore.
 func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -329,7 +330,7 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 	defer s.mu.Unlock()
 	k, ok := s.keys[id]
 	if !ok {
-		return slots.ErrKeyNotFound
+		return identity.ErrKeyNotFound
 	}
 	if k.RevokedAt == 0 {
 		k.RevokedAt = at
@@ -337,7 +338,7 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 	return nil
 }
 
-// SetSigningKey implements slots.KeyStore.
+// SetSigningKey implements identity.KeyStore.
 func (s *Store) SetSigningKey(ctx context.Context, id, address string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -346,13 +347,13 @@ func (s *Store) SetSigningKey(ctx context.Context, id, address string) error {
 	defer s.mu.Unlock()
 	k, ok := s.keys[id]
 	if !ok {
-		return slots.ErrKeyNotFound
+		return identity.ErrKeyNotFound
 	}
 	k.SigningKeyAddress = address
 	return nil
 }
 
-// Balance implements slots.KeyStore.
+// Balance implements identity.KeyStore.
 func (s *Store) Balance(ctx context.Context, keyID string) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -367,7 +368,7 @@ const deviceForget = 24 * 60 * 60 * 1000
 
 // deviceData holds device logins by ID and their user codes.
 type deviceData struct {
-	byID   map[string]*slots.DeviceCode
+	byID   map[string]*identity.DeviceCode
 	byUser map[string]string // user code -> ID
 }
 
@@ -381,28 +382,28 @@ func (d *deviceData) forget(now int64) {
 	}
 }
 
-func cloneDevice(d *slots.DeviceCode) slots.DeviceCode {
+func cloneDevice(d *identity.DeviceCode) identity.DeviceCode {
 	c := *d
 	c.Scopes = slices.Clone(d.Scopes)
 	return c
 }
 
-// CreateDeviceCode implements slots.DeviceStore.
-func (s *Store) CreateDeviceCode(ctx context.Context, d slots.DeviceCode) error {
+// CreateDeviceCode implements identity.DeviceStore.
+func (s *Store) CreateDeviceCode(ctx context.Context, d identity.DeviceCode) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.devices.byID == nil {
-		s.devices = deviceData{byID: map[string]*slots.DeviceCode{}, byUser: map[string]string{}}
+		s.devices = deviceData{byID: map[string]*identity.DeviceCode{}, byUser: map[string]string{}}
 	}
 	s.devices.forget(d.CreatedAt)
 	if _, ok := s.devices.byID[d.ID]; ok {
-		return slots.ErrDeviceCodeExists
+		return identity.ErrDeviceCodeExists
 	}
 	if _, ok := s.devices.byUser[d.UserCode]; ok {
-		return slots.ErrDeviceCodeExists
+		return identity.ErrDeviceCodeExists
 	}
 	c := cloneDevice(&d)
 	s.devices.byID[d.ID] = &c
@@ -411,65 +412,65 @@ func (s *Store) CreateDeviceCode(ctx context.Context, d slots.DeviceCode) error 
 }
 
 // deviceByUser returns the login of a user code; the caller holds mu.
-func (s *Store) deviceByUser(userCode string) (*slots.DeviceCode, error) {
+func (s *Store) deviceByUser(userCode string) (*identity.DeviceCode, error) {
 	id, ok := s.devices.byUser[userCode]
 	if !ok {
-		return nil, slots.ErrDeviceCodeNotFound
+		return nil, identity.ErrDeviceCodeNotFound
 	}
 	return s.devices.byID[id], nil
 }
 
-// DeviceCodeByUserCode implements slots.DeviceStore.
-func (s *Store) DeviceCodeByUserCode(ctx context.Context, userCode string) (slots.DeviceCode, error) {
+// DeviceCodeByUserCode implements identity.DeviceStore.
+func (s *Store) DeviceCodeByUserCode(ctx context.Context, userCode string) (identity.DeviceCode, error) {
 	if err := ctx.Err(); err != nil {
-		return slots.DeviceCode{}, err
+		return identity.DeviceCode{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, err := s.deviceByUser(userCode)
 	if err != nil {
-		return slots.DeviceCode{}, err
+		return identity.DeviceCode{}, err
 	}
 	return cloneDevice(d), nil
 }
 
-// ApproveDeviceCode implements slots.DeviceStore.
-func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (slots.DeviceCode, error) {
+// ApproveDeviceCode implements identity.DeviceStore.
+func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (identity.DeviceCode, error) {
 	if err := ctx.Err(); err != nil {
-		return slots.DeviceCode{}, err
+		return identity.DeviceCode{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, err := s.deviceByUser(userCode)
 	switch {
 	case err != nil:
-		return slots.DeviceCode{}, err
+		return identity.DeviceCode{}, err
 	case d.Expired(now):
-		return slots.DeviceCode{}, slots.ErrDeviceCodeExpired
-	case d.Status != slots.DevicePending:
-		return slots.DeviceCode{}, slots.ErrDeviceCodeUsed
+		return identity.DeviceCode{}, identity.ErrDeviceCodeExpired
+	case d.Status != identity.DevicePending:
+		return identity.DeviceCode{}, identity.ErrDeviceCodeUsed
 	}
-	d.Status, d.ApprovedBy, d.ApprovedAt = slots.DeviceApproved, by, now
+	d.Status, d.ApprovedBy, d.ApprovedAt = identity.DeviceApproved, by, now
 	return cloneDevice(d), nil
 }
 
-// ConsumeDeviceCode implements slots.DeviceStore.
-func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (slots.DeviceCode, error) {
+// ConsumeDeviceCode implements identity.DeviceStore.
+func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (identity.DeviceCode, error) {
 	if err := ctx.Err(); err != nil {
-		return slots.DeviceCode{}, err
+		return identity.DeviceCode{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, ok := s.devices.byID[id]
 	switch {
 	case !ok:
-		return slots.DeviceCode{}, slots.ErrDeviceCodeNotFound
-	case d.Status == slots.DeviceConsumed:
-		return slots.DeviceCode{}, slots.ErrDeviceCodeConsumed
+		return identity.DeviceCode{}, identity.ErrDeviceCodeNotFound
+	case d.Status == identity.DeviceConsumed:
+		return identity.DeviceCode{}, identity.ErrDeviceCodeConsumed
 	case d.Expired(now):
-		return slots.DeviceCode{}, slots.ErrDeviceCodeExpired
-	case d.Status == slots.DeviceApproved:
-		d.Status, d.ConsumedAt = slots.DeviceConsumed, now
+		return identity.DeviceCode{}, identity.ErrDeviceCodeExpired
+	case d.Status == identity.DeviceApproved:
+		d.Status, d.ConsumedAt = identity.DeviceConsumed, now
 	}
 	return cloneDevice(d), nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -39,6 +40,7 @@ type Store struct {
 
 var (
 	_ slots.Store      = (*Store)(nil)
+	_ identity.Store   = (*Store)(nil)
 	_ discussion.Store = (*Store)(nil)
 )
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/pgstore"
@@ -50,7 +51,7 @@ func TestConformance(t *testing.T) {
 		peerDB, err := sqlx.Open("postgres", dsn)
 		require.NoError(t, err)
 		t.Cleanup(func() { peerDB.Close() })
-		return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: notifier(t, db, dsn), Peer: notifier(t, peerDB, dsn), PeerChat: pgstore.New(peerDB),
+		return storetest.Stores{Slots: st, Identity: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: notifier(t, db, dsn), Peer: notifier(t, peerDB, dsn), PeerChat: pgstore.New(peerDB),
 			CutPeer: func(t *testing.T) { testdb.TerminatePostgresListeners(t, db) },
 			Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
 				return st.Limiter(perSecond, burst), pgstore.New(peerDB).Limiter(perSecond, burst)
@@ -116,7 +117,7 @@ func TestJobQueueUsesIndexes(t *testing.T) {
 		_, err = svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 2}, {Role: slots.RoleDefender, Count: 1}})
 		require.NoError(t, err)
 		if i%3 == 0 {
-			_, err = svc.AddComment(ctx, slots.Key{ID: "k"}, slots.NewComment{ClaimID: c.ID, Body: "d", CommentType: "draft"})
+			_, err = svc.AddComment(identity.WithKey(ctx, identity.Key{ID: "k"}), slots.NewComment{ClaimID: c.ID, Body: "d", CommentType: "draft"})
 			require.NoError(t, err)
 		}
 	}
@@ -165,14 +166,14 @@ func BenchmarkArgue(b *testing.B) {
 func BenchmarkNextWork(b *testing.B) {
 	storetest.BenchmarkNextWork(b, func(b *testing.B) storetest.Stores {
 		st := newBenchStore(b).(*pgstore.Store)
-		return storetest.Stores{Slots: st, Prism: st}
+		return storetest.Stores{Slots: st, Identity: st, Prism: st}
 	}, 100_000)
 }
 
 func BenchmarkStageTake(b *testing.B) {
 	storetest.BenchmarkStageTake(b, func(b *testing.B) storetest.Stores {
 		st := newBenchStore(b).(*pgstore.Store)
-		return storetest.Stores{Slots: st, Prism: st}
+		return storetest.Stores{Slots: st, Identity: st, Prism: st}
 	})
 }
 
@@ -218,5 +219,5 @@ func TestKeyNamesMigration(t *testing.T) {
 		names = append(names, k.Name)
 	}
 	require.Equal(t, []string{"dupname", "dupname (key_2)", "solo"}, names)
-	require.ErrorIs(t, st.CreateKey(ctx, slots.Key{ID: "key_4", Name: "solo", Scopes: []slots.Scope{}, Hash: []byte{1}}), slots.ErrKeyNameTaken)
+	require.ErrorIs(t, st.CreateKey(ctx, identity.Key{ID: "key_4", Name: "solo", Scopes: []identity.Scope{}, Hash: []byte{1}}), identity.ErrKeyNameTaken)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -398,8 +399,8 @@ func (s *Store) ReleaseExpiredSlots(ctx context.Context, now int64) (int, error)
 	return int(n), interpretError(ctx, err)
 }
 
-// CreateKey implements slots.KeyStore.
-func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
+// CreateKey implements identity.KeyStore.
+func (s *Store) CreateKey(ctx context.Context, k identity.Key) error {
 	scopes := make([]string, len(k.Scopes))
 	for i, sc := range k.Scopes {
 		scopes[i] = string(sc)
@@ -407,10 +408,10 @@ func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_keys (id, name, avatar_url, scopes, hash, created_at, revoked_at, signing_key_address)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, k.ID, k.Name, k.AvatarURL, pq.Array(scopes), k.Hash, k.CreatedAt, k.RevokedAt, k.SigningKeyAddress)
 	if isUniqueViolation(err, "agora_keys_pkey") {
-		return slots.ErrKeyExists
+		return identity.ErrKeyExists
 	}
 	if isUniqueViolation(err, "agora_keys_name") {
-		return slots.ErrKeyNameTaken
+		return identity.ErrKeyNameTaken
 	}
 	return interpretError(ctx, err)
 }
@@ -426,44 +427,44 @@ type keyRow struct {
 	Signing   string         `db:"signing_key_address"`
 }
 
-func (r keyRow) key() slots.Key {
-	k := slots.Key{ID: r.ID, Name: r.Name, AvatarURL: r.AvatarURL, Hash: r.Hash, CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt,
-		SigningKeyAddress: r.Signing, Scopes: []slots.Scope{}}
+func (r keyRow) key() identity.Key {
+	k := identity.Key{ID: r.ID, Name: r.Name, AvatarURL: r.AvatarURL, Hash: r.Hash, CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt,
+		SigningKeyAddress: r.Signing, Scopes: []identity.Scope{}}
 	for _, sc := range r.Scopes {
-		k.Scopes = append(k.Scopes, slots.Scope(sc))
+		k.Scopes = append(k.Scopes, identity.Scope(sc))
 	}
 	return k
 }
 
 const keyColumns = `id, name, avatar_url, scopes, hash, created_at, revoked_at, signing_key_address`
 
-// GetKey implements slots.KeyStore.
-func (s *Store) GetKey(ctx context.Context, id string) (slots.Key, error) {
+// GetKey implements identity.KeyStore.
+func (s *Store) GetKey(ctx context.Context, id string) (identity.Key, error) {
 	var r keyRow
 	err := s.get(ctx, &r, `SELECT `+keyColumns+` FROM agora_keys WHERE id = $1`, id)
 	if isNoRows(err) {
-		return slots.Key{}, slots.ErrKeyNotFound
+		return identity.Key{}, identity.ErrKeyNotFound
 	}
 	if err != nil {
-		return slots.Key{}, interpretError(ctx, err)
+		return identity.Key{}, interpretError(ctx, err)
 	}
 	return r.key(), nil
 }
 
-// ListKeys implements slots.KeyStore.
-func (s *Store) ListKeys(ctx context.Context) ([]slots.Key, error) {
+// ListKeys implements identity.KeyStore.
+func (s *Store) ListKeys(ctx context.Context) ([]identity.Key, error) {
 	var rows []keyRow
 	if err := s.db.SelectContext(ctx, &rows, `SELECT `+keyColumns+` FROM agora_keys ORDER BY id`); err != nil {
 		return nil, interpretError(ctx, err)
 	}
-	out := make([]slots.Key, len(rows))
+	out := make([]identity.Key, len(rows))
 	for i, r := range rows {
 		out[i] = r.key()
 	}
 	return out, nil
 }
 
-// RevokeKey implements slots.KeyStore.
+// RevokeKey implements identity.KeyStore.
 func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 	var found bool
 	err := s.db.GetContext(ctx, &found, `
@@ -473,17 +474,17 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 		return interpretError(ctx, err)
 	}
 	if !found {
-		return slots.ErrKeyNotFound
+		return identity.ErrKeyNotFound
 	}
 	return nil
 }
 
-// SetSigningKey implements slots.KeyStore.
+// SetSigningKey implements identity.KeyStore.
 func (s *Store) SetSigningKey(ctx context.Context, id, address string) error {
-	return s.execOne(ctx, slots.ErrKeyNotFound, `UPDATE agora_keys SET signing_key_address = $2 WHERE id = $1`, id, address)
+	return s.execOne(ctx, identity.ErrKeyNotFound, `UPDATE agora_keys SET signing_key_address = $2 WHERE id = $1`, id, address)
 }
 
-// Balance implements slots.KeyStore.
+// Balance implements identity.KeyStore.
 func (s *Store) Balance(ctx context.Context, keyID string) (int64, error) {
 	var n int64
 	err := s.get(ctx, &n, `SELECT COALESCE(sum(amount), 0) FROM agora_ledger WHERE api_key_id = $1`, keyID)
@@ -510,19 +511,19 @@ type deviceRow struct {
 	ConsumedAt int64          `db:"consumed_at"`
 }
 
-func (r deviceRow) device() slots.DeviceCode {
-	d := slots.DeviceCode{ID: r.ID, UserCode: r.UserCode, Name: r.Name, AgentModel: r.AgentModel, AvatarURL: r.AvatarURL,
-		Scopes: []slots.Scope{}, Status: slots.DeviceStatus(r.Status), CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
+func (r deviceRow) device() identity.DeviceCode {
+	d := identity.DeviceCode{ID: r.ID, UserCode: r.UserCode, Name: r.Name, AgentModel: r.AgentModel, AvatarURL: r.AvatarURL,
+		Scopes: []identity.Scope{}, Status: identity.DeviceStatus(r.Status), CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
 		ApprovedBy: r.ApprovedBy, ApprovedAt: r.ApprovedAt, ConsumedAt: r.ConsumedAt}
 	for _, sc := range r.Scopes {
-		d.Scopes = append(d.Scopes, slots.Scope(sc))
+		d.Scopes = append(d.Scopes, identity.Scope(sc))
 	}
 	return d
 }
 
-// CreateDeviceCode implements slots.DeviceStore. Logins expired more than
+// CreateDeviceCode implements identity.DeviceStore. Logins expired more than
 // a day ago are deleted on the way.
-func (s *Store) CreateDeviceCode(ctx context.Context, d slots.DeviceCode) error {
+func (s *Store) CreateDeviceCode(ctx context.Context, d identity.DeviceCode) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM agora_device_codes WHERE expires_at < $1`, d.CreatedAt-deviceForget); err != nil {
 		return interpretError(ctx, err)
 	}
@@ -534,27 +535,27 @@ func (s *Store) CreateDeviceCode(ctx context.Context, d slots.DeviceCode) error 
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		d.ID, d.UserCode, d.Name, d.AgentModel, d.AvatarURL, pq.Array(scopes), string(d.Status), d.CreatedAt, d.ExpiresAt, d.ApprovedBy, d.ApprovedAt, d.ConsumedAt)
 	if isUniqueViolation(err, "") {
-		return slots.ErrDeviceCodeExists
+		return identity.ErrDeviceCodeExists
 	}
 	return interpretError(ctx, err)
 }
 
-// DeviceCodeByUserCode implements slots.DeviceStore.
-func (s *Store) DeviceCodeByUserCode(ctx context.Context, userCode string) (slots.DeviceCode, error) {
+// DeviceCodeByUserCode implements identity.DeviceStore.
+func (s *Store) DeviceCodeByUserCode(ctx context.Context, userCode string) (identity.DeviceCode, error) {
 	var r deviceRow
 	err := s.db.GetContext(ctx, &r, `SELECT `+deviceColumns+` FROM agora_device_codes WHERE user_code = $1`, userCode)
 	if isNoRows(err) {
-		return slots.DeviceCode{}, slots.ErrDeviceCodeNotFound
+		return identity.DeviceCode{}, identity.ErrDeviceCodeNotFound
 	}
 	if err != nil {
-		return slots.DeviceCode{}, interpretError(ctx, err)
+		return identity.DeviceCode{}, interpretError(ctx, err)
 	}
 	return r.device(), nil
 }
 
-// ApproveDeviceCode implements slots.DeviceStore: one conditional UPDATE;
+// ApproveDeviceCode implements identity.DeviceStore: one conditional UPDATE;
 // when it changes nothing, the row as it is tells why.
-func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (slots.DeviceCode, error) {
+func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (identity.DeviceCode, error) {
 	var r deviceRow
 	err := s.db.GetContext(ctx, &r, `UPDATE agora_device_codes SET status = 'approved', approved_by = $2, approved_at = $3
 		WHERE user_code = $1 AND status = 'pending' AND expires_at > $3 RETURNING `+deviceColumns, userCode, by, now)
@@ -562,23 +563,23 @@ func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now 
 		return r.device(), nil
 	}
 	if !isNoRows(err) {
-		return slots.DeviceCode{}, interpretError(ctx, err)
+		return identity.DeviceCode{}, interpretError(ctx, err)
 	}
 	d, err := s.DeviceCodeByUserCode(ctx, userCode)
 	switch {
 	case err != nil:
-		return slots.DeviceCode{}, err
+		return identity.DeviceCode{}, err
 	case d.Expired(now):
-		return slots.DeviceCode{}, slots.ErrDeviceCodeExpired
+		return identity.DeviceCode{}, identity.ErrDeviceCodeExpired
 	default:
-		return slots.DeviceCode{}, slots.ErrDeviceCodeUsed
+		return identity.DeviceCode{}, identity.ErrDeviceCodeUsed
 	}
 }
 
-// ConsumeDeviceCode implements slots.DeviceStore: one conditional UPDATE
+// ConsumeDeviceCode implements identity.DeviceStore: one conditional UPDATE
 // consumes an approved login; when it changes nothing, the row as it is
 // tells why (a status only ever moves forward, so the reading is sound).
-func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (slots.DeviceCode, error) {
+func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (identity.DeviceCode, error) {
 	var r deviceRow
 	err := s.db.GetContext(ctx, &r, `UPDATE agora_device_codes SET status = 'consumed', consumed_at = $2
 		WHERE id = $1 AND status = 'approved' AND expires_at > $2 RETURNING `+deviceColumns, id, now)
@@ -586,21 +587,21 @@ func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (sl
 		return r.device(), nil
 	}
 	if !isNoRows(err) {
-		return slots.DeviceCode{}, interpretError(ctx, err)
+		return identity.DeviceCode{}, interpretError(ctx, err)
 	}
 	err = s.db.GetContext(ctx, &r, `SELECT `+deviceColumns+` FROM agora_device_codes WHERE id = $1`, id)
 	if isNoRows(err) {
-		return slots.DeviceCode{}, slots.ErrDeviceCodeNotFound
+		return identity.DeviceCode{}, identity.ErrDeviceCodeNotFound
 	}
 	if err != nil {
-		return slots.DeviceCode{}, interpretError(ctx, err)
+		return identity.DeviceCode{}, interpretError(ctx, err)
 	}
 	d := r.device()
 	switch {
-	case d.Status == slots.DeviceConsumed:
-		return slots.DeviceCode{}, slots.ErrDeviceCodeConsumed
+	case d.Status == identity.DeviceConsumed:
+		return identity.DeviceCode{}, identity.ErrDeviceCodeConsumed
 	case d.Expired(now):
-		return slots.DeviceCode{}, slots.ErrDeviceCodeExpired
+		return identity.DeviceCode{}, identity.ErrDeviceCodeExpired
 	}
 	return d, nil // pending
 }

@@ -34,7 +34,7 @@ func TestDropDeletesTheStoresKeysOnly(t *testing.T) {
 			mine, other := testdb.UniqueName(), testdb.UniqueName()
 			fill := func(prefix string) *redisstore.Store {
 				st := redisstore.New(c, redisstore.WithPrefix(prefix))
-				svc := slots.New(st, slots.WithAdminKey("adm"))
+				svc := slots.New(st)
 				_, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "t", Body: "b"})
 				require.NoError(t, err)
 				_, _, err = discussion.New(st).Create(ctx, discussion.NewPrompt{RequesterAgent: "Developer", PromptMessage: "?"})

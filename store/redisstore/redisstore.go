@@ -15,6 +15,7 @@ import (
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -33,7 +34,10 @@ type Store struct {
 	events *notifier
 }
 
-var _ slots.Store = (*Store)(nil)
+var (
+	_ slots.Store    = (*Store)(nil)
+	_ identity.Store = (*Store)(nil)
+)
 
 // Option configures a Store.
 type Option func(*Store)
@@ -153,10 +157,10 @@ var scriptErrors = func() map[string]error {
 // scriptErrorList is every error a script may fail with; their codes are
 // distinct (a test checks), so each maps back to itself.
 var scriptErrorList = []*store.Error{
-	slots.ErrClaimNotFound, slots.ErrSlotNotFound, slots.ErrKeyNotFound, slots.ErrNoJob,
+	slots.ErrClaimNotFound, slots.ErrSlotNotFound, identity.ErrKeyNotFound, slots.ErrNoJob,
 	slots.ErrSlotTaken, slots.ErrSlotHeld, slots.ErrNotSlotOwner, slots.ErrSlotNotTaken,
-	slots.ErrClaimExists, slots.ErrKeyExists, slots.ErrKeyNameTaken,
-	slots.ErrDeviceCodeNotFound, slots.ErrDeviceCodeExpired, slots.ErrDeviceCodeConsumed, slots.ErrDeviceCodeUsed, slots.ErrDeviceCodeExists,
+	slots.ErrClaimExists, identity.ErrKeyExists, identity.ErrKeyNameTaken,
+	identity.ErrDeviceCodeNotFound, identity.ErrDeviceCodeExpired, identity.ErrDeviceCodeConsumed, identity.ErrDeviceCodeUsed, identity.ErrDeviceCodeExists,
 	discussion.ErrPromptNotFound, discussion.ErrPromptClosed, discussion.ErrAlreadyResponded,
 	discussion.ErrOwnPrompt, discussion.ErrPromptExists, discussion.ErrReplyToNotFound,
 	prism.ErrPipelineNotFound, prism.ErrPipelineExists, prism.ErrVersionConflict,

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/redisstore"
@@ -63,7 +64,7 @@ func TestConformanceRedis(t *testing.T) {
 // stores pairs a store with a peer: the same data as another process sees it.
 func stores(t *testing.T, st, peer *redisstore.Store) storetest.Stores {
 	t.Cleanup(func() { _ = st.Close(); _ = peer.Close() })
-	return storetest.Stores{Slots: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: st, Peer: peer, PeerChat: peer,
+	return storetest.Stores{Slots: st, Identity: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: st, Peer: peer, PeerChat: peer,
 		Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
 			return st.Limiter(perSecond, burst), peer.Limiter(perSecond, burst)
 		}}
@@ -155,7 +156,7 @@ func TestCancelledContext(t *testing.T) {
 			return err
 		},
 		"ReleaseExpiredSlots": func() error { _, err := st.ReleaseExpiredSlots(ctx, 1); return err },
-		"CreateKey":           func() error { return st.CreateKey(ctx, slots.Key{ID: "key_1"}) },
+		"CreateKey":           func() error { return st.CreateKey(ctx, identity.Key{ID: "key_1"}) },
 		"GetKey":              func() error { _, err := st.GetKey(ctx, "key_1"); return err },
 		"ListKeys":            func() error { _, err := st.ListKeys(ctx); return err },
 		"RevokeKey":           func() error { return st.RevokeKey(ctx, "key_1", 1) },
@@ -191,20 +192,20 @@ func ExampleNew() {
 	if _, err := svc.ConfigureSlots(ctx, claim.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}}); err != nil {
 		panic(err)
 	}
-	drafter := slots.Key{ID: "key_drafter", Name: "Drafter"}
-	if _, err := svc.AddComment(ctx, drafter, slots.NewComment{ClaimID: claim.ID, Body: "A draft.", CommentType: "draft"}); err != nil {
+	drafter := identity.Key{ID: "key_drafter", Name: "Drafter"}
+	if _, err := svc.AddComment(identity.WithKey(ctx, drafter), slots.NewComment{ClaimID: claim.ID, Body: "A draft.", CommentType: "draft"}); err != nil {
 		panic(err)
 	}
 	job, err := svc.NextJob(ctx, slots.JobQuery{Role: slots.RoleCritic})
 	if err != nil {
 		panic(err)
 	}
-	taken, err := svc.Take(ctx, slots.Key{ID: "key_a", Name: "Skeptic-7"}, claim.ID, job.Slot.ID)
+	taken, err := svc.Take(identity.WithKey(ctx, identity.Key{ID: "key_a", Name: "Skeptic-7"}), claim.ID, job.Slot.ID)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(taken.Status, taken.AgentName)
-	_, err = svc.Take(ctx, slots.Key{ID: "key_b", Name: "Late"}, claim.ID, job.Slot.ID)
+	_, err = svc.Take(identity.WithKey(ctx, identity.Key{ID: "key_b", Name: "Late"}), claim.ID, job.Slot.ID)
 	fmt.Println(err)
 	// Output:
 	// taken Skeptic-7
@@ -214,14 +215,14 @@ func ExampleNew() {
 func BenchmarkNextWork(b *testing.B) {
 	storetest.BenchmarkNextWork(b, func(b *testing.B) storetest.Stores {
 		st := newRedisStore(b).(*redisstore.Store)
-		return storetest.Stores{Slots: st, Prism: st}
+		return storetest.Stores{Slots: st, Identity: st, Prism: st}
 	}, 100_000)
 }
 
 func BenchmarkStageTake(b *testing.B) {
 	storetest.BenchmarkStageTake(b, func(b *testing.B) storetest.Stores {
 		st := newRedisStore(b).(*redisstore.Store)
-		return storetest.Stores{Slots: st, Prism: st}
+		return storetest.Stores{Slots: st, Identity: st, Prism: st}
 	})
 }
 
@@ -236,7 +237,7 @@ func TestKeyNamesIndexedOnce(t *testing.T) {
 	m, c := newMiniredisClient(t)
 	st := redisstore.New(c)
 	ctx := context.Background()
-	require.NoError(t, st.CreateKey(ctx, slots.Key{ID: "key_1", Name: "old", Scopes: []slots.Scope{}}))
+	require.NoError(t, st.CreateKey(ctx, identity.Key{ID: "key_1", Name: "old", Scopes: []identity.Scope{}}))
 	dropped := 0
 	for _, k := range m.Keys() {
 		if strings.HasSuffix(k, "keynames") {
@@ -245,7 +246,7 @@ func TestKeyNamesIndexedOnce(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, dropped, "the names index")
-	err := st.CreateKey(ctx, slots.Key{ID: "key_2", Name: "old", Scopes: []slots.Scope{}})
-	require.ErrorIs(t, err, slots.ErrKeyNameTaken)
-	require.NoError(t, st.CreateKey(ctx, slots.Key{ID: "key_3", Name: "new", Scopes: []slots.Scope{}}))
+	err := st.CreateKey(ctx, identity.Key{ID: "key_2", Name: "old", Scopes: []identity.Scope{}})
+	require.ErrorIs(t, err, identity.ErrKeyNameTaken)
+	require.NoError(t, st.CreateKey(ctx, identity.Key{ID: "key_3", Name: "new", Scopes: []identity.Scope{}}))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -187,8 +188,8 @@ func (s *Store) ReleaseExpiredSlots(ctx context.Context, now int64) (int, error)
 	}
 }
 
-// CreateKey implements slots.KeyStore.
-func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
+// CreateKey implements identity.KeyStore.
+func (s *Store) CreateKey(ctx context.Context, k identity.Key) error {
 	scopes, err := json.Marshal(k.Scopes)
 	if err != nil {
 		return fmt.Errorf("redisstore: encode scopes: %w", err)
@@ -199,25 +200,25 @@ func (s *Store) CreateKey(ctx context.Context, k slots.Key) error {
 	return interpretError(ctx, err, nil)
 }
 
-// GetKey implements slots.KeyStore.
-func (s *Store) GetKey(ctx context.Context, id string) (slots.Key, error) {
+// GetKey implements identity.KeyStore.
+func (s *Store) GetKey(ctx context.Context, id string) (identity.Key, error) {
 	m, err := s.client.HGetAll(ctx, s.keyKey(id)).Result()
 	if err != nil {
-		return slots.Key{}, interpretError(ctx, err, slots.ErrKeyNotFound)
+		return identity.Key{}, interpretError(ctx, err, identity.ErrKeyNotFound)
 	}
 	if len(m) == 0 {
-		return slots.Key{}, slots.ErrKeyNotFound
+		return identity.Key{}, identity.ErrKeyNotFound
 	}
 	return decodeKey(m)
 }
 
-// ListKeys implements slots.KeyStore.
-func (s *Store) ListKeys(ctx context.Context) ([]slots.Key, error) {
+// ListKeys implements identity.KeyStore.
+func (s *Store) ListKeys(ctx context.Context) ([]identity.Key, error) {
 	v, err := listKeysScript.Run(ctx, s.client, []string{s.keysKey()}, s.ns).Slice()
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)
 	}
-	out := make([]slots.Key, 0, len(v))
+	out := make([]identity.Key, 0, len(v))
 	for _, item := range v {
 		m, err := toRecord(item)
 		if err != nil {
@@ -232,19 +233,19 @@ func (s *Store) ListKeys(ctx context.Context) ([]slots.Key, error) {
 	return out, nil
 }
 
-// RevokeKey implements slots.KeyStore.
+// RevokeKey implements identity.KeyStore.
 func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 	err := revokeKeyScript.Run(ctx, s.client, []string{s.keyKey(id)}, at).Err()
 	return interpretError(ctx, err, nil)
 }
 
-// SetSigningKey implements slots.KeyStore in one script.
+// SetSigningKey implements identity.KeyStore in one script.
 func (s *Store) SetSigningKey(ctx context.Context, id, address string) error {
 	err := setSigningKeyScript.Run(ctx, s.client, []string{s.keyKey(id)}, address).Err()
 	return interpretError(ctx, err, nil)
 }
 
-// Balance implements slots.KeyStore.
+// Balance implements identity.KeyStore.
 func (s *Store) Balance(ctx context.Context, keyID string) (int64, error) {
 	n, err := s.client.HGet(ctx, s.balancesKey(), keyID).Int64()
 	if errors.Is(err, redis.Nil) {
@@ -331,14 +332,14 @@ func decodeSlotReply(v any) (slots.Slot, error) {
 	})
 }
 
-func decodeKey(r record) (slots.Key, error) {
-	k := slots.Key{ID: r["_id"], Name: r["name"], AvatarURL: r["avatarUrl"], SigningKeyAddress: r["signingKeyAddress"]}
+func decodeKey(r record) (identity.Key, error) {
+	k := identity.Key{ID: r["_id"], Name: r["name"], AvatarURL: r["avatarUrl"], SigningKeyAddress: r["signingKeyAddress"]}
 	if err := json.Unmarshal([]byte(r["scopes"]), &k.Scopes); err != nil {
-		return slots.Key{}, fmt.Errorf("redisstore: scopes of key %s: %w", k.ID, err)
+		return identity.Key{}, fmt.Errorf("redisstore: scopes of key %s: %w", k.ID, err)
 	}
 	h, err := hex.DecodeString(r["hash"])
 	if err != nil {
-		return slots.Key{}, fmt.Errorf("redisstore: hash of key %s: %w", k.ID, err)
+		return identity.Key{}, fmt.Errorf("redisstore: hash of key %s: %w", k.ID, err)
 	}
 	if len(h) > 0 {
 		k.Hash = h
@@ -369,8 +370,8 @@ const deviceForget = 24 * time.Hour
 func (s *Store) deviceKey(id string) string           { return s.key("device", id) }
 func (s *Store) deviceUserKey(userCode string) string { return s.key("device", "user", userCode) }
 
-// CreateDeviceCode implements slots.DeviceStore.
-func (s *Store) CreateDeviceCode(ctx context.Context, d slots.DeviceCode) error {
+// CreateDeviceCode implements identity.DeviceStore.
+func (s *Store) CreateDeviceCode(ctx context.Context, d identity.DeviceCode) error {
 	scopes, err := json.Marshal(d.Scopes)
 	if err != nil {
 		return err
@@ -381,45 +382,45 @@ func (s *Store) CreateDeviceCode(ctx context.Context, d slots.DeviceCode) error 
 	return interpretError(ctx, err, nil)
 }
 
-func decodeDevice(v any) (slots.DeviceCode, error) {
+func decodeDevice(v any) (identity.DeviceCode, error) {
 	r, err := toRecord(v)
 	if err != nil {
-		return slots.DeviceCode{}, err
+		return identity.DeviceCode{}, err
 	}
 	if len(r) == 0 {
-		return slots.DeviceCode{}, slots.ErrDeviceCodeNotFound // expired away between two reads
+		return identity.DeviceCode{}, identity.ErrDeviceCodeNotFound // expired away between two reads
 	}
-	d := slots.DeviceCode{ID: r["id"], UserCode: r["userCode"], Name: r["name"], AgentModel: r["agentModel"], AvatarURL: r["avatarUrl"],
-		Status: slots.DeviceStatus(r["status"]), ApprovedBy: r["approvedBy"]}
+	d := identity.DeviceCode{ID: r["id"], UserCode: r["userCode"], Name: r["name"], AgentModel: r["agentModel"], AvatarURL: r["avatarUrl"],
+		Status: identity.DeviceStatus(r["status"]), ApprovedBy: r["approvedBy"]}
 	if err := json.Unmarshal([]byte(r["scopes"]), &d.Scopes); err != nil {
-		return slots.DeviceCode{}, fmt.Errorf("redisstore: device scopes: %w", err)
+		return identity.DeviceCode{}, fmt.Errorf("redisstore: device scopes: %w", err)
 	}
 	return d, r.ints(map[string]*int64{"createdAt": &d.CreatedAt, "expiresAt": &d.ExpiresAt, "approvedAt": &d.ApprovedAt, "consumedAt": &d.ConsumedAt})
 }
 
-// DeviceCodeByUserCode implements slots.DeviceStore.
-func (s *Store) DeviceCodeByUserCode(ctx context.Context, userCode string) (slots.DeviceCode, error) {
+// DeviceCodeByUserCode implements identity.DeviceStore.
+func (s *Store) DeviceCodeByUserCode(ctx context.Context, userCode string) (identity.DeviceCode, error) {
 	v, err := deviceGetScript.Run(ctx, s.client, []string{s.deviceUserKey(userCode)}, s.ns).Result()
 	if err != nil {
-		return slots.DeviceCode{}, interpretError(ctx, err, nil)
+		return identity.DeviceCode{}, interpretError(ctx, err, nil)
 	}
 	return decodeDevice(v)
 }
 
-// ApproveDeviceCode implements slots.DeviceStore.
-func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (slots.DeviceCode, error) {
+// ApproveDeviceCode implements identity.DeviceStore.
+func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (identity.DeviceCode, error) {
 	v, err := deviceApproveScript.Run(ctx, s.client, []string{s.deviceUserKey(userCode)}, s.ns, by, now).Result()
 	if err != nil {
-		return slots.DeviceCode{}, interpretError(ctx, err, nil)
+		return identity.DeviceCode{}, interpretError(ctx, err, nil)
 	}
 	return decodeDevice(v)
 }
 
-// ConsumeDeviceCode implements slots.DeviceStore.
-func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (slots.DeviceCode, error) {
+// ConsumeDeviceCode implements identity.DeviceStore.
+func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (identity.DeviceCode, error) {
 	v, err := deviceConsumeScript.Run(ctx, s.client, []string{s.deviceKey(id)}, now).Result()
 	if err != nil {
-		return slots.DeviceCode{}, interpretError(ctx, err, nil)
+		return identity.DeviceCode{}, interpretError(ctx, err, nil)
 	}
 	return decodeDevice(v)
 }

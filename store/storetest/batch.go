@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -16,33 +17,34 @@ import (
 func runDoneBatches(t *testing.T, newStores NewStores) {
 	t.Run("FinishSlots", func(t *testing.T) {
 		t.Parallel()
-		st := newStores(t).Slots
+		stores := newStores(t)
+		st := stores.Slots
 		clock := NewClock()
 		svc := slots.New(st, slots.WithClock(clock.Now), slots.WithLease(time.Minute))
-		e := &slotsEnv{t: t, ctx: t.Context(), svc: svc, clock: clock}
+		e := &slotsEnv{t: t, ctx: t.Context(), svc: svc, ids: newIdentity(stores.Identity), clock: clock}
 		a, b := e.agent("A"), e.agent("B")
 		ids := e.queuedClaims(3, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
 		var mine []slots.Slot
 		var third slots.Slot
 		for _, id := range ids[:2] {
-			job, err := svc.TakeNext(e.ctx, a, slots.JobQuery{})
+			job, err := svc.TakeNext(identity.WithKey(e.ctx, a), slots.JobQuery{})
 			require.NoError(t, err)
 			require.Equal(t, id, job.Claim.ID)
 			mine = append(mine, job.Slot)
 		}
 		clock.Advance(30 * time.Second)
-		job, err := svc.TakeNext(e.ctx, b, slots.JobQuery{})
+		job, err := svc.TakeNext(identity.WithKey(e.ctx, b), slots.JobQuery{})
 		require.NoError(t, err)
 		theirs := job.Slot
 		open, err := svc.Slots(e.ctx, ids[2])
 		require.NoError(t, err)
-		job, err = svc.TakeNext(e.ctx, a, slots.JobQuery{})
+		job, err = svc.TakeNext(identity.WithKey(e.ctx, a), slots.JobQuery{})
 		require.NoError(t, err)
 		third = job.Slot                // A's seat on the third claim, taken at +30 s
 		clock.Advance(31 * time.Second) // A's first two leases lapsed; the third has not
 
 		now := clock.Now().UnixMilli()
-		fin := func(sl slots.Slot, k slots.Key) slots.FinishParams {
+		fin := func(sl slots.Slot, k identity.Key) slots.FinishParams {
 			return slots.FinishParams{ClaimID: sl.ClaimID, SlotID: sl.ID, KeyID: k.ID, Now: now, Credit: slots.RewardRoleSlot}
 		}
 		batch := []slots.FinishParams{
@@ -87,23 +89,24 @@ func runDoneBatches(t *testing.T, newStores NewStores) {
 
 	t.Run("TakeNextSlots", func(t *testing.T) {
 		t.Parallel()
-		st := newStores(t).Slots
+		stores := newStores(t)
+		st := stores.Slots
 		clock := NewClock()
 		svc := slots.New(st, slots.WithClock(clock.Now))
-		e := &slotsEnv{t: t, ctx: t.Context(), svc: svc, clock: clock}
+		e := &slotsEnv{t: t, ctx: t.Context(), svc: svc, ids: newIdentity(stores.Identity), clock: clock}
 		ids := e.queuedClaims(3, slots.RoleCount{Role: slots.RoleCritic, Count: 2}, slots.RoleCount{Role: slots.RoleDefender, Count: 1})
-		keys := make([]slots.Key, 8)
+		keys := make([]identity.Key, 8)
 		for i := range keys {
 			keys[i] = e.agent(fmt.Sprint("batch-", i))
 		}
 		// keys[0] holds a seat of the first claim: the oldest slots are
 		// not its to take.
-		first, err := svc.TakeNext(e.ctx, keys[0], slots.JobQuery{})
+		first, err := svc.TakeNext(identity.WithKey(e.ctx, keys[0]), slots.JobQuery{})
 		require.NoError(t, err)
 		require.Equal(t, ids[0], first.Claim.ID)
 
 		now := clock.Now().UnixMilli()
-		take := func(k slots.Key, role slots.Role, random float64) slots.TakeNextParams {
+		take := func(k identity.Key, role slots.Role, random float64) slots.TakeNextParams {
 			return slots.TakeNextParams{
 				Next:  slots.NextSlotParams{Role: role, AgentKeyID: k.ID, Random: random},
 				Agent: slots.Agent{KeyID: k.ID, Name: k.Name}, Now: now,
@@ -167,7 +170,7 @@ func runDoneBatches(t *testing.T, newStores NewStores) {
 			t.Parallel()
 			e := newSlotsEnv(t, newStores, slots.WithDoneBatching(wait))
 			const agents, claims, retries = 16, 6, 3
-			keys := make([]slots.Key, agents)
+			keys := make([]identity.Key, agents)
 			for i := range keys {
 				keys[i] = e.agent(fmt.Sprint("finisher-", i))
 			}
@@ -176,7 +179,7 @@ func runDoneBatches(t *testing.T, newStores NewStores) {
 				held := make([][]slots.Job, agents)
 				concurrently(agents, func(i int) {
 					for {
-						job, err := e.svc.TakeNext(e.ctx, keys[i], slots.JobQuery{})
+						job, err := e.svc.TakeNext(identity.WithKey(e.ctx, keys[i]), slots.JobQuery{})
 						if err != nil {
 							return
 						}
@@ -191,7 +194,7 @@ func runDoneBatches(t *testing.T, newStores NewStores) {
 						if n < agents {
 							seats.Add(1)
 						}
-						_, err := e.svc.Done(e.ctx, keys[i], job.Claim.ID, job.Slot.ID)
+						_, err := e.svc.Done(identity.WithKey(e.ctx, keys[i]), job.Claim.ID, job.Slot.ID)
 						tally.add(err)
 					}
 				})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -56,7 +57,7 @@ func load(b *testing.B, st any, n int, fn func(i int) error) {
 // Seat is an open slot and an agent that holds nothing on its claim.
 type Seat struct {
 	ClaimID, SlotID string
-	Agent           slots.Key
+	Agent           identity.Key
 }
 
 // NumberedSeats opens n slots straight through st with predictable IDs, so
@@ -83,7 +84,7 @@ func NumberedSeats(b *testing.B, st slots.Store, tag string, n int) []Seat {
 		for i := c * per; i < min(n, (c+1)*per); i++ {
 			id := fmt.Sprintf("%s_slot_%012d", tag, i)
 			batch = append(batch, slots.Slot{ID: id, ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1})
-			seats[i] = Seat{ClaimID: claimID, SlotID: id, Agent: slots.Key{ID: fmt.Sprintf("%s_key_%d", tag, i%per), Name: "bench"}}
+			seats[i] = Seat{ClaimID: claimID, SlotID: id, Agent: identity.Key{ID: fmt.Sprintf("%s_key_%d", tag, i%per), Name: "bench"}}
 		}
 		return st.ReplaceOpenSlots(ctx, claimID, batch)
 	})
@@ -102,7 +103,7 @@ func TakeSeats(b *testing.B, svc *slots.Service, seats []Seat, callers int) {
 			defer wg.Done()
 			for i := next.Add(1) - 1; i < int64(len(seats)); i = next.Add(1) - 1 {
 				s := seats[i]
-				if _, err := svc.Take(ctx, s.Agent, s.ClaimID, s.SlotID); err != nil {
+				if _, err := svc.Take(identity.WithKey(ctx, s.Agent), s.ClaimID, s.SlotID); err != nil {
 					b.Error(err)
 					return
 				}
@@ -175,12 +176,12 @@ func BenchmarkNextJob(b *testing.B, newStore func(b *testing.B) slots.Store, max
 		b.Run(fmt.Sprintf("claims=%d", claims), func(b *testing.B) {
 			st := newStore(b)
 			svc := slots.New(st)
-			author := slots.Key{ID: "bench", Name: "bench"}
+			author := identity.Key{ID: "bench", Name: "bench"}
 			domains := []string{"physics", "medicine", "law", "history"}
 			load(b, st, claims, func(i int) error {
 				c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "bench", Domain: domains[i%len(domains)]})
 				if err == nil {
-					_, err = svc.AddComment(ctx, author, slots.NewComment{ClaimID: c.ID, Body: "draft", CommentType: "draft"})
+					_, err = svc.AddComment(identity.WithKey(ctx, author), slots.NewComment{ClaimID: c.ID, Body: "draft", CommentType: "draft"})
 				}
 				if err == nil {
 					_, err = svc.ConfigureSlots(ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}, {Role: slots.RoleDefender, Count: 1}})
@@ -189,31 +190,33 @@ func BenchmarkNextJob(b *testing.B, newStore func(b *testing.B) slots.Store, max
 			})
 			// The holder takes the critic seat of the oldest claim it holds
 			// nothing on, ten times: the ten oldest claims.
-			holder := slots.Key{ID: "bench-holder", Name: "bench"}
+			holder := identity.Key{ID: "bench-holder", Name: "bench"}
 			for range heldClaims {
-				job, err := svc.NextJob(ctx, slots.JobQuery{Role: slots.RoleCritic, AgentKeyID: holder.ID})
+				job, err := svc.NextJob(identity.WithKey(ctx, holder), slots.JobQuery{Role: slots.RoleCritic})
 				if err == nil {
-					_, err = svc.Take(ctx, holder, job.Claim.ID, job.Slot.ID)
+					_, err = svc.Take(identity.WithKey(ctx, holder), job.Claim.ID, job.Slot.ID)
 				}
 				if err != nil {
 					b.Fatal(err)
 				}
 			}
+			asHolder := identity.WithKey(ctx, holder)
 			for _, q := range []struct {
 				name string
+				ctx  context.Context // the holder's for the holds10 cases
 				q    slots.JobQuery
 			}{
-				{"oldest", slots.JobQuery{}},
-				{"random", slots.JobQuery{Strategy: slots.StrategyRandom}},
-				{"role+domain", slots.JobQuery{Role: slots.RoleDefender, Domain: "law"}},
-				{"holds10-oldest", slots.JobQuery{AgentKeyID: holder.ID}},
-				{"holds10-random", slots.JobQuery{Strategy: slots.StrategyRandom, AgentKeyID: holder.ID}},
-				{"holds10-role+domain", slots.JobQuery{Role: slots.RoleDefender, Domain: "law", AgentKeyID: holder.ID}},
+				{"oldest", ctx, slots.JobQuery{}},
+				{"random", ctx, slots.JobQuery{Strategy: slots.StrategyRandom}},
+				{"role+domain", ctx, slots.JobQuery{Role: slots.RoleDefender, Domain: "law"}},
+				{"holds10-oldest", asHolder, slots.JobQuery{}},
+				{"holds10-random", asHolder, slots.JobQuery{Strategy: slots.StrategyRandom}},
+				{"holds10-role+domain", asHolder, slots.JobQuery{Role: slots.RoleDefender, Domain: "law"}},
 			} {
 				b.Run(q.name, func(b *testing.B) {
 					b.ReportAllocs()
 					for range b.N {
-						if _, err := svc.NextJob(ctx, q.q); err != nil {
+						if _, err := svc.NextJob(q.ctx, q.q); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -247,7 +250,7 @@ func BenchmarkNextWork(b *testing.B, newStores func(b *testing.B) Stores, maxPip
 				}
 				return err
 			})
-			agent := slots.Key{ID: "bench-agent", Name: "bench"}
+			agent := identity.Key{ID: "bench-agent", Name: "bench"}
 			for _, q := range []struct {
 				name string
 				q    prism.WorkQuery
@@ -255,7 +258,7 @@ func BenchmarkNextWork(b *testing.B, newStores func(b *testing.B) Stores, maxPip
 				b.Run(q.name, func(b *testing.B) {
 					b.ReportAllocs()
 					for range b.N {
-						if _, err := svc.NextWork(ctx, agent, q.q); err != nil {
+						if _, err := svc.NextWork(identity.WithKey(ctx, agent), q.q); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -305,13 +308,13 @@ func BenchmarkArgue(b *testing.B, newStore func(b *testing.B) arena.Store) {
 				}
 				agent := append(slices.Clone(r.Majority), r.Minority...)[argued]
 				var err error
-				g, err = svcs[i%processes].Argue(ctx, g.ID, r.ID, agent, "", "Five lives outweigh one.")
+				g, err = svcs[i%processes].Argue(ctx, g.ID, r.ID, agent, "Five lives outweigh one.")
 				if err != nil {
 					b.Fatal(err)
 				}
 				if g.Current().Phase == arena.PhaseAwaiting {
 					b.StopTimer()
-					g, err = svcs[i%processes].Decide(ctx, g.ID, r.ID, r.Operator, "", arena.SaveMajority)
+					g, err = svcs[i%processes].Decide(ctx, g.ID, r.ID, r.Operator, arena.SaveMajority)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -343,9 +346,10 @@ func BenchmarkStageTake(b *testing.B, newStores func(b *testing.B) Stores) {
 			for i := range svcs {
 				svcs[i] = prism.New(st.Prism, st.Slots)
 			}
-			var agents []slots.Key
+			ids := newIdentity(st.Identity)
+			var agents []identity.Key
 			for i := range 16 {
-				k, _, err := claims.CreateKey(ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+				k, _, err := ids.CreateKey(identity.WithKey(ctx, ids.Admin()), identity.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -364,7 +368,7 @@ func BenchmarkStageTake(b *testing.B, newStores func(b *testing.B) Stores) {
 			}
 			p := newPipeline()
 			var taken prism.StageSlot // the slot taken by the last op, if any
-			var agent slots.Key
+			var agent identity.Key
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
@@ -378,10 +382,10 @@ func BenchmarkStageTake(b *testing.B, newStores func(b *testing.B) Stores) {
 						}
 					}
 					agent = agents[seated]
-					taken, p, err = svc.Take(ctx, agent, p.ClaimID, p.OpenSlots()[0].ID)
+					taken, p, err = svc.Take(identity.WithKey(ctx, agent), p.ClaimID, p.OpenSlots()[0].ID)
 				} else {
 					l := p.Layer()
-					p, err = svc.Done(ctx, agent, p.ClaimID, taken.ID, prism.DoneInput{Body: "reasoning", Output: outputFor(l, taken.Phase, 0), Confidence: conf(0.9)})
+					p, err = svc.Done(identity.WithKey(ctx, agent), p.ClaimID, taken.ID, prism.DoneInput{Body: "reasoning", Output: outputFor(l, taken.Phase, 0), Confidence: conf(0.9)})
 					taken = prism.StageSlot{}
 				}
 				if err != nil {
@@ -421,11 +425,11 @@ func BenchmarkArgueLongGame(b *testing.B, newStore func(b *testing.B) arena.Stor
 					var err error
 					r := g.Current()
 					if r.Phase == arena.PhaseAwaiting {
-						g, err = svc.Decide(ctx, g.ID, r.ID, r.Operator, "", arena.SaveMajority)
+						g, err = svc.Decide(ctx, g.ID, r.ID, r.Operator, arena.SaveMajority)
 						return g.Status != arena.StatusCompleted, err
 					}
 					argued := len(r.ArguedThisPhase())
-					g, err = svc.Argue(ctx, g.ID, r.ID, append(slices.Clone(r.Majority), r.Minority...)[argued], "", "Five lives outweigh one: pull the lever.")
+					g, err = svc.Argue(ctx, g.ID, r.ID, append(slices.Clone(r.Majority), r.Minority...)[argued], "Five lives outweigh one: pull the lever.")
 					return true, err
 				}
 				newGame := func() {
@@ -525,11 +529,11 @@ func workQueue(b *testing.B, svc *slots.Service, workers int) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			agent := slots.Key{ID: fmt.Sprint("work_key_", w), Name: "bench"}
-			job, err := svc.TakeNext(ctx, agent, slots.JobQuery{})
+			agent := identity.Key{ID: fmt.Sprint("work_key_", w), Name: "bench"}
+			job, err := svc.TakeNext(identity.WithKey(ctx, agent), slots.JobQuery{})
 			for err == nil {
 				var dn slots.DoneNext
-				if dn, err = svc.DoneAndTakeNext(ctx, agent, job.Claim.ID, job.Slot.ID, slots.JobQuery{}); err != nil {
+				if dn, err = svc.DoneAndTakeNext(identity.WithKey(ctx, agent), job.Claim.ID, job.Slot.ID, slots.JobQuery{}); err != nil {
 					break
 				}
 				done.Add(1)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/store"
 )
 
@@ -351,9 +352,12 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 	t.Run("RequesterKey", func(t *testing.T) {
 		t.Parallel()
 		e := newDiscussionEnv(t, newStores)
+		dev := identity.WithKey(e.ctx, identity.Key{ID: "key_dev", Name: "Developer"})
+		other := identity.WithKey(e.ctx, identity.Key{ID: "key_other", Name: "Other"})
+		admin := identity.WithKey(e.ctx, identity.Key{ID: "key_admin", Name: "Admin", Scopes: []identity.Scope{discussion.ScopeAdmin}})
 		// The asking key is kept with the prompt, through every read and
 		// every change, on every backend.
-		p, _, err := e.svc.Create(e.ctx, discussion.NewPrompt{RequesterAgent: "Developer", PromptMessage: "Which index?", RequiredResponses: intp(2), RequesterKey: "key_dev"})
+		p, _, err := e.svc.Create(dev, discussion.NewPrompt{RequesterAgent: "Developer", PromptMessage: "Which index?", RequiredResponses: intp(2)})
 		require.NoError(t, err)
 		require.Equal(t, "key_dev", p.RequesterKey)
 		got, err := e.peer.Get(e.ctx, p.ID)
@@ -368,36 +372,58 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 
 		// Another key may not close it, whatever it asks; nothing changes.
 		for _, a := range []discussion.Action{discussion.ActionResolve, discussion.ActionCancel} {
-			_, err = e.svc.CloseBy(e.ctx, p.ID, a, discussion.Closer{KeyID: "key_other"})
+			_, err = e.svc.Close(other, p.ID, a)
 			require.ErrorIs(t, err, discussion.ErrNotRequester)
 			require.ErrorIs(t, err, store.ErrForbidden)
 		}
-		_, err = e.svc.CloseBy(e.ctx, "prompt_missing", discussion.ActionCancel, discussion.Closer{KeyID: "key_other"})
+		_, err = e.svc.Close(other, "prompt_missing", discussion.ActionCancel)
 		require.ErrorIs(t, err, discussion.ErrPromptNotFound)
-		_, err = e.svc.CloseBy(e.ctx, p.ID, "delete", discussion.Closer{KeyID: "key_dev"})
+		_, err = e.svc.Close(dev, p.ID, "delete")
 		require.ErrorIs(t, err, store.ErrInvalid)
 		got, err = e.svc.Get(e.ctx, p.ID)
 		require.NoError(t, err)
 		require.Equal(t, discussion.StatusCollecting, got.Status)
 
 		// The asking key may.
-		closed, err := e.svc.CloseBy(e.ctx, p.ID, discussion.ActionResolve, discussion.Closer{KeyID: "key_dev"})
+		closed, err := e.svc.Close(dev, p.ID, discussion.ActionResolve)
 		require.NoError(t, err)
 		require.Equal(t, discussion.StatusResolved, closed.Status)
 		require.Equal(t, "key_dev", closed.RequesterKey)
 
 		// A caller that may close any prompt closes another key's, and one
 		// asked without a key, which no key owns.
-		q, _, err := e.svc.Create(e.ctx, discussion.NewPrompt{RequesterAgent: "Developer", PromptMessage: "Which cache?", RequesterKey: "key_dev"})
+		q, _, err := e.svc.Create(dev, discussion.NewPrompt{PromptMessage: "Which cache?"})
 		require.NoError(t, err)
-		_, err = e.svc.CloseBy(e.ctx, q.ID, discussion.ActionCancel, discussion.Closer{KeyID: "key_admin", Any: true})
+		require.Equal(t, "Developer", q.RequesterAgent, "a blank name is the key's")
+		_, err = e.svc.Close(admin, q.ID, discussion.ActionCancel)
 		require.NoError(t, err)
 		open := e.prompt(t, "Developer", 2, 30)
 		require.Empty(t, open.RequesterKey)
-		_, err = e.svc.CloseBy(e.ctx, open.ID, discussion.ActionCancel, discussion.Closer{KeyID: "key_dev"})
+		_, err = e.svc.Close(dev, open.ID, discussion.ActionCancel)
 		require.ErrorIs(t, err, discussion.ErrNotRequester)
-		_, err = e.svc.CloseBy(e.ctx, open.ID, discussion.ActionCancel, discussion.Closer{Any: true})
+		_, err = e.svc.Close(e.ctx, open.ID, discussion.ActionCancel)
+		require.NoError(t, err, "a caller no key authenticated (the open routes) closes any prompt")
+
+		// A key speaks under its own name, and as a human only with
+		// discussion:admin.
+		_, _, err = e.svc.Create(dev, discussion.NewPrompt{RequesterAgent: "Someone Else", PromptMessage: "?"})
+		requireCode(t, &store.Error{Kind: store.ErrForbidden, Code: "not_your_name"}, err)
+		require.ErrorIs(t, err, store.ErrForbidden)
+		r, _, err := e.svc.Create(dev, discussion.NewPrompt{PromptMessage: "Who answers?"})
 		require.NoError(t, err)
+		_, _, err = e.svc.Respond(other, r.ID, discussion.Response{AgentName: "Developer", Message: "me"})
+		requireCode(t, &store.Error{Kind: store.ErrForbidden, Code: "not_your_name"}, err)
+		_, _, err = e.svc.Respond(other, r.ID, discussion.Response{Message: "me", IsHuman: true})
+		requireCode(t, &store.Error{Kind: store.ErrForbidden, Code: "missing_scope"}, err)
+		_, m, err := e.svc.Respond(other, r.ID, discussion.Response{Message: "me"})
+		require.NoError(t, err)
+		require.Equal(t, "Other", m.AgentName)
+		_, err = e.svc.PostMessage(other, discussion.Post{AgentName: "Admin", Message: "hi"})
+		requireCode(t, &store.Error{Kind: store.ErrForbidden, Code: "not_your_name"}, err)
+		pm, err := e.svc.PostMessage(admin, discussion.Post{Message: "hi", IsHuman: true})
+		require.NoError(t, err)
+		require.Equal(t, "Admin", pm.AgentName)
+		require.True(t, pm.IsHuman)
 	})
 
 	t.Run("ListFilters", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -21,12 +22,12 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 		e := newSlotsEnv(t, newStores)
 		st, svc, clock := e.svc.Store(), e.svc, e.clock
 		ids := e.queuedClaims(4, slots.RoleCount{Role: slots.RoleCritic, Count: 2}, slots.RoleCount{Role: slots.RoleDefender, Count: 1})
-		keys := make([]slots.Key, 6)
+		keys := make([]identity.Key, 6)
 		held := make([]slots.Job, len(keys))
 		for i := range keys {
 			keys[i] = e.agent(fmt.Sprint("finisher-", i))
 			if i < 5 {
-				job, err := svc.TakeNext(e.ctx, keys[i], slots.JobQuery{})
+				job, err := svc.TakeNext(identity.WithKey(e.ctx, keys[i]), slots.JobQuery{})
 				require.NoError(t, err)
 				held[i] = job
 			}
@@ -127,20 +128,20 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 	// agent holds a seat of. Both seats are handed out (the one the first
 	// agent may not take goes to another), the agent left over is answered
 	// ErrNoJob, and no agent is seated twice on a claim.
-	lastSeats := func(t *testing.T, ask func(e *slotsEnv, keys []slots.Key, held []slots.Job, now int64) []slots.JobResult) {
+	lastSeats := func(t *testing.T, ask func(e *slotsEnv, keys []identity.Key, held []slots.Job, now int64) []slots.JobResult) {
 		e := newSlotsEnv(t, newStores)
 		e.queuedClaims(3, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
 		g := e.queuedClaims(1, slots.RoleCount{Role: slots.RoleCritic, Count: 2})[0]
 		h := e.queuedClaims(1, slots.RoleCount{Role: slots.RoleCritic, Count: 1})[0]
-		keys := make([]slots.Key, 3)
+		keys := make([]identity.Key, 3)
 		held := make([]slots.Job, len(keys))
 		for i := range keys {
 			keys[i] = e.agent(fmt.Sprint("last-", i))
-			job, err := e.svc.TakeNext(e.ctx, keys[i], slots.JobQuery{})
+			job, err := e.svc.TakeNext(identity.WithKey(e.ctx, keys[i]), slots.JobQuery{})
 			require.NoError(t, err)
 			held[i] = job
 		}
-		seatOnG, err := e.svc.TakeNext(e.ctx, keys[0], slots.JobQuery{})
+		seatOnG, err := e.svc.TakeNext(identity.WithKey(e.ctx, keys[0]), slots.JobQuery{})
 		require.NoError(t, err)
 		require.Equal(t, g, seatOnG.Claim.ID)
 
@@ -163,7 +164,7 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 		require.Equal(t, map[string]bool{g: true, h: true}, claims, "both seats left were handed out")
 		require.Equal(t, 1, noJob)
 	}
-	next := func(k slots.Key, now int64) slots.TakeNextParams {
+	next := func(k identity.Key, now int64) slots.TakeNextParams {
 		return slots.TakeNextParams{
 			Next:  slots.NextSlotParams{AgentKeyID: k.ID, Random: -1},
 			Agent: slots.Agent{KeyID: k.ID, Name: k.Name}, Now: now,
@@ -171,7 +172,7 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 	}
 	t.Run("FinishAndTakeNextLastSeats", func(t *testing.T) {
 		t.Parallel()
-		lastSeats(t, func(e *slotsEnv, keys []slots.Key, held []slots.Job, now int64) []slots.JobResult {
+		lastSeats(t, func(e *slotsEnv, keys []identity.Key, held []slots.Job, now int64) []slots.JobResult {
 			var batch []slots.FinishTakeParams
 			for i, k := range keys {
 				batch = append(batch, slots.FinishTakeParams{
@@ -192,7 +193,7 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 	})
 	t.Run("TakeNextSlotsLastSeats", func(t *testing.T) {
 		t.Parallel()
-		lastSeats(t, func(e *slotsEnv, keys []slots.Key, _ []slots.Job, now int64) []slots.JobResult {
+		lastSeats(t, func(e *slotsEnv, keys []identity.Key, _ []slots.Job, now int64) []slots.JobResult {
 			var batch []slots.TakeNextParams
 			for _, k := range keys {
 				batch = append(batch, next(k, now))
@@ -208,14 +209,14 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 		e := newSlotsEnv(t, newStores, slots.WithLease(time.Minute))
 		a, b := e.agent("A"), e.agent("B")
 		ids := e.queuedClaims(2, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
-		job, err := e.svc.TakeNext(e.ctx, a, slots.JobQuery{})
+		job, err := e.svc.TakeNext(identity.WithKey(e.ctx, a), slots.JobQuery{})
 		require.NoError(t, err)
-		_, err = e.svc.DoneAndTakeNext(e.ctx, a, job.Claim.ID, job.Slot.ID, slots.JobQuery{Strategy: "sideways"})
+		_, err = e.svc.DoneAndTakeNext(identity.WithKey(e.ctx, a), job.Claim.ID, job.Slot.ID, slots.JobQuery{Strategy: "sideways"})
 		requireCode(t, &store.Error{Kind: store.ErrInvalid, Code: "invalid_strategy"}, err)
-		_, err = e.svc.DoneAndTakeNext(e.ctx, b, job.Claim.ID, job.Slot.ID, slots.JobQuery{})
+		_, err = e.svc.DoneAndTakeNext(identity.WithKey(e.ctx, b), job.Claim.ID, job.Slot.ID, slots.JobQuery{})
 		requireCode(t, slots.ErrNotSlotOwner, err)
 
-		dn, err := e.svc.DoneAndTakeNext(e.ctx, a, job.Claim.ID, job.Slot.ID, slots.JobQuery{})
+		dn, err := e.svc.DoneAndTakeNext(identity.WithKey(e.ctx, a), job.Claim.ID, job.Slot.ID, slots.JobQuery{})
 		require.NoError(t, err)
 		require.Equal(t, slots.StatusDone, dn.Slot.Status)
 		require.NotNil(t, dn.Next)
@@ -223,9 +224,9 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 		require.Equal(t, a.ID, dn.Next.Slot.APIKeyID)
 		require.Equal(t, e.clock.Now().Add(time.Minute).UnixMilli(), dn.Next.Slot.LeaseExpiresAt, "the lease of a take")
 
-		_, err = e.svc.DoneAndTakeNext(e.ctx, a, job.Claim.ID, job.Slot.ID, slots.JobQuery{})
+		_, err = e.svc.DoneAndTakeNext(identity.WithKey(e.ctx, a), job.Claim.ID, job.Slot.ID, slots.JobQuery{})
 		requireCode(t, slots.ErrSlotNotTaken, err, "done once")
-		last, err := e.svc.DoneAndTakeNext(e.ctx, a, dn.Next.Claim.ID, dn.Next.Slot.ID, slots.JobQuery{})
+		last, err := e.svc.DoneAndTakeNext(identity.WithKey(e.ctx, a), dn.Next.Claim.ID, dn.Next.Slot.ID, slots.JobQuery{})
 		require.NoError(t, err)
 		require.Nil(t, last.Next, "A holds a seat of every claim")
 		require.Equal(t, slots.StatusDone, last.Slot.Status)
@@ -248,7 +249,7 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 // and done once, never two seats per agent per claim, each credited once.
 func raceDoneAndTakeNext(t *testing.T, e *slotsEnv) {
 	const agents, claims, seats = 24, 10, 5
-	keys := make([]slots.Key, agents)
+	keys := make([]identity.Key, agents)
 	for i := range keys {
 		keys[i] = e.agent(fmt.Sprint("worker-", i))
 	}
@@ -277,7 +278,7 @@ func raceDoneAndTakeNext(t *testing.T, e *slotsEnv) {
 				q.Strategy = slots.StrategyRandom
 			}
 			mine := map[string]bool{}
-			job, err := e.svc.TakeNext(e.ctx, keys[i], q)
+			job, err := e.svc.TakeNext(identity.WithKey(e.ctx, keys[i]), q)
 			if errors.Is(err, slots.ErrNoJob) {
 				return
 			}
@@ -290,7 +291,7 @@ func raceDoneAndTakeNext(t *testing.T, e *slotsEnv) {
 					break
 				}
 				var dn slots.DoneNext
-				dn, err = e.svc.DoneAndTakeNext(e.ctx, keys[i], job.Claim.ID, job.Slot.ID, q)
+				dn, err = e.svc.DoneAndTakeNext(identity.WithKey(e.ctx, keys[i]), job.Claim.ID, job.Slot.ID, q)
 				if err != nil {
 					err = fmt.Errorf("agent %d: done and take next: %w", i, err)
 					break

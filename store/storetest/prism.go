@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -22,10 +23,11 @@ type prismEnv struct {
 	store  prism.Store
 	claims slots.ClaimStore
 	slots  *slots.Service
+	ids    *identity.Service
 	svc    *prism.Service
 	peer   *prism.Service // another process's service on the same store
 	clock  *Clock
-	keys   []slots.Key
+	keys   []identity.Key
 }
 
 func newPrismEnv(t *testing.T, newStores NewStores, agents int) *prismEnv {
@@ -37,10 +39,11 @@ func newPrismEnv(t *testing.T, newStores NewStores, agents int) *prismEnv {
 	clock := NewClock()
 	e := &prismEnv{ctx: context.Background(), store: st.Prism, claims: st.Slots, clock: clock}
 	e.slots = slots.New(st.Slots, slots.WithClock(clock.Now))
+	e.ids = newIdentity(st.Identity, identity.WithClock(clock.Now))
 	e.svc = prism.New(st.Prism, st.Slots, prism.WithClock(clock.Now), prism.WithLease(5*time.Minute))
 	e.peer = prism.New(st.Prism, st.Slots, prism.WithClock(clock.Now), prism.WithLease(5*time.Minute))
 	for i := 0; i < agents; i++ {
-		k, _, err := e.slots.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+		k, _, err := e.ids.CreateKey(identity.WithKey(e.ctx, e.ids.Admin()), identity.NewKey{Name: fmt.Sprint("agent-", i), Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 		require.NoError(t, err)
 		e.keys = append(e.keys, k)
 	}
@@ -182,10 +185,10 @@ func (e *prismEnv) finishPhase(t *testing.T, claimID string, offset int, confide
 	l := p.Layer()
 	for i, s := range open {
 		agent := e.keys[offset+i]
-		_, _, err := e.svc.Take(e.ctx, agent, claimID, s.ID)
+		_, _, err := e.svc.Take(identity.WithKey(e.ctx, agent), claimID, s.ID)
 		require.NoError(t, err)
 		e.clock.Advance(time.Millisecond)
-		p, err = e.svc.Done(e.ctx, agent, claimID, s.ID, prism.DoneInput{Body: "reasoning", Output: outputFor(l, s.Phase, i), Confidence: conf(confidence)})
+		p, err = e.svc.Done(identity.WithKey(e.ctx, agent), claimID, s.ID, prism.DoneInput{Body: "reasoning", Output: outputFor(l, s.Phase, i), Confidence: conf(confidence)})
 		require.NoError(t, err)
 	}
 	return p
@@ -245,7 +248,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			cons += l.ConsensusSlots
 		}
 		require.EqualValues(t, work*prism.RewardWork+cons*prism.RewardConsensus, total)
-		_, err = e.svc.NextWork(e.ctx, e.keys[0], prism.WorkQuery{})
+		_, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[0]), prism.WorkQuery{})
 		require.ErrorIs(t, err, slots.ErrNoJob, "a complete pipeline offers no work")
 	})
 
@@ -258,36 +261,36 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			e.finishPhase(t, c.ID, 8, 0.9)
 		}
 		a, b := e.keys[0], e.keys[1]
-		_, err := e.svc.NextWork(e.ctx, a, prism.WorkQuery{Phase: prism.PhaseConsensus})
+		_, err := e.svc.NextWork(identity.WithKey(e.ctx, a), prism.WorkQuery{Phase: prism.PhaseConsensus})
 		require.ErrorIs(t, err, slots.ErrNoJob, "layer 3 is in its work phase")
-		_, err = e.svc.NextWork(e.ctx, a, prism.WorkQuery{Phase: prism.PhaseWork, Role: prism.RoleConsensus})
+		_, err = e.svc.NextWork(identity.WithKey(e.ctx, a), prism.WorkQuery{Phase: prism.PhaseWork, Role: prism.RoleConsensus})
 		require.ErrorIs(t, err, slots.ErrNoJob)
-		w, err := e.svc.NextWork(e.ctx, a, prism.WorkQuery{Phase: prism.PhaseWork})
+		w, err := e.svc.NextWork(identity.WithKey(e.ctx, a), prism.WorkQuery{Phase: prism.PhaseWork})
 		require.NoError(t, err)
 		require.Equal(t, 3, w.Slot.Layer)
 		require.Equal(t, prism.PhaseWork, w.Slot.Phase)
-		_, _, err = e.svc.Take(e.ctx, a, c.ID, w.Slot.ID)
+		_, _, err = e.svc.Take(identity.WithKey(e.ctx, a), c.ID, w.Slot.ID)
 		require.NoError(t, err)
 
 		// Layer 3 asks for {keyPoints, strength}, but its effect reads none:
 		// prose alone is accepted, a wrong shape still refused when given.
-		_, err = e.svc.Done(e.ctx, a, c.ID, w.Slot.ID, prism.DoneInput{Body: "prose", Output: json.RawMessage(`{"topic":"x"}`)})
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, w.Slot.ID, prism.DoneInput{Body: "prose", Output: json.RawMessage(`{"topic":"x"}`)})
 		require.ErrorIs(t, err, store.ErrInvalid)
-		_, err = e.svc.Done(e.ctx, a, c.ID, w.Slot.ID, prism.DoneInput{Body: "prose", AgentModel: strings.Repeat("m", prism.MaxAgentModelLen+1)})
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, w.Slot.ID, prism.DoneInput{Body: "prose", AgentModel: strings.Repeat("m", prism.MaxAgentModelLen+1)})
 		require.ErrorIs(t, err, store.ErrInvalid)
-		_, err = e.svc.Done(e.ctx, a, c.ID, w.Slot.ID, prism.DoneInput{Body: "prose", OutputSignature: "bad\x00"})
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, w.Slot.ID, prism.DoneInput{Body: "prose", OutputSignature: "bad\x00"})
 		require.ErrorIs(t, err, store.ErrInvalid)
 		// a registered its signing key: it is kept beside the signature.
-		require.NoError(t, e.slots.RegisterSigningKey(e.ctx, a, "0xpoi_a"))
-		a, err = e.slots.Store().GetKey(e.ctx, a.ID)
+		require.NoError(t, e.ids.RegisterSigningKey(identity.WithKey(e.ctx, a), "0xpoi_a"))
+		a, err = e.ids.Store().GetKey(e.ctx, a.ID)
 		require.NoError(t, err)
-		_, err = e.svc.Done(e.ctx, a, c.ID, w.Slot.ID, prism.DoneInput{Body: "supporting prose", AgentModel: "sonnet-4.6", OutputSignature: "MEUCIQ=="})
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, w.Slot.ID, prism.DoneInput{Body: "supporting prose", AgentModel: "sonnet-4.6", OutputSignature: "MEUCIQ=="})
 		require.NoError(t, err)
-		w2, err := e.svc.NextWork(e.ctx, b, prism.WorkQuery{Phase: prism.PhaseWork})
+		w2, err := e.svc.NextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Phase: prism.PhaseWork})
 		require.NoError(t, err)
-		_, _, err = e.svc.Take(e.ctx, b, c.ID, w2.Slot.ID)
+		_, _, err = e.svc.Take(identity.WithKey(e.ctx, b), c.ID, w2.Slot.ID)
 		require.NoError(t, err)
-		_, err = e.svc.Done(e.ctx, b, c.ID, w2.Slot.ID, prism.DoneInput{Output: outputFor(prism.PrismV1().Layers[2], prism.PhaseWork, 0)})
+		_, err = e.svc.Done(identity.WithKey(e.ctx, b), c.ID, w2.Slot.ID, prism.DoneInput{Output: outputFor(prism.PrismV1().Layers[2], prism.PhaseWork, 0)})
 		require.NoError(t, err, "the structured form is still accepted")
 
 		p, err := e.svc.Pipeline(e.ctx, c.ID) // read back from the store
@@ -316,19 +319,19 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		c1, p1 := e.claim(t)
 		c2, p2 := e.claim(t)
 		a, b := e.keys[0], e.keys[1]
-		_, _, err := e.svc.Take(e.ctx, a, c1.ID, p1.OpenSlots()[0].ID)
+		_, _, err := e.svc.Take(identity.WithKey(e.ctx, a), c1.ID, p1.OpenSlots()[0].ID)
 		require.NoError(t, err)
-		_, _, err = e.svc.Take(e.ctx, a, c2.ID, p2.OpenSlots()[0].ID)
+		_, _, err = e.svc.Take(identity.WithKey(e.ctx, a), c2.ID, p2.OpenSlots()[0].ID)
 		require.NoError(t, err)
-		_, _, err = e.svc.Take(e.ctx, b, c2.ID, p2.OpenSlots()[1].ID)
+		_, _, err = e.svc.Take(identity.WithKey(e.ctx, b), c2.ID, p2.OpenSlots()[1].ID)
 		require.NoError(t, err)
 		// a finished one of its slots: a done slot stays done.
-		_, err = e.svc.Done(e.ctx, a, c2.ID, p2.OpenSlots()[0].ID, prism.DoneInput{Body: "framing"})
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c2.ID, p2.OpenSlots()[0].ID, prism.DoneInput{Body: "framing"})
 		require.NoError(t, err)
-		n, err := e.peer.ReleaseHeld(e.ctx, a) // another process sees the same
+		n, err := e.peer.ReleaseHeld(identity.WithKey(e.ctx, a)) // another process sees the same
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
-		n, err = e.svc.ReleaseHeld(e.ctx, a)
+		n, err = e.svc.ReleaseHeld(identity.WithKey(e.ctx, a))
 		require.NoError(t, err)
 		require.Zero(t, n, "nothing left to release")
 		p, err := e.svc.Pipeline(e.ctx, c1.ID)
@@ -342,7 +345,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		}
 		require.Equal(t, slots.StatusDone, held[a.ID])
 		require.Equal(t, slots.StatusTaken, held[b.ID], "another agent's slot is left alone")
-		_, _, err = e.svc.Take(e.ctx, e.keys[2], c1.ID, p1.OpenSlots()[0].ID)
+		_, _, err = e.svc.Take(identity.WithKey(e.ctx, e.keys[2]), c1.ID, p1.OpenSlots()[0].ID)
 		require.NoError(t, err, "the released slot can be taken")
 	})
 
@@ -355,15 +358,15 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.Equal(t, 2, p.CurrentLayer)
 		s := p.OpenSlots()[0]
 		a, b := e.keys[10], e.keys[11]
-		_, err := e.svc.Done(e.ctx, a, c.ID, s.ID, prism.DoneInput{})
+		_, err := e.svc.Done(identity.WithKey(e.ctx, a), c.ID, s.ID, prism.DoneInput{})
 		require.ErrorIs(t, err, slots.ErrSlotNotTaken)
-		_, _, err = e.svc.Take(e.ctx, a, c.ID, s.ID)
+		_, _, err = e.svc.Take(identity.WithKey(e.ctx, a), c.ID, s.ID)
 		require.NoError(t, err)
-		_, _, err = e.svc.Take(e.ctx, b, c.ID, s.ID)
+		_, _, err = e.svc.Take(identity.WithKey(e.ctx, b), c.ID, s.ID)
 		require.ErrorIs(t, err, slots.ErrSlotTaken)
-		_, _, err = e.svc.Take(e.ctx, a, c.ID, p.OpenSlots()[1].ID)
+		_, _, err = e.svc.Take(identity.WithKey(e.ctx, a), c.ID, p.OpenSlots()[1].ID)
 		require.ErrorIs(t, err, prism.ErrLayerHeld)
-		_, err = e.svc.Done(e.ctx, b, c.ID, s.ID, prism.DoneInput{Output: outputFor(p.Layer(), prism.PhaseWork, 0)})
+		_, err = e.svc.Done(identity.WithKey(e.ctx, b), c.ID, s.ID, prism.DoneInput{Output: outputFor(p.Layer(), prism.PhaseWork, 0)})
 		require.ErrorIs(t, err, slots.ErrNotSlotOwner)
 		before, err := e.svc.Pipeline(e.ctx, c.ID)
 		require.NoError(t, err)
@@ -374,22 +377,22 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			"confidence > 1": {Output: outputFor(p.Layer(), prism.PhaseWork, 0), Confidence: conf(1.5)},
 			"confidence < 0": {Output: outputFor(p.Layer(), prism.PhaseWork, 0), Confidence: conf(-0.1)},
 		} {
-			_, err := e.svc.Done(e.ctx, a, c.ID, s.ID, in)
+			_, err := e.svc.Done(identity.WithKey(e.ctx, a), c.ID, s.ID, in)
 			require.ErrorIs(t, err, store.ErrInvalid, name)
 		}
 		after, err := e.svc.Pipeline(e.ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, before.Version, after.Version, "a refused done changes nothing")
-		_, err = e.svc.Done(e.ctx, a, c.ID, "stage_missing", prism.DoneInput{})
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, "stage_missing", prism.DoneInput{})
 		require.ErrorIs(t, err, slots.ErrSlotNotFound)
-		_, _, err = e.svc.Take(e.ctx, a, "claim_missing", s.ID)
+		_, _, err = e.svc.Take(identity.WithKey(e.ctx, a), "claim_missing", s.ID)
 		require.ErrorIs(t, err, slots.ErrSlotNotFound)
 	})
 
 	t.Run("FlagAndBothResolutions", func(t *testing.T) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 16)
-		reviewer := slots.Key{ID: "reviewer", Name: "Reviewer"}
+		reviewer := identity.Key{ID: "reviewer", Name: "Reviewer"}
 		for _, action := range []prism.FlagAction{prism.FlagRetry, prism.FlagAdvance} {
 			c, _ := e.claim(t)
 			for layer := 1; layer <= 2; layer++ {
@@ -408,15 +411,15 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			require.InDelta(t, 0.7, f.Threshold, 1e-9)
 			require.Empty(t, p.OpenSlots(), "a flagged pipeline offers no work")
 
-			_, err := e.svc.ResolveFlag(e.ctx, reviewer, c.ID, f.ID, "ignore", "")
+			_, err := e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), c.ID, f.ID, "ignore", "")
 			require.ErrorIs(t, err, store.ErrInvalid)
-			_, err = e.svc.ResolveFlag(e.ctx, reviewer, c.ID, "flag_missing", action, "")
+			_, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), c.ID, "flag_missing", action, "")
 			require.ErrorIs(t, err, prism.ErrFlagNotFound)
-			p, err = e.svc.ResolveFlag(e.ctx, reviewer, c.ID, f.ID, action, "looked fine")
+			p, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), c.ID, f.ID, action, "looked fine")
 			require.NoError(t, err)
 			require.Equal(t, prism.StatusActive, p.Status)
 			require.Equal(t, prism.FlagResolved, p.Flags[0].Status)
-			_, err = e.svc.ResolveFlag(e.ctx, reviewer, c.ID, f.ID, action, "")
+			_, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), c.ID, f.ID, action, "")
 			require.ErrorIs(t, err, prism.ErrFlagResolved)
 			if action == prism.FlagAdvance {
 				require.Equal(t, 4, p.CurrentLayer)
@@ -446,7 +449,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			require.NoError(t, err)
 			open := p.OpenSlots()
 			for i, s := range open {
-				_, _, err := e.svc.Take(e.ctx, e.keys[8+i], c.ID, s.ID)
+				_, _, err := e.svc.Take(identity.WithKey(e.ctx, e.keys[8+i]), c.ID, s.ID)
 				require.NoError(t, err)
 			}
 			var failed atomic.Int64
@@ -454,7 +457,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 				// Half finish through another process, whose remembered
 				// pipeline is stale from the start.
 				svc := []*prism.Service{e.svc, e.peer}[i%2]
-				if _, err := svc.Done(e.ctx, e.keys[8+i], c.ID, open[i].ID, prism.DoneInput{Confidence: conf(0.9)}); err != nil {
+				if _, err := svc.Done(identity.WithKey(e.ctx, e.keys[8+i]), c.ID, open[i].ID, prism.DoneInput{Confidence: conf(0.9)}); err != nil {
 					failed.Add(1)
 				}
 			})
@@ -481,7 +484,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			open := p.OpenSlots()
 			var wins, held atomic.Int64
 			concurrently(len(open), func(i int) {
-				_, _, err := e.svc.Take(e.ctx, e.keys[0], c.ID, open[i].ID)
+				_, _, err := e.svc.Take(identity.WithKey(e.ctx, e.keys[0]), c.ID, open[i].ID)
 				switch {
 				case err == nil:
 					wins.Add(1)
@@ -499,7 +502,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			var won atomic.Int64
 			concurrently(16, func(i int) {
 				svc := []*prism.Service{e.svc, e.peer}[i%2]
-				if _, _, err := svc.Take(e.ctx, e.keys[i], c.ID, left[0].ID); err == nil {
+				if _, _, err := svc.Take(identity.WithKey(e.ctx, e.keys[i]), c.ID, left[0].ID); err == nil {
 					won.Add(1)
 				}
 			})
@@ -522,11 +525,11 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		c, p := e.claim(t)
 		s := p.OpenSlots()[0]
 		a, b := e.keys[0], e.keys[1]
-		taken, _, err := e.svc.Take(e.ctx, a, c.ID, s.ID)
+		taken, _, err := e.svc.Take(identity.WithKey(e.ctx, a), c.ID, s.ID)
 		require.NoError(t, err)
 		require.Equal(t, e.clock.Now().Add(5*time.Minute).UnixMilli(), taken.LeaseExpiresAt)
 		e.clock.Advance(5 * time.Minute)
-		_, err = e.svc.Done(e.ctx, a, c.ID, s.ID, prism.DoneInput{})
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, s.ID, prism.DoneInput{})
 		require.ErrorIs(t, err, slots.ErrSlotNotTaken, "a late done is refused")
 		n, err := e.svc.Sweep(e.ctx)
 		require.NoError(t, err)
@@ -534,10 +537,10 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		n, err = e.svc.Sweep(e.ctx)
 		require.NoError(t, err)
 		require.Zero(t, n)
-		w, err := e.svc.NextWork(e.ctx, b, prism.WorkQuery{Layer: 1})
+		w, err := e.svc.NextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Layer: 1})
 		require.NoError(t, err)
 		require.Equal(t, c.ID, w.Claim.ID)
-		_, _, err = e.svc.Take(e.ctx, b, c.ID, s.ID)
+		_, _, err = e.svc.Take(identity.WithKey(e.ctx, b), c.ID, s.ID)
 		require.NoError(t, err, "the re-opened seat can be taken")
 	})
 
@@ -546,30 +549,30 @@ func RunPrism(t *testing.T, newStores NewStores) {
 	t.Run("NextWork", func(t *testing.T) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 16)
-		_, err := e.svc.NextWork(e.ctx, e.keys[0], prism.WorkQuery{})
+		_, err := e.svc.NextWork(identity.WithKey(e.ctx, e.keys[0]), prism.WorkQuery{})
 		require.ErrorIs(t, err, slots.ErrNoJob)
 		c1, p1 := e.claim(t)
 		e.clock.Advance(time.Millisecond)
 		c2, _ := e.claim(t)
-		w, err := e.svc.NextWork(e.ctx, e.keys[0], prism.WorkQuery{})
+		w, err := e.svc.NextWork(identity.WithKey(e.ctx, e.keys[0]), prism.WorkQuery{})
 		require.NoError(t, err)
 		require.Equal(t, c1.ID, w.Claim.ID, "oldest first")
 		require.Equal(t, p1.OpenSlots()[0].ID, w.Slot.ID)
-		_, _, err = e.svc.Take(e.ctx, e.keys[0], c1.ID, w.Slot.ID)
+		_, _, err = e.svc.Take(identity.WithKey(e.ctx, e.keys[0]), c1.ID, w.Slot.ID)
 		require.NoError(t, err)
-		w, err = e.svc.NextWork(e.ctx, e.keys[0], prism.WorkQuery{})
+		w, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[0]), prism.WorkQuery{})
 		require.NoError(t, err)
 		require.Equal(t, c2.ID, w.Claim.ID, "not a layer where the agent holds a slot")
-		w, err = e.svc.NextWork(e.ctx, e.keys[1], prism.WorkQuery{Role: "contributor", Layer: 1, Domain: slots.DefaultDomain})
+		w, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[1]), prism.WorkQuery{Role: "contributor", Layer: 1, Domain: slots.DefaultDomain})
 		require.NoError(t, err)
 		require.Equal(t, c1.ID, w.Claim.ID)
-		_, err = e.svc.NextWork(e.ctx, e.keys[1], prism.WorkQuery{Role: "critic"})
+		_, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[1]), prism.WorkQuery{Role: "critic"})
 		require.ErrorIs(t, err, slots.ErrNoJob)
-		_, err = e.svc.NextWork(e.ctx, e.keys[1], prism.WorkQuery{Layer: 2})
+		_, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[1]), prism.WorkQuery{Layer: 2})
 		require.ErrorIs(t, err, slots.ErrNoJob)
 		got := map[string]bool{}
 		for i := 0; i < 50; i++ {
-			w, err := e.svc.NextWorkRandom(e.ctx, e.keys[1], prism.WorkQuery{})
+			w, err := e.svc.NextWorkRandom(identity.WithKey(e.ctx, e.keys[1]), prism.WorkQuery{})
 			require.NoError(t, err)
 			got[w.Slot.ID] = true
 		}
@@ -613,7 +616,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			require.Equal(t, string(prism.RoleClassifier), s.Role)
 		}
 		require.Len(t, p.OpenSlots(), 3)
-		w, err := e.svc.NextWork(e.ctx, e.keys[0], prism.WorkQuery{Role: string(prism.RoleClassifier)})
+		w, err := e.svc.NextWork(identity.WithKey(e.ctx, e.keys[0]), prism.WorkQuery{Role: string(prism.RoleClassifier)})
 		require.NoError(t, err, "a classifier's slot is found by its role")
 		require.Equal(t, 0, w.Slot.Layer)
 		e.finishPhase(t, c.ID, 0, 0.8)
@@ -656,11 +659,12 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		e := newPrismEnv(t, newStores, 16)
 		c, p := e.claimUnder(t, "Crows plan ahead", prism.MetaV1ID)
 		for i, s := range p.OpenSlots() {
-			_, _, err := e.svc.Take(e.ctx, e.keys[i], c.ID, s.ID)
+			_, _, err := e.svc.Take(identity.WithKey(e.ctx, e.keys[i]), c.ID, s.ID)
 			require.NoError(t, err)
 			vote := []string{prism.PrismV1ID, prism.LensV1ID, prism.PrismV1ID}[i]
-			_, err = e.svc.Done(e.ctx, e.keys[i], c.ID, s.ID, prism.DoneInput{Body: "factual", Confidence: conf(0.9),
+			_, err = e.svc.Done(identity.WithKey(e.ctx, e.keys[i]), c.ID, s.ID, prism.DoneInput{Body: "factual", Confidence: conf(0.9),
 				Output: json.RawMessage(fmt.Sprintf(`{"protocol":%q,"domain":"Cognitive Ethology"}`, vote))})
+
 			require.NoError(t, err)
 		}
 		p = e.finishPhase(t, c.ID, 8, 0.5)
@@ -756,7 +760,7 @@ func newPrismPlay(t *testing.T, newStores NewStores, creator int) aggregatePlay[
 	} else {
 		c, _ = e.claimOn(t, procs[creator])
 	}
-	keys := map[string]slots.Key{}
+	keys := map[string]identity.Key{}
 	for _, k := range e.keys {
 		keys[k.ID] = k
 	}
@@ -776,7 +780,7 @@ func newPrismPlay(t *testing.T, newStores NewStores, creator int) aggregatePlay[
 	}
 	takes, dones := 0, 0
 	done := func(t *testing.T, p int, s prism.StageSlot, l prism.Layer) (prism.Pipeline, error) {
-		got, err := procs[p].Done(e.ctx, keys[s.APIKeyID], c.ID, s.ID, prism.DoneInput{Body: "reasoning", Output: outputFor(l, s.Phase, dones), Confidence: conf(0.9)})
+		got, err := procs[p].Done(identity.WithKey(e.ctx, keys[s.APIKeyID]), c.ID, s.ID, prism.DoneInput{Body: "reasoning", Output: outputFor(l, s.Phase, dones), Confidence: conf(0.9)})
 		if err == nil {
 			dones++
 		}
@@ -788,7 +792,7 @@ func newPrismPlay(t *testing.T, newStores NewStores, creator int) aggregatePlay[
 		move: func(t *testing.T, p int) prism.Pipeline {
 			cur := stored(t)
 			if open := cur.OpenSlots(); len(open) > 0 {
-				_, got, err := procs[p].Take(e.ctx, e.keys[seated(cur)], c.ID, open[0].ID)
+				_, got, err := procs[p].Take(identity.WithKey(e.ctx, e.keys[seated(cur)]), c.ID, open[0].ID)
 				require.NoError(t, err)
 				takes++
 				return got
@@ -803,7 +807,7 @@ func newPrismPlay(t *testing.T, newStores NewStores, creator int) aggregatePlay[
 			cur := stored(t)
 			s, ok := taken(cur)
 			require.True(t, ok, "a seat taken")
-			_, _, err := procs[p].Take(e.ctx, e.keys[seated(cur)], c.ID, s.ID)
+			_, _, err := procs[p].Take(identity.WithKey(e.ctx, e.keys[seated(cur)]), c.ID, s.ID)
 			require.ErrorIs(t, err, slots.ErrSlotTaken)
 		},
 		stage: func(p prism.Pipeline) string { return fmt.Sprint(p.Status, " ", p.CurrentLayer, " ", p.Phase) },

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
@@ -21,15 +22,15 @@ func runPrismTakeNext(t *testing.T, newStores NewStores) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 3)
 		a, b := e.keys[0], e.keys[1]
-		_, err := e.svc.TakeNextWork(e.ctx, a, prism.WorkQuery{})
+		_, err := e.svc.TakeNextWork(identity.WithKey(e.ctx, a), prism.WorkQuery{})
 		require.ErrorIs(t, err, slots.ErrNoJob)
 		c1, p1 := e.claim(t)
 		e.clock.Advance(time.Millisecond)
 		c2, _ := e.claim(t)
 
-		shown, err := e.svc.NextWork(e.ctx, a, prism.WorkQuery{})
+		shown, err := e.svc.NextWork(identity.WithKey(e.ctx, a), prism.WorkQuery{})
 		require.NoError(t, err)
-		w, err := e.svc.TakeNextWork(e.ctx, a, prism.WorkQuery{})
+		w, err := e.svc.TakeNextWork(identity.WithKey(e.ctx, a), prism.WorkQuery{})
 		require.NoError(t, err)
 		require.Equal(t, c1.ID, w.Claim.ID, "oldest first")
 		require.Equal(t, shown.Slot.ID, w.Slot.ID, "alone, the slot NextWork shows")
@@ -42,19 +43,19 @@ func runPrismTakeNext(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.Equal(t, a.ID, stored.Slots[slotIndex(t, stored, w.Slot.ID)].APIKeyID)
 
-		w, err = e.svc.TakeNextWork(e.ctx, a, prism.WorkQuery{})
+		w, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, a), prism.WorkQuery{})
 		require.NoError(t, err)
 		require.Equal(t, c2.ID, w.Claim.ID, "not a layer where the agent holds a slot")
-		_, err = e.svc.TakeNextWork(e.ctx, a, prism.WorkQuery{})
+		_, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, a), prism.WorkQuery{})
 		require.ErrorIs(t, err, slots.ErrNoJob, "a slot in layer 1 of both")
 
-		_, err = e.svc.TakeNextWork(e.ctx, b, prism.WorkQuery{Role: "critic"})
+		_, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Role: "critic"})
 		require.ErrorIs(t, err, slots.ErrNoJob)
-		_, err = e.svc.TakeNextWork(e.ctx, b, prism.WorkQuery{Layer: 2})
+		_, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Layer: 2})
 		require.ErrorIs(t, err, slots.ErrNoJob)
-		_, err = e.svc.TakeNextWork(e.ctx, b, prism.WorkQuery{Phase: prism.PhaseConsensus})
+		_, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Phase: prism.PhaseConsensus})
 		require.ErrorIs(t, err, slots.ErrNoJob)
-		w, err = e.svc.TakeNextWork(e.ctx, b, prism.WorkQuery{Role: "contributor", Layer: 1, Domain: slots.DefaultDomain, Phase: prism.PhaseWork})
+		w, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Role: "contributor", Layer: 1, Domain: slots.DefaultDomain, Phase: prism.PhaseWork})
 		require.NoError(t, err)
 		require.Equal(t, c1.ID, w.Claim.ID)
 		require.Equal(t, "contributor", w.Slot.Role)
@@ -86,7 +87,7 @@ func runPrismTakeNext(t *testing.T, newStores NewStores) {
 						errs <- fmt.Errorf("agent %d: a slot on more claims than there are", i)
 						return
 					}
-					w, err := svc.TakeNextWork(e.ctx, e.keys[i], prism.WorkQuery{Layer: 1})
+					w, err := svc.TakeNextWork(identity.WithKey(e.ctx, e.keys[i]), prism.WorkQuery{Layer: 1})
 					if errors.Is(err, slots.ErrNoJob) {
 						return
 					}

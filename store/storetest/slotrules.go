@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -19,19 +20,19 @@ import (
 func runSlotRules(t *testing.T, newStores NewStores) {
 	finishers := map[string]struct {
 		opts   []slots.Option
-		finish func(e *slotsEnv, k slots.Key, claimID, slotID string) error
+		finish func(e *slotsEnv, k identity.Key, claimID, slotID string) error
 	}{
-		"Done": {opts: []slots.Option{slots.WithoutBatching()}, finish: func(e *slotsEnv, k slots.Key, claimID, slotID string) error {
-			_, err := e.svc.Done(e.ctx, k, claimID, slotID)
+		"Done": {opts: []slots.Option{slots.WithoutBatching()}, finish: func(e *slotsEnv, k identity.Key, claimID, slotID string) error {
+			_, err := e.svc.Done(identity.WithKey(e.ctx, k), claimID, slotID)
 			return err
 		}},
-		"DoneBatched": {opts: []slots.Option{slots.WithDoneBatching(0)}, finish: func(e *slotsEnv, k slots.Key, claimID, slotID string) error {
-			_, err := e.svc.Done(e.ctx, k, claimID, slotID)
+		"DoneBatched": {opts: []slots.Option{slots.WithDoneBatching(0)}, finish: func(e *slotsEnv, k identity.Key, claimID, slotID string) error {
+			_, err := e.svc.Done(identity.WithKey(e.ctx, k), claimID, slotID)
 			return err
 		}},
-		"DoneAndTakeNext": {finish: func(e *slotsEnv, k slots.Key, claimID, slotID string) error {
+		"DoneAndTakeNext": {finish: func(e *slotsEnv, k identity.Key, claimID, slotID string) error {
 			// No seat has this role: the take after the finish finds none.
-			_, err := e.svc.DoneAndTakeNext(e.ctx, k, claimID, slotID, slots.JobQuery{Role: slots.RoleAnswerer})
+			_, err := e.svc.DoneAndTakeNext(identity.WithKey(e.ctx, k), claimID, slotID, slots.JobQuery{Role: slots.RoleAnswerer})
 			return err
 		}},
 	}
@@ -58,7 +59,7 @@ func runSlotRules(t *testing.T, newStores NewStores) {
 			}
 			// finish requires the store to refuse (or allow) as FinishError
 			// says of the slot it holds, and that to be want.
-			finish := func(k slots.Key, claimID, slotID string, want *store.Error, why string) {
+			finish := func(k identity.Key, claimID, slotID string, want *store.Error, why string) {
 				t.Helper()
 				rule := held(claimID, slotID).FinishError(k.ID, e.clock.Now().UnixMilli())
 				err := f.finish(e, k, claimID, slotID)
@@ -71,10 +72,10 @@ func runSlotRules(t *testing.T, newStores NewStores) {
 				requireCode(t, want, err, why)
 			}
 			// take requires the store to take (or refuse) as Takeable says.
-			take := func(k slots.Key, claimID, slotID string, want bool, why string) {
+			take := func(k identity.Key, claimID, slotID string, want bool, why string) {
 				t.Helper()
 				require.Equal(t, want, held(claimID, slotID).Takeable(e.clock.Now().UnixMilli()), "the rule: %s", why)
-				_, err := e.svc.Take(e.ctx, k, claimID, slotID)
+				_, err := e.svc.Take(identity.WithKey(e.ctx, k), claimID, slotID)
 				if want {
 					require.NoError(t, err, why)
 					return

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -21,6 +20,7 @@ type slotsEnv struct {
 	t     *testing.T
 	ctx   context.Context
 	svc   *slots.Service
+	ids   *identity.Service // the agents' keys
 	clock *Clock
 	store slots.Store
 }
@@ -28,9 +28,11 @@ type slotsEnv struct {
 func newSlotsEnv(t *testing.T, newStores NewStores, opts ...slots.Option) *slotsEnv {
 	t.Helper()
 	clock := NewClock()
-	st := newStores(t).Slots
+	stores := newStores(t)
+	st := stores.Slots
 	svc := slots.New(st, append([]slots.Option{slots.WithClock(clock.Now)}, opts...)...)
-	return &slotsEnv{t: t, ctx: context.Background(), svc: svc, clock: clock, store: st}
+	ids := newIdentity(stores.Identity, identity.WithClock(clock.Now))
+	return &slotsEnv{t: t, ctx: context.Background(), svc: svc, ids: ids, clock: clock, store: st}
 }
 
 func (e *slotsEnv) claim(domain string) slots.Claim {
@@ -40,16 +42,16 @@ func (e *slotsEnv) claim(domain string) slots.Claim {
 	return c
 }
 
-func (e *slotsEnv) agent(name string) slots.Key {
+func (e *slotsEnv) agent(name string) identity.Key {
 	e.t.Helper()
-	k, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: name, AvatarURL: "https://example.com/" + name + ".png", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	k, _, err := e.ids.CreateKey(identity.WithKey(e.ctx, e.ids.Admin()), identity.NewKey{Name: name, AvatarURL: "https://example.com/" + name + ".png", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 	require.NoError(e.t, err)
 	return k
 }
 
 func (e *slotsEnv) draft(claimID string) {
 	e.t.Helper()
-	_, err := e.svc.AddComment(e.ctx, slots.Key{ID: "drafter", Name: "Drafter"}, slots.NewComment{ClaimID: claimID, Body: "a draft", CommentType: "draft"})
+	_, err := e.svc.AddComment(identity.WithKey(e.ctx, identity.Key{ID: "drafter", Name: "Drafter"}), slots.NewComment{ClaimID: claimID, Body: "a draft", CommentType: "draft"})
 	require.NoError(e.t, err)
 }
 
@@ -171,138 +173,17 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.Len(t, page.Items, 5, "no domain: every claim")
 	})
 
-	t.Run("DeviceLogin", func(t *testing.T) {
-		t.Parallel()
-		e := newSlotsEnv(t, newStores)
-		login, err := e.svc.StartDeviceLogin(e.ctx, slots.NewDeviceLogin{AgentModel: "sonnet-4.6",
-			Scopes: []slots.Scope{"claim:new", slots.ScopeCommentCreate, slots.ScopeConsensusWrite}})
-		require.NoError(t, err)
-		require.Regexp(t, `^[B-Z]{4}-[B-Z]{4}$`, login.UserCode)
-		require.Equal(t, e.clock.Now().Add(slots.DeviceCodeTTL).UnixMilli(), login.ExpiresAt)
-		typed := strings.ToLower(strings.ReplaceAll(login.UserCode, "-", " "))
-		d, err := e.svc.DeviceCodeByUserCode(e.ctx, typed)
-		require.NoError(t, err)
-		require.Equal(t, slots.DevicePending, d.Status)
-		require.Equal(t, "agent "+login.UserCode, d.Name)
-		require.Equal(t, "sonnet-4.6", d.AgentModel)
-		require.Equal(t, []slots.Scope{slots.ScopeClaimCreate, slots.ScopeCommentCreate, slots.ScopeConsensusWrite}, d.Scopes)
-		_, err = e.svc.DeviceCodeByUserCode(e.ctx, "BCDF-GHJK")
-		requireCode(t, slots.ErrDeviceCodeNotFound, err)
-		for _, bad := range [][]slots.Scope{{slots.ScopeKeysAdmin}, {"claim:delete"}} {
-			_, err = e.svc.StartDeviceLogin(e.ctx, slots.NewDeviceLogin{Scopes: bad})
-			require.ErrorIs(t, err, store.ErrInvalid, bad)
-		}
-
-		poll, err := e.svc.PollDeviceLogin(e.ctx, login.DeviceCode)
-		require.NoError(t, err)
-		require.Equal(t, slots.DevicePending, poll.Status)
-		require.Empty(t, poll.Token)
-		_, err = e.svc.PollDeviceLogin(e.ctx, "not-a-device-code")
-		requireCode(t, slots.ErrDeviceCodeNotFound, err)
-		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), "ZZZZ-ZZZZ")
-		requireCode(t, slots.ErrDeviceCodeNotFound, err)
-		d, err = e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), login.UserCode)
-		require.NoError(t, err)
-		require.Equal(t, slots.DeviceApproved, d.Status)
-		require.Equal(t, "admin", d.ApprovedBy)
-		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), login.UserCode)
-		requireCode(t, slots.ErrDeviceCodeUsed, err)
-
-		// Many polls at once: exactly one receives the key.
-		var wg sync.WaitGroup
-		tokens := make(chan string, 16)
-		for range 16 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				p, err := e.svc.PollDeviceLogin(e.ctx, login.DeviceCode)
-				if err != nil {
-					requireCode(t, slots.ErrDeviceCodeConsumed, err)
-					return
-				}
-				tokens <- p.Token
-			}()
-		}
-		wg.Wait()
-		close(tokens)
-		require.Len(t, tokens, 1, "one poll consumes the login")
-		k, err := e.svc.Authenticate(e.ctx, <-tokens)
-		require.NoError(t, err)
-		require.Equal(t, "agent "+login.UserCode, k.Name)
-		require.True(t, k.Has(slots.ScopeClaimCreate))
-		require.False(t, k.Has(slots.ScopeKeysAdmin))
-		d, err = e.svc.DeviceCodeByUserCode(e.ctx, login.UserCode)
-		require.NoError(t, err)
-		require.Equal(t, slots.DeviceConsumed, d.Status)
-		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), login.UserCode)
-		requireCode(t, slots.ErrDeviceCodeUsed, err)
-
-		// Races, repeated: of many approvals of one code one wins, the
-		// others are told it is used; of many polls after it, one gets a key.
-		for round := range 5 {
-			l, err := e.svc.StartDeviceLogin(e.ctx, slots.NewDeviceLogin{Scopes: []slots.Scope{slots.ScopeCommentCreate}})
-			require.NoError(t, err)
-			var approved, polled atomic.Int32
-			var wg sync.WaitGroup
-			for i := range 16 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if i%2 == 0 {
-						if _, err := e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), l.UserCode); err == nil {
-							approved.Add(1)
-						} else {
-							requireCode(t, slots.ErrDeviceCodeUsed, err)
-						}
-						return
-					}
-					if p, err := e.svc.PollDeviceLogin(e.ctx, l.DeviceCode); err == nil && p.Token != "" {
-						polled.Add(1)
-					} else if err != nil {
-						requireCode(t, slots.ErrDeviceCodeConsumed, err)
-					}
-				}()
-			}
-			wg.Wait()
-			require.EqualValues(t, 1, approved.Load(), "round %d: one approval wins", round)
-			if polled.Load() == 0 { // every poll came before the approval
-				p, err := e.svc.PollDeviceLogin(e.ctx, l.DeviceCode)
-				require.NoError(t, err)
-				require.NotEmpty(t, p.Token)
-				polled.Add(1)
-			}
-			require.EqualValues(t, 1, polled.Load(), "round %d: one poll gets the key", round)
-		}
-
-		// Codes expire: unapproved, and approved but never polled.
-		late, err := e.svc.StartDeviceLogin(e.ctx, slots.NewDeviceLogin{Name: "Skeptic-7", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
-		require.NoError(t, err)
-		unpolled, err := e.svc.StartDeviceLogin(e.ctx, slots.NewDeviceLogin{Scopes: []slots.Scope{slots.ScopeCommentCreate}})
-		require.NoError(t, err)
-		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), unpolled.UserCode)
-		require.NoError(t, err)
-		e.clock.Advance(slots.DeviceCodeTTL)
-		_, err = e.svc.ApproveDeviceCode(e.ctx, slots.Admin(), late.UserCode)
-		requireCode(t, slots.ErrDeviceCodeExpired, err)
-		for _, code := range []string{late.DeviceCode, unpolled.DeviceCode} {
-			_, err = e.svc.PollDeviceLogin(e.ctx, code)
-			requireCode(t, slots.ErrDeviceCodeExpired, err)
-		}
-		_, err = e.svc.PollDeviceLogin(e.ctx, login.DeviceCode)
-		requireCode(t, slots.ErrDeviceCodeConsumed, err, "a consumed login stays consumed")
-	})
-
 	t.Run("Comments", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
 		c := e.claim("")
 		author := e.agent("Writer")
-		first, err := e.svc.AddComment(e.ctx, author, slots.NewComment{ClaimID: c.ID, Body: "one", CommentType: "Supporting-Evidence"})
+		first, err := e.svc.AddComment(identity.WithKey(e.ctx, author), slots.NewComment{ClaimID: c.ID, Body: "one", CommentType: "Supporting-Evidence"})
 		require.NoError(t, err)
 		require.Equal(t, slots.CommentSupportingEvidence, first.CommentType)
 		require.Equal(t, author.ID, first.AuthorID)
 		require.Equal(t, "Writer", first.AgentName)
-		second, err := e.svc.AddComment(e.ctx, author, slots.NewComment{ClaimID: c.ID, Body: "two"})
+		second, err := e.svc.AddComment(identity.WithKey(e.ctx, author), slots.NewComment{ClaimID: c.ID, Body: "two"})
 		require.NoError(t, err)
 		require.Equal(t, slots.CommentAddition, second.CommentType)
 
@@ -310,127 +191,15 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.Equal(t, []slots.Comment{first, second}, list)
 
-		_, err = e.svc.AddComment(e.ctx, author, slots.NewComment{ClaimID: "claim_missing", Body: "x"})
+		_, err = e.svc.AddComment(identity.WithKey(e.ctx, author), slots.NewComment{ClaimID: "claim_missing", Body: "x"})
 		requireCode(t, slots.ErrClaimNotFound, err)
 		_, err = e.svc.Comments(e.ctx, "claim_missing")
 		requireCode(t, slots.ErrClaimNotFound, err)
-		_, err = e.svc.AddComment(e.ctx, author, slots.NewComment{ClaimID: c.ID, Body: "x", CommentType: "rant"})
+		_, err = e.svc.AddComment(identity.WithKey(e.ctx, author), slots.NewComment{ClaimID: c.ID, Body: "x", CommentType: "rant"})
 		require.ErrorIs(t, err, store.ErrInvalid)
 		list, err = e.svc.Comments(e.ctx, c.ID)
 		require.NoError(t, err)
 		require.Len(t, list, 2, "a rejected comment is not stored")
-	})
-
-	t.Run("Keys", func(t *testing.T) {
-		t.Parallel()
-		e := newSlotsEnv(t, newStores)
-		k, token, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "Skeptic-7", Scopes: []slots.Scope{slots.ScopeCommentCreate, slots.ScopeClaimCreate, slots.ScopeCommentCreate}})
-		require.NoError(t, err)
-		require.Equal(t, []slots.Scope{slots.ScopeCommentCreate, slots.ScopeClaimCreate}, k.Scopes)
-		require.NotContains(t, string(k.Hash), token)
-
-		stored, err := e.svc.Store().GetKey(e.ctx, k.ID)
-		require.NoError(t, err)
-		require.Equal(t, k.Hash, stored.Hash)
-		require.Equal(t, k.Scopes, stored.Scopes)
-
-		got, err := e.svc.Authenticate(e.ctx, token)
-		require.NoError(t, err)
-		require.Equal(t, k.ID, got.ID)
-		require.Equal(t, "Skeptic-7", got.Name)
-
-		for _, bad := range []string{"", "nonsense", token + "x", token[:len(token)-1], "agora." + k.ID + ".", "agora.key_missing.secret"} {
-			_, err := e.svc.Authenticate(e.ctx, bad)
-			require.ErrorIs(t, err, store.ErrUnauthorized, "token %q", bad)
-		}
-
-		other, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "Other"})
-		require.NoError(t, err)
-		keys, err := e.svc.Keys(e.ctx)
-		require.NoError(t, err)
-		require.Len(t, keys, 2)
-		require.Equal(t, k.ID, keys[0].ID)
-		require.Equal(t, other.ID, keys[1].ID)
-
-		require.NoError(t, e.svc.RevokeKey(e.ctx, k.ID))
-		_, err = e.svc.Authenticate(e.ctx, token)
-		require.ErrorIs(t, err, store.ErrUnauthorized)
-		revoked, err := e.svc.Store().GetKey(e.ctx, k.ID)
-		require.NoError(t, err)
-		at := revoked.RevokedAt
-		require.NotZero(t, at)
-		e.clock.Advance(time.Second)
-		require.NoError(t, e.svc.RevokeKey(e.ctx, k.ID), "revoking twice is not an error")
-		revoked, err = e.svc.Store().GetKey(e.ctx, k.ID)
-		require.NoError(t, err)
-		require.Equal(t, at, revoked.RevokedAt, "the first revocation time stays")
-		requireCode(t, slots.ErrKeyNotFound, e.svc.RevokeKey(e.ctx, "key_missing"))
-
-		_, _, err = e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "x", Scopes: []slots.Scope{"root"}})
-		require.ErrorIs(t, err, store.ErrInvalid)
-		require.ErrorIs(t, e.svc.Store().CreateKey(e.ctx, other), store.ErrConflict)
-	})
-
-	t.Run("KeyNamesAreUnique", func(t *testing.T) {
-		t.Parallel()
-		e := newSlotsEnv(t, newStores)
-		for r := range raceRepeats {
-			name := fmt.Sprint("dupname-", r)
-			var created atomic.Int32
-			concurrently(20, func(i int) {
-				_, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: name})
-				if err == nil {
-					created.Add(1)
-					return
-				}
-				requireCode(t, slots.ErrKeyNameTaken, err)
-			})
-			require.EqualValues(t, 1, created.Load(), "one key of each name")
-		}
-		concurrently(20, func(i int) {
-			_, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: fmt.Sprint("distinct-", i)})
-			require.NoError(t, err)
-		})
-		k := e.agent("Rotated")
-		require.NoError(t, e.svc.RevokeKey(e.ctx, k.ID))
-		_, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "Rotated"})
-		requireCode(t, slots.ErrKeyNameTaken, err, "a revoked key keeps its name")
-		_, _, err = e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "  Rotated "})
-		requireCode(t, slots.ErrKeyNameTaken, err, "names are compared trimmed")
-		_, _, err = e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "admin"})
-		requireCode(t, slots.ErrKeyNameTaken, err, "the admin key's name is taken")
-		keys, err := e.svc.Keys(e.ctx)
-		require.NoError(t, err)
-		require.Len(t, keys, raceRepeats+20+1, "no refused key was stored")
-	})
-
-	t.Run("SigningKeys", func(t *testing.T) {
-		t.Parallel()
-		e := newSlotsEnv(t, newStores)
-		k, token, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "Signer"})
-		require.NoError(t, err)
-		other, _, err := e.svc.CreateKey(e.ctx, slots.Admin(), slots.NewKey{Name: "Other"})
-		require.NoError(t, err)
-		require.Empty(t, k.SigningKeyAddress)
-		require.NoError(t, e.svc.RegisterSigningKey(e.ctx, k, " 0xpoi_1f2e "))
-		got, err := e.svc.Authenticate(e.ctx, token)
-		require.NoError(t, err)
-		require.Equal(t, "0xpoi_1f2e", got.SigningKeyAddress, "stored per key, trimmed; the key's profile reads it")
-		require.NoError(t, e.svc.RegisterSigningKey(e.ctx, k, "0xpoi_3d4c"))
-		keys, err := e.svc.Keys(e.ctx)
-		require.NoError(t, err)
-		require.Equal(t, "0xpoi_3d4c", keys[0].SigningKeyAddress, "a later one replaces it")
-		require.Empty(t, keys[1].SigningKeyAddress, "the other key has none")
-		require.Equal(t, other.ID, keys[1].ID)
-
-		for _, bad := range []string{"", "  ", "nul\x00", strings.Repeat("a", slots.MaxSigningKeyAddressLen+1)} {
-			require.ErrorIs(t, e.svc.RegisterSigningKey(e.ctx, k, bad), store.ErrInvalid, "%q", bad)
-		}
-		require.ErrorIs(t, e.svc.RegisterSigningKey(e.ctx, slots.Key{ID: slots.AdminKeyID}, "0xpoi"), store.ErrInvalid)
-		requireCode(t, slots.ErrKeyNotFound, e.svc.Store().SetSigningKey(e.ctx, "key_missing", "0xpoi"))
-		got, err = e.svc.Store().GetKey(e.ctx, k.ID)
-		require.NoError(t, err)
-		require.Equal(t, "0xpoi_3d4c", got.SigningKeyAddress, "refusals changed nothing")
 	})
 
 	t.Run("ConfigureReplacesOnlyOpenSlots", func(t *testing.T) {
@@ -445,11 +214,11 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			require.Empty(t, s.APIKeyID)
 		}
 		a, b := e.agent("A"), e.agent("B")
-		_, err := e.svc.Take(e.ctx, a, c.ID, open[0].ID)
+		_, err := e.svc.Take(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 		require.NoError(t, err)
-		_, err = e.svc.Take(e.ctx, b, c.ID, open[1].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, b), c.ID, open[1].ID)
 		require.NoError(t, err)
-		_, err = e.svc.Done(e.ctx, b, c.ID, open[1].ID)
+		_, err = e.svc.Done(identity.WithKey(e.ctx, b), c.ID, open[1].ID)
 		require.NoError(t, err)
 
 		fresh := e.configure(c.ID, slots.RoleCount{Role: slots.RoleDefender, Count: 3})
@@ -464,7 +233,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			require.Equal(t, s.ID, list[2+i].ID)
 			require.Equal(t, slots.RoleDefender, s.Role)
 		}
-		_, err = e.svc.Take(e.ctx, e.agent("C"), c.ID, open[2].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, e.agent("C")), c.ID, open[2].ID)
 		requireCode(t, slots.ErrSlotNotFound, err)
 
 		_, err = e.svc.ConfigureSlots(e.ctx, "claim_missing", []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
@@ -503,11 +272,11 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
 		a, b := e.agent("A"), e.agent("B")
 
-		_, err := e.svc.Done(e.ctx, a, c.ID, open[0].ID)
+		_, err := e.svc.Done(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 		requireCode(t, slots.ErrSlotNotTaken, err)
 
 		e.clock.Advance(time.Second)
-		taken, err := e.svc.Take(e.ctx, a, c.ID, open[0].ID)
+		taken, err := e.svc.Take(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 		require.NoError(t, err)
 		require.Equal(t, slots.StatusTaken, taken.Status)
 		require.Equal(t, a.ID, taken.APIKeyID)
@@ -516,36 +285,36 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.Equal(t, e.clock.Now().UnixMilli(), taken.TakenAt)
 		require.Zero(t, taken.LeaseExpiresAt)
 
-		_, err = e.svc.Take(e.ctx, b, c.ID, open[0].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, b), c.ID, open[0].ID)
 		requireCode(t, slots.ErrSlotTaken, err)
-		_, err = e.svc.Take(e.ctx, a, c.ID, open[0].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 		requireCode(t, slots.ErrSlotTaken, err)
-		_, err = e.svc.Take(e.ctx, a, c.ID, open[1].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, a), c.ID, open[1].ID)
 		requireCode(t, slots.ErrSlotHeld, err)
-		_, err = e.svc.Take(e.ctx, a, c.ID, "slot_missing")
+		_, err = e.svc.Take(identity.WithKey(e.ctx, a), c.ID, "slot_missing")
 		requireCode(t, slots.ErrSlotNotFound, err)
 		other := e.claim("")
-		_, err = e.svc.Take(e.ctx, b, other.ID, open[1].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, b), other.ID, open[1].ID)
 		requireCode(t, slots.ErrSlotNotFound, err, "a slot is only found under its own claim")
 
-		_, err = e.svc.Done(e.ctx, b, c.ID, open[0].ID)
+		_, err = e.svc.Done(identity.WithKey(e.ctx, b), c.ID, open[0].ID)
 		requireCode(t, slots.ErrNotSlotOwner, err)
-		_, err = e.svc.Done(e.ctx, a, other.ID, open[0].ID)
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), other.ID, open[0].ID)
 		requireCode(t, slots.ErrSlotNotFound, err)
-		_, err = e.svc.Done(e.ctx, a, c.ID, "slot_missing")
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, "slot_missing")
 		requireCode(t, slots.ErrSlotNotFound, err)
 
 		e.clock.Advance(time.Second)
-		done, err := e.svc.Done(e.ctx, a, c.ID, open[0].ID)
+		done, err := e.svc.Done(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 		require.NoError(t, err)
 		require.Equal(t, slots.StatusDone, done.Status)
 		require.Equal(t, e.clock.Now().UnixMilli(), done.DoneAt)
 		require.Equal(t, taken.TakenAt, done.TakenAt)
 		require.Equal(t, a.ID, done.APIKeyID)
 
-		_, err = e.svc.Done(e.ctx, a, c.ID, open[0].ID)
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 		requireCode(t, slots.ErrSlotNotTaken, err)
-		_, err = e.svc.Done(e.ctx, b, c.ID, open[0].ID)
+		_, err = e.svc.Done(identity.WithKey(e.ctx, b), c.ID, open[0].ID)
 		requireCode(t, slots.ErrNotSlotOwner, err)
 		bal, err := e.svc.Balance(e.ctx, a.ID)
 		require.NoError(t, err)
@@ -554,7 +323,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.Zero(t, bal)
 
-		_, err = e.svc.Take(e.ctx, a, c.ID, open[1].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, a), c.ID, open[1].ID)
 		requireCode(t, slots.ErrSlotHeld, err, "a done slot still counts as held")
 
 		list, err := e.svc.Slots(e.ctx, c.ID)
@@ -564,9 +333,9 @@ func RunSlots(t *testing.T, newStores NewStores) {
 
 		// One slot per agent per claim, not per store: A may take a seat elsewhere.
 		more := e.configure(other.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
-		_, err = e.svc.Take(e.ctx, a, other.ID, more[0].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, a), other.ID, more[0].ID)
 		require.NoError(t, err)
-		_, err = e.svc.Done(e.ctx, a, other.ID, more[0].ID)
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), other.ID, more[0].ID)
 		require.NoError(t, err)
 		bal, err = e.svc.Balance(e.ctx, a.ID)
 		require.NoError(t, err)
@@ -628,7 +397,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		requireCode(t, slots.ErrNoJob, err)
 		c := e.claim("")
 		open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
-		_, err = e.svc.AddComment(e.ctx, e.agent("W"), slots.NewComment{ClaimID: c.ID, Body: "not a draft", CommentType: "criticism"})
+		_, err = e.svc.AddComment(identity.WithKey(e.ctx, e.agent("W")), slots.NewComment{ClaimID: c.ID, Body: "not a draft", CommentType: "criticism"})
 		require.NoError(t, err)
 		_, err = e.svc.NextJob(e.ctx, slots.JobQuery{})
 		requireCode(t, slots.ErrNoJob, err)
@@ -685,7 +454,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.ErrorIs(t, err, store.ErrInvalid)
 
 		// A taken slot leaves the queue; the next oldest takes its place.
-		_, err = e.svc.Take(e.ctx, e.agent("A"), physics.ID, p[0].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, e.agent("A")), physics.ID, p[0].ID)
 		require.NoError(t, err)
 		require.Equal(t, p[1].ID, next(slots.JobQuery{}))
 		require.Equal(t, m[0].ID, next(slots.JobQuery{Role: slots.RoleCritic}))
@@ -742,7 +511,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		e.clock.Advance(time.Millisecond)
 		s2 := e.configure(c2.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
 		a, b := e.agent("A"), e.agent("B")
-		_, err := e.svc.Take(e.ctx, a, c1.ID, s1[0].ID)
+		_, err := e.svc.Take(identity.WithKey(e.ctx, a), c1.ID, s1[0].ID)
 		require.NoError(t, err)
 
 		// offered checks every filter combination for agent: the oldest pick
@@ -751,13 +520,16 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		filters := []slots.JobQuery{{}, {Role: slots.RoleCritic}, {Domain: "physics"}, {Role: slots.RoleCritic, Domain: "physics"}}
 		offered := func(agent string, oldest string, eligible ...string) {
 			t.Helper()
+			ctx := identity.WithKey(e.ctx, identity.Key{ID: agent})
+			if agent == "" {
+				ctx = e.ctx // nobody in particular
+			}
 			for _, q := range filters {
-				q.AgentKeyID = agent
-				job, err := e.svc.NextJob(e.ctx, q)
+				job, err := e.svc.NextJob(ctx, q)
 				if oldest == "" {
 					requireCode(t, slots.ErrNoJob, err, "%+v", q)
 					q.Strategy = slots.StrategyRandom
-					_, err = e.svc.NextJob(e.ctx, q)
+					_, err = e.svc.NextJob(ctx, q)
 					requireCode(t, slots.ErrNoJob, err, "%+v", q)
 					continue
 				}
@@ -767,7 +539,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 				q.Strategy = slots.StrategyRandom
 				seen := map[string]bool{}
 				for range 100 {
-					job, err := e.svc.NextJob(e.ctx, q)
+					job, err := e.svc.NextJob(ctx, q)
 					require.NoError(t, err, "%+v", q)
 					require.Contains(t, eligible, job.Slot.ID, "%+v", q)
 					seen[job.Slot.ID] = true
@@ -782,13 +554,13 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		offered("", s1[1].ID, s1[1].ID, s2[0].ID, s2[1].ID)
 
 		// A done seat is held too: it is the same for A.
-		_, err = e.svc.Done(e.ctx, a, c1.ID, s1[0].ID)
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c1.ID, s1[0].ID)
 		require.NoError(t, err)
 		offered(a.ID, s2[0].ID, s2[0].ID, s2[1].ID)
 		offered(b.ID, s1[1].ID, s1[1].ID, s2[0].ID, s2[1].ID)
 
 		// A holds a seat on every claim with open slots: no job for A.
-		_, err = e.svc.Take(e.ctx, a, c2.ID, s2[0].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, a), c2.ID, s2[0].ID)
 		require.NoError(t, err)
 		offered(a.ID, "")
 		offered(b.ID, s1[1].ID, s1[1].ID, s2[1].ID)
@@ -800,7 +572,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		e.draft(c3.ID)
 		s3 := e.configure(c3.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
 		offered(a.ID, s3[0].ID, s3[0].ID)
-		_, err = e.svc.Take(e.ctx, a, c3.ID, s3[0].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, a), c3.ID, s3[0].ID)
 		require.NoError(t, err, "what the queue offers, the agent may take")
 	})
 
@@ -814,11 +586,11 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		e.clock.Advance(time.Millisecond)
 		s2 := e.configure(c2.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
 		a := e.agent("A")
-		_, err := e.svc.Take(e.ctx, a, c1.ID, s1[0].ID)
+		_, err := e.svc.Take(identity.WithKey(e.ctx, a), c1.ID, s1[0].ID)
 		require.NoError(t, err)
 		next := func() string {
 			t.Helper()
-			job, err := e.svc.NextJob(e.ctx, slots.JobQuery{AgentKeyID: a.ID})
+			job, err := e.svc.NextJob(identity.WithKey(e.ctx, a), slots.JobQuery{})
 			require.NoError(t, err)
 			return job.Slot.ID
 		}
@@ -828,7 +600,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		// counts as A's, for the queue as for a take.
 		e.clock.Advance(time.Minute)
 		require.Equal(t, s2[0].ID, next())
-		_, err = e.svc.Take(e.ctx, a, c1.ID, s1[1].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, a), c1.ID, s1[1].ID)
 		requireCode(t, slots.ErrSlotHeld, err)
 
 		n, err := e.svc.Sweep(e.ctx)
@@ -837,12 +609,12 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.Equal(t, s1[0].ID, next(), "after the sweep A holds nothing on c1")
 		drawn := map[string]bool{}
 		for range 100 {
-			job, err := e.svc.NextJob(e.ctx, slots.JobQuery{AgentKeyID: a.ID, Strategy: slots.StrategyRandom})
+			job, err := e.svc.NextJob(identity.WithKey(e.ctx, a), slots.JobQuery{Strategy: slots.StrategyRandom})
 			require.NoError(t, err)
 			drawn[job.Slot.ClaimID] = true
 		}
 		require.True(t, drawn[c1.ID], "c1 is drawn at random again")
-		_, err = e.svc.Take(e.ctx, a, c1.ID, s1[0].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, a), c1.ID, s1[0].ID)
 		require.NoError(t, err)
 	})
 
@@ -854,30 +626,30 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
 		a, b := e.agent("A"), e.agent("B")
 
-		taken, err := e.svc.Take(e.ctx, a, c.ID, open[0].ID)
+		taken, err := e.svc.Take(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 		require.NoError(t, err)
 		require.Equal(t, e.clock.Now().Add(time.Minute).UnixMilli(), taken.LeaseExpiresAt)
 		e.clock.Advance(59 * time.Second)
-		_, err = e.svc.Take(e.ctx, b, c.ID, open[0].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, b), c.ID, open[0].ID)
 		requireCode(t, slots.ErrSlotTaken, err)
 		n, err := e.svc.Sweep(e.ctx)
 		require.NoError(t, err)
 		require.Zero(t, n)
 
 		e.clock.Advance(time.Second)
-		_, err = e.svc.Done(e.ctx, a, c.ID, open[0].ID)
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 		requireCode(t, slots.ErrSlotNotTaken, err)
-		retaken, err := e.svc.Take(e.ctx, b, c.ID, open[0].ID)
+		retaken, err := e.svc.Take(identity.WithKey(e.ctx, b), c.ID, open[0].ID)
 		require.NoError(t, err, "a lapsed slot can be taken by another agent")
 		require.Equal(t, b.ID, retaken.APIKeyID)
-		_, err = e.svc.Done(e.ctx, a, c.ID, open[0].ID)
+		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 		requireCode(t, slots.ErrNotSlotOwner, err)
 		// A lost its seat, so it may take the other one.
-		_, err = e.svc.Take(e.ctx, a, c.ID, open[1].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, a), c.ID, open[1].ID)
 		require.NoError(t, err)
 
 		e.clock.Advance(30 * time.Second)
-		_, err = e.svc.Done(e.ctx, b, c.ID, open[0].ID)
+		_, err = e.svc.Done(identity.WithKey(e.ctx, b), c.ID, open[0].ID)
 		require.NoError(t, err)
 		bal, err := e.svc.Balance(e.ctx, b.ID)
 		require.NoError(t, err)
@@ -907,7 +679,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		job, err := e.svc.NextJob(e.ctx, slots.JobQuery{})
 		require.NoError(t, err)
 		require.Equal(t, open[1].ID, job.Slot.ID)
-		_, err = e.svc.Take(e.ctx, a, c.ID, open[1].ID)
+		_, err = e.svc.Take(identity.WithKey(e.ctx, a), c.ID, open[1].ID)
 		require.NoError(t, err, "after the sweep the agent holds nothing here")
 	})
 
@@ -921,10 +693,10 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		e.draft(c.ID)
 		open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
 		a, b := e.agent("A"), e.agent("B")
-		_, err := e.svc.Take(e.ctx, a, c.ID, open[0].ID)
+		_, err := e.svc.Take(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 		require.NoError(t, err)
 		e.clock.Advance(2 * time.Minute)
-		taken, err := plain.Take(e.ctx, b, c.ID, open[0].ID)
+		taken, err := plain.Take(identity.WithKey(e.ctx, b), c.ID, open[0].ID)
 		require.NoError(t, err)
 		require.Equal(t, b.ID, taken.APIKeyID)
 		require.Zero(t, taken.LeaseExpiresAt)
@@ -938,7 +710,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.Equal(t, slots.StatusTaken, list[0].Status)
 		require.Equal(t, b.ID, list[0].APIKeyID)
 		require.Zero(t, list[0].LeaseExpiresAt)
-		_, err = plain.Done(e.ctx, b, c.ID, open[0].ID)
+		_, err = plain.Done(identity.WithKey(e.ctx, b), c.ID, open[0].ID)
 		require.NoError(t, err)
 	})
 
@@ -946,7 +718,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
 		const agents = 64
-		keys := make([]slots.Key, agents)
+		keys := make([]identity.Key, agents)
 		for i := range keys {
 			keys[i] = e.agent(fmt.Sprint("racer-", i))
 		}
@@ -957,7 +729,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			var winner atomic.Value
 			errs := make(chan error, agents)
 			concurrently(agents, func(i int) {
-				_, err := e.svc.Take(e.ctx, keys[i], c.ID, open[0].ID)
+				_, err := e.svc.Take(identity.WithKey(e.ctx, keys[i]), c.ID, open[0].ID)
 				switch {
 				case err == nil:
 					wins.Add(1)
@@ -989,7 +761,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
 		const agents, claims = 32, 8
-		keys := make([]slots.Key, agents)
+		keys := make([]identity.Key, agents)
 		held := make([]map[string]bool, agents) // each agent's own record
 		for i := range keys {
 			keys[i] = e.agent(fmt.Sprint("looper-", i))
@@ -999,7 +771,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			claimIDs := e.queuedClaims(claims, slots.RoleCount{Role: slots.RoleCritic, Count: 3}, slots.RoleCount{Role: slots.RoleDefender, Count: 2})
 			errs := make(chan error, agents)
 			concurrently(agents, func(i int) {
-				q := slots.JobQuery{AgentKeyID: keys[i].ID}
+				q, ctx := slots.JobQuery{}, identity.WithKey(e.ctx, keys[i])
 				if i%2 == 1 {
 					q.Strategy = slots.StrategyRandom
 				}
@@ -1008,7 +780,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 						errs <- fmt.Errorf("agent %d: still asking after %d jobs", i, asks)
 						return
 					}
-					job, err := e.svc.NextJob(e.ctx, q)
+					job, err := e.svc.NextJob(ctx, q)
 					if errors.Is(err, slots.ErrNoJob) {
 						return
 					}
@@ -1020,7 +792,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 						errs <- fmt.Errorf("agent %d was offered slot %s of claim %s, which it holds", i, job.Slot.ID, job.Claim.ID)
 						return
 					}
-					_, err = e.svc.Take(e.ctx, keys[i], job.Claim.ID, job.Slot.ID)
+					_, err = e.svc.Take(identity.WithKey(e.ctx, keys[i]), job.Claim.ID, job.Slot.ID)
 					switch {
 					case err == nil:
 						held[i][job.Claim.ID] = true
@@ -1063,7 +835,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			var wins, held atomic.Int64
 			errs := make(chan error, len(open))
 			concurrently(len(open), func(i int) {
-				_, err := e.svc.Take(e.ctx, a, c.ID, open[i].ID)
+				_, err := e.svc.Take(identity.WithKey(e.ctx, a), c.ID, open[i].ID)
 				switch {
 				case err == nil:
 					wins.Add(1)
@@ -1099,11 +871,11 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		for rep := 0; rep < raceRepeats; rep++ {
 			c := e.claim("")
 			open := e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
-			_, err := e.svc.Take(e.ctx, a, c.ID, open[0].ID)
+			_, err := e.svc.Take(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 			require.NoError(t, err)
 			tally := newDoneTally(retries)
 			concurrently(retries, func(int) {
-				_, err := e.svc.Done(e.ctx, a, c.ID, open[0].ID)
+				_, err := e.svc.Done(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 				tally.add(err)
 			})
 			tally.check(t)

@@ -6,7 +6,7 @@
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) storetest.Stores {
 //			s := memstore.New()
-//			return storetest.Stores{Slots: s}
+//			return storetest.Stores{Slots: s, Identity: s}
 //		})
 //	}
 package storetest
@@ -20,6 +20,7 @@ import (
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -29,6 +30,7 @@ import (
 // domain's store interface (usually the same value).
 type Stores struct {
 	Slots      slots.Store
+	Identity   identity.Store
 	Discussion discussion.Store
 	Prism      prism.Store
 	Arena      arena.Store
@@ -66,6 +68,7 @@ type NewStores func(t *testing.T) Stores
 // Run runs the whole suite.
 func Run(t *testing.T, newStores NewStores) {
 	t.Run("Slots", func(t *testing.T) { RunSlots(t, newStores) })
+	t.Run("Identity", func(t *testing.T) { RunIdentity(t, newStores) })
 	t.Run("Notifier", func(t *testing.T) { RunNotifier(t, newStores) })
 	t.Run("Discussion", func(t *testing.T) { RunDiscussion(t, newStores) })
 	t.Run("Prism", func(t *testing.T) { RunPrism(t, newStores) })

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -21,31 +22,31 @@ func runTakeNext(t *testing.T, newStores NewStores) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores, slots.WithLease(time.Minute))
 		a, b := e.agent("A"), e.agent("B")
-		_, err := e.svc.TakeNext(e.ctx, a, slots.JobQuery{})
+		_, err := e.svc.TakeNext(identity.WithKey(e.ctx, a), slots.JobQuery{})
 		requireCode(t, slots.ErrNoJob, err)
 
 		first := e.claim("law")
 		firstOpen := e.configure(first.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1}, slots.RoleCount{Role: slots.RoleDefender, Count: 1})
-		_, err = e.svc.TakeNext(e.ctx, a, slots.JobQuery{})
+		_, err = e.svc.TakeNext(identity.WithKey(e.ctx, a), slots.JobQuery{})
 		requireCode(t, slots.ErrNoJob, err, "a claim without a draft offers nothing")
 		e.draft(first.ID)
 		second := e.claim("art")
 		e.draft(second.ID)
 		secondOpen := e.configure(second.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
 
-		_, err = e.svc.TakeNext(e.ctx, a, slots.JobQuery{Strategy: "sideways"})
+		_, err = e.svc.TakeNext(identity.WithKey(e.ctx, a), slots.JobQuery{Strategy: "sideways"})
 		requireCode(t, &store.Error{Kind: store.ErrInvalid, Code: "invalid_strategy"}, err)
-		_, err = e.svc.TakeNext(e.ctx, a, slots.JobQuery{Role: "judge"})
+		_, err = e.svc.TakeNext(identity.WithKey(e.ctx, a), slots.JobQuery{Role: "judge"})
 		requireCode(t, &store.Error{Kind: store.ErrInvalid, Code: "invalid_role"}, err)
-		_, err = e.svc.TakeNext(e.ctx, a, slots.JobQuery{Domain: "none"})
+		_, err = e.svc.TakeNext(identity.WithKey(e.ctx, a), slots.JobQuery{Domain: "none"})
 		requireCode(t, slots.ErrNoJob, err)
 
 		e.clock.Advance(time.Second)
-		job, err := e.svc.TakeNext(e.ctx, a, slots.JobQuery{AgentKeyID: b.ID})
+		job, err := e.svc.TakeNext(identity.WithKey(e.ctx, a), slots.JobQuery{})
 		require.NoError(t, err)
 		require.Equal(t, firstOpen[0].ID, job.Slot.ID, "the oldest eligible slot")
 		require.Equal(t, slots.StatusTaken, job.Slot.Status)
-		require.Equal(t, a.ID, job.Slot.APIKeyID, "taken for the caller, whatever the query's agent")
+		require.Equal(t, a.ID, job.Slot.APIKeyID, "taken for the caller")
 		require.Equal(t, "A", job.Slot.AgentName)
 		require.Equal(t, a.AvatarURL, job.Slot.AgentAvatarURL)
 		require.Equal(t, e.clock.Now().UnixMilli(), job.Slot.TakenAt)
@@ -58,22 +59,22 @@ func runTakeNext(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.Equal(t, job.Slot, list[0], "the store holds the slot as returned")
 
-		job, err = e.svc.TakeNext(e.ctx, a, slots.JobQuery{})
+		job, err = e.svc.TakeNext(identity.WithKey(e.ctx, a), slots.JobQuery{})
 		require.NoError(t, err)
 		require.Equal(t, secondOpen[0].ID, job.Slot.ID, "the claim it holds is passed over")
-		_, err = e.svc.TakeNext(e.ctx, a, slots.JobQuery{})
+		_, err = e.svc.TakeNext(identity.WithKey(e.ctx, a), slots.JobQuery{})
 		requireCode(t, slots.ErrNoJob, err, "one seat per agent per claim")
 
-		job, err = e.svc.TakeNext(e.ctx, b, slots.JobQuery{Role: slots.RoleDefender, Domain: "law"})
+		job, err = e.svc.TakeNext(identity.WithKey(e.ctx, b), slots.JobQuery{Role: slots.RoleDefender, Domain: "law"})
 		require.NoError(t, err)
 		require.Equal(t, firstOpen[1].ID, job.Slot.ID, "filters")
-		job, err = e.svc.TakeNext(e.ctx, b, slots.JobQuery{Strategy: slots.StrategyRandom})
+		job, err = e.svc.TakeNext(identity.WithKey(e.ctx, b), slots.JobQuery{Strategy: slots.StrategyRandom})
 		require.NoError(t, err)
 		require.Equal(t, secondOpen[1].ID, job.Slot.ID)
 		_, err = e.svc.NextJob(e.ctx, slots.JobQuery{})
 		requireCode(t, slots.ErrNoJob, err, "taken slots leave the queue")
 
-		done, err := e.svc.Done(e.ctx, b, second.ID, secondOpen[1].ID)
+		done, err := e.svc.Done(identity.WithKey(e.ctx, b), second.ID, secondOpen[1].ID)
 		require.NoError(t, err)
 		require.Equal(t, slots.StatusDone, done.Status)
 
@@ -83,7 +84,7 @@ func runTakeNext(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.Equal(t, 3, n)
 		c := e.agent("C")
-		job, err = e.svc.TakeNext(e.ctx, c, slots.JobQuery{Role: slots.RoleCritic, Domain: "art"})
+		job, err = e.svc.TakeNext(identity.WithKey(e.ctx, c), slots.JobQuery{Role: slots.RoleCritic, Domain: "art"})
 		require.NoError(t, err)
 		require.Equal(t, secondOpen[0].ID, job.Slot.ID)
 		require.Equal(t, c.ID, job.Slot.APIKeyID)
@@ -97,10 +98,11 @@ func runTakeNext(t *testing.T, newStores NewStores) {
 	}
 	t.Run("JobQueueSkip", func(t *testing.T) {
 		t.Parallel()
-		st := newStores(t).Slots
+		stores := newStores(t)
+		st := stores.Slots
 		clock := NewClock()
 		svc := slots.New(st, slots.WithClock(clock.Now))
-		e := &slotsEnv{t: t, ctx: t.Context(), svc: svc, clock: clock}
+		e := &slotsEnv{t: t, ctx: t.Context(), svc: svc, ids: newIdentity(stores.Identity), clock: clock}
 		ids := e.queuedClaims(3, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
 		var all []slots.Slot
 		for _, id := range ids {
@@ -109,7 +111,7 @@ func runTakeNext(t *testing.T, newStores NewStores) {
 			all = append(all, list...)
 		}
 		a := e.agent("A")
-		_, err := svc.Take(e.ctx, a, ids[0], all[1].ID)
+		_, err := svc.Take(identity.WithKey(e.ctx, a), ids[0], all[1].ID)
 		require.NoError(t, err)
 		open := append([]slots.Slot{all[0]}, all[2:]...) // eligible for nobody in particular
 		for skip, want := range []slots.Slot{open[0], open[1], open[2], open[3], open[4], open[4]} {
@@ -149,7 +151,7 @@ func runTakeNext(t *testing.T, newStores NewStores) {
 					q.Strategy = slots.StrategyRandom
 				}
 				for calls := 0; calls <= claims; calls++ {
-					job, err := e.svc.TakeNext(e.ctx, a, q)
+					job, err := e.svc.TakeNext(identity.WithKey(e.ctx, a), q)
 					if errors.Is(err, slots.ErrNoJob) {
 						return
 					}
@@ -204,7 +206,7 @@ func (e *slotsEnv) queuedClaims(n int, roles ...slots.RoleCount) []string {
 // per agent per claim.
 func raceTakeNextManyAgents(t *testing.T, e *slotsEnv) {
 	const agents, claims, seats = 32, 8, 5
-	keys := make([]slots.Key, agents)
+	keys := make([]identity.Key, agents)
 	for i := range keys {
 		keys[i] = e.agent(fmt.Sprint("taker-", i))
 	}
@@ -224,7 +226,7 @@ func raceTakeNextManyAgents(t *testing.T, e *slotsEnv) {
 					errs <- fmt.Errorf("agent %d: a job on more claims than there are", i)
 					return
 				}
-				job, err := e.svc.TakeNext(e.ctx, keys[i], q)
+				job, err := e.svc.TakeNext(identity.WithKey(e.ctx, keys[i]), q)
 				if errors.Is(err, slots.ErrNoJob) {
 					return
 				}

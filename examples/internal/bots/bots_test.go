@@ -18,6 +18,7 @@ import (
 	"github.com/agorahq/agora/examples/internal/server"
 	"github.com/agorahq/agora/httpapi/client"
 	"github.com/agorahq/agora/httpapi/mcp"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/fakeanthropic"
 	"github.com/agorahq/agora/slots"
 )
@@ -63,7 +64,7 @@ func serve(t *testing.T) (context.Context, string) {
 // the client of an agent that may take it.
 func critique(t *testing.T, ctx context.Context, c *client.Client, title string) (slots.Claim, *client.Client) {
 	t.Helper()
-	op, err := c.CreateKey(ctx, slots.NewKey{Name: "operator-" + title, Scopes: []slots.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate}})
+	op, err := c.CreateKey(ctx, identity.NewKey{Name: "operator-" + title, Scopes: []identity.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate}})
 	require.NoError(t, err)
 	h := c.As(op.Token)
 	claim, err := h.CreateClaim(ctx, client.NewClaim{Title: title, Body: "Honeybees tell four landmarks from five.", Domain: "biology"})
@@ -72,7 +73,7 @@ func critique(t *testing.T, ctx context.Context, c *client.Client, title string)
 	require.NoError(t, err)
 	_, err = h.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
 	require.NoError(t, err)
-	k, err := c.CreateKey(ctx, slots.NewKey{Name: "critic-" + title, Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	k, err := c.CreateKey(ctx, identity.NewKey{Name: "critic-" + title, Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 	require.NoError(t, err)
 	return claim, c.As(k.Token)
 }
@@ -209,7 +210,7 @@ func TestSlotAgentMCP(t *testing.T) {
 	want := comment(t, ctx, c, "over-http", 9)
 
 	claim, _ := critique(t, ctx, c, "over-mcp")
-	k, err := c.CreateKey(ctx, slots.NewKey{Name: "mcp-critic", Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+	k, err := c.CreateKey(ctx, identity.NewKey{Name: "mcp-critic", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 	require.NoError(t, err)
 	s, err := mcp.Dial(ctx, base+"/mcp", k.Token, nil)
 	require.NoError(t, err)

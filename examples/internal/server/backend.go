@@ -11,6 +11,7 @@ import (
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -21,6 +22,7 @@ import (
 type backend struct {
 	name       string
 	slots      slots.Store
+	identity   identity.Store
 	discussion discussion.Store
 	prism      prism.Store
 	arena      arena.Store
@@ -46,7 +48,7 @@ func openBackend(ctx context.Context, c backendConfig) (*backend, error) {
 	switch {
 	case c.url == "memory" || c.url == "":
 		st := memstore.New()
-		return &backend{name: "memory", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: st, limiter: httpapi.NewLocalLimiter(c.rate, c.burst), close: func() {}}, nil
+		return &backend{name: "memory", slots: st, identity: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: st, limiter: httpapi.NewLocalLimiter(c.rate, c.burst), close: func() {}}, nil
 	case strings.HasPrefix(c.url, "postgres://"), strings.HasPrefix(c.url, "postgresql://"):
 		return openPostgres(ctx, c)
 	case strings.HasPrefix(c.url, "redis://"), strings.HasPrefix(c.url, "rediss://"):

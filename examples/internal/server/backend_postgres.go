@@ -44,7 +44,7 @@ func openPostgres(ctx context.Context, c backendConfig) (_ *backend, err error) 
 	}
 	st := pgstore.New(db)
 	return &backend{
-		name: "postgres", slots: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: n, limiter: st.Limiter(c.rate, c.burst), ping: st.Ping,
+		name: "postgres", slots: st, identity: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: n, limiter: st.Limiter(c.rate, c.burst), ping: st.Ping,
 		close: func() { n.Close(); db.Close() },
 	}, nil
 }

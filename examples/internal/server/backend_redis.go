@@ -37,6 +37,7 @@ func openRedis(ctx context.Context, c backendConfig) (*backend, error) {
 	return &backend{
 		name:       "redis",
 		slots:      st,
+		identity:   st,
 		discussion: st, prism: st, arena: st, agentchat: st,
 		notifier: st,
 		limiter:  st.Limiter(rate, burst),

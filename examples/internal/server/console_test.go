@@ -15,8 +15,10 @@ import (
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/examples/internal/bots"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/browser"
 	"github.com/agorahq/agora/internal/testdb"
+	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -60,7 +62,7 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 		bg, stop := context.WithCancel(context.Background())
 		defer stop()
 		c := client.New(agents, client.WithToken(consoleAdmin))
-		op, err := c.CreateKey(bg, slots.NewKey{Name: "Operator", Scopes: []slots.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate, slots.ScopePipelineReview}})
+		op, err := c.CreateKey(bg, identity.NewKey{Name: "Operator", Scopes: []identity.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate, prism.ScopePipelineReview}})
 		require.NoError(t, err)
 		claim, err := c.As(op.Token).CreateClaim(bg, client.NewClaim{Title: "Crows plan for tomorrow", Body: "Scrub jays cache food where they expect to be hungry.", Domain: "animal cognition"})
 		require.NoError(t, err)
@@ -74,7 +76,7 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 		release := make(chan struct{})
 		var wg sync.WaitGroup
 		for _, n := range names {
-			k, err := c.CreateKey(bg, slots.NewKey{Name: n, Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+			k, err := c.CreateKey(bg, identity.NewKey{Name: n, Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 			require.NoError(t, err)
 			wg.Add(1)
 			go func() {
@@ -171,7 +173,7 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 		ctx := browser.New(t, 60*time.Second)
 		bg := context.Background()
 		c := client.New(agents, client.WithToken(consoleAdmin))
-		op, err := c.CreateKey(bg, slots.NewKey{Name: "Reviewer", Scopes: []slots.Scope{slots.ScopeClaimCreate, slots.ScopePipelineReview}})
+		op, err := c.CreateKey(bg, identity.NewKey{Name: "Reviewer", Scopes: []identity.Scope{slots.ScopeClaimCreate, prism.ScopePipelineReview}})
 		require.NoError(t, err)
 		claim, err := c.As(op.Token).CreateClaim(bg, client.NewClaim{Title: "Octopuses dream", Domain: "animal cognition"})
 		require.NoError(t, err)
@@ -193,7 +195,7 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 		// per layer) agree on it with little confidence.
 		framers := make([]*client.Client, 4)
 		for i := range framers {
-			k, err := c.CreateKey(bg, slots.NewKey{Name: fmt.Sprintf("Framer-%d", i+1), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+			k, err := c.CreateKey(bg, identity.NewKey{Name: fmt.Sprintf("Framer-%d", i+1), Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 			require.NoError(t, err)
 			framers[i] = c.As(k.Token)
 		}
@@ -259,7 +261,7 @@ func TestJobsPageConsensusRecord(t *testing.T) {
 		bg, stop := context.WithCancel(context.Background())
 		defer stop()
 		c := client.New(agents, client.WithToken(consoleAdmin))
-		op, err := c.CreateKey(bg, slots.NewKey{Name: "Operator", Scopes: []slots.Scope{slots.ScopeClaimCreate}})
+		op, err := c.CreateKey(bg, identity.NewKey{Name: "Operator", Scopes: []identity.Scope{slots.ScopeClaimCreate}})
 		require.NoError(t, err)
 		claim, err := c.As(op.Token).CreateClaim(bg, client.NewClaim{Title: "Bees can count to four", Body: "Honeybees trained on landmarks count up to four.", Domain: "animal cognition"})
 		require.NoError(t, err)
@@ -277,7 +279,7 @@ func TestJobsPageConsensusRecord(t *testing.T) {
 		// Deliberation has nine seats (six work, three consensus) and an agent
 		// holds at most one seat of a layer: nine workers at least.
 		for i := range 10 {
-			k, err := c.CreateKey(bg, slots.NewKey{Name: fmt.Sprintf("Worker-%d", i+1), Scopes: []slots.Scope{slots.ScopeCommentCreate}})
+			k, err := c.CreateKey(bg, identity.NewKey{Name: fmt.Sprintf("Worker-%d", i+1), Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 			require.NoError(t, err)
 			wg.Add(1)
 			go func() { defer wg.Done(); bots.PrismWorker(bg, c.As(k.Token), uint64(i)) }()

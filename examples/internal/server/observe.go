@@ -77,6 +77,7 @@ func (o *observability) wrap(b *backend, log *slog.Logger) {
 	}
 	w := observe.NewStores(b.name, o.metrics, o.tracerProvider())
 	b.slots, b.prism, b.arena = w.Slots(b.slots), w.Prism(b.prism), w.Arena(b.arena)
+	b.identity = w.Identity(b.identity)
 	b.discussion, b.agentchat = w.Discussion(b.discussion), w.AgentChat(b.agentchat)
 }
 

@@ -39,6 +39,7 @@ import (
 	"github.com/agorahq/agora/httpapi/chatauth"
 	"github.com/agorahq/agora/httpapi/console"
 	"github.com/agorahq/agora/httpapi/mcp"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/observe"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
@@ -120,7 +121,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	log.Info("store ready", "backend", backend.name)
 	obs.wrap(backend, log)
 
-	slotOpts := []slots.Option{slots.WithAdminKey(*adminKey), slots.WithLease(*lease), slots.WithNotifier(backend.notifier)}
+	ids := identity.New(backend.identity, identity.WithAdminKey(*adminKey), identity.WithScopes(httpapi.Scopes()))
+	slotOpts := []slots.Option{slots.WithLease(*lease), slots.WithNotifier(backend.notifier)}
 	if *batch {
 		slotOpts = append(slotOpts, slots.WithTakeBatching(*batchWait), slots.WithDoneBatching(*batchWait))
 	} else {
@@ -140,12 +142,12 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	// The routes the originals leave open take keys when the host asks.
 	openOpts := []httpapi.Option{httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter)}
 	if *requireKeys {
-		openOpts = append(openOpts, httpapi.WithKeys(svc))
+		openOpts = append(openOpts, httpapi.WithKeys(ids))
 		log.Info("API keys required on every API")
 	}
 
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.Slots(svc, httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter), httpapi.WithPrism(pipelines)))
+	mux.Handle("/api/v1/", httpapi.Slots(svc, ids, httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter), httpapi.WithPrism(pipelines)))
 	brain, closeBrain, err := bots.NewBrain(*fillerBrain, *claudePath)
 	if err != nil {
 		return err
@@ -201,7 +203,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	}
 	// The same services as MCP tools for agent hosts, each request's
 	// Bearer key the caller, whatever -require-keys says.
-	mux.Handle("/mcp", mcp.Handler(mcp.Services{Slots: svc, Prism: pipelines, Arena: games, Discussion: disc},
+	mux.Handle("/mcp", mcp.Handler(mcp.Services{Identity: ids, Slots: svc, Prism: pipelines, Arena: games, Discussion: disc},
 		mcp.Options{Limiter: backend.limiter, Logger: log}))
 	pages := console.Handler()
 	mux.Handle("/jobs", pages)

@@ -1,4 +1,4 @@
-package slots
+package identity
 
 import (
 	"context"
@@ -41,7 +41,7 @@ const DeviceCodeTTL = 15 * time.Minute
 const DevicePollInterval = 5
 
 // DeviceCode is a device login as stored. ID is the hex SHA-256 of the
-// device code the CLI hols.store.
+// device code the CLI holds.
 type DeviceCode struct {
 	ID         string       `json:"-"`
 	UserCode   string       `json:"userCode"`
@@ -60,29 +60,6 @@ type DeviceCode struct {
 // Expired reports whether the login can no longer be approved or
 // consumed at now.
 func (d DeviceCode) Expired(now int64) bool { return d.Status != DeviceConsumed && now >= d.ExpiresAt }
-
-// DeviceStore keeps device logins. Each method that changes one decides in
-// one atomic step of the backend.
-type DeviceStore interface {
-	// CreateDeviceCode stores d (pending), or returns ErrDeviceCodeExists
-	// when its ID or user code is taken by a login not yet expired long
-	// ago. A store may forget logins a day after they expired.
-	CreateDeviceCode(ctx context.Context, d DeviceCode) error
-	// DeviceCodeByUserCode returns the login of a user code, or
-	// ErrDeviceCodeNotFound.
-	DeviceCodeByUserCode(ctx context.Context, userCode string) (DeviceCode, error)
-	// ApproveDeviceCode approves the pending login of userCode at now (before
-	// its ExpiresAt), recording by, and returns it. Errors:
-	// ErrDeviceCodeNotFound, ErrDeviceCodeExpired, ErrDeviceCodeUsed (already
-	// approved or consumed).
-	ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (DeviceCode, error)
-	// ConsumeDeviceCode hands out the login with ID id at now: an approved
-	// login not expired becomes consumed and is returned with Status
-	// DeviceConsumed; exactly one of concurrent callers gets that. A
-	// pending one is returned unchanged. Errors: ErrDeviceCodeNotFound,
-	// ErrDeviceCodeExpired, ErrDeviceCodeConsumed (consumed before).
-	ConsumeDeviceCode(ctx context.Context, id string, now int64) (DeviceCode, error)
-}
 
 // The errors of device logins. Their codes are the original's where its
 // CLI reads them.
@@ -159,7 +136,7 @@ func (s *Service) StartDeviceLogin(ctx context.Context, in NewDeviceLogin) (Devi
 	if strings.TrimSpace(nk.Name) == "" {
 		nk.Name = "agent" // checked now; the user code names it below
 	}
-	if err := validateNewKey(&nk); err != nil {
+	if err := s.validateNewKey(&nk); err != nil {
 		return DeviceLogin{}, err
 	}
 	if slices.Contains(nk.Scopes, ScopeKeysAdmin) {
@@ -203,9 +180,11 @@ func (s *Service) DeviceCodeByUserCode(ctx context.Context, userCode string) (De
 }
 
 // ApproveDeviceCode approves the device login of userCode on behalf of
-// approver; the CLI's next poll receives its key. Like CreateKey, the
-// approver must hold ScopeKeysAdmin and every scope the login asks for.
-func (s *Service) ApproveDeviceCode(ctx context.Context, approver Key, userCode string) (DeviceCode, error) {
+// the caller (FromContext); the CLI's next poll receives its key. Like
+// CreateKey, the caller's key must hold ScopeKeysAdmin and every scope the
+// login asks for.
+func (s *Service) ApproveDeviceCode(ctx context.Context, userCode string) (DeviceCode, error) {
+	approver := FromContext(ctx).Key
 	if !approver.Has(ScopeKeysAdmin) {
 		return DeviceCode{}, store.Errorf(store.ErrForbidden, "insufficient_scope", "approving a device login needs the %s scope", ScopeKeysAdmin)
 	}
@@ -249,7 +228,7 @@ func (s *Service) PollDeviceLogin(ctx context.Context, deviceCode string) (Devic
 		return DevicePoll{Status: d.Status}, nil
 	}
 	in := NewKey{Name: d.Name, AvatarURL: d.AvatarURL, Scopes: d.Scopes}
-	if err := validateNewKey(&in); err != nil {
+	if err := s.validateNewKey(&in); err != nil {
 		return DevicePoll{}, err
 	}
 	k, token, err := s.createKey(ctx, in) // its scopes were granted by the approver

@@ -1,4 +1,4 @@
-package slots
+package identity
 
 import (
 	"crypto/rand"
@@ -13,41 +13,17 @@ import (
 	"github.com/agorahq/agora/store"
 )
 
-// Scope is a permission carried by an API key.
+// Scope is a permission carried by an API key. Each domain declares the
+// scopes its operations need (slots.ScopeClaimCreate, arena.ScopePlay…);
+// identity declares its own, ScopeKeysAdmin.
 type Scope string
 
-// The scopes an API key can carry.
-const (
-	ScopeSlotsConfigure Scope = "slots:configure" // configure role slots
-	ScopeCommentCreate  Scope = "comment:create"  // comment, take and finish slots
-	ScopeClaimCreate    Scope = "claim:create"    // create claims
-	ScopeKeysAdmin      Scope = "keys:admin"      // create, list and revoke keys
-	ScopePipelineReview Scope = "pipeline:review" // resolve pipeline flags
+// ScopeKeysAdmin lets a key create, list and revoke keys and approve device
+// logins.
+const ScopeKeysAdmin Scope = "keys:admin"
 
-	// The scopes of the arena and discussion routes when the host requires
-	// keys on them (httpapi.WithKeys).
-	ScopeArenaPlay       Scope = "arena:play"       // register arena agents, argue, decide
-	ScopeArenaAdmin      Scope = "arena:admin"      // create, start and advance games, fillers, the demo
-	ScopeDiscussionWrite Scope = "discussion:write" // ask, answer, post to the squad chat
-	ScopeDiscussionAdmin Scope = "discussion:admin" // resolve or cancel any prompt, post as a human
-
-	// The original's scopes that guard routes Agora does not serve: a key
-	// may carry them (the original's agent setup asks for them) and they
-	// grant nothing here.
-	ScopeConsensusWrite      Scope = "consensus:write"
-	ScopeClassificationWrite Scope = "classification:write"
-	ScopePolicyWrite         Scope = "policy:write"
-	ScopeOutputWrite         Scope = "output:write"
-)
-
-// ScopeAliases maps the original's names of scopes to Agora's: a key asked
-// for with "claim:new" carries ScopeClaimCreate.
-var ScopeAliases = map[Scope]Scope{"claim:new": ScopeClaimCreate}
-
-// AllScopes lists every scope, in a stable order.
-var AllScopes = []Scope{ScopeSlotsConfigure, ScopeCommentCreate, ScopeClaimCreate, ScopeKeysAdmin, ScopePipelineReview,
-	ScopeArenaPlay, ScopeArenaAdmin, ScopeDiscussionWrite, ScopeDiscussionAdmin,
-	ScopeConsensusWrite, ScopeClassificationWrite, ScopePolicyWrite, ScopeOutputWrite}
+// Scopes returns identity's own scopes.
+func Scopes() []Scope { return []Scope{ScopeKeysAdmin} }
 
 // Limits on key fields.
 const (
@@ -87,6 +63,16 @@ type NewKey struct {
 	Scopes    []Scope
 }
 
+// The errors of keys. Backends return exactly these values (possibly
+// wrapped), so callers can match them with errors.Is.
+var (
+	ErrKeyNotFound = &store.Error{Kind: store.ErrNotFound, Code: "key_not_found", Message: "API key not found"}
+	ErrKeyExists   = &store.Error{Kind: store.ErrConflict, Code: "key_exists", Message: "a key with this ID already exists"}
+	// ErrKeyNameTaken refuses a key whose name another key, revoked or
+	// not, already has: a key's name is who it is in a discussion.
+	ErrKeyNameTaken = &store.Error{Kind: store.ErrConflict, Code: "key_name_taken", Message: "a key with this name already exists; key names are unique and never reused"}
+)
+
 // tokenPrefix starts every token the service issues; a token is
 // "agora.<key id>.<secret>", the secret being "_" and 32 random bytes in
 // unpadded base64url. The key ID lets Authenticate find the key without
@@ -120,7 +106,9 @@ func secretMatches(secret string, hash []byte) bool {
 	return subtle.ConstantTimeCompare(h[:], hash) == 1
 }
 
-func validateNewKey(k *NewKey) error {
+// validateNewKey trims and checks k, resolves the aliases of its scopes
+// and refuses any scope the service does not know.
+func (s *Service) validateNewKey(k *NewKey) error {
 	k.Name = strings.TrimSpace(k.Name)
 	if err := text.Check("name", k.Name, true, MaxKeyNameLen); err != nil {
 		return err
@@ -134,22 +122,37 @@ func validateNewKey(k *NewKey) error {
 	}
 	seen := map[Scope]bool{}
 	scopes := make([]Scope, 0, len(k.Scopes))
-	for _, s := range k.Scopes {
-		if alias, ok := ScopeAliases[s]; ok {
-			s = alias
+	for _, sc := range k.Scopes {
+		if to, ok := s.aliases[sc]; ok {
+			sc = to
 		}
-		if !slices.Contains(AllScopes, s) {
-			names := make([]string, len(AllScopes))
-			for i, a := range AllScopes {
-				names[i] = string(a)
-			}
-			return store.Errorf(store.ErrInvalid, "invalid_scope", "unknown scope %q; scopes are %s (claim:new is claim:create)", s, strings.Join(names, ", "))
+		if !slices.Contains(s.scopes, sc) {
+			return s.unknownScope(sc)
 		}
-		if !seen[s] {
-			seen[s] = true
-			scopes = append(scopes, s)
+		if !seen[sc] {
+			seen[sc] = true
+			scopes = append(scopes, sc)
 		}
 	}
 	k.Scopes = scopes
 	return nil
+}
+
+// unknownScope is the error of a scope no domain declared: it lists the
+// known ones and the aliases.
+func (s *Service) unknownScope(sc Scope) error {
+	names := make([]string, len(s.scopes))
+	for i, a := range s.scopes {
+		names[i] = string(a)
+	}
+	msg := "unknown scope %q; scopes are %s"
+	if len(s.aliases) > 0 {
+		var as []string
+		for from, to := range s.aliases {
+			as = append(as, string(from)+" is "+string(to))
+		}
+		slices.Sort(as)
+		msg += " (" + strings.ReplaceAll(strings.Join(as, ", "), "%", "%%") + ")"
+	}
+	return store.Errorf(store.ErrInvalid, "invalid_scope", msg, sc, strings.Join(names, ", "))
 }

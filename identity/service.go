@@ -1,0 +1,209 @@
+package identity
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agorahq/agora/internal/ids"
+	"github.com/agorahq/agora/internal/text"
+	"github.com/agorahq/agora/store"
+)
+
+// Service holds the rules of API keys and device logins over a Store and
+// authenticates every API's callers. It is safe for concurrent use;
+// several Services in several processes may share one backend.
+type Service struct {
+	store     Store
+	now       func() time.Time
+	ids       ids.Gen
+	adminHash []byte
+	scopes    []Scope         // the scopes a key may carry, in the order messages list them
+	aliases   map[Scope]Scope // other names of scopes
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock sets the clock the service reads; the default is time.Now.
+func WithClock(now func() time.Time) Option {
+	return func(s *Service) { s.now = now }
+}
+
+// WithAdminKey makes token authenticate as the admin principal
+// (ID AdminKeyID, every scope). Only its SHA-256 is kept.
+func WithAdminKey(token string) Option {
+	return func(s *Service) {
+		if token == "" {
+			s.adminHash = nil
+			return
+		}
+		h := sha256.Sum256([]byte(token))
+		s.adminHash = h[:]
+	}
+}
+
+// WithScopes sets the scopes a key may carry — the scopes the domains the
+// host serves declare, in the order an unknown scope's error lists them —
+// and aliases, the other names a scope may be asked for by (the original's
+// "claim:new" for slots' claim:create). Creating a key or starting a device
+// login with any other scope is refused. ScopeKeysAdmin is always known
+// (appended when scopes lacks it). Without this option a key may carry
+// only ScopeKeysAdmin: identity imports no domain, so the host, which
+// knows which domains it serves, lists their scopes (httpapi.Scopes lists
+// every Agora domain's).
+func WithScopes(scopes []Scope, aliases map[Scope]Scope) Option {
+	return func(s *Service) {
+		s.scopes = slices.Clone(scopes)
+		if !slices.Contains(s.scopes, ScopeKeysAdmin) {
+			s.scopes = append(s.scopes, ScopeKeysAdmin)
+		}
+		s.aliases = maps.Clone(aliases)
+	}
+}
+
+// New returns a Service over st.
+func New(st Store, opts ...Option) *Service {
+	s := &Service{store: st, now: time.Now, scopes: Scopes()}
+	for _, o := range opts {
+		o(s)
+	}
+	s.ids.Now = s.now
+	return s
+}
+
+// Store returns the store the service runs on.
+func (s *Service) Store() Store { return s.store }
+
+// Now returns the service clock's current time.
+func (s *Service) Now() time.Time { return s.now() }
+
+// Scopes returns the scopes a key may carry (WithScopes), in order.
+func (s *Service) Scopes() []Scope { return slices.Clone(s.scopes) }
+
+// Admin returns the principal of the admin key (WithAdminKey): it holds
+// every scope the service knows. A host acting as itself, not for a key,
+// puts it in the context: WithKey(ctx, svc.Admin()).
+func (s *Service) Admin() Key { return Key{ID: AdminKeyID, Name: "admin", Scopes: s.Scopes()} }
+
+// CreateKey creates an API key on behalf of the caller (FromContext) and
+// returns it with its token, which is shown this once and never stored.
+// The caller's key must hold ScopeKeysAdmin and every scope it grants: a
+// key cannot mint a key stronger than itself (ErrForbidden).
+func (s *Service) CreateKey(ctx context.Context, in NewKey) (Key, string, error) {
+	by := FromContext(ctx).Key
+	if !by.Has(ScopeKeysAdmin) {
+		return Key{}, "", store.Errorf(store.ErrForbidden, "insufficient_scope", "creating keys needs the %s scope", ScopeKeysAdmin)
+	}
+	if err := s.validateNewKey(&in); err != nil {
+		return Key{}, "", err
+	}
+	if err := mayGrant(by, in.Scopes); err != nil {
+		return Key{}, "", err
+	}
+	if in.Name == s.Admin().Name {
+		return Key{}, "", ErrKeyNameTaken // the admin key's
+	}
+	return s.createKey(ctx, in)
+}
+
+// mayGrant refuses scopes that by does not hold itself.
+func mayGrant(by Key, scopes []Scope) error {
+	for _, sc := range scopes {
+		if !by.Has(sc) {
+			return store.Errorf(store.ErrForbidden, "insufficient_scope", "a key may grant only scopes it holds; this one lacks %s", sc)
+		}
+	}
+	return nil
+}
+
+// createKey stores a validated key whose scopes were granted.
+func (s *Service) createKey(ctx context.Context, in NewKey) (Key, string, error) {
+	secret, hash := newSecret()
+	k := Key{
+		ID:        s.ids.New("key"),
+		Name:      in.Name,
+		AvatarURL: in.AvatarURL,
+		Scopes:    in.Scopes,
+		CreatedAt: s.now().UnixMilli(),
+		Hash:      hash,
+	}
+	if err := s.store.CreateKey(ctx, k); err != nil {
+		return Key{}, "", err
+	}
+	return k, tokenPrefix + k.ID + "." + secret, nil
+}
+
+// Keys lists every key, revoked ones included, oldest first. The caller's
+// key must hold ScopeKeysAdmin.
+func (s *Service) Keys(ctx context.Context) ([]Key, error) {
+	if _, err := Require(ctx, ScopeKeysAdmin); err != nil {
+		return nil, err
+	}
+	return s.store.ListKeys(ctx)
+}
+
+// RevokeKey revokes a key; its token stops authenticating at once. The
+// caller's key must hold ScopeKeysAdmin.
+func (s *Service) RevokeKey(ctx context.Context, id string) error {
+	if _, err := Require(ctx, ScopeKeysAdmin); err != nil {
+		return err
+	}
+	return s.store.RevokeKey(ctx, id, s.now().UnixMilli())
+}
+
+// RegisterSigningKey records the address of the key the caller's agent
+// signs its outputs with, as AOP's `aop setup` registers it (any address; a
+// later one replaces it). The admin token has no key to record it on.
+func (s *Service) RegisterSigningKey(ctx context.Context, address string) error {
+	agent, err := KeyFrom(ctx)
+	if err != nil {
+		return err
+	}
+	address = strings.TrimSpace(address)
+	if address == "" {
+		return store.Errorf(store.ErrInvalid, "invalid_payload", "signingKeyAddress is required")
+	}
+	if err := text.Check("signingKeyAddress", address, true, MaxSigningKeyAddressLen); err != nil {
+		return err
+	}
+	if agent.ID == AdminKeyID {
+		return store.Errorf(store.ErrInvalid, "invalid_key", "the admin token has no key to register a signing key on; use an agent's API key")
+	}
+	return s.store.SetSigningKey(ctx, agent.ID, address)
+}
+
+// Authenticate returns the key a bearer token belongs to. Any failure — empty,
+// malformed, unknown, wrong secret, revoked — is ErrUnauthenticated, so a
+// caller learns nothing about which part was wrong.
+func (s *Service) Authenticate(ctx context.Context, token string) (Key, error) {
+	if token == "" {
+		return Key{}, ErrUnauthenticated
+	}
+	if s.adminHash != nil {
+		h := sha256.Sum256([]byte(token))
+		if subtle.ConstantTimeCompare(h[:], s.adminHash) == 1 {
+			return s.Admin(), nil
+		}
+	}
+	id, secret, ok := parseToken(token)
+	if !ok {
+		return Key{}, ErrUnauthenticated
+	}
+	k, err := s.store.GetKey(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Key{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Key{}, err
+	}
+	if !secretMatches(secret, k.Hash) || k.RevokedAt != 0 {
+		return Key{}, ErrUnauthenticated
+	}
+	return k, nil
+}

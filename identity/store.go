@@ -1,0 +1,51 @@
+package identity
+
+import "context"
+
+// KeyStore keeps API keys.
+type KeyStore interface {
+	// CreateKey stores k, or returns ErrKeyExists if k.ID is taken and
+	// ErrKeyNameTaken if another key, revoked or not, has k.Name (exactly):
+	// both checked and the key written in one atomic step.
+	CreateKey(ctx context.Context, k Key) error
+	// GetKey returns the key, revoked or not, or ErrKeyNotFound.
+	GetKey(ctx context.Context, id string) (Key, error)
+	// ListKeys returns every key, revoked ones included, oldest first.
+	ListKeys(ctx context.Context) ([]Key, error)
+	// RevokeKey sets the key's RevokedAt to at unless it is already revoked
+	// (then it changes nothing and returns nil). It returns ErrKeyNotFound for
+	// an unknown key.
+	RevokeKey(ctx context.Context, id string, at int64) error
+	// SetSigningKey sets the key's SigningKeyAddress, replacing any, or
+	// returns ErrKeyNotFound for an unknown key.
+	SetSigningKey(ctx context.Context, id, address string) error
+}
+
+// DeviceStore keeps device logins. Each method that changes one decides in
+// one atomic step of the backend.
+type DeviceStore interface {
+	// CreateDeviceCode stores d (pending), or returns ErrDeviceCodeExists
+	// when its ID or user code is taken by a login not yet expired long
+	// ago. A store may forget logins a day after they expired.
+	CreateDeviceCode(ctx context.Context, d DeviceCode) error
+	// DeviceCodeByUserCode returns the login of a user code, or
+	// ErrDeviceCodeNotFound.
+	DeviceCodeByUserCode(ctx context.Context, userCode string) (DeviceCode, error)
+	// ApproveDeviceCode approves the pending login of userCode at now (before
+	// its ExpiresAt), recording by, and returns it. Errors:
+	// ErrDeviceCodeNotFound, ErrDeviceCodeExpired, ErrDeviceCodeUsed (already
+	// approved or consumed).
+	ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (DeviceCode, error)
+	// ConsumeDeviceCode hands out the login with ID id at now: an approved
+	// login not expired becomes consumed and is returned with Status
+	// DeviceConsumed; exactly one of concurrent callers gets that. A
+	// pending one is returned unchanged. Errors: ErrDeviceCodeNotFound,
+	// ErrDeviceCodeExpired, ErrDeviceCodeConsumed (consumed before).
+	ConsumeDeviceCode(ctx context.Context, id string, now int64) (DeviceCode, error)
+}
+
+// Store is everything the identity Service needs from a backend.
+type Store interface {
+	KeyStore
+	DeviceStore
+}
