@@ -305,20 +305,42 @@ const workCandidates = 32
 
 // NextWork returns an open stage slot the agent may take: in the current
 // phase of an active pipeline, matching q, in a layer where the agent holds
-// no slot. It returns slots.ErrNoJob when there is none.
+// no slot; the oldest, or with q.Strategy slots.StrategyRandom any eligible
+// one. It returns slots.ErrNoJob when there is none, and store.ErrInvalid
+// for a query no slot could match (see WorkQuery).
 //
 // It looks at the first workCandidates indexed slots only, so an agent that
 // holds a slot in the layers of all of them is told there is no work even
 // when there is more further on; taking work moves it on.
 func (s *Service) NextWork(ctx context.Context, agent slots.Key, q WorkQuery) (Work, error) {
-	q.Limit, q.Random = workCandidates, -1
+	q, err := q.pick()
+	if err != nil {
+		return Work{}, err
+	}
 	return s.nextWork(ctx, agent, q)
 }
 
-// NextWorkRandom is NextWork picking among eligible slots at random.
-func (s *Service) NextWorkRandom(ctx context.Context, agent slots.Key, q WorkQuery) (Work, error) {
-	q.Limit, q.Random = workCandidates, rand.Float64()
-	return s.nextWork(ctx, agent, q)
+// pick checks q and sets what the store reads: Limit, and Random from
+// Strategy (a fresh draw for slots.StrategyRandom, -1 for the oldest).
+func (q WorkQuery) pick() (WorkQuery, error) {
+	switch q.Phase {
+	case "", PhaseWork, PhaseConsensus:
+	default:
+		return WorkQuery{}, store.Errorf(store.ErrInvalid, "invalid_type", "type must be work or consensus")
+	}
+	if q.Layer < 0 {
+		return WorkQuery{}, store.Errorf(store.ErrInvalid, "invalid_layer", "layer must be 1 or more, or 0 for any")
+	}
+	q.Limit = workCandidates
+	switch q.Strategy {
+	case "", slots.StrategyOldest:
+		q.Random = -1
+	case slots.StrategyRandom:
+		q.Random = rand.Float64()
+	default:
+		return WorkQuery{}, store.Errorf(store.ErrInvalid, "invalid_strategy", "strategy must be oldest or random")
+	}
+	return q, nil
 }
 
 func (s *Service) nextWork(ctx context.Context, agent slots.Key, q WorkQuery) (Work, error) {

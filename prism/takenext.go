@@ -19,7 +19,7 @@ const takeWorkAttempts = 8
 type takers struct{ n atomic.Int64 }
 
 // TakeNextWork finds the next stage slot for agent as NextWork does (q's
-// layer, role, type and domain; the oldest first) and takes it, in one
+// layer, role, type, domain and strategy) and takes it, in one
 // call: an agent asking alone gets the slot NextWork would have shown it,
 // taken. Callers asking at the same time are spread at random over the
 // eligible slots rather than all trying the oldest, and a slot another
@@ -29,12 +29,14 @@ type takers struct{ n atomic.Int64 }
 // one slot per agent per layer. It returns slots.ErrNoJob when no slot is
 // eligible.
 func (s *Service) TakeNextWork(ctx context.Context, agent slots.Key, q WorkQuery) (Work, error) {
+	q, err := q.pick()
+	if err != nil {
+		return Work{}, err
+	}
 	crowd := s.takers.n.Add(1) > 1
 	defer s.takers.n.Add(-1)
-	q.Limit, q.Random = workCandidates, -1
-	var err error
 	for range takeWorkAttempts {
-		if crowd {
+		if crowd || q.Strategy == slots.StrategyRandom {
 			q.Random = rand.Float64()
 		}
 		var w Work

@@ -569,11 +569,22 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.ErrorIs(t, err, slots.ErrNoJob)
 		got := map[string]bool{}
 		for i := 0; i < 50; i++ {
-			w, err := e.svc.NextWorkRandom(e.ctx, e.keys[1], prism.WorkQuery{})
+			w, err := e.svc.NextWork(e.ctx, e.keys[1], prism.WorkQuery{Strategy: slots.StrategyRandom})
 			require.NoError(t, err)
 			got[w.Slot.ID] = true
 		}
 		require.Greater(t, len(got), 1, "random picks vary")
+		for code, q := range map[string]prism.WorkQuery{
+			"invalid_strategy": {Strategy: "sideways"},
+			"invalid_type":     {Phase: "review"},
+			"invalid_layer":    {Layer: -1},
+		} {
+			want := &store.Error{Kind: store.ErrInvalid, Code: code}
+			_, err = e.svc.NextWork(e.ctx, e.keys[1], q)
+			requireCode(t, want, err)
+			_, err = e.svc.TakeNextWork(e.ctx, e.keys[1], q)
+			requireCode(t, want, err)
+		}
 	})
 
 	t.Run("Protocols", func(t *testing.T) {
