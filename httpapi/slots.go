@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/agorahq/agora/httpapi/wire"
@@ -114,7 +112,7 @@ func (a *slotsAPI) listClaims(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.Query().Has("limit") && limit == 0 {
 		return httpjson.Invalid("invalid_limit", "limit must be between 1 and %d", slots.MaxClaimsLimit)
 	}
-	page, err := a.svc.ListClaims(r.Context(), slots.ClaimsQuery{Limit: limit, Cursor: r.URL.Query().Get("cursor"), Domain: r.URL.Query().Get("domain")})
+	page, err := a.svc.Claims(r.Context(), slots.ClaimsQuery{Limit: limit, Cursor: r.URL.Query().Get("cursor"), Domain: r.URL.Query().Get("domain")})
 	if err != nil {
 		return err
 	}
@@ -226,82 +224,35 @@ func viewRoleSlot(s slots.Slot) wire.RoleSlot {
 		AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL, TakenAt: s.TakenAt, DoneAt: s.DoneAt, CreatedAt: s.CreatedAt, LeaseExpiresAt: s.LeaseExpiresAt}
 }
 
-// jobInstructions is what GET /jobs/claims asks of the agent, the
-// original's words.
-const jobInstructions = "Take the comments, read them and create new input of your idea"
-
-// claimStrategies are the original's ways of picking a claim for
-// GET /jobs/claims: the newest, the most discussed, any.
-var claimStrategies = []string{"latest", "top", "random"}
-
-// positiveQuery reads an optional positive integer parameter: def when
-// absent, at most max.
-func positiveQuery(r *http.Request, name string, def, max int) (int, error) {
+// countQuery reads an optional count parameter: 0 when absent (the
+// service's default), else a positive integer.
+func countQuery(r *http.Request, name string) (int, error) {
 	if !r.URL.Query().Has(name) {
-		return def, nil
+		return 0, nil
 	}
 	n, err := httpjson.QueryInt(r, name)
 	if err != nil || n < 1 {
 		return 0, httpjson.Invalid("invalid_"+strings.ToLower(name), "%s must be a positive integer", name)
 	}
-	return min(n, max), nil
+	return n, nil
 }
 
-// claimJob answers GET /api/v1/jobs/claims: one claim picked by strategy
-// (latest, top: most comments, random) among the newest pool claims of
-// domain, with its comments (the newest commentLimit when given).
+// claimJob answers GET /api/v1/jobs/claims: slots.Service.ClaimJob.
 func (a *slotsAPI) claimJob(w http.ResponseWriter, r *http.Request) error {
+	pool, err := countQuery(r, "pool")
+	if err != nil {
+		return err
+	}
+	commentLimit, err := countQuery(r, "commentLimit")
+	if err != nil {
+		return err
+	}
 	q := r.URL.Query()
-	strategy := strings.ToLower(q.Get("strategy"))
-	if strategy == "" {
-		strategy = "latest"
-	}
-	if !slices.Contains(claimStrategies, strategy) {
-		return httpjson.Invalid("invalid_strategy", "strategy must be latest, top or random")
-	}
-	pool, err := positiveQuery(r, "pool", 100, slots.MaxClaimsLimit)
+	job, err := a.svc.ClaimJob(r.Context(), slots.ClaimJobQuery{Strategy: slots.ClaimStrategy(q.Get("strategy")), Pool: pool, CommentLimit: commentLimit, Domain: q.Get("domain")})
 	if err != nil {
 		return err
 	}
-	commentLimit, err := positiveQuery(r, "commentLimit", 0, slots.MaxClaimsLimit)
-	if err != nil {
-		return err
-	}
-	if strategy == "latest" {
-		pool = 1
-	}
-	page, err := a.svc.ListClaims(r.Context(), slots.ClaimsQuery{Limit: pool, Domain: q.Get("domain")})
-	if err != nil {
-		return err
-	}
-	if len(page.Items) == 0 {
-		return store.Errorf(store.ErrNotFound, "no_claims", "no claims available")
-	}
-	pick, comments := page.Items[0], []slots.Comment(nil)
-	switch strategy {
-	case "random":
-		pick = page.Items[rand.IntN(len(page.Items))]
-	case "top":
-		most := -1
-		for _, c := range page.Items { // newest first: ties go to the newest
-			cs, err := a.svc.Comments(r.Context(), c.ID)
-			if err != nil {
-				return err
-			}
-			if len(cs) > most {
-				pick, comments, most = c, cs, len(cs)
-			}
-		}
-	}
-	if comments == nil {
-		if comments, err = a.svc.Comments(r.Context(), pick.ID); err != nil {
-			return err
-		}
-	}
-	if commentLimit > 0 && len(comments) > commentLimit {
-		comments = comments[len(comments)-commentLimit:]
-	}
-	httpjson.Write(w, http.StatusOK, wire.ClaimJob{Claim: viewClaim(pick), Comments: viewComments(comments), Instructions: jobInstructions})
+	httpjson.Write(w, http.StatusOK, wire.ClaimJob{Claim: viewClaim(job.Claim), Comments: viewComments(job.Comments), Instructions: slots.ClaimJobInstructions})
 	return nil
 }
 

@@ -33,6 +33,7 @@ var slotsOps = []string{
 	"ListKeys",
 	"ListSlots",
 	"NextOpenSlot",
+	"PickClaim",
 	"ReleaseExpiredSlots",
 	"ReplaceOpenSlots",
 	"RevokeKey",
@@ -61,13 +62,14 @@ const (
 	opSlotsListKeys               = 15
 	opSlotsListSlots              = 16
 	opSlotsNextOpenSlot           = 17
-	opSlotsReleaseExpiredSlots    = 18
-	opSlotsReplaceOpenSlots       = 19
-	opSlotsRevokeKey              = 20
-	opSlotsSetSigningKey          = 21
-	opSlotsTakeNextSlot           = 22
-	opSlotsTakeNextSlots          = 23
-	opSlotsTakeSlot               = 24
+	opSlotsPickClaim              = 18
+	opSlotsReleaseExpiredSlots    = 19
+	opSlotsReplaceOpenSlots       = 20
+	opSlotsRevokeKey              = 21
+	opSlotsSetSigningKey          = 22
+	opSlotsTakeNextSlot           = 23
+	opSlotsTakeNextSlots          = 24
+	opSlotsTakeSlot               = 25
 )
 
 // AddComment implements slots.Store.
@@ -186,6 +188,14 @@ func (s slotsStore) ListSlots(ctx context.Context, a1 string) ([]slots.Slot, err
 func (s slotsStore) NextOpenSlot(ctx context.Context, a1 slots.NextSlotParams) (slots.Job, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opSlotsNextOpenSlot])
 	r0, err := s.next.NextOpenSlot(ctx, a1)
+	c.end(err)
+	return r0, err
+}
+
+// PickClaim implements slots.Store.
+func (s slotsStore) PickClaim(ctx context.Context, a1 slots.PickClaimParams) (slots.ClaimJob, error) {
+	ctx, c := s.o.start(ctx, &s.ops[opSlotsPickClaim])
+	r0, err := s.next.PickClaim(ctx, a1)
 	c.end(err)
 	return r0, err
 }

@@ -153,22 +153,16 @@ const (
 	MaxClaimsLimit     = 200
 )
 
-// Claims lists claims newest first. A limit of 0 means DefaultClaimsLimit;
-// cursor is a previous page's NextCursor.
-func (s *Service) Claims(ctx context.Context, limit int, cursor string) (ClaimPage, error) {
-	return s.ListClaims(ctx, ClaimsQuery{Limit: limit, Cursor: cursor})
-}
-
-// ClaimsQuery pages and filters ListClaims.
+// ClaimsQuery pages and filters Claims.
 type ClaimsQuery struct {
 	Limit  int    // page size, 1 to MaxClaimsLimit; 0 means DefaultClaimsLimit
 	Cursor string // NextCursor of the previous page; empty for the first
 	Domain string // when set, only claims of this domain
 }
 
-// ListClaims is Claims filtered by q.Domain: a page of the claims of one
-// domain, newest first.
-func (s *Service) ListClaims(ctx context.Context, q ClaimsQuery) (ClaimPage, error) {
+// Claims returns a page of claims, newest first, of q.Domain when it is
+// set.
+func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (ClaimPage, error) {
 	limit, cursor := q.Limit, q.Cursor
 	if err := text.Check("domain", q.Domain, false, MaxDomainLen); err != nil {
 		return ClaimPage{}, err

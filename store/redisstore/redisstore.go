@@ -111,6 +111,7 @@ var (
 	addCommentScript       = newScript("add_comment.lua")
 	listCommentsScript     = newScript("list_comments.lua")
 	listClaimsScript       = newScript("list_claims.lua")
+	pickClaimScript        = newScript("pick_claim.lua")
 	replaceOpenSlotsScript = newScript("replace_open_slots.lua")
 	listSlotsScript        = newScript("list_slots.lua")
 	nextOpenSlotScript     = newScript("next_open_slot.lua")
@@ -153,7 +154,7 @@ var scriptErrors = func() map[string]error {
 // scriptErrorList is every error a script may fail with; their codes are
 // distinct (a test checks), so each maps back to itself.
 var scriptErrorList = []*store.Error{
-	slots.ErrClaimNotFound, slots.ErrSlotNotFound, slots.ErrKeyNotFound, slots.ErrNoJob,
+	slots.ErrClaimNotFound, slots.ErrSlotNotFound, slots.ErrKeyNotFound, slots.ErrNoJob, slots.ErrNoClaims,
 	slots.ErrSlotTaken, slots.ErrSlotHeld, slots.ErrNotSlotOwner, slots.ErrSlotNotTaken,
 	slots.ErrClaimExists, slots.ErrKeyExists, slots.ErrKeyNameTaken,
 	slots.ErrDeviceCodeNotFound, slots.ErrDeviceCodeExpired, slots.ErrDeviceCodeConsumed, slots.ErrDeviceCodeUsed, slots.ErrDeviceCodeExists,

@@ -227,7 +227,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.Equal(t, "cognitive-ethology", claim.Domain, "layer 2 wrote the normalised domain")
 		for domain, want := range map[string]int{"cognitive-ethology": 1, c.Domain: 0} {
-			page, err := e.slots.ListClaims(e.ctx, slots.ClaimsQuery{Domain: domain})
+			page, err := e.slots.Claims(e.ctx, slots.ClaimsQuery{Domain: domain})
 			require.NoError(t, err)
 			require.Len(t, page.Items, want, "the claim is listed under its new domain only (%s)", domain)
 		}
