@@ -1,8 +1,8 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,7 +12,6 @@ import (
 	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
-	"github.com/agorahq/agora/store"
 )
 
 // Slots returns the handler of the /api/v1 routes over svc, the Agent
@@ -77,31 +76,28 @@ func (a *slotsAPI) createClaim(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	if in.Protocol != "" && a.prism == nil {
-		return httpjson.Invalid("invalid_protocol", "this server runs no deliberation pipeline; omit protocol")
-	}
-	if a.prism != nil {
-		// Refuse an unknown protocol before the claim exists.
-		if _, err := a.prism.Protocol(r.Context(), in.Protocol); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return httpjson.Invalid("invalid_protocol", "unknown protocol %q", in.Protocol)
-			}
-			return err
-		}
-	}
-	c, err := a.svc.CreateClaim(r.Context(), slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain, Sources: wire.Sources(in.Sources)})
+	c, err := a.newClaim(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	if a.prism != nil {
-		// The claim stands even if this fails; Init is idempotent, so the
-		// host can start the pipeline later.
-		if _, err := a.prism.Init(r.Context(), c, in.Protocol); err != nil {
-			return err
-		}
-	}
 	httpjson.Write(w, http.StatusCreated, c)
 	return nil
+}
+
+// newClaim creates a claim as the server is assembled: with WithPrism,
+// prism.Service.CreateClaim, the claim and its pipeline in one step;
+// without, slots.Service.CreateClaim, which has no pipeline to start, so a
+// protocol is refused.
+func (a *slotsAPI) newClaim(ctx context.Context, in wire.NewClaim) (slots.Claim, error) {
+	nc := slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain, Sources: wire.Sources(in.Sources)}
+	if a.prism != nil {
+		c, _, err := a.prism.CreateClaim(ctx, prism.NewClaim{NewClaim: nc, Protocol: in.Protocol})
+		return c, err
+	}
+	if in.Protocol != "" {
+		return slots.Claim{}, httpjson.Invalid("invalid_protocol", "this server runs no deliberation pipeline; omit protocol")
+	}
+	return a.svc.CreateClaim(ctx, nc)
 }
 
 func (a *slotsAPI) listClaims(w http.ResponseWriter, r *http.Request) error {

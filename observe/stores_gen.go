@@ -234,7 +234,7 @@ func (s slotsStore) SetSigningKey(ctx context.Context, a1 string, a2 string) err
 
 // prismOps names the operations of prism.Store, in the order of the op* indexes.
 var prismOps = []string{
-	"CreatePipeline",
+	"CreateClaimPipeline",
 	"FindWork",
 	"GetPipeline",
 	"GetProtocol",
@@ -245,20 +245,20 @@ var prismOps = []string{
 }
 
 const (
-	opPrismCreatePipeline  = 0
-	opPrismFindWork        = 1
-	opPrismGetPipeline     = 2
-	opPrismGetProtocol     = 3
-	opPrismLapsedPipelines = 4
-	opPrismListProtocols   = 5
-	opPrismPutProtocol     = 6
-	opPrismUpdatePipeline  = 7
+	opPrismCreateClaimPipeline = 0
+	opPrismFindWork            = 1
+	opPrismGetPipeline         = 2
+	opPrismGetProtocol         = 3
+	opPrismLapsedPipelines     = 4
+	opPrismListProtocols       = 5
+	opPrismPutProtocol         = 6
+	opPrismUpdatePipeline      = 7
 )
 
-// CreatePipeline implements prism.Store.
-func (s prismStore) CreatePipeline(ctx context.Context, a1 prism.Pipeline) error {
-	ctx, c := s.o.start(ctx, &s.ops[opPrismCreatePipeline])
-	err := s.next.CreatePipeline(ctx, a1)
+// CreateClaimPipeline implements prism.Store.
+func (s prismStore) CreateClaimPipeline(ctx context.Context, a1 slots.Claim, a2 prism.Pipeline) error {
+	ctx, c := s.o.start(ctx, &s.ops[opPrismCreateClaimPipeline])
+	err := s.next.CreateClaimPipeline(ctx, a1, a2)
 	c.end(err)
 	return err
 }

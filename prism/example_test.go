@@ -18,8 +18,9 @@ func Example() {
 	claims := slots.New(st)
 	pipelines := prism.New(st, st)
 
-	claim, _ := claims.CreateClaim(ctx, slots.NewClaim{Title: "Crows plan for tomorrow"})
-	p, _ := pipelines.Init(ctx, claim, "") // "" is Prism v1
+	// The claim and its pipeline are created together; no protocol is
+	// Prism v1.
+	_, p, _ := pipelines.CreateClaim(ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "Crows plan for tomorrow"}})
 	fmt.Println(p.Layer().Name, p.Phase)
 
 	for i := range 4 {

@@ -153,31 +153,42 @@ func (s *Service) Protocols(ctx context.Context) ([]Protocol, error) {
 	return s.store.ListProtocols(ctx)
 }
 
-// Init creates the claim's pipeline under protocolID (Prism v1 when empty)
-// and opens its first layer. It is idempotent: a claim that has a pipeline
-// keeps it, and Init returns it.
-func (s *Service) Init(ctx context.Context, claim slots.Claim, protocolID string) (Pipeline, error) {
-	if p, err := s.store.GetPipeline(ctx, claim.ID); err == nil {
-		return p, nil
-	} else if !errors.Is(err, ErrPipelineNotFound) {
-		return Pipeline{}, err
+// NewClaim is the input of Service.CreateClaim: a claim and the protocol
+// its pipeline runs.
+type NewClaim struct {
+	slots.NewClaim
+	// Protocol is the ID of a registered or built-in protocol; empty
+	// means Prism v1.
+	Protocol string
+}
+
+// CreateClaim creates a claim and its pipeline under in.Protocol, the
+// first layer open, in one atomic step of the store: the claim never
+// stands without its pipeline, and a failure leaves neither. The claim is
+// checked as slots.Service.CreateClaim checks it; an unknown protocol is
+// store.ErrInvalid (invalid_protocol) and creates nothing.
+func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, Pipeline, error) {
+	proto, err := s.Protocol(ctx, in.Protocol)
+	if errors.Is(err, ErrProtocolNotFound) {
+		return slots.Claim{}, Pipeline{}, store.Errorf(store.ErrInvalid, "invalid_protocol", "unknown protocol %q", in.Protocol)
 	}
-	proto, err := s.Protocol(ctx, protocolID)
 	if err != nil {
-		return Pipeline{}, err
+		return slots.Claim{}, Pipeline{}, err
+	}
+	c, err := in.NewClaim.Check()
+	if err != nil {
+		return slots.Claim{}, Pipeline{}, err
 	}
 	e := s.env(ctx)
-	p := newPipeline(claim.ID, claim.Domain, proto, e)
+	c.ID, c.CreatedAt = s.ids.New("claim"), e.now
+	p := newPipeline(c.ID, c.Domain, proto, e)
 	p.UpdatedAt = e.now
-	err = s.store.CreatePipeline(ctx, p)
-	if errors.Is(err, ErrPipelineExists) {
-		return s.store.GetPipeline(ctx, claim.ID)
+	if err := s.store.CreateClaimPipeline(ctx, c, p); err != nil {
+		return slots.Claim{}, Pipeline{}, err
 	}
-	if err == nil {
-		s.pipelines.Remember(p)
-		slots.PublishClaimChange(ctx, s.notifier, claim.ID)
-	}
-	return p, err
+	s.pipelines.Remember(p)
+	slots.PublishClaimChange(ctx, s.notifier, c.ID)
+	return c, p, nil
 }
 
 // Pipeline returns a claim's pipeline.

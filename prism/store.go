@@ -17,9 +17,12 @@ type Store interface {
 	// ListProtocols returns every protocol, by ID.
 	ListProtocols(ctx context.Context) ([]Protocol, error)
 
-	// CreatePipeline stores p (Version 1), or returns ErrPipelineExists when
-	// the claim has one.
-	CreatePipeline(ctx context.Context, p Pipeline) error
+	// CreateClaimPipeline stores the new claim c and its pipeline p
+	// (Version 1, p.ClaimID being c.ID) in one atomic step: afterwards
+	// both exist or, on any error, neither. It returns
+	// slots.ErrClaimExists when c.ID is taken and ErrPipelineExists when
+	// a pipeline is stored under it.
+	CreateClaimPipeline(ctx context.Context, c slots.Claim, p Pipeline) error
 	// GetPipeline returns a claim's pipeline or ErrPipelineNotFound.
 	GetPipeline(ctx context.Context, claimID string) (Pipeline, error)
 	// UpdatePipeline stores next if the stored pipeline's Version is

@@ -115,6 +115,23 @@ func (s *Service) nowMs() int64 { return s.now().UnixMilli() }
 
 // CreateClaim validates and stores a new claim.
 func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
+	c, err := in.Check()
+	if err != nil {
+		return Claim{}, err
+	}
+	c.ID = s.ids.New("claim")
+	c.CreatedAt = s.nowMs()
+	if err := s.store.CreateClaim(ctx, c); err != nil {
+		return Claim{}, err
+	}
+	PublishClaimChange(ctx, s.notifier, c.ID)
+	return c, nil
+}
+
+// Check validates in and returns the claim it describes, trimmed, with
+// DefaultDomain for an empty domain and its sources normalised; the
+// service creating it sets ID and CreatedAt. Bad input is store.ErrInvalid.
+func (in NewClaim) Check() (Claim, error) {
 	c := Claim{Title: strings.TrimSpace(in.Title), Body: in.Body, Domain: strings.TrimSpace(in.Domain)}
 	if err := text.Check("title", c.Title, true, MaxTitleLen); err != nil {
 		return Claim{}, err
@@ -133,12 +150,6 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
 		return Claim{}, err
 	}
 	c.Sources = sources
-	c.ID = s.ids.New("claim")
-	c.CreatedAt = s.nowMs()
-	if err := s.store.CreateClaim(ctx, c); err != nil {
-		return Claim{}, err
-	}
-	PublishClaimChange(ctx, s.notifier, c.ID)
 	return c, nil
 }
 

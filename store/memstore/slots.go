@@ -45,10 +45,16 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 	if _, ok := s.claims[c.ID]; ok {
 		return slots.ErrClaimExists
 	}
+	s.putClaim(c)
+	return nil
+}
+
+// putClaim stores the new claim c; the caller holds the mutex and has
+// checked that c.ID is free.
+func (s *Store) putClaim(c slots.Claim) {
 	c.Sources = append([]slots.Source{}, c.Sources...)
 	s.claims[c.ID] = &claimRec{claim: c}
 	s.claimOrder = insertSorted(s.claimOrder, c.ID)
-	return nil
 }
 
 // GetClaim implements slots.ClaimStore.

@@ -238,13 +238,9 @@ func BenchmarkNextWork(b *testing.B, newStores func(b *testing.B) Stores, maxPip
 		}
 		b.Run(fmt.Sprintf("pipelines=%d", n), func(b *testing.B) {
 			st := newStores(b)
-			claims := slots.New(st.Slots)
 			svc := prism.New(st.Prism, st.Slots)
 			load(b, st.Prism, n, func(int) error {
-				c, err := claims.CreateClaim(ctx, slots.NewClaim{Title: "bench"})
-				if err == nil {
-					_, err = svc.Init(ctx, c, "")
-				}
+				_, _, err := svc.CreateClaim(ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "bench"}})
 				return err
 			})
 			agent := slots.Key{ID: "bench-agent", Name: "bench"}
@@ -352,11 +348,7 @@ func BenchmarkStageTake(b *testing.B, newStores func(b *testing.B) Stores) {
 				agents = append(agents, k)
 			}
 			newPipeline := func() prism.Pipeline {
-				c, err := claims.CreateClaim(ctx, slots.NewClaim{Title: "bench"})
-				if err != nil {
-					b.Fatal(err)
-				}
-				p, err := svcs[0].Init(ctx, c, "")
+				_, p, err := svcs[0].CreateClaim(ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "bench"}})
 				if err != nil {
 					b.Fatal(err)
 				}
