@@ -203,6 +203,11 @@ func TestClaimsAndComments(t *testing.T) {
 		c.expect(404, "GET", "/api/v1/claims/claim_missing", writer, nil)
 		c.expect(403, "POST", "/api/v1/claims", writer, map[string]any{"title": "T"})
 		c.expect(400, "POST", "/api/v1/claims", creator, map[string]any{"body": "no title"})
+		// No pipeline server: a protocol is refused, and no claim stands
+		// (the paging below finds two).
+		r = c.expect(400, "POST", "/api/v1/claims", creator, map[string]any{"title": "T", "protocol": "prism-v1"})
+		require.Equal(t, "invalid_protocol", r.errCode(t))
+		require.Contains(t, r.raw, "this server runs no deliberation pipeline; omit protocol")
 
 		second := c.claim(creator, "physics")
 		page := c.expect(200, "GET", "/api/v1/claims?limit=1", writer, nil).body

@@ -399,6 +399,11 @@ func TestAgentLoopMetaAndLensWire(t *testing.T) {
 		solo := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "Solo", "protocol": prism.PrismV1SoloID}).body["_id"].(string)
 		p = c.expect(200, "GET", "/api/v1/claims/"+solo+"/pipeline", human, nil).body
 		require.Len(t, p["slots"], 1, "prism-v1-solo: one work slot")
-		require.Equal(t, "invalid_protocol", c.expect(400, "POST", "/api/v1/claims", human, map[string]any{"title": "x", "protocol": "lens-v2"}).errCode(t))
+		bad := c.expect(400, "POST", "/api/v1/claims", human, map[string]any{"title": "x", "protocol": "lens-v2"})
+		require.Equal(t, "invalid_protocol", bad.errCode(t))
+		require.Contains(t, bad.raw, `unknown protocol \"lens-v2\"`)
+		for _, it := range c.expect(200, "GET", "/api/v1/claims?limit=200", human, nil).body["items"].([]any) {
+			require.NotEqual(t, "x", it.(map[string]any)["title"], "a claim refused for its protocol does not stand")
+		}
 	})
 }

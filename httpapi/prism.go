@@ -191,22 +191,15 @@ func workContext(p prism.Pipeline, slot prism.StageSlot) wire.WorkContext {
 	return c
 }
 
-// workQuery reads the filters of GET /jobs/work and /jobs/peek.
+// workQuery reads the filters of GET /jobs/work, /jobs/peek and POST
+// /jobs/work/take; the service checks them.
 func workQuery(r *http.Request) (prism.WorkQuery, error) {
 	q := r.URL.Query()
 	layer, err := httpjson.QueryInt(r, "layer")
 	if err != nil {
 		return prism.WorkQuery{}, err
 	}
-	wq := prism.WorkQuery{Role: q.Get("role"), Layer: layer, Domain: q.Get("domain")}
-	switch t := q.Get("type"); t {
-	case "":
-	case string(prism.PhaseWork), string(prism.PhaseConsensus):
-		wq.Phase = prism.Phase(t)
-	default:
-		return prism.WorkQuery{}, httpjson.Invalid("invalid_type", "type must be work or consensus")
-	}
-	return wq, nil
+	return prism.WorkQuery{Role: q.Get("role"), Layer: layer, Domain: q.Get("domain"), Phase: prism.Phase(q.Get("type"))}, nil
 }
 
 // findWork runs the work queue for the request's filters and strategy.
@@ -215,14 +208,8 @@ func (a *slotsAPI) findWork(r *http.Request) (prism.Work, error) {
 	if err != nil {
 		return prism.Work{}, err
 	}
-	switch r.URL.Query().Get("strategy") {
-	case "", string(slots.StrategyOldest):
-		return a.prism.NextWork(r.Context(), wq)
-	case string(slots.StrategyRandom):
-		return a.prism.NextWorkRandom(r.Context(), wq)
-	default:
-		return prism.Work{}, httpjson.Invalid("invalid_strategy", "strategy must be oldest or random")
-	}
+	wq.Strategy = slots.Strategy(r.URL.Query().Get("strategy"))
+	return a.prism.NextWork(r.Context(), wq)
 }
 
 func (a *slotsAPI) nextWork(w http.ResponseWriter, r *http.Request) error {

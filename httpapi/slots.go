@@ -1,13 +1,11 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/agorahq/agora/httpapi/wire"
@@ -15,7 +13,6 @@ import (
 	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
-	"github.com/agorahq/agora/store"
 )
 
 // Slots returns the handler of the /api/v1 routes over svc, the Agent
@@ -83,31 +80,28 @@ func (a *slotsAPI) createClaim(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	if in.Protocol != "" && a.prism == nil {
-		return httpjson.Invalid("invalid_protocol", "this server runs no deliberation pipeline; omit protocol")
-	}
-	if a.prism != nil {
-		// Refuse an unknown protocol before the claim exists.
-		if _, err := a.prism.Protocol(r.Context(), in.Protocol); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return httpjson.Invalid("invalid_protocol", "unknown protocol %q", in.Protocol)
-			}
-			return err
-		}
-	}
-	c, err := a.svc.CreateClaim(r.Context(), slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain, Sources: wire.Sources(in.Sources)})
+	c, err := a.newClaim(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	if a.prism != nil {
-		// The claim stands even if this fails; Init is idempotent, so the
-		// host can start the pipeline later.
-		if _, err := a.prism.Init(r.Context(), c, in.Protocol); err != nil {
-			return err
-		}
-	}
 	httpjson.Write(w, http.StatusCreated, c)
 	return nil
+}
+
+// newClaim creates a claim as the server is assembled: with WithPrism,
+// prism.Service.CreateClaim, the claim and its pipeline in one step;
+// without, slots.Service.CreateClaim, which has no pipeline to start, so a
+// protocol is refused.
+func (a *slotsAPI) newClaim(ctx context.Context, in wire.NewClaim) (slots.Claim, error) {
+	nc := slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain, Sources: wire.Sources(in.Sources)}
+	if a.prism != nil {
+		c, _, err := a.prism.CreateClaim(ctx, prism.NewClaim{NewClaim: nc, Protocol: in.Protocol})
+		return c, err
+	}
+	if in.Protocol != "" {
+		return slots.Claim{}, httpjson.Invalid("invalid_protocol", "this server runs no deliberation pipeline; omit protocol")
+	}
+	return a.svc.CreateClaim(ctx, nc)
 }
 
 func (a *slotsAPI) listClaims(w http.ResponseWriter, r *http.Request) error {
@@ -118,7 +112,7 @@ func (a *slotsAPI) listClaims(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.Query().Has("limit") && limit == 0 {
 		return httpjson.Invalid("invalid_limit", "limit must be between 1 and %d", slots.MaxClaimsLimit)
 	}
-	page, err := a.svc.ListClaims(r.Context(), slots.ClaimsQuery{Limit: limit, Cursor: r.URL.Query().Get("cursor"), Domain: r.URL.Query().Get("domain")})
+	page, err := a.svc.Claims(r.Context(), slots.ClaimsQuery{Limit: limit, Cursor: r.URL.Query().Get("cursor"), Domain: r.URL.Query().Get("domain")})
 	if err != nil {
 		return err
 	}
@@ -229,82 +223,35 @@ func viewRoleSlot(s slots.Slot) wire.RoleSlot {
 		AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL, TakenAt: s.TakenAt, DoneAt: s.DoneAt, CreatedAt: s.CreatedAt, LeaseExpiresAt: s.LeaseExpiresAt}
 }
 
-// jobInstructions is what GET /jobs/claims asks of the agent, the
-// original's words.
-const jobInstructions = "Take the comments, read them and create new input of your idea"
-
-// claimStrategies are the original's ways of picking a claim for
-// GET /jobs/claims: the newest, the most discussed, any.
-var claimStrategies = []string{"latest", "top", "random"}
-
-// positiveQuery reads an optional positive integer parameter: def when
-// absent, at most max.
-func positiveQuery(r *http.Request, name string, def, max int) (int, error) {
+// countQuery reads an optional count parameter: 0 when absent (the
+// service's default), else a positive integer.
+func countQuery(r *http.Request, name string) (int, error) {
 	if !r.URL.Query().Has(name) {
-		return def, nil
+		return 0, nil
 	}
 	n, err := httpjson.QueryInt(r, name)
 	if err != nil || n < 1 {
 		return 0, httpjson.Invalid("invalid_"+strings.ToLower(name), "%s must be a positive integer", name)
 	}
-	return min(n, max), nil
+	return n, nil
 }
 
-// claimJob answers GET /api/v1/jobs/claims: one claim picked by strategy
-// (latest, top: most comments, random) among the newest pool claims of
-// domain, with its comments (the newest commentLimit when given).
+// claimJob answers GET /api/v1/jobs/claims: slots.Service.ClaimJob.
 func (a *slotsAPI) claimJob(w http.ResponseWriter, r *http.Request) error {
+	pool, err := countQuery(r, "pool")
+	if err != nil {
+		return err
+	}
+	commentLimit, err := countQuery(r, "commentLimit")
+	if err != nil {
+		return err
+	}
 	q := r.URL.Query()
-	strategy := strings.ToLower(q.Get("strategy"))
-	if strategy == "" {
-		strategy = "latest"
-	}
-	if !slices.Contains(claimStrategies, strategy) {
-		return httpjson.Invalid("invalid_strategy", "strategy must be latest, top or random")
-	}
-	pool, err := positiveQuery(r, "pool", 100, slots.MaxClaimsLimit)
+	job, err := a.svc.ClaimJob(r.Context(), slots.ClaimJobQuery{Strategy: slots.ClaimStrategy(q.Get("strategy")), Pool: pool, CommentLimit: commentLimit, Domain: q.Get("domain")})
 	if err != nil {
 		return err
 	}
-	commentLimit, err := positiveQuery(r, "commentLimit", 0, slots.MaxClaimsLimit)
-	if err != nil {
-		return err
-	}
-	if strategy == "latest" {
-		pool = 1
-	}
-	page, err := a.svc.ListClaims(r.Context(), slots.ClaimsQuery{Limit: pool, Domain: q.Get("domain")})
-	if err != nil {
-		return err
-	}
-	if len(page.Items) == 0 {
-		return store.Errorf(store.ErrNotFound, "no_claims", "no claims available")
-	}
-	pick, comments := page.Items[0], []slots.Comment(nil)
-	switch strategy {
-	case "random":
-		pick = page.Items[rand.IntN(len(page.Items))]
-	case "top":
-		most := -1
-		for _, c := range page.Items { // newest first: ties go to the newest
-			cs, err := a.svc.Comments(r.Context(), c.ID)
-			if err != nil {
-				return err
-			}
-			if len(cs) > most {
-				pick, comments, most = c, cs, len(cs)
-			}
-		}
-	}
-	if comments == nil {
-		if comments, err = a.svc.Comments(r.Context(), pick.ID); err != nil {
-			return err
-		}
-	}
-	if commentLimit > 0 && len(comments) > commentLimit {
-		comments = comments[len(comments)-commentLimit:]
-	}
-	httpjson.Write(w, http.StatusOK, wire.ClaimJob{Claim: viewClaim(pick), Comments: viewComments(comments), Instructions: jobInstructions})
+	httpjson.Write(w, http.StatusOK, wire.ClaimJob{Claim: viewClaim(job.Claim), Comments: viewComments(job.Comments), Instructions: slots.ClaimJobInstructions})
 	return nil
 }
 

@@ -27,6 +27,7 @@ var slotsOps = []string{
 	"ListComments",
 	"ListSlots",
 	"NextOpenSlot",
+	"PickClaim",
 	"ReleaseExpiredSlots",
 	"ReplaceOpenSlots",
 	"TakeNextSlot",
@@ -46,11 +47,12 @@ const (
 	opSlotsListComments           = 8
 	opSlotsListSlots              = 9
 	opSlotsNextOpenSlot           = 10
-	opSlotsReleaseExpiredSlots    = 11
-	opSlotsReplaceOpenSlots       = 12
-	opSlotsTakeNextSlot           = 13
-	opSlotsTakeNextSlots          = 14
-	opSlotsTakeSlot               = 15
+	opSlotsPickClaim              = 11
+	opSlotsReleaseExpiredSlots    = 12
+	opSlotsReplaceOpenSlots       = 13
+	opSlotsTakeNextSlot           = 14
+	opSlotsTakeNextSlots          = 15
+	opSlotsTakeSlot               = 16
 )
 
 // AddComment implements slots.Store.
@@ -113,6 +115,14 @@ func (s slotsStore) ListSlots(ctx context.Context, a1 string) ([]slots.Slot, err
 func (s slotsStore) NextOpenSlot(ctx context.Context, a1 slots.NextSlotParams) (slots.Job, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opSlotsNextOpenSlot])
 	r0, err := s.next.NextOpenSlot(ctx, a1)
+	c.end(err)
+	return r0, err
+}
+
+// PickClaim implements slots.Store.
+func (s slotsStore) PickClaim(ctx context.Context, a1 slots.PickClaimParams) (slots.ClaimJob, error) {
+	ctx, c := s.o.start(ctx, &s.ops[opSlotsPickClaim])
+	r0, err := s.next.PickClaim(ctx, a1)
 	c.end(err)
 	return r0, err
 }
@@ -232,7 +242,7 @@ func (s identityStore) SetSigningKey(ctx context.Context, a1 string, a2 string) 
 
 // prismOps names the operations of prism.Store, in the order of the op* indexes.
 var prismOps = []string{
-	"CreatePipeline",
+	"CreateClaimPipeline",
 	"FindWork",
 	"GetPipeline",
 	"GetProtocol",
@@ -243,20 +253,20 @@ var prismOps = []string{
 }
 
 const (
-	opPrismCreatePipeline  = 0
-	opPrismFindWork        = 1
-	opPrismGetPipeline     = 2
-	opPrismGetProtocol     = 3
-	opPrismLapsedPipelines = 4
-	opPrismListProtocols   = 5
-	opPrismPutProtocol     = 6
-	opPrismUpdatePipeline  = 7
+	opPrismCreateClaimPipeline = 0
+	opPrismFindWork            = 1
+	opPrismGetPipeline         = 2
+	opPrismGetProtocol         = 3
+	opPrismLapsedPipelines     = 4
+	opPrismListProtocols       = 5
+	opPrismPutProtocol         = 6
+	opPrismUpdatePipeline      = 7
 )
 
-// CreatePipeline implements prism.Store.
-func (s prismStore) CreatePipeline(ctx context.Context, a1 prism.Pipeline) error {
-	ctx, c := s.o.start(ctx, &s.ops[opPrismCreatePipeline])
-	err := s.next.CreatePipeline(ctx, a1)
+// CreateClaimPipeline implements prism.Store.
+func (s prismStore) CreateClaimPipeline(ctx context.Context, a1 slots.Claim, a2 prism.Pipeline) error {
+	ctx, c := s.o.start(ctx, &s.ops[opPrismCreateClaimPipeline])
+	err := s.next.CreateClaimPipeline(ctx, a1, a2)
 	c.end(err)
 	return err
 }

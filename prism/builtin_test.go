@@ -83,7 +83,6 @@ func TestRouteAndSummaryRules(t *testing.T) {
 
 	ctx := context.Background()
 	st := memstore.New()
-	sl := slots.New(st)
 	svc := prism.New(st, st)
 	var keys []identity.Key
 	for i := range 12 {
@@ -105,9 +104,7 @@ func TestRouteAndSummaryRules(t *testing.T) {
 
 	// meta-classify falls below 0.5, a reviewer advances it: the route
 	// applies.
-	c, err := sl.CreateClaim(ctx, slots.NewClaim{Title: "What if?"})
-	require.NoError(t, err)
-	_, err = svc.Init(ctx, c, prism.MetaV1ID)
+	c, _, err := svc.CreateClaim(ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "What if?"}, Protocol: prism.MetaV1ID})
 	require.NoError(t, err)
 	_, err = svc.Done(identity.WithKey(ctx, keys[0]), c.ID, "stage_missing", prism.DoneInput{})
 	require.Error(t, err)
@@ -131,9 +128,7 @@ func TestRouteAndSummaryRules(t *testing.T) {
 	require.Empty(t, p.Consensus.Recommendation, "no verdict")
 
 	// meta-classify's work needs its protocol and domain.
-	c2, err := sl.CreateClaim(ctx, slots.NewClaim{Title: "Another"})
-	require.NoError(t, err)
-	p, err = svc.Init(ctx, c2, prism.MetaV1ID)
+	c2, p, err := svc.CreateClaim(ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "Another"}, Protocol: prism.MetaV1ID})
 	require.NoError(t, err)
 	s := p.OpenSlots()[0]
 	_, _, err = svc.Take(identity.WithKey(ctx, keys[0]), c2.ID, s.ID)

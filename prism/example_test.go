@@ -16,11 +16,11 @@ import (
 func Example() {
 	ctx := context.Background()
 	st := memstore.New()
-	claims := slots.New(st)
 	pipelines := prism.New(st, st)
 
-	claim, _ := claims.CreateClaim(ctx, slots.NewClaim{Title: "Crows plan for tomorrow"})
-	p, _ := pipelines.Init(ctx, claim, "") // "" is Prism v1
+	// The claim and its pipeline are created together; no protocol is
+	// Prism v1.
+	_, p, _ := pipelines.CreateClaim(ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "Crows plan for tomorrow"}})
 	fmt.Println(p.Layer().Name, p.Phase)
 
 	for i := range 4 {

@@ -154,31 +154,42 @@ func (s *Service) Protocols(ctx context.Context) ([]Protocol, error) {
 	return s.store.ListProtocols(ctx)
 }
 
-// Init creates the claim's pipeline under protocolID (Prism v1 when empty)
-// and opens its first layer. It is idempotent: a claim that has a pipeline
-// keeps it, and Init returns it.
-func (s *Service) Init(ctx context.Context, claim slots.Claim, protocolID string) (Pipeline, error) {
-	if p, err := s.store.GetPipeline(ctx, claim.ID); err == nil {
-		return p, nil
-	} else if !errors.Is(err, ErrPipelineNotFound) {
-		return Pipeline{}, err
+// NewClaim is the input of Service.CreateClaim: a claim and the protocol
+// its pipeline runs.
+type NewClaim struct {
+	slots.NewClaim
+	// Protocol is the ID of a registered or built-in protocol; empty
+	// means Prism v1.
+	Protocol string
+}
+
+// CreateClaim creates a claim and its pipeline under in.Protocol, the
+// first layer open, in one atomic step of the store: the claim never
+// stands without its pipeline, and a failure leaves neither. The claim is
+// checked as slots.Service.CreateClaim checks it; an unknown protocol is
+// store.ErrInvalid (invalid_protocol) and creates nothing.
+func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, Pipeline, error) {
+	proto, err := s.Protocol(ctx, in.Protocol)
+	if errors.Is(err, ErrProtocolNotFound) {
+		return slots.Claim{}, Pipeline{}, store.Errorf(store.ErrInvalid, "invalid_protocol", "unknown protocol %q", in.Protocol)
 	}
-	proto, err := s.Protocol(ctx, protocolID)
 	if err != nil {
-		return Pipeline{}, err
+		return slots.Claim{}, Pipeline{}, err
+	}
+	c, err := in.NewClaim.Check()
+	if err != nil {
+		return slots.Claim{}, Pipeline{}, err
 	}
 	e := s.env(ctx)
-	p := newPipeline(claim.ID, claim.Domain, proto, e)
+	c.ID, c.CreatedAt = s.ids.New("claim"), e.now
+	p := newPipeline(c.ID, c.Domain, proto, e)
 	p.UpdatedAt = e.now
-	err = s.store.CreatePipeline(ctx, p)
-	if errors.Is(err, ErrPipelineExists) {
-		return s.store.GetPipeline(ctx, claim.ID)
+	if err := s.store.CreateClaimPipeline(ctx, c, p); err != nil {
+		return slots.Claim{}, Pipeline{}, err
 	}
-	if err == nil {
-		s.pipelines.Remember(p)
-		slots.PublishClaimChange(ctx, s.notifier, claim.ID)
-	}
-	return p, err
+	s.pipelines.Remember(p)
+	slots.PublishClaimChange(ctx, s.notifier, c.ID)
+	return c, p, nil
 }
 
 // Pipeline returns a claim's pipeline.
@@ -324,20 +335,42 @@ const workCandidates = 32
 
 // NextWork returns an open stage slot the caller's key may take: in the current
 // phase of an active pipeline, matching q, in a layer where the agent holds
-// no slot. It returns slots.ErrNoJob when there is none.
+// no slot; the oldest, or with q.Strategy slots.StrategyRandom any eligible
+// one. It returns slots.ErrNoJob when there is none, and store.ErrInvalid
+// for a query no slot could match (see WorkQuery).
 //
 // It looks at the first workCandidates indexed slots only, so an agent that
 // holds a slot in the layers of all of them is told there is no work even
 // when there is more further on; taking work moves it on.
 func (s *Service) NextWork(ctx context.Context, q WorkQuery) (Work, error) {
-	q.Limit, q.Random = workCandidates, -1
+	q, err := q.pick()
+	if err != nil {
+		return Work{}, err
+	}
 	return s.nextWork(ctx, identity.FromContext(ctx).Key, q)
 }
 
-// NextWorkRandom is NextWork picking among eligible slots at random.
-func (s *Service) NextWorkRandom(ctx context.Context, q WorkQuery) (Work, error) {
-	q.Limit, q.Random = workCandidates, rand.Float64()
-	return s.nextWork(ctx, identity.FromContext(ctx).Key, q)
+// pick checks q and sets what the store reads: Limit, and Random from
+// Strategy (a fresh draw for slots.StrategyRandom, -1 for the oldest).
+func (q WorkQuery) pick() (WorkQuery, error) {
+	switch q.Phase {
+	case "", PhaseWork, PhaseConsensus:
+	default:
+		return WorkQuery{}, store.Errorf(store.ErrInvalid, "invalid_type", "type must be work or consensus")
+	}
+	if q.Layer < 0 {
+		return WorkQuery{}, store.Errorf(store.ErrInvalid, "invalid_layer", "layer must be 1 or more, or 0 for any")
+	}
+	q.Limit = workCandidates
+	switch q.Strategy {
+	case "", slots.StrategyOldest:
+		q.Random = -1
+	case slots.StrategyRandom:
+		q.Random = rand.Float64()
+	default:
+		return WorkQuery{}, store.Errorf(store.ErrInvalid, "invalid_strategy", "strategy must be oldest or random")
+	}
+	return q, nil
 }
 
 func (s *Service) nextWork(ctx context.Context, agent identity.Key, q WorkQuery) (Work, error) {

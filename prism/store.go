@@ -1,6 +1,10 @@
 package prism
 
-import "context"
+import (
+	"context"
+
+	"github.com/agorahq/agora/slots"
+)
 
 // Store keeps protocols and pipelines. A pipeline is one aggregate saved
 // with compare-and-set, together with its effects, in one atomic step of
@@ -13,9 +17,12 @@ type Store interface {
 	// ListProtocols returns every protocol, by ID.
 	ListProtocols(ctx context.Context) ([]Protocol, error)
 
-	// CreatePipeline stores p (Version 1), or returns ErrPipelineExists when
-	// the claim has one.
-	CreatePipeline(ctx context.Context, p Pipeline) error
+	// CreateClaimPipeline stores the new claim c and its pipeline p
+	// (Version 1, p.ClaimID being c.ID) in one atomic step: afterwards
+	// both exist or, on any error, neither. It returns
+	// slots.ErrClaimExists when c.ID is taken and ErrPipelineExists when
+	// a pipeline is stored under it.
+	CreateClaimPipeline(ctx context.Context, c slots.Claim, p Pipeline) error
 	// GetPipeline returns a claim's pipeline or ErrPipelineNotFound.
 	GetPipeline(ctx context.Context, claimID string) (Pipeline, error)
 	// UpdatePipeline stores next if the stored pipeline's Version is
@@ -39,15 +46,25 @@ type Store interface {
 	LapsedPipelines(ctx context.Context, now int64) ([]string, error)
 }
 
-// WorkQuery filters FindWork. Zero fields do not filter.
+// WorkQuery filters the work queue: Service.NextWork's query and FindWork's.
+// Zero fields do not filter.
 type WorkQuery struct {
-	Role   string
-	Layer  int
+	Role  string
+	Layer int // from 1; negative is store.ErrInvalid
+	// Domain is a claim's domain.
 	Domain string
-	// Phase keeps slots of one phase, work or consensus. The Service applies
-	// it (a consensus slot's role is RoleConsensus); stores ignore it.
-	Phase  Phase
-	Random float64 // negative: oldest first
+	// Phase keeps slots of one phase, work or consensus (another value is
+	// store.ErrInvalid). The Service applies it (a consensus slot's role is
+	// RoleConsensus); stores ignore it.
+	Phase Phase
+	// Strategy picks among eligible slots: slots.StrategyOldest (empty
+	// means it) or slots.StrategyRandom; another value is
+	// store.ErrInvalid. The Service turns it into Random; stores ignore it.
+	Strategy slots.Strategy
+	// Random and Limit are set by the Service for the store: Random
+	// negative means oldest first, a value in [0,1) a randomised order;
+	// Limit bounds the refs returned.
+	Random float64
 	Limit  int
 }
 

@@ -19,8 +19,8 @@ const takeWorkAttempts = 8
 // spread over the work queue instead of all trying its oldest slot.
 type takers struct{ n atomic.Int64 }
 
-// TakeNextWork finds the next stage slot for the caller's key as NextWork does (q's
-// layer, role, type and domain; the oldest first) and takes it, in one
+// TakeNextWork finds the next stage slot for the caller's key as NextWork
+// does (q's layer, role, type, domain and strategy) and takes it, in one
 // call: an agent asking alone gets the slot NextWork would have shown it,
 // taken. Callers asking at the same time are spread at random over the
 // eligible slots rather than all trying the oldest, and a slot another
@@ -34,11 +34,14 @@ func (s *Service) TakeNextWork(ctx context.Context, q WorkQuery) (Work, error) {
 	if err != nil {
 		return Work{}, err
 	}
+	q, err = q.pick()
+	if err != nil {
+		return Work{}, err
+	}
 	crowd := s.takers.n.Add(1) > 1
 	defer s.takers.n.Add(-1)
-	q.Limit, q.Random = workCandidates, -1
 	for range takeWorkAttempts {
-		if crowd {
+		if crowd || q.Strategy == slots.StrategyRandom {
 			q.Random = rand.Float64()
 		}
 		var w Work

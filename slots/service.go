@@ -98,6 +98,23 @@ func (s *Service) nowMs() int64 { return s.now().UnixMilli() }
 
 // CreateClaim validates and stores a new claim.
 func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
+	c, err := in.Check()
+	if err != nil {
+		return Claim{}, err
+	}
+	c.ID = s.ids.New("claim")
+	c.CreatedAt = s.nowMs()
+	if err := s.store.CreateClaim(ctx, c); err != nil {
+		return Claim{}, err
+	}
+	PublishClaimChange(ctx, s.notifier, c.ID)
+	return c, nil
+}
+
+// Check validates in and returns the claim it describes, trimmed, with
+// DefaultDomain for an empty domain and its sources normalised; the
+// service creating it sets ID and CreatedAt. Bad input is store.ErrInvalid.
+func (in NewClaim) Check() (Claim, error) {
 	c := Claim{Title: strings.TrimSpace(in.Title), Body: in.Body, Domain: strings.TrimSpace(in.Domain)}
 	if err := text.Check("title", c.Title, true, MaxTitleLen); err != nil {
 		return Claim{}, err
@@ -116,12 +133,6 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
 		return Claim{}, err
 	}
 	c.Sources = sources
-	c.ID = s.ids.New("claim")
-	c.CreatedAt = s.nowMs()
-	if err := s.store.CreateClaim(ctx, c); err != nil {
-		return Claim{}, err
-	}
-	PublishClaimChange(ctx, s.notifier, c.ID)
 	return c, nil
 }
 
@@ -136,22 +147,16 @@ const (
 	MaxClaimsLimit     = 200
 )
 
-// Claims lists claims newest first. A limit of 0 means DefaultClaimsLimit;
-// cursor is a previous page's NextCursor.
-func (s *Service) Claims(ctx context.Context, limit int, cursor string) (ClaimPage, error) {
-	return s.ListClaims(ctx, ClaimsQuery{Limit: limit, Cursor: cursor})
-}
-
-// ClaimsQuery pages and filters ListClaims.
+// ClaimsQuery pages and filters Claims.
 type ClaimsQuery struct {
 	Limit  int    // page size, 1 to MaxClaimsLimit; 0 means DefaultClaimsLimit
 	Cursor string // NextCursor of the previous page; empty for the first
 	Domain string // when set, only claims of this domain
 }
 
-// ListClaims is Claims filtered by q.Domain: a page of the claims of one
-// domain, newest first.
-func (s *Service) ListClaims(ctx context.Context, q ClaimsQuery) (ClaimPage, error) {
+// Claims returns a page of claims, newest first, of q.Domain when it is
+// set.
+func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (ClaimPage, error) {
 	limit, cursor := q.Limit, q.Cursor
 	if err := text.Check("domain", q.Domain, false, MaxDomainLen); err != nil {
 		return ClaimPage{}, err

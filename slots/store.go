@@ -19,6 +19,16 @@ type ClaimStore interface {
 	// ListComments returns the claim's comments, oldest first, or
 	// ErrClaimNotFound.
 	ListComments(ctx context.Context, claimID string) ([]Comment, error)
+	// PickClaim picks one of the candidates — the newest p.Pool claims,
+	// of p.Domain when it is set — and returns it with its newest
+	// p.CommentLimit comments (every one when 0), oldest first. ClaimLatest
+	// picks the newest candidate; ClaimTop the one with the most comments,
+	// the newest of those tied; ClaimRandom the one at index ⌊p.Random·n⌋
+	// of the n candidates, newest first. The candidates, their comment
+	// counts and the pick's comments are read in one atomic step (one
+	// statement, script or lock): one round trip, whatever p.Pool. It
+	// returns ErrNoClaims when there is no candidate.
+	PickClaim(ctx context.Context, p PickClaimParams) (ClaimJob, error)
 }
 
 // ListClaimsParams pages through claims.

@@ -259,9 +259,7 @@ func TestPrismTools(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		ctx := context.Background()
 		b := setup(t, st)
-		c, err := b.svcs.Slots.CreateClaim(ctx, slots.NewClaim{Title: "Crows plan ahead", Body: "Scrub jays cache food."})
-		require.NoError(t, err)
-		_, err = b.svcs.Prism.Init(ctx, c, "")
+		c, _, err := b.svcs.Prism.CreateClaim(ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "Crows plan ahead", Body: "Scrub jays cache food."}})
 		require.NoError(t, err)
 		agent := b.connect(t, b.key(t, "worker", slots.ScopeCommentCreate))
 

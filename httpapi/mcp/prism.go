@@ -62,18 +62,7 @@ func (e *edge) prismTools(s *sdk.Server) {
 }
 
 func (e *edge) takeWork(ctx context.Context, in TakeWorkInput) (WorkOutput, string, error) {
-	q := prism.WorkQuery{Role: in.Role, Layer: in.Layer}
-	switch in.Type {
-	case "":
-	case string(prism.PhaseWork), string(prism.PhaseConsensus):
-		q.Phase = prism.Phase(in.Type)
-	default:
-		return WorkOutput{}, "", store.Errorf(store.ErrInvalid, "invalid_type", "type must be work or consensus")
-	}
-	if in.Layer < 0 {
-		return WorkOutput{}, "", store.Errorf(store.ErrInvalid, "invalid_layer", "layer must be 1 or more, or 0 for any")
-	}
-	w, err := e.Prism.TakeNextWork(ctx, q)
+	w, err := e.Prism.TakeNextWork(ctx, prism.WorkQuery{Role: in.Role, Layer: in.Layer, Phase: prism.Phase(in.Type)})
 	if errors.Is(err, slots.ErrNoJob) {
 		return WorkOutput{}, "No open stage slot for you now; try again later or with other filters.", nil
 	}

@@ -125,20 +125,22 @@ func (s *Store) ListProtocols(ctx context.Context) ([]prism.Protocol, error) {
 	return out, nil
 }
 
-// CreatePipeline implements prism.Store.
-func (s *Store) CreatePipeline(ctx context.Context, p prism.Pipeline) error {
+// CreateClaimPipeline implements prism.Store: both checks and both writes
+// under the mutex.
+func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.Pipeline) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.prism.init()
+	if _, ok := s.claims[c.ID]; ok {
+		return slots.ErrClaimExists
+	}
 	if _, ok := s.prism.pipelines[p.ClaimID]; ok {
 		return prism.ErrPipelineExists
 	}
-	if _, ok := s.claims[p.ClaimID]; !ok {
-		return slots.ErrClaimNotFound
-	}
+	s.putClaim(c)
 	p = clonePipeline(p)
 	s.prism.pipelines[p.ClaimID] = p
 	s.prism.reindex(p)

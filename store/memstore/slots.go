@@ -46,10 +46,16 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 	if _, ok := s.claims[c.ID]; ok {
 		return slots.ErrClaimExists
 	}
+	s.putClaim(c)
+	return nil
+}
+
+// putClaim stores the new claim c; the caller holds the mutex and has
+// checked that c.ID is free.
+func (s *Store) putClaim(c slots.Claim) {
 	c.Sources = append([]slots.Source{}, c.Sources...)
 	s.claims[c.ID] = &claimRec{claim: c}
 	s.claimOrder = insertSorted(s.claimOrder, c.ID)
-	return nil
 }
 
 // GetClaim implements slots.ClaimStore.
@@ -128,6 +134,40 @@ func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comme
 		return nil, slots.ErrClaimNotFound
 	}
 	return append([]slots.Comment{}, r.comments...), nil
+}
+
+// PickClaim implements slots.ClaimStore under the mutex.
+func (s *Store) PickClaim(ctx context.Context, p slots.PickClaimParams) (slots.ClaimJob, error) {
+	if err := ctx.Err(); err != nil {
+		return slots.ClaimJob{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var pool []*claimRec // newest first
+	for i := len(s.claimOrder) - 1; i >= 0 && len(pool) < p.Pool; i-- {
+		if r := s.claims[s.claimOrder[i]]; p.Domain == "" || r.claim.Domain == p.Domain {
+			pool = append(pool, r)
+		}
+	}
+	if len(pool) == 0 {
+		return slots.ClaimJob{}, slots.ErrNoClaims
+	}
+	pick := pool[0]
+	switch p.Strategy {
+	case slots.ClaimTop:
+		for _, r := range pool[1:] { // newest first: ties stay with the newest
+			if len(r.comments) > len(pick.comments) {
+				pick = r
+			}
+		}
+	case slots.ClaimRandom:
+		pick = pool[max(min(int(p.Random*float64(len(pool))), len(pool)-1), 0)]
+	}
+	comments := pick.comments
+	if p.CommentLimit > 0 && len(comments) > p.CommentLimit {
+		comments = comments[len(comments)-p.CommentLimit:]
+	}
+	return slots.ClaimJob{Claim: pick.view(), Comments: append([]slots.Comment{}, comments...)}, nil
 }
 
 // ReplaceOpenSlots implements slots.SlotStore.

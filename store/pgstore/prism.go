@@ -69,24 +69,32 @@ func workColumns(p prism.Pipeline) (ids, roles []string, layers []int64) {
 	return ids, roles, layers
 }
 
-// CreatePipeline implements prism.Store.
-func (s *Store) CreatePipeline(ctx context.Context, p prism.Pipeline) error {
+// CreateClaimPipeline implements prism.Store in one statement: the claim,
+// its pipeline and the pipeline's work index, each insert hanging off the
+// one before, so a failure anywhere leaves nothing.
+func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.Pipeline) error {
+	sources, err := encodeSources(c.Sources)
+	if err != nil {
+		return err
+	}
 	doc, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}
 	ids, roles, layers := workColumns(p)
 	_, err = s.db.ExecContext(ctx, `
-		WITH ins AS (
-			INSERT INTO agora_pipelines (claim_id, version, doc, next_lease) VALUES ($1, $2, $3, $4) RETURNING claim_id)
+		WITH claim AS (
+			INSERT INTO agora_claims (id, title, body, domain, created_at, sources) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id),
+		pipe AS (
+			INSERT INTO agora_pipelines (claim_id, version, doc, next_lease) SELECT id, $7, $8, $9 FROM claim RETURNING claim_id)
 		INSERT INTO agora_stage_work (slot_id, claim_id, role, layer, domain)
-		SELECT u.id, ins.claim_id, u.role, u.layer, $8 FROM ins, unnest($5::text[], $6::text[], $7::int[]) AS u (id, role, layer)`,
-		p.ClaimID, p.Version, doc, p.NextLease(), pq.Array(ids), pq.Array(roles), pq.Array(layers), p.Domain)
+		SELECT u.id, pipe.claim_id, u.role, u.layer, $13 FROM pipe, unnest($10::text[], $11::text[], $12::int[]) AS u (id, role, layer)`,
+		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt, sources, p.Version, doc, p.NextLease(), pq.Array(ids), pq.Array(roles), pq.Array(layers), p.Domain)
 	switch {
+	case isUniqueViolation(err, "agora_claims_pkey"):
+		return slots.ErrClaimExists
 	case isUniqueViolation(err, "agora_pipelines_pkey"):
 		return prism.ErrPipelineExists
-	case isForeignKeyViolation(err):
-		return slots.ErrClaimNotFound
 	}
 	return interpretError(ctx, err)
 }

@@ -125,10 +125,13 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 
 // commentsJSON aggregates a claim's comments, oldest first, into the JSON of
 // []slots.Comment, so a claim and its comments come back in one round trip.
-const commentsJSON = `COALESCE((SELECT json_agg(json_build_object(
-	'_id', m.id, 'claimId', m.claim_id, 'body', m.body, 'commentType', m.comment_type,
-	'authorId', m.author_id, 'agentName', m.agent_name, 'createdAt', m.created_at) ORDER BY m.id)
+const commentsJSON = `COALESCE((SELECT json_agg(` + commentJSON + ` ORDER BY m.id)
 	FROM agora_comments m WHERE m.claim_id = c.id), '[]')`
+
+// commentJSON is the comment row m as the JSON of a slots.Comment.
+const commentJSON = `json_build_object(
+	'_id', m.id, 'claimId', m.claim_id, 'body', m.body, 'commentType', m.comment_type,
+	'authorId', m.author_id, 'agentName', m.agent_name, 'createdAt', m.created_at)`
 
 // ListComments implements slots.ClaimStore.
 func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comment, error) {
@@ -145,6 +148,48 @@ func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comme
 		return nil, fmt.Errorf("pgstore: comments: %w", err)
 	}
 	return out, nil
+}
+
+// pickClaimQuery is PickClaim in one statement: pool is the candidates,
+// newest first, numbered from 0 and, for top only, counted (from
+// agora_comments_claim's index); pick is the one chosen; the answer is its
+// row and its newest $5 comments (LIMIT NULL when $5 is 0: every one),
+// oldest first, as JSON.
+const pickClaimQuery = `
+	WITH pool AS (
+		SELECT c.id, row_number() OVER (ORDER BY c.id DESC) - 1 AS i,
+			CASE WHEN $3 = 'top' THEN (SELECT count(*) FROM agora_comments m WHERE m.claim_id = c.id) ELSE 0 END AS n
+		FROM (SELECT id FROM agora_claims WHERE ($1 = '' OR domain = $1) ORDER BY id DESC LIMIT $2::int) c),
+	pick AS (
+		SELECT id FROM pool
+		WHERE $3 <> 'random' OR i = GREATEST(LEAST(floor($4::float8 * (SELECT count(*) FROM pool)), (SELECT count(*) FROM pool) - 1), 0)
+		ORDER BY n DESC, id DESC LIMIT 1)
+	SELECT ` + claimColumns + `, COALESCE((SELECT json_agg(` + commentJSON + ` ORDER BY m.id)
+		FROM (SELECT * FROM agora_comments WHERE claim_id = c.id ORDER BY id DESC LIMIT NULLIF($5::int, 0)) m), '[]') AS comments
+	FROM agora_claims c WHERE c.id = (SELECT id FROM pick)`
+
+// PickClaim implements slots.ClaimStore in one statement (pickClaimQuery).
+func (s *Store) PickClaim(ctx context.Context, p slots.PickClaimParams) (slots.ClaimJob, error) {
+	var r struct {
+		claimRow
+		Comments []byte `db:"comments"`
+	}
+	err := s.get(ctx, &r, pickClaimQuery, p.Domain, p.Pool, string(p.Strategy), p.Random, p.CommentLimit)
+	if isNoRows(err) {
+		return slots.ClaimJob{}, slots.ErrNoClaims
+	}
+	if err != nil {
+		return slots.ClaimJob{}, interpretError(ctx, err)
+	}
+	c, err := r.claim()
+	if err != nil {
+		return slots.ClaimJob{}, err
+	}
+	var comments []slots.Comment
+	if err := json.Unmarshal(r.Comments, &comments); err != nil {
+		return slots.ClaimJob{}, fmt.Errorf("pgstore: comments: %w", err)
+	}
+	return slots.ClaimJob{Claim: c, Comments: comments}, nil
 }
 
 const slotColumns = `id, claim_id, role, status, COALESCE(api_key_id, '') AS api_key_id, agent_name, agent_avatar_url,

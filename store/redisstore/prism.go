@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
 )
 
 var _ prism.Store = (*Store)(nil)
@@ -24,8 +25,8 @@ var _ prism.Store = (*Store)(nil)
 //	pwork:<claim>      list of the claim's work-index entries
 //	pleases            zset of claims scored by their next lease expiry
 var (
-	prismCreateScript = newScript("prism_create.lua")
-	prismUpdateScript = newScript("prism_update.lua")
+	claimPipelineCreateScript = newScript("claim_pipeline_create.lua")
+	prismUpdateScript         = newScript("prism_update.lua")
 )
 
 func (s *Store) pipelineKey(claimID string) string { return s.key("pipeline", claimID) }
@@ -78,14 +79,23 @@ func openTriples(p prism.Pipeline) []any {
 	return out
 }
 
-// CreatePipeline implements prism.Store.
-func (s *Store) CreatePipeline(ctx context.Context, p prism.Pipeline) error {
+// CreateClaimPipeline implements prism.Store in one script. The work index
+// takes the claim's domain, which is the new pipeline's.
+func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.Pipeline) error {
+	if c.Sources == nil {
+		c.Sources = []slots.Source{}
+	}
+	sources, err := json.Marshal(c.Sources)
+	if err != nil {
+		return err
+	}
 	doc, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}
-	args := append([]any{s.ns, p.ClaimID, p.Version, doc, p.NextLease(), p.Domain}, openTriples(p)...)
-	err = prismCreateScript.Run(ctx, s.client, []string{s.pipelineKey(p.ClaimID), s.claimKey(p.ClaimID)}, args...).Err()
+	args := append([]any{s.ns, c.ID, c.Title, c.Body, c.Domain, c.CreatedAt, sources, p.Version, doc, p.NextLease()}, openTriples(p)...)
+	err = claimPipelineCreateScript.Run(ctx, s.client,
+		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain), s.pipelineKey(c.ID)}, args...).Err()
 	return interpretError(ctx, err, nil)
 }
 

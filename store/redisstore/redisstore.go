@@ -115,6 +115,7 @@ var (
 	addCommentScript       = newScript("add_comment.lua")
 	listCommentsScript     = newScript("list_comments.lua")
 	listClaimsScript       = newScript("list_claims.lua")
+	pickClaimScript        = newScript("pick_claim.lua")
 	replaceOpenSlotsScript = newScript("replace_open_slots.lua")
 	listSlotsScript        = newScript("list_slots.lua")
 	nextOpenSlotScript     = newScript("next_open_slot.lua")
@@ -157,7 +158,7 @@ var scriptErrors = func() map[string]error {
 // scriptErrorList is every error a script may fail with; their codes are
 // distinct (a test checks), so each maps back to itself.
 var scriptErrorList = []*store.Error{
-	slots.ErrClaimNotFound, slots.ErrSlotNotFound, identity.ErrKeyNotFound, slots.ErrNoJob,
+	slots.ErrClaimNotFound, slots.ErrSlotNotFound, identity.ErrKeyNotFound, slots.ErrNoJob, slots.ErrNoClaims,
 	slots.ErrSlotTaken, slots.ErrSlotHeld, slots.ErrNotSlotOwner, slots.ErrSlotNotTaken,
 	slots.ErrClaimExists, identity.ErrKeyExists, identity.ErrKeyNameTaken,
 	identity.ErrDeviceCodeNotFound, identity.ErrDeviceCodeExpired, identity.ErrDeviceCodeConsumed, identity.ErrDeviceCodeUsed, identity.ErrDeviceCodeExists,

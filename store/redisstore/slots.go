@@ -105,6 +105,36 @@ func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comme
 	return decodeComments(v)
 }
 
+// PickClaim implements slots.ClaimStore in one script.
+func (s *Store) PickClaim(ctx context.Context, p slots.PickClaimParams) (slots.ClaimJob, error) {
+	index := s.claimsKey()
+	if p.Domain != "" {
+		index = s.domainClaimsKey(p.Domain)
+	}
+	v, err := pickClaimScript.Run(ctx, s.client, []string{index},
+		s.ns, string(p.Strategy), p.Pool, p.Random, p.CommentLimit).Slice()
+	if err != nil {
+		return slots.ClaimJob{}, interpretError(ctx, err, nil)
+	}
+	if len(v) != 2 {
+		return slots.ClaimJob{}, fmt.Errorf("redisstore: unexpected pick reply of %d items", len(v))
+	}
+	m, err := toRecord(v[0])
+	if err != nil {
+		return slots.ClaimJob{}, err
+	}
+	c, err := decodeClaim(m)
+	if err != nil {
+		return slots.ClaimJob{}, err
+	}
+	raw, ok := v[1].([]any)
+	if !ok {
+		return slots.ClaimJob{}, fmt.Errorf("redisstore: unexpected comments reply %T", v[1])
+	}
+	comments, err := decodeComments(raw)
+	return slots.ClaimJob{Claim: c, Comments: comments}, err
+}
+
 // ReplaceOpenSlots implements slots.SlotStore.
 func (s *Store) ReplaceOpenSlots(ctx context.Context, claimID string, add []slots.Slot) error {
 	args := make([]any, 0, 2+3*len(add))

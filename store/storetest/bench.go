@@ -241,13 +241,9 @@ func BenchmarkNextWork(b *testing.B, newStores func(b *testing.B) Stores, maxPip
 		}
 		b.Run(fmt.Sprintf("pipelines=%d", n), func(b *testing.B) {
 			st := newStores(b)
-			claims := slots.New(st.Slots)
 			svc := prism.New(st.Prism, st.Slots)
 			load(b, st.Prism, n, func(int) error {
-				c, err := claims.CreateClaim(ctx, slots.NewClaim{Title: "bench"})
-				if err == nil {
-					_, err = svc.Init(ctx, c, "")
-				}
+				_, _, err := svc.CreateClaim(ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "bench"}})
 				return err
 			})
 			agent := identity.Key{ID: "bench-agent", Name: "bench"}
@@ -341,7 +337,6 @@ func BenchmarkStageTake(b *testing.B, newStores func(b *testing.B) Stores) {
 	for _, processes := range []int{1, 2} {
 		b.Run(fmt.Sprintf("processes=%d", processes), func(b *testing.B) {
 			st := newStores(b)
-			claims := slots.New(st.Slots)
 			svcs := make([]*prism.Service, processes)
 			for i := range svcs {
 				svcs[i] = prism.New(st.Prism, st.Slots)
@@ -356,11 +351,7 @@ func BenchmarkStageTake(b *testing.B, newStores func(b *testing.B) Stores) {
 				agents = append(agents, k)
 			}
 			newPipeline := func() prism.Pipeline {
-				c, err := claims.CreateClaim(ctx, slots.NewClaim{Title: "bench"})
-				if err != nil {
-					b.Fatal(err)
-				}
-				p, err := svcs[0].Init(ctx, c, "")
+				_, p, err := svcs[0].CreateClaim(ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "bench"}})
 				if err != nil {
 					b.Fatal(err)
 				}

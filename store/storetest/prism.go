@@ -58,9 +58,7 @@ func (e *prismEnv) claim(t *testing.T) (slots.Claim, prism.Pipeline) {
 // claimUnder creates a claim titled title whose pipeline runs protocol.
 func (e *prismEnv) claimUnder(t *testing.T, title, protocol string) (slots.Claim, prism.Pipeline) {
 	t.Helper()
-	c, err := e.slots.CreateClaim(e.ctx, slots.NewClaim{Title: title})
-	require.NoError(t, err)
-	p, err := e.svc.Init(e.ctx, c, protocol)
+	c, p, err := e.svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: title}, Protocol: protocol})
 	require.NoError(t, err)
 	return c, p
 }
@@ -68,9 +66,7 @@ func (e *prismEnv) claimUnder(t *testing.T, title, protocol string) (slots.Claim
 // claimOn is claim with the pipeline created through svc.
 func (e *prismEnv) claimOn(t *testing.T, svc *prism.Service) (slots.Claim, prism.Pipeline) {
 	t.Helper()
-	c, err := e.slots.CreateClaim(e.ctx, slots.NewClaim{Title: "Crows plan ahead", Body: "Corvids cache food for tomorrow."})
-	require.NoError(t, err)
-	p, err := svc.Init(e.ctx, c, "")
+	c, p, err := svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "Crows plan ahead", Body: "Corvids cache food for tomorrow."}})
 	require.NoError(t, err)
 	return c, p
 }
@@ -105,9 +101,9 @@ func (c *countingPrism) ListProtocols(ctx context.Context) ([]prism.Protocol, er
 	return c.Store.ListProtocols(ctx)
 }
 
-func (c *countingPrism) CreatePipeline(ctx context.Context, p prism.Pipeline) error {
-	c.count("CreatePipeline")
-	return c.Store.CreatePipeline(ctx, p)
+func (c *countingPrism) CreateClaimPipeline(ctx context.Context, claim slots.Claim, p prism.Pipeline) error {
+	c.count("CreateClaimPipeline")
+	return c.Store.CreateClaimPipeline(ctx, claim, p)
 }
 
 func (c *countingPrism) GetPipeline(ctx context.Context, claimID string) (prism.Pipeline, error) {
@@ -197,6 +193,7 @@ func (e *prismEnv) finishPhase(t *testing.T, claimID string, offset int, confide
 // RunPrism runs the Prism pipeline section of the suite.
 func RunPrism(t *testing.T, newStores NewStores) {
 	runPrismTakeNext(t, newStores)
+	runPrismCreateClaim(t, newStores)
 	t.Run("FullRunToComplete", func(t *testing.T) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 16)
@@ -205,9 +202,9 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.Equal(t, 1, p.CurrentLayer)
 		require.Equal(t, prism.PhaseWork, p.Phase)
 		require.Len(t, p.OpenSlots(), 2)
-		again, err := e.svc.Init(e.ctx, c, "")
+		stored, err := e.svc.Pipeline(e.ctx, c.ID)
 		require.NoError(t, err)
-		require.Equal(t, p.Version, again.Version, "Init is idempotent")
+		require.Equal(t, p.Version, stored.Version, "stored with its claim")
 
 		for layer := 1; layer <= 7; layer++ {
 			p, err = e.svc.Pipeline(e.ctx, c.ID)
@@ -230,7 +227,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.Equal(t, "cognitive-ethology", claim.Domain, "layer 2 wrote the normalised domain")
 		for domain, want := range map[string]int{"cognitive-ethology": 1, c.Domain: 0} {
-			page, err := e.slots.ListClaims(e.ctx, slots.ClaimsQuery{Domain: domain})
+			page, err := e.slots.Claims(e.ctx, slots.ClaimsQuery{Domain: domain})
 			require.NoError(t, err)
 			require.Len(t, page.Items, want, "the claim is listed under its new domain only (%s)", domain)
 		}
@@ -572,11 +569,22 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.ErrorIs(t, err, slots.ErrNoJob)
 		got := map[string]bool{}
 		for i := 0; i < 50; i++ {
-			w, err := e.svc.NextWorkRandom(identity.WithKey(e.ctx, e.keys[1]), prism.WorkQuery{})
+			w, err := e.svc.NextWork(identity.WithKey(e.ctx, e.keys[1]), prism.WorkQuery{Strategy: slots.StrategyRandom})
 			require.NoError(t, err)
 			got[w.Slot.ID] = true
 		}
 		require.Greater(t, len(got), 1, "random picks vary")
+		for code, q := range map[string]prism.WorkQuery{
+			"invalid_strategy": {Strategy: "sideways"},
+			"invalid_type":     {Phase: "review"},
+			"invalid_layer":    {Layer: -1},
+		} {
+			want := &store.Error{Kind: store.ErrInvalid, Code: code}
+			_, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[1]), q)
+			requireCode(t, want, err)
+			_, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, e.keys[1]), q)
+			requireCode(t, want, err)
+		}
 	})
 
 	t.Run("Protocols", func(t *testing.T) {
@@ -595,15 +603,13 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		}}
 		require.NoError(t, e.svc.RegisterProtocol(e.ctx, quick))
 		require.ErrorIs(t, e.svc.RegisterProtocol(e.ctx, prism.Protocol{ID: "bad"}), store.ErrInvalid)
-		c, err := e.slots.CreateClaim(e.ctx, slots.NewClaim{Title: "quick"})
-		require.NoError(t, err)
-		p, err := e.svc.Init(e.ctx, c, "quick")
+		c, p, err := e.svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "quick"}, Protocol: "quick"})
 		require.NoError(t, err)
 		require.Equal(t, prism.PhaseConsensus, p.Phase, "a layer without work starts in consensus")
 		p = e.finishPhase(t, c.ID, 0, 0.6)
 		require.Equal(t, prism.StatusComplete, p.Status)
-		_, err = e.svc.Init(e.ctx, slots.Claim{ID: "claim_other"}, "missing")
-		require.ErrorIs(t, err, prism.ErrProtocolNotFound)
+		_, _, err = e.svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "other"}, Protocol: "missing"})
+		requireCode(t, &store.Error{Kind: store.ErrInvalid, Code: "invalid_protocol"}, err)
 	})
 
 	t.Run("MetaRoutesToLens", func(t *testing.T) {

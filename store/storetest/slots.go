@@ -86,6 +86,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 	runTakeNext(t, newStores)
 	runDoneBatches(t, newStores)
 	runSlotRules(t, newStores)
+	runClaimJob(t, newStores)
 	t.Run("Claims", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
@@ -116,7 +117,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		cursor := ""
 		for pages := 0; ; pages++ {
 			require.Less(t, pages, 5)
-			page, err := e.svc.Claims(e.ctx, 3, cursor)
+			page, err := e.svc.Claims(e.ctx, slots.ClaimsQuery{Limit: 3, Cursor: cursor})
 			require.NoError(t, err)
 			for _, c := range page.Items {
 				seen = append(seen, c.ID)
@@ -133,7 +134,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		}
 		require.Equal(t, want, seen, "newest first, each once")
 
-		_, err := e.svc.Claims(e.ctx, 1000, "")
+		_, err := e.svc.Claims(e.ctx, slots.ClaimsQuery{Limit: 1000})
 		require.ErrorIs(t, err, store.ErrInvalid)
 	})
 
@@ -153,7 +154,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		cursor := ""
 		for pages := 0; ; pages++ {
 			require.Less(t, pages, 4)
-			page, err := e.svc.ListClaims(e.ctx, slots.ClaimsQuery{Limit: 2, Cursor: cursor, Domain: "physics"})
+			page, err := e.svc.Claims(e.ctx, slots.ClaimsQuery{Limit: 2, Cursor: cursor, Domain: "physics"})
 			require.NoError(t, err)
 			for _, c := range page.Items {
 				require.Equal(t, "physics", c.Domain)
@@ -165,10 +166,10 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			cursor = page.NextCursor
 		}
 		require.Equal(t, physics, seen, "one domain's claims, newest first, each once")
-		page, err := e.svc.ListClaims(e.ctx, slots.ClaimsQuery{Domain: "chemistry"})
+		page, err := e.svc.Claims(e.ctx, slots.ClaimsQuery{Domain: "chemistry"})
 		require.NoError(t, err)
 		require.Empty(t, page.Items)
-		page, err = e.svc.ListClaims(e.ctx, slots.ClaimsQuery{})
+		page, err = e.svc.Claims(e.ctx, slots.ClaimsQuery{})
 		require.NoError(t, err)
 		require.Len(t, page.Items, 5, "no domain: every claim")
 	})
@@ -357,7 +358,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		got, err := e.svc.Claim(e.ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, c, got)
-		page, err := e.svc.ListClaims(e.ctx, slots.ClaimsQuery{})
+		page, err := e.svc.Claims(e.ctx, slots.ClaimsQuery{})
 		require.NoError(t, err)
 		require.Equal(t, []slots.Claim{c}, page.Items)
 		// A job's claim carries them too: the agent CLIs print them.

@@ -3,8 +3,5 @@
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return fail('claim_exists')
 end
-redis.call('HSET', KEYS[1], '_id', ARGV[1], 'title', ARGV[2], 'body', ARGV[3],
-  'domain', ARGV[4], 'createdAt', ARGV[5], 'sources', ARGV[6])
-redis.call('ZADD', KEYS[2], 0, ARGV[1])
-redis.call('ZADD', KEYS[3], 0, ARGV[1])
+put_claim(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 return 1

@@ -15,6 +15,16 @@ local function fail(code)
   return redis.error_reply('AGORA ' .. code)
 end
 
+-- put_claim writes a new claim's hash and indexes it among every claim and
+-- its domain's (score 0: they sort by ID, oldest first). The caller has
+-- checked that the ID is free.
+local function put_claim(claim_key, claims_key, domain_key, id, title, body, domain, created_at, sources)
+  redis.call('HSET', claim_key, '_id', id, 'title', title, 'body', body,
+    'domain', domain, 'createdAt', created_at, 'sources', sources)
+  redis.call('ZADD', claims_key, 0, id)
+  redis.call('ZADD', domain_key, 0, id)
+end
+
 -- queue_keys lists the four job-queue indexes an open slot belongs to: all,
 -- by role, by domain, by role and domain. The role comes first in the last
 -- one because roles never contain ':' while domains may.
