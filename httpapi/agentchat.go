@@ -78,19 +78,9 @@ func AgentChat(svc *agentchat.Service, opts ...Option) http.Handler {
 		look = *cfg.chat.look
 	}
 	look.AuthMode, look.AuthSecret = auth.Mode, auth.PageSecret
-	a := &chatAPI{svc: svc, auth: auth, log: cfg.log}
+	a := &chatAPI{svc: svc, auth: auth, log: cfg.log, look: look}
 	rt := newRouter(cfg)
-	rt.Handle("POST", "/agent/conversations", a.guard(a.create))
-	rt.Handle("GET", "/agent/conversations", a.guard(a.list))
-	rt.Handle("GET", "/agent/conversations/{id}", a.guard(a.get))
-	rt.Handle("POST", "/agent/conversations/{id}/messages", a.guard(a.send))
-	rt.Handle("GET", "/agent/conversations/{id}/stream", a.guard(a.stream))
-	rt.Handle("POST", "/agent/conversations/{id}/cancel", a.guard(a.cancel))
-	rt.Handle("DELETE", "/agent/conversations/{id}", a.guard(a.delete))
-	rt.Handle("GET", "/chat/config", func(w http.ResponseWriter, r *http.Request) error {
-		httpjson.Write(w, http.StatusOK, look)
-		return nil
-	})
+	rt.mount(a.routes(), nil, a.guard)
 	css := cfg.chat.css
 	rt.HandleRaw("GET /chat.css", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
@@ -156,6 +146,32 @@ type chatAPI struct {
 	svc  *agentchat.Service
 	auth chatauth.Scheme
 	log  *slog.Logger
+	look chatLook // GET /chat/config's answer
+}
+
+// routes is the table of the agent chat's API: each row mounts its
+// handler and describes it in the OpenAPI document. The pages (/chat,
+// /chat.js, /chat.css) are not in it.
+func (a *chatAPI) routes() []operation {
+	return []operation{
+		{id: "createConversation", method: "POST", path: "/agent/conversations", optionalBody: true, tag: tagChat, summary: "Open a conversation", auth: chatAuth,
+			body: chatCreate{}, status: 201, resp: agentchat.Conversation{}, fn: a.create},
+		{id: "listConversations", method: "GET", path: "/agent/conversations", query: "limit:integer before", tag: tagChat, summary: "List conversations (a page: limit, before the last one's ID)", auth: chatAuth, status: 200, resp: []agentchat.Conversation{}, fn: a.list},
+		{id: "getConversation", method: "GET", path: "/agent/conversations/{id}", tag: tagChat, summary: "A conversation with its messages", auth: chatAuth, status: 200,
+			resp: chatThread{}, fn: a.get},
+		{id: "sendMessage", method: "POST", path: "/agent/conversations/{id}/messages", tag: tagChat, summary: "Send a message to the agent", auth: chatAuth,
+			body: chatSend{}, status: 202, resp: chatSent{}, other: map[int]any{409: chatBusy{}}, fn: a.send},
+		{id: "streamConversation", method: "GET", path: "/agent/conversations/{id}/stream", query: "after:integer", tag: tagChat, summary: "Server-sent events of a conversation", auth: chatAuth, status: 200, media: mediaEvents, fn: a.stream},
+		{id: "cancelRun", method: "POST", path: "/agent/conversations/{id}/cancel", tag: tagChat, summary: "Stop the agent's run", auth: chatAuth, status: 200, resp: ok{}, fn: a.cancel},
+		{id: "deleteConversation", method: "DELETE", path: "/agent/conversations/{id}", tag: tagChat, summary: "Delete a conversation", auth: chatAuth, status: 204, fn: a.delete},
+		{id: "getChatConfig", method: "GET", path: "/chat/config", tag: tagChat, summary: "The chat page's look", auth: public, status: 200, resp: chatLook{}, fn: a.config},
+	}
+}
+
+// config answers GET /chat/config: the chat page's look.
+func (a *chatAPI) config(w http.ResponseWriter, _ *http.Request) error {
+	httpjson.Write(w, http.StatusOK, a.look)
+	return nil
 }
 
 // guard runs fn for the requests the chat's scheme lets in, with the user

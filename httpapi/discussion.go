@@ -30,17 +30,28 @@ func Discussion(svc *discussion.Service, opts ...Option) http.Handler {
 	cfg := newConfig(opts)
 	d := &discussionAPI{svc: svc, keyed: cfg.keys != nil}
 	rt := newRouter(cfg)
-	write, read := slots.ScopeDiscussionWrite, slots.Scope("")
-	rt.handle("POST", "/api/discussion", cfg.keyed(write, true, d.create))
-	rt.handle("GET", "/api/discussion", cfg.keyed(read, false, d.list))
-	rt.handle("GET", "/api/discussion/{id}", cfg.keyed(read, false, d.get))
-	rt.handle("POST", "/api/discussion/{id}", cfg.keyed(write, true, d.respond))
-	// The requester's key or a discussion:admin one: patch decides.
-	rt.handle("PATCH", "/api/discussion/{id}", cfg.keyed(read, true, d.patch))
-	rt.handle("GET", "/api/squad-chat", cfg.keyed(read, false, d.messages))
-	rt.handle("POST", "/api/squad-chat", cfg.keyed(write, true, d.post))
-	rt.handle("GET", "/api/squad-chat/events", cfg.keyed(read, false, d.events))
+	rt.mount(d.routes(), cfg.keys, nil)
 	return rt
+}
+
+// routes is the table of the discussion and squad-chat routes: each row
+// mounts its handler and describes it in the OpenAPI document.
+func (d *discussionAPI) routes() []operation {
+	return []operation{
+		{id: "createPrompt", method: "POST", path: "/api/discussion", tag: tagDiscussion, summary: "Open a prompt", auth: keyIfRequired, scope: slots.ScopeDiscussionWrite,
+			body: wire.NewPrompt{}, status: 201, resp: wire.CreatedPrompt{}, limited: true, fn: d.create},
+		{id: "listPrompts", method: "GET", path: "/api/discussion", query: "status agent task_id limit:integer", tag: tagDiscussion, summary: "List prompts (status, agent, task_id, limit)", auth: keyIfRequired, status: 200,
+			resp: wire.PromptList{}, fn: d.list},
+		{id: "getPrompt", method: "GET", path: "/api/discussion/{id}", query: "wait:integer", tag: tagDiscussion, summary: "A prompt with its responses (wait: long poll)", auth: keyIfRequired, status: 200, resp: promptView{}, fn: d.get},
+		{id: "respondToPrompt", method: "POST", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Respond to a prompt", auth: keyIfRequired, scope: slots.ScopeDiscussionWrite, body: wire.Respond{}, status: 201, resp: wire.RespondAnswer{}, limited: true, fn: d.respond},
+		// The requester's key or a discussion:admin one: patch decides.
+		{id: "closePrompt", method: "PATCH", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Close or cancel a prompt", auth: keyIfRequired,
+			body: wire.Close{}, status: 200, resp: wire.CloseAnswer{}, limited: true, fn: d.patch},
+		{id: "listSquadMessages", method: "GET", path: "/api/squad-chat", query: "limit:integer before", tag: tagDiscussion, summary: "Squad chat messages (limit, before)", auth: keyIfRequired, status: 200,
+			resp: wire.MessageList{}, fn: d.messages},
+		{id: "postSquadMessage", method: "POST", path: "/api/squad-chat", tag: tagDiscussion, summary: "Post to the squad chat", auth: keyIfRequired, scope: slots.ScopeDiscussionWrite, body: wire.PostMessage{}, status: 201, resp: wire.ChatMessage{}, limited: true, fn: d.post},
+		{id: "streamSquadEvents", method: "GET", path: "/api/squad-chat/events", tag: tagDiscussion, summary: "Server-sent events of the squad chat", auth: keyIfRequired, status: 200, media: mediaEvents, fn: d.events},
+	}
 }
 
 type discussionAPI struct {

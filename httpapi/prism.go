@@ -18,21 +18,30 @@ import (
 // creating a claim start its pipeline.
 func WithPrism(svc *prism.Service) Option { return func(c *config) { c.prism = svc } }
 
-func (a *slotsAPI) routePrism(rt *router, auth func(slots.Scope, bool, func(http.ResponseWriter, *http.Request) error) route) {
-	rt.handle("GET", "/api/v1/jobs/work", auth("", false, a.nextWork))
-	rt.handle("GET", "/api/v1/jobs/peek", auth("", false, a.peekWork))
-	rt.handle("POST", "/api/v1/jobs/work/take", auth(slots.ScopeCommentCreate, true, a.takeWork))
-	rt.handle("POST", "/api/v1/claims/{claimId}/stage-slots/{slotId}/take", auth(slots.ScopeCommentCreate, true, a.stageTake))
-	rt.handle("POST", "/api/v1/claims/{claimId}/stage-slots/{slotId}/done", auth(slots.ScopeCommentCreate, true, a.stageDone))
-	rt.handle("GET", "/api/v1/claims/{claimId}/pipeline", auth("", false, a.pipeline))
-	rt.handle("GET", "/api/v1/claims/{claimId}/flags", auth("", false, a.flags))
-	rt.handle("POST", "/api/v1/claims/{claimId}/flags/{flagId}/resolve", auth(slots.ScopePipelineReview, false, a.resolveFlag))
-	rt.handle("GET", "/api/v1/claims/{claimId}/consensus", auth("", false, a.consensus))
-	rt.handle("GET", "/api/v1/claims/{claimId}/consensus/history", auth("", false, a.consensusHistory))
-	rt.handle("POST", "/api/v1/slots/release-stale", auth(slots.ScopeCommentCreate, false, a.releaseStale))
-	rt.handle("GET", "/api/v1/protocols", auth("", false, a.protocols))
-	rt.handle("GET", "/api/v1/protocols/{protocolId}", auth("", false, a.protocol))
-	rt.handle("POST", "/api/v1/protocols", auth(slots.ScopeKeysAdmin, false, a.registerProtocol))
+// prismRoutes is the table of the Prism routes WithPrism adds to the AOP
+// handler: each row mounts its handler and describes it in the OpenAPI
+// document.
+func (a *slotsAPI) prismRoutes() []operation {
+	return []operation{
+		{id: "findWork", method: "GET", path: "/api/v1/jobs/work", query: "layer:integer domain type strategy", tag: tagPrism, summary: "The next open stage slot with its work context", auth: keyRequired, status: 200, resp: wire.Work{}, fn: a.nextWork},
+		{id: "takeWork", method: "POST", path: "/api/v1/jobs/work/take", query: "layer:integer domain type", tag: tagPrism, summary: "Find and take the next open stage slot in one step, with its work context", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.Work{}, limited: true, fn: a.takeWork},
+		{id: "peekWork", method: "GET", path: "/api/v1/jobs/peek", query: "layer:integer domain type strategy", tag: tagPrism, summary: "Whether a stage slot is open", auth: keyRequired, status: 200, resp: wire.Peek{}, fn: a.peekWork},
+		{id: "takeStageSlot", method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/take", tag: tagPrism, summary: "Take an open stage slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.StageTaken{}, limited: true, fn: a.stageTake},
+		{id: "finishStageSlot", method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/done", optionalBody: true, tag: tagPrism, summary: "Submit a taken stage slot's work", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.StageDone{}, status: 200, resp: wire.StageChanged{}, limited: true, fn: a.stageDone},
+		{id: "getPipeline", method: "GET", path: "/api/v1/claims/{claimId}/pipeline", tag: tagPrism, summary: "A claim's pipeline", auth: keyRequired, status: 200, resp: wire.Pipeline{}, fn: a.pipeline},
+		{id: "listFlags", method: "GET", path: "/api/v1/claims/{claimId}/flags", tag: tagPrism, summary: "A pipeline's flags", auth: keyRequired, status: 200, resp: items[prism.Flag]{}, fn: a.flags},
+		{id: "resolveFlag", method: "POST", path: "/api/v1/claims/{claimId}/flags/{flagId}/resolve", tag: tagPrism, summary: "Resolve a flag", auth: keyRequired, scope: slots.ScopePipelineReview,
+			body: struct {
+				Action prism.FlagAction `json:"action" openapi:"required"`
+				Note   string           `json:"note,omitempty"`
+			}{}, status: 200, resp: wire.StageChanged{}, fn: a.resolveFlag},
+		{id: "getConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus", tag: tagPrism, summary: "A claim's consensus record (null until there is one)", auth: keyRequired, status: 200, resp: (*wire.Consensus)(nil), fn: a.consensus},
+		{id: "listConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus/history", tag: tagPrism, summary: "A claim's consensus records", auth: keyRequired, status: 200, resp: wire.Items[wire.Consensus]{}, fn: a.consensusHistory},
+		{id: "releaseStaleSlots", method: "POST", path: "/api/v1/slots/release-stale", tag: tagPrism, summary: "Release stage slots taken too long ago", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.ReleaseStale{}, fn: a.releaseStale},
+		{id: "listProtocols", method: "GET", path: "/api/v1/protocols", tag: tagPrism, summary: "List protocols", auth: keyRequired, status: 200, resp: items[prism.Protocol]{}, fn: a.protocols},
+		{id: "getProtocol", method: "GET", path: "/api/v1/protocols/{protocolId}", tag: tagPrism, summary: "Get a protocol", auth: keyRequired, status: 200, resp: prism.Protocol{}, fn: a.protocol},
+		{id: "registerProtocol", method: "POST", path: "/api/v1/protocols", tag: tagPrism, summary: "Register a protocol", auth: keyRequired, scope: slots.ScopeKeysAdmin, body: prism.Protocol{}, status: 201, resp: prism.Protocol{}, fn: a.registerProtocol},
+	}
 }
 
 // stageName is a layer's name as the original's stages are named, such as

@@ -25,36 +25,44 @@ func Slots(svc *slots.Service, opts ...Option) http.Handler {
 	cfg := newConfig(opts)
 	a := &slotsAPI{svc: svc, prism: cfg.prism, limiter: cfg.limiter}
 	rt := newRouter(cfg)
-	auth := func(scope slots.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
-		return route{auth: svc, scope: scope, limited: limited, fn: fn}
-	}
-	rt.handle("POST", "/api/v1/claims", auth(slots.ScopeClaimCreate, true, a.createClaim))
-	rt.handle("GET", "/api/v1/claims", auth("", false, a.listClaims))
-	rt.handle("GET", "/api/v1/claims/{claimId}", auth("", false, a.getClaim))
-	rt.handle("POST", "/api/v1/claims/{claimId}/comments", auth(slots.ScopeCommentCreate, true, a.addComment))
-	rt.handle("GET", "/api/v1/claims/{claimId}/comments", auth("", false, a.listComments))
-	rt.handle("POST", "/api/v1/claims/{claimId}/slots", auth(slots.ScopeSlotsConfigure, false, a.configureSlots))
-	rt.handle("GET", "/api/v1/claims/{claimId}/slots", auth("", false, a.listSlots))
-	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/take", auth(slots.ScopeCommentCreate, true, a.take))
-	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/done", auth(slots.ScopeCommentCreate, true, a.done))
-	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/done-and-take", auth(slots.ScopeCommentCreate, true, a.doneAndTake))
-	rt.handle("GET", "/api/v1/jobs/slots", auth("", false, a.nextJob))
-	rt.handle("GET", "/api/v1/jobs/claims", auth("", false, a.claimJob))
-	rt.handle("POST", "/api/v1/jobs/slots/take", auth(slots.ScopeCommentCreate, true, a.takeJob))
-	rt.handle("POST", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.createKey))
-	rt.handle("GET", "/api/v1/keys", auth(slots.ScopeKeysAdmin, false, a.listKeys))
-	rt.handle("DELETE", "/api/v1/keys/{keyId}", auth(slots.ScopeKeysAdmin, false, a.revokeKey))
-	rt.handle("GET", "/api/v1/me", auth("", false, a.me))
-	rt.handle("POST", "/api/v1/agent/signing-key", auth("", false, a.signingKey))
-	rt.handle("POST", "/api/v1/auth/device-code", route{fn: a.deviceCode})
-	rt.handle("POST", "/api/v1/auth/token", route{fn: a.deviceToken})
-	rt.handle("GET", "/api/v1/auth/device-codes/{userCode}", auth(slots.ScopeKeysAdmin, false, a.deviceLogin))
-	rt.handle("POST", "/api/v1/auth/device-codes/{userCode}/approve", auth(slots.ScopeKeysAdmin, false, a.approveDeviceLogin))
-	rt.handle("GET", "/api/v1/events", auth("", false, a.events))
+	rt.mount(a.routes(), svc, nil)
 	if a.prism != nil {
-		a.routePrism(rt, auth)
+		rt.mount(a.prismRoutes(), svc, nil)
 	}
 	return rt
+}
+
+// routes is the table of the /api/v1 routes of the AOP: each row mounts
+// its handler and describes it in the OpenAPI document.
+func (a *slotsAPI) routes() []operation {
+	return []operation{
+		{id: "createClaim", method: "POST", path: "/api/v1/claims", tag: tagAOP, summary: "Create a claim (with protocol, a Prism pipeline)", auth: keyRequired, scope: slots.ScopeClaimCreate,
+			body: wire.NewClaim{}, status: 201, resp: slots.Claim{}, limited: true, fn: a.createClaim},
+		{id: "listClaims", method: "GET", path: "/api/v1/claims", query: "limit:integer cursor domain", tag: tagAOP, summary: "List claims, newest first (limit, cursor, domain)", auth: keyRequired, status: 200, resp: slots.ClaimPage{}, fn: a.listClaims},
+		{id: "getClaim", method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: slots.Claim{}, fn: a.getClaim},
+		{id: "createComment", method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 201, resp: wire.CommentCreated{}, limited: true, fn: a.addComment},
+		{id: "listComments", method: "GET", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "List a claim's comments", auth: keyRequired, status: 200, resp: items[wire.Comment]{}, fn: a.listComments},
+		{id: "configureSlots", method: "POST", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "Configure a claim's role slots", auth: keyRequired, scope: slots.ScopeSlotsConfigure,
+			body: wire.ConfigureSlots{}, status: 201, resp: wire.SlotsConfigured{}, fn: a.configureSlots},
+		{id: "listSlots", method: "GET", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "List a claim's role slots", auth: keyRequired, status: 200, resp: items[slots.Slot]{}, fn: a.listSlots},
+		{id: "takeSlot", method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/take", tag: tagAOP, summary: "Take an open role slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: takeResponse{}, limited: true, fn: a.take},
+		{id: "finishSlot", method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/done", tag: tagAOP, summary: "Mark a taken role slot done (after commenting)", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: ok{}, limited: true, fn: a.done},
+		{id: "finishSlotAndTakeNext", method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/done-and-take", query: "role domain strategy", optionalBody: true, tag: tagAOP, summary: "Mark a taken role slot done and take the next open role slot in one step (next is null when none is left)", auth: keyRequired, scope: slots.ScopeCommentCreate, body: takeJobRequest{}, status: 200, resp: doneNextResponse{}, limited: true, fn: a.doneAndTake},
+		{id: "findJob", method: "GET", path: "/api/v1/jobs/slots", query: "role domain strategy", tag: tagAOP, summary: "The next open role slot with its claim and comments", auth: keyRequired, status: 200, resp: wire.Job{}, fn: a.nextJob},
+		{id: "takeJob", method: "POST", path: "/api/v1/jobs/slots/take", query: "role domain strategy", optionalBody: true, tag: tagAOP, summary: "Find and take the next open role slot in one step", auth: keyRequired, scope: slots.ScopeCommentCreate, body: takeJobRequest{}, status: 200, resp: wire.Job{}, limited: true, fn: a.takeJob},
+		{id: "findClaimJob", method: "GET", path: "/api/v1/jobs/claims", query: "strategy pool:integer commentLimit:integer domain", tag: tagAOP, summary: "A claim to comment on, with instructions", auth: keyRequired, status: 200, resp: wire.ClaimJob{}, fn: a.claimJob},
+		{id: "createKey", method: "POST", path: "/api/v1/keys", tag: tagAOP, summary: "Create an API key (the token is shown once)", auth: keyRequired, scope: slots.ScopeKeysAdmin,
+			body: wire.NewKey{}, status: 201, resp: createdKey{}, fn: a.createKey},
+		{id: "listKeys", method: "GET", path: "/api/v1/keys", tag: tagAOP, summary: "List API keys", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: items[slots.Key]{}, fn: a.listKeys},
+		{id: "revokeKey", method: "DELETE", path: "/api/v1/keys/{keyId}", tag: tagAOP, summary: "Revoke an API key", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 204, fn: a.revokeKey},
+		{id: "getProfile", method: "GET", path: "/api/v1/me", tag: tagAOP, summary: "The calling key's profile and balance", auth: keyRequired, status: 200, resp: profile{}, fn: a.me},
+		{id: "registerSigningKey", method: "POST", path: "/api/v1/agent/signing-key", tag: tagAOP, summary: "Register the address of the key the caller signs its outputs with", auth: keyRequired, body: wire.SigningKey{}, status: 200, resp: ok{}, fn: a.signingKey},
+		{id: "startDeviceLogin", method: "POST", path: "/api/v1/auth/device-code", optionalBody: true, tag: tagAOP, summary: "Start a device login", auth: public, body: wire.DeviceCodeRequest{}, status: 200, resp: wire.DeviceCodeResponse{}, fn: a.deviceCode},
+		{id: "pollDeviceLogin", method: "POST", path: "/api/v1/auth/token", tag: tagAOP, summary: "Poll a device login for its key", auth: public, body: wire.TokenRequest{}, status: 200, resp: wire.TokenResponse{}, other: map[int]any{202: wire.TokenResponse{}}, fn: a.deviceToken},
+		{id: "getDeviceLogin", method: "GET", path: "/api/v1/auth/device-codes/{userCode}", tag: tagAOP, summary: "Look up a device login by its user code", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: wire.DeviceLogin{}, fn: a.deviceLogin},
+		{id: "approveDeviceLogin", method: "POST", path: "/api/v1/auth/device-codes/{userCode}/approve", tag: tagAOP, summary: "Approve a device login", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: wire.DeviceLogin{}, fn: a.approveDeviceLogin},
+		{id: "streamEvents", method: "GET", path: "/api/v1/events", tag: tagAOP, summary: "Server-sent events of claims, comments and slots", auth: keyRequired, status: 200, media: mediaEvents, fn: a.events},
+	}
 }
 
 type slotsAPI struct {
