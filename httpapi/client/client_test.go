@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/prism"
@@ -297,6 +299,35 @@ func TestKeyAvatar(t *testing.T) {
 		require.Equal(t, "Skeptic-7", seats[0].AgentName)
 		require.Equal(t, avatar, seats[0].AgentAvatarURL)
 	})
+}
+
+// TestErrorsUseTheServersTable: every row of the server's error table,
+// answered by a handler, comes back from the client as an error of the
+// row's kind (a 503 store.ErrUnavailable, a 429 ErrRateLimited), keeping
+// the server's code.
+func TestErrorsUseTheServersTable(t *testing.T) {
+	for _, row := range httpjson.Statuses() {
+		for _, status := range append([]int{row.Status}, row.Also...) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				httpjson.Write(w, status, httpjson.ErrorBody("some_code", "it failed"))
+			}))
+			_, err := client.New(srv.URL).Claim(t.Context(), "claim_1")
+			srv.Close()
+			require.ErrorIs(t, err, row.Kind, "%d", status)
+			var e *client.Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, "some_code", e.Code)
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			httpjson.WriteError(w, r, slog.New(slog.DiscardHandler), fmt.Errorf("deep down: %w", row.Kind))
+		}))
+		_, err := client.New(srv.URL).Claim(t.Context(), "claim_1")
+		srv.Close()
+		require.ErrorIs(t, err, row.Kind, "the kind the server mapped from comes back")
+	}
+	require.ErrorIs(t, &client.Error{Status: http.StatusServiceUnavailable}, store.ErrUnavailable)
+	require.ErrorIs(t, &client.Error{Status: http.StatusTooManyRequests}, client.ErrRateLimited)
+	require.NoError(t, (&client.Error{Status: http.StatusInternalServerError}).Unwrap())
 }
 
 // TestErrorsMatchTheSentinels: every kind of error answer, from each API,

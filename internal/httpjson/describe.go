@@ -22,15 +22,15 @@ func Describe(err error) (status int, d Detail, known bool) {
 	case errors.Is(err, store.ErrUnavailable):
 		return 503, Detail{"unavailable", "the store is unavailable; retry later"}, true
 	}
-	for _, m := range statusOf {
-		if !errors.Is(err, m.kind) {
+	for _, m := range statuses {
+		if !errors.Is(err, m.Kind) {
 			continue
 		}
-		d := Detail{Code: m.code, Message: err.Error()}
+		d := Detail{Code: m.Code, Message: err.Error()}
 		if se := (*store.Error)(nil); errors.As(err, &se) && se.Code != "" {
 			d.Code = se.Code
 		}
-		return m.status, d, true
+		return m.Status, d, true
 	}
 	return 500, Detail{"internal", "internal server error"}, false
 }

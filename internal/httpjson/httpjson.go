@@ -40,19 +40,49 @@ func (e *RateLimited) Unwrap() error { return ErrRateLimited }
 // the server's, answered 408.
 var ErrRequestTimeout = store.Errorf(store.ErrInvalid, "request_timeout", "the request body did not arrive in time")
 
-// statusOf maps an error's kind to a status code and a fallback code.
-var statusOf = []struct {
-	kind   error
-	status int
-	code   string
-}{
-	{store.ErrInvalid, http.StatusBadRequest, "invalid_request"},
-	{store.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
-	{store.ErrForbidden, http.StatusForbidden, "forbidden"},
-	{store.ErrNotFound, http.StatusNotFound, "not_found"},
-	{store.ErrGone, http.StatusGone, "gone"}, // before ErrConflict: it is one
-	{store.ErrConflict, http.StatusConflict, "conflict"},
-	{ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
+// A StatusKind is one row of the table that maps an error's kind to the
+// status it answers with and back: the server (WriteError, Describe)
+// answers an error with the status of the first row whose kind it is, and
+// the Go client (httpapi/client) reads a status back as that row's kind
+// (KindOf), so both sides speak through the same rows.
+type StatusKind struct {
+	Kind   error
+	Status int
+	// Code is the error code answered when the error carries none of
+	// its own (a store.Error's Code).
+	Code string
+	// Also lists the other statuses an error of Kind answers with: a body
+	// too large (413), one that did not arrive in time (408).
+	Also []int
+}
+
+// statuses is the one error table; see StatusKind. ErrGone comes before
+// ErrConflict: a gone error is a conflict too.
+var statuses = []StatusKind{
+	{store.ErrInvalid, http.StatusBadRequest, "invalid_request", []int{http.StatusRequestEntityTooLarge, http.StatusRequestTimeout}},
+	{store.ErrUnauthorized, http.StatusUnauthorized, "unauthorized", nil},
+	{store.ErrForbidden, http.StatusForbidden, "forbidden", nil},
+	{store.ErrNotFound, http.StatusNotFound, "not_found", nil},
+	{store.ErrGone, http.StatusGone, "gone", nil},
+	{store.ErrConflict, http.StatusConflict, "conflict", nil},
+	{ErrRateLimited, http.StatusTooManyRequests, "rate_limited", nil},
+	{store.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", nil},
+}
+
+// Statuses returns a copy of the error table, in the order the server
+// matches its rows.
+func Statuses() []StatusKind { return slices.Clone(statuses) }
+
+// KindOf is the kind of error an answer of status stands for, the inverse
+// of the table WriteError answers with; nil for a status no kind answers
+// with (a 500, a success).
+func KindOf(status int) error {
+	for _, s := range statuses {
+		if s.Status == status || slices.Contains(s.Also, status) {
+			return s.Kind
+		}
+	}
+	return nil
 }
 
 // UnavailableRetryAfter is the Retry-After of a 503 answered because the
@@ -112,14 +142,14 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		Write(w, http.StatusServiceUnavailable, ErrorBody("unavailable", "the store is unavailable; retry later"))
 		return
 	}
-	for _, m := range statusOf {
-		if errors.Is(err, m.kind) {
-			code := m.code
+	for _, m := range statuses {
+		if errors.Is(err, m.Kind) {
+			code := m.Code
 			var se *store.Error
 			if errors.As(err, &se) && se.Code != "" {
 				code = se.Code
 			}
-			Write(w, m.status, ErrorBody(code, err.Error()))
+			Write(w, m.Status, ErrorBody(code, err.Error()))
 			return
 		}
 	}
