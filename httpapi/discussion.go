@@ -42,7 +42,7 @@ func (d *discussionAPI) routes() []operation {
 			body: wire.NewPrompt{}, status: 201, resp: wire.CreatedPrompt{}, limited: true, fn: d.create},
 		{id: "listPrompts", method: "GET", path: "/api/discussion", query: "status agent task_id limit:integer", tag: tagDiscussion, summary: "List prompts (status, agent, task_id, limit)", auth: keyIfRequired, status: 200,
 			resp: wire.PromptList{}, fn: d.list},
-		{id: "getPrompt", method: "GET", path: "/api/discussion/{id}", query: "wait:integer", tag: tagDiscussion, summary: "A prompt with its responses (wait: long poll)", auth: keyIfRequired, status: 200, resp: promptView{}, fn: d.get},
+		{id: "getPrompt", method: "GET", path: "/api/discussion/{id}", query: "wait:integer", tag: tagDiscussion, summary: "A prompt with its responses (wait: long poll)", auth: keyIfRequired, status: 200, resp: wire.PromptView{}, fn: d.get},
 		{id: "respondToPrompt", method: "POST", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Respond to a prompt", auth: keyIfRequired, scope: slots.ScopeDiscussionWrite, body: wire.Respond{}, status: 201, resp: wire.RespondAnswer{}, limited: true, fn: d.respond},
 		// The requester's key or a discussion:admin one: patch decides.
 		{id: "closePrompt", method: "PATCH", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Close or cancel a prompt", auth: keyIfRequired,
@@ -142,18 +142,6 @@ func (d *discussionAPI) list(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// promptView is GET /api/discussion/{id}: the prompt with what a waiting
-// requester needs at the top level.
-type promptView struct {
-	Prompt            discussion.Prompt         `json:"prompt"`
-	Responses         []discussion.Message      `json:"responses"`
-	Ready             bool                      `json:"ready"`
-	Status            discussion.Status         `json:"status"`
-	ResponseCount     int                       `json:"responseCount"`
-	RequiredResponses int                       `json:"requiredResponses"`
-	CollectedContext  []discussion.ContextEntry `json:"collectedContext"`
-}
-
 func (d *discussionAPI) get(w http.ResponseWriter, r *http.Request) error {
 	wait, err := httpjson.WaitParam(r, discussion.MaxWait)
 	if err != nil {
@@ -167,11 +155,13 @@ func (d *discussionAPI) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, promptView{
-		Prompt: p, Responses: responses, Ready: p.Ready(), Status: p.Status,
-		ResponseCount: len(p.CollectedContext), RequiredResponses: p.RequiredResponses,
-		CollectedContext: p.CollectedContext,
-	})
+	view := promptWire(p)
+	out := wire.PromptView{Prompt: view, Responses: make([]wire.ChatMessage, len(responses)), Ready: p.Ready(), Status: view.Status,
+		ResponseCount: len(view.CollectedContext), RequiredResponses: p.RequiredResponses, CollectedContext: view.CollectedContext}
+	for i, m := range responses {
+		out.Responses[i] = chatMessageView(m)
+	}
+	httpjson.Write(w, http.StatusOK, out)
 	return nil
 }
 
@@ -219,9 +209,7 @@ func promptWire(p discussion.Prompt) wire.Prompt {
 }
 
 func (d *discussionAPI) patch(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Action discussion.Action `json:"action"`
-	}
+	var in wire.Close
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
@@ -230,7 +218,7 @@ func (d *discussionAPI) patch(w http.ResponseWriter, r *http.Request) error {
 		k := principal(r)
 		by = discussion.Closer{KeyID: k.ID, Any: k.Has(slots.ScopeDiscussionAdmin)}
 	}
-	p, err := d.svc.CloseBy(r.Context(), r.PathValue("id"), in.Action, by)
+	p, err := d.svc.CloseBy(r.Context(), r.PathValue("id"), discussion.Action(in.Action), by)
 	if err != nil {
 		return err
 	}
@@ -289,7 +277,7 @@ func (d *discussionAPI) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer sub.Close()
 	httpjson.Stream(w, r, sub.C, sub.Poll(), func(w io.Writer, hint []byte) error {
-		b, _ := json.Marshal(map[string]string{"id": string(hint)})
+		b, _ := json.Marshal(wire.SquadChanged{ID: string(hint)})
 		_, err := fmt.Fprintf(w, "event: changed\ndata: %s\n\n", b)
 		return err
 	})

@@ -7,20 +7,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
 )
 
-// Health is the answer of GET /healthz.
-type Health struct {
-	// Status is "ok" when the store answered, else "unavailable".
-	Status string `json:"status"`
-	// Store names the backend: "memory", "postgres", "redis", or what the
-	// host called it.
-	Store string `json:"store"`
-	// Message says, on a 503, what did not answer; the driver's own words
-	// (hosts, ports) are logged, never answered.
-	Message string `json:"message,omitempty"`
-}
+// Health is the answer of GET /healthz (wire.StoreHealth).
+type Health = wire.StoreHealth
 
 // The values of Health.Status.
 const (

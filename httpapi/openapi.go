@@ -96,11 +96,6 @@ const (
 	tagHealth     = "health"
 )
 
-// ok is the body of the routes that answer only that they did it.
-type ok struct {
-	OK bool `json:"ok"`
-}
-
 // operations lists every route the handlers of this package register,
 // from each domain's table: the table that mounts a route describes it.
 // The handlers are method values of zero APIs, never called.

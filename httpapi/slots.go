@@ -37,26 +37,26 @@ func Slots(svc *slots.Service, opts ...Option) http.Handler {
 func (a *slotsAPI) routes() []operation {
 	return []operation{
 		{id: "createClaim", method: "POST", path: "/api/v1/claims", tag: tagAOP, summary: "Create a claim (with protocol, a Prism pipeline)", auth: keyRequired, scope: slots.ScopeClaimCreate,
-			body: wire.NewClaim{}, status: 201, resp: slots.Claim{}, limited: true, fn: a.createClaim},
-		{id: "listClaims", method: "GET", path: "/api/v1/claims", query: "limit:integer cursor domain", tag: tagAOP, summary: "List claims, newest first (limit, cursor, domain)", auth: keyRequired, status: 200, resp: slots.ClaimPage{}, fn: a.listClaims},
-		{id: "getClaim", method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: slots.Claim{}, fn: a.getClaim},
+			body: wire.NewClaim{}, status: 201, resp: wire.Claim{}, limited: true, fn: a.createClaim},
+		{id: "listClaims", method: "GET", path: "/api/v1/claims", query: "limit:integer cursor domain", tag: tagAOP, summary: "List claims, newest first (limit, cursor, domain)", auth: keyRequired, status: 200, resp: wire.Items[wire.Claim]{}, fn: a.listClaims},
+		{id: "getClaim", method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: wire.Claim{}, fn: a.getClaim},
 		{id: "createComment", method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 201, resp: wire.CommentCreated{}, limited: true, fn: a.addComment},
-		{id: "listComments", method: "GET", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "List a claim's comments", auth: keyRequired, status: 200, resp: items[wire.Comment]{}, fn: a.listComments},
+		{id: "listComments", method: "GET", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "List a claim's comments", auth: keyRequired, status: 200, resp: wire.Items[wire.Comment]{}, fn: a.listComments},
 		{id: "configureSlots", method: "POST", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "Configure a claim's role slots", auth: keyRequired, scope: slots.ScopeSlotsConfigure,
 			body: wire.ConfigureSlots{}, status: 201, resp: wire.SlotsConfigured{}, fn: a.configureSlots},
-		{id: "listSlots", method: "GET", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "List a claim's role slots", auth: keyRequired, status: 200, resp: items[slots.Slot]{}, fn: a.listSlots},
-		{id: "takeSlot", method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/take", tag: tagAOP, summary: "Take an open role slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: takeResponse{}, limited: true, fn: a.take},
-		{id: "finishSlot", method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/done", tag: tagAOP, summary: "Mark a taken role slot done (after commenting)", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: ok{}, limited: true, fn: a.done},
-		{id: "finishSlotAndTakeNext", method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/done-and-take", query: "role domain strategy", optionalBody: true, tag: tagAOP, summary: "Mark a taken role slot done and take the next open role slot in one step (next is null when none is left)", auth: keyRequired, scope: slots.ScopeCommentCreate, body: takeJobRequest{}, status: 200, resp: doneNextResponse{}, limited: true, fn: a.doneAndTake},
+		{id: "listSlots", method: "GET", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "List a claim's role slots", auth: keyRequired, status: 200, resp: wire.Items[wire.RoleSlot]{}, fn: a.listSlots},
+		{id: "takeSlot", method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/take", tag: tagAOP, summary: "Take an open role slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.TakeResponse{}, limited: true, fn: a.take},
+		{id: "finishSlot", method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/done", tag: tagAOP, summary: "Mark a taken role slot done (after commenting)", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.OK{}, limited: true, fn: a.done},
+		{id: "finishSlotAndTakeNext", method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/done-and-take", query: "role domain strategy", optionalBody: true, tag: tagAOP, summary: "Mark a taken role slot done and take the next open role slot in one step (next is null when none is left)", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.TakeJobRequest{}, status: 200, resp: wire.DoneNextResponse{}, limited: true, fn: a.doneAndTake},
 		{id: "findJob", method: "GET", path: "/api/v1/jobs/slots", query: "role domain strategy", tag: tagAOP, summary: "The next open role slot with its claim and comments", auth: keyRequired, status: 200, resp: wire.Job{}, fn: a.nextJob},
-		{id: "takeJob", method: "POST", path: "/api/v1/jobs/slots/take", query: "role domain strategy", optionalBody: true, tag: tagAOP, summary: "Find and take the next open role slot in one step", auth: keyRequired, scope: slots.ScopeCommentCreate, body: takeJobRequest{}, status: 200, resp: wire.Job{}, limited: true, fn: a.takeJob},
+		{id: "takeJob", method: "POST", path: "/api/v1/jobs/slots/take", query: "role domain strategy", optionalBody: true, tag: tagAOP, summary: "Find and take the next open role slot in one step", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.TakeJobRequest{}, status: 200, resp: wire.Job{}, limited: true, fn: a.takeJob},
 		{id: "findClaimJob", method: "GET", path: "/api/v1/jobs/claims", query: "strategy pool:integer commentLimit:integer domain", tag: tagAOP, summary: "A claim to comment on, with instructions", auth: keyRequired, status: 200, resp: wire.ClaimJob{}, fn: a.claimJob},
 		{id: "createKey", method: "POST", path: "/api/v1/keys", tag: tagAOP, summary: "Create an API key (the token is shown once)", auth: keyRequired, scope: slots.ScopeKeysAdmin,
-			body: wire.NewKey{}, status: 201, resp: createdKey{}, fn: a.createKey},
-		{id: "listKeys", method: "GET", path: "/api/v1/keys", tag: tagAOP, summary: "List API keys", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: items[slots.Key]{}, fn: a.listKeys},
+			body: wire.NewKey{}, status: 201, resp: wire.CreatedKey{}, fn: a.createKey},
+		{id: "listKeys", method: "GET", path: "/api/v1/keys", tag: tagAOP, summary: "List API keys", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: wire.Items[wire.Key]{}, fn: a.listKeys},
 		{id: "revokeKey", method: "DELETE", path: "/api/v1/keys/{keyId}", tag: tagAOP, summary: "Revoke an API key", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 204, fn: a.revokeKey},
-		{id: "getProfile", method: "GET", path: "/api/v1/me", tag: tagAOP, summary: "The calling key's profile and balance", auth: keyRequired, status: 200, resp: profile{}, fn: a.me},
-		{id: "registerSigningKey", method: "POST", path: "/api/v1/agent/signing-key", tag: tagAOP, summary: "Register the address of the key the caller signs its outputs with", auth: keyRequired, body: wire.SigningKey{}, status: 200, resp: ok{}, fn: a.signingKey},
+		{id: "getProfile", method: "GET", path: "/api/v1/me", tag: tagAOP, summary: "The calling key's profile and balance", auth: keyRequired, status: 200, resp: wire.Profile{}, fn: a.me},
+		{id: "registerSigningKey", method: "POST", path: "/api/v1/agent/signing-key", tag: tagAOP, summary: "Register the address of the key the caller signs its outputs with", auth: keyRequired, body: wire.SigningKey{}, status: 200, resp: wire.OK{}, fn: a.signingKey},
 		{id: "startDeviceLogin", method: "POST", path: "/api/v1/auth/device-code", optionalBody: true, tag: tagAOP, summary: "Start a device login", auth: public, body: wire.DeviceCodeRequest{}, status: 200, resp: wire.DeviceCodeResponse{}, fn: a.deviceCode},
 		{id: "pollDeviceLogin", method: "POST", path: "/api/v1/auth/token", tag: tagAOP, summary: "Poll a device login for its key", auth: public, body: wire.TokenRequest{}, status: 200, resp: wire.TokenResponse{}, other: map[int]any{202: wire.TokenResponse{}}, fn: a.deviceToken},
 		{id: "getDeviceLogin", method: "GET", path: "/api/v1/auth/device-codes/{userCode}", tag: tagAOP, summary: "Look up a device login by its user code", auth: keyRequired, scope: slots.ScopeKeysAdmin, status: 200, resp: wire.DeviceLogin{}, fn: a.deviceLogin},
@@ -69,17 +69,6 @@ type slotsAPI struct {
 	svc     *slots.Service
 	prism   *prism.Service // nil: no pipeline routes
 	limiter Limiter        // of the unauthenticated device-code route; nil: none
-}
-
-type items[T any] struct {
-	Items []T `json:"items"`
-}
-
-func list[T any](s []T) items[T] {
-	if s == nil {
-		s = []T{}
-	}
-	return items[T]{s}
 }
 
 func (a *slotsAPI) createClaim(w http.ResponseWriter, r *http.Request) error {
@@ -99,7 +88,7 @@ func (a *slotsAPI) createClaim(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	c, err := a.svc.CreateClaim(r.Context(), slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain, Sources: wire.Sources(in.Sources)})
+	c, err := a.svc.CreateClaim(r.Context(), slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain, Sources: sourcesIn(in.Sources)})
 	if err != nil {
 		return err
 	}
@@ -110,7 +99,7 @@ func (a *slotsAPI) createClaim(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	httpjson.Write(w, http.StatusCreated, c)
+	httpjson.Write(w, http.StatusCreated, viewClaim(c))
 	return nil
 }
 
@@ -126,10 +115,11 @@ func (a *slotsAPI) listClaims(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if page.Items == nil {
-		page.Items = []slots.Claim{}
+	out := wire.Items[wire.Claim]{Items: make([]wire.Claim, len(page.Items)), NextCursor: page.NextCursor}
+	for i, c := range page.Items {
+		out.Items[i] = viewClaim(c)
 	}
-	httpjson.Write(w, http.StatusOK, page)
+	httpjson.Write(w, http.StatusOK, out)
 	return nil
 }
 
@@ -138,16 +128,41 @@ func (a *slotsAPI) getClaim(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, c)
+	httpjson.Write(w, http.StatusOK, viewClaim(c))
 	return nil
 }
 
+// The AOP's domain values in their wire shapes, and the wire's inputs in
+// the domain's.
+
 func viewClaim(c slots.Claim) wire.Claim {
-	return wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, Sources: c.Sources, CreatedAt: c.CreatedAt}
+	v := wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, CreatedAt: c.CreatedAt}
+	if c.Sources != nil {
+		v.Sources = make([]wire.Source, len(c.Sources))
+		for i, s := range c.Sources {
+			v.Sources[i] = wire.Source(s)
+		}
+	}
+	return v
+}
+
+// sourcesIn is a new claim's sources, in either wire form, as the
+// domain's.
+func sourcesIn(in []wire.NewSource) []slots.Source {
+	out := make([]slots.Source, len(in))
+	for i, s := range in {
+		out[i] = slots.Source(s)
+	}
+	return out
+}
+
+func viewKey(k slots.Key) wire.Key {
+	return wire.Key{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: fromScopes(k.Scopes), CreatedAt: k.CreatedAt,
+		RevokedAt: k.RevokedAt, SigningKeyAddress: k.SigningKeyAddress}
 }
 
 func viewComment(c slots.Comment) wire.Comment {
-	return wire.Comment{ID: c.ID, ClaimID: c.ClaimID, Body: c.Body, CommentType: c.CommentType, AuthorID: c.AuthorID,
+	return wire.Comment{ID: c.ID, ClaimID: c.ClaimID, Body: c.Body, CommentType: string(c.CommentType), AuthorID: c.AuthorID,
 		AgentName: c.AgentName, AuthorName: c.AgentName, AuthorType: "ai", CreatedAt: c.CreatedAt}
 }
 
@@ -177,7 +192,7 @@ func (a *slotsAPI) listComments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, list(viewComments(cs)))
+	httpjson.Write(w, http.StatusOK, wire.List(viewComments(cs)))
 	return nil
 }
 
@@ -212,7 +227,11 @@ func (a *slotsAPI) listSlots(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, list(ss))
+	out := wire.List(make([]wire.RoleSlot, len(ss)))
+	for i, s := range ss {
+		out.Items[i] = viewRoleSlot(s)
+	}
+	httpjson.Write(w, http.StatusOK, out)
 	return nil
 }
 
@@ -313,19 +332,12 @@ func (a *slotsAPI) claimJob(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type takeResponse struct {
-	OK      bool       `json:"ok"`
-	SlotID  string     `json:"slotId"`
-	Role    slots.Role `json:"role"`
-	ClaimID string     `json:"claimId"`
-}
-
 func (a *slotsAPI) take(w http.ResponseWriter, r *http.Request) error {
 	s, err := a.svc.Take(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId"))
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, takeResponse{OK: true, SlotID: s.ID, Role: s.Role, ClaimID: s.ClaimID})
+	httpjson.Write(w, http.StatusOK, wire.TakeResponse{OK: true, SlotID: s.ID, Role: string(s.Role), ClaimID: s.ClaimID})
 	return nil
 }
 
@@ -333,17 +345,8 @@ func (a *slotsAPI) done(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.svc.Done(r.Context(), principal(r), r.PathValue("claimId"), r.PathValue("slotId")); err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]bool{"ok": true})
+	httpjson.Write(w, http.StatusOK, wire.OK{OK: true})
 	return nil
-}
-
-type createdKey struct {
-	ID        string        `json:"_id"`
-	Key       string        `json:"key"`
-	Name      string        `json:"name"`
-	AvatarURL string        `json:"avatarUrl"`
-	Scopes    []slots.Scope `json:"scopes"`
-	CreatedAt int64         `json:"createdAt"`
 }
 
 func (a *slotsAPI) createKey(w http.ResponseWriter, r *http.Request) error {
@@ -359,7 +362,7 @@ func (a *slotsAPI) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, createdKey{ID: k.ID, Key: token, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: scopesOrEmpty(k.Scopes), CreatedAt: k.CreatedAt})
+	httpjson.Write(w, http.StatusCreated, wire.CreatedKey{ID: k.ID, Key: token, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: fromScopes(k.Scopes), CreatedAt: k.CreatedAt})
 	return nil
 }
 
@@ -368,19 +371,12 @@ func (a *slotsAPI) listKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	for i := range ks {
-		ks[i].Scopes = scopesOrEmpty(ks[i].Scopes)
+	out := wire.List(make([]wire.Key, len(ks)))
+	for i, k := range ks {
+		out.Items[i] = viewKey(k)
 	}
-	httpjson.Write(w, http.StatusOK, list(ks))
+	httpjson.Write(w, http.StatusOK, out)
 	return nil
-}
-
-// scopesOrEmpty keeps a key without scopes answering "scopes": [] not null.
-func scopesOrEmpty(s []slots.Scope) []slots.Scope {
-	if s == nil {
-		return []slots.Scope{}
-	}
-	return s
 }
 
 func (a *slotsAPI) revokeKey(w http.ResponseWriter, r *http.Request) error {
@@ -391,24 +387,13 @@ func (a *slotsAPI) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type profile struct {
-	ID        string        `json:"_id"`
-	Name      string        `json:"name"`
-	AvatarURL string        `json:"avatarUrl"`
-	Scopes    []slots.Scope `json:"scopes"`
-	Balance   int64         `json:"balance"`
-	// SigningKeyAddress is the key's registered signing key, null until
-	// POST /api/v1/agent/signing-key registers one.
-	SigningKeyAddress *string `json:"signingKeyAddress"`
-}
-
 func (a *slotsAPI) me(w http.ResponseWriter, r *http.Request) error {
 	k := principal(r)
 	bal, err := a.svc.Balance(r.Context(), k.ID)
 	if err != nil {
 		return err
 	}
-	p := profile{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: scopesOrEmpty(k.Scopes), Balance: bal}
+	p := wire.Profile{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: fromScopes(k.Scopes), Balance: bal}
 	if k.SigningKeyAddress != "" {
 		p.SigningKeyAddress = &k.SigningKeyAddress
 	}
@@ -426,7 +411,7 @@ func (a *slotsAPI) signingKey(w http.ResponseWriter, r *http.Request) error {
 	if err := a.svc.RegisterSigningKey(r.Context(), principal(r), in.SigningKeyAddress); err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, ok{OK: true})
+	httpjson.Write(w, http.StatusOK, wire.OK{OK: true})
 	return nil
 }
 
@@ -441,7 +426,7 @@ func (a *slotsAPI) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer sub.Close()
 	httpjson.Stream(w, r, sub.C, sub.Poll(), func(w io.Writer, hint []byte) error {
-		b, _ := json.Marshal(map[string]string{"claimId": string(hint)})
+		b, _ := json.Marshal(wire.ClaimChanged{ClaimID: string(hint)})
 		_, err := fmt.Fprintf(w, "event: changed\ndata: %s\n\n", b)
 		return err
 	})

@@ -53,7 +53,7 @@ func TestPrismWorkersAgainstAServer(t *testing.T) {
 	go func() { done <- run(agentsCtx, []string{"-server", base, "-admin-key", "adm", "-prism", "16"}) }()
 	until(t, func() bool {
 		p, err := c.Pipeline(ctx, claim.ID)
-		return err == nil && p.Status == prism.StatusComplete
+		return err == nil && p.Status == string(prism.StatusComplete)
 	})
 	stop()
 	require.NoError(t, <-done)
@@ -149,7 +149,7 @@ func TestClaudeBrainAgainstAServer(t *testing.T) {
 
 	until(t, func() bool { // the pipeline moved past Classification
 		p, err := c.Pipeline(ctx, claim.ID)
-		return err == nil && (p.CurrentLayer > 2 || p.Status == prism.StatusComplete)
+		return err == nil && (p.CurrentLayer > 2 || p.Status == string(prism.StatusComplete))
 	})
 	stop()
 	require.NoError(t, <-done)

@@ -263,10 +263,10 @@ func (d *tour) prism(ctx, botsCtx context.Context) (prism.ConsensusRecord, error
 			d.say("prism: %s", layerLine(p.Layers[told], len(p.Layers)))
 			told++
 		}
-		if p.Status == prism.StatusComplete {
+		if p.Status == string(prism.StatusComplete) {
 			break
 		}
-		if p.Status == prism.StatusFlagged {
+		if p.Status == string(prism.StatusFlagged) {
 			return prism.ConsensusRecord{}, fmt.Errorf("prism: the pipeline was flagged at layer %d", p.CurrentLayer)
 		}
 		if err := nextChange(ctx, events, claim.ID); err != nil {
@@ -291,10 +291,10 @@ func layerLine(l client.PipelineLayer, layers int) string {
 	agreed := 0
 	for _, s := range l.Slots {
 		switch {
-		case s.Status != slots.StatusDone:
-		case s.Phase == prism.PhaseWork:
+		case s.Status != string(slots.StatusDone):
+		case s.Phase == string(prism.PhaseWork):
 			work = append(work, s.Role)
-		case s.Phase == prism.PhaseConsensus:
+		case s.Phase == string(prism.PhaseConsensus):
 			agreed++
 		}
 	}

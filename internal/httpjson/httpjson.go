@@ -1,7 +1,8 @@
 // Package httpjson is how every Agora HTTP handler speaks: JSON bodies
 // read strictly and written one way, and the one function that turns an
 // error into a response, so that every handler of httpapi answers alike.
-// It imports nothing of Agora's but store.
+// It imports nothing of Agora's but store and the wire shapes of its
+// error answers (httpapi/wire).
 package httpjson
 
 import (
@@ -19,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/store"
 )
 
@@ -90,24 +92,17 @@ func KindOf(status int) error {
 // seconds.
 const UnavailableRetryAfter = 2 * time.Second
 
-// Body is the shape of every error answer: Agora's error object, and the
-// message again as detail, the string the Trolley Arena original's page
-// and agents read their errors from.
-type Body struct {
-	Error   Detail `json:"error"`
-	Message string `json:"detail"`
-}
+// Body is the shape of every error answer (wire.Error): Agora's error
+// object, and the message again as detail.
+type Body = wire.Error
 
 // ErrorBody returns the error answer with code and message.
 func ErrorBody(code, message string) Body {
-	return Body{Error: Detail{code, message}, Message: message}
+	return Body{Error: Detail{Code: code, Message: message}, Message: message}
 }
 
 // Detail says what went wrong: a stable code and a message for people.
-type Detail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
+type Detail = wire.Detail
 
 // WriteError is the one place an error becomes a response. Domain errors
 // answer as themselves; anything unexpected is logged and answered with a

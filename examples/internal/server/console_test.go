@@ -17,6 +17,7 @@ import (
 	"github.com/agorahq/agora/httpapi/client"
 	"github.com/agorahq/agora/internal/browser"
 	"github.com/agorahq/agora/internal/testdb"
+	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -211,7 +212,7 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 					chromedp.WaitVisible(row+` .layer[data-layer="1"] .stage-slots .chip.taken`, chromedp.ByQuery),
 				))
 			}
-			require.NoError(t, a.FinishStage(bg, w.Claim.ID, w.Slot.ID, client.StageSubmission{Body: "framing notes", Output: bots.Output(1, w.Slot.Phase, nil), Confidence: &conf}))
+			require.NoError(t, a.FinishStage(bg, w.Claim.ID, w.Slot.ID, client.StageSubmission{Body: "framing notes", Output: bots.Output(1, prism.Phase(w.Slot.Phase), nil), Confidence: &conf}))
 		}
 
 		var flaggedShot, shot []byte
