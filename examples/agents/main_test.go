@@ -73,7 +73,7 @@ func TestAgentsOnAServerThatRequiresKeys(t *testing.T) {
 	require.NoError(t, err)
 	asker, err := c.CreateKey(ctx, slots.NewKey{Name: "Developer", Scopes: []slots.Scope{slots.ScopeDiscussionWrite}})
 	require.NoError(t, err)
-	p, err := c.As(asker.Token).AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "ship?", RequiredResponses: 2})
+	p, err := c.As(asker.Key).AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "ship?", RequiredResponses: 2})
 	require.NoError(t, err)
 	agentsCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

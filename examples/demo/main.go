@@ -240,7 +240,7 @@ func (d *tour) prism(ctx, botsCtx context.Context) (prism.ConsensusRecord, error
 			return prism.ConsensusRecord{}, err
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); bots.PrismWorker(workers, c.As(k.Token), d.seed, d.opt) }()
+		go func() { defer wg.Done(); bots.PrismWorker(workers, c.As(k.Key), d.seed, d.opt) }()
 	}
 	// Follow the claim over the server's change events rather than polling.
 	events, err := c.ClaimEvents(workers)
@@ -337,7 +337,7 @@ func (d *tour) race(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h := c.As(human.Token)
+	h := c.As(human.Key)
 	race, err := h.CreateClaim(ctx, client.NewClaim{Title: "Bees can count", Body: "Honeybees tell four landmarks from five.", Domain: "biology"})
 	if err != nil {
 		return err
@@ -368,9 +368,9 @@ func (d *tour) race(ctx context.Context) error {
 			if i == 5 {
 				// One critic is an agent host's: it works through the MCP
 				// tools at /mcp, as Claude Code would, with its own key.
-				err = d.mcpCritic(raceCtx, k.Token, d.seed+uint64(i))
+				err = d.mcpCritic(raceCtx, k.Key, d.seed+uint64(i))
 			} else {
-				_, err = bots.SlotAgent(raceCtx, c.As(k.Token), slots.RoleCritic, 0, d.seed+uint64(i), d.opt)
+				_, err = bots.SlotAgent(raceCtx, c.As(k.Key), slots.RoleCritic, 0, d.seed+uint64(i), d.opt)
 			}
 			if err != nil {
 				return
@@ -602,5 +602,5 @@ func (d *tour) agent(ctx context.Context, name string, scope slots.Scope) (*clie
 	if err != nil {
 		return nil, err
 	}
-	return d.c.As(k.Token), nil
+	return d.c.As(k.Key), nil
 }
