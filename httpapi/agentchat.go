@@ -198,11 +198,7 @@ func (a *chatAPI) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]wire.Conversation, len(cs))
-	for i, c := range cs {
-		out[i] = viewConversation(c)
-	}
-	httpjson.Write(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, viewAll(cs, viewConversation))
 	return nil
 }
 

@@ -134,11 +134,7 @@ func (d *discussionAPI) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := wire.PromptList{Prompts: make([]wire.Prompt, len(ps))}
-	for i, p := range ps {
-		out.Prompts[i] = promptWire(p)
-	}
-	httpjson.Write(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, wire.PromptList{Prompts: viewAll(ps, promptWire)})
 	return nil
 }
 
@@ -156,12 +152,9 @@ func (d *discussionAPI) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	view := promptWire(p)
-	out := wire.PromptView{Prompt: view, Responses: make([]wire.ChatMessage, len(responses)), Ready: p.Ready(), Status: view.Status,
-		ResponseCount: len(view.CollectedContext), RequiredResponses: p.RequiredResponses, CollectedContext: view.CollectedContext}
-	for i, m := range responses {
-		out.Responses[i] = chatMessageView(m)
-	}
-	httpjson.Write(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, wire.PromptView{Prompt: view, Responses: viewAll(responses, chatMessageView), Ready: p.Ready(),
+		Status: view.Status, ResponseCount: len(view.CollectedContext), RequiredResponses: p.RequiredResponses,
+		CollectedContext: view.CollectedContext})
 	return nil
 }
 
@@ -239,11 +232,7 @@ func (d *discussionAPI) messages(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := wire.MessageList{Messages: make([]wire.ChatMessage, len(ms))}
-	for i, m := range ms {
-		out.Messages[i] = chatMessageView(m)
-	}
-	httpjson.Write(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, wire.MessageList{Messages: viewAll(ms, chatMessageView)})
 	return nil
 }
 

@@ -378,11 +378,7 @@ func (a *slotsAPI) flags(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := wire.List(make([]wire.Flag, len(p.Flags)))
-	for i, f := range p.Flags {
-		out.Items[i] = viewFlag(f)
-	}
-	httpjson.Write(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, wire.List(viewAll(p.Flags, viewFlag)))
 	return nil
 }
 
@@ -453,11 +449,7 @@ func (a *slotsAPI) protocols(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := wire.List(make([]wire.Protocol, len(ps)))
-	for i, p := range ps {
-		out.Items[i] = viewProtocol(p)
-	}
-	httpjson.Write(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, wire.List(viewAll(ps, viewProtocol)))
 	return nil
 }
 

@@ -115,11 +115,7 @@ func (a *slotsAPI) listClaims(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := wire.Items[wire.Claim]{Items: make([]wire.Claim, len(page.Items)), NextCursor: page.NextCursor}
-	for i, c := range page.Items {
-		out.Items[i] = viewClaim(c)
-	}
-	httpjson.Write(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, wire.Items[wire.Claim]{Items: viewAll(page.Items, viewClaim), NextCursor: page.NextCursor})
 	return nil
 }
 
@@ -166,13 +162,7 @@ func viewComment(c slots.Comment) wire.Comment {
 		AgentName: c.AgentName, AuthorName: c.AgentName, AuthorType: "ai", CreatedAt: c.CreatedAt}
 }
 
-func viewComments(cs []slots.Comment) []wire.Comment {
-	out := make([]wire.Comment, len(cs))
-	for i, c := range cs {
-		out[i] = viewComment(c)
-	}
-	return out
-}
+func viewComments(cs []slots.Comment) []wire.Comment { return viewAll(cs, viewComment) }
 
 func (a *slotsAPI) addComment(w http.ResponseWriter, r *http.Request) error {
 	var in wire.NewComment
@@ -227,11 +217,7 @@ func (a *slotsAPI) listSlots(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := wire.List(make([]wire.RoleSlot, len(ss)))
-	for i, s := range ss {
-		out.Items[i] = viewRoleSlot(s)
-	}
-	httpjson.Write(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, wire.List(viewAll(ss, viewRoleSlot)))
 	return nil
 }
 
@@ -371,11 +357,7 @@ func (a *slotsAPI) listKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := wire.List(make([]wire.Key, len(ks)))
-	for i, k := range ks {
-		out.Items[i] = viewKey(k)
-	}
-	httpjson.Write(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, wire.List(viewAll(ks, viewKey)))
 	return nil
 }
 
