@@ -24,17 +24,19 @@ const (
 // waiting.
 func (s Status) Busy() bool { return s == StatusRunning || s == StatusQueued }
 
-// Conversation is one chat with the agent.
+// Conversation is one chat with the agent. Its shape on the wire is
+// httpapi/wire's, its stored form each backend's own: it has none of its
+// own.
 type Conversation struct {
-	ID        string `json:"id"`
-	Title     string `json:"title"`
-	SessionID string `json:"session_id"`
+	ID        string
+	Title     string
+	SessionID string
 	// User is who started the conversation, as the auth scheme (or, on an
 	// open API, the create request) named them; slot-machine's field.
-	User      string    `json:"user,omitempty"`
-	Status    Status    `json:"status"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	User      string
+	Status    Status
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Message is one stored event of a conversation. IDs are unique across every

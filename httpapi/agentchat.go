@@ -15,6 +15,7 @@ import (
 
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/httpapi/chatauth"
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
 )
 
@@ -31,7 +32,7 @@ func WithChatAuth(s chatauth.Scheme) Option { return func(c *config) { c.chat.au
 // for the page to load (empty serves an empty sheet).
 func WithChatLook(title, accent, css string) Option {
 	return func(c *config) {
-		c.chat.look = &chatLook{ChatTitle: title, ChatAccent: accent}
+		c.chat.look = &wire.ChatLook{ChatTitle: title, ChatAccent: accent}
 		c.chat.css = css
 	}
 }
@@ -39,21 +40,8 @@ func WithChatLook(title, accent, css string) Option {
 // chatConfig is AgentChat's part of config.
 type chatConfig struct {
 	auth chatauth.Scheme
-	look *chatLook // nil: Agora's; AuthMode and AuthSecret come from auth
+	look *wire.ChatLook // nil: Agora's; AuthMode and AuthSecret come from auth
 	css  string
-}
-
-// chatLook is GET /chat/config: the settings slot-machine's chat page
-// reads when it loads. AuthMode is "none" for an open API, "hmac" and
-// "trusted" for the signed-user header schemes (the page then sends
-// X-SlotMachine-User), or the name of another scheme; AuthSecret is the
-// key the page signs with, served only when the host chose so (see
-// chatauth.SignedUser).
-type chatLook struct {
-	AuthMode   string `json:"authMode"`
-	AuthSecret string `json:"authSecret"`
-	ChatTitle  string `json:"chatTitle"`
-	ChatAccent string `json:"chatAccent"`
 }
 
 // AgentChat returns the handler of the agent API of docs/agentchat.md
@@ -73,24 +61,14 @@ func AgentChat(svc *agentchat.Service, opts ...Option) http.Handler {
 			auth.Mode = "custom"
 		}
 	}
-	look := chatLook{ChatTitle: "Agora"}
+	look := wire.ChatLook{ChatTitle: "Agora"}
 	if cfg.chat.look != nil {
 		look = *cfg.chat.look
 	}
 	look.AuthMode, look.AuthSecret = auth.Mode, auth.PageSecret
-	a := &chatAPI{svc: svc, auth: auth, log: cfg.log}
+	a := &chatAPI{svc: svc, auth: auth, log: cfg.log, look: look}
 	rt := newRouter(cfg)
-	rt.Handle("POST", "/agent/conversations", a.guard(a.create))
-	rt.Handle("GET", "/agent/conversations", a.guard(a.list))
-	rt.Handle("GET", "/agent/conversations/{id}", a.guard(a.get))
-	rt.Handle("POST", "/agent/conversations/{id}/messages", a.guard(a.send))
-	rt.Handle("GET", "/agent/conversations/{id}/stream", a.guard(a.stream))
-	rt.Handle("POST", "/agent/conversations/{id}/cancel", a.guard(a.cancel))
-	rt.Handle("DELETE", "/agent/conversations/{id}", a.guard(a.delete))
-	rt.Handle("GET", "/chat/config", func(w http.ResponseWriter, r *http.Request) error {
-		httpjson.Write(w, http.StatusOK, look)
-		return nil
-	})
+	rt.mount(a.routes(), nil, a.guard)
 	css := cfg.chat.css
 	rt.HandleRaw("GET /chat.css", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
@@ -118,44 +96,42 @@ func InterceptChat(chat, next http.Handler) http.Handler {
 	})
 }
 
-// The bodies of the agent API, which the OpenAPI document describes too.
-type (
-	// chatCreate is the body of POST /agent/conversations.
-	chatCreate struct {
-		Title string `json:"title,omitempty"`
-		User  string `json:"user,omitempty"`
-	}
-	// chatThread answers GET /agent/conversations/{id}.
-	chatThread struct {
-		Conversation agentchat.Conversation `json:"conversation"`
-		Messages     []agentchat.Message    `json:"messages"`
-	}
-	// chatSend is the body of POST /agent/conversations/{id}/messages.
-	chatSend struct {
-		Content string `json:"content" openapi:"required"`
-	}
-	// chatSent answers a message that started a run or was queued.
-	chatSent struct {
-		Queued    bool  `json:"queued"`
-		MessageID int64 `json:"message_id"`
-	}
-	// chatBusy answers a message to a conversation whose agent works: it
-	// is stored, and starts no run (Queued is always false).
-	chatBusy struct {
-		Error     httpjson.Detail `json:"error"`
-		Queued    bool            `json:"queued"`
-		MessageID int64           `json:"message_id"`
-	}
-	// chatText is the stream's data of a text message.
-	chatText struct {
-		Content string `json:"content"`
-	}
-)
+// viewConversation is c on the wire.
+func viewConversation(c agentchat.Conversation) wire.Conversation {
+	return wire.Conversation{ID: c.ID, Title: c.Title, SessionID: c.SessionID, User: c.User, Status: string(c.Status),
+		CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+}
 
 type chatAPI struct {
 	svc  *agentchat.Service
 	auth chatauth.Scheme
 	log  *slog.Logger
+	look wire.ChatLook // GET /chat/config's answer
+}
+
+// routes is the table of the agent chat's API: each row mounts its
+// handler and describes it in the OpenAPI document. The pages (/chat,
+// /chat.js, /chat.css) are not in it.
+func (a *chatAPI) routes() []operation {
+	return []operation{
+		{id: "createConversation", method: "POST", path: "/agent/conversations", optionalBody: true, tag: tagChat, summary: "Open a conversation", auth: chatAuth,
+			body: wire.ChatCreate{}, status: 201, resp: wire.Conversation{}, fn: a.create},
+		{id: "listConversations", method: "GET", path: "/agent/conversations", query: "limit:integer before", tag: tagChat, summary: "List conversations (a page: limit, before the last one's ID)", auth: chatAuth, status: 200, resp: []wire.Conversation{}, fn: a.list},
+		{id: "getConversation", method: "GET", path: "/agent/conversations/{id}", tag: tagChat, summary: "A conversation with its messages", auth: chatAuth, status: 200,
+			resp: wire.ChatThread{}, fn: a.get},
+		{id: "sendMessage", method: "POST", path: "/agent/conversations/{id}/messages", tag: tagChat, summary: "Send a message to the agent", auth: chatAuth,
+			body: wire.ChatSend{}, status: 202, resp: wire.ChatSent{}, other: map[int]any{409: wire.ChatBusy{}}, fn: a.send},
+		{id: "streamConversation", method: "GET", path: "/agent/conversations/{id}/stream", query: "after:integer", tag: tagChat, summary: "Server-sent events of a conversation", auth: chatAuth, status: 200, media: mediaEvents, fn: a.stream},
+		{id: "cancelRun", method: "POST", path: "/agent/conversations/{id}/cancel", tag: tagChat, summary: "Stop the agent's run", auth: chatAuth, status: 200, resp: wire.OK{}, fn: a.cancel},
+		{id: "deleteConversation", method: "DELETE", path: "/agent/conversations/{id}", tag: tagChat, summary: "Delete a conversation", auth: chatAuth, status: 204, fn: a.delete},
+		{id: "getChatConfig", method: "GET", path: "/chat/config", tag: tagChat, summary: "The chat page's look", auth: public, status: 200, resp: wire.ChatLook{}, fn: a.config},
+	}
+}
+
+// config answers GET /chat/config: the chat page's look.
+func (a *chatAPI) config(w http.ResponseWriter, _ *http.Request) error {
+	httpjson.Write(w, http.StatusOK, a.look)
+	return nil
 }
 
 // guard runs fn for the requests the chat's scheme lets in, with the user
@@ -190,7 +166,7 @@ type chatUserKey struct{}
 // header) it takes the body's user, as slot-machine does outside its hmac
 // mode.
 func (a *chatAPI) create(w http.ResponseWriter, r *http.Request) error {
-	var in chatCreate
+	var in wire.ChatCreate
 	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
 		return err
 	}
@@ -203,7 +179,7 @@ func (a *chatAPI) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, c)
+	httpjson.Write(w, http.StatusCreated, viewConversation(c))
 	return nil
 }
 
@@ -222,10 +198,7 @@ func (a *chatAPI) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if cs == nil {
-		cs = []agentchat.Conversation{}
-	}
-	httpjson.Write(w, http.StatusOK, cs)
+	httpjson.Write(w, http.StatusOK, viewAll(cs, viewConversation))
 	return nil
 }
 
@@ -234,27 +207,34 @@ func (a *chatAPI) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, chatThread{Conversation: c, Messages: ms})
+	out := wire.ChatThread{Conversation: viewConversation(c)}
+	if ms != nil {
+		out.Messages = make([]wire.ConversationMessage, len(ms))
+	}
+	for i, m := range ms {
+		out.Messages[i] = wire.ConversationMessage{ID: m.ID, ConversationID: m.ConversationID, Type: string(m.Type), Content: m.Content, CreatedAt: m.CreatedAt}
+	}
+	httpjson.Write(w, http.StatusOK, out)
 	return nil
 }
 
 func (a *chatAPI) send(w http.ResponseWriter, r *http.Request) error {
-	var in chatSend
+	var in wire.ChatSend
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
 	res, err := a.svc.Send(r.Context(), r.PathValue("id"), in.Content)
 	if errors.Is(err, agentchat.ErrBusy) {
 		// The message is stored; it just starts no run.
-		httpjson.Write(w, http.StatusConflict, chatBusy{
-			Error: httpjson.Detail{Code: agentchat.ErrBusy.Code, Message: agentchat.ErrBusy.Message}, MessageID: res.Message.ID,
+		httpjson.Write(w, http.StatusConflict, wire.ChatBusy{
+			Error: wire.Detail{Code: agentchat.ErrBusy.Code, Message: agentchat.ErrBusy.Message}, MessageID: res.Message.ID,
 		})
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusAccepted, chatSent{Queued: res.Queued, MessageID: res.Message.ID})
+	httpjson.Write(w, http.StatusAccepted, wire.ChatSent{Queued: res.Queued, MessageID: res.Message.ID})
 	return nil
 }
 
@@ -262,7 +242,7 @@ func (a *chatAPI) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err := a.svc.Cancel(r.Context(), r.PathValue("id")); err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, ok{OK: true})
+	httpjson.Write(w, http.StatusOK, wire.OK{OK: true})
 	return nil
 }
 
@@ -278,7 +258,7 @@ func (a *chatAPI) delete(w http.ResponseWriter, r *http.Request) error {
 // as {"content": …}, events as their stored JSON.
 func sseData(m agentchat.Message) []byte {
 	if m.Type == agentchat.EventUser || m.Type == agentchat.EventAssistant {
-		b, _ := json.Marshal(chatText{Content: m.Content})
+		b, _ := json.Marshal(wire.ChatText{Content: m.Content})
 		return b
 	}
 	return []byte(m.Content)

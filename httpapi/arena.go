@@ -13,7 +13,6 @@ import (
 
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/httpapi/wire"
-	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/httpjson"
 )
 
@@ -37,27 +36,41 @@ func Arena(svc *arena.Service, opts ...Option) http.Handler {
 	cfg := newConfig(opts)
 	a := &arenaAPI{svc: svc}
 	rt := newRouter(cfg)
-	play, admin, read := arena.ScopePlay, arena.ScopeAdmin, identity.Scope("")
-	rt.handle("POST", "/api/games", cfg.keyed(admin, true, a.create))
-	rt.handle("GET", "/api/games", cfg.keyed(read, false, a.list))
-	rt.handle("GET", "/api/games/{game_id}", cfg.keyed(read, false, a.meta))
-	rt.handle("POST", "/api/games/{game_id}/agents/register", cfg.keyed(play, true, a.register))
-	rt.handle("POST", "/api/games/{game_id}/start", cfg.keyed(admin, true, a.start))
-	rt.handle("GET", "/api/games/{game_id}/state", cfg.keyed(read, false, a.state))
-	rt.handle("GET", "/api/games/{game_id}/feed", cfg.keyed(read, false, a.feed))
-	rt.handle("GET", "/api/games/{game_id}/scoreboard", cfg.keyed(read, false, a.scoreboard))
-	rt.handle("GET", "/api/games/{game_id}/history", cfg.keyed(read, false, a.history))
-	rt.handle("POST", "/api/games/{game_id}/rounds/{round_id}/arguments", cfg.keyed(play, true, a.argue))
-	rt.handle("POST", "/api/games/{game_id}/rounds/{round_id}/decision", cfg.keyed(play, true, a.decide))
-	rt.handle("POST", "/api/games/{game_id}/advance", cfg.keyed(admin, true, a.advance))
-	rt.handle("GET", "/api/games/{game_id}/open-actions", cfg.keyed(read, false, a.openActions))
-	rt.handle("GET", "/api/games/{game_id}/events", cfg.keyed(read, false, a.events))
-	rt.handle("POST", "/api/games/{game_id}/add-filler", cfg.keyed(admin, true, a.addFiller))
-	rt.handle("POST", "/api/games/{game_id}/tick-filler", cfg.keyed(admin, true, a.tickFiller))
-	rt.handle("POST", "/api/demo/create", cfg.keyed(admin, true, a.demo))
-	rt.handle("GET", "/skill.md", route{fn: skill})
-	rt.handle("GET", "/health", route{fn: health})
+	rt.mount(a.routes(), cfg.keys, nil)
 	return rt
+}
+
+// routes is the table of the arena's routes: each row mounts its handler
+// and describes it in the OpenAPI document.
+func (a *arenaAPI) routes() []operation {
+	return []operation{
+		{id: "createGame", method: "POST", path: "/api/games", optionalBody: true, tag: tagArena, summary: "Create a game", auth: keyIfRequired, scope: arena.ScopeAdmin,
+			body: struct {
+				MinPlayers    int `json:"min_players,omitempty"`
+				PhaseTimeoutS int `json:"phase_timeout_s,omitempty"`
+			}{}, status: 200, resp: wire.GameCreated{}, limited: true, fn: a.create},
+		{id: "listGames", method: "GET", path: "/api/games", query: "status", tag: tagArena, summary: "List games (status)", auth: keyIfRequired, status: 200, resp: []wire.GameSummary{}, fn: a.list},
+		{id: "getGame", method: "GET", path: "/api/games/{game_id}", tag: tagArena, summary: "A game's summary", auth: keyIfRequired, status: 200, resp: wire.GameMeta{}, fn: a.meta},
+		{id: "registerAgent", method: "POST", path: "/api/games/{game_id}/agents/register", tag: tagArena, summary: "Join a game", auth: keyIfRequired, scope: arena.ScopePlay, body: wire.RegisterAgent{}, status: 200, resp: wire.AgentRegistered{}, limited: true, fn: a.register},
+		{id: "startGame", method: "POST", path: "/api/games/{game_id}/start", tag: tagArena, summary: "Start a game", auth: keyIfRequired, scope: arena.ScopeAdmin, status: 200, resp: wire.GameStarted{}, limited: true, fn: a.start},
+		{id: "getGameState", method: "GET", path: "/api/games/{game_id}/state", query: "wait:integer min_version:integer version:integer", tag: tagArena, summary: "A game's state (version, wait: long poll)", auth: keyIfRequired, status: 200, resp: wire.State{}, fn: a.state},
+		{id: "getGameFeed", method: "GET", path: "/api/games/{game_id}/feed", query: "limit:integer", tag: tagArena, summary: "A game's feed", auth: keyIfRequired, status: 200, resp: wire.Feed{}, fn: a.feed},
+		{id: "getScoreboard", method: "GET", path: "/api/games/{game_id}/scoreboard", tag: tagArena, summary: "A game's scores", auth: keyIfRequired, status: 200, resp: wire.Scoreboard{}, fn: a.scoreboard},
+		{id: "getGameHistory", method: "GET", path: "/api/games/{game_id}/history", tag: tagArena, summary: "A game's rounds", auth: keyIfRequired, status: 200, resp: wire.History{}, fn: a.history},
+		{id: "argue", method: "POST", path: "/api/games/{game_id}/rounds/{round_id}/arguments", tag: tagArena, summary: "Argue in a round", auth: keyIfRequired, scope: arena.ScopePlay, body: wire.Argue{}, status: 200, resp: wire.Argued{}, limited: true, fn: a.argue},
+		{id: "decide", method: "POST", path: "/api/games/{game_id}/rounds/{round_id}/decision", tag: tagArena, summary: "Decide a round (the conductor)", auth: keyIfRequired, scope: arena.ScopePlay, body: wire.Decide{}, status: 200, resp: wire.Decided{}, limited: true, fn: a.decide},
+		{id: "advanceGame", method: "POST", path: "/api/games/{game_id}/advance", tag: tagArena, summary: "Advance a game's phase", auth: keyIfRequired, scope: arena.ScopeAdmin, body: wire.Advance{}, status: 200, resp: wire.Advanced{}, limited: true, fn: a.advance},
+		{id: "listOpenActions", method: "GET", path: "/api/games/{game_id}/open-actions", query: "agent_id", tag: tagArena, summary: "What an agent may do now (agent_id)", auth: keyIfRequired, status: 200, resp: wire.OpenActions{}, fn: a.openActions},
+		{id: "streamGameEvents", method: "GET", path: "/api/games/{game_id}/events", query: "after:integer", tag: tagArena, summary: "Server-sent events of a game", auth: keyIfRequired, status: 200, media: mediaEvents, fn: a.events},
+		{id: "addFillers", method: "POST", path: "/api/games/{game_id}/add-filler", optionalBody: true, tag: tagArena, summary: "Add filler agents", auth: keyIfRequired, scope: arena.ScopeAdmin,
+			body: struct {
+				Count int `json:"count,omitempty"`
+			}{}, status: 200, resp: wire.FillersAdded{}, limited: true, fn: a.addFiller},
+		{id: "tickFillers", method: "POST", path: "/api/games/{game_id}/tick-filler", query: "drain:boolean", tag: tagArena, summary: "Let filler agents act (drain)", auth: keyIfRequired, scope: arena.ScopeAdmin, status: 200, resp: wire.FillerTick{}, limited: true, fn: a.tickFiller},
+		{id: "createDemoGame", method: "POST", path: "/api/demo/create", tag: tagArena, summary: "Create a demo game with agents", auth: keyIfRequired, scope: arena.ScopeAdmin, status: 200, resp: wire.Demo{}, limited: true, fn: a.demo},
+		{id: "getSkill", method: "GET", path: "/skill.md", tag: tagArena, summary: "The arena's instructions for agents", auth: public, status: 200, media: mediaMarkdown, fn: skill},
+		{id: "getArenaHealth", method: "GET", path: "/health", tag: tagArena, summary: "The arena original's health answer", auth: public, status: 200, resp: wire.Health{}, fn: health},
+	}
 }
 
 //go:embed arena_skill.md

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi/wire"
-	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/httpjson"
 )
 
@@ -29,17 +28,28 @@ func Discussion(svc *discussion.Service, opts ...Option) http.Handler {
 	cfg := newConfig(opts)
 	d := &discussionAPI{svc: svc}
 	rt := newRouter(cfg)
-	write, read := discussion.ScopeWrite, identity.Scope("")
-	rt.handle("POST", "/api/discussion", cfg.keyed(write, true, d.create))
-	rt.handle("GET", "/api/discussion", cfg.keyed(read, false, d.list))
-	rt.handle("GET", "/api/discussion/{id}", cfg.keyed(read, false, d.get))
-	rt.handle("POST", "/api/discussion/{id}", cfg.keyed(write, true, d.respond))
-	// The requester's key or a discussion:admin one: patch decides.
-	rt.handle("PATCH", "/api/discussion/{id}", cfg.keyed(read, true, d.patch))
-	rt.handle("GET", "/api/squad-chat", cfg.keyed(read, false, d.messages))
-	rt.handle("POST", "/api/squad-chat", cfg.keyed(write, true, d.post))
-	rt.handle("GET", "/api/squad-chat/events", cfg.keyed(read, false, d.events))
+	rt.mount(d.routes(), cfg.keys, nil)
 	return rt
+}
+
+// routes is the table of the discussion and squad-chat routes: each row
+// mounts its handler and describes it in the OpenAPI document.
+func (d *discussionAPI) routes() []operation {
+	return []operation{
+		{id: "createPrompt", method: "POST", path: "/api/discussion", tag: tagDiscussion, summary: "Open a prompt", auth: keyIfRequired, scope: discussion.ScopeWrite,
+			body: wire.NewPrompt{}, status: 201, resp: wire.CreatedPrompt{}, limited: true, fn: d.create},
+		{id: "listPrompts", method: "GET", path: "/api/discussion", query: "status agent task_id limit:integer", tag: tagDiscussion, summary: "List prompts (status, agent, task_id, limit)", auth: keyIfRequired, status: 200,
+			resp: wire.PromptList{}, fn: d.list},
+		{id: "getPrompt", method: "GET", path: "/api/discussion/{id}", query: "wait:integer", tag: tagDiscussion, summary: "A prompt with its responses (wait: long poll)", auth: keyIfRequired, status: 200, resp: wire.PromptView{}, fn: d.get},
+		{id: "respondToPrompt", method: "POST", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Respond to a prompt", auth: keyIfRequired, scope: discussion.ScopeWrite, body: wire.Respond{}, status: 201, resp: wire.RespondAnswer{}, limited: true, fn: d.respond},
+		// The requester's key or a discussion:admin one: patch decides.
+		{id: "closePrompt", method: "PATCH", path: "/api/discussion/{id}", tag: tagDiscussion, summary: "Close or cancel a prompt", auth: keyIfRequired,
+			body: wire.Close{}, status: 200, resp: wire.CloseAnswer{}, limited: true, fn: d.patch},
+		{id: "listSquadMessages", method: "GET", path: "/api/squad-chat", query: "limit:integer before", tag: tagDiscussion, summary: "Squad chat messages (limit, before)", auth: keyIfRequired, status: 200,
+			resp: wire.MessageList{}, fn: d.messages},
+		{id: "postSquadMessage", method: "POST", path: "/api/squad-chat", tag: tagDiscussion, summary: "Post to the squad chat", auth: keyIfRequired, scope: discussion.ScopeWrite, body: wire.PostMessage{}, status: 201, resp: wire.ChatMessage{}, limited: true, fn: d.post},
+		{id: "streamSquadEvents", method: "GET", path: "/api/squad-chat/events", tag: tagDiscussion, summary: "Server-sent events of the squad chat", auth: keyIfRequired, status: 200, media: mediaEvents, fn: d.events},
+	}
 }
 
 type discussionAPI struct {
@@ -97,24 +107,8 @@ func (d *discussionAPI) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := wire.PromptList{Prompts: make([]wire.Prompt, len(ps))}
-	for i, p := range ps {
-		out.Prompts[i] = promptWire(p)
-	}
-	httpjson.Write(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, wire.PromptList{Prompts: viewAll(ps, promptWire)})
 	return nil
-}
-
-// promptView is GET /api/discussion/{id}: the prompt with what a waiting
-// requester needs at the top level.
-type promptView struct {
-	Prompt            discussion.Prompt         `json:"prompt"`
-	Responses         []discussion.Message      `json:"responses"`
-	Ready             bool                      `json:"ready"`
-	Status            discussion.Status         `json:"status"`
-	ResponseCount     int                       `json:"responseCount"`
-	RequiredResponses int                       `json:"requiredResponses"`
-	CollectedContext  []discussion.ContextEntry `json:"collectedContext"`
 }
 
 func (d *discussionAPI) get(w http.ResponseWriter, r *http.Request) error {
@@ -130,11 +124,10 @@ func (d *discussionAPI) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, promptView{
-		Prompt: p, Responses: responses, Ready: p.Ready(), Status: p.Status,
-		ResponseCount: len(p.CollectedContext), RequiredResponses: p.RequiredResponses,
-		CollectedContext: p.CollectedContext,
-	})
+	view := promptWire(p)
+	httpjson.Write(w, http.StatusOK, wire.PromptView{Prompt: view, Responses: viewAll(responses, chatMessageView), Ready: p.Ready(),
+		Status: view.Status, ResponseCount: len(view.CollectedContext), RequiredResponses: p.RequiredResponses,
+		CollectedContext: view.CollectedContext})
 	return nil
 }
 
@@ -178,13 +171,11 @@ func promptWire(p discussion.Prompt) wire.Prompt {
 }
 
 func (d *discussionAPI) patch(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Action discussion.Action `json:"action"`
-	}
+	var in wire.Close
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	p, err := d.svc.Close(r.Context(), r.PathValue("id"), in.Action)
+	p, err := d.svc.Close(r.Context(), r.PathValue("id"), discussion.Action(in.Action))
 	if err != nil {
 		return err
 	}
@@ -205,11 +196,7 @@ func (d *discussionAPI) messages(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := wire.MessageList{Messages: make([]wire.ChatMessage, len(ms))}
-	for i, m := range ms {
-		out.Messages[i] = chatMessageView(m)
-	}
-	httpjson.Write(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, wire.MessageList{Messages: viewAll(ms, chatMessageView)})
 	return nil
 }
 
@@ -239,7 +226,7 @@ func (d *discussionAPI) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer sub.Close()
 	httpjson.Stream(w, r, sub.C, sub.Poll(), func(w io.Writer, hint []byte) error {
-		b, _ := json.Marshal(map[string]string{"id": string(hint)})
+		b, _ := json.Marshal(wire.SquadChanged{ID: string(hint)})
 		_, err := fmt.Fprintf(w, "event: changed\ndata: %s\n\n", b)
 		return err
 	})

@@ -2,24 +2,17 @@ package httpapi
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
 )
 
-// Health is the answer of GET /healthz.
-type Health struct {
-	// Status is "ok" when the store answered, else "unavailable".
-	Status string `json:"status"`
-	// Store names the backend: "memory", "postgres", "redis", or what the
-	// host called it.
-	Store string `json:"store"`
-	// Message says, on a 503, what did not answer; the driver's own words
-	// (hosts, ports) are logged, never answered.
-	Message string `json:"message,omitempty"`
-}
+// Health is the answer of GET /healthz (wire.StoreHealth).
+type Health = wire.StoreHealth
 
 // The values of Health.Status.
 const (
@@ -42,21 +35,39 @@ type Ping func(ctx context.Context) error
 // answers ok. Mount it at "/healthz".
 func HealthHandler(name string, ping Ping, opts ...Option) http.Handler {
 	c := newConfig(opts)
-	rt := httpjson.NewRouter(c.log)
-	rt.Handle(http.MethodGet, "/healthz", func(w http.ResponseWriter, r *http.Request) error {
-		w.Header().Set("Cache-Control", "no-store")
-		if ping != nil {
-			ctx, cancel := context.WithTimeout(r.Context(), HealthTimeout)
-			defer cancel()
-			if err := ping(ctx); err != nil {
-				c.log.WarnContext(r.Context(), "health check: the store did not answer", "store", name, "err", err)
-				w.Header().Set("Retry-After", strconv.Itoa(int(httpjson.UnavailableRetryAfter/time.Second)))
-				httpjson.Write(w, http.StatusServiceUnavailable, Health{Status: HealthUnavailable, Store: name, Message: "the store did not answer"})
-				return nil
-			}
-		}
-		httpjson.Write(w, http.StatusOK, Health{Status: HealthOK, Store: name})
-		return nil
-	})
+	h := &healthAPI{name: name, ping: ping, log: c.log}
+	rt := newRouter(c)
+	rt.mount(h.routes(), nil, nil)
 	return rt
+}
+
+// healthAPI answers GET /healthz for one store.
+type healthAPI struct {
+	name string
+	ping Ping
+	log  *slog.Logger
+}
+
+// routes is the table of the health route: it mounts its handler and
+// describes it in the OpenAPI document.
+func (h *healthAPI) routes() []operation {
+	return []operation{
+		{id: "getHealth", method: "GET", path: "/healthz", tag: tagHealth, summary: "Whether the store answers", auth: public, status: 200, resp: Health{}, other: map[int]any{503: Health{}}, fn: h.serve},
+	}
+}
+
+func (h *healthAPI) serve(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Cache-Control", "no-store")
+	if h.ping != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), HealthTimeout)
+		defer cancel()
+		if err := h.ping(ctx); err != nil {
+			h.log.WarnContext(r.Context(), "health check: the store did not answer", "store", h.name, "err", err)
+			w.Header().Set("Retry-After", strconv.Itoa(int(httpjson.UnavailableRetryAfter/time.Second)))
+			httpjson.Write(w, http.StatusServiceUnavailable, Health{Status: HealthUnavailable, Store: h.name, Message: "the store did not answer"})
+			return nil
+		}
+	}
+	httpjson.Write(w, http.StatusOK, Health{Status: HealthOK, Store: h.name})
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
 )
 
@@ -376,18 +377,16 @@ func (g *schemas) name(t reflect.Type) string {
 	return key
 }
 
-// componentNames names the components whose Go type's name would say less
-// than it should in a generated client: GET /healthz's Health, beside the
-// arena's own health answer (wire.Health), is the store's.
+// componentNames names the components whose Go type's name the document
+// has always given another name: the claims' page, the role slots' list
+// and an agent chat message.
 var componentNames = map[reflect.Type]string{
-	reflect.TypeFor[Health](): "StoreHealth",
+	reflect.TypeFor[wire.Items[wire.Claim]]():   "ClaimPage",
+	reflect.TypeFor[wire.ConversationMessage](): "AgentchatMessage",
 }
 
-// exported is name with its first letter upper case ("ok": OK).
+// exported is name with its first letter upper case.
 func exported(name string) string {
-	if name == "ok" {
-		return "OK"
-	}
 	return strings.ToUpper(name[:1]) + name[1:]
 }
 

@@ -19,21 +19,27 @@ import (
 // creating a claim start its pipeline.
 func WithPrism(svc *prism.Service) Option { return func(c *config) { c.prism = svc } }
 
-func (a *slotsAPI) routePrism(rt *router, auth func(identity.Scope, bool, func(http.ResponseWriter, *http.Request) error) route) {
-	rt.handle("GET", "/api/v1/jobs/work", auth("", false, a.nextWork))
-	rt.handle("GET", "/api/v1/jobs/peek", auth("", false, a.peekWork))
-	rt.handle("POST", "/api/v1/jobs/work/take", auth(slots.ScopeCommentCreate, true, a.takeWork))
-	rt.handle("POST", "/api/v1/claims/{claimId}/stage-slots/{slotId}/take", auth(slots.ScopeCommentCreate, true, a.stageTake))
-	rt.handle("POST", "/api/v1/claims/{claimId}/stage-slots/{slotId}/done", auth(slots.ScopeCommentCreate, true, a.stageDone))
-	rt.handle("GET", "/api/v1/claims/{claimId}/pipeline", auth("", false, a.pipeline))
-	rt.handle("GET", "/api/v1/claims/{claimId}/flags", auth("", false, a.flags))
-	rt.handle("POST", "/api/v1/claims/{claimId}/flags/{flagId}/resolve", auth(prism.ScopePipelineReview, false, a.resolveFlag))
-	rt.handle("GET", "/api/v1/claims/{claimId}/consensus", auth("", false, a.consensus))
-	rt.handle("GET", "/api/v1/claims/{claimId}/consensus/history", auth("", false, a.consensusHistory))
-	rt.handle("POST", "/api/v1/slots/release-stale", auth(slots.ScopeCommentCreate, false, a.releaseStale))
-	rt.handle("GET", "/api/v1/protocols", auth("", false, a.protocols))
-	rt.handle("GET", "/api/v1/protocols/{protocolId}", auth("", false, a.protocol))
-	rt.handle("POST", "/api/v1/protocols", auth(identity.ScopeKeysAdmin, false, a.registerProtocol))
+// prismRoutes is the table of the Prism routes WithPrism adds to the AOP
+// handler: each row mounts its handler and describes it in the OpenAPI
+// document.
+func (a *slotsAPI) prismRoutes() []operation {
+	return []operation{
+		{id: "findWork", method: "GET", path: "/api/v1/jobs/work", query: "layer:integer domain type strategy", tag: tagPrism, summary: "The next open stage slot with its work context", auth: keyRequired, status: 200, resp: wire.Work{}, fn: a.nextWork},
+		{id: "takeWork", method: "POST", path: "/api/v1/jobs/work/take", query: "layer:integer domain type", tag: tagPrism, summary: "Find and take the next open stage slot in one step, with its work context", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.Work{}, limited: true, fn: a.takeWork},
+		{id: "peekWork", method: "GET", path: "/api/v1/jobs/peek", query: "layer:integer domain type strategy", tag: tagPrism, summary: "Whether a stage slot is open", auth: keyRequired, status: 200, resp: wire.Peek{}, fn: a.peekWork},
+		{id: "takeStageSlot", method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/take", tag: tagPrism, summary: "Take an open stage slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.StageTaken{}, limited: true, fn: a.stageTake},
+		{id: "finishStageSlot", method: "POST", path: "/api/v1/claims/{claimId}/stage-slots/{slotId}/done", optionalBody: true, tag: tagPrism, summary: "Submit a taken stage slot's work", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.StageDone{}, status: 200, resp: wire.StageChanged{}, limited: true, fn: a.stageDone},
+		{id: "getPipeline", method: "GET", path: "/api/v1/claims/{claimId}/pipeline", tag: tagPrism, summary: "A claim's pipeline", auth: keyRequired, status: 200, resp: wire.Pipeline{}, fn: a.pipeline},
+		{id: "listFlags", method: "GET", path: "/api/v1/claims/{claimId}/flags", tag: tagPrism, summary: "A pipeline's flags", auth: keyRequired, status: 200, resp: wire.Items[wire.Flag]{}, fn: a.flags},
+		{id: "resolveFlag", method: "POST", path: "/api/v1/claims/{claimId}/flags/{flagId}/resolve", tag: tagPrism, summary: "Resolve a flag", auth: keyRequired, scope: prism.ScopePipelineReview,
+			body: wire.ResolveFlag{}, status: 200, resp: wire.StageChanged{}, fn: a.resolveFlag},
+		{id: "getConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus", tag: tagPrism, summary: "A claim's consensus record (null until there is one)", auth: keyRequired, status: 200, resp: (*wire.Consensus)(nil), fn: a.consensus},
+		{id: "listConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus/history", tag: tagPrism, summary: "A claim's consensus records", auth: keyRequired, status: 200, resp: wire.ConsensusList{}, fn: a.consensusHistory},
+		{id: "releaseStaleSlots", method: "POST", path: "/api/v1/slots/release-stale", tag: tagPrism, summary: "Release stage slots taken too long ago", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.ReleaseStale{}, fn: a.releaseStale},
+		{id: "listProtocols", method: "GET", path: "/api/v1/protocols", tag: tagPrism, summary: "List protocols", auth: keyRequired, status: 200, resp: wire.Items[wire.Protocol]{}, fn: a.protocols},
+		{id: "getProtocol", method: "GET", path: "/api/v1/protocols/{protocolId}", tag: tagPrism, summary: "Get a protocol", auth: keyRequired, status: 200, resp: wire.Protocol{}, fn: a.protocol},
+		{id: "registerProtocol", method: "POST", path: "/api/v1/protocols", tag: tagPrism, summary: "Register a protocol", auth: keyRequired, scope: identity.ScopeKeysAdmin, body: wire.Protocol{}, status: 201, resp: wire.Protocol{}, fn: a.registerProtocol},
+	}
 }
 
 // stageName is a layer's name as the original's stages are named, such as
@@ -42,8 +48,8 @@ func stageName(l prism.Layer) string { return prism.NormalizeDomain(l.Name) }
 
 func viewSlot(s prism.StageSlot) wire.StageSlot {
 	return wire.StageSlot{
-		ID: s.ID, ClaimID: s.ClaimID, Layer: s.Layer, Phase: s.Phase, SlotType: s.Phase, Round: s.Round,
-		Role: s.Role, Status: s.Status, APIKeyID: s.APIKeyID, AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL,
+		ID: s.ID, ClaimID: s.ClaimID, Layer: s.Layer, Phase: string(s.Phase), SlotType: string(s.Phase), Round: s.Round,
+		Role: s.Role, Status: string(s.Status), APIKeyID: s.APIKeyID, AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL,
 		AgentModel: s.AgentModel, TakenAt: s.TakenAt, DoneAt: s.DoneAt, LeaseExpiresAt: s.LeaseExpiresAt, CreatedAt: s.CreatedAt,
 		Body: s.Body, Confidence: s.Confidence, Output: s.Output, StructuredOutput: s.Output, OutputSignature: s.OutputSignature,
 		SigningKeyAddress: s.SigningKeyAddress,
@@ -52,7 +58,7 @@ func viewSlot(s prism.StageSlot) wire.StageSlot {
 
 func viewFlag(f prism.Flag) wire.Flag {
 	return wire.Flag{ID: f.ID, ClaimID: f.ClaimID, Layer: f.Layer, Reason: f.Reason, AvgConfidence: f.AvgConfidence, Threshold: f.Threshold,
-		Status: f.Status, Action: f.Action, Note: f.Note, ResolvedBy: f.ResolvedBy, CreatedAt: f.CreatedAt, ResolvedAt: f.ResolvedAt}
+		Status: string(f.Status), Action: f.Action, Note: f.Note, ResolvedBy: f.ResolvedBy, CreatedAt: f.CreatedAt, ResolvedAt: f.ResolvedAt}
 }
 
 // viewConsensus is the claim's consensus record with, as its key points,
@@ -76,6 +82,55 @@ func viewConsensus(p prism.Pipeline) *wire.Consensus {
 	return c
 }
 
+// viewProtocol is p on the wire; protocolIn is the reverse.
+func viewProtocol(p prism.Protocol) wire.Protocol {
+	v := wire.Protocol{ID: p.ID, Name: p.Name}
+	if p.Layers != nil {
+		v.Layers = make([]wire.Layer, len(p.Layers))
+	}
+	for i, l := range p.Layers {
+		v.Layers[i] = wire.Layer{Layer: l.Number, Name: l.Name, ConsensusSlots: l.ConsensusSlots, Threshold: l.Threshold,
+			OutputFrom: string(l.OutputFrom), Effect: string(l.Effect)}
+		if l.WorkRoles != nil {
+			v.Layers[i].WorkRoles = make([]wire.RoleCount, len(l.WorkRoles))
+		}
+		for j, rc := range l.WorkRoles {
+			v.Layers[i].WorkRoles[j] = wire.RoleCount{Role: string(rc.Role), Count: rc.Count}
+		}
+		if l.Output != nil {
+			v.Layers[i].Output = make(map[string]wire.Field, len(l.Output))
+		}
+		for name, f := range l.Output {
+			v.Layers[i].Output[name] = wire.Field{Type: string(f.Type), Values: f.Values}
+		}
+	}
+	return v
+}
+
+func protocolIn(in wire.Protocol) prism.Protocol {
+	p := prism.Protocol{ID: in.ID, Name: in.Name}
+	if in.Layers != nil {
+		p.Layers = make([]prism.Layer, len(in.Layers))
+	}
+	for i, l := range in.Layers {
+		p.Layers[i] = prism.Layer{Number: l.Layer, Name: l.Name, ConsensusSlots: l.ConsensusSlots, Threshold: l.Threshold,
+			OutputFrom: prism.OutputFrom(l.OutputFrom), Effect: prism.Effect(l.Effect)}
+		if l.WorkRoles != nil {
+			p.Layers[i].WorkRoles = make([]slots.RoleCount, len(l.WorkRoles))
+		}
+		for j, rc := range l.WorkRoles {
+			p.Layers[i].WorkRoles[j] = slots.RoleCount{Role: slots.Role(rc.Role), Count: rc.Count}
+		}
+		if l.Output != nil {
+			p.Layers[i].Output = make(prism.Shape, len(l.Output))
+		}
+		for name, f := range l.Output {
+			p.Layers[i].Output[name] = prism.Field{Type: prism.FieldType(f.Type), Values: f.Values}
+		}
+	}
+	return p
+}
+
 // roundOf is the consensus round a layer ended on: the pipeline's round
 // for the current layer, else the highest round of its slots.
 func roundOf(p prism.Pipeline, layer int) int {
@@ -92,12 +147,12 @@ func roundOf(p prism.Pipeline, layer int) int {
 }
 
 func viewPipeline(p prism.Pipeline) wire.Pipeline {
-	v := wire.Pipeline{ClaimID: p.ClaimID, Protocol: p.Protocol.ID, Status: p.Status, CurrentLayer: p.CurrentLayer,
-		Phase: p.Phase, Slots: []wire.StageSlot{}, Flags: []wire.Flag{}, Consensus: viewConsensus(p), Version: p.Version}
+	v := wire.Pipeline{ClaimID: p.ClaimID, Protocol: p.Protocol.ID, Status: string(p.Status), CurrentLayer: p.CurrentLayer,
+		Phase: string(p.Phase), Slots: []wire.StageSlot{}, Flags: []wire.Flag{}, Consensus: viewConsensus(p), Version: p.Version}
 	if v.Phase == "" && p.Status == prism.StatusComplete {
 		// Complete: the last layer ended on its consensus phase, which is
 		// where the original's currentPhase stays.
-		v.Phase = prism.PhaseConsensus
+		v.Phase = string(prism.PhaseConsensus)
 	}
 	v.CurrentPhase = v.Phase
 	for _, l := range p.Protocol.Layers {
@@ -275,7 +330,7 @@ func (a *slotsAPI) stageTake(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, wire.StageTaken{OK: true, SlotID: s.ID, ClaimID: s.ClaimID, Layer: s.Layer, Phase: s.Phase, SlotType: s.Phase, Role: s.Role})
+	httpjson.Write(w, http.StatusOK, wire.StageTaken{OK: true, SlotID: s.ID, ClaimID: s.ClaimID, Layer: s.Layer, Phase: string(s.Phase), SlotType: string(s.Phase), Role: s.Role})
 	return nil
 }
 
@@ -311,19 +366,16 @@ func (a *slotsAPI) flags(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, list(p.Flags))
+	httpjson.Write(w, http.StatusOK, wire.List(viewAll(p.Flags, viewFlag)))
 	return nil
 }
 
 func (a *slotsAPI) resolveFlag(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Action prism.FlagAction `json:"action"`
-		Note   string           `json:"note"`
-	}
+	var in wire.ResolveFlag
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	p, err := a.prism.ResolveFlag(r.Context(), r.PathValue("claimId"), r.PathValue("flagId"), in.Action, in.Note)
+	p, err := a.prism.ResolveFlag(r.Context(), r.PathValue("claimId"), r.PathValue("flagId"), prism.FlagAction(in.Action), in.Note)
 	if err != nil {
 		return err
 	}
@@ -352,7 +404,7 @@ func (a *slotsAPI) consensusHistory(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	out := wire.Items[wire.Consensus]{Items: []wire.Consensus{}}
+	out := wire.ConsensusList{Items: []wire.Consensus{}}
 	if c := viewConsensus(p); c != nil {
 		out.Items = append(out.Items, *c)
 	}
@@ -376,7 +428,7 @@ func (a *slotsAPI) protocol(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, p)
+	httpjson.Write(w, http.StatusOK, viewProtocol(p))
 	return nil
 }
 
@@ -385,18 +437,19 @@ func (a *slotsAPI) protocols(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, list(ps))
+	httpjson.Write(w, http.StatusOK, wire.List(viewAll(ps, viewProtocol)))
 	return nil
 }
 
 func (a *slotsAPI) registerProtocol(w http.ResponseWriter, r *http.Request) error {
-	var p prism.Protocol
-	if err := httpjson.Decode(w, r, &p); err != nil {
+	var in wire.Protocol
+	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
+	p := protocolIn(in)
 	if err := a.prism.RegisterProtocol(r.Context(), p); err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, p)
+	httpjson.Write(w, http.StatusCreated, viewProtocol(p))
 	return nil
 }

@@ -25,36 +25,44 @@ func Slots(svc *slots.Service, ids *identity.Service, opts ...Option) http.Handl
 	cfg := newConfig(opts)
 	a := &slotsAPI{svc: svc, ids: ids, prism: cfg.prism, limiter: cfg.limiter}
 	rt := newRouter(cfg)
-	auth := func(scope identity.Scope, limited bool, fn func(http.ResponseWriter, *http.Request) error) route {
-		return route{auth: ids, scope: scope, limited: limited, fn: fn}
-	}
-	rt.handle("POST", "/api/v1/claims", auth(slots.ScopeClaimCreate, true, a.createClaim))
-	rt.handle("GET", "/api/v1/claims", auth("", false, a.listClaims))
-	rt.handle("GET", "/api/v1/claims/{claimId}", auth("", false, a.getClaim))
-	rt.handle("POST", "/api/v1/claims/{claimId}/comments", auth(slots.ScopeCommentCreate, true, a.addComment))
-	rt.handle("GET", "/api/v1/claims/{claimId}/comments", auth("", false, a.listComments))
-	rt.handle("POST", "/api/v1/claims/{claimId}/slots", auth(slots.ScopeSlotsConfigure, false, a.configureSlots))
-	rt.handle("GET", "/api/v1/claims/{claimId}/slots", auth("", false, a.listSlots))
-	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/take", auth(slots.ScopeCommentCreate, true, a.take))
-	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/done", auth(slots.ScopeCommentCreate, true, a.done))
-	rt.handle("POST", "/api/v1/claims/{claimId}/slots/{slotId}/done-and-take", auth(slots.ScopeCommentCreate, true, a.doneAndTake))
-	rt.handle("GET", "/api/v1/jobs/slots", auth("", false, a.nextJob))
-	rt.handle("GET", "/api/v1/jobs/claims", auth("", false, a.claimJob))
-	rt.handle("POST", "/api/v1/jobs/slots/take", auth(slots.ScopeCommentCreate, true, a.takeJob))
-	rt.handle("POST", "/api/v1/keys", auth(identity.ScopeKeysAdmin, false, a.createKey))
-	rt.handle("GET", "/api/v1/keys", auth(identity.ScopeKeysAdmin, false, a.listKeys))
-	rt.handle("DELETE", "/api/v1/keys/{keyId}", auth(identity.ScopeKeysAdmin, false, a.revokeKey))
-	rt.handle("GET", "/api/v1/me", auth("", false, a.me))
-	rt.handle("POST", "/api/v1/agent/signing-key", auth("", false, a.signingKey))
-	rt.handle("POST", "/api/v1/auth/device-code", route{fn: a.deviceCode})
-	rt.handle("POST", "/api/v1/auth/token", route{fn: a.deviceToken})
-	rt.handle("GET", "/api/v1/auth/device-codes/{userCode}", auth(identity.ScopeKeysAdmin, false, a.deviceLogin))
-	rt.handle("POST", "/api/v1/auth/device-codes/{userCode}/approve", auth(identity.ScopeKeysAdmin, false, a.approveDeviceLogin))
-	rt.handle("GET", "/api/v1/events", auth("", false, a.events))
+	rt.mount(a.routes(), ids, nil)
 	if a.prism != nil {
-		a.routePrism(rt, auth)
+		rt.mount(a.prismRoutes(), ids, nil)
 	}
 	return rt
+}
+
+// routes is the table of the /api/v1 routes of the AOP: each row mounts
+// its handler and describes it in the OpenAPI document.
+func (a *slotsAPI) routes() []operation {
+	return []operation{
+		{id: "createClaim", method: "POST", path: "/api/v1/claims", tag: tagAOP, summary: "Create a claim (with protocol, a Prism pipeline)", auth: keyRequired, scope: slots.ScopeClaimCreate,
+			body: wire.NewClaim{}, status: 201, resp: wire.Claim{}, limited: true, fn: a.createClaim},
+		{id: "listClaims", method: "GET", path: "/api/v1/claims", query: "limit:integer cursor domain", tag: tagAOP, summary: "List claims, newest first (limit, cursor, domain)", auth: keyRequired, status: 200, resp: wire.Items[wire.Claim]{}, fn: a.listClaims},
+		{id: "getClaim", method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: wire.Claim{}, fn: a.getClaim},
+		{id: "createComment", method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 201, resp: wire.CommentCreated{}, limited: true, fn: a.addComment},
+		{id: "listComments", method: "GET", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "List a claim's comments", auth: keyRequired, status: 200, resp: wire.Items[wire.Comment]{}, fn: a.listComments},
+		{id: "configureSlots", method: "POST", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "Configure a claim's role slots", auth: keyRequired, scope: slots.ScopeSlotsConfigure,
+			body: wire.ConfigureSlots{}, status: 201, resp: wire.SlotsConfigured{}, fn: a.configureSlots},
+		{id: "listSlots", method: "GET", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "List a claim's role slots", auth: keyRequired, status: 200, resp: wire.Items[wire.RoleSlot]{}, fn: a.listSlots},
+		{id: "takeSlot", method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/take", tag: tagAOP, summary: "Take an open role slot", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.TakeResponse{}, limited: true, fn: a.take},
+		{id: "finishSlot", method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/done", tag: tagAOP, summary: "Mark a taken role slot done (after commenting)", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.OK{}, limited: true, fn: a.done},
+		{id: "finishSlotAndTakeNext", method: "POST", path: "/api/v1/claims/{claimId}/slots/{slotId}/done-and-take", query: "role domain strategy", optionalBody: true, tag: tagAOP, summary: "Mark a taken role slot done and take the next open role slot in one step (next is null when none is left)", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.TakeJobRequest{}, status: 200, resp: wire.DoneNextResponse{}, limited: true, fn: a.doneAndTake},
+		{id: "findJob", method: "GET", path: "/api/v1/jobs/slots", query: "role domain strategy", tag: tagAOP, summary: "The next open role slot with its claim and comments", auth: keyRequired, status: 200, resp: wire.Job{}, fn: a.nextJob},
+		{id: "takeJob", method: "POST", path: "/api/v1/jobs/slots/take", query: "role domain strategy", optionalBody: true, tag: tagAOP, summary: "Find and take the next open role slot in one step", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.TakeJobRequest{}, status: 200, resp: wire.Job{}, limited: true, fn: a.takeJob},
+		{id: "findClaimJob", method: "GET", path: "/api/v1/jobs/claims", query: "strategy pool:integer commentLimit:integer domain", tag: tagAOP, summary: "A claim to comment on, with instructions", auth: keyRequired, status: 200, resp: wire.ClaimJob{}, fn: a.claimJob},
+		{id: "createKey", method: "POST", path: "/api/v1/keys", tag: tagAOP, summary: "Create an API key (the token is shown once)", auth: keyRequired, scope: identity.ScopeKeysAdmin,
+			body: wire.NewKey{}, status: 201, resp: wire.CreatedKey{}, fn: a.createKey},
+		{id: "listKeys", method: "GET", path: "/api/v1/keys", tag: tagAOP, summary: "List API keys", auth: keyRequired, scope: identity.ScopeKeysAdmin, status: 200, resp: wire.Items[wire.Key]{}, fn: a.listKeys},
+		{id: "revokeKey", method: "DELETE", path: "/api/v1/keys/{keyId}", tag: tagAOP, summary: "Revoke an API key", auth: keyRequired, scope: identity.ScopeKeysAdmin, status: 204, fn: a.revokeKey},
+		{id: "getProfile", method: "GET", path: "/api/v1/me", tag: tagAOP, summary: "The calling key's profile and balance", auth: keyRequired, status: 200, resp: wire.Profile{}, fn: a.me},
+		{id: "registerSigningKey", method: "POST", path: "/api/v1/agent/signing-key", tag: tagAOP, summary: "Register the address of the key the caller signs its outputs with", auth: keyRequired, body: wire.SigningKey{}, status: 200, resp: wire.OK{}, fn: a.signingKey},
+		{id: "startDeviceLogin", method: "POST", path: "/api/v1/auth/device-code", optionalBody: true, tag: tagAOP, summary: "Start a device login", auth: public, body: wire.DeviceCodeRequest{}, status: 200, resp: wire.DeviceCodeResponse{}, fn: a.deviceCode},
+		{id: "pollDeviceLogin", method: "POST", path: "/api/v1/auth/token", tag: tagAOP, summary: "Poll a device login for its key", auth: public, body: wire.TokenRequest{}, status: 200, resp: wire.TokenResponse{}, other: map[int]any{202: wire.TokenResponse{}}, fn: a.deviceToken},
+		{id: "getDeviceLogin", method: "GET", path: "/api/v1/auth/device-codes/{userCode}", tag: tagAOP, summary: "Look up a device login by its user code", auth: keyRequired, scope: identity.ScopeKeysAdmin, status: 200, resp: wire.DeviceLogin{}, fn: a.deviceLogin},
+		{id: "approveDeviceLogin", method: "POST", path: "/api/v1/auth/device-codes/{userCode}/approve", tag: tagAOP, summary: "Approve a device login", auth: keyRequired, scope: identity.ScopeKeysAdmin, status: 200, resp: wire.DeviceLogin{}, fn: a.approveDeviceLogin},
+		{id: "streamEvents", method: "GET", path: "/api/v1/events", tag: tagAOP, summary: "Server-sent events of claims, comments and slots", auth: keyRequired, status: 200, media: mediaEvents, fn: a.events},
+	}
 }
 
 type slotsAPI struct {
@@ -62,17 +70,6 @@ type slotsAPI struct {
 	ids     *identity.Service
 	prism   *prism.Service // nil: no pipeline routes
 	limiter Limiter        // of the unauthenticated device-code route; nil: none
-}
-
-type items[T any] struct {
-	Items []T `json:"items"`
-}
-
-func list[T any](s []T) items[T] {
-	if s == nil {
-		s = []T{}
-	}
-	return items[T]{s}
 }
 
 func (a *slotsAPI) createClaim(w http.ResponseWriter, r *http.Request) error {
@@ -93,7 +90,7 @@ func (a *slotsAPI) createClaim(w http.ResponseWriter, r *http.Request) error {
 // without, slots.Service.CreateClaim, which has no pipeline to start, so a
 // protocol is refused.
 func (a *slotsAPI) newClaim(ctx context.Context, in wire.NewClaim) (slots.Claim, error) {
-	nc := slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain, Sources: wire.Sources(in.Sources)}
+	nc := slots.NewClaim{Title: in.Title, Body: in.Body, Domain: in.Domain, Sources: sourcesIn(in.Sources)}
 	if a.prism != nil {
 		c, _, err := a.prism.CreateClaim(ctx, prism.NewClaim{NewClaim: nc, Protocol: in.Protocol})
 		return c, err
@@ -116,10 +113,7 @@ func (a *slotsAPI) listClaims(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if page.Items == nil {
-		page.Items = []slots.Claim{}
-	}
-	httpjson.Write(w, http.StatusOK, page)
+	httpjson.Write(w, http.StatusOK, wire.Items[wire.Claim]{Items: viewAll(page.Items, viewClaim), NextCursor: page.NextCursor})
 	return nil
 }
 
@@ -128,26 +122,45 @@ func (a *slotsAPI) getClaim(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, c)
+	httpjson.Write(w, http.StatusOK, viewClaim(c))
 	return nil
 }
 
+// The AOP's domain values in their wire shapes, and the wire's inputs in
+// the domain's.
+
 func viewClaim(c slots.Claim) wire.Claim {
-	return wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, Sources: c.Sources, CreatedAt: c.CreatedAt}
+	v := wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, CreatedAt: c.CreatedAt}
+	if c.Sources != nil {
+		v.Sources = make([]wire.Source, len(c.Sources))
+		for i, s := range c.Sources {
+			v.Sources[i] = wire.Source(s)
+		}
+	}
+	return v
 }
 
-func viewComment(c slots.Comment) wire.Comment {
-	return wire.Comment{ID: c.ID, ClaimID: c.ClaimID, Body: c.Body, CommentType: c.CommentType, AuthorID: c.AuthorID,
-		AgentName: c.AgentName, AuthorName: c.AgentName, AuthorType: "ai", CreatedAt: c.CreatedAt}
-}
-
-func viewComments(cs []slots.Comment) []wire.Comment {
-	out := make([]wire.Comment, len(cs))
-	for i, c := range cs {
-		out[i] = viewComment(c)
+// sourcesIn is a new claim's sources, in either wire form, as the
+// domain's.
+func sourcesIn(in []wire.NewSource) []slots.Source {
+	out := make([]slots.Source, len(in))
+	for i, s := range in {
+		out[i] = slots.Source(s)
 	}
 	return out
 }
+
+func viewKey(k identity.Key) wire.Key {
+	return wire.Key{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: fromScopes(k.Scopes), CreatedAt: k.CreatedAt,
+		RevokedAt: k.RevokedAt, SigningKeyAddress: k.SigningKeyAddress}
+}
+
+func viewComment(c slots.Comment) wire.Comment {
+	return wire.Comment{ID: c.ID, ClaimID: c.ClaimID, Body: c.Body, CommentType: string(c.CommentType), AuthorID: c.AuthorID,
+		AgentName: c.AgentName, AuthorName: c.AgentName, AuthorType: "ai", CreatedAt: c.CreatedAt}
+}
+
+func viewComments(cs []slots.Comment) []wire.Comment { return viewAll(cs, viewComment) }
 
 func (a *slotsAPI) addComment(w http.ResponseWriter, r *http.Request) error {
 	var in wire.NewComment
@@ -167,7 +180,7 @@ func (a *slotsAPI) listComments(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, list(viewComments(cs)))
+	httpjson.Write(w, http.StatusOK, wire.List(viewComments(cs)))
 	return nil
 }
 
@@ -202,7 +215,7 @@ func (a *slotsAPI) listSlots(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, list(ss))
+	httpjson.Write(w, http.StatusOK, wire.List(viewAll(ss, viewRoleSlot)))
 	return nil
 }
 
@@ -255,19 +268,12 @@ func (a *slotsAPI) claimJob(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type takeResponse struct {
-	OK      bool       `json:"ok"`
-	SlotID  string     `json:"slotId"`
-	Role    slots.Role `json:"role"`
-	ClaimID string     `json:"claimId"`
-}
-
 func (a *slotsAPI) take(w http.ResponseWriter, r *http.Request) error {
 	s, err := a.svc.Take(r.Context(), r.PathValue("claimId"), r.PathValue("slotId"))
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, takeResponse{OK: true, SlotID: s.ID, Role: s.Role, ClaimID: s.ClaimID})
+	httpjson.Write(w, http.StatusOK, wire.TakeResponse{OK: true, SlotID: s.ID, Role: string(s.Role), ClaimID: s.ClaimID})
 	return nil
 }
 
@@ -275,17 +281,8 @@ func (a *slotsAPI) done(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.svc.Done(r.Context(), r.PathValue("claimId"), r.PathValue("slotId")); err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, map[string]bool{"ok": true})
+	httpjson.Write(w, http.StatusOK, wire.OK{OK: true})
 	return nil
-}
-
-type createdKey struct {
-	ID        string           `json:"_id"`
-	Key       string           `json:"key"`
-	Name      string           `json:"name"`
-	AvatarURL string           `json:"avatarUrl"`
-	Scopes    []identity.Scope `json:"scopes"`
-	CreatedAt int64            `json:"createdAt"`
 }
 
 func (a *slotsAPI) createKey(w http.ResponseWriter, r *http.Request) error {
@@ -301,7 +298,7 @@ func (a *slotsAPI) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, createdKey{ID: k.ID, Key: token, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: scopesOrEmpty(k.Scopes), CreatedAt: k.CreatedAt})
+	httpjson.Write(w, http.StatusCreated, wire.CreatedKey{ID: k.ID, Key: token, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: fromScopes(k.Scopes), CreatedAt: k.CreatedAt})
 	return nil
 }
 
@@ -310,19 +307,8 @@ func (a *slotsAPI) listKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	for i := range ks {
-		ks[i].Scopes = scopesOrEmpty(ks[i].Scopes)
-	}
-	httpjson.Write(w, http.StatusOK, list(ks))
+	httpjson.Write(w, http.StatusOK, wire.List(viewAll(ks, viewKey)))
 	return nil
-}
-
-// scopesOrEmpty keeps a key without scopes answering "scopes": [] not null.
-func scopesOrEmpty(s []identity.Scope) []identity.Scope {
-	if s == nil {
-		return []identity.Scope{}
-	}
-	return s
 }
 
 func (a *slotsAPI) revokeKey(w http.ResponseWriter, r *http.Request) error {
@@ -333,24 +319,13 @@ func (a *slotsAPI) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-type profile struct {
-	ID        string           `json:"_id"`
-	Name      string           `json:"name"`
-	AvatarURL string           `json:"avatarUrl"`
-	Scopes    []identity.Scope `json:"scopes"`
-	Balance   int64            `json:"balance"`
-	// SigningKeyAddress is the key's registered signing key, null until
-	// POST /api/v1/agent/signing-key registers one.
-	SigningKeyAddress *string `json:"signingKeyAddress"`
-}
-
 func (a *slotsAPI) me(w http.ResponseWriter, r *http.Request) error {
 	k := identity.FromContext(r.Context()).Key
 	bal, err := a.svc.Balance(r.Context(), k.ID)
 	if err != nil {
 		return err
 	}
-	p := profile{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: scopesOrEmpty(k.Scopes), Balance: bal}
+	p := wire.Profile{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: fromScopes(k.Scopes), Balance: bal}
 	if k.SigningKeyAddress != "" {
 		p.SigningKeyAddress = &k.SigningKeyAddress
 	}
@@ -368,7 +343,7 @@ func (a *slotsAPI) signingKey(w http.ResponseWriter, r *http.Request) error {
 	if err := a.ids.RegisterSigningKey(r.Context(), in.SigningKeyAddress); err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, ok{OK: true})
+	httpjson.Write(w, http.StatusOK, wire.OK{OK: true})
 	return nil
 }
 
@@ -383,7 +358,7 @@ func (a *slotsAPI) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer sub.Close()
 	httpjson.Stream(w, r, sub.C, sub.Poll(), func(w io.Writer, hint []byte) error {
-		b, _ := json.Marshal(map[string]string{"claimId": string(hint)})
+		b, _ := json.Marshal(wire.ClaimChanged{ClaimID: string(hint)})
 		_, err := fmt.Fprintf(w, "event: changed\ndata: %s\n\n", b)
 		return err
 	})

@@ -8,15 +8,6 @@ import (
 	"github.com/agorahq/agora/slots"
 )
 
-// takeJobRequest is the optional body of POST /api/v1/jobs/slots/take: the
-// filters of GET /api/v1/jobs/slots, which the query string may carry
-// instead (a field set in the body wins).
-type takeJobRequest struct {
-	Role     slots.Role     `json:"role"`
-	Domain   string         `json:"domain"`
-	Strategy slots.Strategy `json:"strategy"`
-}
-
 // takeJob is Agora's next-and-take, beside the original API's two-step
 // GET /jobs/slots and POST .../take: it finds the caller's next job and takes
 // its seat in one atomic step, so a crowd of agents never races for the same
@@ -31,12 +22,12 @@ func (a *slotsAPI) takeJob(w http.ResponseWriter, r *http.Request) error {
 }
 
 // jobFilters reads the filters of a take-next route: the query string's,
-// then the optional body's (takeJobRequest), a field set in the body
+// then the optional body's (wire.TakeJobRequest), a field set in the body
 // winning.
 func jobFilters(w http.ResponseWriter, r *http.Request) (slots.JobQuery, error) {
 	q := r.URL.Query()
-	in := takeJobRequest{Role: slots.Role(q.Get("role")), Domain: q.Get("domain"), Strategy: slots.Strategy(q.Get("strategy"))}
-	var body takeJobRequest
+	in := wire.TakeJobRequest{Role: q.Get("role"), Domain: q.Get("domain"), Strategy: q.Get("strategy")}
+	var body wire.TakeJobRequest
 	if err := httpjson.DecodeOptional(w, r, &body); err != nil {
 		return slots.JobQuery{}, err
 	}
@@ -49,16 +40,7 @@ func jobFilters(w http.ResponseWriter, r *http.Request) (slots.JobQuery, error) 
 	if body.Strategy != "" {
 		in.Strategy = body.Strategy
 	}
-	return slots.JobQuery{Role: in.Role, Domain: in.Domain, Strategy: in.Strategy}, nil
-}
-
-// doneNextResponse answers POST .../slots/{slotId}/done-and-take: the
-// original API's done answer ({"ok": true}) plus the slot as done and the caller's
-// next job, its seat taken, or null when no seat is left for it.
-type doneNextResponse struct {
-	OK   bool          `json:"ok"`
-	Slot wire.RoleSlot `json:"slot"`
-	Next *wire.Job     `json:"next"`
+	return slots.JobQuery{Role: slots.Role(in.Role), Domain: in.Domain, Strategy: slots.Strategy(in.Strategy)}, nil
 }
 
 // doneAndTake is Agora's finish-and-take-next, beside the original API's done: it
@@ -75,7 +57,7 @@ func (a *slotsAPI) doneAndTake(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := doneNextResponse{OK: true, Slot: viewRoleSlot(dn.Slot)}
+	out := wire.DoneNextResponse{OK: true, Slot: viewRoleSlot(dn.Slot)}
 	if j := dn.Next; j != nil {
 		v := viewJob(*j)
 		out.Next = &v

@@ -8,6 +8,16 @@ import (
 	"github.com/agorahq/agora/slots"
 )
 
+// viewAll is ds in their wire shapes, view mapping each: a list, empty
+// (never null) for none.
+func viewAll[D, W any](ds []D, view func(D) W) []W {
+	out := make([]W, len(ds))
+	for i, d := range ds {
+		out[i] = view(d)
+	}
+	return out
+}
+
 // The views below are the domain values in the wire shapes the routes
 // answer with, for the other edges of the same services (httpapi/mcp), so
 // that an agent reads one shape whichever edge it came through. Each is

@@ -72,7 +72,7 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("creating a key (is -admin-key right?): %w", err)
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); bots.PrismWorker(ctx, c.As(k.Token), *seed, opt) }()
+		go func() { defer wg.Done(); bots.PrismWorker(ctx, c.As(k.Key), *seed, opt) }()
 	}
 	// With an admin key every agent acts with a key of its own, named as
 	// it is, so the agents also work on a server that requires keys
@@ -85,7 +85,7 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return nil, fmt.Errorf("creating %s's key (is -admin-key right?): %w", name, err)
 		}
-		return c.As(k.Token), nil
+		return c.As(k.Key), nil
 	}
 	for _, name := range strings.Split(*responders, ",") {
 		if name = strings.TrimSpace(name); name != "" {

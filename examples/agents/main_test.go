@@ -54,7 +54,7 @@ func TestPrismWorkersAgainstAServer(t *testing.T) {
 	go func() { done <- run(agentsCtx, []string{"-server", base, "-admin-key", "adm", "-prism", "16"}) }()
 	until(t, func() bool {
 		p, err := c.Pipeline(ctx, claim.ID)
-		return err == nil && p.Status == prism.StatusComplete
+		return err == nil && p.Status == string(prism.StatusComplete)
 	})
 	stop()
 	require.NoError(t, <-done)
@@ -74,7 +74,7 @@ func TestAgentsOnAServerThatRequiresKeys(t *testing.T) {
 	require.NoError(t, err)
 	asker, err := c.CreateKey(ctx, identity.NewKey{Name: "Developer", Scopes: []identity.Scope{discussion.ScopeWrite}})
 	require.NoError(t, err)
-	p, err := c.As(asker.Token).AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "ship?", RequiredResponses: 2})
+	p, err := c.As(asker.Key).AskSquad(ctx, client.Question{RequesterAgent: "Developer", PromptMessage: "ship?", RequiredResponses: 2})
 	require.NoError(t, err)
 	agentsCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -150,7 +150,7 @@ func TestClaudeBrainAgainstAServer(t *testing.T) {
 
 	until(t, func() bool { // the pipeline moved past Classification
 		p, err := c.Pipeline(ctx, claim.ID)
-		return err == nil && (p.CurrentLayer > 2 || p.Status == prism.StatusComplete)
+		return err == nil && (p.CurrentLayer > 2 || p.Status == string(prism.StatusComplete))
 	})
 	stop()
 	require.NoError(t, <-done)

@@ -243,7 +243,7 @@ func (d *tour) prism(ctx, botsCtx context.Context) (prism.ConsensusRecord, error
 			return prism.ConsensusRecord{}, err
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); bots.PrismWorker(workers, c.As(k.Token), d.seed, d.opt) }()
+		go func() { defer wg.Done(); bots.PrismWorker(workers, c.As(k.Key), d.seed, d.opt) }()
 	}
 	// Follow the claim over the server's change events rather than polling.
 	events, err := c.ClaimEvents(workers)
@@ -266,10 +266,10 @@ func (d *tour) prism(ctx, botsCtx context.Context) (prism.ConsensusRecord, error
 			d.say("prism: %s", layerLine(p.Layers[told], len(p.Layers)))
 			told++
 		}
-		if p.Status == prism.StatusComplete {
+		if p.Status == string(prism.StatusComplete) {
 			break
 		}
-		if p.Status == prism.StatusFlagged {
+		if p.Status == string(prism.StatusFlagged) {
 			return prism.ConsensusRecord{}, fmt.Errorf("prism: the pipeline was flagged at layer %d", p.CurrentLayer)
 		}
 		if err := nextChange(ctx, events, claim.ID); err != nil {
@@ -294,10 +294,10 @@ func layerLine(l client.PipelineLayer, layers int) string {
 	agreed := 0
 	for _, s := range l.Slots {
 		switch {
-		case s.Status != slots.StatusDone:
-		case s.Phase == prism.PhaseWork:
+		case s.Status != string(slots.StatusDone):
+		case s.Phase == string(prism.PhaseWork):
 			work = append(work, s.Role)
-		case s.Phase == prism.PhaseConsensus:
+		case s.Phase == string(prism.PhaseConsensus):
 			agreed++
 		}
 	}
@@ -340,7 +340,7 @@ func (d *tour) race(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h := c.As(human.Token)
+	h := c.As(human.Key)
 	race, err := h.CreateClaim(ctx, client.NewClaim{Title: "Bees can count", Body: "Honeybees tell four landmarks from five.", Domain: "biology"})
 	if err != nil {
 		return err
@@ -371,9 +371,9 @@ func (d *tour) race(ctx context.Context) error {
 			if i == 5 {
 				// One critic is an agent host's: it works through the MCP
 				// tools at /mcp, as Claude Code would, with its own key.
-				err = d.mcpCritic(raceCtx, k.Token, d.seed+uint64(i))
+				err = d.mcpCritic(raceCtx, k.Key, d.seed+uint64(i))
 			} else {
-				_, err = bots.SlotAgent(raceCtx, c.As(k.Token), slots.RoleCritic, 0, d.seed+uint64(i), d.opt)
+				_, err = bots.SlotAgent(raceCtx, c.As(k.Key), slots.RoleCritic, 0, d.seed+uint64(i), d.opt)
 			}
 			if err != nil {
 				return
@@ -605,5 +605,5 @@ func (d *tour) agent(ctx context.Context, name string, scope identity.Scope) (*c
 	if err != nil {
 		return nil, err
 	}
-	return d.c.As(k.Token), nil
+	return d.c.As(k.Key), nil
 }

@@ -11,11 +11,8 @@ import (
 	"github.com/agorahq/agora/store"
 )
 
-// CreatedKey is a new API key with its secret, shown this once.
-type CreatedKey struct {
-	identity.Key
-	Token string `json:"key"`
-}
+// CreatedKey is a new API key with its secret (Key), shown this once.
+type CreatedKey = wire.CreatedKey
 
 // CreateKey creates an API key (scope keys:admin) with the name, avatar
 // URL and scopes of k. An empty AvatarURL is not sent (the key has none);
@@ -34,8 +31,8 @@ func (c *Client) CreateKey(ctx context.Context, k identity.NewKey) (CreatedKey, 
 }
 
 // Keys lists the API keys (scope keys:admin).
-func (c *Client) Keys(ctx context.Context) ([]identity.Key, error) {
-	var out struct{ Items []identity.Key }
+func (c *Client) Keys(ctx context.Context) ([]wire.Key, error) {
+	var out wire.Items[wire.Key]
 	err := c.do(ctx, "GET", "/api/v1/keys", nil, &out)
 	return out.Items, err
 }
@@ -45,17 +42,9 @@ func (c *Client) RevokeKey(ctx context.Context, id string) error {
 	return c.do(ctx, "DELETE", "/api/v1/keys/"+esc(id), nil, nil)
 }
 
-// Me is the caller's profile.
-type Me struct {
-	ID        string           `json:"_id"`
-	Name      string           `json:"name"`
-	AvatarURL string           `json:"avatarUrl"`
-	Scopes    []identity.Scope `json:"scopes"`
-	Balance   int64            `json:"balance"`
-	// SigningKeyAddress is the key's registered signing key, empty when
-	// none (see RegisterSigningKey).
-	SigningKeyAddress string `json:"signingKeyAddress"`
-}
+// Me is the caller's profile; its SigningKeyAddress is nil until
+// RegisterSigningKey registers one.
+type Me = wire.Profile
 
 // RegisterSigningKey registers the address of the key the caller signs its
 // stage outputs with, as AOP's `aop setup` does; a later one replaces it.
@@ -72,32 +61,27 @@ func (c *Client) Me(ctx context.Context) (Me, error) {
 
 // NewClaim is the body of POST /api/v1/claims. Empty Domain and Protocol
 // are not sent: the claim gets slots.DefaultDomain and, on a server that
-// runs the Prism pipeline, Prism v1.
-type NewClaim struct {
-	Title string `json:"title"`
-	Body  string `json:"body"`
-	// Domain is the claim's field, which job-queue filters match.
-	Domain string `json:"domain,omitempty"`
-	// Protocol is the ID of the deliberation protocol the claim runs under
-	// (see Protocols); a server without the pipeline refuses any.
-	Protocol string `json:"protocol,omitempty"`
-	// Sources are the claim's citations (at most slots.MaxSources, each an
-	// http or https URL).
-	Sources []slots.Source `json:"sources,omitempty"`
-}
+// runs the Prism pipeline, Prism v1. Protocol is the ID of the
+// deliberation protocol the claim runs under (see Protocols); a server
+// without the pipeline refuses any. Sources are the claim's citations (at
+// most slots.MaxSources, each an http or https URL).
+type NewClaim = wire.NewClaim
+
+// Claim is a claim as the routes show it.
+type Claim = wire.Claim
 
 // CreateClaim creates a claim (scope claim:create) and, on a server that
 // runs the Prism pipeline, starts its pipeline. An unknown protocol is
 // store.ErrInvalid.
-func (c *Client) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, error) {
-	var cl slots.Claim
+func (c *Client) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
+	var cl Claim
 	err := c.do(ctx, "POST", "/api/v1/claims", in, &cl)
 	return cl, err
 }
 
 // Claim returns a claim.
-func (c *Client) Claim(ctx context.Context, id string) (slots.Claim, error) {
-	var cl slots.Claim
+func (c *Client) Claim(ctx context.Context, id string) (Claim, error) {
+	var cl Claim
 	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(id), nil, &cl)
 	return cl, err
 }
@@ -114,8 +98,8 @@ type ClaimsQuery struct {
 }
 
 // Claims lists a page of claims newest first.
-func (c *Client) Claims(ctx context.Context, q ClaimsQuery) (slots.ClaimPage, error) {
-	var p slots.ClaimPage
+func (c *Client) Claims(ctx context.Context, q ClaimsQuery) (wire.Items[Claim], error) {
+	var p wire.Items[Claim]
 	err := c.do(ctx, "GET", "/api/v1/claims"+query("limit", num(q.Limit), "cursor", q.Cursor, "domain", q.Domain), nil, &p)
 	return p, err
 }
@@ -159,14 +143,14 @@ func (c *Client) ClaimJob(ctx context.Context, q ClaimJobQuery) (wire.ClaimJob, 
 
 // Comments lists a claim's comments.
 func (c *Client) Comments(ctx context.Context, claimID string) ([]Comment, error) {
-	var out struct{ Items []Comment }
+	var out wire.Items[Comment]
 	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/comments", nil, &out)
 	return out.Items, err
 }
 
 // ConfigureSlots replaces a claim's open role slots (scope slots:configure).
 func (c *Client) ConfigureSlots(ctx context.Context, claimID string, roles ...slots.RoleCount) (int, error) {
-	var out struct{ Created int }
+	var out wire.SlotsConfigured
 	body := wire.ConfigureSlots{Roles: make([]wire.RoleCount, len(roles))}
 	for i, rc := range roles {
 		body.Roles[i] = wire.RoleCount{Role: string(rc.Role), Count: rc.Count}
@@ -175,9 +159,12 @@ func (c *Client) ConfigureSlots(ctx context.Context, claimID string, roles ...sl
 	return out.Created, err
 }
 
+// RoleSlot is a role slot as the routes show it.
+type RoleSlot = wire.RoleSlot
+
 // Slots lists a claim's role slots.
-func (c *Client) Slots(ctx context.Context, claimID string) ([]slots.Slot, error) {
-	var out struct{ Items []slots.Slot }
+func (c *Client) Slots(ctx context.Context, claimID string) ([]RoleSlot, error) {
+	var out wire.Items[RoleSlot]
 	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/slots", nil, &out)
 	return out.Items, err
 }

@@ -3,8 +3,9 @@
 // flags, protocols and consensus, the stream of changed claims), the arena
 // and the discussion prompts with their squad chat. Every call takes a
 // context; every error answer comes back as an *Error that errors.Is the
-// library's sentinel errors (a 409 is store.ErrConflict, a 404
-// store.ErrNotFound, …), and a call that its context ended returns an error
+// library's sentinel errors by the server's own table (a 409 is
+// store.ErrConflict, a 404 store.ErrNotFound, a 503 store.ErrUnavailable,
+// …), and a call that its context ended returns an error
 // that errors.Is ctx.Err().
 //
 // A call whose route takes optional fields, or more than a few, takes them
@@ -42,7 +43,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agorahq/agora/store"
+	"github.com/agorahq/agora/internal/httpjson"
 )
 
 // Client talks to one Agora server.
@@ -79,7 +80,8 @@ func (c *Client) As(token string) *Client {
 
 // ErrRateLimited matches (with errors.Is) a 429 answer: the key made too
 // many takes, dones or comments; Error.RetryAfter says when to try again.
-var ErrRateLimited = errors.New("agora: rate limited")
+// It is the server's own kind of a rate-limited request.
+var ErrRateLimited = httpjson.ErrRateLimited
 
 // Error is an error answer of the server.
 type Error struct {
@@ -98,26 +100,11 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("agora: %d %s: %s", e.Status, e.Code, e.Message)
 }
 
-// Unwrap maps the status to the library's sentinel errors.
-func (e *Error) Unwrap() error {
-	switch e.Status {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
-		return store.ErrInvalid
-	case http.StatusUnauthorized:
-		return store.ErrUnauthorized
-	case http.StatusForbidden:
-		return store.ErrForbidden
-	case http.StatusNotFound:
-		return store.ErrNotFound
-	case http.StatusConflict:
-		return store.ErrConflict
-	case http.StatusGone:
-		return store.ErrGone
-	case http.StatusTooManyRequests:
-		return ErrRateLimited
-	}
-	return nil
-}
+// Unwrap maps the status back to the library's sentinel error the server
+// answered it for, with the server's own table (a 404 is
+// store.ErrNotFound, a 503 store.ErrUnavailable, a 429 ErrRateLimited);
+// nil for a status no kind answers with.
+func (e *Error) Unwrap() error { return httpjson.KindOf(e.Status) }
 
 // send sends a request with an optional JSON body and returns the answer
 // when its status is below 400, for the caller to read and close. An error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,7 +19,9 @@ import (
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/identity"
+	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/prism"
@@ -66,7 +69,7 @@ func agent(t *testing.T, c *client.Client, name string, scopes ...identity.Scope
 	t.Helper()
 	k, err := c.CreateKey(t.Context(), identity.NewKey{Name: name, Scopes: scopes})
 	require.NoError(t, err)
-	return c.As(k.Token)
+	return c.As(k.Key)
 }
 
 // expectEvent reads events until one is want, failing when the stream
@@ -112,13 +115,14 @@ func TestAgentLoop(t *testing.T) {
 		c := setup(t, st)
 		h := agent(t, c, "human", slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate)
 		claim, err := h.CreateClaim(ctx, client.NewClaim{Title: "Crows plan ahead", Body: "Scrub jays cache food.", Domain: "biology",
-			Sources: []slots.Source{{URL: "https://example.org/jays", Title: "Jays"}}})
+			Sources: []wire.NewSource{{URL: "https://example.org/jays", Title: "Jays"}}})
 		require.NoError(t, err)
-		require.Equal(t, []slots.Source{{URL: "https://example.org/jays", Title: "Jays"}}, claim.Sources)
+		require.Equal(t, []wire.Source{{URL: "https://example.org/jays", Title: "Jays"}}, claim.Sources)
 		require.NoError(t, h.RegisterSigningKey(ctx, "0xpoi_human"))
 		me, err := h.Me(ctx)
 		require.NoError(t, err)
-		require.Equal(t, "0xpoi_human", me.SigningKeyAddress)
+		require.NotNil(t, me.SigningKeyAddress)
+		require.Equal(t, "0xpoi_human", *me.SigningKeyAddress)
 		require.ErrorIs(t, h.RegisterSigningKey(ctx, ""), store.ErrInvalid)
 		n, err := h.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 3})
 		require.NoError(t, err)
@@ -169,7 +173,7 @@ func TestAgentLoop(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, list, 3)
 		for _, s := range list {
-			require.Equal(t, slots.StatusDone, s.Status)
+			require.Equal(t, string(slots.StatusDone), s.Status)
 		}
 		total := int64(0)
 		for _, a := range agents {
@@ -210,7 +214,7 @@ func TestTakeNextJobWaitsOnAHeldClaim(t *testing.T) {
 		k, err := client.New(url, client.WithToken(admin)).CreateKey(ctx, identity.NewKey{Name: "human", Scopes: []identity.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate}})
 		require.NoError(t, err)
 		tr := newCountingTransport()
-		h := client.New(url, client.WithToken(k.Token), client.WithHTTPClient(&http.Client{Transport: tr}))
+		h := client.New(url, client.WithToken(k.Key), client.WithHTTPClient(&http.Client{Transport: tr}))
 		claim, err := h.CreateClaim(ctx, client.NewClaim{Title: "Octopuses dream", Body: "REM-like sleep."})
 		require.NoError(t, err)
 		_, err = h.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
@@ -224,7 +228,7 @@ func TestTakeNextJobWaitsOnAHeldClaim(t *testing.T) {
 			list, err := h.Slots(ctx, claim.ID)
 			require.NoError(t, err)
 			for _, s := range list {
-				if s.Status == slots.StatusOpen {
+				if s.Status == string(slots.StatusOpen) {
 					return s.ID
 				}
 			}
@@ -240,7 +244,7 @@ func TestTakeNextJobWaitsOnAHeldClaim(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrNotFound, "the queue skips a claim the asking agent holds")
 		other, err := client.New(url, client.WithToken(admin)).CreateKey(ctx, identity.NewKey{Name: "other", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 		require.NoError(t, err)
-		offered, err := h.As(other.Token).NextJob(ctx, slots.JobQuery{})
+		offered, err := h.As(other.Key).NextJob(ctx, slots.JobQuery{})
 		require.NoError(t, err)
 		require.Equal(t, claim.ID, offered.Claim.ID, "but offers it to another agent")
 
@@ -277,11 +281,11 @@ func TestKeyAvatar(t *testing.T) {
 			avatars[key.ID] = key.AvatarURL
 		}
 		require.Equal(t, map[string]string{k.ID: avatar, plain.ID: ""}, avatars)
-		a := c.As(k.Token)
+		a := c.As(k.Key)
 		me, err := a.Me(ctx)
 		require.NoError(t, err)
 		require.Equal(t, avatar, me.AvatarURL)
-		me, err = c.As(plain.Token).Me(ctx)
+		me, err = c.As(plain.Key).Me(ctx)
 		require.NoError(t, err)
 		require.Empty(t, me.AvatarURL)
 
@@ -299,6 +303,35 @@ func TestKeyAvatar(t *testing.T) {
 		require.Equal(t, "Skeptic-7", seats[0].AgentName)
 		require.Equal(t, avatar, seats[0].AgentAvatarURL)
 	})
+}
+
+// TestErrorsUseTheServersTable: every row of the server's error table,
+// answered by a handler, comes back from the client as an error of the
+// row's kind (a 503 store.ErrUnavailable, a 429 ErrRateLimited), keeping
+// the server's code.
+func TestErrorsUseTheServersTable(t *testing.T) {
+	for _, row := range httpjson.Statuses() {
+		for _, status := range append([]int{row.Status}, row.Also...) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				httpjson.Write(w, status, httpjson.ErrorBody("some_code", "it failed"))
+			}))
+			_, err := client.New(srv.URL).Claim(t.Context(), "claim_1")
+			srv.Close()
+			require.ErrorIs(t, err, row.Kind, "%d", status)
+			var e *client.Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, "some_code", e.Code)
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			httpjson.WriteError(w, r, slog.New(slog.DiscardHandler), fmt.Errorf("deep down: %w", row.Kind))
+		}))
+		_, err := client.New(srv.URL).Claim(t.Context(), "claim_1")
+		srv.Close()
+		require.ErrorIs(t, err, row.Kind, "the kind the server mapped from comes back")
+	}
+	require.ErrorIs(t, &client.Error{Status: http.StatusServiceUnavailable}, store.ErrUnavailable)
+	require.ErrorIs(t, &client.Error{Status: http.StatusTooManyRequests}, client.ErrRateLimited)
+	require.NoError(t, (&client.Error{Status: http.StatusInternalServerError}).Unwrap())
 }
 
 // TestErrorsMatchTheSentinels: every kind of error answer, from each API,
@@ -339,10 +372,10 @@ func TestErrorsMatchTheSentinels(t *testing.T) {
 		// 403
 		plain, err := c.CreateKey(ctx, identity.NewKey{Name: "plain"})
 		require.NoError(t, err)
-		_, err = c.As(plain.Token).CreateClaim(ctx, client.NewClaim{Title: "t"})
+		_, err = c.As(plain.Key).CreateClaim(ctx, client.NewClaim{Title: "t"})
 		require.ErrorIs(t, err, store.ErrForbidden)
 		require.Equal(t, "missing_scope", code(err))
-		_, err = c.As(plain.Token).CreateKey(ctx, identity.NewKey{Name: "escalate", Scopes: []identity.Scope{identity.ScopeKeysAdmin}})
+		_, err = c.As(plain.Key).CreateKey(ctx, identity.NewKey{Name: "escalate", Scopes: []identity.Scope{identity.ScopeKeysAdmin}})
 		require.ErrorIs(t, err, store.ErrForbidden)
 
 		// 400
@@ -364,7 +397,7 @@ func TestErrorsMatchTheSentinels(t *testing.T) {
 		list, err := c.Slots(ctx, claim.ID)
 		require.NoError(t, err)
 		require.NoError(t, c.Take(ctx, claim.ID, list[0].ID))
-		err = c.As(plain.Token).Take(ctx, claim.ID, list[0].ID)
+		err = c.As(plain.Key).Take(ctx, claim.ID, list[0].ID)
 		require.ErrorIs(t, err, store.ErrForbidden, "plain has no comment:create")
 		rival := agent(t, c, "rival", slots.ScopeCommentCreate)
 		err = rival.Take(ctx, claim.ID, list[0].ID)
@@ -381,8 +414,8 @@ func TestErrorsMatchTheSentinels(t *testing.T) {
 		keys, err := c.Keys(ctx)
 		require.NoError(t, err)
 		require.Len(t, keys, 2)
-		require.NoError(t, c.RevokeKey(ctx, plain.Key.ID))
-		_, err = c.As(plain.Token).Me(ctx)
+		require.NoError(t, c.RevokeKey(ctx, plain.ID))
+		_, err = c.As(plain.Key).Me(ctx)
 		require.ErrorIs(t, err, store.ErrUnauthorized)
 		err = c.RevokeKey(ctx, "key_missing")
 		require.ErrorIs(t, err, store.ErrNotFound)
@@ -508,7 +541,7 @@ func TestTakeNextJobWaitsOutTheRateLimit(t *testing.T) {
 	require.NoError(t, err)
 	k, err := c.CreateKey(ctx, identity.NewKey{Name: "agent", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 	require.NoError(t, err)
-	a := c.As(k.Token)
+	a := c.As(k.Key)
 	_, err = a.Comment(ctx, claim.ID, "a draft", slots.CommentDraft) // spends the agent's burst
 	require.NoError(t, err)
 	job, err := a.TakeNextJob(ctx, slots.JobQuery{}, 200*time.Millisecond)

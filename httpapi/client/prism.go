@@ -123,34 +123,38 @@ func (c *Client) Consensus(ctx context.Context, claimID string) (ConsensusRecord
 // (GET /api/v1/claims/{id}/consensus/history): none until its pipeline
 // wrote one.
 func (c *Client) ConsensusHistory(ctx context.Context, claimID string) ([]ConsensusRecord, error) {
-	var out struct{ Items []ConsensusRecord }
+	var out wire.ConsensusList
 	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/consensus/history", nil, &out)
 	return out.Items, err
 }
 
 // Protocol returns one protocol (GET /api/v1/protocols/{id}).
-func (c *Client) Protocol(ctx context.Context, id string) (prism.Protocol, error) {
-	var p prism.Protocol
+func (c *Client) Protocol(ctx context.Context, id string) (Protocol, error) {
+	var p Protocol
 	err := c.do(ctx, "GET", "/api/v1/protocols/"+esc(id), nil, &p)
 	return p, err
 }
 
 // Flags lists a claim's pipeline flags, open and resolved, oldest first.
-func (c *Client) Flags(ctx context.Context, claimID string) ([]prism.Flag, error) {
-	var out struct{ Items []prism.Flag }
+func (c *Client) Flags(ctx context.Context, claimID string) ([]Flag, error) {
+	var out wire.Items[Flag]
 	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/flags", nil, &out)
 	return out.Items, err
 }
 
 // FlagResolution is a reviewer's answer to a pipeline flag, the body of
-// POST .../flags/{id}/resolve.
-type FlagResolution struct {
-	// Action is prism.FlagAdvance (apply the layer's effect and move on)
-	// or prism.FlagRetry (open a fresh consensus round of the layer).
-	Action prism.FlagAction `json:"action"`
-	// Note is kept with the resolved flag; empty is not sent.
-	Note string `json:"note,omitempty"`
-}
+// POST .../flags/{id}/resolve: Action is prism.FlagAdvance (apply the
+// layer's effect and move on) or prism.FlagRetry (open a fresh consensus
+// round of the layer); Note is kept with the resolved flag, empty is not
+// sent.
+type FlagResolution = wire.ResolveFlag
+
+// Flag is a pipeline flag as the Prism routes show it.
+type Flag = wire.Flag
+
+// Protocol is a deliberation protocol as the protocol routes show and
+// take it.
+type Protocol = wire.Protocol
 
 // ResolveFlag resolves a pipeline flag (scope pipeline:review) as r says.
 // A flag already resolved is store.ErrConflict; an unknown action,
@@ -161,8 +165,8 @@ func (c *Client) ResolveFlag(ctx context.Context, claimID, flagID string, r Flag
 
 // Protocols lists the deliberation protocols a claim may run under,
 // Prism v1 included.
-func (c *Client) Protocols(ctx context.Context) ([]prism.Protocol, error) {
-	var out struct{ Items []prism.Protocol }
+func (c *Client) Protocols(ctx context.Context) ([]Protocol, error) {
+	var out wire.Items[Protocol]
 	err := c.do(ctx, "GET", "/api/v1/protocols", nil, &out)
 	return out.Items, err
 }
@@ -170,8 +174,8 @@ func (c *Client) Protocols(ctx context.Context) ([]prism.Protocol, error) {
 // RegisterProtocol registers (or replaces) a protocol (scope keys:admin)
 // and returns it as stored; a definition that does not validate is
 // store.ErrInvalid.
-func (c *Client) RegisterProtocol(ctx context.Context, p prism.Protocol) (prism.Protocol, error) {
-	var out prism.Protocol
+func (c *Client) RegisterProtocol(ctx context.Context, p Protocol) (Protocol, error) {
+	var out Protocol
 	err := c.do(ctx, "POST", "/api/v1/protocols", p, &out)
 	return out, err
 }

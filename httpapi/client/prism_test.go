@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -38,7 +39,7 @@ func TestPrismThroughTheClient(t *testing.T) {
 		p, err := c.Pipeline(ctx, claim.ID)
 		require.NoError(t, err)
 		require.Equal(t, prism.PrismV1ID, p.Protocol)
-		require.Equal(t, prism.PhaseWork, p.Phase)
+		require.Equal(t, string(prism.PhaseWork), p.Phase)
 		require.Len(t, p.Layers, 7)
 		require.Equal(t, "work", p.Layers[0].Phase)
 		require.Len(t, p.Layers[0].Slots, 2)
@@ -49,7 +50,7 @@ func TestPrismThroughTheClient(t *testing.T) {
 		}
 		p, err = c.Pipeline(ctx, claim.ID)
 		require.NoError(t, err)
-		require.Equal(t, prism.PhaseConsensus, p.Phase)
+		require.Equal(t, string(prism.PhaseConsensus), p.Phase)
 		_, err = c.Consensus(ctx, claim.ID)
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
@@ -123,34 +124,34 @@ func TestFlagsThroughTheClient(t *testing.T) {
 
 		p, err := c.Pipeline(ctx, claim.ID)
 		require.NoError(t, err)
-		require.Equal(t, prism.StatusFlagged, p.Status)
+		require.Equal(t, string(prism.StatusFlagged), p.Status)
 		flags, err = c.Flags(ctx, claim.ID)
 		require.NoError(t, err)
 		require.Len(t, flags, 1)
 		f := flags[0]
 		require.Equal(t, claim.ID, f.ClaimID)
 		require.Equal(t, 1, f.Layer)
-		require.Equal(t, prism.FlagOpen, f.Status)
+		require.Equal(t, string(prism.FlagOpen), f.Status)
 		require.Equal(t, prism.FlagReasonLowConfidence, f.Reason)
 		require.InDelta(t, 0.3, f.AvgConfidence, 1e-9)
 		require.InDelta(t, prism.DefaultThreshold, f.Threshold, 1e-9)
 		_, err = worker().NextWork(ctx, client.WorkQuery{})
 		require.ErrorIs(t, err, store.ErrNotFound, "a flagged pipeline offers no work")
 
-		err = worker().ResolveFlag(ctx, claim.ID, f.ID, client.FlagResolution{Action: prism.FlagRetry})
+		err = worker().ResolveFlag(ctx, claim.ID, f.ID, client.FlagResolution{Action: string(prism.FlagRetry)})
 		require.ErrorIs(t, err, store.ErrForbidden, "pipeline:review is needed")
-		err = reviewer.ResolveFlag(ctx, claim.ID, "flag_missing", client.FlagResolution{Action: prism.FlagRetry})
+		err = reviewer.ResolveFlag(ctx, claim.ID, "flag_missing", client.FlagResolution{Action: string(prism.FlagRetry)})
 		require.ErrorIs(t, err, store.ErrNotFound)
 		err = reviewer.ResolveFlag(ctx, claim.ID, f.ID, client.FlagResolution{Action: "ignore"})
 		require.ErrorIs(t, err, store.ErrInvalid)
 
-		require.NoError(t, reviewer.ResolveFlag(ctx, claim.ID, f.ID, client.FlagResolution{Action: prism.FlagRetry, Note: "ask again"}))
+		require.NoError(t, reviewer.ResolveFlag(ctx, claim.ID, f.ID, client.FlagResolution{Action: string(prism.FlagRetry), Note: "ask again"}))
 		p, err = c.Pipeline(ctx, claim.ID)
 		require.NoError(t, err)
-		require.Equal(t, prism.StatusActive, p.Status)
+		require.Equal(t, string(prism.StatusActive), p.Status)
 		require.Equal(t, 1, p.CurrentLayer)
-		require.Equal(t, prism.PhaseConsensus, p.Phase)
-		err = reviewer.ResolveFlag(ctx, claim.ID, f.ID, client.FlagResolution{Action: prism.FlagAdvance})
+		require.Equal(t, string(prism.PhaseConsensus), p.Phase)
+		err = reviewer.ResolveFlag(ctx, claim.ID, f.ID, client.FlagResolution{Action: string(prism.FlagAdvance)})
 		require.ErrorIs(t, err, store.ErrConflict, "the flag is resolved")
 		work(t, worker(), 1, 0.4)
 		work(t, worker(), 1, 0.4)
@@ -158,19 +159,19 @@ func TestFlagsThroughTheClient(t *testing.T) {
 		flags, err = c.Flags(ctx, claim.ID)
 		require.NoError(t, err)
 		require.Len(t, flags, 2)
-		require.Equal(t, prism.FlagResolved, flags[0].Status)
+		require.Equal(t, string(prism.FlagResolved), flags[0].Status)
 		require.Equal(t, string(prism.FlagRetry), flags[0].Action)
 		require.Equal(t, "ask again", flags[0].Note)
 		require.Equal(t, me.ID, flags[0].ResolvedBy)
-		require.Equal(t, prism.FlagOpen, flags[1].Status)
+		require.Equal(t, string(prism.FlagOpen), flags[1].Status)
 		require.InDelta(t, 0.4, flags[1].AvgConfidence, 1e-9)
 
-		require.NoError(t, reviewer.ResolveFlag(ctx, claim.ID, flags[1].ID, client.FlagResolution{Action: prism.FlagAdvance}))
+		require.NoError(t, reviewer.ResolveFlag(ctx, claim.ID, flags[1].ID, client.FlagResolution{Action: string(prism.FlagAdvance)}))
 		p, err = c.Pipeline(ctx, claim.ID)
 		require.NoError(t, err)
-		require.Equal(t, prism.StatusActive, p.Status)
+		require.Equal(t, string(prism.StatusActive), p.Status)
 		require.Equal(t, 2, p.CurrentLayer)
-		require.Equal(t, prism.PhaseWork, p.Phase)
+		require.Equal(t, string(prism.PhaseWork), p.Phase)
 		require.Equal(t, "done", p.Layers[0].Phase)
 		require.NotNil(t, p.Layers[0].AvgConfidence)
 		require.InDelta(t, 0.4, *p.Layers[0].AvgConfidence, 1e-9)
@@ -191,15 +192,15 @@ func TestProtocolsThroughTheClient(t *testing.T) {
 		c := setup(t, st)
 		protos, err := c.Protocols(ctx)
 		require.NoError(t, err)
-		require.Equal(t, []prism.Protocol{prism.LensV1(), prism.MetaV1(), prism.PrismV1(), prism.PrismV1Solo()}, protos, "the built-in protocols")
+		require.Equal(t, wireProtocols(t, prism.LensV1(), prism.MetaV1(), prism.PrismV1(), prism.PrismV1Solo()), protos, "the built-in protocols")
 
-		quick := prism.Protocol{ID: "quick-verdict", Name: "Quick verdict", Layers: []prism.Layer{{
-			Number: 1, Name: "Verdict", ConsensusSlots: 1, Threshold: 0.5,
-			Output: prism.Shape{
-				"summary":        {Type: prism.TypeString},
-				"recommendation": {Type: prism.TypeEnum, Values: []string{"accept", "reject"}},
+		quick := client.Protocol{ID: "quick-verdict", Name: "Quick verdict", Layers: []wire.Layer{{
+			Layer: 1, Name: "Verdict", ConsensusSlots: 1, Threshold: 0.5,
+			Output: map[string]wire.Field{
+				"summary":        {Type: string(prism.TypeString)},
+				"recommendation": {Type: string(prism.TypeEnum), Values: []string{"accept", "reject"}},
 			},
-			OutputFrom: prism.OutputConsensus, Effect: prism.EffectConsensus,
+			OutputFrom: string(prism.OutputConsensus), Effect: string(prism.EffectConsensus),
 		}}}
 		got, err := c.RegisterProtocol(ctx, quick)
 		require.NoError(t, err)
@@ -222,7 +223,7 @@ func TestProtocolsThroughTheClient(t *testing.T) {
 		p, err := c.Pipeline(ctx, claim.ID)
 		require.NoError(t, err)
 		require.Equal(t, quick.ID, p.Protocol)
-		require.Equal(t, prism.PhaseConsensus, p.Phase)
+		require.Equal(t, string(prism.PhaseConsensus), p.Phase)
 		w, err := a.TakeNextWork(ctx, client.WorkQuery{Role: prism.RoleConsensus, Layer: 1}, 50*time.Millisecond)
 		require.NoError(t, err)
 		conf := 0.8
@@ -233,7 +234,7 @@ func TestProtocolsThroughTheClient(t *testing.T) {
 		}))
 		p, err = c.Pipeline(ctx, claim.ID)
 		require.NoError(t, err)
-		require.Equal(t, prism.StatusComplete, p.Status)
+		require.Equal(t, string(prism.StatusComplete), p.Status)
 		rec, err := a.Consensus(ctx, claim.ID)
 		require.NoError(t, err)
 		require.Equal(t, "Leafcutter ants farm fungus.", rec.Summary)
@@ -262,7 +263,7 @@ func TestOriginalsRoutesThroughTheClient(t *testing.T) {
 		require.True(t, ok)
 		w, err := a.TakeNextWork(ctx, client.WorkQuery{Layer: 1}, 50*time.Millisecond)
 		require.NoError(t, err)
-		require.Equal(t, prism.PhaseWork, w.Slot.SlotType)
+		require.Equal(t, string(prism.PhaseWork), w.Slot.SlotType)
 		require.Equal(t, "framing", w.Context.StageName)
 		require.Empty(t, w.Context.PriorLayers)
 		require.Equal(t, claim.ID, w.Pipeline.ClaimID)
@@ -284,7 +285,7 @@ func TestOriginalsRoutesThroughTheClient(t *testing.T) {
 		}
 		require.Equal(t, "sonnet-4.6", mine.AgentModel)
 		require.Equal(t, "sig", mine.OutputSignature)
-		require.Equal(t, prism.PhaseWork, mine.SlotType)
+		require.Equal(t, string(prism.PhaseWork), mine.SlotType)
 
 		proto, err := a.Protocol(ctx, prism.PrismV1ID)
 		require.NoError(t, err)
@@ -341,4 +342,15 @@ func TestDeviceLoginThroughTheClient(t *testing.T) {
 		_, err = anon.PollDeviceLogin(ctx, code.DeviceCode)
 		require.ErrorIs(t, err, store.ErrConflict)
 	})
+}
+
+// wireProtocols is ps as the protocol routes show them: their stored JSON,
+// which the wire's is the same as.
+func wireProtocols(t *testing.T, ps ...prism.Protocol) []client.Protocol {
+	t.Helper()
+	b, err := json.Marshal(ps)
+	require.NoError(t, err)
+	var out []client.Protocol
+	require.NoError(t, json.Unmarshal(b, &out))
+	return out
 }

@@ -61,7 +61,7 @@ func TestTakeNextJobWithoutTheRoute(t *testing.T) {
 	list, err := a.Slots(ctx, claims[0])
 	require.NoError(t, err)
 	require.Equal(t, job.Slot.ID, list[0].ID)
-	require.Equal(t, slots.StatusTaken, list[0].Status)
+	require.Equal(t, string(slots.StatusTaken), list[0].Status)
 	require.Equal(t, "A", list[0].AgentName)
 }
 
@@ -162,7 +162,7 @@ func TestDoneAndTakeJobWithoutTheRoutes(t *testing.T) {
 	require.Equal(t, slots.StatusOpen, next.Slot.Status, "as the original API's queue showed it before the Take")
 	list, err := a.Slots(t.Context(), claims[1])
 	require.NoError(t, err)
-	require.Equal(t, slots.StatusTaken, list[0].Status)
+	require.Equal(t, string(slots.StatusTaken), list[0].Status)
 	require.Equal(t, "A", list[0].AgentName)
 	require.EqualValues(t, 3, refused.Load())
 }
@@ -190,7 +190,7 @@ func TestTakeWork(t *testing.T) {
 				w, err = a.TakeWork(ctx, client.WorkQuery{Layer: 1})
 				require.NoError(t, err)
 				require.Equal(t, claim.ID, w.Claim.ID)
-				require.Equal(t, slots.StatusTaken, w.Slot.Status)
+				require.Equal(t, string(slots.StatusTaken), w.Slot.Status)
 				require.Equal(t, "A", w.Slot.AgentName)
 			}
 			b := agent(t, c, "B", slots.ScopeCommentCreate)

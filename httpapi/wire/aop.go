@@ -4,17 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-
-	"github.com/agorahq/agora/slots"
 )
 
 // Claim is a statement put up for deliberation.
 type Claim struct {
-	ID      string         `json:"_id"`
-	Title   string         `json:"title"`
-	Body    string         `json:"body"`
-	Domain  string         `json:"domain"`
-	Sources []slots.Source `json:"sources"`
+	ID      string   `json:"_id"`
+	Title   string   `json:"title"`
+	Body    string   `json:"body"`
+	Domain  string   `json:"domain"`
+	Sources []Source `json:"sources"`
 	// CreatedAt is in Unix milliseconds.
 	CreatedAt int64 `json:"createdAt"`
 }
@@ -35,10 +33,16 @@ type SigningKey struct {
 	SigningKeyAddress string `json:"signingKeyAddress" openapi:"required"`
 }
 
+// Source is one of a claim's citations: a URL and, optionally, its title.
+type Source struct {
+	URL   string `json:"url"`
+	Title string `json:"title,omitempty"`
+}
+
 // NewSource is one of a new claim's sources as AOP's clients send it:
 // either a URL string or an object {url, title}. It marshals as the
 // object.
-type NewSource slots.Source
+type NewSource Source
 
 // errSource is the decoding error of a source that is neither form.
 var errSource = errors.New("a source is a URL string or an object {url, title}")
@@ -68,27 +72,18 @@ func (s *NewSource) UnmarshalJSON(b []byte) error {
 
 // OpenAPIForms lists the forms a source decodes from, for the OpenAPI
 // document: a URL string, or {url, title}.
-func (NewSource) OpenAPIForms() []any { return []any{"", slots.Source{}} }
-
-// Sources converts a new claim's sources to the domain's.
-func Sources(in []NewSource) []slots.Source {
-	out := make([]slots.Source, len(in))
-	for i, s := range in {
-		out[i] = slots.Source(s)
-	}
-	return out
-}
+func (NewSource) OpenAPIForms() []any { return []any{"", Source{}} }
 
 // Comment is a comment on a claim. AgentName is Agora's name for its
 // author's name, AuthorName the original's (the agent CLIs print it).
 type Comment struct {
-	ID          string            `json:"_id"`
-	ClaimID     string            `json:"claimId"`
-	Body        string            `json:"body"`
-	CommentType slots.CommentType `json:"commentType"`
-	AuthorID    string            `json:"authorId"`
-	AgentName   string            `json:"agentName"`
-	AuthorName  string            `json:"authorName"`
+	ID          string `json:"_id"`
+	ClaimID     string `json:"claimId"`
+	Body        string `json:"body"`
+	CommentType string `json:"commentType"`
+	AuthorID    string `json:"authorId"`
+	AgentName   string `json:"agentName"`
+	AuthorName  string `json:"authorName"`
 	// AuthorType is "ai": every comment is posted with an agent's API key.
 	AuthorType string `json:"authorType"`
 	CreatedAt  int64  `json:"createdAt"`
@@ -116,11 +111,94 @@ type ClaimJob struct {
 	Instructions string    `json:"instructions"`
 }
 
-// Items is a list answer, {"items": [...], "nextCursor": null} as the
-// original's list routes answer.
+// Items is every list answer of the /api/v1 routes: {"items": [...]},
+// and on a paged list (GET /api/v1/claims) the cursor of the next page,
+// absent on the last. Items is a list even when it is empty.
 type Items[T any] struct {
-	Items      []T     `json:"items"`
-	NextCursor *string `json:"nextCursor"`
+	Items      []T    `json:"items"`
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// List is Items of s, an empty list for nil.
+func List[T any](s []T) Items[T] {
+	if s == nil {
+		s = []T{}
+	}
+	return Items[T]{Items: s}
+}
+
+// OK is the answer of the routes that answer only that they did it.
+type OK struct {
+	OK bool `json:"ok"`
+}
+
+// ClaimChanged is the data of GET /api/v1/events' "changed" event: the
+// claim whose claim, comments, role slots or pipeline changed, empty when
+// several may have.
+type ClaimChanged struct {
+	ClaimID string `json:"claimId"`
+}
+
+// TakeResponse answers POST /api/v1/claims/{id}/slots/{slotId}/take.
+type TakeResponse struct {
+	OK      bool   `json:"ok"`
+	SlotID  string `json:"slotId"`
+	Role    string `json:"role"`
+	ClaimID string `json:"claimId"`
+}
+
+// TakeJobRequest is the optional body of POST /api/v1/jobs/slots/take
+// and of .../done-and-take: the filters of GET /api/v1/jobs/slots, which
+// the query string may carry instead (a field set in the body wins).
+type TakeJobRequest struct {
+	Role     string `json:"role"`
+	Domain   string `json:"domain"`
+	Strategy string `json:"strategy"`
+}
+
+// DoneNextResponse answers POST .../slots/{slotId}/done-and-take: the
+// original API's done answer ({"ok": true}) plus the slot as done and the
+// caller's next job, its seat taken, or null when no seat is left for it.
+type DoneNextResponse struct {
+	OK   bool     `json:"ok"`
+	Slot RoleSlot `json:"slot"`
+	Next *Job     `json:"next"`
+}
+
+// Key is an API key as GET /api/v1/keys lists it (never its token).
+type Key struct {
+	ID        string   `json:"_id"`
+	Name      string   `json:"name"`
+	AvatarURL string   `json:"avatarUrl"`
+	Scopes    []string `json:"scopes"`
+	CreatedAt int64    `json:"createdAt"`
+	RevokedAt int64    `json:"revokedAt,omitempty"`
+	// SigningKeyAddress is the key its agent signs its outputs with, once
+	// registered.
+	SigningKeyAddress string `json:"signingKeyAddress,omitempty"`
+}
+
+// CreatedKey answers POST /api/v1/keys: the key with its token (Key), shown
+// this once.
+type CreatedKey struct {
+	ID        string   `json:"_id"`
+	Key       string   `json:"key"`
+	Name      string   `json:"name"`
+	AvatarURL string   `json:"avatarUrl"`
+	Scopes    []string `json:"scopes"`
+	CreatedAt int64    `json:"createdAt"`
+}
+
+// Profile answers GET /api/v1/me: the calling key and its balance.
+type Profile struct {
+	ID        string   `json:"_id"`
+	Name      string   `json:"name"`
+	AvatarURL string   `json:"avatarUrl"`
+	Scopes    []string `json:"scopes"`
+	Balance   int64    `json:"balance"`
+	// SigningKeyAddress is the key's registered signing key, null until
+	// POST /api/v1/agent/signing-key registers one.
+	SigningKeyAddress *string `json:"signingKeyAddress"`
 }
 
 // RoleSlot is one role seat on a claim (docs/slots.md).

@@ -113,3 +113,23 @@ type NewPrompt struct {
 type Close struct {
 	Action string `json:"action" openapi:"required"`
 }
+
+// PromptView answers GET /api/discussion/{id}: the prompt, its responses,
+// and at the top level what a waiting requester needs (Ready: resolved or
+// timed out).
+type PromptView struct {
+	Prompt            Prompt         `json:"prompt"`
+	Responses         []ChatMessage  `json:"responses"`
+	Ready             bool           `json:"ready"`
+	Status            string         `json:"status"`
+	ResponseCount     int            `json:"responseCount"`
+	RequiredResponses int            `json:"requiredResponses"`
+	CollectedContext  []ContextEntry `json:"collectedContext"`
+}
+
+// SquadChanged is the data of GET /api/squad-chat/events' "changed"
+// event: the prompt that changed, "chat" for the squad chat, empty for
+// the first event.
+type SquadChanged struct {
+	ID string `json:"id"`
+}

@@ -1,11 +1,6 @@
 package wire
 
-import (
-	"encoding/json"
-
-	"github.com/agorahq/agora/prism"
-	"github.com/agorahq/agora/slots"
-)
+import "encoding/json"
 
 // StageSlot is one work or consensus seat of a claim's pipeline as the
 // Prism routes show it: Agora's fields (phase, body, output as the
@@ -16,21 +11,21 @@ type StageSlot struct {
 	Layer   int    `json:"layer"`
 	// Phase and SlotType are the same value, "work" or "consensus":
 	// Phase is Agora's name, SlotType the original's.
-	Phase          prism.Phase  `json:"phase"`
-	SlotType       prism.Phase  `json:"slotType"`
-	Round          int          `json:"round"`
-	Role           string       `json:"role"`
-	Status         slots.Status `json:"status"`
-	APIKeyID       string       `json:"apiKeyId,omitempty"`
-	AgentName      string       `json:"agentName,omitempty"`
-	AgentAvatarURL string       `json:"agentAvatarUrl,omitempty"`
-	AgentModel     string       `json:"agentModel,omitempty"`
-	TakenAt        int64        `json:"takenAt,omitempty"`
-	DoneAt         int64        `json:"doneAt,omitempty"`
-	LeaseExpiresAt int64        `json:"leaseExpiresAt,omitempty"`
-	CreatedAt      int64        `json:"createdAt"`
-	Body           string       `json:"body,omitempty"`
-	Confidence     *float64     `json:"confidence,omitempty"`
+	Phase          string   `json:"phase"`
+	SlotType       string   `json:"slotType"`
+	Round          int      `json:"round"`
+	Role           string   `json:"role"`
+	Status         string   `json:"status"`
+	APIKeyID       string   `json:"apiKeyId,omitempty"`
+	AgentName      string   `json:"agentName,omitempty"`
+	AgentAvatarURL string   `json:"agentAvatarUrl,omitempty"`
+	AgentModel     string   `json:"agentModel,omitempty"`
+	TakenAt        int64    `json:"takenAt,omitempty"`
+	DoneAt         int64    `json:"doneAt,omitempty"`
+	LeaseExpiresAt int64    `json:"leaseExpiresAt,omitempty"`
+	CreatedAt      int64    `json:"createdAt"`
+	Body           string   `json:"body,omitempty"`
+	Confidence     *float64 `json:"confidence,omitempty"`
 	// Output is the structured output (Agora's name); StructuredOutput is
 	// the same object under the original's name.
 	Output           json.RawMessage `json:"output,omitempty"`
@@ -57,13 +52,13 @@ type StageDone struct {
 
 // StageTaken answers POST .../stage-slots/{id}/take.
 type StageTaken struct {
-	OK       bool        `json:"ok"`
-	SlotID   string      `json:"slotId"`
-	ClaimID  string      `json:"claimId"`
-	Layer    int         `json:"layer"`
-	Phase    prism.Phase `json:"phase"`
-	SlotType prism.Phase `json:"slotType"`
-	Role     string      `json:"role"`
+	OK       bool   `json:"ok"`
+	SlotID   string `json:"slotId"`
+	ClaimID  string `json:"claimId"`
+	Layer    int    `json:"layer"`
+	Phase    string `json:"phase"`
+	SlotType string `json:"slotType"`
+	Role     string `json:"role"`
 }
 
 // Submission is one done slot's work, as handed to later agents in Agora's
@@ -138,10 +133,10 @@ type PipelineLayer struct {
 type Pipeline struct {
 	ClaimID      string          `json:"claimId"`
 	Protocol     string          `json:"protocol"`
-	Status       prism.Status    `json:"status"`
+	Status       string          `json:"status"`
 	CurrentLayer int             `json:"currentLayer"`
-	Phase        prism.Phase     `json:"phase"`
-	CurrentPhase prism.Phase     `json:"currentPhase"`
+	Phase        string          `json:"phase"`
+	CurrentPhase string          `json:"currentPhase"`
 	Layers       []PipelineLayer `json:"layers"`
 	Slots        []StageSlot     `json:"slots"`
 	Flags        []Flag          `json:"flags"`
@@ -151,18 +146,18 @@ type Pipeline struct {
 
 // Flag is a pipeline flag raised when a layer's consensus fell short.
 type Flag struct {
-	ID            string           `json:"_id"`
-	ClaimID       string           `json:"claimId"`
-	Layer         int              `json:"layer"`
-	Reason        string           `json:"reason"`
-	AvgConfidence float64          `json:"avgConfidence"`
-	Threshold     float64          `json:"threshold"`
-	Status        prism.FlagStatus `json:"status"`
-	Action        string           `json:"action,omitempty"`
-	Note          string           `json:"note,omitempty"`
-	ResolvedBy    string           `json:"resolvedBy,omitempty"`
-	CreatedAt     int64            `json:"createdAt"`
-	ResolvedAt    int64            `json:"resolvedAt,omitempty"`
+	ID            string  `json:"_id"`
+	ClaimID       string  `json:"claimId"`
+	Layer         int     `json:"layer"`
+	Reason        string  `json:"reason"`
+	AvgConfidence float64 `json:"avgConfidence"`
+	Threshold     float64 `json:"threshold"`
+	Status        string  `json:"status"`
+	Action        string  `json:"action,omitempty"`
+	Note          string  `json:"note,omitempty"`
+	ResolvedBy    string  `json:"resolvedBy,omitempty"`
+	CreatedAt     int64   `json:"createdAt"`
+	ResolvedAt    int64   `json:"resolvedAt,omitempty"`
 }
 
 // Consensus is a claim's consensus record: what the synthesis layer wrote
@@ -187,4 +182,49 @@ type ReleaseStale struct {
 type StageChanged struct {
 	OK       bool     `json:"ok"`
 	Pipeline Pipeline `json:"pipeline"`
+}
+
+// ConsensusList answers GET /api/v1/claims/{id}/consensus/history, as the
+// original's paged lists answer: {"items": [...], "nextCursor": null}.
+type ConsensusList struct {
+	Items      []Consensus `json:"items"`
+	NextCursor *string     `json:"nextCursor"`
+}
+
+// ResolveFlag is the body of POST .../flags/{flagId}/resolve: accept,
+// reject or rerun, and a note.
+type ResolveFlag struct {
+	Action string `json:"action" openapi:"required"`
+	Note   string `json:"note,omitempty"`
+}
+
+// Protocol is a deliberation protocol: a named list of layers, run in
+// order. It is the answer of the protocol routes and the body of
+// POST /api/v1/protocols.
+type Protocol struct {
+	ID     string  `json:"id"`
+	Name   string  `json:"name"`
+	Layers []Layer `json:"layers"`
+}
+
+// Layer is one layer of a Protocol: its work roles, how many consensus
+// slots it opens, the consensus threshold in [0,1], the shape of its
+// structured output (none: prose), where its output comes from and what
+// its consensus does.
+type Layer struct {
+	Layer          int              `json:"layer"`
+	Name           string           `json:"name"`
+	WorkRoles      []RoleCount      `json:"workRoles"`
+	ConsensusSlots int              `json:"consensusSlots"`
+	Threshold      float64          `json:"threshold"`
+	Output         map[string]Field `json:"output,omitempty"`
+	OutputFrom     string           `json:"outputFrom,omitempty"`
+	Effect         string           `json:"effect"`
+}
+
+// Field is one field of a layer's structured output: its type, and for an
+// enum its values.
+type Field struct {
+	Type   string   `json:"type"`
+	Values []string `json:"values,omitempty"`
 }

@@ -16,21 +16,21 @@ func Describe(err error) (status int, d Detail, known bool) {
 	var limited *RateLimited
 	switch {
 	case errors.As(err, &limited):
-		return 429, Detail{"rate_limited", limited.Error()}, true
+		return 429, Detail{Code: "rate_limited", Message: limited.Error()}, true
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return 503, Detail{"unavailable", "the request timed out or was cancelled"}, true
+		return 503, Detail{Code: "unavailable", Message: "the request timed out or was cancelled"}, true
 	case errors.Is(err, store.ErrUnavailable):
-		return 503, Detail{"unavailable", "the store is unavailable; retry later"}, true
+		return 503, Detail{Code: "unavailable", Message: "the store is unavailable; retry later"}, true
 	}
-	for _, m := range statusOf {
-		if !errors.Is(err, m.kind) {
+	for _, m := range statuses {
+		if !errors.Is(err, m.Kind) {
 			continue
 		}
-		d := Detail{Code: m.code, Message: err.Error()}
+		d := Detail{Code: m.Code, Message: err.Error()}
 		if se := (*store.Error)(nil); errors.As(err, &se) && se.Code != "" {
 			d.Code = se.Code
 		}
-		return m.status, d, true
+		return m.Status, d, true
 	}
-	return 500, Detail{"internal", "internal server error"}, false
+	return 500, Detail{Code: "internal", Message: "internal server error"}, false
 }

@@ -1,7 +1,8 @@
 // Package httpjson is how every Agora HTTP handler speaks: JSON bodies
 // read strictly and written one way, and the one function that turns an
 // error into a response, so that every handler of httpapi answers alike.
-// It imports nothing of Agora's but store.
+// It imports nothing of Agora's but store and the wire shapes of its
+// error answers (httpapi/wire).
 package httpjson
 
 import (
@@ -19,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/store"
 )
 
@@ -40,19 +42,49 @@ func (e *RateLimited) Unwrap() error { return ErrRateLimited }
 // the server's, answered 408.
 var ErrRequestTimeout = store.Errorf(store.ErrInvalid, "request_timeout", "the request body did not arrive in time")
 
-// statusOf maps an error's kind to a status code and a fallback code.
-var statusOf = []struct {
-	kind   error
-	status int
-	code   string
-}{
-	{store.ErrInvalid, http.StatusBadRequest, "invalid_request"},
-	{store.ErrUnauthorized, http.StatusUnauthorized, "unauthorized"},
-	{store.ErrForbidden, http.StatusForbidden, "forbidden"},
-	{store.ErrNotFound, http.StatusNotFound, "not_found"},
-	{store.ErrGone, http.StatusGone, "gone"}, // before ErrConflict: it is one
-	{store.ErrConflict, http.StatusConflict, "conflict"},
-	{ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
+// A StatusKind is one row of the table that maps an error's kind to the
+// status it answers with and back: the server (WriteError, Describe)
+// answers an error with the status of the first row whose kind it is, and
+// the Go client (httpapi/client) reads a status back as that row's kind
+// (KindOf), so both sides speak through the same rows.
+type StatusKind struct {
+	Kind   error
+	Status int
+	// Code is the error code answered when the error carries none of
+	// its own (a store.Error's Code).
+	Code string
+	// Also lists the other statuses an error of Kind answers with: a body
+	// too large (413), one that did not arrive in time (408).
+	Also []int
+}
+
+// statuses is the one error table; see StatusKind. ErrGone comes before
+// ErrConflict: a gone error is a conflict too.
+var statuses = []StatusKind{
+	{store.ErrInvalid, http.StatusBadRequest, "invalid_request", []int{http.StatusRequestEntityTooLarge, http.StatusRequestTimeout}},
+	{store.ErrUnauthorized, http.StatusUnauthorized, "unauthorized", nil},
+	{store.ErrForbidden, http.StatusForbidden, "forbidden", nil},
+	{store.ErrNotFound, http.StatusNotFound, "not_found", nil},
+	{store.ErrGone, http.StatusGone, "gone", nil},
+	{store.ErrConflict, http.StatusConflict, "conflict", nil},
+	{ErrRateLimited, http.StatusTooManyRequests, "rate_limited", nil},
+	{store.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", nil},
+}
+
+// Statuses returns a copy of the error table, in the order the server
+// matches its rows.
+func Statuses() []StatusKind { return slices.Clone(statuses) }
+
+// KindOf is the kind of error an answer of status stands for, the inverse
+// of the table WriteError answers with; nil for a status no kind answers
+// with (a 500, a success).
+func KindOf(status int) error {
+	for _, s := range statuses {
+		if s.Status == status || slices.Contains(s.Also, status) {
+			return s.Kind
+		}
+	}
+	return nil
 }
 
 // UnavailableRetryAfter is the Retry-After of a 503 answered because the
@@ -60,24 +92,17 @@ var statusOf = []struct {
 // seconds.
 const UnavailableRetryAfter = 2 * time.Second
 
-// Body is the shape of every error answer: Agora's error object, and the
-// message again as detail, the string the Trolley Arena original's page
-// and agents read their errors from.
-type Body struct {
-	Error   Detail `json:"error"`
-	Message string `json:"detail"`
-}
+// Body is the shape of every error answer (wire.Error): Agora's error
+// object, and the message again as detail.
+type Body = wire.Error
 
 // ErrorBody returns the error answer with code and message.
 func ErrorBody(code, message string) Body {
-	return Body{Error: Detail{code, message}, Message: message}
+	return Body{Error: Detail{Code: code, Message: message}, Message: message}
 }
 
 // Detail says what went wrong: a stable code and a message for people.
-type Detail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
+type Detail = wire.Detail
 
 // WriteError is the one place an error becomes a response. Domain errors
 // answer as themselves; anything unexpected is logged and answered with a
@@ -112,14 +137,14 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		Write(w, http.StatusServiceUnavailable, ErrorBody("unavailable", "the store is unavailable; retry later"))
 		return
 	}
-	for _, m := range statusOf {
-		if errors.Is(err, m.kind) {
-			code := m.code
+	for _, m := range statuses {
+		if errors.Is(err, m.Kind) {
+			code := m.Code
 			var se *store.Error
 			if errors.As(err, &se) && se.Code != "" {
 				code = se.Code
 			}
-			Write(w, m.status, ErrorBody(code, err.Error()))
+			Write(w, m.Status, ErrorBody(code, err.Error()))
 			return
 		}
 	}

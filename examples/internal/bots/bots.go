@@ -188,7 +188,7 @@ func PrismWorker(ctx context.Context, c *client.Client, seed uint64, opts ...Opt
 		// The fields a layer votes on (domain, recommendation) come from the
 		// claim and layer alone: every slot of the layer proposes the same,
 		// so the majority does not hang on the order of submission.
-		out := Output(w.Slot.Layer, w.Slot.Phase, seeded(seed, w.Claim.Title, w.Slot.Layer))
+		out := Output(w.Slot.Layer, prism.Phase(w.Slot.Phase), seeded(seed, w.Claim.Title, w.Slot.Layer))
 		body := cfg.write(ctx, "prism stage", Prompt{Text: StagePrompt(w), Template: tmpl, Max: prism.MaxBodyLen})
 		_ = c.FinishStage(ctx, w.Claim.ID, w.Slot.ID, client.StageSubmission{Body: body, Output: out, Confidence: &conf})
 	}

@@ -62,11 +62,11 @@ func serve(t *testing.T) (context.Context, string) {
 
 // critique opens one critic seat on a new claim with a draft and returns
 // the client of an agent that may take it.
-func critique(t *testing.T, ctx context.Context, c *client.Client, title string) (slots.Claim, *client.Client) {
+func critique(t *testing.T, ctx context.Context, c *client.Client, title string) (client.Claim, *client.Client) {
 	t.Helper()
 	op, err := c.CreateKey(ctx, identity.NewKey{Name: "operator-" + title, Scopes: []identity.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate}})
 	require.NoError(t, err)
-	h := c.As(op.Token)
+	h := c.As(op.Key)
 	claim, err := h.CreateClaim(ctx, client.NewClaim{Title: title, Body: "Honeybees tell four landmarks from five.", Domain: "biology"})
 	require.NoError(t, err)
 	_, err = h.Comment(ctx, claim.ID, "Draft: counting up to four is well supported.", slots.CommentDraft)
@@ -75,7 +75,7 @@ func critique(t *testing.T, ctx context.Context, c *client.Client, title string)
 	require.NoError(t, err)
 	k, err := c.CreateKey(ctx, identity.NewKey{Name: "critic-" + title, Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 	require.NoError(t, err)
-	return claim, c.As(k.Token)
+	return claim, c.As(k.Key)
 }
 
 // comment takes the claim's critic seat with opts and returns the comment
@@ -89,13 +89,13 @@ func comment(t *testing.T, ctx context.Context, c *client.Client, title string, 
 }
 
 // criticism is the comment the critic that took job posted on claim.
-func criticism(t *testing.T, ctx context.Context, c *client.Client, claim slots.Claim, job slots.Job) client.Comment {
+func criticism(t *testing.T, ctx context.Context, c *client.Client, claim client.Claim, job slots.Job) client.Comment {
 	t.Helper()
 	require.Equal(t, claim.ID, job.Claim.ID)
 	cs, err := c.Comments(ctx, claim.ID)
 	require.NoError(t, err)
 	require.Len(t, cs, 2, "the draft and the critic's comment")
-	require.Equal(t, slots.CommentCriticism, cs[1].CommentType)
+	require.Equal(t, string(slots.CommentCriticism), cs[1].CommentType)
 	return cs[1]
 }
 
@@ -212,7 +212,7 @@ func TestSlotAgentMCP(t *testing.T) {
 	claim, _ := critique(t, ctx, c, "over-mcp")
 	k, err := c.CreateKey(ctx, identity.NewKey{Name: "mcp-critic", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 	require.NoError(t, err)
-	s, err := mcp.Dial(ctx, base+"/mcp", k.Token, nil)
+	s, err := mcp.Dial(ctx, base+"/mcp", k.Key, nil)
 	require.NoError(t, err)
 	defer s.Close()
 	job, err := bots.SlotAgentMCP(ctx, s, slots.RoleCritic, 9)
@@ -222,6 +222,6 @@ func TestSlotAgentMCP(t *testing.T) {
 	require.Equal(t, "mcp-critic", got.AgentName)
 	list, err := c.Slots(ctx, claim.ID)
 	require.NoError(t, err)
-	require.Equal(t, slots.StatusDone, list[0].Status)
+	require.Equal(t, string(slots.StatusDone), list[0].Status)
 	require.Equal(t, k.ID, list[0].APIKeyID)
 }

@@ -64,9 +64,9 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 		c := client.New(agents, client.WithToken(consoleAdmin))
 		op, err := c.CreateKey(bg, identity.NewKey{Name: "Operator", Scopes: []identity.Scope{slots.ScopeClaimCreate, slots.ScopeSlotsConfigure, slots.ScopeCommentCreate, prism.ScopePipelineReview}})
 		require.NoError(t, err)
-		claim, err := c.As(op.Token).CreateClaim(bg, client.NewClaim{Title: "Crows plan for tomorrow", Body: "Scrub jays cache food where they expect to be hungry.", Domain: "animal cognition"})
+		claim, err := c.As(op.Key).CreateClaim(bg, client.NewClaim{Title: "Crows plan for tomorrow", Body: "Scrub jays cache food where they expect to be hungry.", Domain: "animal cognition"})
 		require.NoError(t, err)
-		_, err = c.As(op.Token).Comment(bg, claim.ID, "A draft answer to deliberate on.", slots.CommentDraft)
+		_, err = c.As(op.Key).Comment(bg, claim.ID, "A draft answer to deliberate on.", slots.CommentDraft)
 		require.NoError(t, err)
 
 		// Five agents poll for any seat; a winner holds its seat until the
@@ -81,7 +81,7 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				agent := c.As(k.Token)
+				agent := c.As(k.Key)
 				job, err := agent.TakeNextJob(bg, slots.JobQuery{}, 200*time.Millisecond)
 				if err != nil {
 					return
@@ -102,7 +102,7 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 		row := fmt.Sprintf(`details[data-claim=%q]`, claim.ID)
 		var total string
 		require.NoError(t, chromedp.Run(ctx,
-			chromedp.Navigate(page+"/jobs#key="+op.Token),
+			chromedp.Navigate(page+"/jobs#key="+op.Key),
 			chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
 			chromedp.WaitVisible(row+` summary .bar`, chromedp.ByQuery),
 			chromedp.Evaluate(`window.notReloaded = true`, nil),
@@ -175,13 +175,13 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 		c := client.New(agents, client.WithToken(consoleAdmin))
 		op, err := c.CreateKey(bg, identity.NewKey{Name: "Reviewer", Scopes: []identity.Scope{slots.ScopeClaimCreate, prism.ScopePipelineReview}})
 		require.NoError(t, err)
-		claim, err := c.As(op.Token).CreateClaim(bg, client.NewClaim{Title: "Octopuses dream", Domain: "animal cognition"})
+		claim, err := c.As(op.Key).CreateClaim(bg, client.NewClaim{Title: "Octopuses dream", Domain: "animal cognition"})
 		require.NoError(t, err)
 
 		row := fmt.Sprintf(`details[data-claim=%q]`, claim.ID)
 		var stage string
 		require.NoError(t, chromedp.Run(ctx,
-			chromedp.Navigate(page+"/jobs#key="+op.Token),
+			chromedp.Navigate(page+"/jobs#key="+op.Key),
 			chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
 			chromedp.WaitVisible(row+` summary .bar .seg.work`, chromedp.ByQuery),
 			chromedp.Evaluate(`window.notReloaded = true`, nil),
@@ -197,7 +197,7 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 		for i := range framers {
 			k, err := c.CreateKey(bg, identity.NewKey{Name: fmt.Sprintf("Framer-%d", i+1), Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 			require.NoError(t, err)
-			framers[i] = c.As(k.Token)
+			framers[i] = c.As(k.Key)
 		}
 		for i, a := range framers {
 			conf := 0.9
@@ -213,7 +213,7 @@ func TestJobsPageFlagAdvance(t *testing.T) {
 					chromedp.WaitVisible(row+` .layer[data-layer="1"] .stage-slots .chip.taken`, chromedp.ByQuery),
 				))
 			}
-			require.NoError(t, a.FinishStage(bg, w.Claim.ID, w.Slot.ID, client.StageSubmission{Body: "framing notes", Output: bots.Output(1, w.Slot.Phase, nil), Confidence: &conf}))
+			require.NoError(t, a.FinishStage(bg, w.Claim.ID, w.Slot.ID, client.StageSubmission{Body: "framing notes", Output: bots.Output(1, prism.Phase(w.Slot.Phase), nil), Confidence: &conf}))
 		}
 
 		var flaggedShot, shot []byte
@@ -263,12 +263,12 @@ func TestJobsPageConsensusRecord(t *testing.T) {
 		c := client.New(agents, client.WithToken(consoleAdmin))
 		op, err := c.CreateKey(bg, identity.NewKey{Name: "Operator", Scopes: []identity.Scope{slots.ScopeClaimCreate}})
 		require.NoError(t, err)
-		claim, err := c.As(op.Token).CreateClaim(bg, client.NewClaim{Title: "Bees can count to four", Body: "Honeybees trained on landmarks count up to four.", Domain: "animal cognition"})
+		claim, err := c.As(op.Key).CreateClaim(bg, client.NewClaim{Title: "Bees can count to four", Body: "Honeybees trained on landmarks count up to four.", Domain: "animal cognition"})
 		require.NoError(t, err)
 
 		row := fmt.Sprintf(`details[data-claim=%q]`, claim.ID)
 		require.NoError(t, chromedp.Run(ctx,
-			chromedp.Navigate(page+"/jobs#key="+op.Token),
+			chromedp.Navigate(page+"/jobs#key="+op.Key),
 			chromedp.WaitVisible(`.live.on`, chromedp.ByQuery),
 			chromedp.Click(row+` summary`, chromedp.ByQuery),
 			chromedp.WaitVisible(row+` .role-slots`, chromedp.ByQuery),
@@ -282,7 +282,7 @@ func TestJobsPageConsensusRecord(t *testing.T) {
 			k, err := c.CreateKey(bg, identity.NewKey{Name: fmt.Sprintf("Worker-%d", i+1), Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 			require.NoError(t, err)
 			wg.Add(1)
-			go func() { defer wg.Done(); bots.PrismWorker(bg, c.As(k.Token), uint64(i)) }()
+			go func() { defer wg.Done(); bots.PrismWorker(bg, c.As(k.Key), uint64(i)) }()
 		}
 		var rec, stage string
 		var done int
