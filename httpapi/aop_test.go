@@ -25,7 +25,7 @@ type apiClient struct {
 	srv *httptest.Server
 }
 
-func newAPI(t *testing.T, st storetest.Stores, opts ...httpapi.Option) *apiClient {
+func newAPI(t *testing.T, st storetest.Stores, opts ...httpapi.SlotsOption) *apiClient {
 	t.Helper()
 	svc := slots.New(st.Slots, slots.WithAdminKey(adminToken))
 	mux := http.NewServeMux()

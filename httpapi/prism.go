@@ -16,7 +16,9 @@ import (
 // WithPrism adds the Prism pipeline routes to the AOP handler (stage
 // slots, the work queue, pipeline, flags, consensus, protocols) and makes
 // creating a claim start its pipeline.
-func WithPrism(svc *prism.Service) Option { return func(c *config) { c.prism = svc } }
+func WithPrism(svc *prism.Service) SlotsOption {
+	return slotsOptionFunc(func(c *config) { c.prism = svc })
+}
 
 func (a *slotsAPI) routePrism(rt *router, auth func(slots.Scope, bool, func(http.ResponseWriter, *http.Request) error) route) {
 	rt.handle("GET", "/api/v1/jobs/work", auth("", false, a.nextWork))

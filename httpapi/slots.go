@@ -21,7 +21,7 @@ import (
 // Orchestration Protocol's API: claims, comments, API keys, the caller's
 // profile and the role slots of docs/slots.md, and with WithPrism the
 // pipeline's routes. Mount it at "/api/v1/".
-func Slots(svc *slots.Service, opts ...Option) http.Handler {
+func Slots(svc *slots.Service, opts ...SlotsOption) http.Handler {
 	cfg := newConfig(opts)
 	a := &slotsAPI{svc: svc, prism: cfg.prism, limiter: cfg.limiter}
 	rt := newRouter(cfg)

@@ -26,11 +26,11 @@ func newSquadServer(t *testing.T, keyed bool) (*discussion.Service, *slots.Servi
 	st := memstore.New()
 	svc := discussion.New(st, discussion.WithNotifier(st))
 	keys := slots.New(st)
-	var opts []httpapi.Option
+	var opts []httpapi.DiscussionOption
 	mux := http.NewServeMux()
 	if keyed {
 		opts = append(opts, httpapi.WithKeys(keys))
-		mux.Handle("/api/v1/", httpapi.Slots(keys, opts...))
+		mux.Handle("/api/v1/", httpapi.Slots(keys))
 	}
 	d := httpapi.Discussion(svc, opts...)
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
@@ -139,7 +139,7 @@ func TestSquadPageThreads(t *testing.T) {
 func newArenaServer(t *testing.T, keys func(st *memstore.Store) *slots.Service) (*arena.Service, *slots.Service, *httptest.Server) {
 	st := memstore.New()
 	games := arena.New(st, arena.WithNotifier(st))
-	var opts []httpapi.Option
+	var opts []httpapi.ArenaOption
 	var ks *slots.Service
 	if keys != nil {
 		ks = keys(st)

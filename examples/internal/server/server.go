@@ -138,9 +138,11 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	go pipelines.RunSweeper(ctx, 5*time.Second, func(err error) { log.Error("stage lease sweep", "err", err) })
 
 	// The routes the originals leave open take keys when the host asks.
-	openOpts := []httpapi.Option{httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter)}
+	arenaOpts := []httpapi.ArenaOption{httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter)}
+	discussionOpts := []httpapi.DiscussionOption{httpapi.WithLogger(log), httpapi.WithLimiter(backend.limiter)}
 	if *requireKeys {
-		openOpts = append(openOpts, httpapi.WithKeys(svc))
+		arenaOpts = append(arenaOpts, httpapi.WithKeys(svc))
+		discussionOpts = append(discussionOpts, httpapi.WithKeys(svc))
 		log.Info("API keys required on every API")
 	}
 
@@ -154,7 +156,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	games := arena.New(backend.arena, arena.WithNotifier(backend.notifier),
 		arena.WithFillerWriter(bots.FillerWriter(brain)), arena.WithAutoFillers(ctx, *fillerPace))
 	go games.RunSweeper(ctx, time.Second, func(err error) { log.Error("arena sweep", "err", err) })
-	arenaAPI := httpapi.Arena(games, openOpts...)
+	arenaAPI := httpapi.Arena(games, arenaOpts...)
 	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/", "/skill.md", "/health"} {
 		mux.Handle(p, arenaAPI)
 	}
@@ -195,7 +197,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 			mux.Handle(p, chatAPI)
 		}
 	}
-	discussionAPI := httpapi.Discussion(disc, openOpts...)
+	discussionAPI := httpapi.Discussion(disc, discussionOpts...)
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
 		mux.Handle(p, discussionAPI)
 	}
