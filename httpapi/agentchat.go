@@ -22,19 +22,21 @@ import (
 // WithChatAuth guards AgentChat's agent API with s (see package
 // chatauth). Without it the API is open, as in docs/agentchat.md: keep
 // it on a loopback address (chatauth.Config.CheckExposure) or behind the
-// host's own authentication. The chat takes no API keys: WithKeys and
-// WithLimiter do not apply to it.
-func WithChatAuth(s chatauth.Scheme) Option { return func(c *config) { c.chat.auth = s } }
+// host's own authentication. The chat takes no API keys, so WithKeys and
+// WithLimiter are no ChatOptions.
+func WithChatAuth(s chatauth.Scheme) ChatOption {
+	return chatOptionFunc(func(c *config) { c.chat.auth = s })
+}
 
 // WithChatLook sets what GET /chat/config tells slot-machine's chat page
 // to show: its title (without this option "Agora") and accent colour (any
 // CSS colour; empty keeps the page's own), and css, served at /chat.css
 // for the page to load (empty serves an empty sheet).
-func WithChatLook(title, accent, css string) Option {
-	return func(c *config) {
+func WithChatLook(title, accent, css string) ChatOption {
+	return chatOptionFunc(func(c *config) {
 		c.chat.look = &wire.ChatLook{ChatTitle: title, ChatAccent: accent}
 		c.chat.css = css
-	}
+	})
 }
 
 // chatConfig is AgentChat's part of config.
@@ -52,7 +54,7 @@ type chatConfig struct {
 // open, as in slot-machine. Mount it at "/agent/", "/chat", "/chat/",
 // "/chat.js" and "/chat.css", or put it in front of an application with
 // InterceptChat. WithLogger and WithChatLook apply too.
-func AgentChat(svc *agentchat.Service, opts ...Option) http.Handler {
+func AgentChat(svc *agentchat.Service, opts ...ChatOption) http.Handler {
 	cfg := newConfig(opts)
 	auth := cfg.chat.auth
 	if auth.Mode == "" { // a Scheme built by hand

@@ -137,7 +137,7 @@ func (p *pageErrors) get() []string {
 
 // serveChatPage serves the page at /chat in front of Agora's agent API,
 // which runs runner.
-func serveChatPage(t *testing.T, page []byte, st storetest.Stores, runner agentchat.Runner, opts ...httpapi.Option) *httptest.Server {
+func serveChatPage(t *testing.T, page []byte, st storetest.Stores, runner agentchat.Runner, opts ...httpapi.ChatOption) *httptest.Server {
 	t.Helper()
 	svc := agentchat.New(st.AgentChat, runner, agentchat.WithNotifier(st.Notifier))
 	t.Cleanup(svc.Close)

@@ -221,7 +221,7 @@ func TestAgentChatStreamAcrossProcesses(t *testing.T) {
 
 // newChatServer serves the agent API and the chat routes of one process on
 // st, running runner.
-func newChatServer(t *testing.T, st storetest.Stores, runner agentchat.Runner, opts ...httpapi.Option) (*agentchat.Service, *apiClient) {
+func newChatServer(t *testing.T, st storetest.Stores, runner agentchat.Runner, opts ...httpapi.ChatOption) (*agentchat.Service, *apiClient) {
 	t.Helper()
 	svc := agentchat.New(st.AgentChat, runner, agentchat.WithNotifier(st.Notifier))
 	t.Cleanup(svc.Close)

@@ -26,7 +26,7 @@ type apiClient struct {
 	srv *httptest.Server
 }
 
-func newAPI(t *testing.T, st storetest.Stores, opts ...httpapi.Option) *apiClient {
+func newAPI(t *testing.T, st storetest.Stores, opts ...httpapi.SlotsOption) *apiClient {
 	t.Helper()
 	svc := slots.New(st.Slots)
 	ids := identity.New(st.Identity, identity.WithAdminKey(adminToken), identity.WithScopes(httpapi.Scopes()))

@@ -32,7 +32,7 @@ import (
 // and an agent is the key that registered it: only that key argues or
 // decides for it (another key is 403 whatever agent_id it sends), and the
 // demo's agents are the key that made the demo.
-func Arena(svc *arena.Service, opts ...Option) http.Handler {
+func Arena(svc *arena.Service, opts ...ArenaOption) http.Handler {
 	cfg := newConfig(opts)
 	a := &arenaAPI{svc: svc}
 	rt := newRouter(cfg)

@@ -24,7 +24,7 @@ import (
 // it, another name is 403), the prompt remembers the key that asked, only
 // that key or one with discussion:admin resolves or cancels it, and an
 // answer or a message marked is_human needs discussion:admin.
-func Discussion(svc *discussion.Service, opts ...Option) http.Handler {
+func Discussion(svc *discussion.Service, opts ...DiscussionOption) http.Handler {
 	cfg := newConfig(opts)
 	d := &discussionAPI{svc: svc}
 	rt := newRouter(cfg)

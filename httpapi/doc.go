@@ -10,6 +10,11 @@
 // (identity.NewContext); the handler decodes, calls one service method,
 // which reads the caller and decides who may act, and encodes.
 //
+// Each handler takes options of its own type (SlotsOption, ArenaOption,
+// …), so an option it would not read does not compile with it. Package
+// httpapi/server assembles all of them, /mcp, the consoles, health and a
+// front door in one call.
+//
 // Every answer is JSON. Errors have one shape,
 //
 //	{"error": {"code": "slot_taken", "message": "slot is already taken"}}

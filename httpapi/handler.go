@@ -12,8 +12,43 @@ import (
 // MaxBodyBytes is the largest request body any route accepts.
 const MaxBodyBytes = httpjson.MaxBodyBytes
 
-// Option configures the handlers of this package.
-type Option func(*config)
+// The options of the handlers. Each handler takes its own option type, so
+// an option a handler would not read does not compile with it: WithPrism
+// is the Slots handler's alone, WithKeys the open routes' (Arena and
+// Discussion), WithChatAuth and WithChatLook AgentChat's; WithLogger fits
+// every handler and WithLimiter every handler whose routes take API keys.
+type (
+	// SlotsOption configures Slots: WithLogger, WithLimiter, WithPrism.
+	SlotsOption interface {
+		option
+		slotsOption()
+	}
+	// ArenaOption configures Arena: WithLogger, WithLimiter, WithKeys.
+	ArenaOption interface {
+		option
+		arenaOption()
+	}
+	// DiscussionOption configures Discussion: WithLogger, WithLimiter,
+	// WithKeys.
+	DiscussionOption interface {
+		option
+		discussionOption()
+	}
+	// ChatOption configures AgentChat: WithLogger, WithChatAuth,
+	// WithChatLook.
+	ChatOption interface {
+		option
+		chatOption()
+	}
+	// HealthOption configures HealthHandler: WithLogger.
+	HealthOption interface {
+		option
+		healthOption()
+	}
+)
+
+// option is what every handler option does: set its part of config.
+type option interface{ apply(*config) }
 
 type config struct {
 	log     *slog.Logger
@@ -23,28 +58,67 @@ type config struct {
 	chat    chatConfig        // AgentChat's auth and look
 }
 
-// WithKeys makes Arena and Discussion (squad chat included) require the
-// Bearer API keys of svc, as the /api/v1 routes do: a request without a valid key is
-// 401, one whose key lacks the route's scope 403, and writes count against
-// the key's rate limit (WithLimiter). Reads need any valid key. With it an
-// identity is its key: see Discussion for what each route then requires.
-// Without it the routes are open, as the originals have them.
-func WithKeys(svc *identity.Service) Option { return func(c *config) { c.keys = svc } }
+// KeysOption is WithKeys: an option of Arena and Discussion.
+type KeysOption struct{ svc *identity.Service }
+
+// WithKeys makes Arena or Discussion (squad chat included) require the
+// Bearer API keys of svc, as the /api/v1 routes do: a request without a
+// valid key is 401, one whose key lacks the route's scope 403, and writes
+// count against the key's rate limit (WithLimiter). Reads need any valid
+// key. With it an identity is its key: see Arena and Discussion for what
+// each route then requires. Without it the routes are open, as the
+// originals have them.
+func WithKeys(svc *identity.Service) KeysOption { return KeysOption{svc} }
+
+func (o KeysOption) apply(c *config) { c.keys = o.svc }
+func (KeysOption) arenaOption()      {}
+func (KeysOption) discussionOption() {}
+
+// LoggerOption is WithLogger: an option of every handler.
+type LoggerOption struct{ log *slog.Logger }
 
 // WithLogger sets where unexpected errors are logged; the default is
 // slog.Default().
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+func WithLogger(l *slog.Logger) LoggerOption { return LoggerOption{l} }
 
-// WithLimiter sets the per-key rate limiter of take, done, comment and
-// creating claims; the default is a LocalLimiter at DefaultRatePerSecond
-// and DefaultRateBurst.
-// A nil Limiter turns rate limiting off.
-func WithLimiter(l Limiter) Option { return func(c *config) { c.limiter = l } }
+func (o LoggerOption) apply(c *config) { c.log = o.log }
+func (LoggerOption) slotsOption()      {}
+func (LoggerOption) arenaOption()      {}
+func (LoggerOption) discussionOption() {}
+func (LoggerOption) chatOption()       {}
+func (LoggerOption) healthOption()     {}
 
-func newConfig(opts []Option) config {
+// LimiterOption is WithLimiter: an option of the handlers whose routes
+// take API keys, Slots, and Arena and Discussion with WithKeys.
+type LimiterOption struct{ l Limiter }
+
+// WithLimiter sets the per-key rate limiter of the writing routes (take,
+// done, comment, creating claims; the arena's and discussion's writes
+// under WithKeys, whose keys it counts); the default is a LocalLimiter at
+// DefaultRatePerSecond and DefaultRateBurst. A nil Limiter turns rate
+// limiting off.
+func WithLimiter(l Limiter) LimiterOption { return LimiterOption{l} }
+
+func (o LimiterOption) apply(c *config) { c.limiter = o.l }
+func (LimiterOption) slotsOption()      {}
+func (LimiterOption) arenaOption()      {}
+func (LimiterOption) discussionOption() {}
+
+// slotsOptionFunc and chatOptionFunc are the options of one handler.
+type (
+	slotsOptionFunc func(*config)
+	chatOptionFunc  func(*config)
+)
+
+func (f slotsOptionFunc) apply(c *config) { f(c) }
+func (slotsOptionFunc) slotsOption()      {}
+func (f chatOptionFunc) apply(c *config)  { f(c) }
+func (chatOptionFunc) chatOption()        {}
+
+func newConfig[O option](opts []O) config {
 	c := config{log: slog.Default(), limiter: NewLocalLimiter(DefaultRatePerSecond, DefaultRateBurst)}
 	for _, o := range opts {
-		o(&c)
+		o.apply(&c)
 	}
 	return c
 }

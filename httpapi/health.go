@@ -33,7 +33,7 @@ type Ping func(ctx context.Context) error
 // {"status":"ok","store":name} when ping returns nil within HealthTimeout,
 // else 503 {"status":"unavailable",…} with Retry-After. A nil ping always
 // answers ok. Mount it at "/healthz".
-func HealthHandler(name string, ping Ping, opts ...Option) http.Handler {
+func HealthHandler(name string, ping Ping, opts ...HealthOption) http.Handler {
 	c := newConfig(opts)
 	h := &healthAPI{name: name, ping: ping, log: c.log}
 	rt := newRouter(c)

@@ -22,18 +22,23 @@ import (
 
 // newKeyedAPI serves /api/v1, the discussion and the arena routes with
 // keys required (httpapi.WithKeys), the admin key being adminToken.
-func newKeyedAPI(t *testing.T, st storetest.Stores, opts ...httpapi.Option) *apiClient {
+func newKeyedAPI(t *testing.T, st storetest.Stores, limit ...httpapi.LimiterOption) *apiClient {
 	t.Helper()
 	keys := slots.New(st.Slots)
 	ids := identity.New(st.Identity, identity.WithAdminKey(adminToken), identity.WithScopes(httpapi.Scopes()))
-	opts = append([]httpapi.Option{httpapi.WithKeys(ids)}, opts...)
+	slotsOpts := []httpapi.SlotsOption{}
+	discOpts := []httpapi.DiscussionOption{httpapi.WithKeys(ids)}
+	arenaOpts := []httpapi.ArenaOption{httpapi.WithKeys(ids)}
+	for _, o := range limit {
+		slotsOpts, discOpts, arenaOpts = append(slotsOpts, o), append(discOpts, o), append(arenaOpts, o)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/api/v1/", httpapi.Slots(keys, ids, opts...))
-	disc := httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier)), opts...)
+	mux.Handle("/api/v1/", httpapi.Slots(keys, ids, slotsOpts...))
+	disc := httpapi.Discussion(discussion.New(st.Discussion, discussion.WithNotifier(st.Notifier)), discOpts...)
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
 		mux.Handle(p, disc)
 	}
-	games := httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(st.Notifier)), opts...)
+	games := httpapi.Arena(arena.New(st.Arena, arena.WithNotifier(st.Notifier)), arenaOpts...)
 	for _, p := range []string{"/api/games", "/api/games/", "/api/demo/", "/skill.md", "/health"} {
 		mux.Handle(p, games)
 	}

@@ -17,7 +17,9 @@ import (
 // WithPrism adds the Prism pipeline routes to the AOP handler (stage
 // slots, the work queue, pipeline, flags, consensus, protocols) and makes
 // creating a claim start its pipeline.
-func WithPrism(svc *prism.Service) Option { return func(c *config) { c.prism = svc } }
+func WithPrism(svc *prism.Service) SlotsOption {
+	return slotsOptionFunc(func(c *config) { c.prism = svc })
+}
 
 // prismRoutes is the table of the Prism routes WithPrism adds to the AOP
 // handler: each row mounts its handler and describes it in the OpenAPI

@@ -21,7 +21,7 @@ import (
 // and with WithPrism the pipeline's routes. Every route but the device
 // login's first two authenticates with the Bearer API keys of ids. Mount it
 // at "/api/v1/".
-func Slots(svc *slots.Service, ids *identity.Service, opts ...Option) http.Handler {
+func Slots(svc *slots.Service, ids *identity.Service, opts ...SlotsOption) http.Handler {
 	cfg := newConfig(opts)
 	a := &slotsAPI{svc: svc, ids: ids, prism: cfg.prism, limiter: cfg.limiter}
 	rt := newRouter(cfg)

@@ -331,6 +331,10 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	return n, err
 }
 
+// Lease is the lease of WithLease: zero when slots never lapse, and
+// then RunSweeper has nothing to re-open.
+func (s *Service) Lease() time.Duration { return s.lease }
+
 // RunSweeper calls Sweep every interval until ctx is done. Errors
 // are passed to onErr when it is not nil. Several sweepers in several
 // processes may run at once: each slot is re-opened once.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,8 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/discussion"
-	"github.com/agorahq/agora/examples/internal/server"
+	"github.com/agorahq/agora/examples/internal/memserver"
 	"github.com/agorahq/agora/httpapi/client"
+	"github.com/agorahq/agora/httpapi/server"
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/fakeanthropic"
 	"github.com/agorahq/agora/prism"
@@ -22,12 +22,11 @@ import (
 
 // startServer runs the all-in-one server on the memory store until ctx
 // ends and returns its URL; its admin key is "adm".
-func startServer(ctx context.Context, args ...string) string {
-	ready := make(chan string, 1)
-	go func() {
-		_ = server.Run(ctx, append([]string{"-addr", "127.0.0.1:0", "-admin-key", "adm", "-quiet"}, args...), io.Discard, func(a string) { ready <- a })
-	}()
-	return "http://" + <-ready
+func startServer(t *testing.T, ctx context.Context, opts server.Options) string {
+	t.Helper()
+	base, _, err := memserver.Start(ctx, "adm", opts)
+	require.NoError(t, err)
+	return base
 }
 
 // until polls cond until it holds. It sets no deadline of its own: how long
@@ -45,7 +44,7 @@ func until(t *testing.T, cond func() bool) {
 func TestPrismWorkersAgainstAServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	base := startServer(ctx)
+	base := startServer(t, ctx, server.Options{})
 	c := client.New(base, client.WithToken("adm"))
 	claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "t", Body: "b"})
 	require.NoError(t, err)
@@ -66,7 +65,7 @@ func TestPrismWorkersAgainstAServer(t *testing.T) {
 func TestAgentsOnAServerThatRequiresKeys(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	base := startServer(ctx, "-require-keys")
+	base := startServer(t, ctx, server.Options{RequireKeys: true})
 	_, err := client.New(base).Games(ctx, "")
 	require.ErrorIs(t, err, store.ErrUnauthorized, "the server requires keys")
 	c := client.New(base, client.WithToken("adm"))
@@ -127,7 +126,7 @@ func TestClaudeBrainAgainstAServer(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	base := startServer(ctx)
+	base := startServer(t, ctx, server.Options{})
 	c := client.New(base, client.WithToken("adm"))
 	claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "Crows plan ahead", Body: "Scrub jays cache food where they will need it."})
 	require.NoError(t, err)

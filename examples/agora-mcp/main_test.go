@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,7 +12,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agorahq/agora/examples/internal/server"
+	"github.com/agorahq/agora/examples/internal/memserver"
+	"github.com/agorahq/agora/httpapi/server"
 )
 
 // TestMain runs the command itself when the test starts it as an agent
@@ -31,11 +31,8 @@ func TestMain(m *testing.M) {
 func TestStdio(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ready, done := make(chan string, 1), make(chan error, 1)
-	go func() {
-		done <- server.Run(ctx, []string{"-addr", "127.0.0.1:0", "-admin-key", "adm", "-quiet"}, io.Discard, func(a string) { ready <- a })
-	}()
-	base := "http://" + <-ready
+	base, done, err := memserver.Start(ctx, "adm", server.Options{})
+	require.NoError(t, err)
 	defer func() { cancel(); <-done }()
 
 	key := post(t, base+"/api/v1/keys", "adm", `{"name":"Host","scopes":["comment:create","claim:create","slots:configure"]}`)["key"].(string)

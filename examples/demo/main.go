@@ -49,7 +49,6 @@ import (
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/examples/internal/bots"
-	"github.com/agorahq/agora/examples/internal/server"
 	"github.com/agorahq/agora/httpapi/client"
 	"github.com/agorahq/agora/httpapi/mcp"
 	"github.com/agorahq/agora/identity"
@@ -123,33 +122,23 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srvArgs := []string{"-addr", o.addr, "-store", data.url, "-admin-key", admin,
-		"-redis-prefix", data.prefix, "-quiet", "-stage-lease", "1m"}
-	if o.requireKeys {
-		srvArgs = append(srvArgs, "-require-keys")
-	}
-	var chatDir string
+	srv := demoServer{d: data, addr: o.addr, admin: admin, requireKeys: o.requireKeys}
 	if o.serve {
 		if path, err := exec.LookPath(o.claude); err == nil {
-			if chatDir, err = os.MkdirTemp("", "agora-demo-chat-"); err != nil {
+			if srv.chatDir, err = os.MkdirTemp("", "agora-demo-chat-"); err != nil {
 				return err
 			}
-			defer os.RemoveAll(chatDir)
-			srvArgs = append(srvArgs, "-agent-dir", chatDir, "-claude", path, "-chat-auth", "none")
+			defer os.RemoveAll(srv.chatDir)
+			srv.claude = path
 		}
 	}
 	srvCtx, stopServer := context.WithCancel(ctx)
 	defer stopServer()
-	ready := make(chan string, 1)
-	srvDone := make(chan error, 1)
-	go func() { srvDone <- server.Run(srvCtx, srvArgs, io.Discard, func(a string) { ready <- a }) }()
-	var base string
-	select {
-	case a := <-ready:
-		base = "http://" + a
-	case err := <-srvDone:
+	addr, srvDone, err := srv.start(srvCtx)
+	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	base := "http://" + addr
 	if o.clean {
 		// After the server: its store is closed before the data goes.
 		defer func() {
@@ -205,7 +194,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		say("  %-12s %s/jobs#key=%s", "jobs", base, admin)
 		say("  %-12s %s/arena/%s", "arena game", base, game)
 		say("  %-12s %s/squad", "squad chat", base)
-		if chatDir != "" {
+		if srv.chatDir != "" {
 			say("  %-12s %s/chat", "agent chat", base)
 		} else {
 			say("  %-12s none: no Claude Code CLI at %q (install it, or set -claude or AGORA_CLAUDE)", "agent chat", o.claude)

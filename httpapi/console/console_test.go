@@ -27,11 +27,11 @@ func newSquadServer(t *testing.T, keyed bool) (*discussion.Service, *identity.Se
 	st := memstore.New()
 	svc := discussion.New(st, discussion.WithNotifier(st))
 	keys := identity.New(st, identity.WithScopes(httpapi.Scopes()))
-	var opts []httpapi.Option
+	var opts []httpapi.DiscussionOption
 	mux := http.NewServeMux()
 	if keyed {
 		opts = append(opts, httpapi.WithKeys(keys))
-		mux.Handle("/api/v1/", httpapi.Slots(slots.New(st), keys, opts...))
+		mux.Handle("/api/v1/", httpapi.Slots(slots.New(st), keys))
 	}
 	d := httpapi.Discussion(svc, opts...)
 	for _, p := range []string{"/api/discussion", "/api/discussion/", "/api/squad-chat", "/api/squad-chat/"} {
@@ -140,7 +140,7 @@ func TestSquadPageThreads(t *testing.T) {
 func newArenaServer(t *testing.T, keys func(st *memstore.Store) *identity.Service) (*arena.Service, *identity.Service, *httptest.Server) {
 	st := memstore.New()
 	games := arena.New(st, arena.WithNotifier(st))
-	var opts []httpapi.Option
+	var opts []httpapi.ArenaOption
 	var ks *identity.Service
 	if keys != nil {
 		ks = keys(st)

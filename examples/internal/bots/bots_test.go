@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -15,9 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/examples/internal/bots"
-	"github.com/agorahq/agora/examples/internal/server"
+	"github.com/agorahq/agora/examples/internal/memserver"
 	"github.com/agorahq/agora/httpapi/client"
 	"github.com/agorahq/agora/httpapi/mcp"
+	"github.com/agorahq/agora/httpapi/server"
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/fakeanthropic"
 	"github.com/agorahq/agora/slots"
@@ -53,11 +53,9 @@ func serve(t *testing.T) (context.Context, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	ready := make(chan string, 1)
-	go func() {
-		_ = server.Run(ctx, []string{"-addr", "127.0.0.1:0", "-admin-key", "adm", "-quiet"}, io.Discard, func(a string) { ready <- a })
-	}()
-	return ctx, "http://" + <-ready
+	base, _, err := memserver.Start(ctx, "adm", server.Options{})
+	require.NoError(t, err)
+	return ctx, base
 }
 
 // critique opens one critic seat on a new claim with a draft and returns

@@ -1,4 +1,4 @@
-package server
+package main
 
 import (
 	"context"
@@ -57,6 +57,6 @@ func TestRequireKeysFromEnvironment(t *testing.T) {
 // -require-keys with an agent chat without auth is refused.
 func TestRequireKeysWithOpenAgentChat(t *testing.T) {
 	t.Parallel()
-	err := Run(context.Background(), []string{"-addr", "127.0.0.1:0", "-quiet", "-require-keys", "-agent-dir", t.TempDir(), "-claude", "/nonexistent/claude"}, io.Discard, nil)
+	err := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-quiet", "-require-keys", "-agent-dir", t.TempDir(), "-claude", "/nonexistent/claude"}, io.Discard, nil)
 	require.ErrorContains(t, err, "-chat-auth")
 }

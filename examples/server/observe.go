@@ -1,4 +1,4 @@
-package server
+package main
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agorahq/agora/examples/internal/backend"
 	"github.com/agorahq/agora/observe"
 )
 
@@ -59,14 +60,14 @@ func (o *observability) tracerProvider() trace.TracerProvider {
 
 // wrap puts the store wrappers of observe around b's stores, and logs
 // (and with -metrics counts) the notifier's reconnects.
-func (o *observability) wrap(b *backend, log *slog.Logger) {
-	if r, ok := b.notifier.(interface{ OnResync(func()) }); ok {
+func (o *observability) wrap(b *backend.Backend, log *slog.Logger) {
+	if r, ok := b.Notifier.(interface{ OnResync(func()) }); ok {
 		var count func()
 		if o.metrics != nil {
-			count = o.metrics.CountResyncs(b.name)
+			count = o.metrics.CountResyncs(b.Name)
 		}
 		r.OnResync(func() {
-			log.Warn("notifier reconnected: every live view re-reads", "backend", b.name)
+			log.Warn("notifier reconnected: every live view re-reads", "backend", b.Name)
 			if count != nil {
 				count()
 			}
@@ -75,20 +76,19 @@ func (o *observability) wrap(b *backend, log *slog.Logger) {
 	if !o.on() {
 		return
 	}
-	w := observe.NewStores(b.name, o.metrics, o.tracerProvider())
-	b.slots, b.prism, b.arena = w.Slots(b.slots), w.Prism(b.prism), w.Arena(b.arena)
-	b.identity = w.Identity(b.identity)
-	b.discussion, b.agentchat = w.Discussion(b.discussion), w.AgentChat(b.agentchat)
+	w := observe.NewStores(b.Name, o.metrics, o.tracerProvider())
+	b.Slots, b.Prism, b.Arena = w.Slots(b.Slots), w.Prism(b.Prism), w.Arena(b.Arena)
+	b.Identity = w.Identity(b.Identity)
+	b.Identity = w.Identity(b.Identity)
+	b.Discussion, b.AgentChat = w.Discussion(b.Discussion), w.AgentChat(b.AgentChat)
 }
 
-// handler wraps h, the server's mux, with the request log (one in sample
-// lines of answers below 400), the HTTP metrics and the request spans.
-func (o *observability) handler(h http.Handler, log *slog.Logger, sample uint64) http.Handler {
-	return observe.Handler(h, observe.HTTPOptions{Log: log, SampleOK: sample, Metrics: o.metrics, Tracer: o.tracerProvider()})
-}
-
-// metricsHandler serves the registry in the Prometheus text format.
+// metricsHandler serves the registry in the Prometheus text format; nil
+// when -metrics is off.
 func (o *observability) metricsHandler() http.Handler {
+	if o.registry == nil {
+		return nil
+	}
 	return promhttp.HandlerFor(o.registry, promhttp.HandlerOpts{Registry: o.registry})
 }
 

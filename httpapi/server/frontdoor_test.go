@@ -1,17 +1,17 @@
-package server
+package server_test
 
 import (
-	"bytes"
+	"context"
+	"errors"
 	"io"
-	"log/slog"
 	"net/http"
-	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/httpapi"
-	"github.com/agorahq/agora/internal/testdb"
+	"github.com/agorahq/agora/httpapi/server"
 )
 
 func get(t *testing.T, url string) (int, string, http.Header) {
@@ -60,35 +60,48 @@ func frontDoorAndHealth(t *testing.T, base, backend string) {
 }
 
 func TestFrontDoorMemory(t *testing.T) {
-	base, _ := serve(t, "-admin-key", "adm")
+	t.Parallel()
+	base := serve(t, memoryServices(t, false), server.Options{})
 	frontDoorAndHealth(t, base, "memory")
 }
 
-func TestFrontDoorRedis(t *testing.T) {
-	_, prefix := testdb.RedisClient(t)
-	base, _ := serve(t, "-store", testdb.RedisURL(t), "-redis-prefix", prefix, "-admin-key", "adm")
-	frontDoorAndHealth(t, base, "redis")
-}
-
-func TestFrontDoorPostgres(t *testing.T) {
-	base, _ := serve(t, "-store", testdb.PostgresDSN(t), "-admin-key", "adm")
+// TestFrontDoorNamesTheStore: the front door and /healthz name the store
+// the host named, and say when its ping fails.
+func TestFrontDoorNamesTheStore(t *testing.T) {
+	t.Parallel()
+	var down atomic.Bool
+	ping := func(context.Context) error {
+		if down.Load() {
+			return errors.New("connection refused")
+		}
+		return nil
+	}
+	base := serve(t, memoryServices(t, false), server.Options{Store: "postgres", Ping: ping})
 	frontDoorAndHealth(t, base, "postgres")
+	down.Store(true)
+	status, health := call(t, "GET", base+"/healthz", "", "")
+	require.Equal(t, 503, status)
+	require.Equal(t, "unavailable", health["status"])
+	_, page, _ := get(t, base+"/")
+	require.Contains(t, page, "does not answer")
 }
 
 func TestFrontDoorNamesTheChat(t *testing.T) {
-	base, _ := serve(t, "-admin-key", "adm", "-agent-dir", t.TempDir(), "-claude", "/nonexistent/claude")
+	t.Parallel()
+	base := serve(t, memoryServices(t, true), server.Options{})
 	_, page, _ := get(t, base+"/")
 	require.Contains(t, page, `<a href="/chat"><code>/chat</code></a>`)
 }
 
-// TestStartupLogNamesThePages: the start-up log names the front door, each
-// console and the health route with their URLs.
-func TestStartupLogNamesThePages(t *testing.T) {
-	var buf bytes.Buffer
-	frontDoor{chat: true}.logPages(slog.New(slog.NewTextHandler(&buf, nil)), "http://127.0.0.1:8080")
-	log := buf.String()
-	for _, url := range []string{"/", "/jobs", "/squad", "/arena/{game_id}", "/chat", "/healthz", "/openapi.json"} {
-		url = "url=http://127.0.0.1:8080" + url
-		require.True(t, strings.Contains(log, url+" ") || strings.Contains(log, url+"\n"), "%s in\n%s", url, log)
-	}
+// TestFrontDoorNamesTheMetrics: with a MetricsHandler, GET /metrics serves
+// it and the front door links it.
+func TestFrontDoorNamesTheMetrics(t *testing.T) {
+	t.Parallel()
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "agora_up 1\n") })
+	base := serve(t, memoryServices(t, false), server.Options{MetricsHandler: metrics})
+	status, body, _ := get(t, base+"/metrics")
+	require.Equal(t, 200, status)
+	require.Equal(t, "agora_up 1\n", body)
+	_, page, _ := get(t, base+"/")
+	require.Contains(t, page, `href="/metrics"`)
 }

@@ -1,4 +1,4 @@
-package server
+package main
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func serve(t *testing.T, args ...string) (string, *bytes.Buffer) {
 	var out bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), &out, func(a string) { addr <- a })
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), &out, func(a string) { addr <- a })
 	}()
 	select {
 	case a := <-addr:
@@ -144,7 +144,7 @@ func TestServerPostgres(t *testing.T) {
 }
 
 func TestServerBadStore(t *testing.T) {
-	err := Run(context.Background(), []string{"-store", "mysql://x"}, io.Discard, nil)
+	err := run(context.Background(), []string{"-store", "mysql://x"}, io.Discard, nil)
 	require.ErrorContains(t, err, "want memory")
 }
 
@@ -166,4 +166,58 @@ func TestServerAgentChatNeedsAgentDir(t *testing.T) {
 	res.Body.Close()
 	require.Equal(t, 200, res.StatusCode)
 	require.Contains(t, res.Header.Get("Content-Type"), "text/html")
+}
+
+// TestOpenAgentChatOnlyOnLoopback: the agent API runs the coding agent, so
+// without chat auth it is served on loopback only, unless -chat-open.
+func TestOpenAgentChatOnlyOnLoopback(t *testing.T) {
+	t.Parallel()
+	args := []string{"-addr", "0.0.0.0:0", "-quiet", "-agent-dir", t.TempDir(), "-claude", "/nonexistent/claude"}
+	err := run(context.Background(), args, io.Discard, nil)
+	require.ErrorContains(t, err, "-chat-open")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append(args, "-chat-auth", "secret", "-chat-secret", "s3"), io.Discard, func(string) { cancel() })
+	}()
+	require.NoError(t, <-done, "with a secret it serves")
+}
+
+func get(t *testing.T, url string) (int, string, http.Header) {
+	t.Helper()
+	res, err := http.Get(url)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(body), res.Header
+}
+
+// frontDoorNamesTheStore: the health route and the front door name the
+// backend -store opened, and it answers.
+func frontDoorNamesTheStore(t *testing.T, base, backend string) {
+	status, health := call(t, "GET", base+"/healthz", "", "")
+	require.Equal(t, 200, status)
+	require.Equal(t, map[string]any{"status": "ok", "store": backend}, health)
+	status, page, _ := get(t, base+"/")
+	require.Equal(t, 200, status)
+	require.Contains(t, page, `<strong id="backend">`+backend+`</strong>`)
+	require.Contains(t, page, "which answers")
+}
+
+func TestFrontDoorMemory(t *testing.T) {
+	base, _ := serve(t, "-admin-key", "adm")
+	frontDoorNamesTheStore(t, base, "memory")
+}
+
+func TestFrontDoorRedis(t *testing.T) {
+	_, prefix := testdb.RedisClient(t)
+	base, _ := serve(t, "-store", testdb.RedisURL(t), "-redis-prefix", prefix, "-admin-key", "adm")
+	frontDoorNamesTheStore(t, base, "redis")
+}
+
+func TestFrontDoorPostgres(t *testing.T) {
+	base, _ := serve(t, "-store", testdb.PostgresDSN(t), "-admin-key", "adm")
+	frontDoorNamesTheStore(t, base, "postgres")
 }

@@ -1,4 +1,4 @@
-package server
+package backend
 
 import (
 	"context"
@@ -18,9 +18,9 @@ import (
 // it is missing (as the demo does), and migrates, logging the migrations it
 // applied. Several servers may start at once on one database: Migrate
 // serialises them.
-func openPostgres(ctx context.Context, c backendConfig) (_ *backend, err error) {
-	dsn := c.url
-	db, err := pgstore.Open(dsn, pgstore.PoolOptions{MaxOpenConns: c.maxConns, CallTimeout: c.timeout})
+func openPostgres(ctx context.Context, c Config) (_ *Backend, err error) {
+	dsn := c.URL
+	db, err := pgstore.Open(dsn, pgstore.PoolOptions{MaxOpenConns: c.MaxConns, CallTimeout: c.Timeout})
 	if err != nil {
 		return nil, fmt.Errorf("-store: %w", err)
 	}
@@ -32,10 +32,10 @@ func openPostgres(ctx context.Context, c backendConfig) (_ *backend, err error) 
 	if err := db.PingContext(ctx); err != nil {
 		return nil, fmt.Errorf("-store: %w", err)
 	}
-	if err := createSchema(ctx, db, dsn, c.log); err != nil {
+	if err := createSchema(ctx, db, dsn, c.Log); err != nil {
 		return nil, err
 	}
-	if err := migrate(ctx, db, c.log); err != nil {
+	if err := migrate(ctx, db, c.Log); err != nil {
 		return nil, err
 	}
 	n, err := pgstore.NewNotifier(ctx, db, dsn)
@@ -43,9 +43,9 @@ func openPostgres(ctx context.Context, c backendConfig) (_ *backend, err error) 
 		return nil, err
 	}
 	st := pgstore.New(db)
-	return &backend{
-		name: "postgres", slots: st, identity: st, discussion: st, prism: st, arena: st, agentchat: st, notifier: n, limiter: st.Limiter(c.rate, c.burst), ping: st.Ping,
-		close: func() { n.Close(); db.Close() },
+	return &Backend{
+		Name: "postgres", Slots: st, Identity: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: n, Limiter: st.Limiter(c.Rate, c.Burst), Ping: st.Ping,
+		Close: func() { n.Close(); db.Close() },
 	}, nil
 }
 

@@ -1,19 +1,13 @@
-package server
+package main
 
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"flag"
-	"log/slog"
-	"net/url"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/agorahq/agora/internal/testdb"
 )
 
 // TestFlagsFromEnvironment: every flag can come from AGORA_<NAME>, the
@@ -53,45 +47,6 @@ func TestFlagsFromEnvironment(t *testing.T) {
 // command exits 0.
 func TestHelpIsNoFailure(t *testing.T) {
 	t.Parallel()
-	require.NoError(t, Run(context.Background(), []string{"-h"}, &bytes.Buffer{}, nil))
-	require.Error(t, Run(context.Background(), []string{"-no-such-flag"}, &bytes.Buffer{}, nil))
-}
-
-// TestPostgresMakesItsSchema: a search_path naming a schema that does not
-// exist is made, as the demo makes its own, the migrations applied are
-// logged, and a second start finds the schema up to date.
-func TestPostgresMakesItsSchema(t *testing.T) {
-	t.Parallel()
-	dsn := testdb.PostgresDSN(t)
-	u, err := url.Parse(dsn)
-	require.NoError(t, err)
-	schema := testdb.UniqueName()
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	t.Cleanup(func() {
-		db, err := sql.Open("postgres", dsn)
-		if err == nil {
-			_, _ = db.Exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE")
-			db.Close()
-		}
-	})
-
-	start := func() string {
-		var logs bytes.Buffer
-		b, err := openBackend(context.Background(), backendConfig{url: u.String(), rate: 10, burst: 10, timeout: 10 * time.Second, maxConns: 2,
-			log: slog.New(slog.NewTextHandler(&logs, nil))})
-		require.NoError(t, err)
-		b.close()
-		return logs.String()
-	}
-	logs := start()
-	require.Contains(t, logs, "schema created")
-	require.Contains(t, logs, "schema="+schema)
-	require.Contains(t, logs, "migrations applied")
-	require.Contains(t, logs, "first=001_slots.sql")
-	logs = start()
-	require.NotContains(t, logs, "schema created")
-	require.Contains(t, logs, "schema up to date")
-	require.False(t, strings.Contains(logs, "migrations applied"))
+	require.NoError(t, run(context.Background(), []string{"-h"}, &bytes.Buffer{}, nil))
+	require.Error(t, run(context.Background(), []string{"-no-such-flag"}, &bytes.Buffer{}, nil))
 }

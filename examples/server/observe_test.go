@@ -1,4 +1,4 @@
-package server
+package main
 
 import (
 	"bufio"
@@ -52,9 +52,9 @@ func TestMetricsOffByDefault(t *testing.T) {
 // the server before it starts.
 func TestLogFormatFromEnvironment(t *testing.T) {
 	t.Setenv("AGORA_LOG_FORMAT", "xml")
-	err := Run(context.Background(), []string{"-addr", "127.0.0.1:0"}, &bytes.Buffer{}, nil)
+	err := run(context.Background(), []string{"-addr", "127.0.0.1:0"}, &bytes.Buffer{}, nil)
 	require.ErrorContains(t, err, `log format "xml"`)
-	err = Run(context.Background(), []string{"-addr", "127.0.0.1:0", "-log-format", "yaml"}, &bytes.Buffer{}, nil)
+	err = run(context.Background(), []string{"-addr", "127.0.0.1:0", "-log-format", "yaml"}, &bytes.Buffer{}, nil)
 	require.ErrorContains(t, err, `log format "yaml"`, "the command line wins")
 }
 

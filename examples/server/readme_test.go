@@ -1,4 +1,4 @@
-package server
+package main
 
 import (
 	"encoding/json"
@@ -19,8 +19,7 @@ import (
 // readme returns the repository's README.md.
 func readme(t *testing.T) string {
 	t.Helper()
-	_, here, _, _ := runtime.Caller(0)
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
 	require.NoError(t, err)
 	return string(b)
 }
@@ -29,7 +28,7 @@ func readme(t *testing.T) string {
 func repoRoot(t *testing.T) string {
 	t.Helper()
 	_, here, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(here), "..", "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(here), "..", ".."))
 }
 
 // fenced returns the README's fenced blocks of lang, in order.

@@ -1,10 +1,9 @@
-package server
+package server_test
 
 import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agorahq/agora/httpapi/server"
 )
 
 // TestShutdownEndsStreams: shutting down with event streams open ends them
@@ -20,15 +21,16 @@ func TestShutdownEndsStreams(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr := make(chan string, 1)
+	srv, err := server.New(memoryServices(t, false), server.Options{Logger: quiet})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
 	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, []string{"-addr", "127.0.0.1:0", "-quiet", "-admin-key", "admin-test"}, new(strings.Builder), func(a string) { addr <- a })
-	}()
-	base := "http://" + <-addr
+	go func() { done <- srv.Serve(ctx, ln) }()
+	base := "http://" + ln.Addr().String()
 	for _, path := range []string{"/api/squad-chat/events", "/api/v1/events"} {
 		req, _ := http.NewRequest("GET", base+path, nil)
-		req.Header.Set("Authorization", "Bearer admin-test")
+		req.Header.Set("Authorization", "Bearer "+admin)
 		res, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		defer res.Body.Close()
@@ -48,7 +50,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 
 func TestHeadOnAStreamAnswersAtOnce(t *testing.T) {
 	t.Parallel()
-	base, _ := serve(t, "-quiet")
+	base := serve(t, memoryServices(t, false), server.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "HEAD", base+"/api/squad-chat/events", nil)
@@ -61,7 +63,7 @@ func TestHeadOnAStreamAnswersAtOnce(t *testing.T) {
 
 func TestUncleanPathsAreRefused(t *testing.T) {
 	t.Parallel()
-	base, _ := serve(t, "-quiet")
+	base := serve(t, memoryServices(t, false), server.Options{})
 	for _, p := range []string{"/api/../api/games", "/api/games/..", "/api//games", "/api/./games"} {
 		c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 		require.NoError(t, err)
@@ -81,7 +83,7 @@ func TestUncleanPathsAreRefused(t *testing.T) {
 // anyone else.
 func TestStalledClientsDoNotStopOthers(t *testing.T) {
 	t.Parallel()
-	base, _ := serve(t, "-quiet")
+	base := serve(t, memoryServices(t, false), server.Options{})
 	host := strings.TrimPrefix(base, "http://")
 	for i := 0; i < 1000; i++ {
 		c, err := net.Dial("tcp", host)
@@ -101,11 +103,11 @@ func requireServes(t *testing.T, url string) {
 	require.Equal(t, http.StatusOK, res.StatusCode, url)
 }
 
-// TestMaxConnsHoldsTheRestBack: with -max-conns 2 and two connections
+// TestMaxConnsHoldsTheRestBack: with MaxConns 2 and two connections
 // stalled, a third is answered only once one of them is gone.
 func TestMaxConnsHoldsTheRestBack(t *testing.T) {
 	t.Parallel()
-	base, _ := serve(t, "-quiet", "-max-conns", "2")
+	base := serve(t, memoryServices(t, false), server.Options{MaxConns: 2})
 	host := strings.TrimPrefix(base, "http://")
 	var stalled []net.Conn
 	for i := 0; i < 2; i++ {
@@ -138,7 +140,7 @@ func TestMaxConnsHoldsTheRestBack(t *testing.T) {
 // TestPagesRefuseFraming: no other site may frame a page.
 func TestPagesRefuseFraming(t *testing.T) {
 	t.Parallel()
-	base, _ := serve(t, "-quiet", "-agent-dir", t.TempDir(), "-claude", "/nonexistent/claude")
+	base := serve(t, memoryServices(t, true), server.Options{})
 	for _, p := range []string{"/jobs", "/squad", "/arena/g1", "/chat"} {
 		res, err := http.Get(base + p)
 		require.NoError(t, err)
@@ -149,28 +151,12 @@ func TestPagesRefuseFraming(t *testing.T) {
 	}
 }
 
-// TestOpenAgentChatOnlyOnLoopback: the agent API runs the coding agent, so
-// without chat auth it is served on loopback only, unless -chat-open.
-func TestOpenAgentChatOnlyOnLoopback(t *testing.T) {
-	t.Parallel()
-	args := []string{"-addr", "0.0.0.0:0", "-quiet", "-agent-dir", t.TempDir(), "-claude", "/nonexistent/claude"}
-	err := Run(context.Background(), args, io.Discard, nil)
-	require.ErrorContains(t, err, "-chat-open")
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, append(args, "-chat-auth", "secret", "-chat-secret", "s3"), io.Discard, func(string) { cancel() })
-	}()
-	require.NoError(t, <-done, "with a secret it serves")
-}
-
 // TestRebindingIsRefused: on a loopback address the server answers loopback
-// Host names and -allowed-hosts only, so a page rebound to 127.0.0.1 under
+// Host names and AllowedHosts only, so a page rebound to 127.0.0.1 under
 // its own name cannot drive the open agent chat, nor any other route.
 func TestRebindingIsRefused(t *testing.T) {
 	t.Parallel()
-	base, _ := serve(t, "-quiet", "-agent-dir", t.TempDir(), "-claude", "/nonexistent/claude", "-allowed-hosts", "agora.internal, ")
+	base := serve(t, memoryServices(t, true), server.Options{Addr: "127.0.0.1:0", AllowedHosts: []string{"agora.internal", " "}})
 	port := base[strings.LastIndex(base, ":")+1:]
 	send := func(host, path string) int {
 		req, err := http.NewRequest("POST", base+path, strings.NewReader(`{}`))
@@ -194,7 +180,7 @@ func TestRebindingIsRefused(t *testing.T) {
 // TestMalformedChunkedBodyIs400: the campaign's request, through the server.
 func TestMalformedChunkedBodyIs400(t *testing.T) {
 	t.Parallel()
-	base, _ := serve(t, "-quiet")
+	base := serve(t, memoryServices(t, false), server.Options{})
 	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
 	require.NoError(t, err)
 	defer c.Close()
@@ -205,12 +191,12 @@ func TestMalformedChunkedBodyIs400(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, res.StatusCode)
 }
 
-// TestMaxConnsSlowClientsGiveWay: with -max-conns 5 and fifty connections
+// TestMaxConnsSlowClientsGiveWay: with MaxConns 5 and fifty connections
 // that never finish their headers, a health check is answered within a
 // second: a connection without a request in progress gives its slot up.
 func TestMaxConnsSlowClientsGiveWay(t *testing.T) {
 	t.Parallel()
-	base, _ := serve(t, "-quiet", "-max-conns", "5")
+	base := serve(t, memoryServices(t, false), server.Options{MaxConns: 5})
 	host := strings.TrimPrefix(base, "http://")
 	for i := 0; i < 50; i++ {
 		c, err := net.Dial("tcp", host)
