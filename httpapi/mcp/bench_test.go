@@ -122,7 +122,7 @@ func BenchmarkTakeJob(b *testing.B) {
 		b.ResetTimer()
 		for i := range b.N {
 			_, data := post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"take_job","arguments":{}}}`)
-			if i == 0 && !strings.Contains(string(data), `"job":{"claim"`) {
+			if i == 0 && !strings.Contains(string(data), `"job":{"slot":{"_id"`) {
 				b.Fatalf("no job taken: %s", data)
 			}
 		}
