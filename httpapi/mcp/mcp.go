@@ -24,6 +24,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -137,6 +138,13 @@ func NewServer(svcs Services, opts Options) *sdk.Server {
 // session is bound to the key that opened it, and one idle for
 // Options.SessionTimeout is closed.
 func Handler(svcs Services, opts Options) http.Handler {
+	h, _ := newHandler(svcs, opts)
+	return h
+}
+
+// newHandler is Handler with the server it serves, whose sessions a test
+// counts.
+func newHandler(svcs Services, opts Options) (http.Handler, *sdk.Server) {
 	opts.Token = ""
 	srv := NewServer(svcs, opts)
 	timeout := opts.SessionTimeout
@@ -176,7 +184,7 @@ func Handler(svcs Services, opts Options) http.Handler {
 			return
 		}
 		bound.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyContext{}, k)))
-	})
+	}), srv
 }
 
 // keyContext is where Handler leaves the key it authenticated in the
@@ -226,11 +234,25 @@ type run[In, Out any] func(ctx context.Context, in In) (Out, string, error)
 // (a jsonschema tag describes each field), that checks the caller's key
 // and scope, and answers a domain error as a tool error with the HTTP
 // API's error object.
+//
+// It registers a plain handler rather than the SDK's typed one (AddTool),
+// which per call decodes the arguments twice and the output once more to
+// validate them: here the arguments are decoded once into a map, checked
+// against In's schema resolved once, then decoded into In; and the output,
+// a value of this package's own Out whose schema TestToolsListed checks
+// every answer of the tests against, is marshalled once and not decoded.
 func add[In, Out any](e *edge, s *sdk.Server, t *sdk.Tool, who access, fn run[In, Out]) {
-	t.InputSchema = schemaOf[In]()
-	t.OutputSchema = schemaOf[Out]()
-	sdk.AddTool(s, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
-		var zero Out
+	in := argsSchema{Resolved: schemaOf[In]()}
+	in.emptyOK = in.Validate(map[string]any{}) == nil
+	t.InputSchema = in.Schema()
+	t.OutputSchema = schemaOf[Out]().Schema()
+	s.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		args, err := decodeArgs[In](in, req.Params.Arguments)
+		if err != nil {
+			res := &sdk.CallToolResult{}
+			res.SetError(err)
+			return res, nil
+		}
 		k, err := e.caller(ctx, req.Extra)
 		if err == nil && who.scope != "" {
 			err = k.Require(who.scope)
@@ -241,15 +263,56 @@ func add[In, Out any](e *edge, s *sdk.Server, t *sdk.Tool, who access, fn run[In
 				err = &httpjson.RateLimited{RetryAfter: wait}
 			}
 		}
-		if err != nil {
-			return nil, zero, e.toolError(ctx, t.Name, err)
+		var out Out
+		var text string
+		if err == nil {
+			out, text, err = fn(identity.WithKey(ctx, k), args)
 		}
-		out, text, err := fn(identity.WithKey(ctx, k), in)
 		if err != nil {
-			return nil, zero, e.toolError(ctx, t.Name, err)
+			res := &sdk.CallToolResult{}
+			res.SetError(e.toolError(ctx, t.Name, err))
+			return res, nil
 		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
+		structured, err := json.Marshal(out)
+		if err != nil {
+			return nil, fmt.Errorf("marshaling output: %w", err)
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}},
+			StructuredContent: json.RawMessage(structured)}, nil
 	})
+}
+
+// argsSchema is a tool's input schema, resolved once.
+type argsSchema struct {
+	*jsonschema.Resolved
+	// emptyOK is whether no arguments at all match it (none is required),
+	// so that a call without arguments needs no validation.
+	emptyOK bool
+}
+
+// decodeArgs is a tool call's arguments as In, once they match its schema
+// in; a mismatch (a wrong type, a missing or unknown argument) is an error
+// that names the argument, worded as the SDK's typed tools word it.
+func decodeArgs[In any](in argsSchema, raw json.RawMessage) (In, error) {
+	var args In
+	if in.emptyOK && (len(raw) == 0 || string(raw) == "{}" || string(raw) == "null") {
+		return args, nil
+	}
+	m := map[string]any{}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return args, fmt.Errorf("validating \"arguments\": unmarshaling arguments: %w", err)
+		}
+	}
+	if err := in.Validate(m); err != nil {
+		return args, fmt.Errorf("validating \"arguments\": %w", err)
+	}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return args, err
+		}
+	}
+	return args, nil
 }
 
 // toolError is err as the tool's error result: the HTTP API's error
@@ -295,16 +358,22 @@ func ParseError(text string) (e Error, ok bool) {
 	return *body.Error, true
 }
 
-// schemaOf is T's JSON schema, with json.RawMessage (a structured output,
-// any JSON value) allowed to be anything rather than an array of bytes.
-// T is one of this package's own input or output types, so an error is a
-// bug of the package (TestToolsListed builds every one), never input.
-func schemaOf[T any]() *jsonschema.Schema {
+// schemaOf is T's JSON schema, resolved for validation, with
+// json.RawMessage (a structured output, any JSON value) allowed to be
+// anything rather than an array of bytes. T is one of this package's own
+// input or output types, so an error is a bug of the package
+// (TestToolsListed builds every one), never input. Its fields have no
+// defaults: add does not apply them.
+func schemaOf[T any]() *jsonschema.Resolved {
 	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[json.RawMessage](): {},
 	}})
+	var r *jsonschema.Resolved
+	if err == nil {
+		r, err = s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	}
 	if err != nil {
 		panic("mcp: schema of " + reflect.TypeFor[T]().String() + ": " + err.Error())
 	}
-	return s
+	return r
 }

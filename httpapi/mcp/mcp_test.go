@@ -6,9 +6,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
@@ -90,7 +92,9 @@ func call(t *testing.T, cs *sdk.ClientSession, tool string, args any) *sdk.CallT
 	return res
 }
 
-// ok calls a tool that must succeed and decodes its structured result.
+// ok calls a tool that must succeed, checks its structured result against
+// the output schema the tool lists (the server does not validate its own
+// answers on each call: the tests do) and decodes it.
 func ok[T any](t *testing.T, cs *sdk.ClientSession, tool string, args any) T {
 	t.Helper()
 	res := call(t, cs, tool, args)
@@ -98,6 +102,9 @@ func ok[T any](t *testing.T, cs *sdk.ClientSession, tool string, args any) T {
 	require.NotEmpty(t, text(res), "%s: a text for the model", tool)
 	raw, err := json.Marshal(res.StructuredContent)
 	require.NoError(t, err)
+	var doc any
+	require.NoError(t, json.Unmarshal(raw, &doc))
+	require.NoError(t, outputSchema(t, cs, tool).Validate(doc), "%s answered outside its output schema: %s", tool, raw)
 	var out T
 	require.NoError(t, json.Unmarshal(raw, &out), "%s: %s", tool, raw)
 	return out
@@ -110,6 +117,31 @@ func fails(t *testing.T, cs *sdk.ClientSession, tool string, args any) (mcp.Erro
 	require.True(t, res.IsError, "%s succeeded: %s", tool, text(res))
 	e, _ := mcp.ParseError(text(res))
 	return e, text(res)
+}
+
+// outputSchemas holds each tool's listed output schema, resolved, by
+// name: every server of these tests lists the same tools.
+var outputSchemas sync.Map
+
+// outputSchema is the output schema tool lists on cs's server.
+func outputSchema(t *testing.T, cs *sdk.ClientSession, tool string) *jsonschema.Resolved {
+	t.Helper()
+	if r, ok := outputSchemas.Load(tool); ok {
+		return r.(*jsonschema.Resolved)
+	}
+	for listed, err := range cs.Tools(context.Background(), nil) {
+		require.NoError(t, err)
+		raw, err := json.Marshal(listed.OutputSchema)
+		require.NoError(t, err)
+		var s jsonschema.Schema
+		require.NoError(t, json.Unmarshal(raw, &s), listed.Name)
+		r, err := s.Resolve(nil)
+		require.NoError(t, err, listed.Name)
+		outputSchemas.Store(listed.Name, r)
+	}
+	r, ok := outputSchemas.Load(tool)
+	require.True(t, ok, "%s is not listed", tool)
+	return r.(*jsonschema.Resolved)
 }
 
 func text(res *sdk.CallToolResult) string {
