@@ -29,6 +29,8 @@ type takers struct{ n atomic.Int64 }
 // one slot per agent per layer. It returns slots.ErrNoJob when no slot is
 // eligible.
 func (s *Service) TakeNextWork(ctx context.Context, agent slots.Key, q WorkQuery) (Work, error) {
+	ctx, done := s.obs.Call(ctx, "prism.TakeNextWork")
+	defer done()
 	crowd := s.takers.n.Add(1) > 1
 	defer s.takers.n.Add(-1)
 	q.Limit, q.Random = workCandidates, -1

@@ -155,6 +155,8 @@ func deviceCodeID(code string) string {
 // scopes; an operator approves it with ApproveDeviceCode. A device login
 // cannot ask for the admin scope.
 func (s *Service) StartDeviceLogin(ctx context.Context, in NewDeviceLogin) (DeviceLogin, error) {
+	ctx, done := s.obs.Call(ctx, "slots.StartDeviceLogin")
+	defer done()
 	nk := NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: in.Scopes}
 	if strings.TrimSpace(nk.Name) == "" {
 		nk.Name = "agent" // checked now; the user code names it below
@@ -195,6 +197,8 @@ func (s *Service) StartDeviceLogin(ctx context.Context, in NewDeviceLogin) (Devi
 // DeviceCodeByUserCode returns the device login of a user code, for an
 // operator to see what it asks before approving it.
 func (s *Service) DeviceCodeByUserCode(ctx context.Context, userCode string) (DeviceCode, error) {
+	ctx, done := s.obs.Call(ctx, "slots.DeviceCodeByUserCode")
+	defer done()
 	uc := NormalizeUserCode(userCode)
 	if uc == "" {
 		return DeviceCode{}, ErrDeviceCodeNotFound
@@ -206,6 +210,8 @@ func (s *Service) DeviceCodeByUserCode(ctx context.Context, userCode string) (De
 // approver; the CLI's next poll receives its key. Like CreateKey, the
 // approver must hold ScopeKeysAdmin and every scope the login asks for.
 func (s *Service) ApproveDeviceCode(ctx context.Context, approver Key, userCode string) (DeviceCode, error) {
+	ctx, done := s.obs.Call(ctx, "slots.ApproveDeviceCode")
+	defer done()
 	if !approver.Has(ScopeKeysAdmin) {
 		return DeviceCode{}, store.Errorf(store.ErrForbidden, "insufficient_scope", "approving a device login needs the %s scope", ScopeKeysAdmin)
 	}
@@ -238,6 +244,8 @@ type DevicePoll struct {
 // login creates it). Errors: ErrDeviceCodeNotFound, ErrDeviceCodeExpired,
 // ErrDeviceCodeConsumed.
 func (s *Service) PollDeviceLogin(ctx context.Context, deviceCode string) (DevicePoll, error) {
+	ctx, done := s.obs.Call(ctx, "slots.PollDeviceLogin")
+	defer done()
 	if deviceCode == "" || len(deviceCode) > 200 {
 		return DevicePoll{}, ErrDeviceCodeNotFound
 	}

@@ -31,6 +31,7 @@ type Service struct {
 	takes     *batcher[TakeNextParams, JobResult]
 	doneTakes *batcher[FinishTakeParams, FinishTakeResult]
 	crowd     spread
+	obs       Observer
 }
 
 // Option configures a Service.
@@ -81,6 +82,8 @@ const ClaimsTopic = "slots:claims"
 
 // SubscribeClaims follows ClaimsTopic.
 func (s *Service) SubscribeClaims(ctx context.Context) (*store.Subscription, error) {
+	ctx, done := s.obs.Call(ctx, "slots.SubscribeClaims")
+	defer done()
 	return s.notifier.Subscribe(ctx, ClaimsTopic)
 }
 
@@ -95,7 +98,7 @@ func PublishClaimChange(ctx context.Context, n store.Notifier, claimID string) {
 
 // New returns a Service over st.
 func New(st Store, opts ...Option) *Service {
-	s := &Service{store: st, now: time.Now, notifier: notify.Local(),
+	s := &Service{store: st, now: time.Now, notifier: notify.Local(), obs: nopObserver{},
 		batching: batching{takeWait: DefaultBatchWait, doneWait: DefaultBatchWait}}
 	for _, o := range opts {
 		o(s)
@@ -115,6 +118,8 @@ func (s *Service) nowMs() int64 { return s.now().UnixMilli() }
 
 // CreateClaim validates and stores a new claim.
 func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
+	ctx, done := s.obs.Call(ctx, "slots.CreateClaim")
+	defer done()
 	c := Claim{Title: strings.TrimSpace(in.Title), Body: in.Body, Domain: strings.TrimSpace(in.Domain)}
 	if err := text.Check("title", c.Title, true, MaxTitleLen); err != nil {
 		return Claim{}, err
@@ -144,6 +149,8 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
 
 // Claim returns a claim or ErrClaimNotFound.
 func (s *Service) Claim(ctx context.Context, id string) (Claim, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Claim")
+	defer done()
 	return s.store.GetClaim(ctx, id)
 }
 
@@ -156,6 +163,8 @@ const (
 // Claims lists claims newest first. A limit of 0 means DefaultClaimsLimit;
 // cursor is a previous page's NextCursor.
 func (s *Service) Claims(ctx context.Context, limit int, cursor string) (ClaimPage, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Claims")
+	defer done()
 	return s.ListClaims(ctx, ClaimsQuery{Limit: limit, Cursor: cursor})
 }
 
@@ -169,6 +178,8 @@ type ClaimsQuery struct {
 // ListClaims is Claims filtered by q.Domain: a page of the claims of one
 // domain, newest first.
 func (s *Service) ListClaims(ctx context.Context, q ClaimsQuery) (ClaimPage, error) {
+	ctx, done := s.obs.Call(ctx, "slots.ListClaims")
+	defer done()
 	limit, cursor := q.Limit, q.Cursor
 	if err := text.Check("domain", q.Domain, false, MaxDomainLen); err != nil {
 		return ClaimPage{}, err
@@ -193,6 +204,8 @@ func (s *Service) ListClaims(ctx context.Context, q ClaimsQuery) (ClaimPage, err
 
 // AddComment posts a comment on a claim as author.
 func (s *Service) AddComment(ctx context.Context, author Key, in NewComment) (Comment, error) {
+	ctx, done := s.obs.Call(ctx, "slots.AddComment")
+	defer done()
 	t, err := ParseCommentType(in.CommentType)
 	if err != nil {
 		return Comment{}, err
@@ -218,6 +231,8 @@ func (s *Service) AddComment(ctx context.Context, author Key, in NewComment) (Co
 
 // Comments lists a claim's comments, oldest first.
 func (s *Service) Comments(ctx context.Context, claimID string) ([]Comment, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Comments")
+	defer done()
 	return s.store.ListComments(ctx, claimID)
 }
 
@@ -226,6 +241,8 @@ func (s *Service) Comments(ctx context.Context, claimID string) ([]Comment, erro
 // ScopeKeysAdmin and every scope it grants: a key cannot mint a key
 // stronger than itself (ErrForbidden). A host's own Go code passes Admin().
 func (s *Service) CreateKey(ctx context.Context, by Key, in NewKey) (Key, string, error) {
+	ctx, done := s.obs.Call(ctx, "slots.CreateKey")
+	defer done()
 	if !by.Has(ScopeKeysAdmin) {
 		return Key{}, "", store.Errorf(store.ErrForbidden, "insufficient_scope", "creating keys needs the %s scope", ScopeKeysAdmin)
 	}
@@ -273,10 +290,16 @@ func (s *Service) createKey(ctx context.Context, in NewKey) (Key, string, error)
 }
 
 // Keys lists every key, revoked ones included, oldest first.
-func (s *Service) Keys(ctx context.Context) ([]Key, error) { return s.store.ListKeys(ctx) }
+func (s *Service) Keys(ctx context.Context) ([]Key, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Keys")
+	defer done()
+	return s.store.ListKeys(ctx)
+}
 
 // RevokeKey revokes a key; its token stops authenticating at once.
 func (s *Service) RevokeKey(ctx context.Context, id string) error {
+	ctx, done := s.obs.Call(ctx, "slots.RevokeKey")
+	defer done()
 	return s.store.RevokeKey(ctx, id, s.nowMs())
 }
 
@@ -284,6 +307,8 @@ func (s *Service) RevokeKey(ctx context.Context, id string) error {
 // outputs with, as AOP's `aop setup` registers it (any address; a later one
 // replaces it). The admin token has no key to record it on.
 func (s *Service) RegisterSigningKey(ctx context.Context, agent Key, address string) error {
+	ctx, done := s.obs.Call(ctx, "slots.RegisterSigningKey")
+	defer done()
 	address = strings.TrimSpace(address)
 	if address == "" {
 		return store.Errorf(store.ErrInvalid, "invalid_payload", "signingKeyAddress is required")
@@ -303,6 +328,8 @@ var errBadToken = store.Errorf(store.ErrUnauthorized, "invalid_api_key", "missin
 // malformed, unknown, wrong secret, revoked — is the same store.ErrUnauthorized
 // error, so a caller learns nothing about which part was wrong.
 func (s *Service) Authenticate(ctx context.Context, token string) (Key, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Authenticate")
+	defer done()
 	if token == "" {
 		return Key{}, errBadToken
 	}
@@ -331,6 +358,8 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Key, error) {
 
 // Balance returns what the key has been credited.
 func (s *Service) Balance(ctx context.Context, keyID string) (int64, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Balance")
+	defer done()
 	return s.store.Balance(ctx, keyID)
 }
 
@@ -360,6 +389,8 @@ func ValidateRoles(roles []RoleCount) (int, error) {
 // ConfigureSlots replaces the claim's open slots with the given roles and
 // returns how many slots it created. Taken and done slots are kept.
 func (s *Service) ConfigureSlots(ctx context.Context, claimID string, roles []RoleCount) (int, error) {
+	ctx, done := s.obs.Call(ctx, "slots.ConfigureSlots")
+	defer done()
 	total, err := ValidateRoles(roles)
 	if err != nil {
 		return 0, err
@@ -380,6 +411,8 @@ func (s *Service) ConfigureSlots(ctx context.Context, claimID string, roles []Ro
 
 // Slots lists a claim's slots in creation order.
 func (s *Service) Slots(ctx context.Context, claimID string) ([]Slot, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Slots")
+	defer done()
 	return s.store.ListSlots(ctx, claimID)
 }
 
@@ -391,6 +424,8 @@ func (s *Service) Slots(ctx context.Context, claimID string) ([]Slot, error) {
 // each as far as there are enough (see MaxSpread); a caller alone gets the
 // oldest.
 func (s *Service) NextJob(ctx context.Context, q JobQuery) (Job, error) {
+	ctx, done := s.obs.Call(ctx, "slots.NextJob")
+	defer done()
 	p, err := nextSlotParams(q)
 	if err != nil {
 		return Job{}, err
@@ -404,6 +439,8 @@ func (s *Service) NextJob(ctx context.Context, q JobQuery) (Job, error) {
 
 // Take gives the slot to agent: exactly one of many concurrent callers wins.
 func (s *Service) Take(ctx context.Context, agent Key, claimID, slotID string) (Slot, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Take")
+	defer done()
 	p := s.takeParams(agent)
 	p.ClaimID, p.SlotID = claimID, slotID
 	slot, err := s.store.TakeSlot(ctx, p)
@@ -415,6 +452,8 @@ func (s *Service) Take(ctx context.Context, agent Key, claimID, slotID string) (
 
 // Done marks the agent's slot done and credits RewardRoleSlot to it, once.
 func (s *Service) Done(ctx context.Context, agent Key, claimID, slotID string) (Slot, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Done")
+	defer done()
 	p := FinishParams{ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: s.nowMs(), Credit: RewardRoleSlot}
 	r, err := s.dones.do(ctx, p)
 	slot := r.Slot
@@ -429,6 +468,8 @@ func (s *Service) Done(ctx context.Context, agent Key, claimID, slotID string) (
 
 // Sweep re-opens slots whose lease lapsed and returns how many.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Sweep")
+	defer done()
 	n, err := s.store.ReleaseExpiredSlots(ctx, s.nowMs())
 	if n > 0 {
 		PublishClaimChange(ctx, s.notifier, "")

@@ -58,6 +58,8 @@ func (s *Service) takeParams(agent Key) TakeParams {
 // loses a race: each gets a different slot, or ErrNoJob when no eligible
 // slot is left for it. The returned job's slot is taken by agent.
 func (s *Service) TakeNext(ctx context.Context, agent Key, q JobQuery) (Job, error) {
+	ctx, done := s.obs.Call(ctx, "slots.TakeNext")
+	defer done()
 	q.AgentKeyID = agent.ID
 	next, err := nextSlotParams(q)
 	if err != nil {

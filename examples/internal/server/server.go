@@ -120,7 +120,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	log.Info("store ready", "backend", backend.name)
 	obs.wrap(backend, log)
 
-	slotOpts := []slots.Option{slots.WithAdminKey(*adminKey), slots.WithLease(*lease), slots.WithNotifier(backend.notifier)}
+	slotOpts := []slots.Option{slots.WithAdminKey(*adminKey), slots.WithLease(*lease), slots.WithNotifier(backend.notifier), slots.WithObserver(obs.services)}
 	if *batch {
 		slotOpts = append(slotOpts, slots.WithTakeBatching(*batchWait), slots.WithDoneBatching(*batchWait))
 	} else {
@@ -131,10 +131,10 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		go svc.RunSweeper(ctx, min(*lease/4, time.Second), func(err error) { log.Error("lease sweep", "err", err) })
 	}
 
-	disc := discussion.New(backend.discussion, discussion.WithNotifier(backend.notifier))
+	disc := discussion.New(backend.discussion, discussion.WithNotifier(backend.notifier), discussion.WithObserver(obs.services))
 	go disc.RunSweeper(ctx, 5*time.Second, func(err error) { log.Error("discussion sweep", "err", err) })
 
-	pipelines := prism.New(backend.prism, backend.slots, prism.WithLease(*stageLease), prism.WithNotifier(backend.notifier))
+	pipelines := prism.New(backend.prism, backend.slots, prism.WithLease(*stageLease), prism.WithNotifier(backend.notifier), prism.WithObserver(obs.services))
 	go pipelines.RunSweeper(ctx, 5*time.Second, func(err error) { log.Error("stage lease sweep", "err", err) })
 
 	// The routes the originals leave open take keys when the host asks.
@@ -151,7 +151,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 		return err
 	}
 	defer closeBrain()
-	games := arena.New(backend.arena, arena.WithNotifier(backend.notifier),
+	games := arena.New(backend.arena, arena.WithNotifier(backend.notifier), arena.WithObserver(obs.services),
 		arena.WithFillerWriter(bots.FillerWriter(brain)), arena.WithAutoFillers(ctx, *fillerPace))
 	go games.RunSweeper(ctx, time.Second, func(err error) { log.Error("arena sweep", "err", err) })
 	arenaAPI := httpapi.Arena(games, openOpts...)
@@ -178,7 +178,7 @@ func Run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 				return err
 			}
 		}
-		chat := agentchat.New(backend.agentchat, runner, agentchat.WithNotifier(backend.notifier))
+		chat := agentchat.New(backend.agentchat, runner, agentchat.WithNotifier(backend.notifier), agentchat.WithObserver(obs.services))
 		if n, err := chat.Start(ctx); err != nil {
 			return err
 		} else if n > 0 {
