@@ -214,7 +214,7 @@ func (r *recordingRegisterer) MustRegister(cs ...prometheus.Collector) { r.cs = 
 func (r *recordingRegisterer) Unregister(prometheus.Collector) bool    { return false }
 
 // TestEveryMetricDocumented: each metric NewMetrics registers is in the
-// table of docs/observability.md.
+// table of docs/observability.md, with what to alert on or watch.
 func TestEveryMetricDocumented(t *testing.T) {
 	t.Parallel()
 	doc, err := os.ReadFile("../docs/observability.md")
@@ -231,11 +231,15 @@ func TestEveryMetricDocumented(t *testing.T) {
 		for d := range ch {
 			m := name.FindStringSubmatch(d.String())
 			require.NotNil(t, m, d.String())
-			require.Contains(t, string(doc), "| `"+m[1]+"` |")
+			row := regexp.MustCompile("(?m)^\\| `" + m[1] + "` \\|.*\\|$").FindString(string(doc))
+			require.NotEmpty(t, row, "%s is in the table", m[1])
+			cells := strings.Split(strings.Trim(row, "|"), " | ")
+			require.Len(t, cells, 5, row)
+			require.NotEmpty(t, strings.TrimSpace(cells[4]), "%s says what to alert on or watch", m[1])
 			n++
 		}
 	}
-	require.Equal(t, 13, n)
+	require.Equal(t, 18, n)
 }
 
 // newMetrics returns Agora's metrics on a fresh registry.
