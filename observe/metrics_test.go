@@ -126,6 +126,20 @@ func TestUnavailableCounted(t *testing.T) {
 	require.Equal(t, 1.0, counter(t, reg, "agora_http_requests_total", map[string]string{"route": "GET /api/v1/claims/{claimId}", "method": "GET", "code": "503"}))
 }
 
+// TestMadeUpMethodsShareALabel: a request with a method HTTP does not
+// define is counted under "other", so clients cannot grow the series; the
+// same route and status counted again is the same series.
+func TestMadeUpMethodsShareALabel(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	h, _, _ := server(t, memstore.New(), reg)
+	for _, m := range []string{"BREW", "WHEN", "GET", "GET"} {
+		do(h, m, "/api/v1/nothing-here", "")
+	}
+	require.Equal(t, 2.0, counter(t, reg, "agora_http_requests_total", map[string]string{"route": "unmatched", "method": "other", "code": "404"}))
+	require.Equal(t, 2.0, counter(t, reg, "agora_http_requests_total", map[string]string{"route": "unmatched", "method": "GET", "code": "404"}))
+}
+
 func TestNewMetricsRefusesATakenRegistry(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()

@@ -56,6 +56,7 @@ func TestSpans(t *testing.T) {
 	require.Equal(t, "GET /api/v1/claims/{claimId}", ra["http.route"])
 	require.Equal(t, "admin", ra["agora.key_id"])
 	require.Equal(t, "404", ra["http.response.status_code"])
+	require.Equal(t, "GET", ra["http.request.method"])
 
 	call, ok := byName["slots.Claim"]
 	require.True(t, ok, "a span per service call: %v", spanNames(spans))
