@@ -31,6 +31,7 @@ type Service struct {
 	now      func() time.Time
 	ids      ids.Gen
 	reject   bool
+	obs      Observer
 
 	base     context.Context
 	stop     context.CancelFunc
@@ -63,7 +64,7 @@ func WithRejectWhenBusy() Option { return func(s *Service) { s.reject = true } }
 
 // New returns a Service. Call Start before use and Close when done.
 func New(st Store, runner Runner, opts ...Option) *Service {
-	s := &Service{store: st, runner: runner, now: time.Now, notifier: notify.Local()}
+	s := &Service{store: st, runner: runner, now: time.Now, notifier: notify.Local(), obs: nopObserver{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -80,6 +81,8 @@ const cancelTopic = "agentchat:cancel"
 // with a notifier shared with other processes, starts listening for the
 // cancels they send.
 func (s *Service) Start(ctx context.Context) (int, error) {
+	ctx, done := s.obs.Call(ctx, "agentchat.Start")
+	defer done()
 	if !notify.IsLocal(s.notifier) {
 		sub, err := s.notifier.Subscribe(s.base, cancelTopic)
 		if err != nil {
@@ -133,6 +136,8 @@ const MaxTitleLen = 200
 
 // Create starts a conversation.
 func (s *Service) Create(ctx context.Context, in NewConversation) (Conversation, error) {
+	ctx, done := s.obs.Call(ctx, "agentchat.Create")
+	defer done()
 	title, err := text.Trimmed("title", in.Title, false, MaxTitleLen)
 	if err != nil {
 		return Conversation{}, err
@@ -148,6 +153,8 @@ func (s *Service) Create(ctx context.Context, in NewConversation) (Conversation,
 
 // Conversation returns a conversation with its messages.
 func (s *Service) Conversation(ctx context.Context, id string) (Conversation, []Message, error) {
+	ctx, done := s.obs.Call(ctx, "agentchat.Conversation")
+	defer done()
 	c, err := s.store.GetConversation(ctx, id)
 	if err != nil {
 		return Conversation{}, nil, err
@@ -158,6 +165,8 @@ func (s *Service) Conversation(ctx context.Context, id string) (Conversation, []
 
 // Get returns a conversation without its messages.
 func (s *Service) Get(ctx context.Context, id string) (Conversation, error) {
+	ctx, done := s.obs.Call(ctx, "agentchat.Get")
+	defer done()
 	return s.store.GetConversation(ctx, id)
 }
 
@@ -182,6 +191,8 @@ type ConversationsQuery struct {
 // after the last conversation of this one (a conversation updated in
 // between moves to the top, and may be seen twice).
 func (s *Service) Conversations(ctx context.Context, q ConversationsQuery) ([]Conversation, error) {
+	ctx, done := s.obs.Call(ctx, "agentchat.Conversations")
+	defer done()
 	if q.Limit == 0 {
 		q.Limit = DefaultConversationsLimit
 	}
@@ -200,11 +211,15 @@ func (s *Service) Conversations(ctx context.Context, q ConversationsQuery) ([]Co
 
 // Messages returns a conversation's messages after the given ID.
 func (s *Service) Messages(ctx context.Context, id string, after int64) ([]Message, error) {
+	ctx, done := s.obs.Call(ctx, "agentchat.Messages")
+	defer done()
 	return s.store.ListChatMessages(ctx, id, after)
 }
 
 // Subscribe follows a conversation's new messages.
 func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription, error) {
+	ctx, done := s.obs.Call(ctx, "agentchat.Subscribe")
+	defer done()
 	return s.notifier.Subscribe(ctx, topic(id))
 }
 
@@ -226,6 +241,8 @@ type SendResult struct {
 // behind another conversation's run. A message to a conversation whose
 // agent is running or queued is stored and answered ErrBusy.
 func (s *Service) Send(ctx context.Context, id, content string) (SendResult, error) {
+	ctx, done := s.obs.Call(ctx, "agentchat.Send")
+	defer done()
 	if err := text.Check("content", content, true, MaxMessageLen); err != nil {
 		return SendResult{}, err
 	}
@@ -390,6 +407,8 @@ func (s *Service) history(ctx context.Context, id string) []Turn {
 // Cancel stops the conversation's running agent, or takes it out of the
 // queue.
 func (s *Service) Cancel(ctx context.Context, id string) error {
+	ctx, done := s.obs.Call(ctx, "agentchat.Cancel")
+	defer done()
 	c, err := s.store.GetConversation(ctx, id)
 	if err != nil {
 		return err
@@ -425,6 +444,8 @@ func (s *Service) cancelLocal(ctx context.Context, id string) bool {
 
 // Delete removes a conversation whose agent is not running or queued.
 func (s *Service) Delete(ctx context.Context, id string) error {
+	ctx, done := s.obs.Call(ctx, "agentchat.Delete")
+	defer done()
 	s.mu.Lock()
 	busy := s.active == id || slices.ContainsFunc(s.queue, func(q queued) bool { return q.conversationID == id })
 	s.mu.Unlock()

@@ -39,6 +39,7 @@ type Service struct {
 	games    *aggregate.Saver[Game, struct{}]
 	writer   FillerWriter
 	auto     *autoFillers
+	obs      Observer
 }
 
 // Option configures a Service.
@@ -57,7 +58,7 @@ func WithNotifier(n store.Notifier) Option {
 
 // New returns a Service over st.
 func New(st Store, opts ...Option) *Service {
-	s := &Service{store: st, now: time.Now, writer: templates{}, notifier: notify.Local()}
+	s := &Service{store: st, now: time.Now, writer: templates{}, notifier: notify.Local(), obs: nopObserver{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -110,12 +111,24 @@ func ParseChange(data []byte) Change {
 	return c
 }
 
-// change applies fn to a copy of the game and saves it with
-// compare-and-set (aggregate.Saver.Change: from the remembered game when
-// there is one, retrying on the stored game, fn's error returned only
-// when the stored game refuses it); a saved change is announced.
-func (s *Service) change(ctx context.Context, id string, fn func(g *Game, e env) error) (Game, error) {
-	return s.games.Change(ctx, id, func(g *Game) (struct{}, error) { return struct{}{}, fn(g, s.env()) })
+// change applies fn, the action named action (see Observer.ArenaAction),
+// to a copy of the game and saves it with compare-and-set
+// (aggregate.Saver.Change: from the remembered game when there is one,
+// retrying on the stored game, fn's error returned only when the stored
+// game refuses it); a saved change is announced and observed.
+func (s *Service) change(ctx context.Context, id, action string, fn func(g *Game, e env) error) (Game, error) {
+	var from Status // the status of the game the saved change started from
+	g, err := s.games.Change(ctx, id, func(g *Game) (struct{}, error) {
+		from = g.Status
+		return struct{}{}, fn(g, s.env())
+	})
+	if err == nil {
+		s.obs.ArenaAction(ctx, action)
+		if g.Status != from {
+			s.obs.GameEntered(ctx, g.Status)
+		}
+	}
+	return g, err
 }
 
 // saver returns the saver of the service's games.
@@ -147,6 +160,8 @@ func (s *Service) announce(ctx context.Context, saved Game) {
 
 // Create starts a game waiting for agents; 0 means the defaults.
 func (s *Service) Create(ctx context.Context, minPlayers int, phaseTimeout time.Duration) (Game, error) {
+	ctx, done := s.obs.Call(ctx, "arena.Create")
+	defer done()
 	g, err := NewGame(s.ids.New("game"), minPlayers, phaseTimeout, s.env().now)
 	if err != nil {
 		return Game{}, err
@@ -155,11 +170,16 @@ func (s *Service) Create(ctx context.Context, minPlayers int, phaseTimeout time.
 		return g, err
 	}
 	s.games.Remember(g)
+	s.obs.GameEntered(ctx, g.Status)
 	return g, nil
 }
 
 // Game returns a game.
-func (s *Service) Game(ctx context.Context, id string) (Game, error) { return s.store.GetGame(ctx, id) }
+func (s *Service) Game(ctx context.Context, id string) (Game, error) {
+	ctx, done := s.obs.Call(ctx, "arena.Game")
+	defer done()
+	return s.store.GetGame(ctx, id)
+}
 
 // GameAt returns a game at version minVersion or later: the game this
 // process remembers (it made or read that change) when it is that recent,
@@ -168,29 +188,39 @@ func (s *Service) Game(ctx context.Context, id string) (Game, error) { return s.
 // read it from the store at most once per change, and not at all when
 // this process made the change.
 func (s *Service) GameAt(ctx context.Context, id string, minVersion int64) (Game, error) {
+	ctx, done := s.obs.Call(ctx, "arena.GameAt")
+	defer done()
 	return s.games.At(ctx, id, minVersion)
 }
 
 // FeedLatest returns a game's last limit feed items, newest first.
 func (s *Service) FeedLatest(ctx context.Context, id string, limit int) ([]FeedItem, error) {
+	ctx, done := s.obs.Call(ctx, "arena.FeedLatest")
+	defer done()
 	return s.store.FeedLatest(ctx, id, limit)
 }
 
 // FeedAfter returns up to limit of a game's feed items after the seq-th,
 // oldest first.
 func (s *Service) FeedAfter(ctx context.Context, id string, after int64, limit int) ([]FeedItem, error) {
+	ctx, done := s.obs.Call(ctx, "arena.FeedAfter")
+	defer done()
 	return s.store.FeedAfter(ctx, id, after, limit)
 }
 
 // History returns a game's resolved rounds in order, with their
 // arguments.
 func (s *Service) History(ctx context.Context, id string) ([]Round, error) {
+	ctx, done := s.obs.Call(ctx, "arena.History")
+	defer done()
 	return s.store.ResolvedRounds(ctx, id)
 }
 
 // List lists games newest first, in status when it is set; an unknown
 // status is a validation error.
 func (s *Service) List(ctx context.Context, status Status, limit int) ([]Summary, error) {
+	ctx, done := s.obs.Call(ctx, "arena.List")
+	defer done()
 	if status != "" && !status.Valid() {
 		return nil, store.Errorf(store.ErrInvalid, "invalid_status", "status must be one of waiting_for_agents, ready_to_start, round_phase_1, round_phase_2, round_phase_3, awaiting_operator_decision, round_resolved, game_completed")
 	}
@@ -210,6 +240,8 @@ var ErrTokenWithKey = &store.Error{Kind: store.ErrInvalid, Code: "invalid_token"
 // a token, actions must present it as the caller's bearer token; with
 // neither, anyone acts for it.
 func (s *Service) Register(ctx context.Context, gameID, name string, token *string) (Agent, error) {
+	ctx, done := s.obs.Call(ctx, "arena.Register")
+	defer done()
 	by := actorOf(ctx)
 	switch {
 	case by.KeyID != "" && token != nil && *token != "":
@@ -221,7 +253,7 @@ func (s *Service) Register(ctx context.Context, gameID, name string, token *stri
 		}
 	}
 	var a Agent
-	_, err := s.change(ctx, gameID, func(g *Game, e env) error {
+	_, err := s.change(ctx, gameID, "register", func(g *Game, e env) error {
 		var err error
 		a, err = g.register(name, by, e)
 		return err
@@ -235,7 +267,9 @@ func (s *Service) Register(ctx context.Context, gameID, name string, token *stri
 // before it checks, so it starts with at least min_players agents. A game
 // nobody registered for is refused ("Not enough agents to start").
 func (s *Service) Start(ctx context.Context, gameID string) (Game, error) {
-	return s.change(ctx, gameID, func(g *Game, e env) error {
+	ctx, done := s.obs.Call(ctx, "arena.Start")
+	defer done()
+	return s.change(ctx, gameID, "start", func(g *Game, e env) error {
 		if len(g.Agents) > 0 {
 			if err := g.fillTable(e); err != nil {
 				return err
@@ -248,8 +282,10 @@ func (s *Service) Start(ctx context.Context, gameID string) (Game, error) {
 // Argue records an argument of agentID when the caller may act for it (see
 // Register), else returns ErrNotYourAgent or ErrBadToken.
 func (s *Service) Argue(ctx context.Context, gameID, roundID, agentID, text string) (Game, error) {
+	ctx, done := s.obs.Call(ctx, "arena.Argue")
+	defer done()
 	by := actorOf(ctx)
-	return s.change(ctx, gameID, func(g *Game, e env) error {
+	return s.change(ctx, gameID, "argue", func(g *Game, e env) error {
 		if err := g.checkActor(agentID, by); err != nil {
 			return err
 		}
@@ -260,8 +296,10 @@ func (s *Service) Argue(ctx context.Context, gameID, roundID, agentID, text stri
 // Decide records the decision of agentID, the round's operator, when the
 // caller may act for it (see Register).
 func (s *Service) Decide(ctx context.Context, gameID, roundID, agentID string, d Decision) (Game, error) {
+	ctx, done := s.obs.Call(ctx, "arena.Decide")
+	defer done()
 	by := actorOf(ctx)
-	return s.change(ctx, gameID, func(g *Game, e env) error {
+	return s.change(ctx, gameID, "decide", func(g *Game, e env) error {
 		if err := g.checkActor(agentID, by); err != nil {
 			return err
 		}
@@ -271,7 +309,9 @@ func (s *Service) Decide(ctx context.Context, gameID, roundID, agentID string, d
 
 // Advance applies an admin action.
 func (s *Service) Advance(ctx context.Context, gameID string, a AdvanceAction) (Game, error) {
-	return s.change(ctx, gameID, func(g *Game, e env) error { return g.advance(a, e) })
+	ctx, done := s.obs.Call(ctx, "arena.Advance")
+	defer done()
+	return s.change(ctx, gameID, "advance", func(g *Game, e env) error { return g.advance(a, e) })
 }
 
 // Sweep advances every game whose phase deadline passed and returns how
@@ -279,13 +319,15 @@ func (s *Service) Advance(ctx context.Context, gameID string, a AdvanceAction) (
 // phase twice: the compare-and-set lets one win, and the loser is handed
 // back a game whose deadline is no longer due.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
+	ctx, done := s.obs.Call(ctx, "arena.Sweep")
+	defer done()
 	ids, err := s.store.OverdueGames(ctx, s.now())
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, id := range ids {
-		_, err := s.change(ctx, id, func(g *Game, e env) error {
+		_, err := s.change(ctx, id, "timeout", func(g *Game, e env) error {
 			if !g.sweep(e) {
 				return aggregate.ErrNothing
 			}
@@ -315,10 +357,13 @@ const MaxWait = 30 * time.Second
 // Wait returns the game as soon as its version is not version, or as
 // it stands after d (at most MaxWait).
 func (s *Service) Wait(ctx context.Context, id string, version int64, d time.Duration) (Game, error) {
+	ctx, done := s.obs.Call(ctx, "arena.Wait")
+	defer done()
 	d = min(d, MaxWait)
 	var events <-chan []byte
 	var poll time.Duration
 	if d > 0 {
+		defer s.obs.LongPoll(ctx)()
 		sub, err := s.notifier.Subscribe(ctx, topic(id))
 		if err != nil {
 			return Game{}, err
@@ -353,6 +398,8 @@ func (s *Service) Wait(ctx context.Context, id string, version int64, d time.Dur
 
 // Subscribe returns the notifier subscription of a game's changes.
 func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription, error) {
+	ctx, done := s.obs.Call(ctx, "arena.Subscribe")
+	defer done()
 	return s.notifier.Subscribe(ctx, topic(id))
 }
 
@@ -360,6 +407,8 @@ func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription
 // (Register, with no token): when a key authenticated the caller, that key
 // acts for them; else anyone does.
 func (s *Service) Demo(ctx context.Context) (Game, []Agent, error) {
+	ctx, done := s.obs.Call(ctx, "arena.Demo")
+	defer done()
 	g, err := s.Create(ctx, 0, 0)
 	if err != nil {
 		return Game{}, nil, err

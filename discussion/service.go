@@ -22,6 +22,7 @@ type Service struct {
 	notifier store.Notifier
 	now      func() time.Time
 	ids      ids.Gen
+	obs      Observer
 }
 
 // Option configures a Service.
@@ -40,7 +41,7 @@ func WithNotifier(n store.Notifier) Option {
 
 // New returns a Service over st.
 func New(st Store, opts ...Option) *Service {
-	s := &Service{store: st, now: time.Now, notifier: notify.Local()}
+	s := &Service{store: st, now: time.Now, notifier: notify.Local(), obs: nopObserver{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -70,6 +71,8 @@ const squadTopic = "discussion:squad"
 
 // SubscribeSquad follows every change of the squad chat.
 func (s *Service) SubscribeSquad(ctx context.Context) (*store.Subscription, error) {
+	ctx, done := s.obs.Call(ctx, "discussion.SubscribeSquad")
+	defer done()
 	return s.notifier.Subscribe(ctx, squadTopic)
 }
 
@@ -113,6 +116,8 @@ func speaker(ctx context.Context, field, named string, human bool) (string, erro
 // prompt remembers the key (Prompt.RequesterKey), so that only it, or a key
 // with ScopeAdmin, resolves or cancels the prompt (Close).
 func (s *Service) Create(ctx context.Context, in NewPrompt) (Prompt, Message, error) {
+	ctx, done := s.obs.Call(ctx, "discussion.Create")
+	defer done()
 	named, err := speaker(ctx, "requester_agent", in.RequesterAgent, false)
 	if err != nil {
 		return Prompt{}, Message{}, err
@@ -175,6 +180,8 @@ func (s *Service) Create(ctx context.Context, in NewPrompt) (Prompt, Message, er
 
 // Get returns a prompt as it stands now (an overdue prompt is timed out).
 func (s *Service) Get(ctx context.Context, id string) (Prompt, error) {
+	ctx, done := s.obs.Call(ctx, "discussion.Get")
+	defer done()
 	p, err := s.store.GetPrompt(ctx, id)
 	if err != nil {
 		return Prompt{}, err
@@ -184,6 +191,8 @@ func (s *Service) Get(ctx context.Context, id string) (Prompt, error) {
 
 // Responses returns the squad-chat responses to a prompt, oldest first.
 func (s *Service) Responses(ctx context.Context, id string) ([]Message, error) {
+	ctx, done := s.obs.Call(ctx, "discussion.Responses")
+	defer done()
 	return s.store.ListResponses(ctx, id)
 }
 
@@ -203,6 +212,8 @@ type ListQuery struct {
 
 // List returns prompts newest first, with statuses as they stand now.
 func (s *Service) List(ctx context.Context, q ListQuery) ([]Prompt, error) {
+	ctx, done := s.obs.Call(ctx, "discussion.List")
+	defer done()
 	want := q.Statuses
 	if len(want) == 0 {
 		want = []Status{StatusPending, StatusCollecting}
@@ -251,6 +262,8 @@ type Response struct {
 // prompt after it with the answer's squad-chat message; the answer that
 // reaches the required count resolves the prompt.
 func (s *Service) Respond(ctx context.Context, id string, in Response) (Prompt, Message, error) {
+	ctx, done := s.obs.Call(ctx, "discussion.Respond")
+	defer done()
 	named, err := speaker(ctx, "agent_name", in.AgentName, in.IsHuman)
 	if err != nil {
 		return Prompt{}, Message{}, err
@@ -303,6 +316,8 @@ func MayClose(ctx context.Context, p Prompt) bool {
 // never changes once the prompt is stored, so reading it first and closing
 // second cannot let another caller in between.
 func (s *Service) Close(ctx context.Context, id string, a Action) (Prompt, error) {
+	ctx, done := s.obs.Call(ctx, "discussion.Close")
+	defer done()
 	// Who may close it before what they asked: a caller without the
 	// right learns nothing from which actions are valid.
 	if c := identity.FromContext(ctx); c.Keyed() && !c.Key.Has(ScopeAdmin) {
@@ -343,6 +358,8 @@ func closedStatus(a Action) (Status, error) {
 // Sweep records the timeout of every overdue prompt and returns how many it
 // timed out. Concurrent sweeps time each prompt out once.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
+	ctx, done := s.obs.Call(ctx, "discussion.Sweep")
+	defer done()
 	ids, err := s.store.TimeOut(ctx, s.now())
 	for _, id := range ids {
 		s.changed(ctx, id)
@@ -365,10 +382,13 @@ const MaxWait = 60 * time.Second
 // Wait returns the prompt as soon as it is ready or final, or as it stands
 // after d (at most MaxWait), whichever comes first.
 func (s *Service) Wait(ctx context.Context, id string, d time.Duration) (Prompt, error) {
+	ctx, done := s.obs.Call(ctx, "discussion.Wait")
+	defer done()
 	d = min(d, MaxWait)
 	var events <-chan []byte
 	var poll time.Duration
 	if d > 0 {
+		defer s.obs.LongPoll(ctx)()
 		sub, err := s.notifier.Subscribe(ctx, topic(id))
 		if err != nil {
 			return Prompt{}, err
@@ -419,6 +439,8 @@ type Post struct {
 // PostMessage posts the caller's (see speaker) plain squad-chat message, a
 // reply when in.ReplyToID is set.
 func (s *Service) PostMessage(ctx context.Context, in Post) (Message, error) {
+	ctx, done := s.obs.Call(ctx, "discussion.PostMessage")
+	defer done()
 	named, err := speaker(ctx, "agent_name", in.AgentName, in.IsHuman)
 	if err != nil {
 		return Message{}, err
@@ -464,6 +486,8 @@ func optionalText(field string, v *string, max int) (*string, error) {
 
 // Messages lists squad-chat messages newest first.
 func (s *Service) Messages(ctx context.Context, limit int, before string) ([]Message, error) {
+	ctx, done := s.obs.Call(ctx, "discussion.Messages")
+	defer done()
 	if limit == 0 {
 		limit = DefaultListLimit
 	}

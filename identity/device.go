@@ -132,6 +132,8 @@ func deviceCodeID(code string) string {
 // scopes; an operator approves it with ApproveDeviceCode. A device login
 // cannot ask for the admin scope.
 func (s *Service) StartDeviceLogin(ctx context.Context, in NewDeviceLogin) (DeviceLogin, error) {
+	ctx, done := s.obs.Call(ctx, "slots.StartDeviceLogin")
+	defer done()
 	nk := NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: in.Scopes}
 	if strings.TrimSpace(nk.Name) == "" {
 		nk.Name = "agent" // checked now; the user code names it below
@@ -172,6 +174,8 @@ func (s *Service) StartDeviceLogin(ctx context.Context, in NewDeviceLogin) (Devi
 // DeviceCodeByUserCode returns the device login of a user code, for an
 // operator to see what it asks before approving it.
 func (s *Service) DeviceCodeByUserCode(ctx context.Context, userCode string) (DeviceCode, error) {
+	ctx, done := s.obs.Call(ctx, "slots.DeviceCodeByUserCode")
+	defer done()
 	uc := NormalizeUserCode(userCode)
 	if uc == "" {
 		return DeviceCode{}, ErrDeviceCodeNotFound
@@ -184,6 +188,8 @@ func (s *Service) DeviceCodeByUserCode(ctx context.Context, userCode string) (De
 // CreateKey, the caller's key must hold ScopeKeysAdmin and every scope the
 // login asks for.
 func (s *Service) ApproveDeviceCode(ctx context.Context, userCode string) (DeviceCode, error) {
+	ctx, done := s.obs.Call(ctx, "identity.ApproveDeviceCode")
+	defer done()
 	approver := FromContext(ctx).Key
 	if !approver.Has(ScopeKeysAdmin) {
 		return DeviceCode{}, store.Errorf(store.ErrForbidden, "insufficient_scope", "approving a device login needs the %s scope", ScopeKeysAdmin)
@@ -217,6 +223,8 @@ type DevicePoll struct {
 // login creates it). Errors: ErrDeviceCodeNotFound, ErrDeviceCodeExpired,
 // ErrDeviceCodeConsumed.
 func (s *Service) PollDeviceLogin(ctx context.Context, deviceCode string) (DevicePoll, error) {
+	ctx, done := s.obs.Call(ctx, "slots.PollDeviceLogin")
+	defer done()
 	if deviceCode == "" || len(deviceCode) > 200 {
 		return DevicePoll{}, ErrDeviceCodeNotFound
 	}

@@ -25,6 +25,7 @@ type Service struct {
 	adminHash []byte
 	scopes    []Scope         // the scopes a key may carry, in the order messages list them
 	aliases   map[Scope]Scope // other names of scopes
+	obs       Observer
 }
 
 // Option configures a Service.
@@ -69,7 +70,7 @@ func WithScopes(scopes []Scope, aliases map[Scope]Scope) Option {
 
 // New returns a Service over st.
 func New(st Store, opts ...Option) *Service {
-	s := &Service{store: st, now: time.Now, scopes: Scopes()}
+	s := &Service{store: st, now: time.Now, scopes: Scopes(), obs: nopObserver{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -96,6 +97,8 @@ func (s *Service) Admin() Key { return Key{ID: AdminKeyID, Name: "admin", Scopes
 // The caller's key must hold ScopeKeysAdmin and every scope it grants: a
 // key cannot mint a key stronger than itself (ErrForbidden).
 func (s *Service) CreateKey(ctx context.Context, in NewKey) (Key, string, error) {
+	ctx, done := s.obs.Call(ctx, "identity.CreateKey")
+	defer done()
 	by := FromContext(ctx).Key
 	if !by.Has(ScopeKeysAdmin) {
 		return Key{}, "", store.Errorf(store.ErrForbidden, "insufficient_scope", "creating keys needs the %s scope", ScopeKeysAdmin)
@@ -142,6 +145,8 @@ func (s *Service) createKey(ctx context.Context, in NewKey) (Key, string, error)
 // Keys lists every key, revoked ones included, oldest first. The caller's
 // key must hold ScopeKeysAdmin.
 func (s *Service) Keys(ctx context.Context) ([]Key, error) {
+	ctx, done := s.obs.Call(ctx, "identity.Keys")
+	defer done()
 	if _, err := Require(ctx, ScopeKeysAdmin); err != nil {
 		return nil, err
 	}
@@ -151,6 +156,8 @@ func (s *Service) Keys(ctx context.Context) ([]Key, error) {
 // RevokeKey revokes a key; its token stops authenticating at once. The
 // caller's key must hold ScopeKeysAdmin.
 func (s *Service) RevokeKey(ctx context.Context, id string) error {
+	ctx, done := s.obs.Call(ctx, "identity.RevokeKey")
+	defer done()
 	if _, err := Require(ctx, ScopeKeysAdmin); err != nil {
 		return err
 	}
@@ -161,6 +168,8 @@ func (s *Service) RevokeKey(ctx context.Context, id string) error {
 // signs its outputs with, as AOP's `aop setup` registers it (any address; a
 // later one replaces it). The admin token has no key to record it on.
 func (s *Service) RegisterSigningKey(ctx context.Context, address string) error {
+	ctx, done := s.obs.Call(ctx, "identity.RegisterSigningKey")
+	defer done()
 	agent, err := KeyFrom(ctx)
 	if err != nil {
 		return err
@@ -182,6 +191,8 @@ func (s *Service) RegisterSigningKey(ctx context.Context, address string) error 
 // malformed, unknown, wrong secret, revoked — is ErrUnauthenticated, so a
 // caller learns nothing about which part was wrong.
 func (s *Service) Authenticate(ctx context.Context, token string) (Key, error) {
+	ctx, done := s.obs.Call(ctx, "identity.Authenticate")
+	defer done()
 	if token == "" {
 		return Key{}, ErrUnauthenticated
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -31,14 +32,19 @@ func (dropExporter) Shutdown(context.Context) error                             
 type benchMode struct {
 	name                 string
 	log, metrics, traced bool
+	// sampled is the fraction of traces sampled (parentbased_traceidratio),
+	// with traced.
+	sampled float64
 }
 
 var benchModes = []benchMode{
-	{"off", false, false, false},
-	{"log", true, false, false},
-	{"metrics", false, true, false},
-	{"log+metrics", true, true, false},
-	{"log+metrics+tracing", true, true, true},
+	{"off", false, false, false, 0},
+	{"log", true, false, false, 0},
+	{"metrics", false, true, false, 0},
+	{"log+metrics", true, true, false, 0},
+	{"metrics+tracing", false, true, true, 1},
+	{"metrics+tracing-1%", false, true, true, 0.01},
+	{"log+metrics+tracing", true, true, true, 1},
 }
 
 // benchSeat is an open slot and the token of an agent that may take it.
@@ -69,7 +75,8 @@ func newTakeBench(b *testing.B, mode benchMode, n int) *takeBench {
 		}
 	}
 	if mode.traced {
-		sdk := sdktrace.NewTracerProvider(sdktrace.WithBatcher(dropExporter{}))
+		sdk := sdktrace.NewTracerProvider(sdktrace.WithBatcher(dropExporter{}),
+			sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(mode.sampled))))
 		b.Cleanup(func() { _ = sdk.Shutdown(ctx) })
 		tp = sdk
 	}
@@ -77,7 +84,11 @@ func newTakeBench(b *testing.B, mode benchMode, n int) *takeBench {
 		st = observe.NewStores("memory", m, tp).Slots(st)
 	}
 	ids := identity.New(memstore.New(), identity.WithAdminKey(adminKey), identity.WithScopes(httpapi.Scopes()))
-	tb := &takeBench{svc: slots.New(st), tracer: tp}
+	var opts []slots.Option
+	if mode.metrics || mode.traced {
+		opts = append(opts, slots.WithObserver(observe.NewServices(m, tp)))
+	}
+	tb := &takeBench{svc: slots.New(st, opts...), tracer: tp}
 	tb.h = httpapi.Slots(tb.svc, ids, httpapi.WithLimiter(nil))
 	if mode.log || mode.metrics || mode.traced {
 		o := observe.HTTPOptions{Metrics: m, Tracer: tp}
@@ -136,9 +147,13 @@ func BenchmarkTake(b *testing.B) {
 			if path == "service" && mode.log && !mode.traced {
 				continue // no request log on this path: the same as without
 			}
+			if path == "service" && mode.sampled > 0 && mode.sampled < 1 {
+				continue // the service path's parent span is always sampled
+			}
 			b.Run("path="+path+"/obs="+mode.name, func(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
+				var cpu time.Duration
 				for left := b.N; left > 0; {
 					n := min(left, chunk)
 					left -= n
@@ -146,6 +161,7 @@ func BenchmarkTake(b *testing.B) {
 					tb := newTakeBench(b, mode, n)
 					runtime.GC() // the set-up's garbage is not the work's cost
 					b.StartTimer()
+					before := processCPU()
 					switch path {
 					case "service":
 						tb.takeService(b, n)
@@ -154,6 +170,10 @@ func BenchmarkTake(b *testing.B) {
 					case "loopback":
 						tb.takeLoopback(b, n)
 					}
+					cpu += processCPU() - before
+				}
+				if cpu > 0 {
+					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 				}
 			})
 		}

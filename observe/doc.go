@@ -5,8 +5,11 @@
 //   - Handler wraps a host's whole http.Handler: one log/slog line per
 //     request (method, the route's pattern, status, duration, bytes, the
 //     API key's ID, a request ID honoured from X-Request-Id or made up and
-//     returned), HTTP metrics by route pattern, and an otelhttp span per
+//     returned), HTTP metrics by route pattern, and a server span per
 //     request named after the route.
+//   - NewServices is every domain Service's Observer: a span per service
+//     call, and the domains' events (Prism layers and flags, arena actions
+//     and games, long polls) as metrics.
 //   - LogHandler wraps a slog.Handler so that every line logged with a
 //     request's context (every error line of httpapi) carries its request
 //     ID and trace ID.

@@ -11,9 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
@@ -41,9 +40,11 @@ type HTTPOptions struct {
 	// Metrics, when not nil, counts requests by route pattern, method and
 	// status, times them, and counts open event streams.
 	Metrics *Metrics
-	// Tracer, when not nil, starts a span per request (otelhttp), named
+	// Tracer, when not nil, starts a server span per request, named
 	// "METHOD pattern" once the route is known, continuing the trace of an
-	// incoming traceparent header.
+	// incoming traceparent header. Its sampler decides which requests are
+	// recorded: an unsampled request costs a few allocations, and the
+	// service and store calls under it start no span.
 	Tracer trace.TracerProvider
 }
 
@@ -60,22 +61,25 @@ type HTTPOptions struct {
 // whose IDs would make a metric's labels unbounded.
 func Handler(next http.Handler, o HTTPOptions) http.Handler {
 	h := &handler{next: next, o: o, prefix: newIDPrefix()}
-	if o.Tracer == nil {
-		return h
+	if o.Metrics != nil {
+		h.series = newHTTPSeries(o.Metrics)
 	}
-	return otelhttp.NewHandler(h, "http",
-		otelhttp.WithTracerProvider(o.Tracer),
-		otelhttp.WithPropagators(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})),
-		otelhttp.WithMeterProvider(noop.NewMeterProvider()), // the metrics are Handler's own
-	)
+	if o.Tracer != nil {
+		h.tracer = o.Tracer.Tracer(tracerName)
+		h.propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	}
+	return h
 }
 
 type handler struct {
-	next   http.Handler
-	o      HTTPOptions
-	prefix string        // of generated request IDs: random per handler
-	seq    atomic.Uint64 // of generated request IDs
-	lines  atomic.Uint64 // sampling counter
+	next       http.Handler
+	o          HTTPOptions
+	series     *httpSeries  // nil: no metrics
+	tracer     trace.Tracer // nil: no spans
+	propagator propagation.TextMapPropagator
+	prefix     string        // of generated request IDs: random per handler
+	seq        atomic.Uint64 // of generated request IDs
+	lines      atomic.Uint64 // sampling counter
 }
 
 // newIDPrefix returns 8 random hex digits.
@@ -89,7 +93,10 @@ func (h *handler) requestID(r *http.Request) string {
 	if id := r.Header.Get(RequestIDHeader); validRequestID(id) {
 		return id
 	}
-	return h.prefix + "-" + strconv.FormatUint(h.seq.Add(1), 36)
+	// One allocation: the prefix, a dash and the sequence number in base 36.
+	var b [32]byte
+	id := append(append(append(b[:0], h.prefix...), '-'), strconv.FormatUint(h.seq.Add(1), 36)...)
+	return string(id)
 }
 
 // validRequestID allows 1 to 128 printable ASCII characters without
@@ -110,19 +117,30 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	outer := r.Context()
 	id := h.requestID(r)
-	w.Header().Set(RequestIDHeader, id)
-	// One allocation holds the recorder and what the handlers report.
+	// One allocation holds the recorder, the request ID's header value and
+	// the context carrying what the handlers report.
 	rec := &recorder{ResponseWriter: w, h: h, outer: outer, start: start}
-	rec.info.RequestID = id
-	ctx := httpjson.WithRequestInfo(outer, &rec.info)
+	rec.idHeader[0] = id
+	w.Header()[RequestIDHeader] = rec.idHeader[:] // RequestIDHeader is canonical
+	info := &rec.scope.Info
+	info.RequestID = id
+	rec.scope.Context = outer
+	var span trace.Span
+	if h.tracer != nil {
+		ctx := h.propagator.Extract(outer, propagation.HeaderCarrier(r.Header))
+		rec.scope.Context, span = h.tracer.Start(ctx, "http", serverSpan...)
+	}
+	ctx := context.Context(&rec.scope)
 	r = r.WithContext(ctx)
 	rec.r = r
-	info := &rec.info
 	defer func() {
-		if rec.stream && h.o.Metrics != nil {
+		if rec.stream && h.series != nil {
 			h.o.Metrics.streamsOpen.Dec()
 		}
 	}()
+	if span != nil {
+		defer span.End()
+	}
 	h.next.ServeHTTP(rec, r)
 
 	status := rec.status
@@ -131,18 +149,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	route := rec.route()
 	took := time.Since(start)
-	if m := h.o.Metrics; m != nil {
-		m.httpRequests.WithLabelValues(route, r.Method, statusCode(status)).Inc()
-		if !rec.stream {
-			m.httpDuration.WithLabelValues(route, r.Method).Observe(took.Seconds())
-		}
+	if h.series != nil {
+		h.series.observe(route, r.Method, status, took, rec.stream)
 	}
-	if h.o.Tracer != nil {
-		span := trace.SpanFromContext(ctx)
+	if span != nil && span.IsRecording() {
 		span.SetName(r.Method + " " + strings.TrimPrefix(route, r.Method+" "))
-		span.SetAttributes(attribute.String("http.route", route))
+		span.SetAttributes(attribute.String("http.request.method", r.Method), attribute.String("http.route", route),
+			attribute.Int("http.response.status_code", status))
 		if info.KeyID != "" {
 			span.SetAttributes(attribute.String("agora.key_id", info.KeyID))
+		}
+		if status >= 500 {
+			span.SetStatus(codes.Error, "")
 		}
 	}
 	if h.o.Log == nil {
@@ -176,16 +194,19 @@ func (h *handler) log(ctx context.Context, level slog.Level, msg string, r *http
 		slog.Int("status", status),
 		slog.Float64("duration_ms", float64(took.Microseconds())/1000),
 		slog.Int64("bytes", rec.bytes),
-		slog.String("request_id", rec.info.RequestID),
+		slog.String("request_id", rec.scope.Info.RequestID),
 	)
-	if rec.info.KeyID != "" {
-		attrs = append(attrs, slog.String("key_id", rec.info.KeyID))
+	if rec.scope.Info.KeyID != "" {
+		attrs = append(attrs, slog.String("key_id", rec.scope.Info.KeyID))
 	}
 	if sc := trace.SpanContextFromContext(r.Context()); sc.HasTraceID() {
 		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
 	}
 	h.o.Log.LogAttrs(ctx, level, msg, attrs...)
 }
+
+// serverSpan is the request span's start option, made once.
+var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 
 // statusCodes are the code label's values, made once.
 var statusCodes = func() (s [600]string) {
@@ -209,17 +230,20 @@ type recorder struct {
 	h      *handler
 	outer  context.Context // the request's own, without the request ID
 	r      *http.Request
-	info   httpjson.RequestInfo
+	scope  httpjson.Scope // the request's context: outer, the span, the RequestInfo
 	start  time.Time
 	status int
 	bytes  int64
 	stream bool
+	// idHeader is the X-Request-Id header's value, kept here so that
+	// setting it allocates nothing more.
+	idHeader [1]string
 }
 
 func (rec *recorder) route() string {
 	switch {
-	case rec.info.Pattern != "":
-		return rec.info.Pattern
+	case rec.scope.Info.Pattern != "":
+		return rec.scope.Info.Pattern
 	case rec.r.Pattern != "":
 		return rec.r.Pattern
 	}
@@ -233,8 +257,8 @@ func (rec *recorder) WriteHeader(status int) {
 		if status == http.StatusOK && rec.r.Method != http.MethodHead &&
 			strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream") {
 			rec.stream = true
-			if m := rec.h.o.Metrics; m != nil {
-				m.streamsOpen.Inc()
+			if rec.h.series != nil {
+				rec.h.o.Metrics.streamsOpen.Inc()
 			}
 			if rec.h.o.Log != nil {
 				rec.h.log(rec.outer, rec.h.o.Level, "stream start", rec.r, rec, rec.route(), status, time.Since(rec.start))

@@ -8,7 +8,7 @@ import (
 
 // Metrics is Agora's set of Prometheus metrics, registered on the host's
 // registry by NewMetrics. Handler records the HTTP ones, Stores the store
-// and job-queue ones. docs/observability.md describes each.
+// and job-queue ones, Services the domains' events. docs/observability.md describes each.
 type Metrics struct {
 	httpRequests  *prometheus.CounterVec   // route, method, code
 	httpDuration  *prometheus.HistogramVec // route, method
@@ -23,6 +23,12 @@ type Metrics struct {
 	prompts       *prometheus.CounterVec   // backend, status
 	chatRuns      *prometheus.CounterVec   // backend, status
 	chatRunTime   *prometheus.HistogramVec // backend, status
+
+	layersAdvanced prometheus.Counter
+	flagsRaised    *prometheus.CounterVec // reason
+	arenaActions   *prometheus.CounterVec // action
+	arenaGames     *prometheus.CounterVec // status
+	longPolls      prometheus.Gauge
 }
 
 // httpBuckets reach past the longest long poll (60 s).
@@ -93,9 +99,30 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "How long an agent-chat run lasted, from running to the status it ended with (idle, error, cancelled), by backend.",
 			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600},
 		}, []string{"backend", "status"}),
+		layersAdvanced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "agora_prism_layers_advanced_total",
+			Help: "Prism pipeline layers finished: the pipeline moved on to its next layer or, after its last, completed.",
+		}),
+		flagsRaised: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_prism_flags_raised_total",
+			Help: "Flags raised on Prism pipelines (a layer's consensus below its threshold), by reason; a flagged pipeline waits for a reviewer.",
+		}, []string{"reason"}),
+		arenaActions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_arena_actions_total",
+			Help: "Arena actions saved, by action: register, start, argue, decide, advance, add_fillers, timeout.",
+		}, []string{"action"}),
+		arenaGames: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agora_arena_games_total",
+			Help: "Arena games that entered a status, by status (waiting_for_agents: created; game_completed: finished).",
+		}, []string{"status"}),
+		longPolls: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "agora_long_polls_open",
+			Help: "Long polls waiting now: arena game state and discussion prompts asked with a wait.",
+		}),
 	}
 	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.streamsOpen, m.storeCalls,
-		m.storeDuration, m.seatsTaken, m.seatsDone, m.racesLost, m.batchSize, m.resyncs, m.prompts, m.chatRuns, m.chatRunTime} {
+		m.storeDuration, m.seatsTaken, m.seatsDone, m.racesLost, m.batchSize, m.resyncs, m.prompts, m.chatRuns, m.chatRunTime,
+		m.layersAdvanced, m.flagsRaised, m.arenaActions, m.arenaGames, m.longPolls} {
 		if err := reg.Register(c); err != nil {
 			return nil, errors.Join(errors.New("observe: registering metrics"), err)
 		}

@@ -124,6 +124,20 @@ func TestUnavailableCounted(t *testing.T) {
 	require.Equal(t, 1.0, counter(t, reg, "agora_http_requests_total", map[string]string{"route": "GET /api/v1/claims/{claimId}", "method": "GET", "code": "503"}))
 }
 
+// TestMadeUpMethodsShareALabel: a request with a method HTTP does not
+// define is counted under "other", so clients cannot grow the series; the
+// same route and status counted again is the same series.
+func TestMadeUpMethodsShareALabel(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	h, _, _ := server(t, memstore.New(), reg)
+	for _, m := range []string{"BREW", "WHEN", "GET", "GET"} {
+		do(h, m, "/api/v1/nothing-here", "")
+	}
+	require.Equal(t, 2.0, counter(t, reg, "agora_http_requests_total", map[string]string{"route": "unmatched", "method": "other", "code": "404"}))
+	require.Equal(t, 2.0, counter(t, reg, "agora_http_requests_total", map[string]string{"route": "unmatched", "method": "GET", "code": "404"}))
+}
+
 func TestNewMetricsRefusesATakenRegistry(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
@@ -212,7 +226,7 @@ func (r *recordingRegisterer) MustRegister(cs ...prometheus.Collector) { r.cs = 
 func (r *recordingRegisterer) Unregister(prometheus.Collector) bool    { return false }
 
 // TestEveryMetricDocumented: each metric NewMetrics registers is in the
-// table of docs/observability.md.
+// table of docs/observability.md, with what to alert on or watch.
 func TestEveryMetricDocumented(t *testing.T) {
 	t.Parallel()
 	doc, err := os.ReadFile("../docs/observability.md")
@@ -229,11 +243,15 @@ func TestEveryMetricDocumented(t *testing.T) {
 		for d := range ch {
 			m := name.FindStringSubmatch(d.String())
 			require.NotNil(t, m, d.String())
-			require.Contains(t, string(doc), "| `"+m[1]+"` |")
+			row := regexp.MustCompile("(?m)^\\| `" + m[1] + "` \\|.*\\|$").FindString(string(doc))
+			require.NotEmpty(t, row, "%s is in the table", m[1])
+			cells := strings.Split(strings.Trim(row, "|"), " | ")
+			require.Len(t, cells, 5, row)
+			require.NotEmpty(t, strings.TrimSpace(cells[4]), "%s says what to alert on or watch", m[1])
 			n++
 		}
 	}
-	require.Equal(t, 13, n)
+	require.Equal(t, 18, n)
 }
 
 // newMetrics returns Agora's metrics on a fresh registry.

@@ -33,12 +33,13 @@ func TestSpans(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	wrap, mem := observe.NewStores("memory", nil, tp), memstore.New()
-	svc := slots.New(wrap.Slots(mem))
+	svc := slots.New(wrap.Slots(mem), slots.WithObserver(observe.NewServices(nil, tp)))
 	ids := identity.New(wrap.Identity(mem), identity.WithAdminKey(adminKey), identity.WithScopes(httpapi.Scopes()))
 	h := observe.Handler(httpapi.Slots(svc, ids), observe.HTTPOptions{Tracer: tp})
 
 	// The caller's trace goes on: the request's span is a child of the
-	// traceparent sent, the store's spans children of the request's.
+	// traceparent sent, the service call's a child of the request's, the
+	// store's spans children of the service call's.
 	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	w := do(h, "GET", "/api/v1/claims/c-missing", "", "Authorization", "Bearer "+adminKey, "traceparent", parent)
 	require.Equal(t, http.StatusNotFound, w.Code)
@@ -57,10 +58,17 @@ func TestSpans(t *testing.T) {
 	require.Equal(t, "GET /api/v1/claims/{claimId}", ra["http.route"])
 	require.Equal(t, "admin", ra["agora.key_id"])
 	require.Equal(t, "404", ra["http.response.status_code"])
+	require.Equal(t, "GET", ra["http.request.method"])
+
+	call, ok := byName["slots.Claim"]
+	require.True(t, ok, "a span per service call: %v", spanNames(spans))
+	require.Equal(t, req.SpanContext.SpanID(), call.Parent.SpanID(), "the service call is the request's child")
+	require.Equal(t, req.SpanContext.TraceID(), call.SpanContext.TraceID())
+	require.Equal(t, map[string]string{"agora.service.operation": "slots.Claim"}, attrs(call.Attributes))
 
 	get, ok := byName["store.GetClaim"]
 	require.True(t, ok, "a span per store call: %v", spanNames(spans))
-	require.Equal(t, req.SpanContext.SpanID(), get.Parent.SpanID(), "the store call is the request's child")
+	require.Equal(t, call.SpanContext.SpanID(), get.Parent.SpanID(), "the store call is the service call's child")
 	require.Equal(t, req.SpanContext.TraceID(), get.SpanContext.TraceID())
 	ga := attrs(get.Attributes)
 	require.Equal(t, map[string]string{"agora.store.backend": "memory", "agora.store.operation": "GetClaim", "agora.store.result": "not_found"}, ga,
@@ -114,14 +122,14 @@ func TestTracerProviderFromEnv(t *testing.T) {
 	require.Error(t, err)
 }
 
-// TestNoSpanOutsideATrace: a store call whose context holds no recording
-// span (a sweeper's, every second) starts no trace of its own.
+// TestNoSpanOutsideATrace: a service or store call whose context holds
+// no recording span (a sweeper's, every second) starts no trace of its own.
 func TestNoSpanOutsideATrace(t *testing.T) {
 	t.Parallel()
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	svc := slots.New(observe.NewStores("memory", nil, tp).Slots(memstore.New()))
+	svc := slots.New(observe.NewStores("memory", nil, tp).Slots(memstore.New()), slots.WithObserver(observe.NewServices(nil, tp)))
 	_, err := svc.Sweep(context.Background())
 	require.NoError(t, err)
 	require.Empty(t, exp.GetSpans())

@@ -42,6 +42,7 @@ type Service struct {
 	notifier  store.Notifier
 	pipelines *aggregate.Saver[Pipeline, Effects]
 	takers    takers // TakeNextWork's crowd (takenext.go)
+	obs       Observer
 }
 
 // Option configures a Service.
@@ -68,7 +69,7 @@ const DefaultLease = 5 * time.Minute
 // New returns a Service over st; claims is where claims live (the slots
 // store of the same backend).
 func New(st Store, claims slots.ClaimStore, opts ...Option) *Service {
-	s := &Service{store: st, claims: claims, now: time.Now, lease: DefaultLease, notifier: notify.Local()}
+	s := &Service{store: st, claims: claims, now: time.Now, lease: DefaultLease, notifier: notify.Local(), obs: nopObserver{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -87,14 +88,32 @@ func (s *Service) env(ctx context.Context) env {
 // fn's effects, with compare-and-set (aggregate.Saver.Change: from the
 // remembered pipeline when there is one, retrying on the stored pipeline,
 // fn's error returned only when the stored pipeline refuses it); a saved
-// change is announced.
+// change is announced and observed.
 func (s *Service) change(ctx context.Context, claimID string, fn func(p *Pipeline, e env) (Effects, error)) (Pipeline, error) {
-	return s.pipelines.Change(ctx, claimID, func(p *Pipeline) (Effects, error) {
+	var from Pipeline // the saved change's start: its layer, status and flags
+	p, err := s.pipelines.Change(ctx, claimID, func(p *Pipeline) (Effects, error) {
+		from = Pipeline{CurrentLayer: p.CurrentLayer, Status: p.Status, Flags: p.Flags}
 		e := s.env(ctx)
 		fx, err := fn(p, e)
 		p.UpdatedAt = e.now
 		return fx, err
 	})
+	if err == nil {
+		s.observe(ctx, from, p)
+	}
+	return p, err
+}
+
+// observe tells the observer of the layer a saved change finished (a
+// change finishes one at most) and the flags it raised: from is the pipeline it started from, to the one
+// saved.
+func (s *Service) observe(ctx context.Context, from, to Pipeline) {
+	if to.CurrentLayer != from.CurrentLayer || to.Status == StatusComplete && from.Status != StatusComplete {
+		s.obs.LayerAdvanced(ctx, to, from.CurrentLayer)
+	}
+	for _, f := range to.Flags[min(len(from.Flags), len(to.Flags)):] {
+		s.obs.FlagRaised(ctx, f)
+	}
 }
 
 // saver returns the saver of the service's pipelines.
@@ -119,6 +138,8 @@ func (s *Service) saver() *aggregate.Saver[Pipeline, Effects] {
 // their IDs is a conflict. A route may name a protocol registered later;
 // until then, a pipeline routed to it fails its last done.
 func (s *Service) RegisterProtocol(ctx context.Context, p Protocol) error {
+	ctx, done := s.obs.Call(ctx, "prism.RegisterProtocol")
+	defer done()
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -131,6 +152,8 @@ func (s *Service) RegisterProtocol(ctx context.Context, p Protocol) error {
 // Protocol returns a protocol (Prism v1 for ""); a built-in one is seeded
 // on first use.
 func (s *Service) Protocol(ctx context.Context, id string) (Protocol, error) {
+	ctx, done := s.obs.Call(ctx, "prism.Protocol")
+	defer done()
 	if id == "" {
 		id = PrismV1ID
 	}
@@ -146,6 +169,8 @@ func (s *Service) Protocol(ctx context.Context, id string) (Protocol, error) {
 
 // Protocols lists the registered protocols, the built-in ones included.
 func (s *Service) Protocols(ctx context.Context) ([]Protocol, error) {
+	ctx, done := s.obs.Call(ctx, "prism.Protocols")
+	defer done()
 	for _, id := range BuiltinIDs {
 		if _, err := s.Protocol(ctx, id); err != nil {
 			return nil, err
@@ -194,6 +219,8 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, Pi
 
 // Pipeline returns a claim's pipeline.
 func (s *Service) Pipeline(ctx context.Context, claimID string) (Pipeline, error) {
+	ctx, done := s.obs.Call(ctx, "prism.Pipeline")
+	defer done()
 	return s.store.GetPipeline(ctx, claimID)
 }
 
@@ -201,6 +228,8 @@ func (s *Service) Pipeline(ctx context.Context, claimID string) (Pipeline, error
 // one of concurrent callers wins, and an agent holds at most one slot per
 // layer of a claim.
 func (s *Service) Take(ctx context.Context, claimID, slotID string) (StageSlot, Pipeline, error) {
+	ctx, done := s.obs.Call(ctx, "prism.Take")
+	defer done()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return StageSlot{}, Pipeline{}, err
@@ -226,6 +255,8 @@ func (s *Service) Take(ctx context.Context, claimID, slotID string) (StageSlot, 
 // submission keeps the signing key the caller's key had registered beside
 // the signature.
 func (s *Service) Done(ctx context.Context, claimID, slotID string, in DoneInput) (Pipeline, error) {
+	ctx, done := s.obs.Call(ctx, "prism.Done")
+	defer done()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Pipeline{}, err
@@ -243,6 +274,8 @@ func (s *Service) Done(ctx context.Context, claimID, slotID string, in DoneInput
 // ResolveFlag applies the decision of the caller's key, the reviewer, to
 // an open flag.
 func (s *Service) ResolveFlag(ctx context.Context, claimID, flagID string, action FlagAction, note string) (Pipeline, error) {
+	ctx, done := s.obs.Call(ctx, "prism.ResolveFlag")
+	defer done()
 	reviewer, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Pipeline{}, err
@@ -257,6 +290,8 @@ func (s *Service) ResolveFlag(ctx context.Context, claimID, flagID string, actio
 // Sweep re-opens every stage slot whose lease lapsed and returns
 // how many pipelines changed.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
+	ctx, done := s.obs.Call(ctx, "prism.Sweep")
+	defer done()
 	now := s.now().UnixMilli()
 	ids, err := s.store.LapsedPipelines(ctx, now)
 	if err != nil {
@@ -287,6 +322,8 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 // and returns how many it re-opened. It finds them through the lease
 // index, so with leases off (WithLease(0)) it finds none.
 func (s *Service) ReleaseHeld(ctx context.Context) (int, error) {
+	ctx, done := s.obs.Call(ctx, "prism.ReleaseHeld")
+	defer done()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return 0, err
@@ -343,6 +380,8 @@ const workCandidates = 32
 // holds a slot in the layers of all of them is told there is no work even
 // when there is more further on; taking work moves it on.
 func (s *Service) NextWork(ctx context.Context, q WorkQuery) (Work, error) {
+	ctx, done := s.obs.Call(ctx, "prism.NextWork")
+	defer done()
 	q, err := q.pick()
 	if err != nil {
 		return Work{}, err

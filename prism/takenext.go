@@ -30,6 +30,8 @@ type takers struct{ n atomic.Int64 }
 // one slot per agent per layer. It returns slots.ErrNoJob when no slot is
 // eligible.
 func (s *Service) TakeNextWork(ctx context.Context, q WorkQuery) (Work, error) {
+	ctx, done := s.obs.Call(ctx, "prism.TakeNextWork")
+	defer done()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Work{}, err

@@ -41,6 +41,8 @@ type DoneNext struct {
 // succeeded and no seat is eligible, Next is nil and the error is nil. With
 // WithDoneBatching, concurrent calls are coalesced into one store call.
 func (s *Service) DoneAndTakeNext(ctx context.Context, claimID, slotID string, q JobQuery) (DoneNext, error) {
+	ctx, done := s.obs.Call(ctx, "slots.DoneAndTakeNext")
+	defer done()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return DoneNext{}, err

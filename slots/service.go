@@ -27,6 +27,7 @@ type Service struct {
 	takes     *batcher[TakeNextParams, JobResult]
 	doneTakes *batcher[FinishTakeParams, FinishTakeResult]
 	crowd     spread
+	obs       Observer
 }
 
 // Option configures a Service.
@@ -64,6 +65,8 @@ const ClaimsTopic = "slots:claims"
 
 // SubscribeClaims follows ClaimsTopic.
 func (s *Service) SubscribeClaims(ctx context.Context) (*store.Subscription, error) {
+	ctx, done := s.obs.Call(ctx, "slots.SubscribeClaims")
+	defer done()
 	return s.notifier.Subscribe(ctx, ClaimsTopic)
 }
 
@@ -78,7 +81,7 @@ func PublishClaimChange(ctx context.Context, n store.Notifier, claimID string) {
 
 // New returns a Service over st.
 func New(st Store, opts ...Option) *Service {
-	s := &Service{store: st, now: time.Now, notifier: notify.Local(),
+	s := &Service{store: st, now: time.Now, notifier: notify.Local(), obs: nopObserver{},
 		batching: batching{takeWait: DefaultBatchWait, doneWait: DefaultBatchWait}}
 	for _, o := range opts {
 		o(s)
@@ -98,6 +101,8 @@ func (s *Service) nowMs() int64 { return s.now().UnixMilli() }
 
 // CreateClaim validates and stores a new claim.
 func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
+	ctx, done := s.obs.Call(ctx, "slots.CreateClaim")
+	defer done()
 	c, err := in.Check()
 	if err != nil {
 		return Claim{}, err
@@ -138,6 +143,8 @@ func (in NewClaim) Check() (Claim, error) {
 
 // Claim returns a claim or ErrClaimNotFound.
 func (s *Service) Claim(ctx context.Context, id string) (Claim, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Claim")
+	defer done()
 	return s.store.GetClaim(ctx, id)
 }
 
@@ -157,6 +164,8 @@ type ClaimsQuery struct {
 // Claims returns a page of claims, newest first, of q.Domain when it is
 // set.
 func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (ClaimPage, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Claims")
+	defer done()
 	limit, cursor := q.Limit, q.Cursor
 	if err := text.Check("domain", q.Domain, false, MaxDomainLen); err != nil {
 		return ClaimPage{}, err
@@ -182,6 +191,8 @@ func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (ClaimPage, error) 
 // AddComment posts a comment on a claim as the caller's key
 // (identity.KeyFrom).
 func (s *Service) AddComment(ctx context.Context, in NewComment) (Comment, error) {
+	ctx, done := s.obs.Call(ctx, "slots.AddComment")
+	defer done()
 	author, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Comment{}, err
@@ -211,11 +222,15 @@ func (s *Service) AddComment(ctx context.Context, in NewComment) (Comment, error
 
 // Comments lists a claim's comments, oldest first.
 func (s *Service) Comments(ctx context.Context, claimID string) ([]Comment, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Comments")
+	defer done()
 	return s.store.ListComments(ctx, claimID)
 }
 
 // Balance returns what the key has been credited.
 func (s *Service) Balance(ctx context.Context, keyID string) (int64, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Balance")
+	defer done()
 	return s.store.Balance(ctx, keyID)
 }
 
@@ -245,6 +260,8 @@ func ValidateRoles(roles []RoleCount) (int, error) {
 // ConfigureSlots replaces the claim's open slots with the given roles and
 // returns how many slots it created. Taken and done slots are kept.
 func (s *Service) ConfigureSlots(ctx context.Context, claimID string, roles []RoleCount) (int, error) {
+	ctx, done := s.obs.Call(ctx, "slots.ConfigureSlots")
+	defer done()
 	total, err := ValidateRoles(roles)
 	if err != nil {
 		return 0, err
@@ -265,6 +282,8 @@ func (s *Service) ConfigureSlots(ctx context.Context, claimID string, roles []Ro
 
 // Slots lists a claim's slots in creation order.
 func (s *Service) Slots(ctx context.Context, claimID string) ([]Slot, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Slots")
+	defer done()
 	return s.store.ListSlots(ctx, claimID)
 }
 
@@ -276,6 +295,8 @@ func (s *Service) Slots(ctx context.Context, claimID string) ([]Slot, error) {
 // each as far as there are enough (see MaxSpread); a caller alone gets the
 // oldest.
 func (s *Service) NextJob(ctx context.Context, q JobQuery) (Job, error) {
+	ctx, done := s.obs.Call(ctx, "slots.NextJob")
+	defer done()
 	p, err := nextSlotParams(q, identity.FromContext(ctx).Key.ID)
 	if err != nil {
 		return Job{}, err
@@ -290,6 +311,8 @@ func (s *Service) NextJob(ctx context.Context, q JobQuery) (Job, error) {
 // Take gives the slot to the caller's key (identity.KeyFrom): exactly one
 // of many concurrent callers wins.
 func (s *Service) Take(ctx context.Context, claimID, slotID string) (Slot, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Take")
+	defer done()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Slot{}, err
@@ -306,6 +329,8 @@ func (s *Service) Take(ctx context.Context, claimID, slotID string) (Slot, error
 // Done marks the caller's slot done and credits RewardRoleSlot to its
 // key, once.
 func (s *Service) Done(ctx context.Context, claimID, slotID string) (Slot, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Done")
+	defer done()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Slot{}, err
@@ -324,6 +349,8 @@ func (s *Service) Done(ctx context.Context, claimID, slotID string) (Slot, error
 
 // Sweep re-opens slots whose lease lapsed and returns how many.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
+	ctx, done := s.obs.Call(ctx, "slots.Sweep")
+	defer done()
 	n, err := s.store.ReleaseExpiredSlots(ctx, s.nowMs())
 	if n > 0 {
 		PublishClaimChange(ctx, s.notifier, "")

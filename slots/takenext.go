@@ -60,6 +60,8 @@ func (s *Service) takeParams(agent identity.Key) TakeParams {
 // loses a race: each gets a different slot, or ErrNoJob when no eligible
 // slot is left for it. The returned job's slot is taken by the caller.
 func (s *Service) TakeNext(ctx context.Context, q JobQuery) (Job, error) {
+	ctx, done := s.obs.Call(ctx, "slots.TakeNext")
+	defer done()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Job{}, err

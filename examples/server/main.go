@@ -144,7 +144,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	obs.wrap(b, log)
 
 	// The services.
-	slotOpts := []slots.Option{slots.WithLease(*lease), slots.WithNotifier(b.Notifier)}
+	slotOpts := []slots.Option{slots.WithLease(*lease), slots.WithNotifier(b.Notifier), slots.WithObserver(obs.services)}
 	if *batch {
 		slotOpts = append(slotOpts, slots.WithTakeBatching(*batchWait), slots.WithDoneBatching(*batchWait))
 	} else {
@@ -156,11 +156,11 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	}
 	defer closeBrain()
 	svcs := server.Services{
-		Identity:   identity.New(b.Identity, identity.WithAdminKey(*adminKey), identity.WithScopes(httpapi.Scopes())),
+		Identity:   identity.New(b.Identity, identity.WithAdminKey(*adminKey), identity.WithScopes(httpapi.Scopes()), identity.WithObserver(obs.services)),
 		Slots:      slots.New(b.Slots, slotOpts...),
-		Prism:      prism.New(b.Prism, b.Slots, prism.WithLease(*stageLease), prism.WithNotifier(b.Notifier)),
-		Arena:      arena.New(b.Arena, arena.WithNotifier(b.Notifier), arena.WithFillerWriter(bots.FillerWriter(brain)), arena.WithAutoFillers(ctx, *fillerPace)),
-		Discussion: discussion.New(b.Discussion, discussion.WithNotifier(b.Notifier)),
+		Prism:      prism.New(b.Prism, b.Slots, prism.WithLease(*stageLease), prism.WithNotifier(b.Notifier), prism.WithObserver(obs.services)),
+		Arena:      arena.New(b.Arena, arena.WithNotifier(b.Notifier), arena.WithObserver(obs.services), arena.WithFillerWriter(bots.FillerWriter(brain)), arena.WithAutoFillers(ctx, *fillerPace)),
+		Discussion: discussion.New(b.Discussion, discussion.WithNotifier(b.Notifier), discussion.WithObserver(obs.services)),
 	}
 	if *agentDir != "" {
 		runner := &claudecli.Runner{Path: *claudePath, Dir: *agentDir, PromptFile: *agentPrompt,
@@ -170,7 +170,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 				return err
 			}
 		}
-		svcs.AgentChat = agentchat.New(b.AgentChat, runner, agentchat.WithNotifier(b.Notifier))
+		svcs.AgentChat = agentchat.New(b.AgentChat, runner, agentchat.WithNotifier(b.Notifier), agentchat.WithObserver(obs.services))
 	}
 
 	// The one call.

@@ -22,6 +22,7 @@ type observability struct {
 	registry *prometheus.Registry // nil: -metrics is off
 	metrics  *observe.Metrics
 	tracer   *sdktrace.TracerProvider // nil: OTEL_TRACES_EXPORTER is none or unset
+	services *observe.Services        // every service's observer: their spans and events
 }
 
 // newObservability makes the server's own registry (Agora's metrics and
@@ -43,6 +44,7 @@ func newObservability(ctx context.Context, metrics bool, console io.Writer) (*ob
 		return nil, err
 	}
 	o.tracer = tp
+	o.services = observe.NewServices(o.metrics, o.tracerProvider())
 	return o, nil
 }
 

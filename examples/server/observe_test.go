@@ -30,6 +30,7 @@ func TestMetricsFlag(t *testing.T) {
 		`agora_http_requests_total{code="200",method="POST",route="POST /api/games"} 1`,
 		`agora_http_requests_total{code="200",method="GET",route="GET /{$}"} 1`,
 		`agora_store_calls_total{backend="memory",operation="CreateGame",result="ok"} 1`,
+		`agora_arena_games_total{status="waiting_for_agents"} 1`, // the services are observed too
 		`go_goroutines `,
 	} {
 		require.Contains(t, scrape, line)

@@ -41,3 +41,21 @@ func notePattern(ctx context.Context, pattern string) {
 		ri.Pattern = pattern
 	}
 }
+
+// Scope is a context carrying a RequestInfo, for a middleware that keeps
+// both in one allocation of its own: it embeds a Scope, sets Context to
+// the request's context, and gives the request &scope (WithRequestInfo
+// would allocate a context of its own).
+type Scope struct {
+	context.Context
+	Info RequestInfo
+}
+
+// Value implements context.Context: the Scope's RequestInfo for
+// RequestInfoFrom, else what its Context holds.
+func (s *Scope) Value(key any) any {
+	if key == (requestInfoKey{}) {
+		return &s.Info
+	}
+	return s.Context.Value(key)
+}

@@ -1,0 +1,48 @@
+package arena
+
+import (
+	"context"
+
+	"github.com/agorahq/agora/internal/hook"
+)
+
+// Observer hears what a Service does, for metrics and traces, as River's
+// hooks do: package observe implements it (observe.Services), and a host
+// gives it with WithObserver. Its methods run on the path of each call:
+// they must be cheap, must not block, and change nothing the Service does.
+type Observer interface {
+	// Call is told of a call of one of the Service's methods as it starts,
+	// op naming it ("arena.ArgueAs"): the call goes on with the context Call returns
+	// and runs the function Call returns when it returns.
+	Call(ctx context.Context, op string) (context.Context, func())
+	// ArenaAction is told of an action saved on a game: register, start,
+	// argue, decide (a filler's included), advance (an operator's
+	// AdvanceAction), add_fillers or timeout (a phase's deadline passed, by
+	// Sweep).
+	ArenaAction(ctx context.Context, action string)
+	// GameEntered is told, once the change is saved, of a game entering
+	// status; a created game enters StatusWaiting.
+	GameEntered(ctx context.Context, status Status)
+	// LongPoll is told of a long poll (Wait with a wait above zero)
+	// starting, and returns the function Wait runs when it ends.
+	LongPoll(ctx context.Context) func()
+}
+
+// WithObserver has o hear the Service's calls and events; nil observes
+// nothing.
+func WithObserver(o Observer) Option {
+	return func(s *Service) {
+		if o != nil {
+			s.obs = o
+		}
+	}
+}
+
+// nopObserver is the observer of a Service given none.
+type nopObserver struct{ hook.Nop }
+
+func (nopObserver) ArenaAction(context.Context, string) {}
+func (nopObserver) GameEntered(context.Context, Status) {}
+func (nopObserver) LongPoll(context.Context) func()     { return nothing }
+
+func nothing() {}

@@ -1,0 +1,98 @@
+package observe
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/arena"
+	"github.com/agorahq/agora/discussion"
+	"github.com/agorahq/agora/identity"
+	"github.com/agorahq/agora/prism"
+	"github.com/agorahq/agora/slots"
+)
+
+// Services is the Observer of every domain's Service: give it to each
+// with identity.WithObserver, slots.WithObserver, prism.WithObserver, arena.WithObserver,
+// discussion.WithObserver and agentchat.WithObserver. Each service call is
+// a span named after the method ("slots.Take"), a child of the request's
+// span and the parent of the store calls' spans, when the call's context
+// holds a recording span (a sweeper's calls start no trace); and the
+// domains' events are counted: Prism layers advanced and flags raised,
+// arena actions and games entering each status, long polls open.
+type Services struct {
+	m      *Metrics     // nil: no metrics
+	tracer trace.Tracer // nil: no spans
+}
+
+var (
+	_ identity.Observer   = (*Services)(nil)
+	_ slots.Observer      = (*Services)(nil)
+	_ prism.Observer      = (*Services)(nil)
+	_ arena.Observer      = (*Services)(nil)
+	_ discussion.Observer = (*Services)(nil)
+	_ agentchat.Observer  = (*Services)(nil)
+)
+
+// NewServices returns the services' observer, recording on m when it is
+// not nil and starting spans from tp when it is not nil.
+func NewServices(m *Metrics, tp trace.TracerProvider) *Services {
+	o := &Services{m: m}
+	if tp != nil {
+		o.tracer = tp.Tracer(tracerName)
+	}
+	return o
+}
+
+// Call implements the domains' Observer.Call: a span named op, under the
+// request's.
+func (o *Services) Call(ctx context.Context, op string) (context.Context, func()) {
+	if o.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
+		return ctx, nothing
+	}
+	ctx, span := o.tracer.Start(ctx, op, trace.WithAttributes(attribute.String("agora.service.operation", op)))
+	return ctx, func() { span.End() }
+}
+
+func nothing() {}
+
+// LayerAdvanced implements prism.Observer: agora_prism_layers_advanced_total.
+func (o *Services) LayerAdvanced(context.Context, prism.Pipeline, int) {
+	if o.m != nil {
+		o.m.layersAdvanced.Inc()
+	}
+}
+
+// FlagRaised implements prism.Observer: agora_prism_flags_raised_total by
+// the flag's reason.
+func (o *Services) FlagRaised(_ context.Context, f prism.Flag) {
+	if o.m != nil {
+		o.m.flagsRaised.WithLabelValues(f.Reason).Inc()
+	}
+}
+
+// ArenaAction implements arena.Observer: agora_arena_actions_total.
+func (o *Services) ArenaAction(_ context.Context, action string) {
+	if o.m != nil {
+		o.m.arenaActions.WithLabelValues(action).Inc()
+	}
+}
+
+// GameEntered implements arena.Observer: agora_arena_games_total.
+func (o *Services) GameEntered(_ context.Context, status arena.Status) {
+	if o.m != nil {
+		o.m.arenaGames.WithLabelValues(string(status)).Inc()
+	}
+}
+
+// LongPoll implements arena.Observer and discussion.Observer:
+// agora_long_polls_open.
+func (o *Services) LongPoll(context.Context) func() {
+	if o.m == nil {
+		return nothing
+	}
+	o.m.longPolls.Inc()
+	return o.m.longPolls.Dec
+}

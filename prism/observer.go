@@ -1,0 +1,41 @@
+package prism
+
+import (
+	"context"
+
+	"github.com/agorahq/agora/internal/hook"
+)
+
+// Observer hears what a Service does, for metrics and traces, as River's
+// hooks do: package observe implements it (observe.Services), and a host
+// gives it with WithObserver. Its methods run on the path of each call:
+// they must be cheap, must not block, and change nothing the Service does.
+type Observer interface {
+	// Call is told of a call of one of the Service's methods as it starts,
+	// op naming it ("prism.Done"): the call goes on with the context Call returns
+	// and runs the function Call returns when it returns.
+	Call(ctx context.Context, op string) (context.Context, func())
+	// LayerAdvanced is told, once the change is saved, of a pipeline's
+	// layer finished: its effect applied and the pipeline moved on to the
+	// next layer or, after its last, completed. p is the pipeline saved.
+	LayerAdvanced(ctx context.Context, p Pipeline, layer int)
+	// FlagRaised is told, once the change is saved, of a flag raised on a
+	// pipeline (its status is then StatusFlagged).
+	FlagRaised(ctx context.Context, f Flag)
+}
+
+// WithObserver has o hear the Service's calls and events; nil observes
+// nothing.
+func WithObserver(o Observer) Option {
+	return func(s *Service) {
+		if o != nil {
+			s.obs = o
+		}
+	}
+}
+
+// nopObserver is the observer of a Service given none.
+type nopObserver struct{ hook.Nop }
+
+func (nopObserver) LayerAdvanced(context.Context, Pipeline, int) {}
+func (nopObserver) FlagRaised(context.Context, Flag)             {}
