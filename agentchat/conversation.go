@@ -75,10 +75,10 @@ type Store interface {
 	// DeleteConversation removes a conversation and its messages, or
 	// returns ErrConversationNotFound.
 	DeleteConversation(ctx context.Context, id string) error
-	// UpdateConversation sets the status, session ID and title of a
-	// conversation (empty session and title leave them as they are) and
-	// its UpdatedAt.
-	UpdateConversation(ctx context.Context, id string, status Status, sessionID, title string, at time.Time) error
+	// UpdateConversation sets the status, session ID and title of
+	// conversation u.ID (empty session and title leave them as they are)
+	// and its UpdatedAt to u.At, or returns ErrConversationNotFound.
+	UpdateConversation(ctx context.Context, u ConversationUpdate) error
 	// AppendChatMessage stores a message under the store's next message ID,
 	// in one atomic step, and returns it. IDs are unique across all
 	// conversations and every process sharing the store; within a
@@ -92,4 +92,14 @@ type Store interface {
 	// InterruptRunning marks every running or queued conversation
 	// interrupted and returns how many: the runs of a process that stopped.
 	InterruptRunning(ctx context.Context, at time.Time) (int, error)
+}
+
+// ConversationUpdate is what Store.UpdateConversation changes of a
+// conversation.
+type ConversationUpdate struct {
+	ID        string
+	Status    Status
+	SessionID string // empty: unchanged
+	Title     string // empty: unchanged
+	At        time.Time
 }

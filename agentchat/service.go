@@ -264,7 +264,7 @@ func (s *Service) Send(ctx context.Context, id, content string) (SendResult, err
 		if r := []rune(title); len(r) > 60 {
 			title = string(r[:60]) + "…"
 		}
-		_ = s.store.UpdateConversation(ctx, id, c.Status, "", title, s.now().UTC())
+		_ = s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: c.Status, SessionID: "", Title: title, At: s.now().UTC()})
 	}
 	if s.active == id || slices.ContainsFunc(s.queue, func(q queued) bool { return q.conversationID == id }) {
 		return SendResult{Message: m}, ErrBusy
@@ -274,7 +274,7 @@ func (s *Service) Send(ctx context.Context, id, content string) (SendResult, err
 			return SendResult{Message: m}, ErrBusy
 		}
 		s.queue = append(s.queue, queued{id, content, trace.SpanContextFromContext(ctx)})
-		return SendResult{Message: m, Queued: true}, s.store.UpdateConversation(ctx, id, StatusQueued, "", "", s.now().UTC())
+		return SendResult{Message: m, Queued: true}, s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: StatusQueued, SessionID: "", Title: "", At: s.now().UTC()})
 	}
 	return SendResult{Message: m}, s.startLocked(id, content, trace.SpanContextFromContext(ctx))
 }
@@ -288,7 +288,7 @@ func (s *Service) startLocked(id, text string, sc trace.SpanContext) error {
 		base = trace.ContextWithRemoteSpanContext(base, sc)
 	}
 	ctx, cancel := context.WithCancel(base)
-	if err := s.store.UpdateConversation(ctx, id, StatusRunning, "", "", s.now().UTC()); err != nil {
+	if err := s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: StatusRunning, SessionID: "", Title: "", At: s.now().UTC()}); err != nil {
 		cancel()
 		return err
 	}
@@ -303,7 +303,7 @@ func (s *Service) startLocked(id, text string, sc trace.SpanContext) error {
 		// How the run ended is stored under the lock Send takes, so no
 		// message is stored between the run's end and its status event.
 		bg := context.WithoutCancel(ctx)
-		_ = s.store.UpdateConversation(bg, id, status, session, "", s.now().UTC())
+		_ = s.store.UpdateConversation(bg, ConversationUpdate{ID: id, Status: status, SessionID: session, Title: "", At: s.now().UTC()})
 		// The run ends with a status event, stored like the rest, so a
 		// stream (live or replayed) always tells how the run ended.
 		_, _ = s.append(bg, id, EventStatus, closingStatus(status))
@@ -332,7 +332,7 @@ func (s *Service) run(ctx context.Context, id, text string) (Status, string) {
 	var titles titleFilter
 	setTitle := func(title string) {
 		if title != "" {
-			_ = s.store.UpdateConversation(bg, id, StatusRunning, "", title, s.now().UTC())
+			_ = s.store.UpdateConversation(bg, ConversationUpdate{ID: id, Status: StatusRunning, SessionID: "", Title: title, At: s.now().UTC()})
 		}
 	}
 	flush := func() {
@@ -434,7 +434,7 @@ func (s *Service) cancelLocal(ctx context.Context, id string) bool {
 	}
 	if i := slices.IndexFunc(s.queue, func(q queued) bool { return q.conversationID == id }); i >= 0 {
 		s.queue = slices.Delete(s.queue, i, i+1)
-		_ = s.store.UpdateConversation(ctx, id, StatusCancelled, "", "", s.now().UTC())
+		_ = s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: StatusCancelled, SessionID: "", Title: "", At: s.now().UTC()})
 		// A stream waiting for the queued run learns it will not come.
 		_, _ = s.append(context.WithoutCancel(ctx), id, EventStatus, closingStatus(StatusCancelled))
 		return true

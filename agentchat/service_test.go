@@ -178,7 +178,7 @@ func TestCancelAndInterrupted(t *testing.T) {
 
 	// A process that died mid-run leaves the conversation running; the
 	// next one to start marks it interrupted.
-	require.NoError(t, st.UpdateConversation(ctx, a.ID, agentchat.StatusRunning, "", "", time.Now()))
+	require.NoError(t, st.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: a.ID, Status: agentchat.StatusRunning, SessionID: "", Title: "", At: time.Now()}))
 	next := agentchat.New(st, r)
 	defer next.Close()
 	n, err := next.Start(ctx)

@@ -23,11 +23,11 @@ func Example() {
 	for g.Status != arena.StatusCompleted {
 		r := g.Current()
 		if r.Phase == arena.PhaseAwaiting {
-			g, _ = games.Decide(ctx, g.ID, r.ID, r.Operator, arena.SaveMajority)
+			g, _ = games.Decide(ctx, arena.DecideParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Operator, Decision: arena.SaveMajority})
 			continue
 		}
 		for _, id := range append(append([]string{}, r.Majority...), r.Minority...) {
-			g, _ = games.Argue(ctx, g.ID, r.ID, id, "Five lives outweigh one.")
+			g, _ = games.Argue(ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: id, Text: "Five lives outweigh one."})
 		}
 	}
 	fmt.Println(g.Status, "after", g.RoundCount, "rounds")

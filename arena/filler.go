@@ -306,7 +306,7 @@ func (s *Service) tickFillers(ctx context.Context, gameID string, drain bool, pa
 		nobody := identity.NewContext(ctx, identity.Caller{})
 		if a.Decide {
 			d := templateDecision(a.Round)
-			g, err = s.Decide(nobody, gameID, a.RoundID, a.AgentID, d)
+			g, err = s.Decide(nobody, DecideParams{GameID: gameID, RoundID: a.RoundID, AgentID: a.AgentID, Decision: d})
 			line = fmt.Sprintf("%s decided: %s", a.DisplayName, d)
 		} else {
 			t := g.turn(a)
@@ -314,7 +314,7 @@ func (s *Service) tickFillers(ctx context.Context, gameID string, drain bool, pa
 			if text = fitArgument(text); werr != nil || text == "" {
 				text = t.Template
 			}
-			g, err = s.Argue(nobody, gameID, a.RoundID, a.AgentID, text)
+			g, err = s.Argue(nobody, ArgueParams{GameID: gameID, RoundID: a.RoundID, AgentID: a.AgentID, Text: text})
 			line = fmt.Sprintf("%s argued: %s", a.DisplayName, text)
 		}
 		switch {

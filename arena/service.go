@@ -279,31 +279,45 @@ func (s *Service) Start(ctx context.Context, gameID string) (Game, error) {
 	})
 }
 
-// Argue records an argument of agentID when the caller may act for it (see
+// ArgueParams is an argument of an agent in a round of a game.
+type ArgueParams struct {
+	GameID, RoundID string
+	AgentID         string // the arguing agent; the caller must act for it
+	Text            string
+}
+
+// Argue records p's argument when the caller may act for p.AgentID (see
 // Register), else returns ErrNotYourAgent or ErrBadToken.
-func (s *Service) Argue(ctx context.Context, gameID, roundID, agentID, text string) (Game, error) {
+func (s *Service) Argue(ctx context.Context, p ArgueParams) (Game, error) {
 	ctx, done := s.obs.Call(ctx, "arena.Argue")
 	defer done()
 	by := actorOf(ctx)
-	return s.change(ctx, gameID, "argue", func(g *Game, e env) error {
-		if err := g.checkActor(agentID, by); err != nil {
+	return s.change(ctx, p.GameID, "argue", func(g *Game, e env) error {
+		if err := g.checkActor(p.AgentID, by); err != nil {
 			return err
 		}
-		return g.argue(roundID, agentID, text, e)
+		return g.argue(p.RoundID, p.AgentID, p.Text, e)
 	})
 }
 
-// Decide records the decision of agentID, the round's operator, when the
-// caller may act for it (see Register).
-func (s *Service) Decide(ctx context.Context, gameID, roundID, agentID string, d Decision) (Game, error) {
+// DecideParams is the decision of a round's operator.
+type DecideParams struct {
+	GameID, RoundID string
+	AgentID         string // the round's operator; the caller must act for it
+	Decision        Decision
+}
+
+// Decide records p's decision when the caller may act for p.AgentID, the
+// round's operator (see Register).
+func (s *Service) Decide(ctx context.Context, p DecideParams) (Game, error) {
 	ctx, done := s.obs.Call(ctx, "arena.Decide")
 	defer done()
 	by := actorOf(ctx)
-	return s.change(ctx, gameID, "decide", func(g *Game, e env) error {
-		if err := g.checkActor(agentID, by); err != nil {
+	return s.change(ctx, p.GameID, "decide", func(g *Game, e env) error {
+		if err := g.checkActor(p.AgentID, by); err != nil {
 			return err
 		}
-		return g.decide(roundID, agentID, d, e)
+		return g.decide(p.RoundID, p.AgentID, p.Decision, e)
 	})
 }
 

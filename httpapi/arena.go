@@ -376,7 +376,7 @@ func (a *arenaAPI) argue(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	g, err := a.svc.Argue(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, in.Text)
+	g, err := a.svc.Argue(r.Context(), arena.ArgueParams{GameID: r.PathValue("game_id"), RoundID: r.PathValue("round_id"), AgentID: in.AgentID, Text: in.Text})
 	if err != nil {
 		return err
 	}
@@ -390,7 +390,7 @@ func (a *arenaAPI) decide(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	g, err := a.svc.Decide(r.Context(), r.PathValue("game_id"), r.PathValue("round_id"), in.AgentID, arena.Decision(in.Decision))
+	g, err := a.svc.Decide(r.Context(), arena.DecideParams{GameID: r.PathValue("game_id"), RoundID: r.PathValue("round_id"), AgentID: in.AgentID, Decision: arena.Decision(in.Decision)})
 	if err != nil {
 		return err
 	}

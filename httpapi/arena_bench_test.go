@@ -133,7 +133,7 @@ func BenchmarkArenaSpectators(b *testing.B) {
 						b.Fatal("the benchmark's game ran out of arguments")
 					}
 					var err error
-					g, err = players.Argue(ctx, g.ID, r.ID, tracks(r)[len(r.ArguedThisPhase())], "Every life counts.")
+					g, err = players.Argue(ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: tracks(r)[len(r.ArguedThisPhase())], Text: "Every life counts."})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -151,7 +151,7 @@ func BenchmarkArenaSpectators(b *testing.B) {
 					}
 					if g.Current().Phase == arena.PhaseAwaiting {
 						b.StopTimer()
-						if g, err = players.Decide(ctx, g.ID, r.ID, r.Operator, arena.SaveMajority); err != nil {
+						if g, err = players.Decide(ctx, arena.DecideParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Operator, Decision: arena.SaveMajority}); err != nil {
 							b.Fatal(err)
 						}
 						if g.Status == arena.StatusCompleted {

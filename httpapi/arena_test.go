@@ -610,7 +610,7 @@ func TestArenaSpectatorsReadNothingPerChange(t *testing.T) {
 		r := g.Current()
 		for range 3 {
 			for _, id := range tracks(r) {
-				_, err := players.Argue(ctx, g.ID, r.ID, id, "Every life counts.")
+				_, err := players.Argue(ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: id, Text: "Every life counts."})
 				require.NoError(t, err)
 			}
 		}

@@ -377,7 +377,7 @@ func (a *slotsAPI) resolveFlag(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	p, err := a.prism.ResolveFlag(r.Context(), r.PathValue("claimId"), r.PathValue("flagId"), prism.FlagAction(in.Action), in.Note)
+	p, err := a.prism.ResolveFlag(r.Context(), prism.ResolveFlagParams{ClaimID: r.PathValue("claimId"), FlagID: r.PathValue("flagId"), Action: prism.FlagAction(in.Action), Note: in.Note})
 	if err != nil {
 		return err
 	}

@@ -88,13 +88,13 @@ func (o *observer) chatRun(id string, status agentchat.Status) {
 // UpdateConversation implements agentchat.Store; a success without a
 // title is a conversation moved to status (the service writes a title
 // alone with the status the conversation already has).
-func (s agentchatStore) UpdateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time) error {
+func (s agentchatStore) UpdateConversation(ctx context.Context, u agentchat.ConversationUpdate) error {
 	ctx, c := s.o.start(ctx, &s.ops[opAgentchatUpdateConversation])
-	err := s.next.UpdateConversation(ctx, id, status, sessionID, title, at)
+	err := s.next.UpdateConversation(ctx, u)
 	c.end(err)
-	if err == nil && title == "" {
-		s.o.chatRun(id, status) // before the count, which a reader may wait for
-		s.o.chat(status, 1)
+	if err == nil && u.Title == "" {
+		s.o.chatRun(u.ID, u.Status) // before the count, which a reader may wait for
+		s.o.chat(u.Status, 1)
 	}
 	return err
 }

@@ -67,7 +67,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"backend", "operation"}),
 		seatsTaken: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agora_job_seats_taken_total",
-			Help: "Role slots (job-queue seats) taken, by backend.",
+			Help: "Role slots taken from the job queue, by backend.",
 		}, []string{"backend"}),
 		seatsDone: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agora_job_seats_done_total",

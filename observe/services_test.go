@@ -87,7 +87,7 @@ func TestDomainEventsOnEveryBackend(t *testing.T) {
 		require.Equal(t, 1.0, layers(), "a flagged layer has not advanced")
 		require.Equal(t, 1.0, flags())
 		reviewer := identity.WithKey(ctx, identity.Key{ID: "key-reviewer", Name: "reviewer", Scopes: []identity.Scope{prism.ScopePipelineReview}})
-		advanced, err := pipelines.ResolveFlag(reviewer, unsure.ClaimID, unsure.Flags[0].ID, prism.FlagAdvance, "good enough")
+		advanced, err := pipelines.ResolveFlag(reviewer, prism.ResolveFlagParams{ClaimID: unsure.ClaimID, FlagID: unsure.Flags[0].ID, Action: prism.FlagAdvance, Note: "good enough"})
 		require.NoError(t, err)
 		require.Greater(t, advanced.CurrentLayer, unsure.CurrentLayer)
 		require.Equal(t, 2.0, layers())

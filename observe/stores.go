@@ -233,7 +233,7 @@ func result(err error) string {
 }
 
 // seats counts seats taken and done and races lost.
-func (o *observer) seats(taken, done, lost int) {
+func (o *observer) slotsMoved(taken, done, lost int) {
 	if o.m == nil {
 		return
 	}
@@ -274,9 +274,9 @@ func (s slotsStore) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slo
 	c.end(err)
 	switch {
 	case err == nil:
-		s.o.seats(1, 0, 0)
+		s.o.slotsMoved(1, 0, 0)
 	case errors.Is(err, slots.ErrSlotTaken):
-		s.o.seats(0, 0, 1)
+		s.o.slotsMoved(0, 0, 1)
 	}
 	return r, err
 }
@@ -287,7 +287,7 @@ func (s slotsStore) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (s
 	r, err := s.next.TakeNextSlot(ctx, p)
 	c.end(err)
 	if err == nil {
-		s.o.seats(1, 0, 0)
+		s.o.slotsMoved(1, 0, 0)
 	}
 	return r, err
 }
@@ -298,7 +298,7 @@ func (s slotsStore) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams
 	rs, err := s.next.TakeNextSlots(ctx, ps)
 	c.end(err)
 	c.batch(len(ps))
-	s.o.seats(count(rs, func(r slots.JobResult) bool { return r.Err == nil }), 0, 0)
+	s.o.slotsMoved(count(rs, func(r slots.JobResult) bool { return r.Err == nil }), 0, 0)
 	return rs, err
 }
 
@@ -308,7 +308,7 @@ func (s slotsStore) FinishSlot(ctx context.Context, p slots.FinishParams) (slots
 	r, err := s.next.FinishSlot(ctx, p)
 	c.end(err)
 	if err == nil {
-		s.o.seats(0, 1, 0)
+		s.o.slotsMoved(0, 1, 0)
 	}
 	return r, err
 }
@@ -319,7 +319,7 @@ func (s slotsStore) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([
 	rs, err := s.next.FinishSlots(ctx, ps)
 	c.end(err)
 	c.batch(len(ps))
-	s.o.seats(0, count(rs, func(r slots.FinishResult) bool { return r.Err == nil }), 0)
+	s.o.slotsMoved(0, count(rs, func(r slots.FinishResult) bool { return r.Err == nil }), 0)
 	return rs, err
 }
 
@@ -330,7 +330,7 @@ func (s slotsStore) FinishAndTakeNextSlots(ctx context.Context, ps []slots.Finis
 	rs, err := s.next.FinishAndTakeNextSlots(ctx, ps)
 	c.end(err)
 	c.batch(len(ps))
-	s.o.seats(count(rs, func(r slots.FinishTakeResult) bool { return r.Err == nil && r.NextErr == nil }),
+	s.o.slotsMoved(count(rs, func(r slots.FinishTakeResult) bool { return r.Err == nil && r.NextErr == nil }),
 		count(rs, func(r slots.FinishTakeResult) bool { return r.Err == nil }), 0)
 	return rs, err
 }

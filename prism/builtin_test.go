@@ -111,7 +111,7 @@ func TestRouteAndSummaryRules(t *testing.T) {
 	finish(c.ID, 0, func(int) json.RawMessage { return json.RawMessage(`{"protocol":"lens-v1","domain":"ethics"}`) }, 0.9)
 	p := finish(c.ID, 6, none, 0.3)
 	require.Equal(t, prism.StatusFlagged, p.Status)
-	p, err = svc.ResolveFlag(identity.WithKey(ctx, keys[0]), c.ID, p.Flags[0].ID, prism.FlagAdvance, "fine")
+	p, err = svc.ResolveFlag(identity.WithKey(ctx, keys[0]), prism.ResolveFlagParams{ClaimID: c.ID, FlagID: p.Flags[0].ID, Action: prism.FlagAdvance, Note: "fine"})
 	require.NoError(t, err)
 	require.Equal(t, prism.LensV1ID, p.Protocol.ID)
 	require.Equal(t, 1, p.CurrentLayer)

@@ -271,18 +271,26 @@ func (s *Service) Done(ctx context.Context, claimID, slotID string, in DoneInput
 	return p, err
 }
 
+// ResolveFlagParams is a reviewer's decision on an open flag of a claim's
+// pipeline.
+type ResolveFlagParams struct {
+	ClaimID, FlagID string
+	Action          FlagAction
+	Note            string // optional, kept with the flag
+}
+
 // ResolveFlag applies the decision of the caller's key, the reviewer, to
 // an open flag.
-func (s *Service) ResolveFlag(ctx context.Context, claimID, flagID string, action FlagAction, note string) (Pipeline, error) {
+func (s *Service) ResolveFlag(ctx context.Context, in ResolveFlagParams) (Pipeline, error) {
 	ctx, done := s.obs.Call(ctx, "prism.ResolveFlag")
 	defer done()
 	reviewer, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Pipeline{}, err
 	}
-	return s.change(ctx, claimID, func(p *Pipeline, e env) (Effects, error) {
+	return s.change(ctx, in.ClaimID, func(p *Pipeline, e env) (Effects, error) {
 		var fx Effects
-		err := p.resolveFlag(flagID, action, note, reviewer.ID, &fx, e)
+		err := p.resolveFlag(in.FlagID, in.Action, in.Note, reviewer.ID, &fx, e)
 		return fx, err
 	})
 }

@@ -183,13 +183,13 @@ func TestArenaPageDrawsTheDecision(t *testing.T) {
 	r := g.Current()
 	for range 3 {
 		for _, id := range append(append([]string{}, r.Majority...), r.Minority...) {
-			g, err = games.Argue(bg, g.ID, r.ID, id, "Pull the lever")
+			g, err = games.Argue(bg, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: id, Text: "Pull the lever"})
 			require.NoError(t, err)
 		}
 		r = g.Current()
 	}
 	resolved := r
-	g, err = games.Decide(bg, g.ID, r.ID, r.Operator, arena.SaveMajority)
+	g, err = games.Decide(bg, arena.DecideParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Operator, Decision: arena.SaveMajority})
 	require.NoError(t, err)
 	next := g.Current()
 	require.NotEqual(t, resolved.ID, next.ID, "the next round started at once")
@@ -332,7 +332,7 @@ func TestArenaPageWithKeys(t *testing.T) {
 	require.Equal(t, "Alice", op)
 	require.Equal(t, 3, rows)
 	r := g.Current()
-	_, err = games.Argue(identity.WithKey(bg, identity.Key{ID: keyOf[r.Majority[0]]}), g.ID, r.ID, r.Majority[0], "Pull the lever")
+	_, err = games.Argue(identity.WithKey(bg, identity.Key{ID: keyOf[r.Majority[0]]}), arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Majority[0], Text: "Pull the lever"})
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible(`//li[contains(text(), "Pull the lever")]`, chromedp.BySearch)),
 		"the argument arrives over the keyed stream")

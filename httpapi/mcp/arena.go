@@ -182,7 +182,7 @@ func (e *edge) argue(ctx context.Context, in ArgueInput) (ArgueOutput, string, e
 	if err != nil {
 		return ArgueOutput{}, "", err
 	}
-	g, err := e.Arena.Argue(ctx, in.GameID, roundID, agentID, in.Text)
+	g, err := e.Arena.Argue(ctx, arena.ArgueParams{GameID: in.GameID, RoundID: roundID, AgentID: agentID, Text: in.Text})
 	if err != nil {
 		return ArgueOutput{}, "", err
 	}
@@ -200,7 +200,7 @@ func (e *edge) decide(ctx context.Context, in DecideInput) (DecideOutput, string
 	if err != nil {
 		return DecideOutput{}, "", err
 	}
-	g, err := e.Arena.Decide(ctx, in.GameID, roundID, agentID, arena.Decision(in.Decision))
+	g, err := e.Arena.Decide(ctx, arena.DecideParams{GameID: in.GameID, RoundID: roundID, AgentID: agentID, Decision: arena.Decision(in.Decision)})
 	if err != nil {
 		return DecideOutput{}, "", err
 	}

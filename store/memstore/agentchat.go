@@ -86,7 +86,8 @@ func (s *Store) DeleteConversation(ctx context.Context, id string) error {
 }
 
 // UpdateConversation implements agentchat.Store.
-func (s *Store) UpdateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time) error {
+func (s *Store) UpdateConversation(ctx context.Context, u agentchat.ConversationUpdate) error {
+	id, status, sessionID, title, at := u.ID, u.Status, u.SessionID, u.Title, u.At
 	if err := ctx.Err(); err != nil {
 		return err
 	}

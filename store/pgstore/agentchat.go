@@ -81,7 +81,8 @@ func (s *Store) DeleteConversation(ctx context.Context, id string) error {
 }
 
 // UpdateConversation implements agentchat.Store.
-func (s *Store) UpdateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time) error {
+func (s *Store) UpdateConversation(ctx context.Context, u agentchat.ConversationUpdate) error {
+	id, status, sessionID, title, at := u.ID, u.Status, u.SessionID, u.Title, u.At
 	return s.execOne(ctx, agentchat.ErrConversationNotFound, `UPDATE agora_conversations SET status = $2,
 		session_id = CASE WHEN $3 = '' THEN session_id ELSE $3 END,
 		title = CASE WHEN $4 = '' THEN title ELSE $4 END, updated_at = $5 WHERE id = $1`,

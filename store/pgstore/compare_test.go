@@ -55,8 +55,8 @@ func BenchmarkTakeVsPgbench(b *testing.B) {
 			st := New(db)
 			n := max(b.N, 2000)
 			space := 10 * n
-			storetest.NumberedSeats(b, st, "base", space)
-			seats := storetest.NumberedSeats(b, st, "ours", b.N+callers)
+			storetest.NumberedSlots(b, st, "base", space)
+			seats := storetest.NumberedSlots(b, st, "ours", b.N+callers)
 			if _, err := db.Exec(`ANALYZE`); err != nil {
 				b.Fatal(err)
 			}
@@ -93,9 +93,9 @@ RETURNING id, claim_id, role, status, api_key_id, agent_name, agent_avatar_url, 
 			// pgbench's figure leaves out connecting: warm the pool (and its
 			// prepared statements) with one take per caller first.
 			svc := slots.New(st)
-			storetest.TakeSeats(b, svc, seats[:callers], callers)
+			storetest.TakeSlots(b, svc, seats[:callers], callers)
 			b.ResetTimer()
-			storetest.TakeSeats(b, svc, seats[callers:], callers)
+			storetest.TakeSlots(b, svc, seats[callers:], callers)
 			b.StopTimer()
 			ours := float64(b.N) / b.Elapsed().Seconds()
 			b.ReportMetric(1e9/baseTPS, "baseline-ns/op")

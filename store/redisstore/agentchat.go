@@ -57,7 +57,8 @@ func (s *Store) CreateConversation(ctx context.Context, c agentchat.Conversation
 }
 
 // UpdateConversation implements agentchat.Store.
-func (s *Store) UpdateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time) error {
+func (s *Store) UpdateConversation(ctx context.Context, u agentchat.ConversationUpdate) error {
+	id, status, sessionID, title, at := u.ID, u.Status, u.SessionID, u.Title, u.At
 	return s.updateConversation(ctx, id, status, sessionID, title, at, nil)
 }
 

@@ -74,7 +74,7 @@ func TestArenaLegacyGameUpgrades(t *testing.T) {
 	require.Equal(t, read, again, "upgraded once")
 
 	r := read.Current()
-	g, err = fresh.Argue(ctx, g.ID, r.ID, r.Majority[0], "on we go")
+	g, err = fresh.Argue(ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Majority[0], Text: "on we go"})
 	require.NoError(t, err)
 	latest, err := st.FeedLatest(ctx, g.ID, 1)
 	require.NoError(t, err)

@@ -49,7 +49,7 @@ func BenchmarkTakeVsRedisBenchmark(b *testing.B) {
 			// The baseline's seats: slot i of claim i/20, taken by agent i%20.
 			// It draws from 10n slots, so few of its n takes collide.
 			space := 10 * n
-			storetest.NumberedSeats(b, st, "base", space)
+			storetest.NumberedSlots(b, st, "base", space)
 			lib, _ := luaFiles.ReadFile("lua/lib.lua")
 			take, _ := luaFiles.ReadFile("lua/take.lua")
 			// redis-benchmark stops at the first error reply, so the rare
@@ -86,10 +86,10 @@ ARGV[5], ARGV[6], ARGV[7], ARGV[8] = 'bench', '', '1700000000000', '0'
 			}
 
 			svc := slots.New(st)
-			seats := storetest.NumberedSeats(b, st, "ours", b.N)
+			seats := storetest.NumberedSlots(b, st, "ours", b.N)
 			runtime.GC()
 			b.ResetTimer()
-			storetest.TakeSeats(b, svc, seats, callers)
+			storetest.TakeSlots(b, svc, seats, callers)
 			b.StopTimer()
 			ours := float64(b.N) / b.Elapsed().Seconds()
 			b.ReportMetric(1e9/baseRPS, "baseline-ns/op")

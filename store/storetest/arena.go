@@ -178,12 +178,12 @@ func RunArena(t *testing.T, newStores NewStores) {
 				require.LessOrEqual(t, r.Number, n+1)
 				for range 3 {
 					for _, id := range append(slices.Clone(r.Majority), r.Minority...) {
-						g = step(e.svc.Argue(e.ctx, g.ID, r.ID, id, "I would pull the lever"))
+						g = step(e.svc.Argue(e.ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: id, Text: "I would pull the lever"}))
 					}
 					r = g.Current()
 				}
 				require.Equal(t, arena.PhaseAwaiting, r.Phase)
-				g = step(e.svc.Decide(e.ctx, g.ID, r.ID, r.Operator, arena.SaveMinority))
+				g = step(e.svc.Decide(e.ctx, arena.DecideParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Operator, Decision: arena.SaveMinority}))
 			}
 			stored, err := e.svc.Game(e.ctx, g.ID)
 			require.NoError(t, err)
@@ -212,7 +212,7 @@ func RunArena(t *testing.T, newStores NewStores) {
 				// Half argue through another process, whose remembered game
 				// is stale from the start.
 				svc := []*arena.Service{e.svc, e.peer}[i%2]
-				next, err := svc.Argue(e.ctx, g.ID, r.ID, track[i], fmt.Sprint("argument ", i))
+				next, err := svc.Argue(e.ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: track[i], Text: fmt.Sprint("argument ", i)})
 				if err != nil {
 					t.Error(err)
 					return
@@ -227,7 +227,7 @@ func RunArena(t *testing.T, newStores NewStores) {
 			}
 			// The last of the 21 moves the phase on, once.
 			last := append(slices.Clone(r.Majority), r.Minority...)[20]
-			g, err := e.svc.Argue(e.ctx, g.ID, r.ID, last, "last")
+			g, err := e.svc.Argue(e.ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: last, Text: "last"})
 			require.NoError(t, err)
 			require.Equal(t, arena.Phase2, g.Current().Phase)
 			require.Len(t, g.Current().Arguments, 21, "every argument stored once")
@@ -322,14 +322,14 @@ func RunArena(t *testing.T, newStores NewStores) {
 			r := g.Current()
 			for _, ph := range []arena.Phase{arena.Phase1, arena.Phase2, arena.Phase3} {
 				for _, id := range tracks(r) {
-					g, err = e.svc.Argue(e.ctx, g.ID, r.ID, id, strings.Repeat("a long argument ", 20)+string(ph))
+					g, err = e.svc.Argue(e.ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: id, Text: strings.Repeat("a long argument ", 20) + string(ph)})
 					require.NoError(t, err)
 					if _, ok := first[r.Number]; !ok {
 						first[r.Number] = size()
 					}
 				}
 			}
-			g, err = e.svc.Decide(e.ctx, g.ID, r.ID, r.Operator, arena.SaveMajority)
+			g, err = e.svc.Decide(e.ctx, arena.DecideParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Operator, Decision: arena.SaveMajority})
 			require.NoError(t, err)
 		}
 		feed, err := e.store.FeedLatest(e.ctx, g.ID, 1)
@@ -397,13 +397,13 @@ func RunArena(t *testing.T, newStores NewStores) {
 				tok = fmt.Sprint("token-", i)
 			}
 		}
-		_, err := e.svc.Argue(e.ctx, g.ID, r.ID, id, "no token")
+		_, err := e.svc.Argue(e.ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: id, Text: "no token"})
 		require.ErrorIs(t, err, arena.ErrBadToken)
-		_, err = e.svc.Argue(identity.NewContext(e.ctx, identity.Caller{Token: "token-wrong"}), g.ID, r.ID, id, "wrong token")
+		_, err = e.svc.Argue(identity.NewContext(e.ctx, identity.Caller{Token: "token-wrong"}), arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: id, Text: "wrong token"})
 		require.ErrorIs(t, err, arena.ErrBadToken)
-		_, err = e.svc.Argue(identity.NewContext(e.ctx, identity.Caller{Token: tok}), g.ID, r.ID, id, "right token")
+		_, err = e.svc.Argue(identity.NewContext(e.ctx, identity.Caller{Token: tok}), arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: id, Text: "right token"})
 		require.NoError(t, err)
-		_, err = e.svc.Argue(identity.NewContext(e.ctx, identity.Caller{Token: tok}), "game_missing", r.ID, id, "x")
+		_, err = e.svc.Argue(identity.NewContext(e.ctx, identity.Caller{Token: tok}), arena.ArgueParams{GameID: "game_missing", RoundID: r.ID, AgentID: id, Text: "x"})
 		require.ErrorIs(t, err, arena.ErrGameNotFound)
 	})
 
@@ -434,19 +434,19 @@ func RunArena(t *testing.T, newStores NewStores) {
 		}
 		id := r.Minority[0]
 		for _, svc := range []*arena.Service{e.svc, e.peer} {
-			_, err = svc.Argue(identity.WithKey(e.ctx, identity.Key{ID: keyOf[r.Majority[0]]}), g.ID, r.ID, id, "as another key's agent")
+			_, err = svc.Argue(identity.WithKey(e.ctx, identity.Key{ID: keyOf[r.Majority[0]]}), arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: id, Text: "as another key's agent"})
 			require.ErrorIs(t, err, arena.ErrNotYourAgent)
 			require.ErrorIs(t, err, store.ErrForbidden)
 		}
-		_, err = e.peer.Argue(e.ctx, g.ID, r.ID, id, "without a key")
+		_, err = e.peer.Argue(e.ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: id, Text: "without a key"})
 		require.NoError(t, err, "a server without keys leaves the agent open")
-		g, err = e.svc.Argue(identity.WithKey(e.ctx, identity.Key{ID: keyOf[r.Majority[0]]}), g.ID, r.ID, r.Majority[0], "my own")
+		g, err = e.svc.Argue(identity.WithKey(e.ctx, identity.Key{ID: keyOf[r.Majority[0]]}), arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Majority[0], Text: "my own"})
 		require.NoError(t, err)
 		g, err = e.svc.Advance(e.ctx, g.ID, arena.ActionForceDecision)
 		require.NoError(t, err)
-		_, err = e.peer.Decide(identity.WithKey(e.ctx, identity.Key{ID: keyOf[id]}), g.ID, r.ID, r.Operator, arena.SaveMajority)
+		_, err = e.peer.Decide(identity.WithKey(e.ctx, identity.Key{ID: keyOf[id]}), arena.DecideParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Operator, Decision: arena.SaveMajority})
 		require.ErrorIs(t, err, arena.ErrNotYourAgent)
-		g, err = e.peer.Decide(identity.WithKey(e.ctx, identity.Key{ID: keyOf[r.Operator]}), g.ID, r.ID, r.Operator, arena.SaveMajority)
+		g, err = e.peer.Decide(identity.WithKey(e.ctx, identity.Key{ID: keyOf[r.Operator]}), arena.DecideParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Operator, Decision: arena.SaveMajority})
 		require.NoError(t, err)
 		require.NotEqual(t, r.ID, g.Current().ID, "the decision resolved the round")
 
@@ -563,10 +563,10 @@ func newArenaPlay(t *testing.T, newStores NewStores, creator int) aggregatePlay[
 		var got arena.Game
 		var err error
 		if r.Phase == arena.PhaseAwaiting {
-			got, err = procs[p].Decide(e.ctx, g.ID, r.ID, r.Operator, arena.SaveMajority)
+			got, err = procs[p].Decide(e.ctx, arena.DecideParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Operator, Decision: arena.SaveMajority})
 		} else {
 			id := tracks(r)[len(r.ArguedThisPhase())]
-			got, err = procs[p].Argue(e.ctx, g.ID, r.ID, id, fmt.Sprint("argument ", arguments))
+			got, err = procs[p].Argue(e.ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: id, Text: fmt.Sprint("argument ", arguments)})
 			arguments++
 		}
 		require.NoError(t, err)
@@ -580,7 +580,7 @@ func newArenaPlay(t *testing.T, newStores NewStores, creator int) aggregatePlay[
 			r := current(t)
 			argued := r.ArguedThisPhase()
 			require.NotEmpty(t, argued)
-			_, err := procs[p].Argue(e.ctx, g.ID, r.ID, argued[0], "again")
+			_, err := procs[p].Argue(e.ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: argued[0], Text: "again"})
 			require.ErrorContains(t, err, "Already submitted argument this phase")
 		},
 		stage: func(g arena.Game) string {
@@ -595,7 +595,7 @@ func newArenaPlay(t *testing.T, newStores NewStores, creator int) aggregatePlay[
 				move(t, 1)
 			}
 			r := g.Current()
-			done, err := a.Decide(e.ctx, g.ID, r.ID, r.Operator, arena.SaveMinority)
+			done, err := a.Decide(e.ctx, arena.DecideParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Operator, Decision: arena.SaveMinority})
 			require.NoError(t, err, "Not in decision phase on the stale game only")
 			require.Equal(t, 1, done.LastResolved.Number)
 			require.Equal(t, arena.SaveMinority, done.LastResolved.Decision)

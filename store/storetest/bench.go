@@ -54,22 +54,22 @@ func load(b *testing.B, st any, n int, fn func(i int) error) {
 	}
 }
 
-// Seat is an open slot and an agent that holds nothing on its claim.
-type Seat struct {
+// BenchSlot is an open slot and an agent that holds nothing on its claim.
+type BenchSlot struct {
 	ClaimID, SlotID string
 	Agent           identity.Key
 }
 
-// NumberedSeats opens n slots straight through st with predictable IDs, so
+// NumberedSlots opens n slots straight through st with predictable IDs, so
 // that a baseline tool (redis-benchmark, pgbench) can address them from one
 // random number i: slot "<tag>_slot_<i, 12 digits>" of claim
 // "<tag>_claim_<i/20, 12 digits>" (which has a draft, so takes also leave
 // the job queue), for agent "<tag>_key_<i%20>".
-func NumberedSeats(b *testing.B, st slots.Store, tag string, n int) []Seat {
+func NumberedSlots(b *testing.B, st slots.Store, tag string, n int) []BenchSlot {
 	b.Helper()
 	ctx := context.Background()
 	per := slots.MaxSlotsPerConfigure
-	seats := make([]Seat, n)
+	seats := make([]BenchSlot, n)
 	claims := (n + per - 1) / per
 	load(b, st, claims, func(c int) error {
 		claimID := fmt.Sprintf("%s_claim_%012d", tag, c)
@@ -84,16 +84,16 @@ func NumberedSeats(b *testing.B, st slots.Store, tag string, n int) []Seat {
 		for i := c * per; i < min(n, (c+1)*per); i++ {
 			id := fmt.Sprintf("%s_slot_%012d", tag, i)
 			batch = append(batch, slots.Slot{ID: id, ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1})
-			seats[i] = Seat{ClaimID: claimID, SlotID: id, Agent: identity.Key{ID: fmt.Sprintf("%s_key_%d", tag, i%per), Name: "bench"}}
+			seats[i] = BenchSlot{ClaimID: claimID, SlotID: id, Agent: identity.Key{ID: fmt.Sprintf("%s_key_%d", tag, i%per), Name: "bench"}}
 		}
 		return st.ReplaceOpenSlots(ctx, claimID, batch)
 	})
 	return seats
 }
 
-// TakeSeats takes every seat through svc with callers concurrent callers
+// TakeSlots takes every seat through svc with callers concurrent callers
 // and returns when all are taken. The caller times it.
-func TakeSeats(b *testing.B, svc *slots.Service, seats []Seat, callers int) {
+func TakeSlots(b *testing.B, svc *slots.Service, seats []BenchSlot, callers int) {
 	ctx := context.Background()
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -152,9 +152,9 @@ func BenchmarkTake(b *testing.B, newStore func(b *testing.B) slots.Store) {
 					} else if notify {
 						b.Skip("the store is not a notifier")
 					}
-					seats := NumberedSeats(b, st, "bench", n)
+					seats := NumberedSlots(b, st, "bench", n)
 					svc := slots.New(st, opts...)
-					return func() { TakeSeats(b, svc, seats, callers) }
+					return func() { TakeSlots(b, svc, seats, callers) }
 				})
 			})
 		}
@@ -304,13 +304,13 @@ func BenchmarkArgue(b *testing.B, newStore func(b *testing.B) arena.Store) {
 				}
 				agent := append(slices.Clone(r.Majority), r.Minority...)[argued]
 				var err error
-				g, err = svcs[i%processes].Argue(ctx, g.ID, r.ID, agent, "Five lives outweigh one.")
+				g, err = svcs[i%processes].Argue(ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: agent, Text: "Five lives outweigh one."})
 				if err != nil {
 					b.Fatal(err)
 				}
 				if g.Current().Phase == arena.PhaseAwaiting {
 					b.StopTimer()
-					g, err = svcs[i%processes].Decide(ctx, g.ID, r.ID, r.Operator, arena.SaveMajority)
+					g, err = svcs[i%processes].Decide(ctx, arena.DecideParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Operator, Decision: arena.SaveMajority})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -416,11 +416,11 @@ func BenchmarkArgueLongGame(b *testing.B, newStore func(b *testing.B) arena.Stor
 					var err error
 					r := g.Current()
 					if r.Phase == arena.PhaseAwaiting {
-						g, err = svc.Decide(ctx, g.ID, r.ID, r.Operator, arena.SaveMajority)
+						g, err = svc.Decide(ctx, arena.DecideParams{GameID: g.ID, RoundID: r.ID, AgentID: r.Operator, Decision: arena.SaveMajority})
 						return g.Status != arena.StatusCompleted, err
 					}
 					argued := len(r.ArguedThisPhase())
-					g, err = svc.Argue(ctx, g.ID, r.ID, append(slices.Clone(r.Majority), r.Minority...)[argued], "Five lives outweigh one: pull the lever.")
+					g, err = svc.Argue(ctx, arena.ArgueParams{GameID: g.ID, RoundID: r.ID, AgentID: append(slices.Clone(r.Majority), r.Minority...)[argued], Text: "Five lives outweigh one: pull the lever."})
 					return true, err
 				}
 				newGame := func() {
