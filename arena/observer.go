@@ -12,7 +12,7 @@ import (
 // they must be cheap, must not block, and change nothing the Service does.
 type Observer interface {
 	// Call is told of a call of one of the Service's methods as it starts,
-	// op naming it ("arena.ArgueAs"): the call goes on with the context Call returns
+	// op naming it ("arena.Argue"): the call goes on with the context Call returns
 	// and runs the function Call returns when it returns.
 	Call(ctx context.Context, op string) (context.Context, func())
 	// ArenaAction is told of an action saved on a game: register, start,
