@@ -334,11 +334,18 @@ func untilSettled(t *testing.T, ctx context.Context, actions ...chromedp.Action)
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		err := chromedp.Run(ctx, actions...)
-		if err == nil || attempt == 5 || !strings.Contains(err.Error(), "No node with given id found") {
+		if err == nil || attempt == 5 || !replaced(err) {
 			require.NoError(t, err)
 			return
 		}
 	}
+}
+
+// replaced says whether err is Chromium's answer for a node the page
+// replaced after it was found; the DevTools protocol words it two ways.
+func replaced(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "No node with given id found") || strings.Contains(msg, "Could not find node with given id")
 }
 
 // TestSquadPageLive keeps /squad open while a prompt is asked through the
