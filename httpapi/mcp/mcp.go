@@ -78,6 +78,11 @@ type Options struct {
 	// SessionTimeout closes a Streamable HTTP session idle this long and
 	// releases what the SDK keeps for it; 0 is DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// MaxSessionsPerKey bounds the Streamable HTTP sessions one key holds
+	// at once: a request that would open one more is answered 429
+	// too_many_sessions. 0 is DefaultMaxSessionsPerKey; a negative value
+	// sets no bound.
+	MaxSessionsPerKey int
 }
 
 // DefaultSessionTimeout is how long Handler keeps an idle client's session.
@@ -135,8 +140,9 @@ func NewServer(svcs Services, opts Options) *sdk.Server {
 // Handler serves the tools over Streamable HTTP; mount it at "/mcp". Every
 // request needs a valid Bearer API key (401 otherwise, as /api/v1 answers),
 // and each tool call acts as the key of the request that carried it. A
-// session is bound to the key that opened it, and one idle for
-// Options.SessionTimeout is closed.
+// session is bound to the key that opened it, one idle for
+// Options.SessionTimeout is closed, and a key holds at most
+// Options.MaxSessionsPerKey at once.
 func Handler(svcs Services, opts Options) http.Handler {
 	h, _ := newHandler(svcs, opts)
 	return h
@@ -173,6 +179,11 @@ func newHandler(svcs Services, opts Options) (http.Handler, *sdk.Server) {
 	if log == nil {
 		log = slog.Default()
 	}
+	limit := opts.MaxSessionsPerKey
+	if limit == 0 {
+		limit = DefaultMaxSessionsPerKey
+	}
+	sessions := newSessionCap(limit, srv)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") {
@@ -183,7 +194,9 @@ func newHandler(svcs Services, opts Options) (http.Handler, *sdk.Server) {
 			httpjson.WriteError(w, r, log, err)
 			return
 		}
-		bound.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyContext{}, k)))
+		if err := sessions.serve(w, r.WithContext(context.WithValue(r.Context(), keyContext{}, k)), k.ID, bound); err != nil {
+			httpjson.WriteError(w, r, log, err)
+		}
 	}), srv
 }
 

@@ -2,14 +2,19 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
+	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
@@ -67,4 +72,81 @@ func count[T any](seq iter.Seq[T]) int {
 		n++
 	}
 	return n
+}
+
+// TestSessionsPerKeyAreBounded holds a key to Options.MaxSessionsPerKey
+// sessions: one more is refused with 429 too_many_sessions, as JSON,
+// while another key is served; a closed session frees its place; and
+// clients of one key racing to open sessions get exactly the cap between
+// them.
+func TestSessionsPerKeyAreBounded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	mem := memstore.New()
+	ids := identity.New(mem, identity.WithAdminKey("admin"))
+	newToken := func(name string) string {
+		_, token, err := ids.CreateKey(identity.WithKey(ctx, ids.Admin()), identity.NewKey{Name: name})
+		require.NoError(t, err)
+		return token
+	}
+	const limit = 3
+	h, srv := newHandler(Services{Identity: ids, Slots: slots.New(mem)}, Options{MaxSessionsPerKey: limit})
+	web := httptest.NewServer(h)
+	defer web.Close()
+
+	first := newToken("first")
+	held := make([]*sdk.ClientSession, limit)
+	for i := range held {
+		cs, err := Dial(ctx, web.URL, first, web.Client())
+		require.NoError(t, err)
+		defer cs.Close()
+		held[i] = cs
+	}
+	_, err := Dial(ctx, web.URL, first, web.Client())
+	require.Error(t, err, "a session beyond the cap is refused")
+
+	req, _ := http.NewRequest("POST", web.URL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Header.Set("Authorization", "Bearer "+first)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := web.Client().Do(req)
+	require.NoError(t, err)
+	var body wire.Error
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&body))
+	res.Body.Close()
+	require.Equal(t, http.StatusTooManyRequests, res.StatusCode)
+	require.Equal(t, "too_many_sessions", body.Error.Code)
+	require.Contains(t, body.Error.Message, "3 MCP sessions")
+
+	_, err = held[0].CallTool(ctx, &sdk.CallToolParams{Name: "my_profile"})
+	require.NoError(t, err, "the sessions held are served")
+	other, err := Dial(ctx, web.URL, newToken("other"), web.Client())
+	require.NoError(t, err, "another key has places of its own")
+	defer other.Close()
+
+	require.NoError(t, held[0].Close())
+	again, err := Dial(ctx, web.URL, first, web.Client())
+	require.NoError(t, err, "a closed session frees its place")
+	defer again.Close()
+	require.Equal(t, limit+1, count(srv.Sessions()))
+
+	racer := newToken("racer")
+	const tries = 12
+	opened := make(chan *sdk.ClientSession, tries)
+	var wg sync.WaitGroup
+	for range tries {
+		wg.Go(func() {
+			if cs, err := Dial(ctx, web.URL, racer, web.Client()); err == nil {
+				opened <- cs
+			}
+		})
+	}
+	wg.Wait()
+	close(opened)
+	n := 0
+	for cs := range opened {
+		n++
+		defer cs.Close()
+	}
+	require.Equal(t, limit, n, "racing clients of one key open exactly the cap")
 }
