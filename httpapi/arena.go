@@ -298,9 +298,10 @@ func feedItem(it arena.FeedItem) wire.FeedItem {
 		out.Phase = &p
 	}
 	if p := it.Payload; p != nil {
-		out.Payload = &wire.EventPayload{Type: p.Type, EventType: p.EventType, AgentID: p.AgentID, DisplayName: p.DisplayName,
-			Filler: p.Filler, RoundID: p.RoundID, Operator: p.Operator, Majority: p.Majority, Minority: p.Minority,
-			Phase: string(p.Phase), Decision: string(p.Decision), Forced: p.Forced, Survivors: p.Survivors, Lost: p.Lost, Scores: p.Scores}
+		out.Payload = &wire.EventPayload{Type: p.Type, EventType: p.EventType,
+			EventAgent: wire.EventAgent{AgentID: p.AgentID, DisplayName: p.DisplayName, Filler: p.Filler},
+			EventRound: wire.EventRound{RoundID: p.RoundID, Operator: p.Operator, Majority: p.Majority, Minority: p.Minority}, Phase: string(p.Phase),
+			EventOutcome: wire.EventOutcome{Decision: string(p.Decision), Forced: p.Forced, Survivors: p.Survivors, Lost: p.Lost, Scores: p.Scores}}
 	}
 	return out
 }
