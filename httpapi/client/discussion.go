@@ -14,7 +14,13 @@ import (
 // server's defaults.
 func (c *Client) Ask(ctx context.Context, in discussion.NewPrompt) (discussion.Prompt, discussion.Message, error) {
 	var out wire.CreatedPrompt
-	body := wire.NewPrompt{TaskID: in.TaskID, RequesterAgent: in.RequesterAgent, PromptMessage: in.PromptMessage, RequiredResponses: in.RequiredResponses, TimeoutMinutes: in.TimeoutMinutes}
+	body := wire.NewPrompt{TaskID: in.TaskID, RequesterAgent: in.RequesterAgent, PromptMessage: in.PromptMessage}
+	if in.RequiredResponses != nil {
+		body.RequiredResponses = wire.IntOf(*in.RequiredResponses)
+	}
+	if in.TimeoutMinutes != nil {
+		body.TimeoutMinutes = wire.IntOf(*in.TimeoutMinutes)
+	}
 	err := c.do(ctx, "POST", "/api/discussion", body, &out)
 	return promptOf(out.Prompt), messageOf(out.Chat), err
 }

@@ -12,8 +12,8 @@ import "time"
 // CreateGame is the body of POST /api/games. Both fields are optional: an
 // absent min_players is 3, a phase_timeout_s of 0 means no deadline.
 type CreateGame struct {
-	MinPlayers    *int `json:"min_players,omitempty"`
-	PhaseTimeoutS *int `json:"phase_timeout_s,omitempty"`
+	MinPlayers    *Int `json:"min_players,omitempty"`
+	PhaseTimeoutS *Int `json:"phase_timeout_s,omitempty"`
 }
 
 // GameCreated answers POST /api/games.
@@ -334,7 +334,7 @@ type Demo struct {
 // AddFiller is the body of POST /api/games/{game_id}/add-filler; an
 // absent count is 2, as in the original.
 type AddFiller struct {
-	Count *int `json:"count,omitempty"`
+	Count *Int `json:"count,omitempty"`
 }
 
 // FillerAgent is a filler agent the server added.
