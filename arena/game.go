@@ -125,7 +125,10 @@ type Round struct {
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 }
 
-// FeedItem is an argument or an event, as GET /feed lists them.
+// FeedItem is an argument or an event of a game's feed. Its JSON is its
+// stored form — every backend keeps a game's feed as JSON items, and
+// Change carries them to other processes — so the tags must not change;
+// the HTTP edge shows items as wire.FeedItem.
 type FeedItem struct {
 	ID          string    `json:"id"`
 	Type        string    `json:"type"` // argument or event
@@ -144,7 +147,8 @@ type FeedItem struct {
 // Payload is the data of a feed event: Type says which event it is
 // (agent_registered, game_started, round_started, phase_changed,
 // round_resolved, game_completed), EventType repeats it under the name
-// the original's page reads, and the other fields are that event's.
+// the original's page reads, and the other fields are that event's. Its
+// JSON is part of FeedItem's stored form.
 type Payload struct {
 	Type        string         `json:"type"`
 	EventType   string         `json:"event_type,omitempty"`
@@ -187,7 +191,9 @@ func (g *Game) LastArgument(roundID, agentID string) (Argument, bool) {
 // bounded by its agents and its current round, never by its length. What
 // a game accumulates — its feed and its resolved rounds — is appended to
 // logs beside it in the same atomic step as the change that made it
-// (Appended), and never rewritten.
+// (Appended), and never rewritten. Its JSON, with that of the types in it,
+// is the document the backends store (see UnmarshalJSON), so the tags
+// must not change; the HTTP edge shows games in its own wire shapes.
 type Game struct {
 	ID            string         `json:"id"`
 	Status        Status         `json:"status"`

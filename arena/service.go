@@ -63,7 +63,7 @@ func New(st Store, opts ...Option) *Service {
 		o(s)
 	}
 	s.ids.Now = s.now
-	s.games = s.saver()
+	s.games = aggregate.New[Game, struct{}](gameStore{st}, ErrVersionConflict)
 	return s
 }
 
@@ -115,38 +115,50 @@ func ParseChange(data []byte) Change {
 // to a copy of the game and saves it with compare-and-set
 // (aggregate.Saver.Change: from the remembered game when there is one,
 // retrying on the stored game, fn's error returned only when the stored
-// game refuses it); a saved change is announced and observed.
+// game refuses it); once saved, the change is announced and observed.
 func (s *Service) change(ctx context.Context, id, action string, fn func(g *Game, e env) error) (Game, error) {
 	var from Status // the status of the game the saved change started from
 	g, err := s.games.Change(ctx, id, func(g *Game) (struct{}, error) {
 		from = g.Status
 		return struct{}{}, fn(g, s.env())
 	})
-	if err == nil {
-		s.obs.ArenaAction(ctx, action)
-		if g.Status != from {
-			s.obs.GameEntered(ctx, g.Status)
-		}
+	if err != nil {
+		return g, err
 	}
-	return g, err
+	s.announce(ctx, g)
+	s.obs.ArenaAction(ctx, action)
+	if g.Status != from {
+		s.obs.GameEntered(ctx, g.Status)
+	}
+	return g, nil
 }
 
-// saver returns the saver of the service's games.
-func (s *Service) saver() *aggregate.Saver[Game, struct{}] {
-	return aggregate.New(aggregate.Config[Game, struct{}]{
-		Load:       s.store.GetGame,
-		Save:       func(ctx context.Context, next Game, _ struct{}) (Game, error) { return s.store.UpdateGame(ctx, next) },
-		Conflict:   ErrVersionConflict,
-		ID:         func(g Game) string { return g.ID },
-		Version:    func(g Game) int64 { return g.Version },
-		SetVersion: func(g *Game, v int64) { g.Version = v },
-		Clone:      Game.Clone,
-		Announce:   s.announce,
-	})
+// gameStore is the Service's Store as aggregate.Saver reads and saves
+// games.
+type gameStore struct{ Store }
+
+// Load reads a game.
+func (st gameStore) Load(ctx context.Context, id string) (Game, error) { return st.GetGame(ctx, id) }
+
+// Save saves next with compare-and-set (Store.UpdateGame).
+func (st gameStore) Save(ctx context.Context, next Game, _ struct{}) (Game, error) {
+	return st.UpdateGame(ctx, next)
 }
 
-// announce tells the notifier of a saved change and starts the game's
-// fillers when one is due.
+// AggregateID returns g.ID, the key aggregate.Saver remembers g by.
+func (g Game) AggregateID() string { return g.ID }
+
+// AggregateVersion returns g.Version, the version compare-and-set checks.
+func (g Game) AggregateVersion() int64 { return g.Version }
+
+// WithVersion returns g at version v, as aggregate.Saver saves a change.
+func (g Game) WithVersion(v int64) Game {
+	g.Version = v
+	return g
+}
+
+// announce tells the notifier of saved, the game a change just saved, and
+// starts the game's fillers when one is due.
 func (s *Service) announce(ctx context.Context, saved Game) {
 	if !notify.Quiet(s.notifier) {
 		_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(saved.ID), announcement(saved))

@@ -54,7 +54,10 @@ const (
 	MaxTimeoutMinutes     = 10_080 // a week
 )
 
-// ContextEntry is one response as collected into a prompt.
+// ContextEntry is one response as collected into a prompt. Its JSON is
+// its stored form: the backends keep a prompt's collected context as JSON
+// entries (PostgreSQL also queries their "agent"), so the tags must not
+// change; the HTTP edge shows entries as wire.ContextEntry.
 type ContextEntry struct {
 	Agent     string    `json:"agent"`
 	Message   string    `json:"message"`
@@ -62,23 +65,25 @@ type ContextEntry struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// Prompt is a question put to the squad.
+// Prompt is a question put to the squad. It has no JSON form of its own:
+// the backends store its fields one by one, and the edges show it as
+// wire.Prompt.
 type Prompt struct {
-	ID                string         `json:"id"`
-	TaskID            *string        `json:"task_id"`
-	RequesterAgent    string         `json:"requester_agent"`
-	PromptMessage     string         `json:"prompt_message"`
-	RequiredResponses int            `json:"required_responses"`
-	TimeoutMinutes    int            `json:"timeout_minutes"`
-	Status            Status         `json:"status"`
-	CollectedContext  []ContextEntry `json:"collected_context"`
-	SquadChatID       string         `json:"squad_chat_id"`
-	ResolvedAt        *time.Time     `json:"resolved_at"`
-	CreatedAt         time.Time      `json:"created_at"`
+	ID                string
+	TaskID            *string
+	RequesterAgent    string
+	PromptMessage     string
+	RequiredResponses int
+	TimeoutMinutes    int
+	Status            Status
+	CollectedContext  []ContextEntry
+	SquadChatID       string
+	ResolvedAt        *time.Time
+	CreatedAt         time.Time
 	// RequesterKey is the ID of the API key that asked, when the host
 	// requires keys (httpapi.WithKeys); empty for a prompt asked without
 	// one. It never changes.
-	RequesterKey string `json:"requester_key,omitempty"`
+	RequesterKey string
 }
 
 // Deadline is when a collecting prompt times out.
@@ -105,6 +110,8 @@ func (p Prompt) AsOf(now time.Time) Prompt {
 // linked to their prompt by DiscussionPromptID. TaskRef names the task a
 // message is about (a prompt's message carries its prompt's task ID), and
 // ReplyToID the squad-chat message it answers: the threads of the chat.
+// Its JSON is its stored form (Redis keeps each message as JSON), so the
+// tags must not change; the HTTP edge shows messages as wire.ChatMessage.
 type Message struct {
 	ID                 string      `json:"id"`
 	AgentName          string      `json:"agent_name"`

@@ -45,10 +45,7 @@ func Arena(svc *arena.Service, opts ...ArenaOption) http.Handler {
 func (a *arenaAPI) routes() []operation {
 	return []operation{
 		{id: "createGame", method: "POST", path: "/api/games", optionalBody: true, tag: tagArena, summary: "Create a game", auth: keyIfRequired, scope: arena.ScopeAdmin,
-			body: struct {
-				MinPlayers    int `json:"min_players,omitempty"`
-				PhaseTimeoutS int `json:"phase_timeout_s,omitempty"`
-			}{}, status: 200, resp: wire.GameCreated{}, limited: true, fn: a.create},
+			body: wire.CreateGame{}, status: 200, resp: wire.GameCreated{}, limited: true, fn: a.create},
 		{id: "listGames", method: "GET", path: "/api/games", query: "status", tag: tagArena, summary: "List games (status)", auth: keyIfRequired, status: 200, resp: []wire.GameSummary{}, fn: a.list},
 		{id: "getGame", method: "GET", path: "/api/games/{game_id}", tag: tagArena, summary: "A game's summary", auth: keyIfRequired, status: 200, resp: wire.GameMeta{}, fn: a.meta},
 		{id: "registerAgent", method: "POST", path: "/api/games/{game_id}/agents/register", tag: tagArena, summary: "Join a game", auth: keyIfRequired, scope: arena.ScopePlay, body: wire.RegisterAgent{}, status: 200, resp: wire.AgentRegistered{}, limited: true, fn: a.register},
@@ -63,9 +60,7 @@ func (a *arenaAPI) routes() []operation {
 		{id: "listOpenActions", method: "GET", path: "/api/games/{game_id}/open-actions", query: "agent_id", tag: tagArena, summary: "What an agent may do now (agent_id)", auth: keyIfRequired, status: 200, resp: wire.OpenActions{}, fn: a.openActions},
 		{id: "streamGameEvents", method: "GET", path: "/api/games/{game_id}/events", query: "after:integer", tag: tagArena, summary: "Server-sent events of a game", auth: keyIfRequired, status: 200, media: mediaEvents, fn: a.events},
 		{id: "addFillers", method: "POST", path: "/api/games/{game_id}/add-filler", optionalBody: true, tag: tagArena, summary: "Add filler agents", auth: keyIfRequired, scope: arena.ScopeAdmin,
-			body: struct {
-				Count int `json:"count,omitempty"`
-			}{}, status: 200, resp: wire.FillersAdded{}, limited: true, fn: a.addFiller},
+			body: wire.AddFiller{}, status: 200, resp: wire.FillersAdded{}, limited: true, fn: a.addFiller},
 		{id: "tickFillers", method: "POST", path: "/api/games/{game_id}/tick-filler", query: "drain:boolean", tag: tagArena, summary: "Let filler agents act (drain)", auth: keyIfRequired, scope: arena.ScopeAdmin, status: 200, resp: wire.FillerTick{}, limited: true, fn: a.tickFiller},
 		{id: "createDemoGame", method: "POST", path: "/api/demo/create", tag: tagArena, summary: "Create a demo game with agents", auth: keyIfRequired, scope: arena.ScopeAdmin, status: 200, resp: wire.Demo{}, limited: true, fn: a.demo},
 		{id: "getSkill", method: "GET", path: "/skill.md", tag: tagArena, summary: "The arena's instructions for agents", auth: public, status: 200, media: mediaMarkdown, fn: skill},
@@ -108,18 +103,15 @@ type arenaAPI struct {
 }
 
 func (a *arenaAPI) create(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		MinPlayers    json.RawMessage `json:"min_players"`
-		PhaseTimeoutS json.RawMessage `json:"phase_timeout_s"`
-	}
+	var in wire.CreateGame
 	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
 		return err
 	}
-	minPlayers, err := httpjson.OptionalInt("min_players", in.MinPlayers)
+	minPlayers, err := httpjson.OptionalInt("min_players", in.MinPlayers.Raw())
 	if err != nil {
 		return err
 	}
-	timeout, err := httpjson.OptionalInt("phase_timeout_s", in.PhaseTimeoutS)
+	timeout, err := httpjson.OptionalInt("phase_timeout_s", in.PhaseTimeoutS.Raw())
 	if err != nil {
 		return err
 	}
@@ -298,9 +290,10 @@ func feedItem(it arena.FeedItem) wire.FeedItem {
 		out.Phase = &p
 	}
 	if p := it.Payload; p != nil {
-		out.Payload = &wire.EventPayload{Type: p.Type, EventType: p.EventType, AgentID: p.AgentID, DisplayName: p.DisplayName,
-			Filler: p.Filler, RoundID: p.RoundID, Operator: p.Operator, Majority: p.Majority, Minority: p.Minority,
-			Phase: string(p.Phase), Decision: string(p.Decision), Forced: p.Forced, Survivors: p.Survivors, Lost: p.Lost, Scores: p.Scores}
+		out.Payload = &wire.EventPayload{Type: p.Type, EventType: p.EventType,
+			EventAgent: wire.EventAgent{AgentID: p.AgentID, DisplayName: p.DisplayName, Filler: p.Filler},
+			EventRound: wire.EventRound{RoundID: p.RoundID, Operator: p.Operator, Majority: p.Majority, Minority: p.Minority}, Phase: string(p.Phase),
+			EventOutcome: wire.EventOutcome{Decision: string(p.Decision), Forced: p.Forced, Survivors: p.Survivors, Lost: p.Lost, Scores: p.Scores}}
 	}
 	return out
 }
@@ -423,13 +416,11 @@ func fillerViews(agents []arena.Agent) []wire.FillerAgent {
 }
 
 func (a *arenaAPI) addFiller(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Count json.RawMessage `json:"count"`
-	}
+	var in wire.AddFiller
 	if err := httpjson.DecodeOptional(w, r, &in); err != nil {
 		return err
 	}
-	count, err := httpjson.OptionalInt("count", in.Count)
+	count, err := httpjson.OptionalInt("count", in.Count.Raw())
 	if err != nil {
 		return err
 	}

@@ -133,7 +133,15 @@ func TestArenaErrors(t *testing.T) {
 			r := c.expect(400, "POST", "/api/games", "", map[string]any{"min_players": n})
 			require.Equal(t, "min_players must be from 1 to 50", r.body["detail"])
 		}
-		c.expect(400, "POST", "/api/games", "", map[string]any{"min_players": "3"})
+		for field, v := range map[string]any{"min_players": "3", "phase_timeout_s": 2.5} {
+			r := c.expect(400, "POST", "/api/games", "", map[string]any{field: v})
+			require.Equal(t, "invalid_"+field, r.errCode(t))
+			require.Equal(t, field+" must be an integer", r.body["detail"])
+		}
+		for _, body := range []string{`{"min_players":2.0,"phase_timeout_s":60.0}`, `{"min_players":null,"phase_timeout_s":null}`} {
+			r := c.do("POST", "/api/games", "", body)
+			require.Equal(t, 200, r.status, "%s: %s", body, r.raw)
+		}
 		r := c.expect(400, "GET", "/api/games?status=bogus", "", nil)
 		require.Equal(t, "invalid_status", r.errCode(t))
 		c.expect(200, "GET", "/api/games?status=game_completed", "", nil)
@@ -459,6 +467,11 @@ func TestArenaFillerRoutes(t *testing.T) {
 		for _, n := range []any{0, 6, "2"} {
 			c.expect(400, "POST", base+"/add-filler", "", map[string]any{"count": n})
 		}
+		require.Equal(t, "invalid_count", c.expect(400, "POST", base+"/add-filler", "", map[string]any{"count": 1.5}).errCode(t))
+		added = c.expect(200, "POST", base+"/add-filler", "", `{"count":1.0}`).body
+		require.EqualValues(t, 1, added["count"], "1.0 is an integer")
+		added = c.expect(200, "POST", base+"/add-filler", "", `{"count":null}`).body
+		require.EqualValues(t, 2, added["count"], "null is the default")
 		c.expect(404, "POST", "/api/games/game_missing/add-filler", "", nil)
 		c.expect(404, "POST", "/api/games/game_missing/tick-filler", "", nil)
 		c.expect(400, "POST", base+"/tick-filler?drain=maybe", "", nil)

@@ -57,21 +57,15 @@ type discussionAPI struct {
 }
 
 func (d *discussionAPI) create(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		TaskID            *string         `json:"task_id"`
-		RequesterAgent    string          `json:"requester_agent"`
-		PromptMessage     string          `json:"prompt_message"`
-		RequiredResponses json.RawMessage `json:"required_responses"`
-		TimeoutMinutes    json.RawMessage `json:"timeout_minutes"`
-	}
+	var in wire.NewPrompt
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	required, err := httpjson.OptionalInt("required_responses", in.RequiredResponses)
+	required, err := httpjson.OptionalInt("required_responses", in.RequiredResponses.Raw())
 	if err != nil {
 		return err
 	}
-	timeout, err := httpjson.OptionalInt("timeout_minutes", in.TimeoutMinutes)
+	timeout, err := httpjson.OptionalInt("timeout_minutes", in.TimeoutMinutes.Raw())
 	if err != nil {
 		return err
 	}

@@ -287,6 +287,7 @@ type forms interface{ OpenAPIForms() []any }
 
 var (
 	formsType     = reflect.TypeFor[forms]()
+	intType       = reflect.TypeFor[wire.Int]()
 	timeType      = reflect.TypeFor[time.Time]()
 	durationType  = reflect.TypeFor[time.Duration]()
 	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
@@ -302,6 +303,8 @@ func (g *schemas) of(t reflect.Type) *schema {
 			out.AnyOf = append(out.AnyOf, g.of(reflect.TypeOf(f)))
 		}
 		return &out
+	case t == intType:
+		return &schema{Type: "integer"}
 	case t == timeType:
 		return &schema{Type: "string", Format: "date-time"}
 	case t == durationType:

@@ -74,7 +74,7 @@ func New(st Store, claims slots.ClaimStore, opts ...Option) *Service {
 		o(s)
 	}
 	s.ids.Now = s.now
-	s.pipelines = s.saver()
+	s.pipelines = aggregate.New[Pipeline, Effects](pipelineStore{st}, ErrVersionConflict)
 	return s
 }
 
@@ -87,8 +87,8 @@ func (s *Service) env(ctx context.Context) env {
 // change applies fn to a copy of the claim's pipeline and saves it with
 // fn's effects, with compare-and-set (aggregate.Saver.Change: from the
 // remembered pipeline when there is one, retrying on the stored pipeline,
-// fn's error returned only when the stored pipeline refuses it); a saved
-// change is announced and observed.
+// fn's error returned only when the stored pipeline refuses it); once
+// saved, the change is announced and observed.
 func (s *Service) change(ctx context.Context, claimID string, fn func(p *Pipeline, e env) (Effects, error)) (Pipeline, error) {
 	var from Pipeline // the saved change's start: its layer, status and flags
 	p, err := s.pipelines.Change(ctx, claimID, func(p *Pipeline) (Effects, error) {
@@ -98,10 +98,12 @@ func (s *Service) change(ctx context.Context, claimID string, fn func(p *Pipelin
 		p.UpdatedAt = e.now
 		return fx, err
 	})
-	if err == nil {
-		s.observe(ctx, from, p)
+	if err != nil {
+		return p, err
 	}
-	return p, err
+	slots.PublishClaimChange(ctx, s.notifier, p.ClaimID)
+	s.observe(ctx, from, p)
+	return p, nil
 }
 
 // observe tells the observer of the layer a saved change finished (a
@@ -116,20 +118,30 @@ func (s *Service) observe(ctx context.Context, from, to Pipeline) {
 	}
 }
 
-// saver returns the saver of the service's pipelines.
-func (s *Service) saver() *aggregate.Saver[Pipeline, Effects] {
-	return aggregate.New(aggregate.Config[Pipeline, Effects]{
-		Load:       s.store.GetPipeline,
-		Save:       s.store.UpdatePipeline,
-		Conflict:   ErrVersionConflict,
-		ID:         func(p Pipeline) string { return p.ClaimID },
-		Version:    func(p Pipeline) int64 { return p.Version },
-		SetVersion: func(p *Pipeline, v int64) { p.Version = v },
-		Clone:      Pipeline.Clone,
-		Announce: func(ctx context.Context, saved Pipeline) {
-			slots.PublishClaimChange(ctx, s.notifier, saved.ClaimID)
-		},
-	})
+// pipelineStore is the Service's Store as aggregate.Saver reads and saves
+// pipelines.
+type pipelineStore struct{ Store }
+
+// Load reads the pipeline of a claim.
+func (st pipelineStore) Load(ctx context.Context, claimID string) (Pipeline, error) {
+	return st.GetPipeline(ctx, claimID)
+}
+
+// Save saves next and fx with compare-and-set (Store.UpdatePipeline).
+func (st pipelineStore) Save(ctx context.Context, next Pipeline, fx Effects) (Pipeline, error) {
+	return st.UpdatePipeline(ctx, next, fx)
+}
+
+// AggregateID returns p.ClaimID, the key aggregate.Saver remembers p by.
+func (p Pipeline) AggregateID() string { return p.ClaimID }
+
+// AggregateVersion returns p.Version, the version compare-and-set checks.
+func (p Pipeline) AggregateVersion() int64 { return p.Version }
+
+// WithVersion returns p at version v, as aggregate.Saver saves a change.
+func (p Pipeline) WithVersion(v int64) Pipeline {
+	p.Version = v
+	return p
 }
 
 // RegisterProtocol validates and stores a protocol, replacing one with the

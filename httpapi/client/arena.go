@@ -34,11 +34,10 @@ func (c *Client) CreateGame(ctx context.Context, g NewGame) (string, error) {
 	var out wire.GameCreated
 	var in wire.CreateGame
 	if g.MinPlayers != 0 {
-		in.MinPlayers = &g.MinPlayers
+		in.MinPlayers = wire.IntOf(g.MinPlayers)
 	}
 	if g.PhaseTimeout != 0 {
-		s := int(seconds(g.PhaseTimeout))
-		in.PhaseTimeoutS = &s
+		in.PhaseTimeoutS = wire.IntOf(int(seconds(g.PhaseTimeout)))
 	}
 	err := c.do(ctx, "POST", "/api/games", in, &out)
 	return out.GameID, err
@@ -220,7 +219,7 @@ func (c *Client) History(ctx context.Context, gameID string) ([]ResolvedRound, e
 // which the server plays itself, to a game that has not started.
 func (c *Client) AddFillers(ctx context.Context, gameID string, count int) ([]wire.FillerAgent, error) {
 	var out wire.FillersAdded
-	err := c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/add-filler", wire.AddFiller{Count: &count}, &out)
+	err := c.do(ctx, "POST", "/api/games/"+esc(gameID)+"/add-filler", wire.AddFiller{Count: wire.IntOf(count)}, &out)
 	return out.Added, err
 }
 

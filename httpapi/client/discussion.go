@@ -13,13 +13,16 @@ import (
 // with the squad-chat message that announces it. Nil numbers take the
 // server's defaults.
 func (c *Client) Ask(ctx context.Context, in discussion.NewPrompt) (discussion.Prompt, discussion.Message, error) {
-	var out struct {
-		Prompt discussion.Prompt  `json:"prompt"`
-		Chat   discussion.Message `json:"chat"`
+	var out wire.CreatedPrompt
+	body := wire.NewPrompt{TaskID: in.TaskID, RequesterAgent: in.RequesterAgent, PromptMessage: in.PromptMessage}
+	if in.RequiredResponses != nil {
+		body.RequiredResponses = wire.IntOf(*in.RequiredResponses)
 	}
-	body := wire.NewPrompt{TaskID: in.TaskID, RequesterAgent: in.RequesterAgent, PromptMessage: in.PromptMessage, RequiredResponses: in.RequiredResponses, TimeoutMinutes: in.TimeoutMinutes}
+	if in.TimeoutMinutes != nil {
+		body.TimeoutMinutes = wire.IntOf(*in.TimeoutMinutes)
+	}
 	err := c.do(ctx, "POST", "/api/discussion", body, &out)
-	return out.Prompt, out.Chat, err
+	return promptOf(out.Prompt), messageOf(out.Chat), err
 }
 
 // Question is a discussion prompt in plain values, for AskSquad: the
@@ -64,9 +67,9 @@ func (c *Client) Prompts(ctx context.Context, q discussion.ListQuery) ([]discuss
 	for i, s := range q.Statuses {
 		statuses[i] = string(s)
 	}
-	var out struct{ Prompts []discussion.Prompt }
+	var out wire.PromptList
 	err := c.do(ctx, "GET", "/api/discussion"+query("status", strings.Join(statuses, ","), "agent", q.Agent, "task_id", q.TaskID, "limit", num(q.Limit)), nil, &out)
-	return out.Prompts, err
+	return all(out.Prompts, promptOf), err
 }
 
 // OpenPrompts lists the collecting prompts agent could answer.
@@ -74,22 +77,23 @@ func (c *Client) OpenPrompts(ctx context.Context, agent string) ([]discussion.Pr
 	return c.Prompts(ctx, discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusCollecting}, Agent: agent})
 }
 
-// PromptView is a prompt as GET /api/discussion/{id} shows it: with its
-// responses and whether the requester can proceed.
+// PromptView is a prompt as GET /api/discussion/{id} shows it
+// (wire.PromptView): with its responses and whether the requester can
+// proceed.
 type PromptView struct {
-	Prompt    discussion.Prompt    `json:"prompt"`
-	Responses []discussion.Message `json:"responses"`
+	Prompt    discussion.Prompt
+	Responses []discussion.Message
 	// Ready is true once the prompt resolved or timed out.
-	Ready bool `json:"ready"`
+	Ready bool
 }
 
 // Prompt returns a prompt with its responses. A positive wait (whole
 // seconds, at most discussion.MaxWait) long-polls: the server answers when
 // the prompt is ready or final, or when wait has passed.
 func (c *Client) Prompt(ctx context.Context, id string, wait time.Duration) (PromptView, error) {
-	var v PromptView
+	var v wire.PromptView
 	err := c.do(ctx, "GET", "/api/discussion/"+esc(id)+query("wait", num(int(wait/time.Second))), nil, &v)
-	return v, err
+	return PromptView{Prompt: promptOf(v.Prompt), Responses: all(v.Responses, messageOf), Ready: v.Ready}, err
 }
 
 // Respond answers a prompt as r.AgentName with r.Message; r.IsHuman marks
@@ -113,9 +117,9 @@ func (c *Client) Answer(ctx context.Context, promptID string, r discussion.Respo
 // (discussion.ActionCancel) an open prompt and returns it; a prompt that
 // is already final is store.ErrConflict.
 func (c *Client) ClosePrompt(ctx context.Context, id string, action discussion.Action) (discussion.Prompt, error) {
-	var out struct{ Prompt discussion.Prompt }
+	var out wire.CloseAnswer
 	err := c.do(ctx, "PATCH", "/api/discussion/"+esc(id), wire.Close{Action: string(action)}, &out)
-	return out.Prompt, err
+	return promptOf(out.Prompt), err
 }
 
 // WaitForDiscussion long-polls a prompt until it is ready or final (or ctx
@@ -153,7 +157,7 @@ type NewMessage struct {
 // PostMessage posts a plain message to the squad chat and returns it as
 // stored.
 func (c *Client) PostMessage(ctx context.Context, m NewMessage) (discussion.Message, error) {
-	var out discussion.Message
+	var out wire.ChatMessage
 	in := wire.PostMessage{AgentName: m.AgentName, Message: m.Message, IsHuman: m.IsHuman}
 	if m.TaskRef != "" {
 		in.TaskRef = &m.TaskRef
@@ -162,7 +166,7 @@ func (c *Client) PostMessage(ctx context.Context, m NewMessage) (discussion.Mess
 		in.ReplyToID = &m.ReplyToID
 	}
 	err := c.do(ctx, "POST", "/api/squad-chat", in, &out)
-	return out, err
+	return messageOf(out), err
 }
 
 // MessagesQuery pages GET /api/squad-chat. Zero fields are not sent.
@@ -177,7 +181,38 @@ type MessagesQuery struct {
 // Messages lists squad-chat messages newest first — plain messages, and
 // the prompts and responses of discussions — as q pages them.
 func (c *Client) Messages(ctx context.Context, q MessagesQuery) ([]discussion.Message, error) {
-	var out struct{ Messages []discussion.Message }
+	var out wire.MessageList
 	err := c.do(ctx, "GET", "/api/squad-chat"+query("limit", num(q.Limit), "before", q.Before), nil, &out)
-	return out.Messages, err
+	return all(out.Messages, messageOf), err
+}
+
+// promptOf is the prompt p shows on the wire.
+func promptOf(p wire.Prompt) discussion.Prompt {
+	entries := all(p.CollectedContext, func(e wire.ContextEntry) discussion.ContextEntry { return discussion.ContextEntry(e) })
+	return discussion.Prompt{
+		ID: p.ID, TaskID: p.TaskID, RequesterAgent: p.RequesterAgent, PromptMessage: p.PromptMessage,
+		RequiredResponses: p.RequiredResponses, TimeoutMinutes: p.TimeoutMinutes, Status: discussion.Status(p.Status),
+		CollectedContext: entries, SquadChatID: p.SquadChatID, ResolvedAt: p.ResolvedAt, CreatedAt: p.CreatedAt,
+		RequesterKey: p.RequesterKey,
+	}
+}
+
+// messageOf is the squad-chat message m shows on the wire.
+func messageOf(m wire.ChatMessage) discussion.Message {
+	return discussion.Message{
+		ID: m.ID, AgentName: m.AgentName, Message: m.Message, IsHuman: m.IsHuman, MessageType: discussion.MessageType(m.MessageType),
+		DiscussionPromptID: m.DiscussionPromptID, TaskRef: m.TaskRef, ReplyToID: m.ReplyToID, CreatedAt: m.CreatedAt,
+	}
+}
+
+// all is ws each mapped by of: nil for nil, as JSON's null decodes.
+func all[W, D any](ws []W, of func(W) D) []D {
+	if ws == nil {
+		return nil
+	}
+	out := make([]D, len(ws))
+	for i, w := range ws {
+		out[i] = of(w)
+	}
+	return out
 }

@@ -12,8 +12,8 @@ import "time"
 // CreateGame is the body of POST /api/games. Both fields are optional: an
 // absent min_players is 3, a phase_timeout_s of 0 means no deadline.
 type CreateGame struct {
-	MinPlayers    *int `json:"min_players,omitempty"`
-	PhaseTimeoutS *int `json:"phase_timeout_s,omitempty"`
+	MinPlayers    *Int `json:"min_players,omitempty"`
+	PhaseTimeoutS *Int `json:"phase_timeout_s,omitempty"`
 }
 
 // GameCreated answers POST /api/games.
@@ -147,24 +147,46 @@ type LastDecision struct {
 }
 
 // EventPayload is the data of a feed event; Type (and EventType, the same
-// name under the original page's key) says which, and the other fields
-// are those of that event.
+// name under the original page's key) says which event it is, and the
+// rest are that event's fields, inline in one flat object:
+// agent_registered sets EventAgent, round_started EventRound, phase_changed
+// Phase (and Forced when an admin forced it), round_resolved the round's
+// ID and EventOutcome, game_completed the Scores; game_started sets none.
 type EventPayload struct {
-	Type        string         `json:"type"`
-	EventType   string         `json:"event_type,omitempty"`
-	AgentID     string         `json:"agent_id,omitempty"`
-	DisplayName string         `json:"display_name,omitempty"`
-	Filler      bool           `json:"filler,omitempty"`
-	RoundID     string         `json:"round_id,omitempty"`
-	Operator    string         `json:"operator,omitempty"`
-	Majority    []string       `json:"majority,omitempty"`
-	Minority    []string       `json:"minority,omitempty"`
-	Phase       string         `json:"phase,omitempty"`
-	Decision    string         `json:"decision,omitempty"`
-	Forced      bool           `json:"forced,omitempty"`
-	Survivors   []string       `json:"survivors,omitempty"`
-	Lost        []string       `json:"lost,omitempty"`
-	Scores      map[string]int `json:"scores,omitempty"`
+	Type      string `json:"type"`
+	EventType string `json:"event_type,omitempty"`
+	EventAgent
+	EventRound
+	Phase string `json:"phase,omitempty"`
+	EventOutcome
+}
+
+// EventAgent is the agent an agent_registered event seated; Filler says
+// Agora plays it.
+type EventAgent struct {
+	AgentID     string `json:"agent_id,omitempty"`
+	DisplayName string `json:"display_name,omitempty"`
+	Filler      bool   `json:"filler,omitempty"`
+}
+
+// EventRound is the round an event is about, with its seats when it
+// started.
+type EventRound struct {
+	RoundID  string   `json:"round_id,omitempty"`
+	Operator string   `json:"operator,omitempty"`
+	Majority []string `json:"majority,omitempty"`
+	Minority []string `json:"minority,omitempty"`
+}
+
+// EventOutcome is how a round ended, or the game: the operator's
+// decision (Forced: by an admin), who survived and who was lost, and the
+// scores.
+type EventOutcome struct {
+	Decision  string         `json:"decision,omitempty"`
+	Forced    bool           `json:"forced,omitempty"`
+	Survivors []string       `json:"survivors,omitempty"`
+	Lost      []string       `json:"lost,omitempty"`
+	Scores    map[string]int `json:"scores,omitempty"`
 }
 
 // FeedItem is an argument or an event of a game's feed. Seq numbers a
@@ -312,7 +334,7 @@ type Demo struct {
 // AddFiller is the body of POST /api/games/{game_id}/add-filler; an
 // absent count is 2, as in the original.
 type AddFiller struct {
-	Count *int `json:"count,omitempty"`
+	Count *Int `json:"count,omitempty"`
 }
 
 // FillerAgent is a filler agent the server added.

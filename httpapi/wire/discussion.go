@@ -105,8 +105,8 @@ type NewPrompt struct {
 	TaskID            *string `json:"task_id,omitempty"`
 	RequesterAgent    string  `json:"requester_agent"`
 	PromptMessage     string  `json:"prompt_message" openapi:"required"`
-	RequiredResponses *int    `json:"required_responses,omitempty"`
-	TimeoutMinutes    *int    `json:"timeout_minutes,omitempty"`
+	RequiredResponses *Int    `json:"required_responses,omitempty"`
+	TimeoutMinutes    *Int    `json:"timeout_minutes,omitempty"`
 }
 
 // Close is the body of PATCH /api/discussion/{id}: "resolve" or "cancel".

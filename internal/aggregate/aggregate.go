@@ -17,45 +17,47 @@ import (
 // a failure with errors.Is.
 var ErrNothing = errors.New("nothing to change")
 
-// Config is what a Saver needs of one kind of aggregate T, whose changes
-// produce effects E saved with them (struct{} for none).
-type Config[T, E any] struct {
+// Aggregate is what a Saver needs of an aggregate of type T: its identity
+// and version, a copy at another version, and a deep copy, which a change
+// may modify freely.
+type Aggregate[T any] interface {
+	AggregateID() string
+	AggregateVersion() int64
+	WithVersion(v int64) T
+	Clone() T
+}
+
+// Store is where aggregates of type T live, saved together with the
+// effects E of their changes (struct{} for none).
+type Store[T, E any] interface {
 	// Load reads the stored aggregate with ID id.
-	Load func(ctx context.Context, id string) (T, error)
+	Load(ctx context.Context, id string) (T, error)
 	// Save stores next, with fx, when the stored aggregate's version is
 	// next's minus one. Otherwise it stores nothing and returns an error
-	// matching Conflict together with the stored aggregate when it has it
-	// (a zero or older value is ignored).
-	Save func(ctx context.Context, next T, fx E) (stored T, err error)
-	// Conflict is the error of a save refused because the version moved.
-	Conflict error
-	// ID, Version and SetVersion read and set an aggregate's identity and
-	// version.
-	ID         func(T) string
-	Version    func(T) int64
-	SetVersion func(*T, int64)
-	// Clone returns a deep copy, which a change may modify freely.
-	Clone func(T) T
-	// Announce, when set, is told of each saved change, after the save;
-	// saved is Change's caller's, not to be kept past the call.
-	Announce func(ctx context.Context, saved T)
+	// matching the Saver's conflict error together with the stored
+	// aggregate when it has it (a zero or older value is ignored).
+	Save(ctx context.Context, next T, fx E) (stored T, err error)
 }
 
 // Saver saves changes of one kind of aggregate (see Change). It is safe
 // for concurrent use.
-type Saver[T, E any] struct {
-	cfg  Config[T, E]
-	seen versions[T]
+type Saver[T Aggregate[T], E any] struct {
+	store    Store[T, E]
+	conflict error
+	seen     versions[T]
 }
 
-// New returns a Saver configured by cfg; every field but Announce is
-// required.
-func New[T, E any](cfg Config[T, E]) *Saver[T, E] { return &Saver[T, E]{cfg: cfg} }
+// New returns a Saver of the aggregates in st; conflict is the error of a
+// save st refused because the version moved.
+func New[T Aggregate[T], E any](st Store[T, E], conflict error) *Saver[T, E] {
+	return &Saver[T, E]{store: st, conflict: conflict}
+}
 
 // Change applies fn to a copy of the aggregate with ID id and saves it with
-// the effects fn returns, retrying when another change was saved first; a
-// saved change is announced, and the saved aggregate is the caller's to
-// keep. It starts from the remembered aggregate when there is one, else
+// the effects fn returns, retrying when another change was saved first,
+// and returns the saved aggregate, the caller's to keep: whatever follows
+// a saved change (announcing it, observing it) is the caller's, once
+// Change has returned. It starts from the remembered aggregate when there is one, else
 // reads it; a conflict hands back the stored aggregate, the next
 // attempt's base. fn's error is returned only when fn refused an aggregate
 // known to be the stored one (read, or handed back by a conflict), never
@@ -68,7 +70,6 @@ func New[T, E any](cfg Config[T, E]) *Saver[T, E] { return &Saver[T, E]{cfg: cfg
 // and sends the whole aggregate once more. A change that reads and finds
 // the remembered version unchanged lets the next one save at once again.
 func (s *Saver[T, E]) Change(ctx context.Context, id string, fn func(next *T) (E, error)) (T, error) {
-	c := s.cfg
 	base, moved, known := s.seen.get(id)
 	remembered := known // base is the remembered aggregate
 	if moved {
@@ -77,18 +78,18 @@ func (s *Saver[T, E]) Change(ctx context.Context, id string, fn func(next *T) (E
 	current := false // base is the stored aggregate as of this change
 	stale := false   // this change found the remembered aggregate stale
 	var saved T
-	err := retryOnConflict(ctx, c.Conflict, func() error {
+	err := retryOnConflict(ctx, s.conflict, func() error {
 		for {
 			if !known {
-				v, err := c.Load(ctx, id)
+				v, err := s.store.Load(ctx, id)
 				if err != nil {
 					return err
 				}
-				stale = stale || remembered && c.Version(v) != c.Version(base)
-				s.seen.put(id, c.Version(v), v, stale)
+				stale = stale || remembered && v.AggregateVersion() != base.AggregateVersion()
+				s.seen.put(id, v.AggregateVersion(), v, stale)
 				base, known, current, remembered = v, true, true, false
 			}
-			next := c.Clone(base)
+			next := base.Clone()
 			fx, err := fn(&next)
 			if err != nil {
 				if current {
@@ -97,18 +98,18 @@ func (s *Saver[T, E]) Change(ctx context.Context, id string, fn func(next *T) (E
 				known = false // the remembered aggregate may be stale: ask the store
 				continue
 			}
-			c.SetVersion(&next, c.Version(base)+1)
-			stored, err := c.Save(ctx, next, fx)
+			next = next.WithVersion(base.AggregateVersion() + 1)
+			stored, err := s.store.Save(ctx, next, fx)
 			switch {
 			case err == nil:
 				saved = next
-				s.seen.put(id, c.Version(next), c.Clone(next), stale) // the caller owns saved
+				s.seen.put(id, next.AggregateVersion(), next.Clone(), stale) // the caller owns saved
 				return nil
-			case errors.Is(err, c.Conflict) && c.ID(stored) == id && c.Version(stored) > c.Version(base):
+			case errors.Is(err, s.conflict) && stored.AggregateID() == id && stored.AggregateVersion() > base.AggregateVersion():
 				stale = true
-				s.seen.put(id, c.Version(stored), stored, true)
+				s.seen.put(id, stored.AggregateVersion(), stored, true)
 				base, current, remembered = stored, true, false
-			case errors.Is(err, c.Conflict):
+			case errors.Is(err, s.conflict):
 				known = false // no usable aggregate handed back: read it
 			default:
 				s.seen.drop(id)
@@ -116,16 +117,13 @@ func (s *Saver[T, E]) Change(ctx context.Context, id string, fn func(next *T) (E
 			return err
 		}
 	})
-	if err == nil && c.Announce != nil {
-		c.Announce(ctx, saved)
-	}
 	return saved, err
 }
 
 // Remember records v, just created or read by the caller, as the newest
 // version of its aggregate this process has seen; the caller keeps v.
 func (s *Saver[T, E]) Remember(v T) {
-	s.seen.put(s.cfg.ID(v), s.cfg.Version(v), s.cfg.Clone(v), false)
+	s.seen.put(v.AggregateID(), v.AggregateVersion(), v.Clone(), false)
 }
 
 // At returns the aggregate with ID id at version minVersion or later: the
@@ -134,10 +132,10 @@ func (s *Saver[T, E]) Remember(v T) {
 // process read it from the store at most once per change, and not at all
 // when this process made the change. The result is the caller's to keep.
 func (s *Saver[T, E]) At(ctx context.Context, id string, minVersion int64) (T, error) {
-	if v, _, ok := s.seen.get(id); ok && s.cfg.Version(v) >= minVersion {
-		return s.cfg.Clone(v), nil
+	if v, _, ok := s.seen.get(id); ok && v.AggregateVersion() >= minVersion {
+		return v.Clone(), nil
 	}
-	v, err := s.cfg.Load(ctx, id)
+	v, err := s.store.Load(ctx, id)
 	if err == nil {
 		s.Remember(v)
 	}

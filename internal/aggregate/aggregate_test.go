@@ -21,10 +21,14 @@ type doc struct {
 	Items   []string
 }
 
-func (d doc) clone() doc {
+func (d doc) Clone() doc {
 	d.Items = slices.Clone(d.Items)
 	return d
 }
+
+func (d doc) AggregateID() string     { return d.ID }
+func (d doc) AggregateVersion() int64 { return d.Version }
+func (d doc) WithVersion(v int64) doc { d.Version = v; return d }
 
 var (
 	errConflict = errors.New("version moved")
@@ -50,7 +54,7 @@ type fakeStore struct {
 func newFakeStore(docs ...doc) *fakeStore {
 	f := &fakeStore{docs: map[string]doc{}}
 	for _, d := range docs {
-		f.docs[d.ID] = d.clone()
+		f.docs[d.ID] = d.Clone()
 	}
 	return f
 }
@@ -66,7 +70,7 @@ func (f *fakeStore) load(_ context.Context, id string) (doc, error) {
 	if !ok {
 		return doc{}, errNotFound
 	}
-	return d.clone(), nil
+	return d.Clone(), nil
 }
 
 func (f *fakeStore) save(_ context.Context, next doc, fx string) (doc, error) {
@@ -89,11 +93,11 @@ func (f *fakeStore) save(_ context.Context, next doc, fx string) (doc, error) {
 	}
 	if cur.Version != next.Version-1 {
 		if f.handBack != nil {
-			return f.handBack(cur.clone()), errConflict
+			return f.handBack(cur.Clone()), errConflict
 		}
-		return cur.clone(), fmt.Errorf("saving %s: %w", next.ID, errConflict)
+		return cur.Clone(), fmt.Errorf("saving %s: %w", next.ID, errConflict)
 	}
-	f.docs[next.ID] = next.clone()
+	f.docs[next.ID] = next.Clone()
 	f.applied = append(f.applied, fx)
 	return doc{}, nil
 }
@@ -113,9 +117,11 @@ func (f *fakeStore) stored(t *testing.T, id string) doc {
 }
 
 // process is one server process's saver over the shared fake store,
-// counting its round trips and the changes it announced.
+// counting its round trips, and announcing each change its saver saved
+// as a service does, once Change returned.
 type process struct {
 	saver     *Saver[doc, string]
+	store     *fakeStore
 	loads     atomic.Int64
 	saves     atomic.Int64
 	mu        sync.Mutex
@@ -123,28 +129,32 @@ type process struct {
 }
 
 func newProcess(f *fakeStore) *process {
-	p := &process{}
-	p.saver = New(Config[doc, string]{
-		Load: func(ctx context.Context, id string) (doc, error) {
-			p.loads.Add(1)
-			return f.load(ctx, id)
-		},
-		Save: func(ctx context.Context, next doc, fx string) (doc, error) {
-			p.saves.Add(1)
-			return f.save(ctx, next, fx)
-		},
-		Conflict:   errConflict,
-		ID:         func(d doc) string { return d.ID },
-		Version:    func(d doc) int64 { return d.Version },
-		SetVersion: func(d *doc, v int64) { d.Version = v },
-		Clone:      doc.clone,
-		Announce: func(_ context.Context, saved doc) {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			p.announced = append(p.announced, saved.clone()) // saved is the caller's
-		},
-	})
+	p := &process{store: f}
+	p.saver = New[doc, string](p, errConflict)
 	return p
+}
+
+// Load counts a round trip and loads from the shared store.
+func (p *process) Load(ctx context.Context, id string) (doc, error) {
+	p.loads.Add(1)
+	return p.store.load(ctx, id)
+}
+
+// Save counts a round trip and saves to the shared store.
+func (p *process) Save(ctx context.Context, next doc, fx string) (doc, error) {
+	p.saves.Add(1)
+	return p.store.save(ctx, next, fx)
+}
+
+// change is the saver's Change, the saved doc announced after it.
+func (p *process) change(ctx context.Context, id string, fn func(next *doc) (string, error)) (doc, error) {
+	saved, err := p.saver.Change(ctx, id, fn)
+	if err == nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.announced = append(p.announced, saved.Clone()) // saved is the caller's
+	}
+	return saved, err
 }
 
 // trips returns the loads and saves since the last call.
@@ -202,7 +212,7 @@ func TestChangeFromTheRememberedDocIsOneSave(t *testing.T) {
 	p := newProcess(f)
 	p.saver.Remember(doc{ID: "d", Version: 1})
 	for i := range 3 {
-		got, err := p.saver.Change(ctx, "d", add(fmt.Sprint("item-", i)))
+		got, err := p.change(ctx, "d", add(fmt.Sprint("item-", i)))
 		require.NoError(t, err)
 		require.EqualValues(t, 2+i, got.Version)
 		p.requireTrips(t, 0, 1, "change %d: one save, no read", i)
@@ -215,10 +225,10 @@ func TestChangeFromTheRememberedDocIsOneSave(t *testing.T) {
 	require.Len(t, p.announcements(), 3)
 	require.Equal(t, stored, p.announcements()[2])
 
-	_, err := p.saver.Change(ctx, "e", add("x"))
+	_, err := p.change(ctx, "e", add("x"))
 	require.NoError(t, err)
 	p.requireTrips(t, 1, 1, "a doc not remembered is read first")
-	_, err = p.saver.Change(ctx, "e", add("y"))
+	_, err = p.change(ctx, "e", add("y"))
 	require.NoError(t, err)
 	p.requireTrips(t, 0, 1)
 }
@@ -230,37 +240,37 @@ func TestChangeFromTheRememberedDocIsOneSave(t *testing.T) {
 func TestChangeFromAStaleDocRetriesOnTheStoredOne(t *testing.T) {
 	ctx := t.Context()
 	f, a, b := twoProcesses()
-	_, err := b.saver.Change(ctx, "d", add("b"))
+	_, err := b.change(ctx, "d", add("b"))
 	require.NoError(t, err)
 
-	got, err := a.saver.Change(ctx, "d", add("a"))
+	got, err := a.change(ctx, "d", add("a"))
 	require.NoError(t, err)
 	require.Equal(t, doc{ID: "d", Version: 3, Items: []string{"b", "a"}}, got)
 	a.requireTrips(t, 0, 2, "the refused save handed back the stored doc: no read")
 	require.Equal(t, []doc{got}, a.announcements(), "only the save that landed is announced")
 
-	_, err = a.saver.Change(ctx, "d", add("a2"))
+	_, err = a.change(ctx, "d", add("a2"))
 	require.NoError(t, err)
 	a.requireTrips(t, 1, 1, "having found its doc stale, the process reads first")
-	_, err = a.saver.Change(ctx, "d", add("a3"))
+	_, err = a.change(ctx, "d", add("a3"))
 	require.NoError(t, err)
 	a.requireTrips(t, 0, 1, "the read found the remembered doc current")
 
 	// The read finds it moved again: the mark stays, the next reads too.
-	_, err = b.saver.Change(ctx, "d", add("b2"))
+	_, err = b.change(ctx, "d", add("b2"))
 	require.NoError(t, err)
 	f.set(func(f *fakeStore) { f.interfer = 1 })
-	_, err = a.saver.Change(ctx, "d", add("a4"))
+	_, err = a.change(ctx, "d", add("a4"))
 	require.NoError(t, err)
 	a.requireTrips(t, 0, 2)
-	_, err = b.saver.Change(ctx, "d", add("b3"))
+	_, err = b.change(ctx, "d", add("b3"))
 	require.NoError(t, err)
-	_, err = a.saver.Change(ctx, "d", add("a5"))
+	_, err = a.change(ctx, "d", add("a5"))
 	require.NoError(t, err)
 	a.requireTrips(t, 1, 1)
-	_, err = b.saver.Change(ctx, "d", add("b4"))
+	_, err = b.change(ctx, "d", add("b4"))
 	require.NoError(t, err)
-	_, err = a.saver.Change(ctx, "d", add("a6"))
+	_, err = a.change(ctx, "d", add("a6"))
 	require.NoError(t, err)
 	a.requireTrips(t, 1, 1, "the last read found the doc moved: read first again")
 	require.Equal(t, []string{"b", "a", "a2", "a3", "b2", "other", "a4", "b3", "a5", "b4", "a6"}, f.stored(t, "d").Items)
@@ -279,10 +289,10 @@ func TestChangeConflictWithoutUsableStoredReads(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f, a, b := twoProcesses()
 			f.set(func(f *fakeStore) { f.handBack = handBack })
-			_, err := b.saver.Change(ctx, "d", add("b"))
+			_, err := b.change(ctx, "d", add("b"))
 			require.NoError(t, err)
 			a.trips()
-			got, err := a.saver.Change(ctx, "d", add("a"))
+			got, err := a.change(ctx, "d", add("a"))
 			require.NoError(t, err)
 			require.Equal(t, doc{ID: "d", Version: 3, Items: []string{"b", "a"}}, got)
 			a.requireTrips(t, 1, 2)
@@ -296,23 +306,23 @@ func TestChangeConflictWithoutUsableStoredReads(t *testing.T) {
 func TestChangeRefusedOnlyByTheStoredDoc(t *testing.T) {
 	ctx := t.Context()
 	f, a, b := twoProcesses()
-	_, err := a.saver.Change(ctx, "d", add("x"))
+	_, err := a.change(ctx, "d", add("x"))
 	require.NoError(t, err)
 	b.saver.Remember(f.stored(t, "d"))
 	a.trips()
 
 	// Refused on the remembered doc, which is current: the read confirms.
-	_, err = a.saver.Change(ctx, "d", addOnce("x"))
+	_, err = a.change(ctx, "d", addOnce("x"))
 	require.ErrorIs(t, err, errRefused)
 	a.requireTrips(t, 1, 0)
 
 	// Refused on a's stale doc (x removed since), valid on the stored one.
-	_, err = b.saver.Change(ctx, "d", func(d *doc) (string, error) {
+	_, err = b.change(ctx, "d", func(d *doc) (string, error) {
 		d.Items = slices.DeleteFunc(d.Items, func(s string) bool { return s == "x" })
 		return "removed x", nil
 	})
 	require.NoError(t, err)
-	got, err := a.saver.Change(ctx, "d", addOnce("x"))
+	got, err := a.change(ctx, "d", addOnce("x"))
 	require.NoError(t, err)
 	require.Equal(t, []string{"x"}, got.Items)
 	a.requireTrips(t, 1, 1)
@@ -321,7 +331,7 @@ func TestChangeRefusedOnlyByTheStoredDoc(t *testing.T) {
 	// refused save hands back the stored doc, which refuses; nothing saved.
 	before := f.stored(t, "d")
 	b.trips()
-	_, err = b.saver.Change(ctx, "d", addOnce("x"))
+	_, err = b.change(ctx, "d", addOnce("x"))
 	require.ErrorIs(t, err, errRefused)
 	b.requireTrips(t, 0, 1)
 	require.Equal(t, before, f.stored(t, "d"))
@@ -329,7 +339,7 @@ func TestChangeRefusedOnlyByTheStoredDoc(t *testing.T) {
 
 	// A doc no process remembers: read, refused.
 	c := newProcess(f)
-	_, err = c.saver.Change(ctx, "d", addOnce("x"))
+	_, err = c.change(ctx, "d", addOnce("x"))
 	require.ErrorIs(t, err, errRefused)
 	c.requireTrips(t, 1, 0)
 }
@@ -346,16 +356,16 @@ func TestChangeErrNothing(t *testing.T) {
 		}
 		return add("swept")(d)
 	}
-	_, err := a.saver.Change(ctx, "d", dueOnce)
+	_, err := a.change(ctx, "d", dueOnce)
 	require.ErrorIs(t, err, ErrNothing)
 	a.requireTrips(t, 1, 0)
 
-	_, err = b.saver.Change(ctx, "d", add("due"))
+	_, err = b.change(ctx, "d", add("due"))
 	require.NoError(t, err)
-	got, err := a.saver.Change(ctx, "d", dueOnce)
+	got, err := a.change(ctx, "d", dueOnce)
 	require.NoError(t, err, "nothing to do on the stale doc only")
 	require.Equal(t, []string{"due", "swept"}, got.Items)
-	_, err = b.saver.Change(ctx, "d", dueOnce)
+	_, err = b.change(ctx, "d", dueOnce)
 	require.ErrorIs(t, err, ErrNothing, "b's stale doc is due, the stored one was swept")
 	require.Len(t, a.announcements(), 1)
 	require.Len(t, b.announcements(), 1)
@@ -368,21 +378,21 @@ func TestChangeStoreErrors(t *testing.T) {
 	ctx := t.Context()
 	f := newFakeStore(doc{ID: "d", Version: 1})
 	a := newProcess(f)
-	_, err := a.saver.Change(ctx, "missing", add("x"))
+	_, err := a.change(ctx, "missing", add("x"))
 	require.ErrorIs(t, err, errNotFound)
 
 	f.set(func(f *fakeStore) { f.loadErr = errDown })
-	_, err = a.saver.Change(ctx, "d", add("x"))
+	_, err = a.change(ctx, "d", add("x"))
 	require.ErrorIs(t, err, errDown)
 
-	_, err = a.saver.Change(ctx, "d", add("x"))
+	_, err = a.change(ctx, "d", add("x"))
 	require.NoError(t, err)
 	a.trips()
 	f.set(func(f *fakeStore) { f.saveErr = errDown })
-	_, err = a.saver.Change(ctx, "d", add("y"))
+	_, err = a.change(ctx, "d", add("y"))
 	require.ErrorIs(t, err, errDown)
 	a.requireTrips(t, 0, 1)
-	_, err = a.saver.Change(ctx, "d", add("y"))
+	_, err = a.change(ctx, "d", add("y"))
 	require.NoError(t, err)
 	a.requireTrips(t, 1, 1, "the failed save forgot the remembered doc")
 	require.Len(t, a.announcements(), 2)
@@ -397,7 +407,7 @@ func TestChangeStopsWhenTheContextEnds(t *testing.T) {
 	a := newProcess(f)
 	c, cancel := context.WithCancel(ctx)
 	cancel()
-	_, err := a.saver.Change(c, "d", add("x"))
+	_, err := a.change(c, "d", add("x"))
 	require.ErrorIs(t, err, context.Canceled)
 	require.Empty(t, a.announcements())
 	require.NotContains(t, f.stored(t, "d").Items, "x")
@@ -417,7 +427,7 @@ func TestAt(t *testing.T) {
 	loads, _ := a.trips()
 	require.Zero(t, loads)
 
-	_, err = b.saver.Change(ctx, "d", add("b"))
+	_, err = b.change(ctx, "d", add("b"))
 	require.NoError(t, err)
 	for range 2 {
 		got, err = a.saver.At(ctx, "d", 2)
@@ -450,7 +460,7 @@ func TestChangeRacingProcesses(t *testing.T) {
 				defer wg.Done()
 				for i := range changes {
 					item := fmt.Sprint(w, "-", i)
-					if _, err := ps[(w+i)%procs].saver.Change(ctx, "d", addOnce(item)); err != nil {
+					if _, err := ps[(w+i)%procs].change(ctx, "d", addOnce(item)); err != nil {
 						t.Error(err)
 					}
 				}
