@@ -54,9 +54,15 @@ func NewStores(backend string, m *Metrics, tp trace.TracerProvider) Stores {
 	return Stores{o: o}
 }
 
-// Slots wraps s.
+// Slots wraps s. With metrics, the wrapped store is also the one whose
+// job queue agora_job_seats_open counts for this backend at each scrape
+// (the last one wrapped, when a backend's slots store is wrapped twice).
 func (w Stores) Slots(s slots.Store) slots.Store {
-	return slotsStore{next: s, o: w.o, ops: w.o.bind(slotsOps)}
+	ws := slotsStore{next: s, o: w.o, ops: w.o.bind(slotsOps)}
+	if w.o.m != nil {
+		w.o.m.openSeats.watch(w.o.backend, ws)
+	}
+	return ws
 }
 
 // Identity wraps s.
