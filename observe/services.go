@@ -47,7 +47,10 @@ func NewServices(m *Metrics, tp trace.TracerProvider) *Services {
 }
 
 // Call implements the domains' Observer.Call: a span named op, under the
-// request's.
+// request's. The domains' Observer hands the call's error to no one, so
+// the span learns of a failure from the store calls under it: one that
+// found its store unavailable or failing marks it (Stores, call.fail),
+// and a client's error leaves it unset.
 func (o *Services) Call(ctx context.Context, op string) (context.Context, func()) {
 	if o.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nothing

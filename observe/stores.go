@@ -30,7 +30,9 @@ const tracerName = "github.com/agorahq/agora/observe"
 // span named "store.<Operation>" under the request's (its attributes the
 // backend, the operation and the result class, never a value) when the
 // call's context holds a recording span — a sweeper's calls, outside any
-// request, start no trace of their own every second — and, for the
+// request, start no trace of their own every second; a call that fails on
+// the server's side marks its span and the service call's above it as
+// errors — and, for the
 // job queue, counts seats taken and done, races lost and batch sizes. A
 // wrapped store behaves exactly as the store it wraps: same results, same
 // errors.
@@ -173,17 +175,21 @@ func (o *observer) bind(names []string) []opStat {
 
 // call is one store call in progress.
 type call struct {
-	o     *observer
-	op    *opStat
-	span  trace.Span // nil: not traced
-	start time.Time
+	o      *observer
+	op     *opStat
+	span   trace.Span // nil: not traced
+	parent trace.Span // the span the call is under, when traced
+	start  time.Time
 }
 
 func (o *observer) start(ctx context.Context, op *opStat) (context.Context, call) {
 	c := call{o: o, op: op}
-	if o.tracer != nil && trace.SpanFromContext(ctx).IsRecording() {
-		ctx, c.span = o.tracer.Start(ctx, op.span, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(attribute.String("agora.store.backend", o.backend), attribute.String("agora.store.operation", op.name)))
+	if o.tracer != nil {
+		if parent := trace.SpanFromContext(ctx); parent.IsRecording() {
+			c.parent = parent
+			ctx, c.span = o.tracer.Start(ctx, op.span, trace.WithSpanKind(trace.SpanKindClient),
+				trace.WithAttributes(attribute.String("agora.store.backend", o.backend), attribute.String("agora.store.operation", op.name)))
+		}
 	}
 	if o.m != nil {
 		c.start = time.Now()
@@ -210,10 +216,34 @@ func (c call) end(err error) {
 			}
 			c.span.SetAttributes(attribute.String("agora.store.result", res))
 			if res == "unavailable" || res == "error" {
-				c.span.SetStatus(codes.Error, res) // the message may hold values: left out
+				c.fail(res)
 			}
 		}
 		c.span.End()
+	}
+}
+
+// storeFailure is a failed store call as a span records it: the operation
+// and the result class, never the error's message, which may hold values
+// (a statement's, a key's).
+type storeFailure struct{ op, result string }
+
+func (f storeFailure) Error() string { return f.op + ": " + f.result }
+
+// fail marks the store call's span, and the service call's span it runs
+// under, as failed: status Error and an exception event, both naming the
+// operation and the result class. The parent is marked only when it is an
+// internal span (a service call's, observe.Services): a server span's
+// status is the HTTP handler's to set from the answer's code, and a client
+// error (not_found, conflict, …) never comes here, so, as OpenTelemetry's
+// conventions have it for a server's 4xx, it is no span error.
+func (c call) fail(res string) {
+	f := storeFailure{op: c.op.span, result: res}
+	c.span.SetStatus(codes.Error, f.Error())
+	c.span.RecordError(f)
+	if k, ok := c.parent.(interface{ SpanKind() trace.SpanKind }); ok && k.SpanKind() == trace.SpanKindInternal {
+		c.parent.SetStatus(codes.Error, f.Error())
+		c.parent.RecordError(f)
 	}
 }
 
