@@ -44,7 +44,7 @@ type Stores struct {
 // postgres, redis), recording on m when it is not nil and starting spans
 // from tp when it is not nil.
 func NewStores(backend string, m *Metrics, tp trace.TracerProvider) Stores {
-	o := &observer{backend: backend, m: m}
+	o := &observer{backend: backend, m: m, base: time.Now()}
 	if tp != nil {
 		o.tracer = tp.Tracer(tracerName)
 	}
@@ -141,6 +141,9 @@ type observer struct {
 	tracer            trace.Tracer // nil: no spans
 	taken, done, lost prometheus.Counter
 	runs              sync.Map // agent-chat conversation ID -> time.Time its run started
+	// base anchors the calls' clock: time.Since(base) reads the monotonic
+	// clock alone, where time.Now reads the wall clock too.
+	base time.Time
 }
 
 // opStat is one operation's span name and, with metrics, its
@@ -148,8 +151,11 @@ type observer struct {
 type opStat struct {
 	name string
 	span string
-	ok   prometheus.Counter
-	took prometheus.Observer
+	// spanOpts start the operation's span: its kind and constant
+	// attributes, made once rather than per call.
+	spanOpts []trace.SpanStartOption
+	ok       prometheus.Counter
+	took     prometheus.Observer
 	// batch observes the item count of a batched job-queue call.
 	batch prometheus.Observer
 }
@@ -161,7 +167,8 @@ var batched = map[string]bool{"TakeNextSlots": true, "FinishSlots": true, "Finis
 func (o *observer) bind(names []string) []opStat {
 	ops := make([]opStat, len(names))
 	for i, n := range names {
-		ops[i] = opStat{name: n, span: "store." + n}
+		ops[i] = opStat{name: n, span: "store." + n, spanOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(attribute.String("agora.store.backend", o.backend), attribute.String("agora.store.operation", n))}}
 		if o.m != nil {
 			ops[i].ok = o.m.storeCalls.WithLabelValues(o.backend, n, "ok")
 			ops[i].took = o.m.storeDuration.WithLabelValues(o.backend, n)
@@ -177,9 +184,9 @@ func (o *observer) bind(names []string) []opStat {
 type call struct {
 	o      *observer
 	op     *opStat
-	span   trace.Span // nil: not traced
-	parent trace.Span // the span the call is under, when traced
-	start  time.Time
+	span   trace.Span    // nil: not traced
+	parent trace.Span    // the span the call is under, when traced
+	start  time.Duration // since o.base
 }
 
 func (o *observer) start(ctx context.Context, op *opStat) (context.Context, call) {
@@ -187,12 +194,11 @@ func (o *observer) start(ctx context.Context, op *opStat) (context.Context, call
 	if o.tracer != nil {
 		if parent := trace.SpanFromContext(ctx); parent.IsRecording() {
 			c.parent = parent
-			ctx, c.span = o.tracer.Start(ctx, op.span, trace.WithSpanKind(trace.SpanKindClient),
-				trace.WithAttributes(attribute.String("agora.store.backend", o.backend), attribute.String("agora.store.operation", op.name)))
+			ctx, c.span = o.tracer.Start(ctx, op.span, op.spanOpts...)
 		}
 	}
 	if o.m != nil {
-		c.start = time.Now()
+		c.start = time.Since(o.base)
 	}
 	return ctx, c
 }
@@ -201,7 +207,7 @@ func (o *observer) start(ctx context.Context, op *opStat) (context.Context, call
 func (c call) end(err error) {
 	res := ""
 	if c.o.m != nil {
-		c.op.took.Observe(time.Since(c.start).Seconds())
+		c.op.took.Observe((time.Since(c.o.base) - c.start).Seconds())
 		if err == nil {
 			c.op.ok.Inc()
 		} else {
