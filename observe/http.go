@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -60,7 +61,7 @@ type HTTPOptions struct {
 // of the ServeMux next routed it by, else "unmatched": never the raw path,
 // whose IDs would make a metric's labels unbounded.
 func Handler(next http.Handler, o HTTPOptions) http.Handler {
-	h := &handler{next: next, o: o, prefix: newIDPrefix()}
+	h := &handler{next: next, o: o, prefix: newIDPrefix(), base: time.Now()}
 	if o.Metrics != nil {
 		h.series = newHTTPSeries(o.Metrics)
 	}
@@ -80,6 +81,9 @@ type handler struct {
 	prefix     string        // of generated request IDs: random per handler
 	seq        atomic.Uint64 // of generated request IDs
 	lines      atomic.Uint64 // sampling counter
+	// base anchors the requests' clock: time.Since(base) reads the
+	// monotonic clock alone, where time.Now reads the wall clock too.
+	base time.Time
 }
 
 // newIDPrefix returns 8 random hex digits.
@@ -89,15 +93,21 @@ func newIDPrefix() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (h *handler) requestID(r *http.Request) string {
+// requestID returns the request's ID: the one it was sent with, or a new
+// one written into buf, which holds it from then on (never written again):
+// the prefix, a dash and the sequence number in base 36, at most 8+1+13
+// bytes, as a string that shares buf's memory rather than copying it.
+func (h *handler) requestID(r *http.Request, buf *[idLen]byte) string {
 	if id := r.Header.Get(RequestIDHeader); validRequestID(id) {
 		return id
 	}
-	// One allocation: the prefix, a dash and the sequence number in base 36.
-	var b [32]byte
-	id := append(append(append(b[:0], h.prefix...), '-'), strconv.FormatUint(h.seq.Add(1), 36)...)
-	return string(id)
+	id := strconv.AppendUint(append(append(buf[:0], h.prefix...), '-'), h.seq.Add(1), 36)
+	return unsafe.String(&buf[0], len(id))
 }
+
+// idLen bounds a generated request ID: 8 hex digits, a dash, and a uint64
+// in base 36 (13 digits).
+const idLen = 8 + 1 + 13
 
 // validRequestID allows 1 to 128 printable ASCII characters without
 // spaces: what can go into a log line and a header as it is.
@@ -114,12 +124,12 @@ func validRequestID(id string) bool {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
+	start := time.Since(h.base)
 	outer := r.Context()
-	id := h.requestID(r)
-	// One allocation holds the recorder, the request ID's header value and
-	// the context carrying what the handlers report.
+	// One allocation holds the recorder, the request ID and its header
+	// value, and the context carrying what the handlers report.
 	rec := &recorder{ResponseWriter: w, h: h, outer: outer, start: start}
+	id := h.requestID(r, &rec.idBuf)
 	rec.idHeader[0] = id
 	w.Header()[RequestIDHeader] = rec.idHeader[:] // RequestIDHeader is canonical
 	info := &rec.scope.Info
@@ -127,7 +137,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.scope.Context = outer
 	var span trace.Span
 	if h.tracer != nil {
-		ctx := h.propagator.Extract(outer, propagation.HeaderCarrier(r.Header))
+		ctx := outer
+		// The propagators look their headers up by a name they
+		// canonicalise anew each time (an allocation each): skipped when
+		// the request sent neither, as most do.
+		if len(r.Header["Traceparent"]) > 0 || len(r.Header["Baggage"]) > 0 {
+			ctx = h.propagator.Extract(outer, propagation.HeaderCarrier(r.Header))
+		}
 		rec.scope.Context, span = h.tracer.Start(ctx, "http", serverSpan...)
 	}
 	ctx := context.Context(&rec.scope)
@@ -148,17 +164,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	route := rec.route()
-	took := time.Since(start)
+	took := time.Since(h.base) - start
 	if h.series != nil {
 		h.series.observe(route, r.Method, status, took, rec.stream)
 	}
 	if span != nil && span.IsRecording() {
-		span.SetName(r.Method + " " + strings.TrimPrefix(route, r.Method+" "))
-		span.SetAttributes(attribute.String("http.request.method", r.Method), attribute.String("http.route", route),
-			attribute.Int("http.response.status_code", status))
+		span.SetName(spanName(r.Method, route))
+		// One SetAttributes: the span grows its list once.
+		kvs := [4]attribute.KeyValue{attribute.String("http.request.method", r.Method), attribute.String("http.route", route),
+			attribute.Int("http.response.status_code", status)}
+		n := 3
 		if info.KeyID != "" {
-			span.SetAttributes(attribute.String("agora.key_id", info.KeyID))
+			kvs[n] = attribute.String("agora.key_id", info.KeyID)
+			n++
 		}
+		span.SetAttributes(kvs[:n]...)
 		if status >= 500 {
 			span.SetStatus(codes.Error, "")
 		}
@@ -205,6 +225,15 @@ func (h *handler) log(ctx context.Context, level slog.Level, msg string, r *http
 	h.o.Log.LogAttrs(ctx, level, msg, attrs...)
 }
 
+// spanName is the request span's name, "METHOD pattern": the route
+// itself when it starts with the method already, as httpapi's do.
+func spanName(method, route string) string {
+	if rest, ok := strings.CutPrefix(route, method); ok && strings.HasPrefix(rest, " ") {
+		return route
+	}
+	return method + " " + route
+}
+
 // serverSpan is the request span's start option, made once.
 var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 
@@ -231,13 +260,14 @@ type recorder struct {
 	outer  context.Context // the request's own, without the request ID
 	r      *http.Request
 	scope  httpjson.Scope // the request's context: outer, the span, the RequestInfo
-	start  time.Time
+	start  time.Duration  // since h.base
 	status int
 	bytes  int64
 	stream bool
 	// idHeader is the X-Request-Id header's value, kept here so that
-	// setting it allocates nothing more.
+	// setting it allocates nothing more; idBuf holds a generated ID's bytes.
 	idHeader [1]string
+	idBuf    [idLen]byte
 }
 
 func (rec *recorder) route() string {
@@ -261,7 +291,7 @@ func (rec *recorder) WriteHeader(status int) {
 				rec.h.o.Metrics.streamsOpen.Inc()
 			}
 			if rec.h.o.Log != nil {
-				rec.h.log(rec.outer, rec.h.o.Level, "stream start", rec.r, rec, rec.route(), status, time.Since(rec.start))
+				rec.h.log(rec.outer, rec.h.o.Level, "stream start", rec.r, rec, rec.route(), status, time.Since(rec.h.base)-rec.start)
 			}
 		}
 	}

@@ -19,6 +19,7 @@ type Metrics struct {
 	seatsDone     *prometheus.CounterVec   // backend
 	racesLost     *prometheus.CounterVec   // backend
 	batchSize     *prometheus.HistogramVec // backend, operation
+	openSeats     *openSeats               // backend, counted at scrape time
 	resyncs       *prometheus.CounterVec   // backend
 	prompts       *prometheus.CounterVec   // backend, status
 	chatRuns      *prometheus.CounterVec   // backend, status
@@ -99,6 +100,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "How long an agent-chat run lasted, from running to the status it ended with (idle, error, cancelled), by backend.",
 			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600},
 		}, []string{"backend", "status"}),
+		openSeats: newOpenSeats(),
 		layersAdvanced: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "agora_prism_layers_advanced_total",
 			Help: "Prism pipeline layers finished: the pipeline moved on to its next layer or, after its last, completed.",
@@ -121,7 +123,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}),
 	}
 	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.streamsOpen, m.storeCalls,
-		m.storeDuration, m.seatsTaken, m.seatsDone, m.racesLost, m.batchSize, m.resyncs, m.prompts, m.chatRuns, m.chatRunTime,
+		m.storeDuration, m.seatsTaken, m.seatsDone, m.racesLost, m.batchSize, m.openSeats, m.resyncs, m.prompts, m.chatRuns, m.chatRunTime,
 		m.layersAdvanced, m.flagsRaised, m.arenaActions, m.arenaGames, m.longPolls} {
 		if err := reg.Register(c); err != nil {
 			return nil, errors.Join(errors.New("observe: registering metrics"), err)

@@ -50,6 +50,14 @@ func series(t *testing.T, reg *prometheus.Registry, name string, labels map[stri
 	return nil
 }
 
+// gauge is the gauge's value in reg, failing when the series is missing.
+func gauge(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	m := series(t, reg, name, labels)
+	require.NotNil(t, m, "%s%v", name, labels)
+	return m.GetGauge().GetValue()
+}
+
 func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
 	m := series(t, reg, name, labels)
@@ -78,9 +86,12 @@ func TestJobQueueCountersOnEveryBackend(t *testing.T) {
 		seats, err := svc.Slots(ctx, claim.ID)
 		require.NoError(t, err)
 		require.Len(t, seats, 2)
+		bk := map[string]string{"backend": backend}
+		require.Equal(t, 2.0, gauge(t, reg, "agora_job_seats_open", bk), "both seats wait in the queue")
 
 		_, err = svc.Take(identity.WithKey(ctx, a), claim.ID, seats[0].ID) // taken
 		require.NoError(t, err)
+		require.Equal(t, 1.0, gauge(t, reg, "agora_job_seats_open", bk))
 		_, err = svc.Take(identity.WithKey(ctx, b), claim.ID, seats[0].ID) // a race lost
 		require.ErrorIs(t, err, slots.ErrSlotTaken)
 		_, err = svc.Done(identity.WithKey(ctx, a), claim.ID, seats[0].ID) // done, a batch of one
@@ -92,7 +103,7 @@ func TestJobQueueCountersOnEveryBackend(t *testing.T) {
 		_, err = svc.Claim(ctx, "nope")
 		require.ErrorIs(t, err, store.ErrNotFound)
 
-		bk := map[string]string{"backend": backend}
+		require.Equal(t, 0.0, gauge(t, reg, "agora_job_seats_open", bk), "none left")
 		require.Equal(t, 2.0, counter(t, reg, "agora_job_seats_taken_total", bk))
 		require.Equal(t, 2.0, counter(t, reg, "agora_job_seats_done_total", bk))
 		require.Equal(t, 1.0, counter(t, reg, "agora_job_races_lost_total", bk))
@@ -103,6 +114,7 @@ func TestJobQueueCountersOnEveryBackend(t *testing.T) {
 		require.Equal(t, 1.0, call("TakeSlot", "conflict"))
 		require.Equal(t, 1.0, call("GetClaim", "not_found"))
 		require.Equal(t, 1.0, call("CreateClaim", "ok"))
+		require.GreaterOrEqual(t, call("CountOpenSlots", "ok"), 3.0, "each scrape (each read here) counts once")
 		for _, op := range []string{"FinishSlots", "TakeNextSlots", "FinishAndTakeNextSlots"} {
 			h := series(t, reg, "agora_job_batch_size", map[string]string{"backend": backend, "operation": op})
 			require.NotNil(t, h, op)
@@ -122,6 +134,14 @@ func TestUnavailableCounted(t *testing.T) {
 	require.Equal(t, 503, w.Code)
 	require.Equal(t, 1.0, counter(t, reg, "agora_store_calls_total", map[string]string{"backend": "memory", "operation": "GetClaim", "result": "unavailable"}))
 	require.Equal(t, 1.0, counter(t, reg, "agora_http_requests_total", map[string]string{"route": "GET /api/v1/claims/{claimId}", "method": "GET", "code": "503"}))
+
+	// The open seats cannot be counted either: the scrape still answers,
+	// without that series, and the failed count is a store call counted.
+	w = do(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), "GET", "/metrics", "")
+	require.Equal(t, 200, w.Code)
+	require.Contains(t, w.Body.String(), "agora_store_calls_total")
+	require.NotContains(t, w.Body.String(), "agora_job_seats_open")
+	require.Contains(t, w.Body.String(), `agora_store_calls_total{backend="memory",operation="CountOpenSlots",result="unavailable"}`)
 }
 
 // TestMadeUpMethodsShareALabel: a request with a method HTTP does not
@@ -166,6 +186,7 @@ func TestScrapePassesPromtool(t *testing.T) {
 	require.Equal(t, 200, w.Code)
 	scrape := bytes.NewBuffer(w.Body.Bytes())
 	require.Contains(t, scrape.String(), `route="unmatched"`)
+	require.Contains(t, scrape.String(), `agora_job_seats_open{backend="memory"} 0`)
 	cmd := exec.Command(promtool, "check", "metrics")
 	cmd.Stdin = scrape
 	out, err := cmd.CombinedOutput()
@@ -251,7 +272,7 @@ func TestEveryMetricDocumented(t *testing.T) {
 			n++
 		}
 	}
-	require.Equal(t, 18, n)
+	require.Equal(t, 19, n)
 }
 
 // newMetrics returns Agora's metrics on a fresh registry.

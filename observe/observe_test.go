@@ -26,12 +26,17 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 
 const adminKey = "admin-test"
 
-// downStore is a memory store whose claims cannot be read: GetClaim is
-// ErrUnavailable, as a database that is down answers.
+// downStore is a memory store whose claims and job queue cannot be read:
+// GetClaim and CountOpenSlots are ErrUnavailable, as a database that is
+// down answers.
 type downStore struct{ *memstore.Store }
 
 func (downStore) GetClaim(context.Context, string) (slots.Claim, error) {
 	return slots.Claim{}, store.Errorf(store.ErrUnavailable, "unavailable", "dial tcp 10.0.0.9:5432: connection refused")
+}
+
+func (downStore) CountOpenSlots(context.Context) (int, error) {
+	return 0, store.Errorf(store.ErrUnavailable, "unavailable", "dial tcp 10.0.0.9:5432: connection refused")
 }
 
 // server is the /api/v1 routes on st behind Handler, logging JSON lines
@@ -181,7 +186,7 @@ func TestStreamLogsStartAndEnd(t *testing.T) {
 	mux.HandleFunc("GET /events/{id}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
-		openDuring = gauge(t, reg, "agora_http_streams_open")
+		openDuring = gauge(t, reg, "agora_http_streams_open", nil)
 		_, _ = w.Write([]byte("data: x\n\n"))
 		require.NoError(t, http.NewResponseController(w).Flush())
 	})
@@ -194,19 +199,5 @@ func TestStreamLogsStartAndEnd(t *testing.T) {
 	require.Equal(t, "GET /events/{id}", ls[1]["route"])
 	require.Equal(t, ls[0]["request_id"], ls[1]["request_id"])
 	require.Equal(t, 1.0, openDuring)
-	require.Equal(t, 0.0, gauge(t, reg, "agora_http_streams_open"))
-}
-
-// gauge returns the value of the unlabelled gauge name in reg.
-func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			return mf.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	t.Fatalf("no metric %s", name)
-	return 0
+	require.Equal(t, 0.0, gauge(t, reg, "agora_http_streams_open", nil))
 }

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -25,6 +26,9 @@ import (
 type Services struct {
 	m      *Metrics     // nil: no metrics
 	tracer trace.Tracer // nil: no spans
+	// opts holds each operation's span start options (its attribute),
+	// made at its first call: a []trace.SpanStartOption by op name.
+	opts sync.Map
 }
 
 var (
@@ -47,13 +51,26 @@ func NewServices(m *Metrics, tp trace.TracerProvider) *Services {
 }
 
 // Call implements the domains' Observer.Call: a span named op, under the
-// request's.
+// request's. The domains' Observer hands the call's error to no one, so
+// the span learns of a failure from the store calls under it: one that
+// found its store unavailable or failing marks it (Stores, call.fail),
+// and a client's error leaves it unset.
 func (o *Services) Call(ctx context.Context, op string) (context.Context, func()) {
 	if o.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, nothing
 	}
-	ctx, span := o.tracer.Start(ctx, op, trace.WithAttributes(attribute.String("agora.service.operation", op)))
+	ctx, span := o.tracer.Start(ctx, op, o.spanOpts(op)...)
 	return ctx, func() { span.End() }
+}
+
+// spanOpts returns op's span start options, made once per operation: the
+// set of operations is the services' methods, bounded.
+func (o *Services) spanOpts(op string) []trace.SpanStartOption {
+	if v, ok := o.opts.Load(op); ok {
+		return v.([]trace.SpanStartOption)
+	}
+	v, _ := o.opts.LoadOrStore(op, []trace.SpanStartOption{trace.WithAttributes(attribute.String("agora.service.operation", op))})
+	return v.([]trace.SpanStartOption)
 }
 
 func nothing() {}

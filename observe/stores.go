@@ -30,7 +30,9 @@ const tracerName = "github.com/agorahq/agora/observe"
 // span named "store.<Operation>" under the request's (its attributes the
 // backend, the operation and the result class, never a value) when the
 // call's context holds a recording span — a sweeper's calls, outside any
-// request, start no trace of their own every second — and, for the
+// request, start no trace of their own every second; a call that fails on
+// the server's side marks its span and the service call's above it as
+// errors — and, for the
 // job queue, counts seats taken and done, races lost and batch sizes. A
 // wrapped store behaves exactly as the store it wraps: same results, same
 // errors.
@@ -42,7 +44,7 @@ type Stores struct {
 // postgres, redis), recording on m when it is not nil and starting spans
 // from tp when it is not nil.
 func NewStores(backend string, m *Metrics, tp trace.TracerProvider) Stores {
-	o := &observer{backend: backend, m: m}
+	o := &observer{backend: backend, m: m, base: time.Now()}
 	if tp != nil {
 		o.tracer = tp.Tracer(tracerName)
 	}
@@ -54,9 +56,15 @@ func NewStores(backend string, m *Metrics, tp trace.TracerProvider) Stores {
 	return Stores{o: o}
 }
 
-// Slots wraps s.
+// Slots wraps s. With metrics, the wrapped store is also the one whose
+// job queue agora_job_seats_open counts for this backend at each scrape
+// (the last one wrapped, when a backend's slots store is wrapped twice).
 func (w Stores) Slots(s slots.Store) slots.Store {
-	return slotsStore{next: s, o: w.o, ops: w.o.bind(slotsOps)}
+	ws := slotsStore{next: s, o: w.o, ops: w.o.bind(slotsOps)}
+	if w.o.m != nil {
+		w.o.m.openSeats.watch(w.o.backend, ws)
+	}
+	return ws
 }
 
 // Identity wraps s.
@@ -133,6 +141,9 @@ type observer struct {
 	tracer            trace.Tracer // nil: no spans
 	taken, done, lost prometheus.Counter
 	runs              sync.Map // agent-chat conversation ID -> time.Time its run started
+	// base anchors the calls' clock: time.Since(base) reads the monotonic
+	// clock alone, where time.Now reads the wall clock too.
+	base time.Time
 }
 
 // opStat is one operation's span name and, with metrics, its
@@ -140,8 +151,11 @@ type observer struct {
 type opStat struct {
 	name string
 	span string
-	ok   prometheus.Counter
-	took prometheus.Observer
+	// spanOpts start the operation's span: its kind and constant
+	// attributes, made once rather than per call.
+	spanOpts []trace.SpanStartOption
+	ok       prometheus.Counter
+	took     prometheus.Observer
 	// batch observes the item count of a batched job-queue call.
 	batch prometheus.Observer
 }
@@ -153,7 +167,8 @@ var batched = map[string]bool{"TakeNextSlots": true, "FinishSlots": true, "Finis
 func (o *observer) bind(names []string) []opStat {
 	ops := make([]opStat, len(names))
 	for i, n := range names {
-		ops[i] = opStat{name: n, span: "store." + n}
+		ops[i] = opStat{name: n, span: "store." + n, spanOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(attribute.String("agora.store.backend", o.backend), attribute.String("agora.store.operation", n))}}
 		if o.m != nil {
 			ops[i].ok = o.m.storeCalls.WithLabelValues(o.backend, n, "ok")
 			ops[i].took = o.m.storeDuration.WithLabelValues(o.backend, n)
@@ -167,20 +182,23 @@ func (o *observer) bind(names []string) []opStat {
 
 // call is one store call in progress.
 type call struct {
-	o     *observer
-	op    *opStat
-	span  trace.Span // nil: not traced
-	start time.Time
+	o      *observer
+	op     *opStat
+	span   trace.Span    // nil: not traced
+	parent trace.Span    // the span the call is under, when traced
+	start  time.Duration // since o.base
 }
 
 func (o *observer) start(ctx context.Context, op *opStat) (context.Context, call) {
 	c := call{o: o, op: op}
-	if o.tracer != nil && trace.SpanFromContext(ctx).IsRecording() {
-		ctx, c.span = o.tracer.Start(ctx, op.span, trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithAttributes(attribute.String("agora.store.backend", o.backend), attribute.String("agora.store.operation", op.name)))
+	if o.tracer != nil {
+		if parent := trace.SpanFromContext(ctx); parent.IsRecording() {
+			c.parent = parent
+			ctx, c.span = o.tracer.Start(ctx, op.span, op.spanOpts...)
+		}
 	}
 	if o.m != nil {
-		c.start = time.Now()
+		c.start = time.Since(o.base)
 	}
 	return ctx, c
 }
@@ -189,7 +207,7 @@ func (o *observer) start(ctx context.Context, op *opStat) (context.Context, call
 func (c call) end(err error) {
 	res := ""
 	if c.o.m != nil {
-		c.op.took.Observe(time.Since(c.start).Seconds())
+		c.op.took.Observe((time.Since(c.o.base) - c.start).Seconds())
 		if err == nil {
 			c.op.ok.Inc()
 		} else {
@@ -204,10 +222,34 @@ func (c call) end(err error) {
 			}
 			c.span.SetAttributes(attribute.String("agora.store.result", res))
 			if res == "unavailable" || res == "error" {
-				c.span.SetStatus(codes.Error, res) // the message may hold values: left out
+				c.fail(res)
 			}
 		}
 		c.span.End()
+	}
+}
+
+// storeFailure is a failed store call as a span records it: the operation
+// and the result class, never the error's message, which may hold values
+// (a statement's, a key's).
+type storeFailure struct{ op, result string }
+
+func (f storeFailure) Error() string { return f.op + ": " + f.result }
+
+// fail marks the store call's span, and the service call's span it runs
+// under, as failed: status Error and an exception event, both naming the
+// operation and the result class. The parent is marked only when it is an
+// internal span (a service call's, observe.Services): a server span's
+// status is the HTTP handler's to set from the answer's code, and a client
+// error (not_found, conflict, …) never comes here, so, as OpenTelemetry's
+// conventions have it for a server's 4xx, it is no span error.
+func (c call) fail(res string) {
+	f := storeFailure{op: c.op.span, result: res}
+	c.span.SetStatus(codes.Error, f.Error())
+	c.span.RecordError(f)
+	if k, ok := c.parent.(interface{ SpanKind() trace.SpanKind }); ok && k.SpanKind() == trace.SpanKindInternal {
+		c.parent.SetStatus(codes.Error, f.Error())
+		c.parent.RecordError(f)
 	}
 }
 

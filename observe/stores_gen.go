@@ -18,6 +18,7 @@ import (
 var slotsOps = []string{
 	"AddComment",
 	"Balance",
+	"CountOpenSlots",
 	"CreateClaim",
 	"FinishAndTakeNextSlots",
 	"FinishSlot",
@@ -38,21 +39,22 @@ var slotsOps = []string{
 const (
 	opSlotsAddComment             = 0
 	opSlotsBalance                = 1
-	opSlotsCreateClaim            = 2
-	opSlotsFinishAndTakeNextSlots = 3
-	opSlotsFinishSlot             = 4
-	opSlotsFinishSlots            = 5
-	opSlotsGetClaim               = 6
-	opSlotsListClaims             = 7
-	opSlotsListComments           = 8
-	opSlotsListSlots              = 9
-	opSlotsNextOpenSlot           = 10
-	opSlotsPickClaim              = 11
-	opSlotsReleaseExpiredSlots    = 12
-	opSlotsReplaceOpenSlots       = 13
-	opSlotsTakeNextSlot           = 14
-	opSlotsTakeNextSlots          = 15
-	opSlotsTakeSlot               = 16
+	opSlotsCountOpenSlots         = 2
+	opSlotsCreateClaim            = 3
+	opSlotsFinishAndTakeNextSlots = 4
+	opSlotsFinishSlot             = 5
+	opSlotsFinishSlots            = 6
+	opSlotsGetClaim               = 7
+	opSlotsListClaims             = 8
+	opSlotsListComments           = 9
+	opSlotsListSlots              = 10
+	opSlotsNextOpenSlot           = 11
+	opSlotsPickClaim              = 12
+	opSlotsReleaseExpiredSlots    = 13
+	opSlotsReplaceOpenSlots       = 14
+	opSlotsTakeNextSlot           = 15
+	opSlotsTakeNextSlots          = 16
+	opSlotsTakeSlot               = 17
 )
 
 // AddComment implements slots.Store.
@@ -67,6 +69,14 @@ func (s slotsStore) AddComment(ctx context.Context, a1 slots.Comment) error {
 func (s slotsStore) Balance(ctx context.Context, a1 string) (int64, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opSlotsBalance])
 	r0, err := s.next.Balance(ctx, a1)
+	c.end(err)
+	return r0, err
+}
+
+// CountOpenSlots implements slots.Store.
+func (s slotsStore) CountOpenSlots(ctx context.Context) (int, error) {
+	ctx, c := s.o.start(ctx, &s.ops[opSlotsCountOpenSlots])
+	r0, err := s.next.CountOpenSlots(ctx)
 	c.end(err)
 	return r0, err
 }

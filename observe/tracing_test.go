@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -16,6 +17,7 @@ import (
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/observe"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/memstore"
 )
 
@@ -133,4 +135,80 @@ func TestNoSpanOutsideATrace(t *testing.T) {
 	_, err := svc.Sweep(context.Background())
 	require.NoError(t, err)
 	require.Empty(t, exp.GetSpans())
+}
+
+// TestServiceSpanStatus: a service call's span is an error only when the
+// call failed on the server's side (its store unavailable or failing), with
+// an exception event naming the store operation and the result class and
+// no message; a success and a client's error (a claim not found, an
+// invalid claim) leave it unset, as a server span leaves a 4xx.
+func TestServiceSpanStatus(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	wrap := observe.NewStores("memory", nil, tp)
+	down := downStore{memstore.New()}
+	svc := slots.New(wrap.Slots(down), slots.WithObserver(observe.NewServices(nil, tp)))
+
+	// call runs fn under a request's span and returns the spans it ended,
+	// by name.
+	call := func(fn func(ctx context.Context) error) (map[string]tracetest.SpanStub, error) {
+		exp.Reset()
+		ctx, req := tp.Tracer("test").Start(context.Background(), "request", trace.WithSpanKind(trace.SpanKindServer))
+		err := fn(ctx)
+		req.End()
+		out := map[string]tracetest.SpanStub{}
+		for _, s := range exp.GetSpans() {
+			out[s.Name] = s
+		}
+		return out, err
+	}
+	unset := func(t *testing.T, s tracetest.SpanStub) {
+		t.Helper()
+		require.Equal(t, codes.Unset, s.Status.Code, s.Name)
+		require.Empty(t, s.Events, s.Name)
+	}
+
+	var claim slots.Claim
+	spans, err := call(func(ctx context.Context) (err error) {
+		claim, err = svc.CreateClaim(ctx, slots.NewClaim{Title: "t", Body: "b"})
+		return err
+	})
+	require.NoError(t, err)
+	unset(t, spans["slots.CreateClaim"])
+	unset(t, spans["store.CreateClaim"])
+
+	spans, err = call(func(ctx context.Context) error {
+		_, err := svc.CreateClaim(ctx, slots.NewClaim{})
+		return err
+	})
+	require.ErrorIs(t, err, store.ErrInvalid)
+	unset(t, spans["slots.CreateClaim"])
+
+	spans, err = call(func(ctx context.Context) error {
+		_, err := svc.Slots(ctx, "claim-missing")
+		return err
+	})
+	require.ErrorIs(t, err, store.ErrNotFound)
+	unset(t, spans["slots.Slots"])
+	unset(t, spans["store.ListSlots"])
+	require.Equal(t, "not_found", attrs(spans["store.ListSlots"].Attributes)["agora.store.result"])
+
+	spans, err = call(func(ctx context.Context) error {
+		_, err := svc.Claim(ctx, claim.ID)
+		return err
+	})
+	require.ErrorIs(t, err, store.ErrUnavailable)
+	for _, name := range []string{"slots.Claim", "store.GetClaim"} {
+		s, ok := spans[name]
+		require.True(t, ok, "%s: %v", name, spanNames(exp.GetSpans()))
+		require.Equal(t, codes.Error, s.Status.Code, name)
+		require.Equal(t, "store.GetClaim: unavailable", s.Status.Description, name)
+		require.Len(t, s.Events, 1, name)
+		ev := attrs(s.Events[0].Attributes)
+		require.Equal(t, "exception", s.Events[0].Name)
+		require.Equal(t, "store.GetClaim: unavailable", ev["exception.message"], "no message of the store's, which may hold values")
+	}
+	unset(t, spans["request"]) // a server span's status is the HTTP handler's to set
 }

@@ -110,6 +110,12 @@ type SlotStore interface {
 	// ReleaseExpiredSlots re-opens every taken slot whose lease expired at or
 	// before now, clearing its agent, and returns how many it re-opened.
 	ReleaseExpiredSlots(ctx context.Context, now int64) (int, error)
+	// CountOpenSlots returns how many slots the job queue holds now: open
+	// slots of claims with at least one draft comment, which NextOpenSlot
+	// with no filter could pick. It is read in one atomic step (one
+	// statement, command or lock) and is meant for a metrics scrape, not
+	// for a decision: the count may be stale by the time it is returned.
+	CountOpenSlots(ctx context.Context) (int, error)
 }
 
 // NextSlotParams filters NextOpenSlot. Empty Role, Domain and AgentKeyID do

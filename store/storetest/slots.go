@@ -87,6 +87,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 	runDoneBatches(t, newStores)
 	runSlotRules(t, newStores)
 	runClaimJob(t, newStores)
+	runCountOpenSlots(t, newStores)
 	t.Run("Claims", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
