@@ -128,7 +128,7 @@ func (s slotsStore) PickClaim(ctx context.Context, a1 slots.PickClaimParams) (sl
 }
 
 // ReleaseExpiredSlots implements slots.Store.
-func (s slotsStore) ReleaseExpiredSlots(ctx context.Context, a1 int64) (int, error) {
+func (s slotsStore) ReleaseExpiredSlots(ctx context.Context, a1 time.Time) (int, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opSlotsReleaseExpiredSlots])
 	r0, err := s.next.ReleaseExpiredSlots(ctx, a1)
 	c.end(err)
@@ -169,7 +169,7 @@ const (
 )
 
 // ApproveDeviceCode implements identity.Store.
-func (s identityStore) ApproveDeviceCode(ctx context.Context, a1 string, a2 string, a3 int64) (identity.DeviceCode, error) {
+func (s identityStore) ApproveDeviceCode(ctx context.Context, a1 string, a2 string, a3 time.Time) (identity.DeviceCode, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opIdentityApproveDeviceCode])
 	r0, err := s.next.ApproveDeviceCode(ctx, a1, a2, a3)
 	c.end(err)
@@ -177,7 +177,7 @@ func (s identityStore) ApproveDeviceCode(ctx context.Context, a1 string, a2 stri
 }
 
 // ConsumeDeviceCode implements identity.Store.
-func (s identityStore) ConsumeDeviceCode(ctx context.Context, a1 string, a2 int64) (identity.DeviceCode, error) {
+func (s identityStore) ConsumeDeviceCode(ctx context.Context, a1 string, a2 time.Time) (identity.DeviceCode, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opIdentityConsumeDeviceCode])
 	r0, err := s.next.ConsumeDeviceCode(ctx, a1, a2)
 	c.end(err)
@@ -225,7 +225,7 @@ func (s identityStore) ListKeys(ctx context.Context) ([]identity.Key, error) {
 }
 
 // RevokeKey implements identity.Store.
-func (s identityStore) RevokeKey(ctx context.Context, a1 string, a2 int64) error {
+func (s identityStore) RevokeKey(ctx context.Context, a1 string, a2 time.Time) error {
 	ctx, c := s.o.start(ctx, &s.ops[opIdentityRevokeKey])
 	err := s.next.RevokeKey(ctx, a1, a2)
 	c.end(err)

@@ -206,7 +206,7 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, Pi
 		return slots.Claim{}, Pipeline{}, err
 	}
 	e := s.env(ctx)
-	c.ID, c.CreatedAt = s.ids.New("claim"), e.now
+	c.ID, c.CreatedAt = s.ids.New("claim"), store.FromMillis(e.now)
 	p := newPipeline(c.ID, c.Domain, proto, e)
 	p.UpdatedAt = e.now
 	if err := s.store.CreateClaimPipeline(ctx, c, p); err != nil {

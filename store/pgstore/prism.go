@@ -11,6 +11,7 @@ import (
 
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 var _ prism.Store = (*Store)(nil)
@@ -89,7 +90,7 @@ func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.
 			INSERT INTO agora_pipelines (claim_id, version, doc, next_lease) SELECT id, $7, $8, $9 FROM claim RETURNING claim_id)
 		INSERT INTO agora_stage_work (slot_id, claim_id, role, layer, domain)
 		SELECT u.id, pipe.claim_id, u.role, u.layer, $13 FROM pipe, unnest($10::text[], $11::text[], $12::int[]) AS u (id, role, layer)`,
-		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt, sources, p.Version, doc, p.NextLease(), pq.Array(ids), pq.Array(roles), pq.Array(layers), p.Domain)
+		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, p.Version, doc, p.NextLease(), pq.Array(ids), pq.Array(roles), pq.Array(layers), p.Domain)
 	switch {
 	case isUniqueViolation(err, "agora_claims_pkey"):
 		return slots.ErrClaimExists

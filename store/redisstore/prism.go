@@ -13,6 +13,7 @@ import (
 
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 var _ prism.Store = (*Store)(nil)
@@ -93,7 +94,7 @@ func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.
 	if err != nil {
 		return err
 	}
-	args := append([]any{s.ns, c.ID, c.Title, c.Body, c.Domain, c.CreatedAt, sources, p.Version, doc, p.NextLease()}, openTriples(p)...)
+	args := append([]any{s.ns, c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, p.Version, doc, p.NextLease()}, openTriples(p)...)
 	err = claimPipelineCreateScript.Run(ctx, s.client,
 		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain), s.pipelineKey(c.ID)}, args...).Err()
 	return interpretError(ctx, err, nil)
