@@ -296,7 +296,7 @@ func (s prismStore) GetProtocol(ctx context.Context, a1 string) (prism.Protocol,
 }
 
 // LapsedPipelines implements prism.Store.
-func (s prismStore) LapsedPipelines(ctx context.Context, a1 int64) ([]string, error) {
+func (s prismStore) LapsedPipelines(ctx context.Context, a1 time.Time) ([]string, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opPrismLapsedPipelines])
 	r0, err := s.next.LapsedPipelines(ctx, a1)
 	c.end(err)
