@@ -89,7 +89,7 @@ func (a *slotsAPI) deviceCode(w http.ResponseWriter, r *http.Request) error {
 	page, complete := devicePage(r, login.UserCode)
 	httpjson.Write(w, http.StatusOK, wire.DeviceCodeResponse{DeviceCode: login.DeviceCode, UserCode: login.UserCode,
 		VerificationURI: page, VerificationURIComplete: complete,
-		ExpiresIn: int64(identity.DeviceCodeTTL / time.Second), Interval: identity.DevicePollInterval})
+		ExpiresIn: int64(identity.DeviceCodeTTL / time.Second), Interval: int(identity.DevicePollInterval / time.Second)})
 	return nil
 }
 

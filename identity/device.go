@@ -37,8 +37,8 @@ const (
 // poll.
 const DeviceCodeTTL = 15 * time.Minute
 
-// DevicePollInterval is how often a CLI should poll, in seconds.
-const DevicePollInterval = 5
+// DevicePollInterval is how often a CLI should poll.
+const DevicePollInterval = 5 * time.Second
 
 // DeviceCode is a device login as stored. ID is the hex SHA-256 of the
 // device code the CLI holds. A zero time is not set; the JSON carries the
