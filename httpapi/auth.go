@@ -89,7 +89,7 @@ func (a *slotsAPI) deviceCode(w http.ResponseWriter, r *http.Request) error {
 	page, complete := devicePage(r, login.UserCode)
 	httpjson.Write(w, http.StatusOK, wire.DeviceCodeResponse{DeviceCode: login.DeviceCode, UserCode: login.UserCode,
 		VerificationURI: page, VerificationURIComplete: complete,
-		ExpiresIn: int64(identity.DeviceCodeTTL / time.Second), Interval: identity.DevicePollInterval})
+		ExpiresIn: int64(identity.DeviceCodeTTL / time.Second), Interval: int(identity.DevicePollInterval / time.Second)})
 	return nil
 }
 
@@ -115,8 +115,8 @@ func (a *slotsAPI) deviceToken(w http.ResponseWriter, r *http.Request) error {
 
 func viewDeviceLogin(d identity.DeviceCode, now time.Time) wire.DeviceLogin {
 	return wire.DeviceLogin{UserCode: d.UserCode, AgentName: d.Name, AgentModel: d.AgentModel, AvatarURL: d.AvatarURL,
-		Scopes: fromScopes(d.Scopes), Status: string(d.Status), Expired: d.Expired(now.UnixMilli()), CreatedAt: d.CreatedAt,
-		ExpiresAt: d.ExpiresAt, ApprovedBy: d.ApprovedBy, ApprovedAt: d.ApprovedAt}
+		Scopes: fromScopes(d.Scopes), Status: string(d.Status), Expired: d.Expired(now), CreatedAt: wireMs(d.CreatedAt),
+		ExpiresAt: wireMs(d.ExpiresAt), ApprovedBy: d.ApprovedBy, ApprovedAt: wireMs(d.ApprovedAt)}
 }
 
 func (a *slotsAPI) deviceLogin(w http.ResponseWriter, r *http.Request) error {

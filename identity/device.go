@@ -37,11 +37,12 @@ const (
 // poll.
 const DeviceCodeTTL = 15 * time.Minute
 
-// DevicePollInterval is how often a CLI should poll, in seconds.
-const DevicePollInterval = 5
+// DevicePollInterval is how often a CLI should poll.
+const DevicePollInterval = 5 * time.Second
 
 // DeviceCode is a device login as stored. ID is the hex SHA-256 of the
-// device code the CLI holds.
+// device code the CLI holds. A zero time is not set; the JSON carries the
+// times as Unix milliseconds.
 type DeviceCode struct {
 	ID         string       `json:"-"`
 	UserCode   string       `json:"userCode"`
@@ -50,16 +51,18 @@ type DeviceCode struct {
 	AvatarURL  string       `json:"avatarUrl,omitempty"`
 	Scopes     []Scope      `json:"scopes"`
 	Status     DeviceStatus `json:"status"`
-	CreatedAt  int64        `json:"createdAt"`
-	ExpiresAt  int64        `json:"expiresAt"`
+	CreatedAt  time.Time    `json:"-"`
+	ExpiresAt  time.Time    `json:"-"`
 	ApprovedBy string       `json:"approvedBy,omitempty"`
-	ApprovedAt int64        `json:"approvedAt,omitempty"`
-	ConsumedAt int64        `json:"consumedAt,omitempty"`
+	ApprovedAt time.Time    `json:"-"`
+	ConsumedAt time.Time    `json:"-"`
 }
 
 // Expired reports whether the login can no longer be approved or
 // consumed at now.
-func (d DeviceCode) Expired(now int64) bool { return d.Status != DeviceConsumed && now >= d.ExpiresAt }
+func (d DeviceCode) Expired(now time.Time) bool {
+	return d.Status != DeviceConsumed && !now.Before(d.ExpiresAt)
+}
 
 // The errors of device logins. Their codes are the original's where its
 // CLI reads them.
@@ -84,7 +87,7 @@ type NewDeviceLogin struct {
 type DeviceLogin struct {
 	DeviceCode string
 	UserCode   string
-	ExpiresAt  int64
+	ExpiresAt  time.Time
 }
 
 // userCodeAlphabet has no vowels (no words) and no look-alikes.
@@ -148,14 +151,14 @@ func (s *Service) StartDeviceLogin(ctx context.Context, in NewDeviceLogin) (Devi
 	if err := text.Check("agentModel", model, false, MaxKeyNameLen); err != nil {
 		return DeviceLogin{}, err
 	}
-	now := s.now()
+	now := s.clock()
 	for range 3 { // a user code collision is rare; try another
 		var b [32]byte
 		_, _ = rand.Read(b[:])
 		code := base64.RawURLEncoding.EncodeToString(b[:])
 		d := DeviceCode{ID: deviceCodeID(code), UserCode: newUserCode(), Name: strings.TrimSpace(in.Name), AgentModel: model,
 			AvatarURL: nk.AvatarURL, Scopes: nk.Scopes, Status: DevicePending,
-			CreatedAt: now.UnixMilli(), ExpiresAt: now.Add(DeviceCodeTTL).UnixMilli()}
+			CreatedAt: now, ExpiresAt: now.Add(DeviceCodeTTL)}
 		if d.Name == "" {
 			d.Name = "agent " + d.UserCode
 		}
@@ -207,7 +210,7 @@ func (s *Service) ApproveDeviceCode(ctx context.Context, userCode string) (Devic
 	if err := mayGrant(approver, d.Scopes); err != nil {
 		return DeviceCode{}, err
 	}
-	return s.store.ApproveDeviceCode(ctx, uc, approver.ID, s.now().UnixMilli())
+	return s.store.ApproveDeviceCode(ctx, uc, approver.ID, s.clock())
 }
 
 // DevicePoll is the answer to a device login's poll: its status and, once
@@ -228,7 +231,7 @@ func (s *Service) PollDeviceLogin(ctx context.Context, deviceCode string) (Devic
 	if deviceCode == "" || len(deviceCode) > 200 {
 		return DevicePoll{}, ErrDeviceCodeNotFound
 	}
-	d, err := s.store.ConsumeDeviceCode(ctx, deviceCodeID(deviceCode), s.now().UnixMilli())
+	d, err := s.store.ConsumeDeviceCode(ctx, deviceCodeID(deviceCode), s.clock())
 	if err != nil {
 		return DevicePoll{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agorahq/agora/internal/text"
 	"github.com/agorahq/agora/store"
@@ -36,13 +37,14 @@ const (
 const AdminKeyID = "admin"
 
 // Key is an agent's API key. The secret is never stored: Hash is its SHA-256.
+// Its JSON carries the times as Unix milliseconds.
 type Key struct {
-	ID        string  `json:"_id"`
-	Name      string  `json:"name"`
-	AvatarURL string  `json:"avatarUrl"`
-	Scopes    []Scope `json:"scopes"`
-	CreatedAt int64   `json:"createdAt"`
-	RevokedAt int64   `json:"revokedAt,omitempty"`
+	ID        string    `json:"_id"`
+	Name      string    `json:"name"`
+	AvatarURL string    `json:"avatarUrl"`
+	Scopes    []Scope   `json:"scopes"`
+	CreatedAt time.Time `json:"-"`
+	RevokedAt time.Time `json:"-"` // zero while the key is not revoked
 	// SigningKeyAddress is the address of the key its agent signs its
 	// outputs with (AOP's proof of identity), as it registered it; empty
 	// until it does.

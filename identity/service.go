@@ -84,6 +84,10 @@ func (s *Service) Store() Store { return s.store }
 // Now returns the service clock's current time.
 func (s *Service) Now() time.Time { return s.now() }
 
+// clock is the clock's time as the store keeps it (store.Milli), so a
+// time the service returns equals the one a later read returns.
+func (s *Service) clock() time.Time { return store.Milli(s.now()) }
+
 // Scopes returns the scopes a key may carry (WithScopes), in order.
 func (s *Service) Scopes() []Scope { return slices.Clone(s.scopes) }
 
@@ -133,7 +137,7 @@ func (s *Service) createKey(ctx context.Context, in NewKey) (Key, string, error)
 		Name:      in.Name,
 		AvatarURL: in.AvatarURL,
 		Scopes:    in.Scopes,
-		CreatedAt: s.now().UnixMilli(),
+		CreatedAt: s.clock(),
 		Hash:      hash,
 	}
 	if err := s.store.CreateKey(ctx, k); err != nil {
@@ -161,7 +165,7 @@ func (s *Service) RevokeKey(ctx context.Context, id string) error {
 	if _, err := Require(ctx, ScopeKeysAdmin); err != nil {
 		return err
 	}
-	return s.store.RevokeKey(ctx, id, s.now().UnixMilli())
+	return s.store.RevokeKey(ctx, id, s.clock())
 }
 
 // RegisterSigningKey records the address of the key the caller's agent
@@ -213,7 +217,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Key, error) {
 	if err != nil {
 		return Key{}, err
 	}
-	if !secretMatches(secret, k.Hash) || k.RevokedAt != 0 {
+	if !secretMatches(secret, k.Hash) || !k.RevokedAt.IsZero() {
 		return Key{}, ErrUnauthenticated
 	}
 	return k, nil

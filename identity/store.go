@@ -1,6 +1,9 @@
 package identity
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // KeyStore keeps API keys.
 type KeyStore interface {
@@ -15,7 +18,7 @@ type KeyStore interface {
 	// RevokeKey sets the key's RevokedAt to at unless it is already revoked
 	// (then it changes nothing and returns nil). It returns ErrKeyNotFound for
 	// an unknown key.
-	RevokeKey(ctx context.Context, id string, at int64) error
+	RevokeKey(ctx context.Context, id string, at time.Time) error
 	// SetSigningKey sets the key's SigningKeyAddress, replacing any, or
 	// returns ErrKeyNotFound for an unknown key.
 	SetSigningKey(ctx context.Context, id, address string) error
@@ -35,13 +38,13 @@ type DeviceStore interface {
 	// its ExpiresAt), recording by, and returns it. Errors:
 	// ErrDeviceCodeNotFound, ErrDeviceCodeExpired, ErrDeviceCodeUsed (already
 	// approved or consumed).
-	ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (DeviceCode, error)
+	ApproveDeviceCode(ctx context.Context, userCode, by string, now time.Time) (DeviceCode, error)
 	// ConsumeDeviceCode hands out the login with ID id at now: an approved
 	// login not expired becomes consumed and is returned with Status
 	// DeviceConsumed; exactly one of concurrent callers gets that. A
 	// pending one is returned unchanged. Errors: ErrDeviceCodeNotFound,
 	// ErrDeviceCodeExpired, ErrDeviceCodeConsumed (consumed before).
-	ConsumeDeviceCode(ctx context.Context, id string, now int64) (DeviceCode, error)
+	ConsumeDeviceCode(ctx context.Context, id string, now time.Time) (DeviceCode, error)
 }
 
 // Store is everything the identity Service needs from a backend.

@@ -138,7 +138,7 @@ func (s slotsStore) PickClaim(ctx context.Context, a1 slots.PickClaimParams) (sl
 }
 
 // ReleaseExpiredSlots implements slots.Store.
-func (s slotsStore) ReleaseExpiredSlots(ctx context.Context, a1 int64) (int, error) {
+func (s slotsStore) ReleaseExpiredSlots(ctx context.Context, a1 time.Time) (int, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opSlotsReleaseExpiredSlots])
 	r0, err := s.next.ReleaseExpiredSlots(ctx, a1)
 	c.end(err)
@@ -179,7 +179,7 @@ const (
 )
 
 // ApproveDeviceCode implements identity.Store.
-func (s identityStore) ApproveDeviceCode(ctx context.Context, a1 string, a2 string, a3 int64) (identity.DeviceCode, error) {
+func (s identityStore) ApproveDeviceCode(ctx context.Context, a1 string, a2 string, a3 time.Time) (identity.DeviceCode, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opIdentityApproveDeviceCode])
 	r0, err := s.next.ApproveDeviceCode(ctx, a1, a2, a3)
 	c.end(err)
@@ -187,7 +187,7 @@ func (s identityStore) ApproveDeviceCode(ctx context.Context, a1 string, a2 stri
 }
 
 // ConsumeDeviceCode implements identity.Store.
-func (s identityStore) ConsumeDeviceCode(ctx context.Context, a1 string, a2 int64) (identity.DeviceCode, error) {
+func (s identityStore) ConsumeDeviceCode(ctx context.Context, a1 string, a2 time.Time) (identity.DeviceCode, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opIdentityConsumeDeviceCode])
 	r0, err := s.next.ConsumeDeviceCode(ctx, a1, a2)
 	c.end(err)
@@ -235,7 +235,7 @@ func (s identityStore) ListKeys(ctx context.Context) ([]identity.Key, error) {
 }
 
 // RevokeKey implements identity.Store.
-func (s identityStore) RevokeKey(ctx context.Context, a1 string, a2 int64) error {
+func (s identityStore) RevokeKey(ctx context.Context, a1 string, a2 time.Time) error {
 	ctx, c := s.o.start(ctx, &s.ops[opIdentityRevokeKey])
 	err := s.next.RevokeKey(ctx, a1, a2)
 	c.end(err)
@@ -306,7 +306,7 @@ func (s prismStore) GetProtocol(ctx context.Context, a1 string) (prism.Protocol,
 }
 
 // LapsedPipelines implements prism.Store.
-func (s prismStore) LapsedPipelines(ctx context.Context, a1 int64) ([]string, error) {
+func (s prismStore) LapsedPipelines(ctx context.Context, a1 time.Time) ([]string, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opPrismLapsedPipelines])
 	r0, err := s.next.LapsedPipelines(ctx, a1)
 	c.end(err)

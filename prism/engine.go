@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agorahq/agora/internal/ids"
@@ -31,7 +32,7 @@ type Credit struct {
 
 // env is what transitions need from the service.
 type env struct {
-	now int64
+	now time.Time // truncated to the millisecond, in UTC (store.Milli)
 	ids *ids.Gen
 	// protocol returns the protocol with an ID, for a route (the
 	// service's Protocol, which knows the built-in ones).
@@ -79,12 +80,12 @@ func (p *Pipeline) openPhase(e env) {
 	}
 }
 
-func lapsed(s *StageSlot, now int64) bool {
-	return s.Status == slots.StatusTaken && s.LeaseExpiresAt != 0 && s.LeaseExpiresAt <= now
+func lapsed(s *StageSlot, now time.Time) bool {
+	return s.Status == slots.StatusTaken && !s.LeaseExpiresAt.IsZero() && !s.LeaseExpiresAt.After(now)
 }
 
 // take gives an open slot of the current phase to agent.
-func (p *Pipeline) take(slotID string, agent slots.Agent, now, leaseUntil int64) (StageSlot, error) {
+func (p *Pipeline) take(slotID string, agent slots.Agent, now, leaseUntil time.Time) (StageSlot, error) {
 	s := p.slot(slotID)
 	if s == nil {
 		return StageSlot{}, slots.ErrSlotNotFound
@@ -188,7 +189,7 @@ func (p *Pipeline) done(slotID, keyID string, in DoneInput, e env) (Effects, err
 	if in.OutputSignature != "" {
 		s.SigningKeyAddress = in.signingKey
 	}
-	s.LeaseExpiresAt = 0
+	s.LeaseExpiresAt = time.Time{}
 	reward := int64(RewardWork)
 	if s.Phase == PhaseConsensus {
 		reward = RewardConsensus
@@ -210,7 +211,7 @@ func (p *Pipeline) phaseSlots() []*StageSlot {
 			out = append(out, s)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].DoneAt < out[j].DoneAt })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].DoneAt.Before(out[j].DoneAt) })
 	return out
 }
 
@@ -355,7 +356,7 @@ func (p *Pipeline) layerOutputs(l Layer) []*StageSlot {
 			out = append(out, s)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].DoneAt < out[j].DoneAt })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].DoneAt.Before(out[j].DoneAt) })
 	return out
 }
 
@@ -401,14 +402,14 @@ func (p *Pipeline) resolveFlag(flagID string, action FlagAction, note, by string
 
 // releaseLapsed re-opens taken slots whose lease expired; it reports
 // whether it changed anything.
-func (p *Pipeline) releaseLapsed(now int64) bool {
+func (p *Pipeline) releaseLapsed(now time.Time) bool {
 	changed := false
 	for i := range p.Slots {
 		s := &p.Slots[i]
 		if lapsed(s, now) {
 			s.Status = slots.StatusOpen
 			s.APIKeyID, s.AgentName, s.AgentAvatarURL = "", "", ""
-			s.TakenAt, s.LeaseExpiresAt = 0, 0
+			s.TakenAt, s.LeaseExpiresAt = time.Time{}, time.Time{}
 			changed = true
 		}
 	}
@@ -424,18 +425,19 @@ func (p *Pipeline) releaseHeld(keyID string) int {
 		if s.Status == slots.StatusTaken && s.APIKeyID == keyID {
 			s.Status = slots.StatusOpen
 			s.APIKeyID, s.AgentName, s.AgentAvatarURL = "", "", ""
-			s.TakenAt, s.LeaseExpiresAt = 0, 0
+			s.TakenAt, s.LeaseExpiresAt = time.Time{}, time.Time{}
 			n++
 		}
 	}
 	return n
 }
 
-// NextLease returns the earliest lease expiry of a taken slot, or 0.
-func (p *Pipeline) NextLease() int64 {
-	var next int64
+// NextLease returns the earliest lease expiry of a taken slot, or the zero
+// time when no taken slot has a lease.
+func (p *Pipeline) NextLease() time.Time {
+	var next time.Time
 	for _, s := range p.Slots {
-		if s.Status == slots.StatusTaken && s.LeaseExpiresAt != 0 && (next == 0 || s.LeaseExpiresAt < next) {
+		if s.Status == slots.StatusTaken && !s.LeaseExpiresAt.IsZero() && (next.IsZero() || s.LeaseExpiresAt.Before(next)) {
 			next = s.LeaseExpiresAt
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -39,6 +40,7 @@ const (
 )
 
 // StageSlot is one work or consensus seat of a layer of a claim's pipeline.
+// A zero time is not set; the JSON carries the times as Unix milliseconds.
 type StageSlot struct {
 	ID             string          `json:"_id"`
 	ClaimID        string          `json:"claimId"`
@@ -50,10 +52,10 @@ type StageSlot struct {
 	APIKeyID       string          `json:"apiKeyId,omitempty"`
 	AgentName      string          `json:"agentName,omitempty"`
 	AgentAvatarURL string          `json:"agentAvatarUrl,omitempty"`
-	TakenAt        int64           `json:"takenAt,omitempty"`
-	DoneAt         int64           `json:"doneAt,omitempty"`
-	LeaseExpiresAt int64           `json:"leaseExpiresAt,omitempty"`
-	CreatedAt      int64           `json:"createdAt"`
+	TakenAt        time.Time       `json:"-"`
+	DoneAt         time.Time       `json:"-"`
+	LeaseExpiresAt time.Time       `json:"-"`
+	CreatedAt      time.Time       `json:"-"`
 	Body           string          `json:"body,omitempty"`
 	Output         json.RawMessage `json:"output,omitempty"`
 	Confidence     *float64        `json:"confidence,omitempty"`
@@ -82,6 +84,8 @@ const (
 const FlagReasonLowConfidence = "low_consensus_confidence"
 
 // Flag asks a human to review a layer whose consensus fell short.
+// ResolvedAt is zero while it is open; the JSON carries the times as Unix
+// milliseconds.
 type Flag struct {
 	ID            string     `json:"_id"`
 	ClaimID       string     `json:"claimId"`
@@ -93,13 +97,15 @@ type Flag struct {
 	Action        string     `json:"action,omitempty"`
 	Note          string     `json:"note,omitempty"`
 	ResolvedBy    string     `json:"resolvedBy,omitempty"`
-	CreatedAt     int64      `json:"createdAt"`
-	ResolvedAt    int64      `json:"resolvedAt,omitempty"`
+	CreatedAt     time.Time  `json:"-"`
+	ResolvedAt    time.Time  `json:"-"`
 }
 
 // Pipeline is a claim's way through its protocol: one aggregate, changed
 // as a whole and saved with compare-and-set on Version, so that every
 // transition happens exactly once however many agents finish together.
+// Its JSON, the form the backends store it in, carries the times as Unix
+// milliseconds.
 type Pipeline struct {
 	ClaimID      string           `json:"claimId"`
 	Domain       string           `json:"domain"` // the claim's, kept here for the work index
@@ -113,7 +119,7 @@ type Pipeline struct {
 	Averages     map[int]float64  `json:"averages,omitempty"` // layer -> last consensus average
 	Consensus    *ConsensusRecord `json:"consensus,omitempty"`
 	Version      int64            `json:"version"`
-	UpdatedAt    int64            `json:"updatedAt"`
+	UpdatedAt    time.Time        `json:"-"`
 }
 
 // Layer returns the pipeline's current layer.

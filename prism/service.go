@@ -81,7 +81,7 @@ func New(st Store, claims slots.ClaimStore, opts ...Option) *Service {
 // env is a transition's environment; a route looks its protocol up with
 // ctx.
 func (s *Service) env(ctx context.Context) env {
-	return env{now: s.now().UnixMilli(), ids: &s.ids, protocol: func(id string) (Protocol, error) { return s.Protocol(ctx, id) }}
+	return env{now: store.Milli(s.now()), ids: &s.ids, protocol: func(id string) (Protocol, error) { return s.Protocol(ctx, id) }}
 }
 
 // change applies fn to a copy of the claim's pipeline and saves it with
@@ -248,9 +248,9 @@ func (s *Service) Take(ctx context.Context, claimID, slotID string) (StageSlot, 
 	}
 	var taken StageSlot
 	p, err := s.change(ctx, claimID, func(p *Pipeline, e env) (Effects, error) {
-		var lease int64
+		var lease time.Time
 		if s.lease > 0 {
-			lease = e.now + s.lease.Milliseconds()
+			lease = store.Milli(e.now.Add(s.lease))
 		}
 		var err error
 		taken, err = p.take(slotID, slots.Agent{KeyID: agent.ID, Name: agent.Name, AvatarURL: agent.AvatarURL}, e.now, lease)
@@ -312,8 +312,7 @@ func (s *Service) ResolveFlag(ctx context.Context, in ResolveFlagParams) (Pipeli
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	ctx, done := s.obs.Call(ctx, "prism.Sweep")
 	defer done()
-	now := s.now().UnixMilli()
-	ids, err := s.store.LapsedPipelines(ctx, now)
+	ids, err := s.store.LapsedPipelines(ctx, store.Milli(s.now()))
 	if err != nil {
 		return 0, err
 	}
@@ -348,7 +347,7 @@ func (s *Service) ReleaseHeld(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	ids, err := s.store.LapsedPipelines(ctx, math.MaxInt64) // every pipeline with a leased slot
+	ids, err := s.store.LapsedPipelines(ctx, time.UnixMilli(math.MaxInt64)) // every pipeline with a leased slot
 	if err != nil {
 		return 0, err
 	}

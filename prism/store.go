@@ -2,6 +2,7 @@ package prism
 
 import (
 	"context"
+	"time"
 
 	"github.com/agorahq/agora/slots"
 )
@@ -43,7 +44,7 @@ type Store interface {
 	FindWork(ctx context.Context, q WorkQuery) ([]WorkRef, error)
 	// LapsedPipelines returns the claims whose pipeline has a taken slot
 	// with a lease expired at or before now.
-	LapsedPipelines(ctx context.Context, now int64) ([]string, error)
+	LapsedPipelines(ctx context.Context, now time.Time) ([]string, error)
 }
 
 // WorkQuery filters the work queue: Service.NextWork's query and FindWork's.

@@ -2,6 +2,7 @@ package slots
 
 import (
 	"strings"
+	"time"
 
 	"github.com/agorahq/agora/store"
 )
@@ -17,7 +18,8 @@ const (
 	MaxCommentLen = 50_000
 )
 
-// Claim is a statement put up for deliberation.
+// Claim is a statement put up for deliberation. Its JSON carries CreatedAt
+// as Unix milliseconds.
 type Claim struct {
 	ID     string `json:"_id"`
 	Title  string `json:"title"`
@@ -26,8 +28,8 @@ type Claim struct {
 	// Sources are the claim's citations, in the order given; never nil
 	// on a claim a store returns (a claim stored before claims had
 	// sources has none).
-	Sources   []Source `json:"sources"`
-	CreatedAt int64    `json:"createdAt"`
+	Sources   []Source  `json:"sources"`
+	CreatedAt time.Time `json:"-"`
 }
 
 // NewClaim is the input of Service.CreateClaim.
@@ -84,7 +86,8 @@ func ParseCommentType(s string) (CommentType, error) {
 }
 
 // Comment is a comment on a claim. AuthorID is the API key that posted it and
-// AgentName that key's name at the time.
+// AgentName that key's name at the time. Its JSON, which carries CreatedAt
+// as Unix milliseconds, is the form the backends store it in.
 type Comment struct {
 	ID          string      `json:"_id"`
 	ClaimID     string      `json:"claimId"`
@@ -92,7 +95,7 @@ type Comment struct {
 	CommentType CommentType `json:"commentType"`
 	AuthorID    string      `json:"authorId"`
 	AgentName   string      `json:"agentName"`
-	CreatedAt   int64       `json:"createdAt"`
+	CreatedAt   time.Time   `json:"-"`
 }
 
 // NewComment is the input of Service.AddComment. CommentType is parsed with

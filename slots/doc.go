@@ -18,5 +18,9 @@
 // queue (Service.NextJob) only offers slots of claims that have at least one
 // draft comment.
 //
-// Timestamps are Unix milliseconds, as in the specification's JSON.
+// Times are time.Time, a zero time meaning "not set". The service stamps
+// them truncated to the millisecond, in UTC (store.Milli), as the backends
+// keep them, so a time it returns equals the one a later read returns;
+// the types' JSON carries them as Unix milliseconds, as in the
+// specification's.
 package slots

@@ -8,16 +8,18 @@ package slots
 // and storetest's SlotRules walks every branch on every backend so a copy
 // that drifts fails.
 
+import "time"
+
 // Lapsed reports whether s is taken under a lease that expired at or
-// before now (Unix milliseconds). A lapsed slot may be taken again (even
-// before a sweep re-opens it) and may no longer be finished.
-func (s Slot) Lapsed(now int64) bool {
-	return s.Status == StatusTaken && s.LeaseExpiresAt != 0 && s.LeaseExpiresAt <= now
+// before now. A lapsed slot may be taken again (even before a sweep
+// re-opens it) and may no longer be finished.
+func (s Slot) Lapsed(now time.Time) bool {
+	return s.Status == StatusTaken && !s.LeaseExpiresAt.IsZero() && !s.LeaseExpiresAt.After(now)
 }
 
 // Takeable reports whether a take at now may have s: it is open, or its
 // lease lapsed.
-func (s Slot) Takeable(now int64) bool {
+func (s Slot) Takeable(now time.Time) bool {
 	return s.Status == StatusOpen || s.Lapsed(now)
 }
 
@@ -26,7 +28,7 @@ func (s Slot) Takeable(now int64) bool {
 // holds (or held) is ErrNotSlotOwner, lapsed or not; the holder's slot
 // already done or lapsed is ErrSlotNotTaken. Nil when the key may finish
 // it.
-func (s Slot) FinishError(keyID string, now int64) error {
+func (s Slot) FinishError(keyID string, now time.Time) error {
 	switch {
 	case s.Status == StatusOpen:
 		return ErrSlotNotTaken

@@ -97,7 +97,9 @@ func (s *Service) Store() Store { return s.store }
 // Now returns the service clock's current time.
 func (s *Service) Now() time.Time { return s.now() }
 
-func (s *Service) nowMs() int64 { return s.now().UnixMilli() }
+// clock is the clock's time as the store keeps it (store.Milli), so a
+// time the service returns equals the one a later read returns.
+func (s *Service) clock() time.Time { return store.Milli(s.now()) }
 
 // CreateClaim validates and stores a new claim.
 func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
@@ -108,7 +110,7 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
 		return Claim{}, err
 	}
 	c.ID = s.ids.New("claim")
-	c.CreatedAt = s.nowMs()
+	c.CreatedAt = s.clock()
 	if err := s.store.CreateClaim(ctx, c); err != nil {
 		return Claim{}, err
 	}
@@ -211,7 +213,7 @@ func (s *Service) AddComment(ctx context.Context, in NewComment) (Comment, error
 		CommentType: t,
 		AuthorID:    author.ID,
 		AgentName:   author.Name,
-		CreatedAt:   s.nowMs(),
+		CreatedAt:   s.clock(),
 	}
 	if err := s.store.AddComment(ctx, c); err != nil {
 		return Comment{}, err
@@ -266,7 +268,7 @@ func (s *Service) ConfigureSlots(ctx context.Context, claimID string, roles []Ro
 	if err != nil {
 		return 0, err
 	}
-	now := s.nowMs()
+	now := s.clock()
 	slots := make([]Slot, 0, total)
 	for _, rc := range roles {
 		for range rc.Count {
@@ -335,7 +337,7 @@ func (s *Service) Done(ctx context.Context, claimID, slotID string) (Slot, error
 	if err != nil {
 		return Slot{}, err
 	}
-	p := FinishParams{ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: s.nowMs(), Credit: RewardRoleSlot}
+	p := FinishParams{ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: s.clock(), Credit: RewardRoleSlot}
 	r, err := s.dones.do(ctx, p)
 	slot := r.Slot
 	if err == nil {
@@ -351,7 +353,7 @@ func (s *Service) Done(ctx context.Context, claimID, slotID string) (Slot, error
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	ctx, done := s.obs.Call(ctx, "slots.Sweep")
 	defer done()
-	n, err := s.store.ReleaseExpiredSlots(ctx, s.nowMs())
+	n, err := s.store.ReleaseExpiredSlots(ctx, s.clock())
 	if n > 0 {
 		PublishClaimChange(ctx, s.notifier, "")
 	}

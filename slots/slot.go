@@ -1,6 +1,8 @@
 package slots
 
 import (
+	"time"
+
 	"github.com/agorahq/agora/store"
 )
 
@@ -54,19 +56,20 @@ const (
 )
 
 // Slot is one seat on a claim. The agent fields are set while the slot is
-// taken or done; LeaseExpiresAt only when the service runs with a lease.
+// taken or done; LeaseExpiresAt only when the service runs with a lease. A
+// zero time is not set. Its JSON carries the times as Unix milliseconds.
 type Slot struct {
-	ID             string `json:"_id"`
-	ClaimID        string `json:"claimId"`
-	Role           Role   `json:"role"`
-	Status         Status `json:"status"`
-	APIKeyID       string `json:"apiKeyId,omitempty"`
-	AgentName      string `json:"agentName,omitempty"`
-	AgentAvatarURL string `json:"agentAvatarUrl,omitempty"`
-	TakenAt        int64  `json:"takenAt,omitempty"`
-	DoneAt         int64  `json:"doneAt,omitempty"`
-	CreatedAt      int64  `json:"createdAt"`
-	LeaseExpiresAt int64  `json:"leaseExpiresAt,omitempty"`
+	ID             string    `json:"_id"`
+	ClaimID        string    `json:"claimId"`
+	Role           Role      `json:"role"`
+	Status         Status    `json:"status"`
+	APIKeyID       string    `json:"apiKeyId,omitempty"`
+	AgentName      string    `json:"agentName,omitempty"`
+	AgentAvatarURL string    `json:"agentAvatarUrl,omitempty"`
+	TakenAt        time.Time `json:"-"`
+	DoneAt         time.Time `json:"-"`
+	CreatedAt      time.Time `json:"-"`
+	LeaseExpiresAt time.Time `json:"-"`
 }
 
 // RoleCount asks for Count slots of Role.

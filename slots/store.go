@@ -1,6 +1,9 @@
 package slots
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // ClaimStore keeps claims and their comments.
 type ClaimStore interface {
@@ -109,7 +112,7 @@ type SlotStore interface {
 	FinishAndTakeNextSlots(ctx context.Context, ps []FinishTakeParams) ([]FinishTakeResult, error)
 	// ReleaseExpiredSlots re-opens every taken slot whose lease expired at or
 	// before now, clearing its agent, and returns how many it re-opened.
-	ReleaseExpiredSlots(ctx context.Context, now int64) (int, error)
+	ReleaseExpiredSlots(ctx context.Context, now time.Time) (int, error)
 	// CountOpenSlots returns how many slots the job queue holds now: open
 	// slots of claims with at least one draft comment, which NextOpenSlot
 	// with no filter could pick. It is read in one atomic step (one
@@ -140,9 +143,9 @@ type TakeParams struct {
 	ClaimID string
 	SlotID  string
 	Agent   Agent
-	Now     int64 // Unix ms, becomes TakenAt
-	// LeaseUntil is when the take lapses (Unix ms); 0 means never.
-	LeaseUntil int64
+	Now     time.Time // becomes TakenAt
+	// LeaseUntil is when the take lapses; zero means never.
+	LeaseUntil time.Time
 }
 
 // FinishParams is the input of FinishSlot.
@@ -150,8 +153,8 @@ type FinishParams struct {
 	ClaimID string
 	SlotID  string
 	KeyID   string
-	Now     int64 // Unix ms, becomes DoneAt
-	Credit  int64 // added to the holder's balance
+	Now     time.Time // becomes DoneAt
+	Credit  int64     // added to the holder's balance
 }
 
 // Store is everything the slots Service needs from a backend.

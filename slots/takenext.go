@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync/atomic"
+	"time"
 
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/store"
@@ -17,9 +18,9 @@ type TakeNextParams struct {
 	// get the same slot.
 	Next  NextSlotParams
 	Agent Agent
-	Now   int64 // Unix ms, becomes TakenAt
-	// LeaseUntil is when the take lapses (Unix ms); 0 means never.
-	LeaseUntil int64
+	Now   time.Time // becomes TakenAt
+	// LeaseUntil is when the take lapses; zero means never.
+	LeaseUntil time.Time
 }
 
 // nextSlotParams checks q and turns it into the store's pick for the agent
@@ -43,13 +44,13 @@ func nextSlotParams(q JobQuery, agentID string) (NextSlotParams, error) {
 // takeParams is a take by agent now, with the service's lease; the caller
 // names the slot.
 func (s *Service) takeParams(agent identity.Key) TakeParams {
-	now := s.now()
+	now := s.clock()
 	p := TakeParams{
 		Agent: Agent{KeyID: agent.ID, Name: agent.Name, AvatarURL: agent.AvatarURL},
-		Now:   now.UnixMilli(),
+		Now:   now,
 	}
 	if s.lease > 0 {
-		p.LeaseUntil = now.Add(s.lease).UnixMilli()
+		p.LeaseUntil = store.Milli(now.Add(s.lease))
 	}
 	return p
 }

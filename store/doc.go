@@ -1,7 +1,8 @@
 // Package store holds what every Agora storage backend shares: the sentinel
 // errors that domain packages and backends return, the domain error type that
-// carries a machine-readable code, and the Notifier contract live views are
-// built on.
+// carries a machine-readable code, the Notifier contract live views are
+// built on, and the Unix-millisecond form the backends store the times of
+// slots, identity and prism in (Millis, FromMillis, Milli).
 //
 // It imports nothing of Agora's, so domain packages (slots, prism, …), the
 // backends (memstore, pgstore, redisstore) and httpapi can all depend on it

@@ -6,6 +6,7 @@ package memstore
 
 import (
 	"sync"
+	"time"
 
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/identity"
@@ -27,7 +28,7 @@ type Store struct {
 	keyNames   map[string]string // name -> key ID, revoked keys included
 	balances   map[string]int64
 	queue      jobQueue
-	leased     map[string]int64 // taken slot ID -> lease expiry (Unix ms)
+	leased     map[string]time.Time // taken slot ID -> lease expiry
 	devices    deviceData
 
 	disc      discussionData
@@ -56,6 +57,6 @@ func New() *Store {
 		keyNames: map[string]string{},
 		balances: map[string]int64{},
 		queue:    jobQueue{sets: map[queueKey]*openSet{}},
-		leased:   map[string]int64{},
+		leased:   map[string]time.Time{},
 	}
 }

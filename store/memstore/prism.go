@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/google/btree"
 
@@ -221,7 +222,7 @@ func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRe
 
 // LapsedPipelines implements prism.Store. Memory has no lease index; it
 // scans the pipelines, which a sweep every few seconds can afford.
-func (s *Store) LapsedPipelines(ctx context.Context, now int64) ([]string, error) {
+func (s *Store) LapsedPipelines(ctx context.Context, now time.Time) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -229,7 +230,7 @@ func (s *Store) LapsedPipelines(ctx context.Context, now int64) ([]string, error
 	defer s.mu.Unlock()
 	var out []string
 	for id, p := range s.prism.pipelines {
-		if l := p.NextLease(); l != 0 && l <= now {
+		if l := p.NextLease(); !l.IsZero() && !l.After(now) {
 			out = append(out, id)
 		}
 	}

@@ -3,9 +3,11 @@ package memstore
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 type claimRec struct {
@@ -54,6 +56,7 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 // checked that c.ID is free.
 func (s *Store) putClaim(c slots.Claim) {
 	c.Sources = append([]slots.Source{}, c.Sources...)
+	c.CreatedAt = store.Milli(c.CreatedAt)
 	s.claims[c.ID] = &claimRec{claim: c}
 	s.claimOrder = insertSorted(s.claimOrder, c.ID)
 }
@@ -110,6 +113,7 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	if !ok {
 		return slots.ErrClaimNotFound
 	}
+	c.CreatedAt = store.Milli(c.CreatedAt)
 	r.comments = append(r.comments, c)
 	if c.CommentType == slots.CommentDraft && !r.hasDraft {
 		r.hasDraft = true
@@ -201,6 +205,7 @@ func (s *Store) ReplaceOpenSlots(ctx context.Context, claimID string, add []slot
 	}
 	for _, sl := range add {
 		s.seq++
+		sl.CreatedAt = store.Milli(sl.CreatedAt)
 		rec := &slotRec{slot: sl, claim: r, seq: s.seq}
 		s.slots[sl.ID] = rec
 		r.slots = append(r.slots, rec)
@@ -281,7 +286,7 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 }
 
 // ReleaseExpiredSlots implements slots.SlotStore.
-func (s *Store) ReleaseExpiredSlots(ctx context.Context, now int64) (int, error) {
+func (s *Store) ReleaseExpiredSlots(ctx context.Context, now time.Time) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -289,7 +294,7 @@ func (s *Store) ReleaseExpiredSlots(ctx context.Context, now int64) (int, error)
 	defer s.mu.Unlock()
 	n := 0
 	for id, until := range s.leased {
-		if until > now {
+		if until.After(now) {
 			continue
 		}
 		rec := s.slots[id]
@@ -298,7 +303,7 @@ func (s *Store) ReleaseExpiredSlots(ctx context.Context, now int64) (int, error)
 		delete(r.holders, sl.APIKeyID)
 		sl.Status = slots.StatusOpen
 		sl.APIKeyID, sl.AgentName, sl.AgentAvatarURL = "", "", ""
-		sl.TakenAt, sl.LeaseExpiresAt = 0, 0
+		sl.TakenAt, sl.LeaseExpiresAt = time.Time{}, time.Time{}
 		if r.hasDraft {
 			s.queue.add(rec)
 		}
@@ -321,6 +326,7 @@ func (s *Store) CreateKey(ctx context.Context, k identity.Key) error {
 		return identity.ErrKeyNameTaken
 	}
 	k = cloneKey(k)
+	k.CreatedAt, k.RevokedAt = store.Milli(k.CreatedAt), store.Milli(k.RevokedAt)
 	s.keys[k.ID] = &k
 	s.keyNames[k.Name] = k.ID
 	s.keyOrder = insertSorted(s.keyOrder, k.ID)
@@ -362,7 +368,7 @@ func (s *Store) ListKeys(ctx context.Context) ([]identity.Key, error) {
 }
 
 // RevokeKey implements identity.KeyStore.
-func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
+func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -372,8 +378,8 @@ func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
 	if !ok {
 		return identity.ErrKeyNotFound
 	}
-	if k.RevokedAt == 0 {
-		k.RevokedAt = at
+	if k.RevokedAt.IsZero() {
+		k.RevokedAt = store.Milli(at)
 	}
 	return nil
 }
@@ -404,7 +410,7 @@ func (s *Store) Balance(ctx context.Context, keyID string) (int64, error) {
 }
 
 // deviceForget is how long after its expiry a device login is forgotten.
-const deviceForget = 24 * 60 * 60 * 1000
+const deviceForget = 24 * time.Hour
 
 // deviceData holds device logins by ID and their user codes.
 type deviceData struct {
@@ -413,9 +419,9 @@ type deviceData struct {
 }
 
 // forgetDevices drops logins expired more than deviceForget ago.
-func (d *deviceData) forget(now int64) {
+func (d *deviceData) forget(now time.Time) {
 	for id, dc := range d.byID {
-		if dc.ExpiresAt+deviceForget < now {
+		if dc.ExpiresAt.Add(deviceForget).Before(now) {
 			delete(d.byUser, dc.UserCode)
 			delete(d.byID, id)
 		}
@@ -446,6 +452,8 @@ func (s *Store) CreateDeviceCode(ctx context.Context, d identity.DeviceCode) err
 		return identity.ErrDeviceCodeExists
 	}
 	c := cloneDevice(&d)
+	c.CreatedAt, c.ExpiresAt = store.Milli(c.CreatedAt), store.Milli(c.ExpiresAt)
+	c.ApprovedAt, c.ConsumedAt = store.Milli(c.ApprovedAt), store.Milli(c.ConsumedAt)
 	s.devices.byID[d.ID] = &c
 	s.devices.byUser[d.UserCode] = d.ID
 	return nil
@@ -475,7 +483,7 @@ func (s *Store) DeviceCodeByUserCode(ctx context.Context, userCode string) (iden
 }
 
 // ApproveDeviceCode implements identity.DeviceStore.
-func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (identity.DeviceCode, error) {
+func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now time.Time) (identity.DeviceCode, error) {
 	if err := ctx.Err(); err != nil {
 		return identity.DeviceCode{}, err
 	}
@@ -490,12 +498,12 @@ func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now 
 	case d.Status != identity.DevicePending:
 		return identity.DeviceCode{}, identity.ErrDeviceCodeUsed
 	}
-	d.Status, d.ApprovedBy, d.ApprovedAt = identity.DeviceApproved, by, now
+	d.Status, d.ApprovedBy, d.ApprovedAt = identity.DeviceApproved, by, store.Milli(now)
 	return cloneDevice(d), nil
 }
 
 // ConsumeDeviceCode implements identity.DeviceStore.
-func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (identity.DeviceCode, error) {
+func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now time.Time) (identity.DeviceCode, error) {
 	if err := ctx.Err(); err != nil {
 		return identity.DeviceCode{}, err
 	}
@@ -510,7 +518,7 @@ func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (id
 	case d.Expired(now):
 		return identity.DeviceCode{}, identity.ErrDeviceCodeExpired
 	case d.Status == identity.DeviceApproved:
-		d.Status, d.ConsumedAt = identity.DeviceConsumed, now
+		d.Status, d.ConsumedAt = identity.DeviceConsumed, store.Milli(now)
 	}
 	return cloneDevice(d), nil
 }

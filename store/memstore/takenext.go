@@ -2,21 +2,23 @@ package memstore
 
 import (
 	"context"
+	"time"
 
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // assign gives rec's slot to agent at now: the take of TakeSlot and
 // TakeNextSlot once the checks passed. The caller holds s.mu.
-func (s *Store) assign(rec *slotRec, agent slots.Agent, now, leaseUntil int64) {
+func (s *Store) assign(rec *slotRec, agent slots.Agent, now, leaseUntil time.Time) {
 	sl := &rec.slot
 	sl.Status = slots.StatusTaken
 	sl.APIKeyID, sl.AgentName, sl.AgentAvatarURL = agent.KeyID, agent.Name, agent.AvatarURL
-	sl.TakenAt = now
-	sl.LeaseExpiresAt = leaseUntil
+	sl.TakenAt = store.Milli(now)
+	sl.LeaseExpiresAt = store.Milli(leaseUntil)
 	rec.claim.holders[agent.KeyID] = rec
-	if leaseUntil != 0 {
-		s.leased[sl.ID] = leaseUntil
+	if !leaseUntil.IsZero() {
+		s.leased[sl.ID] = sl.LeaseExpiresAt
 	} else {
 		delete(s.leased, sl.ID)
 	}
@@ -69,7 +71,7 @@ func (s *Store) finish(p slots.FinishParams) (slots.Slot, error) {
 		return slots.Slot{}, err
 	}
 	sl.Status = slots.StatusDone
-	sl.DoneAt = p.Now
+	sl.DoneAt = store.Milli(p.Now)
 	delete(s.leased, sl.ID)
 	s.balances[p.KeyID] += p.Credit
 	return *sl, nil

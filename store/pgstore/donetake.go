@@ -8,6 +8,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // finishTakeColumns are the columns of a finish's row in a finish-and-take
@@ -113,8 +114,8 @@ func (s *Store) finishTake(ctx context.Context, ps []slots.FinishTakeParams, i i
 	p.Next.Next.AgentKeyID = p.Next.Agent.KeyID
 	n := p.Next
 	q := finishTakeQueries[nextSlotKey{n.Next.Role != "", n.Next.Domain != "", true, n.Next.Random >= 0}]
-	args := append(jobArgs(n.Next), n.Agent.KeyID, n.Agent.Name, n.Agent.AvatarURL, n.Now, n.LeaseUntil,
-		p.Finish.SlotID, p.Finish.ClaimID, p.Finish.Now, p.Finish.Credit)
+	args := append(jobArgs(n.Next), n.Agent.KeyID, n.Agent.Name, n.Agent.AvatarURL, store.Millis(n.Now), store.Millis(n.LeaseUntil),
+		p.Finish.SlotID, p.Finish.ClaimID, store.Millis(p.Finish.Now), p.Finish.Credit)
 	stmt, err := s.prepared(ctx, q)
 	if err != nil {
 		return err
@@ -171,9 +172,9 @@ func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTak
 		for _, i := range idx {
 			fp, np := ps[i].Finish, ps[i].Next
 			ids, claims, keys = append(ids, fp.SlotID), append(claims, fp.ClaimID), append(keys, fp.KeyID)
-			ats, credits = append(ats, fp.Now), append(credits, fp.Credit)
+			ats, credits = append(ats, store.Millis(fp.Now)), append(credits, fp.Credit)
 			names, avatars = append(names, np.Agent.Name), append(avatars, np.Agent.AvatarURL)
-			takeAts, leases = append(takeAts, np.Now), append(leases, np.LeaseUntil)
+			takeAts, leases = append(takeAts, store.Millis(np.Now)), append(leases, store.Millis(np.LeaseUntil))
 		}
 		args = append(args, pq.Array(ids), pq.Array(claims), pq.Array(keys), pq.Array(ats), pq.Array(credits),
 			pq.Array(names), pq.Array(avatars), pq.Array(takeAts), pq.Array(leases))

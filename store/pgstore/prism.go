@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/lib/pq"
 
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 var _ prism.Store = (*Store)(nil)
@@ -89,7 +91,7 @@ func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.
 			INSERT INTO agora_pipelines (claim_id, version, doc, next_lease) SELECT id, $7, $8, $9 FROM claim RETURNING claim_id)
 		INSERT INTO agora_stage_work (slot_id, claim_id, role, layer, domain)
 		SELECT u.id, pipe.claim_id, u.role, u.layer, $13 FROM pipe, unnest($10::text[], $11::text[], $12::int[]) AS u (id, role, layer)`,
-		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt, sources, p.Version, doc, p.NextLease(), pq.Array(ids), pq.Array(roles), pq.Array(layers), p.Domain)
+		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, p.Version, doc, store.Millis(p.NextLease()), pq.Array(ids), pq.Array(roles), pq.Array(layers), p.Domain)
 	switch {
 	case isUniqueViolation(err, "agora_claims_pkey"):
 		return slots.ErrClaimExists
@@ -169,9 +171,9 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 		Saved bool   `db:"saved"`
 		Doc   []byte `db:"doc"`
 	}
-	err = stmt.GetContext(ctx, &r, next.ClaimID, next.Version, doc, next.NextLease(),
+	err = stmt.GetContext(ctx, &r, next.ClaimID, next.Version, doc, store.Millis(next.NextLease()),
 		pq.Array(ids), pq.Array(roles), pq.Array(layers), next.Domain,
-		pq.Array(keys), pq.Array(amounts), pq.Array(refs), next.UpdatedAt, fx.Domain)
+		pq.Array(keys), pq.Array(amounts), pq.Array(refs), store.Millis(next.UpdatedAt), fx.Domain)
 	switch {
 	case err != nil:
 		return prism.Pipeline{}, interpretError(ctx, err)
@@ -234,8 +236,8 @@ func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRe
 }
 
 // LapsedPipelines implements prism.Store.
-func (s *Store) LapsedPipelines(ctx context.Context, now int64) ([]string, error) {
+func (s *Store) LapsedPipelines(ctx context.Context, now time.Time) ([]string, error) {
 	var ids []string
-	err := s.db.SelectContext(ctx, &ids, `SELECT claim_id FROM agora_pipelines WHERE next_lease <> 0 AND next_lease <= $1 ORDER BY claim_id`, now)
+	err := s.db.SelectContext(ctx, &ids, `SELECT claim_id FROM agora_pipelines WHERE next_lease <> 0 AND next_lease <= $1 ORDER BY claim_id`, store.Millis(now))
 	return ids, interpretError(ctx, err)
 }

@@ -26,14 +26,14 @@ func TestFinishIsHOT(t *testing.T) {
 	var finishes []slots.FinishParams
 	for i := range n {
 		claimID := fmt.Sprintf("hot_claim_%03d", i)
-		require.NoError(t, st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "t", Domain: "d", CreatedAt: 1}))
+		require.NoError(t, st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "t", Domain: "d", CreatedAt: time.UnixMilli(1).UTC()}))
 		require.NoError(t, st.AddComment(ctx, slots.Comment{ID: claimID + "_draft", ClaimID: claimID, Body: "draft", CommentType: slots.CommentDraft}))
 		slotID := fmt.Sprintf("hot_slot_%03d", i)
-		require.NoError(t, st.ReplaceOpenSlots(ctx, claimID, []slots.Slot{{ID: slotID, ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1}}))
+		require.NoError(t, st.ReplaceOpenSlots(ctx, claimID, []slots.Slot{{ID: slotID, ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: time.UnixMilli(1).UTC()}}))
 		key := fmt.Sprint("hot_key_", i)
-		_, err := st.TakeSlot(ctx, slots.TakeParams{ClaimID: claimID, SlotID: slotID, Agent: slots.Agent{KeyID: key}, Now: 2})
+		_, err := st.TakeSlot(ctx, slots.TakeParams{ClaimID: claimID, SlotID: slotID, Agent: slots.Agent{KeyID: key}, Now: time.UnixMilli(2).UTC()})
 		require.NoError(t, err)
-		finishes = append(finishes, slots.FinishParams{ClaimID: claimID, SlotID: slotID, KeyID: key, Now: 3, Credit: 1})
+		finishes = append(finishes, slots.FinishParams{ClaimID: claimID, SlotID: slotID, KeyID: key, Now: time.UnixMilli(3).UTC(), Credit: 1})
 	}
 	_, err := st.FinishSlot(ctx, finishes[0])
 	require.NoError(t, err)

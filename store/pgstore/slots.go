@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/lib/pq"
 
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // CreateClaim implements slots.ClaimStore.
@@ -18,7 +20,7 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 		return err
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at, sources) VALUES ($1, $2, $3, $4, $5, $6)`,
-		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt, sources)
+		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources)
 	if isUniqueViolation(err, "agora_claims_pkey") {
 		return slots.ErrClaimExists
 	}
@@ -38,7 +40,7 @@ type claimRow struct {
 
 func (r claimRow) claim() (slots.Claim, error) {
 	sources, err := decodeSources(r.Sources)
-	return slots.Claim{ID: r.ID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.CreatedAt, Sources: sources}, err
+	return slots.Claim{ID: r.ID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: store.FromMillis(r.CreatedAt), Sources: sources}, err
 }
 
 // encodeSources is the sources column's value of a claim's sources.
@@ -109,7 +111,7 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 		return interpretError(ctx, err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO agora_comments (id, claim_id, body, comment_type, author_id, agent_name, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.ClaimID, c.Body, string(c.CommentType), c.AuthorID, c.AgentName, c.CreatedAt); err != nil {
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.ClaimID, c.Body, string(c.CommentType), c.AuthorID, c.AgentName, store.Millis(c.CreatedAt)); err != nil {
 		return interpretError(ctx, err)
 	}
 	if c.CommentType == slots.CommentDraft && !hasDraft {
@@ -213,7 +215,8 @@ func (r slotRow) slot() slots.Slot {
 	return slots.Slot{
 		ID: r.ID, ClaimID: r.ClaimID, Role: slots.Role(r.Role), Status: slots.Status(r.Status),
 		APIKeyID: r.APIKeyID, AgentName: r.AgentName, AgentAvatarURL: r.AgentAvatarURL,
-		TakenAt: r.TakenAt, DoneAt: r.DoneAt, CreatedAt: r.CreatedAt, LeaseExpiresAt: r.LeaseExpiresAt,
+		TakenAt: store.FromMillis(r.TakenAt), DoneAt: store.FromMillis(r.DoneAt),
+		CreatedAt: store.FromMillis(r.CreatedAt), LeaseExpiresAt: store.FromMillis(r.LeaseExpiresAt),
 	}
 }
 
@@ -242,7 +245,7 @@ func (s *Store) ReplaceOpenSlots(ctx context.Context, claimID string, add []slot
 	roles := make([]string, len(add))
 	created := make([]int64, len(add))
 	for i, sl := range add {
-		ids[i], roles[i], created[i] = sl.ID, string(sl.Role), sl.CreatedAt
+		ids[i], roles[i], created[i] = sl.ID, string(sl.Role), store.Millis(sl.CreatedAt)
 	}
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO agora_role_slots (id, claim_id, role, status, created_at, ready, domain)
@@ -358,7 +361,7 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 		return slots.Slot{}, err
 	}
 	err = stmt.SelectContext(ctx, &rows,
-		p.SlotID, p.ClaimID, p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, p.Now, p.LeaseUntil)
+		p.SlotID, p.ClaimID, p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, store.Millis(p.Now), store.Millis(p.LeaseUntil))
 	if isUniqueViolation(err, "agora_role_slots_holder") {
 		return slots.Slot{}, slots.ErrSlotHeld
 	}
@@ -401,7 +404,7 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 	if err != nil {
 		return slots.Slot{}, err
 	}
-	err = stmt.SelectContext(ctx, &rows, p.SlotID, p.ClaimID, p.KeyID, p.Now, p.Credit)
+	err = stmt.SelectContext(ctx, &rows, p.SlotID, p.ClaimID, p.KeyID, store.Millis(p.Now), p.Credit)
 	if err != nil {
 		return slots.Slot{}, interpretError(ctx, err)
 	}
@@ -432,11 +435,11 @@ const finishQuery = `
 // slots.Slot.Lapsed says have lapsed, found by the leases index on
 // lease_due (migration 031: the expiry of a slot taken with a lease, else
 // NULL).
-func (s *Store) ReleaseExpiredSlots(ctx context.Context, now int64) (int, error) {
+func (s *Store) ReleaseExpiredSlots(ctx context.Context, now time.Time) (int, error) {
 	res, err := s.db.ExecContext(ctx, `
 		UPDATE agora_role_slots SET status = 'open', api_key_id = NULL, agent_name = '', agent_avatar_url = '',
 			taken_at = 0, lease_expires_at = 0
-		WHERE lease_due <= $1`, now)
+		WHERE lease_due <= $1`, store.Millis(now))
 	if err != nil {
 		return 0, interpretError(ctx, err)
 	}
@@ -451,7 +454,7 @@ func (s *Store) CreateKey(ctx context.Context, k identity.Key) error {
 		scopes[i] = string(sc)
 	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_keys (id, name, avatar_url, scopes, hash, created_at, revoked_at, signing_key_address)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, k.ID, k.Name, k.AvatarURL, pq.Array(scopes), k.Hash, k.CreatedAt, k.RevokedAt, k.SigningKeyAddress)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, k.ID, k.Name, k.AvatarURL, pq.Array(scopes), k.Hash, store.Millis(k.CreatedAt), store.Millis(k.RevokedAt), k.SigningKeyAddress)
 	if isUniqueViolation(err, "agora_keys_pkey") {
 		return identity.ErrKeyExists
 	}
@@ -473,7 +476,7 @@ type keyRow struct {
 }
 
 func (r keyRow) key() identity.Key {
-	k := identity.Key{ID: r.ID, Name: r.Name, AvatarURL: r.AvatarURL, Hash: r.Hash, CreatedAt: r.CreatedAt, RevokedAt: r.RevokedAt,
+	k := identity.Key{ID: r.ID, Name: r.Name, AvatarURL: r.AvatarURL, Hash: r.Hash, CreatedAt: store.FromMillis(r.CreatedAt), RevokedAt: store.FromMillis(r.RevokedAt),
 		SigningKeyAddress: r.Signing, Scopes: []identity.Scope{}}
 	for _, sc := range r.Scopes {
 		k.Scopes = append(k.Scopes, identity.Scope(sc))
@@ -510,11 +513,11 @@ func (s *Store) ListKeys(ctx context.Context) ([]identity.Key, error) {
 }
 
 // RevokeKey implements identity.KeyStore.
-func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
+func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
 	var found bool
 	err := s.db.GetContext(ctx, &found, `
 		WITH upd AS (UPDATE agora_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at = 0 RETURNING id)
-		SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (SELECT 1 FROM agora_keys WHERE id = $1)`, id, at)
+		SELECT EXISTS (SELECT 1 FROM upd) OR EXISTS (SELECT 1 FROM agora_keys WHERE id = $1)`, id, store.Millis(at))
 	if err != nil {
 		return interpretError(ctx, err)
 	}
@@ -537,7 +540,7 @@ func (s *Store) Balance(ctx context.Context, keyID string) (int64, error) {
 }
 
 // deviceForget is how long after its expiry a device login is forgotten.
-const deviceForget = 24 * 60 * 60 * 1000
+const deviceForget = 24 * time.Hour
 
 const deviceColumns = `id, user_code, name, agent_model, avatar_url, scopes, status, created_at, expires_at, approved_by, approved_at, consumed_at`
 
@@ -558,8 +561,9 @@ type deviceRow struct {
 
 func (r deviceRow) device() identity.DeviceCode {
 	d := identity.DeviceCode{ID: r.ID, UserCode: r.UserCode, Name: r.Name, AgentModel: r.AgentModel, AvatarURL: r.AvatarURL,
-		Scopes: []identity.Scope{}, Status: identity.DeviceStatus(r.Status), CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt,
-		ApprovedBy: r.ApprovedBy, ApprovedAt: r.ApprovedAt, ConsumedAt: r.ConsumedAt}
+		Scopes: []identity.Scope{}, Status: identity.DeviceStatus(r.Status),
+		CreatedAt: store.FromMillis(r.CreatedAt), ExpiresAt: store.FromMillis(r.ExpiresAt),
+		ApprovedBy: r.ApprovedBy, ApprovedAt: store.FromMillis(r.ApprovedAt), ConsumedAt: store.FromMillis(r.ConsumedAt)}
 	for _, sc := range r.Scopes {
 		d.Scopes = append(d.Scopes, identity.Scope(sc))
 	}
@@ -569,7 +573,7 @@ func (r deviceRow) device() identity.DeviceCode {
 // CreateDeviceCode implements identity.DeviceStore. Logins expired more than
 // a day ago are deleted on the way.
 func (s *Store) CreateDeviceCode(ctx context.Context, d identity.DeviceCode) error {
-	if _, err := s.db.ExecContext(ctx, `DELETE FROM agora_device_codes WHERE expires_at < $1`, d.CreatedAt-deviceForget); err != nil {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM agora_device_codes WHERE expires_at < $1`, store.Millis(d.CreatedAt.Add(-deviceForget))); err != nil {
 		return interpretError(ctx, err)
 	}
 	scopes := make([]string, len(d.Scopes))
@@ -578,7 +582,8 @@ func (s *Store) CreateDeviceCode(ctx context.Context, d identity.DeviceCode) err
 	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO agora_device_codes (`+deviceColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		d.ID, d.UserCode, d.Name, d.AgentModel, d.AvatarURL, pq.Array(scopes), string(d.Status), d.CreatedAt, d.ExpiresAt, d.ApprovedBy, d.ApprovedAt, d.ConsumedAt)
+		d.ID, d.UserCode, d.Name, d.AgentModel, d.AvatarURL, pq.Array(scopes), string(d.Status),
+		store.Millis(d.CreatedAt), store.Millis(d.ExpiresAt), d.ApprovedBy, store.Millis(d.ApprovedAt), store.Millis(d.ConsumedAt))
 	if isUniqueViolation(err, "") {
 		return identity.ErrDeviceCodeExists
 	}
@@ -600,10 +605,10 @@ func (s *Store) DeviceCodeByUserCode(ctx context.Context, userCode string) (iden
 
 // ApproveDeviceCode implements identity.DeviceStore: one conditional UPDATE;
 // when it changes nothing, the row as it is tells why.
-func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (identity.DeviceCode, error) {
+func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now time.Time) (identity.DeviceCode, error) {
 	var r deviceRow
 	err := s.db.GetContext(ctx, &r, `UPDATE agora_device_codes SET status = 'approved', approved_by = $2, approved_at = $3
-		WHERE user_code = $1 AND status = 'pending' AND expires_at > $3 RETURNING `+deviceColumns, userCode, by, now)
+		WHERE user_code = $1 AND status = 'pending' AND expires_at > $3 RETURNING `+deviceColumns, userCode, by, store.Millis(now))
 	if err == nil {
 		return r.device(), nil
 	}
@@ -624,10 +629,10 @@ func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now 
 // ConsumeDeviceCode implements identity.DeviceStore: one conditional UPDATE
 // consumes an approved login; when it changes nothing, the row as it is
 // tells why (a status only ever moves forward, so the reading is sound).
-func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (identity.DeviceCode, error) {
+func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now time.Time) (identity.DeviceCode, error) {
 	var r deviceRow
 	err := s.db.GetContext(ctx, &r, `UPDATE agora_device_codes SET status = 'consumed', consumed_at = $2
-		WHERE id = $1 AND status = 'approved' AND expires_at > $2 RETURNING `+deviceColumns, id, now)
+		WHERE id = $1 AND status = 'approved' AND expires_at > $2 RETURNING `+deviceColumns, id, store.Millis(now))
 	if err == nil {
 		return r.device(), nil
 	}

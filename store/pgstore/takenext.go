@@ -10,6 +10,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // queued is the condition of a slot in the job queue, written exactly as
@@ -194,7 +195,7 @@ const takeNextAttempts = 8
 func (s *Store) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (slots.Job, error) {
 	p.Next.AgentKeyID = p.Agent.KeyID
 	q := takeNextQueries[nextSlotKey{p.Next.Role != "", p.Next.Domain != "", true, p.Next.Random >= 0}]
-	args := append(jobArgs(p.Next), p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, p.Now, p.LeaseUntil)
+	args := append(jobArgs(p.Next), p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, store.Millis(p.Now), store.Millis(p.LeaseUntil))
 	for attempt := 1; ; attempt++ {
 		job, err := s.getJob(ctx, q, args)
 		switch {
@@ -304,7 +305,7 @@ func (s *Store) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slo
 		}
 		seen[p.SlotID] = true
 		ids, claims, keys = append(ids, p.SlotID), append(claims, p.ClaimID), append(keys, p.KeyID)
-		ats, credits = append(ats, p.Now), append(credits, p.Credit)
+		ats, credits = append(ats, store.Millis(p.Now)), append(credits, p.Credit)
 	}
 	var rows []struct {
 		Ord     int64 `db:"ord"`
@@ -429,7 +430,7 @@ func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([
 		for _, i := range idx {
 			p := ps[i]
 			keys, names, avatars = append(keys, p.Agent.KeyID), append(names, p.Agent.Name), append(avatars, p.Agent.AvatarURL)
-			ats, leases = append(ats, p.Now), append(leases, p.LeaseUntil)
+			ats, leases = append(ats, store.Millis(p.Now)), append(leases, store.Millis(p.LeaseUntil))
 		}
 		args = append(args, pq.Array(keys), pq.Array(names), pq.Array(avatars), pq.Array(ats), pq.Array(leases))
 		stmt, err := s.prepared(ctx, takeManyQueries[key])

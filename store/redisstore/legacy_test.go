@@ -58,7 +58,9 @@ func TestChatLegacyMessagesUpgrade(t *testing.T) {
 }
 
 // TestClaimStoredWithoutSources: a claim stored before claims had sources
-// (no sources field in its hash) reads back with none.
+// (no sources field in its hash) reads back with none, and its comment,
+// JSON written before times were time.Time (createdAt in Unix
+// milliseconds), as it was.
 func TestClaimStoredWithoutSources(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -67,5 +69,13 @@ func TestClaimStoredWithoutSources(t *testing.T) {
 	m.HSet("{legacy}:claim:claim_old", "_id", "claim_old", "title", "Old", "body", "", "domain", "physics", "createdAt", "1")
 	got, err := st.GetClaim(ctx, "claim_old")
 	require.NoError(t, err)
-	require.Equal(t, slots.Claim{ID: "claim_old", Title: "Old", Domain: "physics", CreatedAt: 1, Sources: []slots.Source{}}, got)
+	require.Equal(t, slots.Claim{ID: "claim_old", Title: "Old", Domain: "physics", CreatedAt: time.UnixMilli(1).UTC(), Sources: []slots.Source{}}, got)
+
+	_, err = m.RPush("{legacy}:comments:claim_old",
+		`{"_id":"comment_old","claimId":"claim_old","body":"b","commentType":"draft","authorId":"key_1","agentName":"ann","createdAt":1767323045123}`)
+	require.NoError(t, err)
+	comments, err := st.ListComments(ctx, "claim_old")
+	require.NoError(t, err)
+	require.Equal(t, []slots.Comment{{ID: "comment_old", ClaimID: "claim_old", Body: "b", CommentType: slots.CommentDraft,
+		AuthorID: "key_1", AgentName: "ann", CreatedAt: time.UnixMilli(1767323045123).UTC()}}, comments)
 }

@@ -8,11 +8,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 var _ prism.Store = (*Store)(nil)
@@ -93,7 +95,7 @@ func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.
 	if err != nil {
 		return err
 	}
-	args := append([]any{s.ns, c.ID, c.Title, c.Body, c.Domain, c.CreatedAt, sources, p.Version, doc, p.NextLease()}, openTriples(p)...)
+	args := append([]any{s.ns, c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, p.Version, doc, store.Millis(p.NextLease())}, openTriples(p)...)
 	err = claimPipelineCreateScript.Run(ctx, s.client,
 		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain), s.pipelineKey(c.ID)}, args...).Err()
 	return interpretError(ctx, err, nil)
@@ -119,7 +121,7 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 	if err != nil {
 		return prism.Pipeline{}, err
 	}
-	args := []any{s.ns, next.ClaimID, next.Version, doc, next.NextLease(), next.Domain, fx.Domain, len(fx.Credits)}
+	args := []any{s.ns, next.ClaimID, next.Version, doc, store.Millis(next.NextLease()), next.Domain, fx.Domain, len(fx.Credits)}
 	for _, c := range fx.Credits {
 		args = append(args, c.KeyID, c.Amount)
 	}
@@ -165,7 +167,7 @@ func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRe
 }
 
 // LapsedPipelines implements prism.Store.
-func (s *Store) LapsedPipelines(ctx context.Context, now int64) ([]string, error) {
-	ids, err := s.client.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.key("pleases"), Start: "-inf", Stop: strconv.FormatInt(now, 10), ByScore: true}).Result()
+func (s *Store) LapsedPipelines(ctx context.Context, now time.Time) ([]string, error) {
+	ids, err := s.client.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.key("pleases"), Start: "-inf", Stop: strconv.FormatInt(store.Millis(now), 10), ByScore: true}).Result()
 	return ids, interpretError(ctx, err, nil)
 }

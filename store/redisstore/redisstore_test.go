@@ -155,11 +155,11 @@ func TestCancelledContext(t *testing.T) {
 			_, err := st.FinishSlot(ctx, slots.FinishParams{ClaimID: "claim_1", SlotID: "slot_1"})
 			return err
 		},
-		"ReleaseExpiredSlots": func() error { _, err := st.ReleaseExpiredSlots(ctx, 1); return err },
+		"ReleaseExpiredSlots": func() error { _, err := st.ReleaseExpiredSlots(ctx, time.UnixMilli(1)); return err },
 		"CreateKey":           func() error { return st.CreateKey(ctx, identity.Key{ID: "key_1"}) },
 		"GetKey":              func() error { _, err := st.GetKey(ctx, "key_1"); return err },
 		"ListKeys":            func() error { _, err := st.ListKeys(ctx); return err },
-		"RevokeKey":           func() error { return st.RevokeKey(ctx, "key_1", 1) },
+		"RevokeKey":           func() error { return st.RevokeKey(ctx, "key_1", time.UnixMilli(1)) },
 		"Balance":             func() error { _, err := st.Balance(ctx, "key_1"); return err },
 	}
 	for name, call := range calls {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // releaseBatch bounds how many leases one release script looks at, so a
@@ -30,7 +31,7 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 	}
 	err = createClaimScript.Run(ctx, s.client,
 		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain)},
-		c.ID, c.Title, c.Body, c.Domain, c.CreatedAt, sources).Err()
+		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources).Err()
 	return interpretError(ctx, err, nil)
 }
 
@@ -140,7 +141,7 @@ func (s *Store) ReplaceOpenSlots(ctx context.Context, claimID string, add []slot
 	args := make([]any, 0, 2+3*len(add))
 	args = append(args, s.ns, claimID)
 	for _, sl := range add {
-		args = append(args, sl.ID, string(sl.Role), sl.CreatedAt)
+		args = append(args, sl.ID, string(sl.Role), store.Millis(sl.CreatedAt))
 	}
 	err := replaceOpenSlotsScript.Run(ctx, s.client,
 		[]string{s.claimKey(claimID), s.slotsKey(claimID)}, args...).Err()
@@ -181,7 +182,7 @@ func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots
 func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, error) {
 	v, err := takeScript.Run(ctx, s.client,
 		[]string{s.slotKey(p.SlotID), s.claimKey(p.ClaimID), s.holdersKey(p.ClaimID), s.leasesKey()},
-		s.ns, p.ClaimID, p.SlotID, p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, p.Now, p.LeaseUntil).Result()
+		s.ns, p.ClaimID, p.SlotID, p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, store.Millis(p.Now), store.Millis(p.LeaseUntil)).Result()
 	if err != nil {
 		return slots.Slot{}, interpretError(ctx, err, nil)
 	}
@@ -192,7 +193,7 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slot, error) {
 	v, err := finishScript.Run(ctx, s.client,
 		[]string{s.slotKey(p.SlotID), s.leasesKey(), s.balancesKey()},
-		s.ns, p.ClaimID, p.SlotID, p.KeyID, p.Now, p.Credit).Result()
+		s.ns, p.ClaimID, p.SlotID, p.KeyID, store.Millis(p.Now), p.Credit).Result()
 	if err != nil {
 		return slots.Slot{}, interpretError(ctx, err, nil)
 	}
@@ -200,11 +201,11 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 }
 
 // ReleaseExpiredSlots implements slots.SlotStore.
-func (s *Store) ReleaseExpiredSlots(ctx context.Context, now int64) (int, error) {
+func (s *Store) ReleaseExpiredSlots(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	for {
 		v, err := releaseExpiredScript.Run(ctx, s.client,
-			[]string{s.leasesKey()}, s.ns, now, releaseBatch).Int64Slice()
+			[]string{s.leasesKey()}, s.ns, store.Millis(now), releaseBatch).Int64Slice()
 		if err != nil {
 			return total, interpretError(ctx, err, nil)
 		}
@@ -226,7 +227,7 @@ func (s *Store) CreateKey(ctx context.Context, k identity.Key) error {
 	}
 	err = createKeyScript.Run(ctx, s.client,
 		[]string{s.keyKey(k.ID), s.keysKey(), s.keyNamesKey()},
-		k.ID, k.Name, k.AvatarURL, scopes, k.CreatedAt, k.RevokedAt, hex.EncodeToString(k.Hash), s.ns, k.SigningKeyAddress).Err()
+		k.ID, k.Name, k.AvatarURL, scopes, store.Millis(k.CreatedAt), store.Millis(k.RevokedAt), hex.EncodeToString(k.Hash), s.ns, k.SigningKeyAddress).Err()
 	return interpretError(ctx, err, nil)
 }
 
@@ -264,8 +265,8 @@ func (s *Store) ListKeys(ctx context.Context) ([]identity.Key, error) {
 }
 
 // RevokeKey implements identity.KeyStore.
-func (s *Store) RevokeKey(ctx context.Context, id string, at int64) error {
-	err := revokeKeyScript.Run(ctx, s.client, []string{s.keyKey(id)}, at).Err()
+func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
+	err := revokeKeyScript.Run(ctx, s.client, []string{s.keyKey(id)}, store.Millis(at)).Err()
 	return interpretError(ctx, err, nil)
 }
 
@@ -310,20 +311,21 @@ func toRecord(v any) (record, error) {
 	return r, nil
 }
 
-// ints parses the named integer fields into the pointers, an absent field
-// being 0 (the hashes leave out what the JSON would omit).
-func (r record) ints(fields map[string]*int64) error {
+// times parses the named fields, Unix milliseconds, into the pointers
+// (store.FromMillis), an absent field being the zero time (the hashes
+// leave out what the JSON would omit).
+func (r record) times(fields map[string]*time.Time) error {
 	for f, p := range fields {
 		v, ok := r[f]
 		if !ok || v == "" {
-			*p = 0
+			*p = time.Time{}
 			continue
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return fmt.Errorf("redisstore: field %s of %s: %w", f, r["_id"], err)
 		}
-		*p = n
+		*p = store.FromMillis(n)
 	}
 	return nil
 }
@@ -337,7 +339,7 @@ func decodeClaim(r record) (slots.Claim, error) {
 			return c, fmt.Errorf("redisstore: sources of %s: %w", c.ID, err)
 		}
 	}
-	return c, r.ints(map[string]*int64{"createdAt": &c.CreatedAt})
+	return c, r.times(map[string]*time.Time{"createdAt": &c.CreatedAt})
 }
 
 func decodeSlotReply(v any) (slots.Slot, error) {
@@ -354,7 +356,7 @@ func decodeSlotReply(v any) (slots.Slot, error) {
 		AgentName:      r["agentName"],
 		AgentAvatarURL: r["agentAvatarUrl"],
 	}
-	return sl, r.ints(map[string]*int64{
+	return sl, r.times(map[string]*time.Time{
 		"takenAt":        &sl.TakenAt,
 		"doneAt":         &sl.DoneAt,
 		"createdAt":      &sl.CreatedAt,
@@ -374,7 +376,7 @@ func decodeKey(r record) (identity.Key, error) {
 	if len(h) > 0 {
 		k.Hash = h
 	}
-	return k, r.ints(map[string]*int64{"createdAt": &k.CreatedAt, "revokedAt": &k.RevokedAt})
+	return k, r.times(map[string]*time.Time{"createdAt": &k.CreatedAt, "revokedAt": &k.RevokedAt})
 }
 
 func decodeComments(v []any) ([]slots.Comment, error) {
@@ -406,9 +408,9 @@ func (s *Store) CreateDeviceCode(ctx context.Context, d identity.DeviceCode) err
 	if err != nil {
 		return err
 	}
-	ttl := time.Duration(d.ExpiresAt-d.CreatedAt)*time.Millisecond + deviceForget
+	ttl := d.ExpiresAt.Sub(d.CreatedAt) + deviceForget
 	err = deviceCreateScript.Run(ctx, s.client, []string{s.deviceKey(d.ID), s.deviceUserKey(d.UserCode)},
-		d.ID, d.UserCode, d.Name, d.AgentModel, d.AvatarURL, scopes, d.CreatedAt, d.ExpiresAt, ttl.Milliseconds()).Err()
+		d.ID, d.UserCode, d.Name, d.AgentModel, d.AvatarURL, scopes, store.Millis(d.CreatedAt), store.Millis(d.ExpiresAt), ttl.Milliseconds()).Err()
 	return interpretError(ctx, err, nil)
 }
 
@@ -425,7 +427,7 @@ func decodeDevice(v any) (identity.DeviceCode, error) {
 	if err := json.Unmarshal([]byte(r["scopes"]), &d.Scopes); err != nil {
 		return identity.DeviceCode{}, fmt.Errorf("redisstore: device scopes: %w", err)
 	}
-	return d, r.ints(map[string]*int64{"createdAt": &d.CreatedAt, "expiresAt": &d.ExpiresAt, "approvedAt": &d.ApprovedAt, "consumedAt": &d.ConsumedAt})
+	return d, r.times(map[string]*time.Time{"createdAt": &d.CreatedAt, "expiresAt": &d.ExpiresAt, "approvedAt": &d.ApprovedAt, "consumedAt": &d.ConsumedAt})
 }
 
 // DeviceCodeByUserCode implements identity.DeviceStore.
@@ -438,8 +440,8 @@ func (s *Store) DeviceCodeByUserCode(ctx context.Context, userCode string) (iden
 }
 
 // ApproveDeviceCode implements identity.DeviceStore.
-func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now int64) (identity.DeviceCode, error) {
-	v, err := deviceApproveScript.Run(ctx, s.client, []string{s.deviceUserKey(userCode)}, s.ns, by, now).Result()
+func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now time.Time) (identity.DeviceCode, error) {
+	v, err := deviceApproveScript.Run(ctx, s.client, []string{s.deviceUserKey(userCode)}, s.ns, by, store.Millis(now)).Result()
 	if err != nil {
 		return identity.DeviceCode{}, interpretError(ctx, err, nil)
 	}
@@ -447,8 +449,8 @@ func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now 
 }
 
 // ConsumeDeviceCode implements identity.DeviceStore.
-func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now int64) (identity.DeviceCode, error) {
-	v, err := deviceConsumeScript.Run(ctx, s.client, []string{s.deviceKey(id)}, now).Result()
+func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now time.Time) (identity.DeviceCode, error) {
+	v, err := deviceConsumeScript.Run(ctx, s.client, []string{s.deviceKey(id)}, store.Millis(now)).Result()
 	if err != nil {
 		return identity.DeviceCode{}, interpretError(ctx, err, nil)
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 var takeNextScript = newScript("take_next.lua")
@@ -15,7 +16,7 @@ var takeNextScript = newScript("take_next.lua")
 func (s *Store) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (slots.Job, error) {
 	v, err := takeNextScript.Run(ctx, s.client,
 		[]string{s.queueKey(p.Next.Role, p.Next.Domain)},
-		s.ns, pickArg(p.Next.Random), p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, p.Now, p.LeaseUntil).Slice()
+		s.ns, pickArg(p.Next.Random), p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, store.Millis(p.Now), store.Millis(p.LeaseUntil)).Slice()
 	if err != nil {
 		return slots.Job{}, interpretError(ctx, err, slots.ErrNoJob)
 	}
@@ -55,7 +56,7 @@ var finishManyScript = newScript("finish_many.lua")
 func (s *Store) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slots.FinishResult, error) {
 	args := []any{s.ns}
 	for _, p := range ps {
-		args = append(args, p.ClaimID, p.SlotID, p.KeyID, p.Now, p.Credit)
+		args = append(args, p.ClaimID, p.SlotID, p.KeyID, store.Millis(p.Now), p.Credit)
 	}
 	v, err := finishManyScript.Run(ctx, s.client, []string{s.leasesKey(), s.balancesKey()}, args...).Slice()
 	if err != nil {
@@ -114,7 +115,7 @@ func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([
 	args := []any{s.ns}
 	for _, p := range ps {
 		args = append(args, s.queueKey(p.Next.Role, p.Next.Domain), pickArg(p.Next.Random),
-			p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, p.Now, p.LeaseUntil)
+			p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, store.Millis(p.Now), store.Millis(p.LeaseUntil))
 	}
 	v, err := takeNextManyScript.Run(ctx, s.client, []string{s.leasesKey()}, args...).Slice()
 	if err != nil {
@@ -144,8 +145,8 @@ func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTak
 	args := []any{s.ns}
 	for _, p := range ps {
 		f, n := p.Finish, p.Next
-		args = append(args, f.ClaimID, f.SlotID, f.KeyID, f.Now, f.Credit,
-			s.queueKey(n.Next.Role, n.Next.Domain), pickArg(n.Next.Random), n.Agent.Name, n.Agent.AvatarURL, n.Now, n.LeaseUntil)
+		args = append(args, f.ClaimID, f.SlotID, f.KeyID, store.Millis(f.Now), f.Credit,
+			s.queueKey(n.Next.Role, n.Next.Domain), pickArg(n.Next.Random), n.Agent.Name, n.Agent.AvatarURL, store.Millis(n.Now), store.Millis(n.LeaseUntil))
 	}
 	v, err := finishTakeNextManyScript.Run(ctx, s.client, []string{s.leasesKey(), s.balancesKey()}, args...).Slice()
 	if err != nil {

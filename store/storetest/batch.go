@@ -43,7 +43,7 @@ func runDoneBatches(t *testing.T, newStores NewStores) {
 		third = job.Slot                // A's seat on the third claim, taken at +30 s
 		clock.Advance(31 * time.Second) // A's first two leases lapsed; the third has not
 
-		now := clock.Now().UnixMilli()
+		now := clock.Now()
 		fin := func(sl slots.Slot, k identity.Key) slots.FinishParams {
 			return slots.FinishParams{ClaimID: sl.ClaimID, SlotID: sl.ID, KeyID: k.ID, Now: now, Credit: slots.RewardRoleSlot}
 		}
@@ -105,7 +105,7 @@ func runDoneBatches(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.Equal(t, ids[0], first.Claim.ID)
 
-		now := clock.Now().UnixMilli()
+		now := clock.Now()
 		take := func(k identity.Key, role slots.Role, random float64) slots.TakeNextParams {
 			return slots.TakeNextParams{
 				Next:  slots.NextSlotParams{Role: role, AgentKeyID: k.ID, Random: random},

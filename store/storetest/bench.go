@@ -73,7 +73,7 @@ func NumberedSlots(b *testing.B, st slots.Store, tag string, n int) []BenchSlot 
 	claims := (n + per - 1) / per
 	load(b, st, claims, func(c int) error {
 		claimID := fmt.Sprintf("%s_claim_%012d", tag, c)
-		err := st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "bench", Domain: "bench", CreatedAt: 1})
+		err := st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "bench", Domain: "bench", CreatedAt: time.UnixMilli(1).UTC()})
 		if err == nil {
 			err = st.AddComment(ctx, slots.Comment{ID: claimID + "_draft", ClaimID: claimID, Body: "draft", CommentType: slots.CommentDraft})
 		}
@@ -83,7 +83,7 @@ func NumberedSlots(b *testing.B, st slots.Store, tag string, n int) []BenchSlot 
 		batch := make([]slots.Slot, 0, per)
 		for i := c * per; i < min(n, (c+1)*per); i++ {
 			id := fmt.Sprintf("%s_slot_%012d", tag, i)
-			batch = append(batch, slots.Slot{ID: id, ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1})
+			batch = append(batch, slots.Slot{ID: id, ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: time.UnixMilli(1).UTC()})
 			seats[i] = BenchSlot{ClaimID: claimID, SlotID: id, Agent: identity.Key{ID: fmt.Sprintf("%s_key_%d", tag, i%per), Name: "bench"}}
 		}
 		return st.ReplaceOpenSlots(ctx, claimID, batch)
@@ -489,14 +489,14 @@ func BenchmarkDoneAndTakeNext(b *testing.B, newStore func(b *testing.B) slots.St
 					st := newStore(b)
 					load(b, st, n, func(i int) error {
 						claimID := fmt.Sprintf("work_claim_%012d", i)
-						err := st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "bench", Domain: "bench", CreatedAt: 1})
+						err := st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "bench", Domain: "bench", CreatedAt: time.UnixMilli(1).UTC()})
 						if err == nil {
 							err = st.AddComment(ctx, slots.Comment{ID: claimID + "_draft", ClaimID: claimID, Body: "draft", CommentType: slots.CommentDraft})
 						}
 						if err != nil {
 							return err
 						}
-						return st.ReplaceOpenSlots(ctx, claimID, []slots.Slot{{ID: fmt.Sprintf("work_slot_%012d", i), ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: 1}})
+						return st.ReplaceOpenSlots(ctx, claimID, []slots.Slot{{ID: fmt.Sprintf("work_slot_%012d", i), ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: time.UnixMilli(1).UTC()}})
 					})
 					svc := slots.New(st, opts...)
 					return func() {

@@ -38,7 +38,7 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 		require.Equal(t, ids[1], held[4].Claim.ID)
 
 		clock.Advance(time.Second)
-		now := clock.Now().UnixMilli()
+		now := clock.Now()
 		item := func(i int, job slots.Job, role slots.Role, random float64) slots.FinishTakeParams {
 			k := keys[i]
 			return slots.FinishTakeParams{
@@ -128,7 +128,7 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 	// agent holds a seat of. Both seats are handed out (the one the first
 	// agent may not take goes to another), the agent left over is answered
 	// ErrNoJob, and no agent is seated twice on a claim.
-	lastSeats := func(t *testing.T, ask func(e *slotsEnv, keys []identity.Key, held []slots.Job, now int64) []slots.JobResult) {
+	lastSeats := func(t *testing.T, ask func(e *slotsEnv, keys []identity.Key, held []slots.Job, now time.Time) []slots.JobResult) {
 		e := newSlotsEnv(t, newStores)
 		e.queuedClaims(3, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
 		g := e.queuedClaims(1, slots.RoleCount{Role: slots.RoleCritic, Count: 2})[0]
@@ -146,7 +146,7 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 		require.Equal(t, g, seatOnG.Claim.ID)
 
 		e.clock.Advance(time.Second)
-		res := ask(e, keys, held, e.clock.Now().UnixMilli())
+		res := ask(e, keys, held, e.clock.Now())
 		require.Len(t, res, len(keys))
 		claims := map[string]bool{}
 		noJob := 0
@@ -164,7 +164,7 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 		require.Equal(t, map[string]bool{g: true, h: true}, claims, "both seats left were handed out")
 		require.Equal(t, 1, noJob)
 	}
-	next := func(k identity.Key, now int64) slots.TakeNextParams {
+	next := func(k identity.Key, now time.Time) slots.TakeNextParams {
 		return slots.TakeNextParams{
 			Next:  slots.NextSlotParams{AgentKeyID: k.ID, Random: -1},
 			Agent: slots.Agent{KeyID: k.ID, Name: k.Name}, Now: now,
@@ -172,7 +172,7 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 	}
 	t.Run("FinishAndTakeNextLastSeats", func(t *testing.T) {
 		t.Parallel()
-		lastSeats(t, func(e *slotsEnv, keys []identity.Key, held []slots.Job, now int64) []slots.JobResult {
+		lastSeats(t, func(e *slotsEnv, keys []identity.Key, held []slots.Job, now time.Time) []slots.JobResult {
 			var batch []slots.FinishTakeParams
 			for i, k := range keys {
 				batch = append(batch, slots.FinishTakeParams{
@@ -193,7 +193,7 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 	})
 	t.Run("TakeNextSlotsLastSeats", func(t *testing.T) {
 		t.Parallel()
-		lastSeats(t, func(e *slotsEnv, keys []identity.Key, _ []slots.Job, now int64) []slots.JobResult {
+		lastSeats(t, func(e *slotsEnv, keys []identity.Key, _ []slots.Job, now time.Time) []slots.JobResult {
 			var batch []slots.TakeNextParams
 			for _, k := range keys {
 				batch = append(batch, next(k, now))
@@ -222,7 +222,7 @@ func runDoneTakeNext(t *testing.T, newStores NewStores) {
 		require.NotNil(t, dn.Next)
 		require.Equal(t, ids[1], dn.Next.Claim.ID, "not the claim it just finished")
 		require.Equal(t, a.ID, dn.Next.Slot.APIKeyID)
-		require.Equal(t, e.clock.Now().Add(time.Minute).UnixMilli(), dn.Next.Slot.LeaseExpiresAt, "the lease of a take")
+		require.Equal(t, e.clock.Now().Add(time.Minute), dn.Next.Slot.LeaseExpiresAt, "the lease of a take")
 
 		_, err = e.svc.DoneAndTakeNext(identity.WithKey(e.ctx, a), job.Claim.ID, job.Slot.ID, slots.JobQuery{})
 		requireCode(t, slots.ErrSlotNotTaken, err, "done once")

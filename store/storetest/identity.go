@@ -58,7 +58,7 @@ func RunIdentity(t *testing.T, newStores NewStores) {
 			Scopes: []identity.Scope{"claim:new", slots.ScopeCommentCreate, slots.ScopeConsensusWrite}})
 		require.NoError(t, err)
 		require.Regexp(t, `^[B-Z]{4}-[B-Z]{4}$`, login.UserCode)
-		require.Equal(t, e.clock.Now().Add(identity.DeviceCodeTTL).UnixMilli(), login.ExpiresAt)
+		require.Equal(t, e.clock.Now().Add(identity.DeviceCodeTTL), login.ExpiresAt)
 		typed := strings.ToLower(strings.ReplaceAll(login.UserCode, "-", " "))
 		d, err := e.svc.DeviceCodeByUserCode(e.ctx, typed)
 		require.NoError(t, err)

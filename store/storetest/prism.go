@@ -121,7 +121,7 @@ func (c *countingPrism) FindWork(ctx context.Context, q prism.WorkQuery) ([]pris
 	return c.Store.FindWork(ctx, q)
 }
 
-func (c *countingPrism) LapsedPipelines(ctx context.Context, now int64) ([]string, error) {
+func (c *countingPrism) LapsedPipelines(ctx context.Context, now time.Time) ([]string, error) {
 	c.count("LapsedPipelines")
 	return c.Store.LapsedPipelines(ctx, now)
 }
@@ -524,7 +524,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		a, b := e.keys[0], e.keys[1]
 		taken, _, err := e.svc.Take(identity.WithKey(e.ctx, a), c.ID, s.ID)
 		require.NoError(t, err)
-		require.Equal(t, e.clock.Now().Add(5*time.Minute).UnixMilli(), taken.LeaseExpiresAt)
+		require.Equal(t, e.clock.Now().Add(5*time.Minute), taken.LeaseExpiresAt)
 		e.clock.Advance(5 * time.Minute)
 		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, s.ID, prism.DoneInput{})
 		require.ErrorIs(t, err, slots.ErrSlotNotTaken, "a late done is refused")
@@ -717,12 +717,14 @@ func prismPipelines(newStores NewStores) versioned[prism.Pipeline] {
 		setVersion: func(p *prism.Pipeline, v int64) { p.Version = v },
 		setID:      func(p *prism.Pipeline, id string) { p.ClaimID = id },
 		clone:      prism.Pipeline.Clone,
-		mark:       func(p *prism.Pipeline, i int) { p.Status, p.UpdatedAt = prism.StatusFlagged, int64(i) },
+		mark: func(p *prism.Pipeline, i int) {
+			p.Status, p.UpdatedAt = prism.StatusFlagged, store.FromMillis(int64(i))
+		},
 		marked: func(p prism.Pipeline) int {
 			if p.Status != prism.StatusFlagged {
 				return -1
 			}
-			return int(p.UpdatedAt)
+			return int(store.Millis(p.UpdatedAt))
 		},
 		stored: func(t *testing.T) storedAggregate[prism.Pipeline] {
 			e := newPrismEnv(t, newStores, 16)

@@ -35,7 +35,7 @@ func runPrismCreateClaim(t *testing.T, newStores NewStores) {
 		c, p, err := e.svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: " Crows plan ahead ", Domain: "biology"}, Protocol: prism.LensV1ID})
 		require.NoError(t, err)
 		require.Equal(t, "Crows plan ahead", c.Title, "checked as slots checks a claim")
-		require.Equal(t, e.clock.Now().UnixMilli(), c.CreatedAt)
+		require.Equal(t, e.clock.Now(), c.CreatedAt)
 		got, err := e.slots.Claim(e.ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, c, got)

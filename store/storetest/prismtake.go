@@ -37,7 +37,7 @@ func runPrismTakeNext(t *testing.T, newStores NewStores) {
 		require.Equal(t, p1.OpenSlots()[0].ID, w.Slot.ID)
 		require.Equal(t, slots.StatusTaken, w.Slot.Status)
 		require.Equal(t, a.ID, w.Slot.APIKeyID)
-		require.Equal(t, e.clock.Now().Add(5*time.Minute).UnixMilli(), w.Slot.LeaseExpiresAt)
+		require.Equal(t, e.clock.Now().Add(5*time.Minute), w.Slot.LeaseExpiresAt)
 		require.Equal(t, a.ID, w.Pipeline.Slots[slotIndex(t, w.Pipeline, w.Slot.ID)].APIKeyID, "the pipeline as taken")
 		stored, err := e.svc.Pipeline(e.ctx, c1.ID)
 		require.NoError(t, err)

@@ -61,7 +61,7 @@ func runSlotRules(t *testing.T, newStores NewStores) {
 			// says of the slot it holds, and that to be want.
 			finish := func(k identity.Key, claimID, slotID string, want *store.Error, why string) {
 				t.Helper()
-				rule := held(claimID, slotID).FinishError(k.ID, e.clock.Now().UnixMilli())
+				rule := held(claimID, slotID).FinishError(k.ID, e.clock.Now())
 				err := f.finish(e, k, claimID, slotID)
 				if want == nil {
 					require.NoError(t, rule, "the rule: %s", why)
@@ -74,7 +74,7 @@ func runSlotRules(t *testing.T, newStores NewStores) {
 			// take requires the store to take (or refuse) as Takeable says.
 			take := func(k identity.Key, claimID, slotID string, want bool, why string) {
 				t.Helper()
-				require.Equal(t, want, held(claimID, slotID).Takeable(e.clock.Now().UnixMilli()), "the rule: %s", why)
+				require.Equal(t, want, held(claimID, slotID).Takeable(e.clock.Now()), "the rule: %s", why)
 				_, err := e.svc.Take(identity.WithKey(e.ctx, k), claimID, slotID)
 				if want {
 					require.NoError(t, err, why)

@@ -88,13 +88,14 @@ func RunSlots(t *testing.T, newStores NewStores) {
 	runSlotRules(t, newStores)
 	runClaimJob(t, newStores)
 	runCountOpenSlots(t, newStores)
+	runSlotTimes(t, newStores)
 	t.Run("Claims", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
 		c := e.claim("")
 		require.Equal(t, slots.DefaultDomain, c.Domain)
 		require.NotEmpty(t, c.ID)
-		require.Equal(t, e.clock.Now().UnixMilli(), c.CreatedAt)
+		require.Equal(t, e.clock.Now(), c.CreatedAt)
 		got, err := e.svc.Claim(e.ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, c, got)
@@ -212,7 +213,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.Len(t, open, 4)
 		for _, s := range open {
 			require.Equal(t, c.ID, s.ClaimID)
-			require.Equal(t, e.clock.Now().UnixMilli(), s.CreatedAt)
+			require.Equal(t, e.clock.Now(), s.CreatedAt)
 			require.Empty(t, s.APIKeyID)
 		}
 		a, b := e.agent("A"), e.agent("B")
@@ -284,7 +285,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.Equal(t, a.ID, taken.APIKeyID)
 		require.Equal(t, "A", taken.AgentName)
 		require.Equal(t, a.AvatarURL, taken.AgentAvatarURL)
-		require.Equal(t, e.clock.Now().UnixMilli(), taken.TakenAt)
+		require.Equal(t, e.clock.Now(), taken.TakenAt)
 		require.Zero(t, taken.LeaseExpiresAt)
 
 		_, err = e.svc.Take(identity.WithKey(e.ctx, b), c.ID, open[0].ID)
@@ -310,7 +311,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		done, err := e.svc.Done(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 		require.NoError(t, err)
 		require.Equal(t, slots.StatusDone, done.Status)
-		require.Equal(t, e.clock.Now().UnixMilli(), done.DoneAt)
+		require.Equal(t, e.clock.Now(), done.DoneAt)
 		require.Equal(t, taken.TakenAt, done.TakenAt)
 		require.Equal(t, a.ID, done.APIKeyID)
 
@@ -630,7 +631,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 
 		taken, err := e.svc.Take(identity.WithKey(e.ctx, a), c.ID, open[0].ID)
 		require.NoError(t, err)
-		require.Equal(t, e.clock.Now().Add(time.Minute).UnixMilli(), taken.LeaseExpiresAt)
+		require.Equal(t, e.clock.Now().Add(time.Minute), taken.LeaseExpiresAt)
 		e.clock.Advance(59 * time.Second)
 		_, err = e.svc.Take(identity.WithKey(e.ctx, b), c.ID, open[0].ID)
 		requireCode(t, slots.ErrSlotTaken, err)
