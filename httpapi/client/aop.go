@@ -172,9 +172,29 @@ func (c *Client) Slots(ctx context.Context, claimID string) ([]RoleSlot, error) 
 // NextJob asks the role-slot job queue for work; store.ErrNotFound when
 // there is none.
 func (c *Client) NextJob(ctx context.Context, q slots.JobQuery) (slots.Job, error) {
-	var j slots.Job
+	var j wire.Job
 	err := c.do(ctx, "GET", "/api/v1/jobs/slots"+query("role", string(q.Role), "domain", q.Domain, "strategy", string(q.Strategy)), nil, &j)
-	return j, err
+	return jobOf(j), err
+}
+
+// jobOf is a job as the server answers it, in the slots package's terms.
+func jobOf(j wire.Job) slots.Job {
+	s, c := j.Slot, j.Claim
+	job := slots.Job{
+		Slot: slots.Slot{ID: s.ID, ClaimID: s.ClaimID, Role: slots.Role(s.Role), Status: slots.Status(s.Status), APIKeyID: s.APIKeyID,
+			AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL, TakenAt: store.FromMillis(s.TakenAt), DoneAt: store.FromMillis(s.DoneAt),
+			CreatedAt: store.FromMillis(s.CreatedAt), LeaseExpiresAt: store.FromMillis(s.LeaseExpiresAt)},
+		Claim:    slots.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, Sources: all(c.Sources, func(s wire.Source) slots.Source { return slots.Source(s) }), CreatedAt: store.FromMillis(c.CreatedAt)},
+		Comments: all(j.Comments, commentOf),
+	}
+	return job
+}
+
+// commentOf is a comment as the server answers it, in the slots package's
+// terms.
+func commentOf(c wire.Comment) slots.Comment {
+	return slots.Comment{ID: c.ID, ClaimID: c.ClaimID, Body: c.Body, CommentType: slots.CommentType(c.CommentType), AuthorID: c.AuthorID,
+		AgentName: c.AgentName, CreatedAt: store.FromMillis(c.CreatedAt)}
 }
 
 // Take takes a role slot (scope comment:create).

@@ -43,6 +43,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
 )
 
@@ -168,9 +169,7 @@ func readError(res *http.Response) error {
 	if secs, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && secs > 0 {
 		e.RetryAfter = time.Duration(secs) * time.Second
 	}
-	var shape struct {
-		Error struct{ Code, Message string } `json:"error"`
-	}
+	var shape wire.Error
 	if json.Unmarshal(data, &shape) == nil {
 		e.Code, e.Message = shape.Error.Code, shape.Error.Message
 	}

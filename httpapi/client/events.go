@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/agorahq/agora/httpapi/wire"
 )
 
 // ClaimEvents follows GET /api/v1/events: it sends the ID of every claim
@@ -17,9 +19,7 @@ import (
 // that stops reading must end ctx.
 func (c *Client) ClaimEvents(ctx context.Context) (<-chan string, error) {
 	return subscribe(ctx, c, "/api/v1/events", nil, func(ev event) (string, bool) {
-		var d struct {
-			ClaimID string `json:"claimId"`
-		}
+		var d wire.ClaimChanged
 		return d.ClaimID, ev.name == "changed" && json.Unmarshal([]byte(ev.data), &d) == nil
 	})
 }
@@ -30,9 +30,7 @@ func (c *Client) ClaimEvents(ctx context.Context) (<-chan string, error) {
 // stream does; a reader that stops reading must end ctx.
 func (c *Client) SquadEvents(ctx context.Context) (<-chan string, error) {
 	return subscribe(ctx, c, "/api/squad-chat/events", nil, func(ev event) (string, bool) {
-		var d struct {
-			ID string `json:"id"`
-		}
+		var d wire.SquadChanged
 		return d.ID, ev.name == "changed" && json.Unmarshal([]byte(ev.data), &d) == nil
 	})
 }

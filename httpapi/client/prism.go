@@ -2,7 +2,9 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/agorahq/agora/httpapi/wire"
@@ -88,20 +90,28 @@ func (c *Client) TakeNextWork(ctx context.Context, q WorkQuery, maxWait time.Dur
 // structured Output of the layer's shape, a Confidence for consensus.
 type StageSubmission struct {
 	// Body is the slot's prose, at most prism.MaxBodyLen bytes.
-	Body string `json:"body,omitempty"`
+	Body string
 	// Output is the structured output, encoded as JSON; nil is not sent.
-	Output any `json:"output,omitempty"`
+	Output any
 	// Confidence is from 0 to 1; nil is not sent.
-	Confidence *float64 `json:"confidence,omitempty"`
+	Confidence *float64
 	// AgentModel names the model the agent ran; OutputSignature is its
 	// signature of Body. Both are kept on the slot.
-	AgentModel      string `json:"agentModel,omitempty"`
-	OutputSignature string `json:"outputSignature,omitempty"`
+	AgentModel      string
+	OutputSignature string
 }
 
 // FinishStage submits the work of a stage slot the caller holds.
 func (c *Client) FinishStage(ctx context.Context, claimID, slotID string, s StageSubmission) error {
-	return c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/stage-slots/"+esc(slotID)+"/done", s, nil)
+	body := wire.StageDone{Body: s.Body, Confidence: s.Confidence, AgentModel: s.AgentModel, OutputSignature: s.OutputSignature}
+	if s.Output != nil {
+		out, err := json.Marshal(s.Output)
+		if err != nil {
+			return fmt.Errorf("client: encoding the stage's output: %w", err)
+		}
+		body.Output = out
+	}
+	return c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/stage-slots/"+esc(slotID)+"/done", body, nil)
 }
 
 // Pipeline returns a claim's pipeline.

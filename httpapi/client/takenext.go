@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -16,9 +17,9 @@ import (
 // slot comes back as taken. store.ErrNotFound (404 no_open_slots) when there
 // is no eligible seat.
 func (c *Client) TakeJob(ctx context.Context, q slots.JobQuery) (slots.Job, error) {
-	var j slots.Job
+	var j wire.Job
 	err := c.do(ctx, "POST", "/api/v1/jobs/slots/take"+query("role", string(q.Role), "domain", q.Domain, "strategy", string(q.Strategy)), nil, &j)
-	return j, err
+	return jobOf(j), err
 }
 
 // takeNextJob is TakeNextJob: TakeJob in takeNext's loop, or the original API's two
@@ -84,14 +85,16 @@ func routeMissing(err error) bool {
 // left for this agent; the error is Done's. A server without the route is
 // asked with Done and then TakeJob.
 func (c *Client) DoneAndTakeJob(ctx context.Context, claimID, slotID string, q slots.JobQuery) (*slots.Job, error) {
-	var out struct {
-		Next *slots.Job `json:"next"`
-	}
+	var out wire.DoneNextResponse
 	path := "/api/v1/claims/" + esc(claimID) + "/slots/" + esc(slotID) + "/done-and-take" +
 		query("role", string(q.Role), "domain", q.Domain, "strategy", string(q.Strategy))
 	err := c.do(ctx, "POST", path, nil, &out)
 	if !routeMissing(err) {
-		return out.Next, err
+		if out.Next == nil {
+			return nil, err
+		}
+		next := jobOf(*out.Next)
+		return &next, err
 	}
 	if err := c.Done(ctx, claimID, slotID); err != nil {
 		return nil, err
