@@ -80,9 +80,9 @@ const cancelTopic = "agentchat:cancel"
 // Start marks the runs a stopped process left running as interrupted and,
 // with a notifier shared with other processes, starts listening for the
 // cancels they send.
-func (s *Service) Start(ctx context.Context) (int, error) {
+func (s *Service) Start(ctx context.Context) (_ int, err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Start")
-	defer done()
+	defer func() { done(err) }()
 	if !notify.IsLocal(s.notifier) {
 		sub, err := s.notifier.Subscribe(s.base, cancelTopic)
 		if err != nil {
@@ -135,9 +135,9 @@ type NewConversation struct {
 const MaxTitleLen = 200
 
 // Create starts a conversation.
-func (s *Service) Create(ctx context.Context, in NewConversation) (Conversation, error) {
+func (s *Service) Create(ctx context.Context, in NewConversation) (_ Conversation, err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Create")
-	defer done()
+	defer func() { done(err) }()
 	title, err := text.Trimmed("title", in.Title, false, MaxTitleLen)
 	if err != nil {
 		return Conversation{}, err
@@ -152,9 +152,9 @@ func (s *Service) Create(ctx context.Context, in NewConversation) (Conversation,
 }
 
 // Conversation returns a conversation with its messages.
-func (s *Service) Conversation(ctx context.Context, id string) (Conversation, []Message, error) {
+func (s *Service) Conversation(ctx context.Context, id string) (_ Conversation, _ []Message, err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Conversation")
-	defer done()
+	defer func() { done(err) }()
 	c, err := s.store.GetConversation(ctx, id)
 	if err != nil {
 		return Conversation{}, nil, err
@@ -164,9 +164,9 @@ func (s *Service) Conversation(ctx context.Context, id string) (Conversation, []
 }
 
 // Get returns a conversation without its messages.
-func (s *Service) Get(ctx context.Context, id string) (Conversation, error) {
+func (s *Service) Get(ctx context.Context, id string) (_ Conversation, err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Get")
-	defer done()
+	defer func() { done(err) }()
 	return s.store.GetConversation(ctx, id)
 }
 
@@ -190,9 +190,9 @@ type ConversationsQuery struct {
 // first. A page shorter than its limit is the last; the next one starts
 // after the last conversation of this one (a conversation updated in
 // between moves to the top, and may be seen twice).
-func (s *Service) Conversations(ctx context.Context, q ConversationsQuery) ([]Conversation, error) {
+func (s *Service) Conversations(ctx context.Context, q ConversationsQuery) (_ []Conversation, err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Conversations")
-	defer done()
+	defer func() { done(err) }()
 	if q.Limit == 0 {
 		q.Limit = DefaultConversationsLimit
 	}
@@ -210,16 +210,16 @@ func (s *Service) Conversations(ctx context.Context, q ConversationsQuery) ([]Co
 }
 
 // Messages returns a conversation's messages after the given ID.
-func (s *Service) Messages(ctx context.Context, id string, after int64) ([]Message, error) {
+func (s *Service) Messages(ctx context.Context, id string, after int64) (_ []Message, err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Messages")
-	defer done()
+	defer func() { done(err) }()
 	return s.store.ListChatMessages(ctx, id, after)
 }
 
 // Subscribe follows a conversation's new messages.
-func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription, error) {
+func (s *Service) Subscribe(ctx context.Context, id string) (_ *store.Subscription, err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Subscribe")
-	defer done()
+	defer func() { done(err) }()
 	return s.notifier.Subscribe(ctx, topic(id))
 }
 
@@ -240,9 +240,9 @@ type SendResult struct {
 // Send stores the user's message and starts the agent on it — or queues it
 // behind another conversation's run. A message to a conversation whose
 // agent is running or queued is stored and answered ErrBusy.
-func (s *Service) Send(ctx context.Context, id, content string) (SendResult, error) {
+func (s *Service) Send(ctx context.Context, id, content string) (_ SendResult, err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Send")
-	defer done()
+	defer func() { done(err) }()
 	if err := text.Check("content", content, true, MaxMessageLen); err != nil {
 		return SendResult{}, err
 	}
@@ -406,9 +406,9 @@ func (s *Service) history(ctx context.Context, id string) []Turn {
 
 // Cancel stops the conversation's running agent, or takes it out of the
 // queue.
-func (s *Service) Cancel(ctx context.Context, id string) error {
+func (s *Service) Cancel(ctx context.Context, id string) (err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Cancel")
-	defer done()
+	defer func() { done(err) }()
 	c, err := s.store.GetConversation(ctx, id)
 	if err != nil {
 		return err
@@ -443,9 +443,9 @@ func (s *Service) cancelLocal(ctx context.Context, id string) bool {
 }
 
 // Delete removes a conversation whose agent is not running or queued.
-func (s *Service) Delete(ctx context.Context, id string) error {
+func (s *Service) Delete(ctx context.Context, id string) (err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Delete")
-	defer done()
+	defer func() { done(err) }()
 	s.mu.Lock()
 	busy := s.active == id || slices.ContainsFunc(s.queue, func(q queued) bool { return q.conversationID == id })
 	s.mu.Unlock()

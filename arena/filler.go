@@ -251,14 +251,14 @@ func (s *Service) kick(id string) {
 
 // AddFillers registers count (1 to MaxFillersPerAdd) filler agents in a
 // game that has not started.
-func (s *Service) AddFillers(ctx context.Context, gameID string, count int) ([]Agent, error) {
+func (s *Service) AddFillers(ctx context.Context, gameID string, count int) (_ []Agent, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.AddFillers")
-	defer done()
+	defer func() { done(err) }()
 	if count < 1 || count > MaxFillersPerAdd {
 		return nil, store.Errorf(store.ErrInvalid, "invalid_count", "count must be from 1 to %d", MaxFillersPerAdd)
 	}
 	var added []Agent
-	_, err := s.change(ctx, gameID, "add_fillers", func(g *Game, e env) error {
+	_, err = s.change(ctx, gameID, "add_fillers", func(g *Game, e env) error {
 		var err error
 		added, err = g.addFillers(count, e)
 		return err
@@ -273,9 +273,9 @@ const MaxFillerTick = 500
 // one due after it until none is (or MaxFillerTick), each its own change
 // as if the filler had posted it. It returns what was done, one line per
 // action. An action another process played first is skipped.
-func (s *Service) TickFillers(ctx context.Context, gameID string, drain bool) ([]string, error) {
+func (s *Service) TickFillers(ctx context.Context, gameID string, drain bool) (_ []string, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.TickFillers")
-	defer done()
+	defer func() { done(err) }()
 	return s.tickFillers(ctx, gameID, drain, 0)
 }
 

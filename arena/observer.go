@@ -13,8 +13,9 @@ import (
 type Observer interface {
 	// Call is told of a call of one of the Service's methods as it starts,
 	// op naming it ("arena.Argue"): the call goes on with the context Call returns
-	// and runs the function Call returns when it returns.
-	Call(ctx context.Context, op string) (context.Context, func())
+	// and, when it returns, runs the function Call returns with the error it
+	// returns (nil for a success), so the observer records the call's outcome.
+	Call(ctx context.Context, op string) (context.Context, func(error))
 	// ArenaAction is told of an action saved on a game: register, start,
 	// argue, decide (a filler's included), advance (an operator's
 	// AdvanceAction), add_fillers or timeout (a phase's deadline passed, by

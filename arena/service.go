@@ -171,9 +171,9 @@ func (s *Service) announce(ctx context.Context, saved Game) {
 }
 
 // Create starts a game waiting for agents; 0 means the defaults.
-func (s *Service) Create(ctx context.Context, minPlayers int, phaseTimeout time.Duration) (Game, error) {
+func (s *Service) Create(ctx context.Context, minPlayers int, phaseTimeout time.Duration) (_ Game, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.Create")
-	defer done()
+	defer func() { done(err) }()
 	g, err := NewGame(s.ids.New("game"), minPlayers, phaseTimeout, s.env().now)
 	if err != nil {
 		return Game{}, err
@@ -187,9 +187,9 @@ func (s *Service) Create(ctx context.Context, minPlayers int, phaseTimeout time.
 }
 
 // Game returns a game.
-func (s *Service) Game(ctx context.Context, id string) (Game, error) {
+func (s *Service) Game(ctx context.Context, id string) (_ Game, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.Game")
-	defer done()
+	defer func() { done(err) }()
 	return s.store.GetGame(ctx, id)
 }
 
@@ -199,40 +199,40 @@ func (s *Service) Game(ctx context.Context, id string) (Game, error) {
 // a game's changes in one process (event streams, the pages behind them)
 // read it from the store at most once per change, and not at all when
 // this process made the change.
-func (s *Service) GameAt(ctx context.Context, id string, minVersion int64) (Game, error) {
+func (s *Service) GameAt(ctx context.Context, id string, minVersion int64) (_ Game, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.GameAt")
-	defer done()
+	defer func() { done(err) }()
 	return s.games.At(ctx, id, minVersion)
 }
 
 // FeedLatest returns a game's last limit feed items, newest first.
-func (s *Service) FeedLatest(ctx context.Context, id string, limit int) ([]FeedItem, error) {
+func (s *Service) FeedLatest(ctx context.Context, id string, limit int) (_ []FeedItem, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.FeedLatest")
-	defer done()
+	defer func() { done(err) }()
 	return s.store.FeedLatest(ctx, id, limit)
 }
 
 // FeedAfter returns up to limit of a game's feed items after the seq-th,
 // oldest first.
-func (s *Service) FeedAfter(ctx context.Context, id string, after int64, limit int) ([]FeedItem, error) {
+func (s *Service) FeedAfter(ctx context.Context, id string, after int64, limit int) (_ []FeedItem, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.FeedAfter")
-	defer done()
+	defer func() { done(err) }()
 	return s.store.FeedAfter(ctx, id, after, limit)
 }
 
 // History returns a game's resolved rounds in order, with their
 // arguments.
-func (s *Service) History(ctx context.Context, id string) ([]Round, error) {
+func (s *Service) History(ctx context.Context, id string) (_ []Round, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.History")
-	defer done()
+	defer func() { done(err) }()
 	return s.store.ResolvedRounds(ctx, id)
 }
 
 // List lists games newest first, in status when it is set; an unknown
 // status is a validation error.
-func (s *Service) List(ctx context.Context, status Status, limit int) ([]Summary, error) {
+func (s *Service) List(ctx context.Context, status Status, limit int) (_ []Summary, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.List")
-	defer done()
+	defer func() { done(err) }()
 	if status != "" && !status.Valid() {
 		return nil, store.Errorf(store.ErrInvalid, "invalid_status", "status must be one of waiting_for_agents, ready_to_start, round_phase_1, round_phase_2, round_phase_3, awaiting_operator_decision, round_resolved, game_completed")
 	}
@@ -251,9 +251,9 @@ var ErrTokenWithKey = &store.Error{Kind: store.ErrInvalid, Code: "invalid_token"
 // for the agent (a token is then refused with ErrTokenWithKey); else, with
 // a token, actions must present it as the caller's bearer token; with
 // neither, anyone acts for it.
-func (s *Service) Register(ctx context.Context, gameID, name string, token *string) (Agent, error) {
+func (s *Service) Register(ctx context.Context, gameID, name string, token *string) (_ Agent, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.Register")
-	defer done()
+	defer func() { done(err) }()
 	by := actorOf(ctx)
 	switch {
 	case by.KeyID != "" && token != nil && *token != "":
@@ -265,7 +265,7 @@ func (s *Service) Register(ctx context.Context, gameID, name string, token *stri
 		}
 	}
 	var a Agent
-	_, err := s.change(ctx, gameID, "register", func(g *Game, e env) error {
+	_, err = s.change(ctx, gameID, "register", func(g *Game, e env) error {
 		var err error
 		a, err = g.register(name, by, e)
 		return err
@@ -278,9 +278,9 @@ func (s *Service) Register(ctx context.Context, gameID, name string, token *stri
 // fillers in the same step, as the original's start route seats fillers
 // before it checks, so it starts with at least min_players agents. A game
 // nobody registered for is refused ("Not enough agents to start").
-func (s *Service) Start(ctx context.Context, gameID string) (Game, error) {
+func (s *Service) Start(ctx context.Context, gameID string) (_ Game, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.Start")
-	defer done()
+	defer func() { done(err) }()
 	return s.change(ctx, gameID, "start", func(g *Game, e env) error {
 		if len(g.Agents) > 0 {
 			if err := g.fillTable(e); err != nil {
@@ -300,9 +300,9 @@ type ArgueParams struct {
 
 // Argue records p's argument when the caller may act for p.AgentID (see
 // Register), else returns ErrNotYourAgent or ErrBadToken.
-func (s *Service) Argue(ctx context.Context, p ArgueParams) (Game, error) {
+func (s *Service) Argue(ctx context.Context, p ArgueParams) (_ Game, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.Argue")
-	defer done()
+	defer func() { done(err) }()
 	by := actorOf(ctx)
 	return s.change(ctx, p.GameID, "argue", func(g *Game, e env) error {
 		if err := g.checkActor(p.AgentID, by); err != nil {
@@ -321,9 +321,9 @@ type DecideParams struct {
 
 // Decide records p's decision when the caller may act for p.AgentID, the
 // round's operator (see Register).
-func (s *Service) Decide(ctx context.Context, p DecideParams) (Game, error) {
+func (s *Service) Decide(ctx context.Context, p DecideParams) (_ Game, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.Decide")
-	defer done()
+	defer func() { done(err) }()
 	by := actorOf(ctx)
 	return s.change(ctx, p.GameID, "decide", func(g *Game, e env) error {
 		if err := g.checkActor(p.AgentID, by); err != nil {
@@ -334,9 +334,9 @@ func (s *Service) Decide(ctx context.Context, p DecideParams) (Game, error) {
 }
 
 // Advance applies an admin action.
-func (s *Service) Advance(ctx context.Context, gameID string, a AdvanceAction) (Game, error) {
+func (s *Service) Advance(ctx context.Context, gameID string, a AdvanceAction) (_ Game, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.Advance")
-	defer done()
+	defer func() { done(err) }()
 	return s.change(ctx, gameID, "advance", func(g *Game, e env) error { return g.advance(a, e) })
 }
 
@@ -344,9 +344,9 @@ func (s *Service) Advance(ctx context.Context, gameID string, a AdvanceAction) (
 // many it advanced. Sweepers in several processes never advance the same
 // phase twice: the compare-and-set lets one win, and the loser is handed
 // back a game whose deadline is no longer due.
-func (s *Service) Sweep(ctx context.Context) (int, error) {
+func (s *Service) Sweep(ctx context.Context) (_ int, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.Sweep")
-	defer done()
+	defer func() { done(err) }()
 	ids, err := s.store.OverdueGames(ctx, s.now())
 	if err != nil {
 		return 0, err
@@ -382,9 +382,9 @@ const MaxWait = 30 * time.Second
 
 // Wait returns the game as soon as its version is not version, or as
 // it stands after d (at most MaxWait).
-func (s *Service) Wait(ctx context.Context, id string, version int64, d time.Duration) (Game, error) {
+func (s *Service) Wait(ctx context.Context, id string, version int64, d time.Duration) (_ Game, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.Wait")
-	defer done()
+	defer func() { done(err) }()
 	d = min(d, MaxWait)
 	var events <-chan []byte
 	var poll time.Duration
@@ -423,18 +423,18 @@ func (s *Service) Wait(ctx context.Context, id string, version int64, d time.Dur
 }
 
 // Subscribe returns the notifier subscription of a game's changes.
-func (s *Service) Subscribe(ctx context.Context, id string) (*store.Subscription, error) {
+func (s *Service) Subscribe(ctx context.Context, id string) (_ *store.Subscription, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.Subscribe")
-	defer done()
+	defer func() { done(err) }()
 	return s.notifier.Subscribe(ctx, topic(id))
 }
 
 // Demo creates a game with Alice, Bob and Charlie registered by the caller
 // (Register, with no token): when a key authenticated the caller, that key
 // acts for them; else anyone does.
-func (s *Service) Demo(ctx context.Context) (Game, []Agent, error) {
+func (s *Service) Demo(ctx context.Context) (_ Game, _ []Agent, err error) {
 	ctx, done := s.obs.Call(ctx, "arena.Demo")
-	defer done()
+	defer func() { done(err) }()
 	g, err := s.Create(ctx, 0, 0)
 	if err != nil {
 		return Game{}, nil, err

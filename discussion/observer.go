@@ -13,8 +13,9 @@ import (
 type Observer interface {
 	// Call is told of a call of one of the Service's methods as it starts,
 	// op naming it ("discussion.Respond"): the call goes on with the context Call returns
-	// and runs the function Call returns when it returns.
-	Call(ctx context.Context, op string) (context.Context, func())
+	// and, when it returns, runs the function Call returns with the error it
+	// returns (nil for a success), so the observer records the call's outcome.
+	Call(ctx context.Context, op string) (context.Context, func(error))
 	// LongPoll is told of a long poll (Wait with a wait above zero)
 	// starting, and returns the function Wait runs when it ends.
 	LongPoll(ctx context.Context) func()

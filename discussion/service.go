@@ -70,9 +70,9 @@ func (s *Service) changed(ctx context.Context, id string) {
 const squadTopic = "discussion:squad"
 
 // SubscribeSquad follows every change of the squad chat.
-func (s *Service) SubscribeSquad(ctx context.Context) (*store.Subscription, error) {
+func (s *Service) SubscribeSquad(ctx context.Context) (_ *store.Subscription, err error) {
 	ctx, done := s.obs.Call(ctx, "discussion.SubscribeSquad")
-	defer done()
+	defer func() { done(err) }()
 	return s.notifier.Subscribe(ctx, squadTopic)
 }
 
@@ -115,9 +115,9 @@ func speaker(ctx context.Context, field, named string, human bool) (string, erro
 // requester is the caller (see speaker); when a key authenticated it the
 // prompt remembers the key (Prompt.RequesterKey), so that only it, or a key
 // with ScopeAdmin, resolves or cancels the prompt (Close).
-func (s *Service) Create(ctx context.Context, in NewPrompt) (Prompt, Message, error) {
+func (s *Service) Create(ctx context.Context, in NewPrompt) (_ Prompt, _ Message, err error) {
 	ctx, done := s.obs.Call(ctx, "discussion.Create")
-	defer done()
+	defer func() { done(err) }()
 	named, err := speaker(ctx, "requester_agent", in.RequesterAgent, false)
 	if err != nil {
 		return Prompt{}, Message{}, err
@@ -179,9 +179,9 @@ func (s *Service) Create(ctx context.Context, in NewPrompt) (Prompt, Message, er
 }
 
 // Get returns a prompt as it stands now (an overdue prompt is timed out).
-func (s *Service) Get(ctx context.Context, id string) (Prompt, error) {
+func (s *Service) Get(ctx context.Context, id string) (_ Prompt, err error) {
 	ctx, done := s.obs.Call(ctx, "discussion.Get")
-	defer done()
+	defer func() { done(err) }()
 	p, err := s.store.GetPrompt(ctx, id)
 	if err != nil {
 		return Prompt{}, err
@@ -190,9 +190,9 @@ func (s *Service) Get(ctx context.Context, id string) (Prompt, error) {
 }
 
 // Responses returns the squad-chat responses to a prompt, oldest first.
-func (s *Service) Responses(ctx context.Context, id string) ([]Message, error) {
+func (s *Service) Responses(ctx context.Context, id string) (_ []Message, err error) {
 	ctx, done := s.obs.Call(ctx, "discussion.Responses")
-	defer done()
+	defer func() { done(err) }()
 	return s.store.ListResponses(ctx, id)
 }
 
@@ -211,9 +211,9 @@ type ListQuery struct {
 }
 
 // List returns prompts newest first, with statuses as they stand now.
-func (s *Service) List(ctx context.Context, q ListQuery) ([]Prompt, error) {
+func (s *Service) List(ctx context.Context, q ListQuery) (_ []Prompt, err error) {
 	ctx, done := s.obs.Call(ctx, "discussion.List")
-	defer done()
+	defer func() { done(err) }()
 	want := q.Statuses
 	if len(want) == 0 {
 		want = []Status{StatusPending, StatusCollecting}
@@ -261,9 +261,9 @@ type Response struct {
 // Respond adds the caller's answer (see speaker) to a prompt and returns the
 // prompt after it with the answer's squad-chat message; the answer that
 // reaches the required count resolves the prompt.
-func (s *Service) Respond(ctx context.Context, id string, in Response) (Prompt, Message, error) {
+func (s *Service) Respond(ctx context.Context, id string, in Response) (_ Prompt, _ Message, err error) {
 	ctx, done := s.obs.Call(ctx, "discussion.Respond")
-	defer done()
+	defer func() { done(err) }()
 	named, err := speaker(ctx, "agent_name", in.AgentName, in.IsHuman)
 	if err != nil {
 		return Prompt{}, Message{}, err
@@ -315,9 +315,9 @@ func MayClose(ctx context.Context, p Prompt) bool {
 // else returns ErrNotRequester and changes nothing. The requester's key
 // never changes once the prompt is stored, so reading it first and closing
 // second cannot let another caller in between.
-func (s *Service) Close(ctx context.Context, id string, a Action) (Prompt, error) {
+func (s *Service) Close(ctx context.Context, id string, a Action) (_ Prompt, err error) {
 	ctx, done := s.obs.Call(ctx, "discussion.Close")
-	defer done()
+	defer func() { done(err) }()
 	// Who may close it before what they asked: a caller without the
 	// right learns nothing from which actions are valid.
 	if c := identity.FromContext(ctx); c.Keyed() && !c.Key.Has(ScopeAdmin) {
@@ -357,9 +357,9 @@ func closedStatus(a Action) (Status, error) {
 
 // Sweep records the timeout of every overdue prompt and returns how many it
 // timed out. Concurrent sweeps time each prompt out once.
-func (s *Service) Sweep(ctx context.Context) (int, error) {
+func (s *Service) Sweep(ctx context.Context) (_ int, err error) {
 	ctx, done := s.obs.Call(ctx, "discussion.Sweep")
-	defer done()
+	defer func() { done(err) }()
 	ids, err := s.store.TimeOut(ctx, s.now())
 	for _, id := range ids {
 		s.changed(ctx, id)
@@ -381,9 +381,9 @@ const MaxWait = 60 * time.Second
 
 // Wait returns the prompt as soon as it is ready or final, or as it stands
 // after d (at most MaxWait), whichever comes first.
-func (s *Service) Wait(ctx context.Context, id string, d time.Duration) (Prompt, error) {
+func (s *Service) Wait(ctx context.Context, id string, d time.Duration) (_ Prompt, err error) {
 	ctx, done := s.obs.Call(ctx, "discussion.Wait")
-	defer done()
+	defer func() { done(err) }()
 	d = min(d, MaxWait)
 	var events <-chan []byte
 	var poll time.Duration
@@ -438,9 +438,9 @@ type Post struct {
 
 // PostMessage posts the caller's (see speaker) plain squad-chat message, a
 // reply when in.ReplyToID is set.
-func (s *Service) PostMessage(ctx context.Context, in Post) (Message, error) {
+func (s *Service) PostMessage(ctx context.Context, in Post) (_ Message, err error) {
 	ctx, done := s.obs.Call(ctx, "discussion.PostMessage")
-	defer done()
+	defer func() { done(err) }()
 	named, err := speaker(ctx, "agent_name", in.AgentName, in.IsHuman)
 	if err != nil {
 		return Message{}, err
@@ -485,9 +485,9 @@ func optionalText(field string, v *string, max int) (*string, error) {
 }
 
 // Messages lists squad-chat messages newest first.
-func (s *Service) Messages(ctx context.Context, limit int, before string) ([]Message, error) {
+func (s *Service) Messages(ctx context.Context, limit int, before string) (_ []Message, err error) {
 	ctx, done := s.obs.Call(ctx, "discussion.Messages")
-	defer done()
+	defer func() { done(err) }()
 	if limit == 0 {
 		limit = DefaultListLimit
 	}

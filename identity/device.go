@@ -134,9 +134,9 @@ func deviceCodeID(code string) string {
 // StartDeviceLogin starts a device login for a key of in's name and
 // scopes; an operator approves it with ApproveDeviceCode. A device login
 // cannot ask for the admin scope.
-func (s *Service) StartDeviceLogin(ctx context.Context, in NewDeviceLogin) (DeviceLogin, error) {
+func (s *Service) StartDeviceLogin(ctx context.Context, in NewDeviceLogin) (_ DeviceLogin, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.StartDeviceLogin")
-	defer done()
+	defer func() { done(err) }()
 	nk := NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: in.Scopes}
 	if strings.TrimSpace(nk.Name) == "" {
 		nk.Name = "agent" // checked now; the user code names it below
@@ -176,9 +176,9 @@ func (s *Service) StartDeviceLogin(ctx context.Context, in NewDeviceLogin) (Devi
 
 // DeviceCodeByUserCode returns the device login of a user code, for an
 // operator to see what it asks before approving it.
-func (s *Service) DeviceCodeByUserCode(ctx context.Context, userCode string) (DeviceCode, error) {
+func (s *Service) DeviceCodeByUserCode(ctx context.Context, userCode string) (_ DeviceCode, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.DeviceCodeByUserCode")
-	defer done()
+	defer func() { done(err) }()
 	uc := NormalizeUserCode(userCode)
 	if uc == "" {
 		return DeviceCode{}, ErrDeviceCodeNotFound
@@ -190,9 +190,9 @@ func (s *Service) DeviceCodeByUserCode(ctx context.Context, userCode string) (De
 // the caller (FromContext); the CLI's next poll receives its key. Like
 // CreateKey, the caller's key must hold ScopeKeysAdmin and every scope the
 // login asks for.
-func (s *Service) ApproveDeviceCode(ctx context.Context, userCode string) (DeviceCode, error) {
+func (s *Service) ApproveDeviceCode(ctx context.Context, userCode string) (_ DeviceCode, err error) {
 	ctx, done := s.obs.Call(ctx, "identity.ApproveDeviceCode")
-	defer done()
+	defer func() { done(err) }()
 	approver := FromContext(ctx).Key
 	if !approver.Has(ScopeKeysAdmin) {
 		return DeviceCode{}, store.Errorf(store.ErrForbidden, "insufficient_scope", "approving a device login needs the %s scope", ScopeKeysAdmin)
@@ -225,9 +225,9 @@ type DevicePoll struct {
 // until approved; then, once, the new key (the poll that consumes the
 // login creates it). Errors: ErrDeviceCodeNotFound, ErrDeviceCodeExpired,
 // ErrDeviceCodeConsumed.
-func (s *Service) PollDeviceLogin(ctx context.Context, deviceCode string) (DevicePoll, error) {
+func (s *Service) PollDeviceLogin(ctx context.Context, deviceCode string) (_ DevicePoll, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.PollDeviceLogin")
-	defer done()
+	defer func() { done(err) }()
 	if deviceCode == "" || len(deviceCode) > 200 {
 		return DevicePoll{}, ErrDeviceCodeNotFound
 	}

@@ -100,9 +100,9 @@ func (s *Service) Admin() Key { return Key{ID: AdminKeyID, Name: "admin", Scopes
 // returns it with its token, which is shown this once and never stored.
 // The caller's key must hold ScopeKeysAdmin and every scope it grants: a
 // key cannot mint a key stronger than itself (ErrForbidden).
-func (s *Service) CreateKey(ctx context.Context, in NewKey) (Key, string, error) {
+func (s *Service) CreateKey(ctx context.Context, in NewKey) (_ Key, _ string, err error) {
 	ctx, done := s.obs.Call(ctx, "identity.CreateKey")
-	defer done()
+	defer func() { done(err) }()
 	by := FromContext(ctx).Key
 	if !by.Has(ScopeKeysAdmin) {
 		return Key{}, "", store.Errorf(store.ErrForbidden, "insufficient_scope", "creating keys needs the %s scope", ScopeKeysAdmin)
@@ -148,9 +148,9 @@ func (s *Service) createKey(ctx context.Context, in NewKey) (Key, string, error)
 
 // Keys lists every key, revoked ones included, oldest first. The caller's
 // key must hold ScopeKeysAdmin.
-func (s *Service) Keys(ctx context.Context) ([]Key, error) {
+func (s *Service) Keys(ctx context.Context) (_ []Key, err error) {
 	ctx, done := s.obs.Call(ctx, "identity.Keys")
-	defer done()
+	defer func() { done(err) }()
 	if _, err := Require(ctx, ScopeKeysAdmin); err != nil {
 		return nil, err
 	}
@@ -159,9 +159,9 @@ func (s *Service) Keys(ctx context.Context) ([]Key, error) {
 
 // RevokeKey revokes a key; its token stops authenticating at once. The
 // caller's key must hold ScopeKeysAdmin.
-func (s *Service) RevokeKey(ctx context.Context, id string) error {
+func (s *Service) RevokeKey(ctx context.Context, id string) (err error) {
 	ctx, done := s.obs.Call(ctx, "identity.RevokeKey")
-	defer done()
+	defer func() { done(err) }()
 	if _, err := Require(ctx, ScopeKeysAdmin); err != nil {
 		return err
 	}
@@ -171,9 +171,9 @@ func (s *Service) RevokeKey(ctx context.Context, id string) error {
 // RegisterSigningKey records the address of the key the caller's agent
 // signs its outputs with, as AOP's `aop setup` registers it (any address; a
 // later one replaces it). The admin token has no key to record it on.
-func (s *Service) RegisterSigningKey(ctx context.Context, address string) error {
+func (s *Service) RegisterSigningKey(ctx context.Context, address string) (err error) {
 	ctx, done := s.obs.Call(ctx, "identity.RegisterSigningKey")
-	defer done()
+	defer func() { done(err) }()
 	agent, err := KeyFrom(ctx)
 	if err != nil {
 		return err
@@ -194,9 +194,9 @@ func (s *Service) RegisterSigningKey(ctx context.Context, address string) error 
 // Authenticate returns the key a bearer token belongs to. Any failure — empty,
 // malformed, unknown, wrong secret, revoked — is ErrUnauthenticated, so a
 // caller learns nothing about which part was wrong.
-func (s *Service) Authenticate(ctx context.Context, token string) (Key, error) {
+func (s *Service) Authenticate(ctx context.Context, token string) (_ Key, err error) {
 	ctx, done := s.obs.Call(ctx, "identity.Authenticate")
-	defer done()
+	defer func() { done(err) }()
 	if token == "" {
 		return Key{}, ErrUnauthenticated
 	}

@@ -8,7 +8,8 @@
 //     returned), HTTP metrics by route pattern, and a server span per
 //     request named after the route.
 //   - NewServices is every domain Service's Observer: a span per service
-//     call, and the domains' events (Prism layers and flags, arena actions
+//     call, ended with the call's outcome (an error only for a failure on
+//     the server's side), and the domains' events (Prism layers and flags, arena actions
 //     and games, long polls) as metrics.
 //   - LogHandler wraps a slog.Handler so that every line logged with a
 //     request's context (every error line of httpapi) carries its request

@@ -2,15 +2,19 @@ package observe
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agorahq/agora/agentchat"
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/identity"
+	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
@@ -51,16 +55,49 @@ func NewServices(m *Metrics, tp trace.TracerProvider) *Services {
 }
 
 // Call implements the domains' Observer.Call: a span named op, under the
-// request's. The domains' Observer hands the call's error to no one, so
-// the span learns of a failure from the store calls under it: one that
-// found its store unavailable or failing marks it (Stores, call.fail),
-// and a client's error leaves it unset.
-func (o *Services) Call(ctx context.Context, op string) (context.Context, func()) {
+// request's, that the call ends with the error it returns (endCall).
+func (o *Services) Call(ctx context.Context, op string) (context.Context, func(error)) {
 	if o.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
-		return ctx, nothing
+		return ctx, endNothing
 	}
 	ctx, span := o.tracer.Start(ctx, op, o.spanOpts(op)...)
-	return ctx, func() { span.End() }
+	return ctx, func(err error) { endCall(span, op, err) }
+}
+
+// endCall ends a service call's span with the call's outcome. A failure
+// sets agora.error.code, the code the error answers with on the HTTP API
+// ("claim_not_found", "insufficient_scope", "internal", …) or "canceled" when the
+// caller went away. A server-side failure (the store unavailable, a
+// deadline passed, an error the API answers 500 or 503) is also the span's
+// status Error and an exception event, both naming the operation and the
+// code, never the error's message, which may hold values. A client's error
+// (4xx, or its own cancellation) leaves the status unset, as OpenTelemetry's
+// conventions have it for a server's 4xx.
+func endCall(span trace.Span, op string, err error) {
+	if err != nil {
+		code, server := errorClass(err)
+		span.SetAttributes(attribute.String("agora.error.code", code))
+		if server {
+			f := failure{op: op, class: code}
+			span.SetStatus(codes.Error, f.Error())
+			span.RecordError(f)
+		}
+	}
+	span.End()
+}
+
+// errorClass returns err's code and whether it is the server's failure
+// rather than the client's, as the HTTP API's one error table
+// (httpjson.Describe) answers it: unknown or 5xx is the server's. A
+// context canceled (not past its deadline) is the caller's leaving, which
+// the table answers 503 only because the caller is no longer there to read
+// a 4xx.
+func errorClass(err error) (code string, server bool) {
+	if errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return "canceled", false
+	}
+	status, d, known := httpjson.Describe(err)
+	return d.Code, !known || status >= http.StatusInternalServerError
 }
 
 // spanOpts returns op's span start options, made once per operation: the
@@ -74,6 +111,8 @@ func (o *Services) spanOpts(op string) []trace.SpanStartOption {
 }
 
 func nothing() {}
+
+func endNothing(error) {}
 
 // LayerAdvanced implements prism.Observer: agora_prism_layers_advanced_total.
 func (o *Services) LayerAdvanced(context.Context, prism.Pipeline, int) {

@@ -31,9 +31,8 @@ const tracerName = "github.com/agorahq/agora/observe"
 // backend, the operation and the result class, never a value) when the
 // call's context holds a recording span — a sweeper's calls, outside any
 // request, start no trace of their own every second; a call that fails on
-// the server's side marks its span and the service call's above it as
-// errors — and, for the
-// job queue, counts seats taken and done, races lost and batch sizes. A
+// the server's side marks its span as an error — and, for the job queue,
+// counts seats taken and done, races lost and batch sizes. A
 // wrapped store behaves exactly as the store it wraps: same results, same
 // errors.
 type Stores struct {
@@ -182,18 +181,16 @@ func (o *observer) bind(names []string) []opStat {
 
 // call is one store call in progress.
 type call struct {
-	o      *observer
-	op     *opStat
-	span   trace.Span    // nil: not traced
-	parent trace.Span    // the span the call is under, when traced
-	start  time.Duration // since o.base
+	o     *observer
+	op    *opStat
+	span  trace.Span    // nil: not traced
+	start time.Duration // since o.base
 }
 
 func (o *observer) start(ctx context.Context, op *opStat) (context.Context, call) {
 	c := call{o: o, op: op}
 	if o.tracer != nil {
-		if parent := trace.SpanFromContext(ctx); parent.IsRecording() {
-			c.parent = parent
+		if trace.SpanFromContext(ctx).IsRecording() {
 			ctx, c.span = o.tracer.Start(ctx, op.span, op.spanOpts...)
 		}
 	}
@@ -229,28 +226,21 @@ func (c call) end(err error) {
 	}
 }
 
-// storeFailure is a failed store call as a span records it: the operation
-// and the result class, never the error's message, which may hold values
-// (a statement's, a key's).
-type storeFailure struct{ op, result string }
+// failure is a failed call as its span records it: the operation and the
+// error's class or code, never the error's message, which may hold values
+// (a statement's, a key's, a user's text).
+type failure struct{ op, class string }
 
-func (f storeFailure) Error() string { return f.op + ": " + f.result }
+func (f failure) Error() string { return f.op + ": " + f.class }
 
-// fail marks the store call's span, and the service call's span it runs
-// under, as failed: status Error and an exception event, both naming the
-// operation and the result class. The parent is marked only when it is an
-// internal span (a service call's, observe.Services): a server span's
-// status is the HTTP handler's to set from the answer's code, and a client
-// error (not_found, conflict, …) never comes here, so, as OpenTelemetry's
-// conventions have it for a server's 4xx, it is no span error.
+// fail marks the store call's span as failed: status Error and an
+// exception event, both naming the operation and the result class. The
+// service call above it records its own outcome (Services.Call), whether or
+// not it comes from this store call.
 func (c call) fail(res string) {
-	f := storeFailure{op: c.op.span, result: res}
+	f := failure{op: c.op.span, class: res}
 	c.span.SetStatus(codes.Error, f.Error())
 	c.span.RecordError(f)
-	if k, ok := c.parent.(interface{ SpanKind() trace.SpanKind }); ok && k.SpanKind() == trace.SpanKindInternal {
-		c.parent.SetStatus(codes.Error, f.Error())
-		c.parent.RecordError(f)
-	}
 }
 
 // result classes an error for the result label.

@@ -149,9 +149,9 @@ func (p Pipeline) WithVersion(v int64) Pipeline {
 // built-in protocols (BuiltinIDs) cannot be replaced: registering one of
 // their IDs is a conflict. A route may name a protocol registered later;
 // until then, a pipeline routed to it fails its last done.
-func (s *Service) RegisterProtocol(ctx context.Context, p Protocol) error {
+func (s *Service) RegisterProtocol(ctx context.Context, p Protocol) (err error) {
 	ctx, done := s.obs.Call(ctx, "prism.RegisterProtocol")
-	defer done()
+	defer func() { done(err) }()
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -163,9 +163,9 @@ func (s *Service) RegisterProtocol(ctx context.Context, p Protocol) error {
 
 // Protocol returns a protocol (Prism v1 for ""); a built-in one is seeded
 // on first use.
-func (s *Service) Protocol(ctx context.Context, id string) (Protocol, error) {
+func (s *Service) Protocol(ctx context.Context, id string) (_ Protocol, err error) {
 	ctx, done := s.obs.Call(ctx, "prism.Protocol")
-	defer done()
+	defer func() { done(err) }()
 	if id == "" {
 		id = PrismV1ID
 	}
@@ -180,9 +180,9 @@ func (s *Service) Protocol(ctx context.Context, id string) (Protocol, error) {
 }
 
 // Protocols lists the registered protocols, the built-in ones included.
-func (s *Service) Protocols(ctx context.Context) ([]Protocol, error) {
+func (s *Service) Protocols(ctx context.Context) (_ []Protocol, err error) {
 	ctx, done := s.obs.Call(ctx, "prism.Protocols")
-	defer done()
+	defer func() { done(err) }()
 	for _, id := range BuiltinIDs {
 		if _, err := s.Protocol(ctx, id); err != nil {
 			return nil, err
@@ -230,18 +230,18 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, Pi
 }
 
 // Pipeline returns a claim's pipeline.
-func (s *Service) Pipeline(ctx context.Context, claimID string) (Pipeline, error) {
+func (s *Service) Pipeline(ctx context.Context, claimID string) (_ Pipeline, err error) {
 	ctx, done := s.obs.Call(ctx, "prism.Pipeline")
-	defer done()
+	defer func() { done(err) }()
 	return s.store.GetPipeline(ctx, claimID)
 }
 
 // Take gives a stage slot to the caller's key (identity.KeyFrom): exactly
 // one of concurrent callers wins, and an agent holds at most one slot per
 // layer of a claim.
-func (s *Service) Take(ctx context.Context, claimID, slotID string) (StageSlot, Pipeline, error) {
+func (s *Service) Take(ctx context.Context, claimID, slotID string) (_ StageSlot, _ Pipeline, err error) {
 	ctx, done := s.obs.Call(ctx, "prism.Take")
-	defer done()
+	defer func() { done(err) }()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return StageSlot{}, Pipeline{}, err
@@ -266,9 +266,9 @@ func (s *Service) Take(ctx context.Context, claimID, slotID string) (StageSlot, 
 // the pipeline on when the submission completes a phase. A signed
 // submission keeps the signing key the caller's key had registered beside
 // the signature.
-func (s *Service) Done(ctx context.Context, claimID, slotID string, in DoneInput) (Pipeline, error) {
+func (s *Service) Done(ctx context.Context, claimID, slotID string, in DoneInput) (_ Pipeline, err error) {
 	ctx, done := s.obs.Call(ctx, "prism.Done")
-	defer done()
+	defer func() { done(err) }()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Pipeline{}, err
@@ -293,9 +293,9 @@ type ResolveFlagParams struct {
 
 // ResolveFlag applies the decision of the caller's key, the reviewer, to
 // an open flag.
-func (s *Service) ResolveFlag(ctx context.Context, in ResolveFlagParams) (Pipeline, error) {
+func (s *Service) ResolveFlag(ctx context.Context, in ResolveFlagParams) (_ Pipeline, err error) {
 	ctx, done := s.obs.Call(ctx, "prism.ResolveFlag")
-	defer done()
+	defer func() { done(err) }()
 	reviewer, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Pipeline{}, err
@@ -309,9 +309,9 @@ func (s *Service) ResolveFlag(ctx context.Context, in ResolveFlagParams) (Pipeli
 
 // Sweep re-opens every stage slot whose lease lapsed and returns
 // how many pipelines changed.
-func (s *Service) Sweep(ctx context.Context) (int, error) {
+func (s *Service) Sweep(ctx context.Context) (_ int, err error) {
 	ctx, done := s.obs.Call(ctx, "prism.Sweep")
-	defer done()
+	defer func() { done(err) }()
 	ids, err := s.store.LapsedPipelines(ctx, store.Milli(s.now()))
 	if err != nil {
 		return 0, err
@@ -340,9 +340,9 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 // as an agent asks after a failed run (POST /api/v1/slots/release-stale),
 // and returns how many it re-opened. It finds them through the lease
 // index, so with leases off (WithLease(0)) it finds none.
-func (s *Service) ReleaseHeld(ctx context.Context) (int, error) {
+func (s *Service) ReleaseHeld(ctx context.Context) (_ int, err error) {
 	ctx, done := s.obs.Call(ctx, "prism.ReleaseHeld")
-	defer done()
+	defer func() { done(err) }()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return 0, err
@@ -398,10 +398,10 @@ const workCandidates = 32
 // It looks at the first workCandidates indexed slots only, so an agent that
 // holds a slot in the layers of all of them is told there is no work even
 // when there is more further on; taking work moves it on.
-func (s *Service) NextWork(ctx context.Context, q WorkQuery) (Work, error) {
+func (s *Service) NextWork(ctx context.Context, q WorkQuery) (_ Work, err error) {
 	ctx, done := s.obs.Call(ctx, "prism.NextWork")
-	defer done()
-	q, err := q.pick()
+	defer func() { done(err) }()
+	q, err = q.pick()
 	if err != nil {
 		return Work{}, err
 	}

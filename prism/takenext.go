@@ -29,9 +29,9 @@ type takers struct{ n atomic.Int64 }
 // The take is Take's: one atomic step of the store, exactly one winner,
 // one slot per agent per layer. It returns slots.ErrNoJob when no slot is
 // eligible.
-func (s *Service) TakeNextWork(ctx context.Context, q WorkQuery) (Work, error) {
+func (s *Service) TakeNextWork(ctx context.Context, q WorkQuery) (_ Work, err error) {
 	ctx, done := s.obs.Call(ctx, "prism.TakeNextWork")
-	defer done()
+	defer func() { done(err) }()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Work{}, err

@@ -40,9 +40,9 @@ type DoneNext struct {
 // error is Done's (then no seat was taken) or q's validation; when the done
 // succeeded and no seat is eligible, Next is nil and the error is nil. With
 // WithDoneBatching, concurrent calls are coalesced into one store call.
-func (s *Service) DoneAndTakeNext(ctx context.Context, claimID, slotID string, q JobQuery) (DoneNext, error) {
+func (s *Service) DoneAndTakeNext(ctx context.Context, claimID, slotID string, q JobQuery) (_ DoneNext, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.DoneAndTakeNext")
-	defer done()
+	defer func() { done(err) }()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return DoneNext{}, err

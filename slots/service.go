@@ -64,9 +64,9 @@ func WithNotifier(n store.Notifier) Option {
 const ClaimsTopic = "slots:claims"
 
 // SubscribeClaims follows ClaimsTopic.
-func (s *Service) SubscribeClaims(ctx context.Context) (*store.Subscription, error) {
+func (s *Service) SubscribeClaims(ctx context.Context) (_ *store.Subscription, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.SubscribeClaims")
-	defer done()
+	defer func() { done(err) }()
 	return s.notifier.Subscribe(ctx, ClaimsTopic)
 }
 
@@ -102,9 +102,9 @@ func (s *Service) Now() time.Time { return s.now() }
 func (s *Service) clock() time.Time { return store.Milli(s.now()) }
 
 // CreateClaim validates and stores a new claim.
-func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (Claim, error) {
+func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (_ Claim, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.CreateClaim")
-	defer done()
+	defer func() { done(err) }()
 	c, err := in.Check()
 	if err != nil {
 		return Claim{}, err
@@ -144,9 +144,9 @@ func (in NewClaim) Check() (Claim, error) {
 }
 
 // Claim returns a claim or ErrClaimNotFound.
-func (s *Service) Claim(ctx context.Context, id string) (Claim, error) {
+func (s *Service) Claim(ctx context.Context, id string) (_ Claim, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.Claim")
-	defer done()
+	defer func() { done(err) }()
 	return s.store.GetClaim(ctx, id)
 }
 
@@ -165,9 +165,9 @@ type ClaimsQuery struct {
 
 // Claims returns a page of claims, newest first, of q.Domain when it is
 // set.
-func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (ClaimPage, error) {
+func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (_ ClaimPage, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.Claims")
-	defer done()
+	defer func() { done(err) }()
 	limit, cursor := q.Limit, q.Cursor
 	if err := text.Check("domain", q.Domain, false, MaxDomainLen); err != nil {
 		return ClaimPage{}, err
@@ -192,9 +192,9 @@ func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (ClaimPage, error) 
 
 // AddComment posts a comment on a claim as the caller's key
 // (identity.KeyFrom).
-func (s *Service) AddComment(ctx context.Context, in NewComment) (Comment, error) {
+func (s *Service) AddComment(ctx context.Context, in NewComment) (_ Comment, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.AddComment")
-	defer done()
+	defer func() { done(err) }()
 	author, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Comment{}, err
@@ -223,16 +223,16 @@ func (s *Service) AddComment(ctx context.Context, in NewComment) (Comment, error
 }
 
 // Comments lists a claim's comments, oldest first.
-func (s *Service) Comments(ctx context.Context, claimID string) ([]Comment, error) {
+func (s *Service) Comments(ctx context.Context, claimID string) (_ []Comment, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.Comments")
-	defer done()
+	defer func() { done(err) }()
 	return s.store.ListComments(ctx, claimID)
 }
 
 // Balance returns what the key has been credited.
-func (s *Service) Balance(ctx context.Context, keyID string) (int64, error) {
+func (s *Service) Balance(ctx context.Context, keyID string) (_ int64, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.Balance")
-	defer done()
+	defer func() { done(err) }()
 	return s.store.Balance(ctx, keyID)
 }
 
@@ -261,9 +261,9 @@ func ValidateRoles(roles []RoleCount) (int, error) {
 
 // ConfigureSlots replaces the claim's open slots with the given roles and
 // returns how many slots it created. Taken and done slots are kept.
-func (s *Service) ConfigureSlots(ctx context.Context, claimID string, roles []RoleCount) (int, error) {
+func (s *Service) ConfigureSlots(ctx context.Context, claimID string, roles []RoleCount) (_ int, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.ConfigureSlots")
-	defer done()
+	defer func() { done(err) }()
 	total, err := ValidateRoles(roles)
 	if err != nil {
 		return 0, err
@@ -283,9 +283,9 @@ func (s *Service) ConfigureSlots(ctx context.Context, claimID string, roles []Ro
 }
 
 // Slots lists a claim's slots in creation order.
-func (s *Service) Slots(ctx context.Context, claimID string) ([]Slot, error) {
+func (s *Service) Slots(ctx context.Context, claimID string) (_ []Slot, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.Slots")
-	defer done()
+	defer func() { done(err) }()
 	return s.store.ListSlots(ctx, claimID)
 }
 
@@ -296,9 +296,9 @@ func (s *Service) Slots(ctx context.Context, claimID string) ([]Slot, error) {
 // asking at the same time are spread over the oldest eligible slots, one
 // each as far as there are enough (see MaxSpread); a caller alone gets the
 // oldest.
-func (s *Service) NextJob(ctx context.Context, q JobQuery) (Job, error) {
+func (s *Service) NextJob(ctx context.Context, q JobQuery) (_ Job, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.NextJob")
-	defer done()
+	defer func() { done(err) }()
 	p, err := nextSlotParams(q, identity.FromContext(ctx).Key.ID)
 	if err != nil {
 		return Job{}, err
@@ -312,9 +312,9 @@ func (s *Service) NextJob(ctx context.Context, q JobQuery) (Job, error) {
 
 // Take gives the slot to the caller's key (identity.KeyFrom): exactly one
 // of many concurrent callers wins.
-func (s *Service) Take(ctx context.Context, claimID, slotID string) (Slot, error) {
+func (s *Service) Take(ctx context.Context, claimID, slotID string) (_ Slot, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.Take")
-	defer done()
+	defer func() { done(err) }()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Slot{}, err
@@ -330,9 +330,9 @@ func (s *Service) Take(ctx context.Context, claimID, slotID string) (Slot, error
 
 // Done marks the caller's slot done and credits RewardRoleSlot to its
 // key, once.
-func (s *Service) Done(ctx context.Context, claimID, slotID string) (Slot, error) {
+func (s *Service) Done(ctx context.Context, claimID, slotID string) (_ Slot, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.Done")
-	defer done()
+	defer func() { done(err) }()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Slot{}, err
@@ -350,9 +350,9 @@ func (s *Service) Done(ctx context.Context, claimID, slotID string) (Slot, error
 }
 
 // Sweep re-opens slots whose lease lapsed and returns how many.
-func (s *Service) Sweep(ctx context.Context) (int, error) {
+func (s *Service) Sweep(ctx context.Context) (_ int, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.Sweep")
-	defer done()
+	defer func() { done(err) }()
 	n, err := s.store.ReleaseExpiredSlots(ctx, s.clock())
 	if n > 0 {
 		PublishClaimChange(ctx, s.notifier, "")

@@ -60,9 +60,9 @@ func (s *Service) takeParams(agent identity.Key) TakeParams {
 // the store, so concurrent agents never receive the same slot and none
 // loses a race: each gets a different slot, or ErrNoJob when no eligible
 // slot is left for it. The returned job's slot is taken by the caller.
-func (s *Service) TakeNext(ctx context.Context, q JobQuery) (Job, error) {
+func (s *Service) TakeNext(ctx context.Context, q JobQuery) (_ Job, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.TakeNext")
-	defer done()
+	defer func() { done(err) }()
 	agent, err := identity.KeyFrom(ctx)
 	if err != nil {
 		return Job{}, err

@@ -10,6 +10,6 @@ import "context"
 type Nop struct{}
 
 // Call implements every domain's Observer.Call.
-func (Nop) Call(ctx context.Context, _ string) (context.Context, func()) { return ctx, nothing }
+func (Nop) Call(ctx context.Context, _ string) (context.Context, func(error)) { return ctx, nothing }
 
-func nothing() {}
+func nothing(error) {}
