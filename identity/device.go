@@ -135,7 +135,7 @@ func deviceCodeID(code string) string {
 // scopes; an operator approves it with ApproveDeviceCode. A device login
 // cannot ask for the admin scope.
 func (s *Service) StartDeviceLogin(ctx context.Context, in NewDeviceLogin) (_ DeviceLogin, err error) {
-	ctx, done := s.obs.Call(ctx, "slots.StartDeviceLogin")
+	ctx, done := s.obs.Call(ctx, "identity.StartDeviceLogin")
 	defer func() { done(err) }()
 	nk := NewKey{Name: in.Name, AvatarURL: in.AvatarURL, Scopes: in.Scopes}
 	if strings.TrimSpace(nk.Name) == "" {
@@ -177,7 +177,7 @@ func (s *Service) StartDeviceLogin(ctx context.Context, in NewDeviceLogin) (_ De
 // DeviceCodeByUserCode returns the device login of a user code, for an
 // operator to see what it asks before approving it.
 func (s *Service) DeviceCodeByUserCode(ctx context.Context, userCode string) (_ DeviceCode, err error) {
-	ctx, done := s.obs.Call(ctx, "slots.DeviceCodeByUserCode")
+	ctx, done := s.obs.Call(ctx, "identity.DeviceCodeByUserCode")
 	defer func() { done(err) }()
 	uc := NormalizeUserCode(userCode)
 	if uc == "" {
@@ -226,7 +226,7 @@ type DevicePoll struct {
 // login creates it). Errors: ErrDeviceCodeNotFound, ErrDeviceCodeExpired,
 // ErrDeviceCodeConsumed.
 func (s *Service) PollDeviceLogin(ctx context.Context, deviceCode string) (_ DevicePoll, err error) {
-	ctx, done := s.obs.Call(ctx, "slots.PollDeviceLogin")
+	ctx, done := s.obs.Call(ctx, "identity.PollDeviceLogin")
 	defer func() { done(err) }()
 	if deviceCode == "" || len(deviceCode) > 200 {
 		return DevicePoll{}, ErrDeviceCodeNotFound
