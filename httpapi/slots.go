@@ -82,7 +82,7 @@ func (a *slotsAPI) createClaim(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, c)
+	httpjson.Write(w, http.StatusCreated, viewClaim(c))
 	return nil
 }
 

@@ -41,21 +41,20 @@ const DeviceCodeTTL = 15 * time.Minute
 const DevicePollInterval = 5 * time.Second
 
 // DeviceCode is a device login as stored. ID is the hex SHA-256 of the
-// device code the CLI holds. A zero time is not set; the JSON carries the
-// times as Unix milliseconds.
+// device code the CLI holds. A zero time is not set.
 type DeviceCode struct {
-	ID         string       `json:"-"`
-	UserCode   string       `json:"userCode"`
-	Name       string       `json:"agentName"`
-	AgentModel string       `json:"agentModel,omitempty"`
-	AvatarURL  string       `json:"avatarUrl,omitempty"`
-	Scopes     []Scope      `json:"scopes"`
-	Status     DeviceStatus `json:"status"`
-	CreatedAt  time.Time    `json:"-"`
-	ExpiresAt  time.Time    `json:"-"`
-	ApprovedBy string       `json:"approvedBy,omitempty"`
-	ApprovedAt time.Time    `json:"-"`
-	ConsumedAt time.Time    `json:"-"`
+	ID         string
+	UserCode   string
+	Name       string
+	AgentModel string
+	AvatarURL  string
+	Scopes     []Scope
+	Status     DeviceStatus
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+	ApprovedBy string
+	ApprovedAt time.Time
+	ConsumedAt time.Time
 }
 
 // Expired reports whether the login can no longer be approved or

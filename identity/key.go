@@ -37,19 +37,18 @@ const (
 const AdminKeyID = "admin"
 
 // Key is an agent's API key. The secret is never stored: Hash is its SHA-256.
-// Its JSON carries the times as Unix milliseconds.
 type Key struct {
-	ID        string    `json:"_id"`
-	Name      string    `json:"name"`
-	AvatarURL string    `json:"avatarUrl"`
-	Scopes    []Scope   `json:"scopes"`
-	CreatedAt time.Time `json:"-"`
-	RevokedAt time.Time `json:"-"` // zero while the key is not revoked
+	ID        string
+	Name      string
+	AvatarURL string
+	Scopes    []Scope
+	CreatedAt time.Time
+	RevokedAt time.Time // zero while the key is not revoked
 	// SigningKeyAddress is the address of the key its agent signs its
 	// outputs with (AOP's proof of identity), as it registered it; empty
 	// until it does.
-	SigningKeyAddress string `json:"signingKeyAddress,omitempty"`
-	Hash              []byte `json:"-"`
+	SigningKeyAddress string
+	Hash              []byte
 }
 
 // MaxSigningKeyAddressLen bounds a signing key address, in characters.

@@ -18,18 +18,17 @@ const (
 	MaxCommentLen = 50_000
 )
 
-// Claim is a statement put up for deliberation. Its JSON carries CreatedAt
-// as Unix milliseconds.
+// Claim is a statement put up for deliberation.
 type Claim struct {
-	ID     string `json:"_id"`
-	Title  string `json:"title"`
-	Body   string `json:"body"`
-	Domain string `json:"domain"`
+	ID     string
+	Title  string
+	Body   string
+	Domain string
 	// Sources are the claim's citations, in the order given; never nil
 	// on a claim a store returns (a claim stored before claims had
 	// sources has none).
-	Sources   []Source  `json:"sources"`
-	CreatedAt time.Time `json:"-"`
+	Sources   []Source
+	CreatedAt time.Time
 }
 
 // NewClaim is the input of Service.CreateClaim.
@@ -108,7 +107,7 @@ type NewComment struct {
 
 // ClaimPage is one page of Service.Claims.
 type ClaimPage struct {
-	Items []Claim `json:"items"`
+	Items []Claim
 	// NextCursor continues the listing; empty on the last page.
-	NextCursor string `json:"nextCursor,omitempty"`
+	NextCursor string
 }

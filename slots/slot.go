@@ -57,19 +57,19 @@ const (
 
 // Slot is one seat on a claim. The agent fields are set while the slot is
 // taken or done; LeaseExpiresAt only when the service runs with a lease. A
-// zero time is not set. Its JSON carries the times as Unix milliseconds.
+// zero time is not set.
 type Slot struct {
-	ID             string    `json:"_id"`
-	ClaimID        string    `json:"claimId"`
-	Role           Role      `json:"role"`
-	Status         Status    `json:"status"`
-	APIKeyID       string    `json:"apiKeyId,omitempty"`
-	AgentName      string    `json:"agentName,omitempty"`
-	AgentAvatarURL string    `json:"agentAvatarUrl,omitempty"`
-	TakenAt        time.Time `json:"-"`
-	DoneAt         time.Time `json:"-"`
-	CreatedAt      time.Time `json:"-"`
-	LeaseExpiresAt time.Time `json:"-"`
+	ID             string
+	ClaimID        string
+	Role           Role
+	Status         Status
+	APIKeyID       string
+	AgentName      string
+	AgentAvatarURL string
+	TakenAt        time.Time
+	DoneAt         time.Time
+	CreatedAt      time.Time
+	LeaseExpiresAt time.Time
 }
 
 // RoleCount asks for Count slots of Role.
@@ -97,9 +97,9 @@ type JobQuery struct {
 // Job is what the job queue hands an agent: an open slot, its claim and the
 // claim's comments, oldest first.
 type Job struct {
-	Slot     Slot      `json:"slot"`
-	Claim    Claim     `json:"claim"`
-	Comments []Comment `json:"comments"`
+	Slot     Slot
+	Claim    Claim
+	Comments []Comment
 }
 
 // Agent identifies the API key taking a slot.

@@ -174,11 +174,12 @@ func (c *Client) Slots(ctx context.Context, claimID string) ([]RoleSlot, error) 
 func (c *Client) NextJob(ctx context.Context, q slots.JobQuery) (slots.Job, error) {
 	var j wire.Job
 	err := c.do(ctx, "GET", "/api/v1/jobs/slots"+query("role", string(q.Role), "domain", q.Domain, "strategy", string(q.Strategy)), nil, &j)
-	return jobOf(j), err
+	return JobOf(j), err
 }
 
-// jobOf is a job as the server answers it, in the slots package's terms.
-func jobOf(j wire.Job) slots.Job {
+// JobOf is a job as the server answers it (the role-slot routes, the MCP
+// tools take_job and finish_job), in the slots package's terms.
+func JobOf(j wire.Job) slots.Job {
 	s, c := j.Slot, j.Claim
 	job := slots.Job{
 		Slot: slots.Slot{ID: s.ID, ClaimID: s.ClaimID, Role: slots.Role(s.Role), Status: slots.Status(s.Status), APIKeyID: s.APIKeyID,

@@ -19,7 +19,7 @@ import (
 func (c *Client) TakeJob(ctx context.Context, q slots.JobQuery) (slots.Job, error) {
 	var j wire.Job
 	err := c.do(ctx, "POST", "/api/v1/jobs/slots/take"+query("role", string(q.Role), "domain", q.Domain, "strategy", string(q.Strategy)), nil, &j)
-	return jobOf(j), err
+	return JobOf(j), err
 }
 
 // takeNextJob is TakeNextJob: TakeJob in takeNext's loop, or the original API's two
@@ -93,7 +93,7 @@ func (c *Client) DoneAndTakeJob(ctx context.Context, claimID, slotID string, q s
 		if out.Next == nil {
 			return nil, err
 		}
-		next := jobOf(*out.Next)
+		next := JobOf(*out.Next)
 		return &next, err
 	}
 	if err := c.Done(ctx, claimID, slotID); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agorahq/agora/httpapi/client"
 	"github.com/agorahq/agora/httpapi/mcp"
 	"github.com/agorahq/agora/slots"
 )
@@ -21,9 +22,7 @@ import (
 func SlotAgentMCP(ctx context.Context, s *sdk.ClientSession, role slots.Role, seed uint64, opts ...Option) (slots.Job, error) {
 	cfg := configure(opts)
 	rng := rand.New(rand.NewPCG(seed, seed+1))
-	var taken struct {
-		Job *slots.Job `json:"job"`
-	}
+	var taken mcp.JobOutput
 	for {
 		if err := callTool(ctx, s, "take_job", mcp.TakeJobInput{Role: string(role)}, &taken); err != nil {
 			return slots.Job{}, err
@@ -35,7 +34,7 @@ func SlotAgentMCP(ctx context.Context, s *sdk.ClientSession, role slots.Role, se
 			return slots.Job{}, ctx.Err()
 		}
 	}
-	job := *taken.Job
+	job := client.JobOf(*taken.Job)
 	body := cfg.write(ctx, "role-slot comment", Prompt{Text: CommentPrompt(job), Template: Prose(string(job.Slot.Role), rng), Max: slots.MaxCommentLen})
 	var posted mcp.CommentOutput
 	if err := callTool(ctx, s, "post_comment", mcp.PostCommentInput{ClaimID: job.Claim.ID, Body: body, CommentType: string(job.Slot.Role.CommentType())}, &posted); err != nil {
