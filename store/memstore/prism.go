@@ -11,6 +11,7 @@ import (
 
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 var _ prism.Store = (*Store)(nil)
@@ -85,6 +86,23 @@ func (d *prismData) reindex(p prism.Pipeline) {
 
 func clonePipeline(p prism.Pipeline) prism.Pipeline { return p.Clone() }
 
+// storedPipeline is a copy of p as the other backends store it: its times
+// in milliseconds, in UTC (store.Milli), so reads answer alike everywhere.
+func storedPipeline(p prism.Pipeline) prism.Pipeline {
+	p = p.Clone()
+	for i := range p.Slots {
+		sl := &p.Slots[i]
+		sl.TakenAt, sl.DoneAt = store.Milli(sl.TakenAt), store.Milli(sl.DoneAt)
+		sl.LeaseExpiresAt, sl.CreatedAt = store.Milli(sl.LeaseExpiresAt), store.Milli(sl.CreatedAt)
+	}
+	for i := range p.Flags {
+		f := &p.Flags[i]
+		f.CreatedAt, f.ResolvedAt = store.Milli(f.CreatedAt), store.Milli(f.ResolvedAt)
+	}
+	p.UpdatedAt = store.Milli(p.UpdatedAt)
+	return p
+}
+
 // PutProtocol implements prism.Store.
 func (s *Store) PutProtocol(ctx context.Context, p prism.Protocol) error {
 	if err := ctx.Err(); err != nil {
@@ -142,7 +160,7 @@ func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.
 		return prism.ErrPipelineExists
 	}
 	s.putClaim(c)
-	p = clonePipeline(p)
+	p = storedPipeline(p)
 	s.prism.pipelines[p.ClaimID] = p
 	s.prism.reindex(p)
 	return nil
@@ -177,7 +195,7 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 	if cur.Version != next.Version-1 {
 		return clonePipeline(cur), prism.ErrVersionConflict
 	}
-	next = clonePipeline(next)
+	next = storedPipeline(next)
 	s.prism.pipelines[next.ClaimID] = next
 	s.prism.reindex(next)
 	for _, c := range fx.Credits {

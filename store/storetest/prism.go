@@ -194,6 +194,7 @@ func (e *prismEnv) finishPhase(t *testing.T, claimID string, offset int, confide
 func RunPrism(t *testing.T, newStores NewStores) {
 	runPrismTakeNext(t, newStores)
 	runPrismCreateClaim(t, newStores)
+	runPipelineTimes(t, newStores)
 	t.Run("FullRunToComplete", func(t *testing.T) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 16)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/identity"
+	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
 )
 
@@ -59,5 +60,37 @@ func runSlotTimes(t *testing.T, newStores NewStores) {
 		list, err = stores.Slots.ListSlots(ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, []slots.Slot{done}, list)
+	})
+}
+
+// runPipelineTimes: a pipeline's times, written by the store directly
+// (not through a service, which stamps milliseconds already), read back in
+// milliseconds and in UTC on every backend, as PostgreSQL and Redis store
+// them.
+func runPipelineTimes(t *testing.T, newStores NewStores) {
+	t.Run("PipelineTimesInMilliseconds", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 0)
+		_, p := e.claim(t)
+		fine := time.Date(2026, 1, 2, 4, 4, 5, 123_456_789, time.FixedZone("X", 3600))
+		want := time.Date(2026, 1, 2, 3, 4, 5, 123_000_000, time.UTC)
+		require.NotEmpty(t, p.Slots)
+		p.Slots[0].TakenAt, p.Slots[0].LeaseExpiresAt, p.Slots[0].CreatedAt = fine, fine.Add(time.Minute), fine
+		p.Flags = append(p.Flags, prism.Flag{ID: "flag_times", ClaimID: p.ClaimID, Layer: 1, Status: prism.FlagOpen, CreatedAt: fine})
+		p.UpdatedAt = fine
+		p.Version++
+		_, err := e.store.UpdatePipeline(e.ctx, p, prism.Effects{})
+		require.NoError(t, err)
+
+		got, err := e.store.GetPipeline(e.ctx, p.ClaimID)
+		require.NoError(t, err)
+		sl := got.Slots[0]
+		require.Equal(t, want, sl.TakenAt)
+		require.Equal(t, want.Add(time.Minute), sl.LeaseExpiresAt)
+		require.Equal(t, want, sl.CreatedAt)
+		require.True(t, sl.DoneAt.IsZero(), "a zero time stays zero")
+		require.Equal(t, want, got.Flags[len(got.Flags)-1].CreatedAt)
+		require.True(t, got.Flags[len(got.Flags)-1].ResolvedAt.IsZero())
+		require.Equal(t, want, got.UpdatedAt)
 	})
 }
