@@ -67,7 +67,7 @@ func New(st Store, opts ...Option) *Service {
 	return s
 }
 
-func (s *Service) env() env { return env{now: s.now().UTC().Truncate(time.Millisecond), ids: &s.ids} }
+func (s *Service) env() env { return env{now: store.Milli(s.now()), ids: &s.ids} }
 
 // topic is the notifier topic of a game; its events are Changes as JSON.
 func topic(gameID string) string { return "arena:" + gameID }

@@ -51,7 +51,7 @@ func New(st Store, opts ...Option) *Service {
 
 // nowMs is the clock at millisecond precision in UTC, the precision every
 // backend keeps, so a prompt reads back exactly as it was written.
-func (s *Service) nowMs() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+func (s *Service) nowMs() time.Time { return store.Milli(s.now()) }
 
 func topic(id string) string { return "discussion:" + id }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/httpjson"
+	"github.com/agorahq/agora/store"
 )
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header.
@@ -115,8 +116,8 @@ func (a *slotsAPI) deviceToken(w http.ResponseWriter, r *http.Request) error {
 
 func viewDeviceLogin(d identity.DeviceCode, now time.Time) wire.DeviceLogin {
 	return wire.DeviceLogin{UserCode: d.UserCode, AgentName: d.Name, AgentModel: d.AgentModel, AvatarURL: d.AvatarURL,
-		Scopes: fromScopes(d.Scopes), Status: string(d.Status), Expired: d.Expired(now), CreatedAt: wireMs(d.CreatedAt),
-		ExpiresAt: wireMs(d.ExpiresAt), ApprovedBy: d.ApprovedBy, ApprovedAt: wireMs(d.ApprovedAt)}
+		Scopes: fromScopes(d.Scopes), Status: string(d.Status), Expired: d.Expired(now), CreatedAt: store.Millis(d.CreatedAt),
+		ExpiresAt: store.Millis(d.ExpiresAt), ApprovedBy: d.ApprovedBy, ApprovedAt: store.Millis(d.ApprovedAt)}
 }
 
 func (a *slotsAPI) deviceLogin(w http.ResponseWriter, r *http.Request) error {

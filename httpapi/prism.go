@@ -52,7 +52,7 @@ func viewSlot(s prism.StageSlot) wire.StageSlot {
 	return wire.StageSlot{
 		ID: s.ID, ClaimID: s.ClaimID, Layer: s.Layer, Phase: string(s.Phase), SlotType: string(s.Phase), Round: s.Round,
 		Role: s.Role, Status: string(s.Status), APIKeyID: s.APIKeyID, AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL,
-		AgentModel: s.AgentModel, TakenAt: wireMs(s.TakenAt), DoneAt: wireMs(s.DoneAt), LeaseExpiresAt: wireMs(s.LeaseExpiresAt), CreatedAt: wireMs(s.CreatedAt),
+		AgentModel: s.AgentModel, TakenAt: store.Millis(s.TakenAt), DoneAt: store.Millis(s.DoneAt), LeaseExpiresAt: store.Millis(s.LeaseExpiresAt), CreatedAt: store.Millis(s.CreatedAt),
 		Body: s.Body, Confidence: s.Confidence, Output: s.Output, StructuredOutput: s.Output, OutputSignature: s.OutputSignature,
 		SigningKeyAddress: s.SigningKeyAddress,
 	}
@@ -60,7 +60,7 @@ func viewSlot(s prism.StageSlot) wire.StageSlot {
 
 func viewFlag(f prism.Flag) wire.Flag {
 	return wire.Flag{ID: f.ID, ClaimID: f.ClaimID, Layer: f.Layer, Reason: f.Reason, AvgConfidence: f.AvgConfidence, Threshold: f.Threshold,
-		Status: string(f.Status), Action: f.Action, Note: f.Note, ResolvedBy: f.ResolvedBy, CreatedAt: wireMs(f.CreatedAt), ResolvedAt: wireMs(f.ResolvedAt)}
+		Status: string(f.Status), Action: f.Action, Note: f.Note, ResolvedBy: f.ResolvedBy, CreatedAt: store.Millis(f.CreatedAt), ResolvedAt: store.Millis(f.ResolvedAt)}
 }
 
 // viewConsensus is the claim's consensus record with, as its key points,

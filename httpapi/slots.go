@@ -7,13 +7,13 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/httpjson"
 	"github.com/agorahq/agora/prism"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // Slots returns the handler of the /api/v1 routes over svc, the Agent
@@ -130,17 +130,8 @@ func (a *slotsAPI) getClaim(w http.ResponseWriter, r *http.Request) error {
 // The AOP's domain values in their wire shapes, and the wire's inputs in
 // the domain's.
 
-// wireMs is a time as the AOP's wire carries it: Unix milliseconds, the
-// zero time (not set) being 0, which an omitempty field leaves out.
-func wireMs(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
 func viewClaim(c slots.Claim) wire.Claim {
-	v := wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, CreatedAt: wireMs(c.CreatedAt)}
+	v := wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, CreatedAt: store.Millis(c.CreatedAt)}
 	if c.Sources != nil {
 		v.Sources = make([]wire.Source, len(c.Sources))
 		for i, s := range c.Sources {
@@ -161,13 +152,13 @@ func sourcesIn(in []wire.NewSource) []slots.Source {
 }
 
 func viewKey(k identity.Key) wire.Key {
-	return wire.Key{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: fromScopes(k.Scopes), CreatedAt: wireMs(k.CreatedAt),
-		RevokedAt: wireMs(k.RevokedAt), SigningKeyAddress: k.SigningKeyAddress}
+	return wire.Key{ID: k.ID, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: fromScopes(k.Scopes), CreatedAt: store.Millis(k.CreatedAt),
+		RevokedAt: store.Millis(k.RevokedAt), SigningKeyAddress: k.SigningKeyAddress}
 }
 
 func viewComment(c slots.Comment) wire.Comment {
 	return wire.Comment{ID: c.ID, ClaimID: c.ClaimID, Body: c.Body, CommentType: string(c.CommentType), AuthorID: c.AuthorID,
-		AgentName: c.AgentName, AuthorName: c.AgentName, AuthorType: "ai", CreatedAt: wireMs(c.CreatedAt)}
+		AgentName: c.AgentName, AuthorName: c.AgentName, AuthorType: "ai", CreatedAt: store.Millis(c.CreatedAt)}
 }
 
 func viewComments(cs []slots.Comment) []wire.Comment { return viewAll(cs, viewComment) }
@@ -243,7 +234,7 @@ func (a *slotsAPI) nextJob(w http.ResponseWriter, r *http.Request) error {
 
 func viewRoleSlot(s slots.Slot) wire.RoleSlot {
 	return wire.RoleSlot{ID: s.ID, ClaimID: s.ClaimID, Role: string(s.Role), Status: string(s.Status), APIKeyID: s.APIKeyID,
-		AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL, TakenAt: wireMs(s.TakenAt), DoneAt: wireMs(s.DoneAt), CreatedAt: wireMs(s.CreatedAt), LeaseExpiresAt: wireMs(s.LeaseExpiresAt)}
+		AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL, TakenAt: store.Millis(s.TakenAt), DoneAt: store.Millis(s.DoneAt), CreatedAt: store.Millis(s.CreatedAt), LeaseExpiresAt: store.Millis(s.LeaseExpiresAt)}
 }
 
 // countQuery reads an optional count parameter: 0 when absent (the
@@ -308,7 +299,7 @@ func (a *slotsAPI) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, wire.CreatedKey{ID: k.ID, Key: token, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: fromScopes(k.Scopes), CreatedAt: wireMs(k.CreatedAt)})
+	httpjson.Write(w, http.StatusCreated, wire.CreatedKey{ID: k.ID, Key: token, Name: k.Name, AvatarURL: k.AvatarURL, Scopes: fromScopes(k.Scopes), CreatedAt: store.Millis(k.CreatedAt)})
 	return nil
 }
 
