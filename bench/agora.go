@@ -151,8 +151,8 @@ func parallel(n, width int, fn func(i int) error) error {
 // agents, then times the agents' loops through the Go API from the first
 // seat handed to one until the queue is empty. It checks the run exact: n
 // seats done, each credited once.
-func (a *agora) run(ctx context.Context, w, n int) (time.Duration, error) {
-	return a.timed(ctx, "agora", w, n, func(i int, k identity.Key, _ string) (loop, error) {
+func (a *agora) run(ctx context.Context, w, n int, m *meter) (time.Duration, error) {
+	return a.timed(ctx, "agora", w, n, m, func(i int, k identity.Key, _ string) (loop, error) {
 		q := slots.JobQuery{Strategy: a.strategy}
 		return loop{
 			take: func() (slots.Job, error) { return a.svc.TakeNext(identity.WithKey(ctx, k), q) },
@@ -186,7 +186,7 @@ type loop struct {
 // the counters' line) (given each agent's
 // index, key and secret) from the first seat handed to one until the queue
 // is empty. It checks the run exact: n seats done, each credited once.
-func (a *agora) timed(ctx context.Context, system string, w, n int, agent func(i int, k identity.Key, secret string) (loop, error)) (time.Duration, error) {
+func (a *agora) timed(ctx context.Context, system string, w, n int, m *meter, agent func(i int, k identity.Key, secret string) (loop, error)) (time.Duration, error) {
 	drafter := identity.Key{ID: "bench-drafter", Name: "drafter"}
 	claims := make([]string, n)
 	err := parallel(n, 16, func(i int) error {
@@ -226,6 +226,7 @@ func (a *agora) timed(ctx context.Context, system string, w, n int, agent func(i
 	var done atomic.Int64
 	a.calls.reset()
 	var first firstStart
+	m.begin(ctx)
 	err = parallel(w, w, func(i int) error {
 		job, err := loops[i].take()
 		if errors.Is(err, slots.ErrNoJob) {
@@ -248,6 +249,7 @@ func (a *agora) timed(ctx context.Context, system string, w, n int, agent func(i
 		}
 	})
 	elapsed := time.Since(first.at)
+	m.end(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("agora worker: %w", err)
 	}

@@ -42,8 +42,8 @@ func newAgoraHTTP(a *agora, maxWorkers int) (*agoraHTTP, error) {
 	return &agoraHTTP{agora: a, url: "http://" + ln.Addr().String(), srv: srv, hc: hc}, nil
 }
 
-func (h *agoraHTTP) run(ctx context.Context, w, n int) (time.Duration, error) {
-	return h.timed(ctx, "agora-http", w, n, func(_ int, _ identity.Key, secret string) (loop, error) {
+func (h *agoraHTTP) run(ctx context.Context, w, n int, m *meter) (time.Duration, error) {
+	return h.timed(ctx, "agora-http", w, n, m, func(_ int, _ identity.Key, secret string) (loop, error) {
 		c := client.New(h.url, client.WithToken(secret), client.WithHTTPClient(h.hc))
 		q := slots.JobQuery{Strategy: h.strategy}
 		return loop{

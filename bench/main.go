@@ -37,6 +37,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/agorahq/agora/slots"
 )
 
@@ -106,8 +108,9 @@ type config struct {
 // system is one queue on one backend, set up once and run many times.
 type system interface {
 	// run works n fresh units with w workers and returns how long the work
-	// took; it fails when the work was not exact.
-	run(ctx context.Context, w, n int) (time.Duration, error)
+	// took; it fails when the work was not exact. It calls m's begin and
+	// end around the timed work.
+	run(ctx context.Context, w, n int, m *meter) (time.Duration, error)
 	close()
 }
 
@@ -116,6 +119,7 @@ func run(ctx context.Context, cfg config) error {
 		backend string
 		agora   func(ctx context.Context, maxWorkers int) (*agora, error)
 		peer    func(ctx context.Context, maxWorkers int) (system, error)
+		cpu     serverCPU
 	}
 	var pairs []pair
 	if cfg.postgres != "" {
@@ -123,14 +127,22 @@ func run(ctx context.Context, cfg config) error {
 			func(ctx context.Context, w int) (*agora, error) {
 				return newAgoraPG(ctx, cfg.postgres, w, cfg)
 			},
-			func(ctx context.Context, w int) (system, error) { return newRiver(ctx, cfg.postgres, w) }})
+			func(ctx context.Context, w int) (system, error) { return newRiver(ctx, cfg.postgres, w) },
+			postgresCPU})
 	}
 	if cfg.redis != "" {
+		opt, err := redis.ParseURL(cfg.redis)
+		if err != nil {
+			return err
+		}
+		info := redis.NewClient(opt)
+		defer info.Close()
 		pairs = append(pairs, pair{"redis",
 			func(ctx context.Context, w int) (*agora, error) {
 				return newAgoraRedis(ctx, cfg.redis, w, cfg)
 			},
-			func(ctx context.Context, w int) (system, error) { return newAsynq(cfg.redis, w) }})
+			func(ctx context.Context, w int) (system, error) { return newAsynq(cfg.redis, w) },
+			redisCPU(info)})
 	}
 	maxW := slices.Max(cfg.workers)
 	for _, p := range pairs {
@@ -154,7 +166,7 @@ func run(ctx context.Context, cfg config) error {
 			defer h.close()
 			systems = append(systems, h)
 		}
-		err = compare(ctx, cfg, p.backend, systems)
+		err = compare(ctx, cfg, p.backend, systems, p.cpu)
 		agora.close()
 		peer.close()
 		if err != nil {
@@ -167,19 +179,26 @@ func run(ctx context.Context, cfg config) error {
 // compare runs the systems (Agora, its peer, and Agora over HTTP with
 // -http) cfg.runs times at each worker count, rotating which goes first,
 // and prints each run and the medians: ratio is Agora's over the peer's,
-// http_ratio Agora over HTTP's over the peer's.
-func compare(ctx context.Context, cfg config, backend string, systems []system) error {
+// http_ratio Agora over HTTP's over the peer's. Where cpu reads the
+// server's CPU time, a server_cpu line gives the medians of the server's
+// CPU time per unit (µs) during the timed work.
+func compare(ctx context.Context, cfg config, backend string, systems []system, cpu serverCPU) error {
 	names := []string{"agora", "peer", "http"}
 	for _, w := range cfg.workers {
 		rates := make([][]float64, len(systems))
+		used := make([][]float64, len(systems))
 		for i := range cfg.runs {
 			for j := range systems {
 				k := (i + j) % len(systems)
-				d, err := systems[k].run(ctx, w, cfg.n)
+				m := &meter{read: cpu}
+				d, err := systems[k].run(ctx, w, cfg.n, m)
 				if err != nil {
 					return fmt.Errorf("%s %s workers=%d: %w", backend, names[k], w, err)
 				}
 				rates[k] = append(rates[k], float64(cfg.n)/d.Seconds())
+				if m.ok {
+					used[k] = append(used[k], float64(m.used.Microseconds())/float64(cfg.n))
+				}
 			}
 			line := fmt.Sprintf("run backend=%s workers=%d n=%d", backend, w, cfg.n)
 			for k := range systems {
@@ -194,6 +213,13 @@ func compare(ctx context.Context, cfg config, backend string, systems []system) 
 			line += fmt.Sprintf(" http=%.0f http_ratio=%.2f", mh, mh/mp)
 		}
 		fmt.Println(line)
+		if len(used[0]) == cfg.runs && len(used[1]) == cfg.runs {
+			line := fmt.Sprintf("server_cpu backend=%s workers=%d agora_us=%.1f peer_us=%.1f", backend, w, median(used[0]), median(used[1]))
+			if len(systems) > 2 && len(used[2]) == cfg.runs {
+				line += fmt.Sprintf(" http_us=%.1f", median(used[2]))
+			}
+			fmt.Println(line)
+		}
 	}
 	return nil
 }

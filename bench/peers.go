@@ -83,7 +83,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // run inserts n jobs, starts a client with w workers and a 1 ms fetch
 // cooldown, and times from the first job worked to the n-th completion
 // River reports (its completer marks jobs completed in batches).
-func (r *riverPeer) run(ctx context.Context, w, n int) (time.Duration, error) {
+func (r *riverPeer) run(ctx context.Context, w, n int, m *meter) (time.Duration, error) {
 	client, err := river.NewClient(riverpgxv5.New(r.pool), &river.Config{
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: w}},
 		Workers:           r.workers,
@@ -106,6 +106,7 @@ func (r *riverPeer) run(ctx context.Context, w, n int) (time.Duration, error) {
 	defer cancel()
 	started := &firstStart{}
 	r.started.Store(started)
+	m.begin(ctx)
 	if err := client.Start(ctx); err != nil {
 		return 0, err
 	}
@@ -126,7 +127,9 @@ func (r *riverPeer) run(ctx context.Context, w, n int) (time.Duration, error) {
 			return 0, fmt.Errorf("river: %d of %d jobs completed in 5 minutes", done, n)
 		}
 	}
-	return time.Since(started.at), nil
+	elapsed := time.Since(started.at)
+	m.end(ctx)
+	return elapsed, nil
 }
 
 func (r *riverPeer) close() {
@@ -158,7 +161,7 @@ func newAsynq(redisURL string, maxWorkers int) (*asynqPeer, error) {
 // run enqueues n tasks on a new queue, starts a server with concurrency w,
 // and times from the first task handled until the queue holds nothing
 // pending or active (every task acknowledged).
-func (a *asynqPeer) run(ctx context.Context, w, n int) (time.Duration, error) {
+func (a *asynqPeer) run(ctx context.Context, w, n int, m *meter) (time.Duration, error) {
 	queue := "agora_bench_" + runID()
 	for range n {
 		if _, err := a.client.EnqueueContext(ctx, asynq.NewTask("noop", nil), asynq.Queue(queue), asynq.MaxRetry(0)); err != nil {
@@ -175,6 +178,7 @@ func (a *asynqPeer) run(ctx context.Context, w, n int) (time.Duration, error) {
 		LogLevel:        asynq.FatalLevel,
 		ShutdownTimeout: 10 * time.Second,
 	})
+	m.begin(ctx)
 	err := srv.Start(asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 		started.mark()
 		if handled.Add(1) == int64(n) {
@@ -200,7 +204,9 @@ func (a *asynqPeer) run(ctx context.Context, w, n int) (time.Duration, error) {
 			if info.Retry+info.Archived > 0 {
 				return 0, fmt.Errorf("asynq: %d tasks failed", info.Retry+info.Archived)
 			}
-			return time.Since(started.at), nil
+			elapsed := time.Since(started.at)
+			m.end(ctx)
+			return elapsed, nil
 		}
 		time.Sleep(time.Millisecond)
 	}

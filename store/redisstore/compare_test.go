@@ -67,7 +67,7 @@ ARGV[1], ARGV[2], ARGV[3] = ns, claim, slot
 ARGV[4] = 'base_key_' .. (n %% %d)
 ARGV[5], ARGV[6], ARGV[7], ARGV[8] = 'bench', '', '1700000000000', '0'
 `, st.ns, slots.MaxSlotsPerConfigure, slots.MaxSlotsPerConfigure)
-			sha, err := client.ScriptLoad(ctx, string(lib)+"\n"+preamble+string(take)).Result()
+			sha, err := client.ScriptLoad(ctx, luaFields()+string(lib)+"\n"+preamble+string(take)).Result()
 			if err != nil {
 				b.Fatal(err)
 			}

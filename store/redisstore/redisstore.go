@@ -108,8 +108,8 @@ func (s *Store) queueKey(role slots.Role, domain string) string {
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// The scripts, hashed once. Each is lib.lua followed by the operation's
-// own file.
+// The scripts, hashed once. Each is the field lists (luaFields), lib.lua
+// and the operation's own file.
 var (
 	createClaimScript      = newScript("create_claim.lua")
 	addCommentScript       = newScript("add_comment.lua")
@@ -141,7 +141,7 @@ func newScript(name string) *redis.Script {
 	if err != nil {
 		panic(err)
 	}
-	return redis.NewScript(string(lib) + "\n-- " + name + "\n" + string(src))
+	return redis.NewScript(luaFields() + string(lib) + "\n-- " + name + "\n" + string(src))
 }
 
 // scriptErrors maps the codes scripts fail with ("AGORA <code>") to the

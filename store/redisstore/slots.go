@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,14 +36,14 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 
 // GetClaim implements slots.ClaimStore.
 func (s *Store) GetClaim(ctx context.Context, id string) (slots.Claim, error) {
-	m, err := s.client.HGetAll(ctx, s.claimKey(id)).Result()
+	v, err := s.client.HMGet(ctx, s.claimKey(id), claimFields[:]...).Result()
 	if err != nil {
 		return slots.Claim{}, interpretError(ctx, err, slots.ErrClaimNotFound)
 	}
-	if len(m) == 0 {
+	if len(v) == 0 || v[claimID] == nil {
 		return slots.Claim{}, slots.ErrClaimNotFound
 	}
-	return decodeClaim(m)
+	return decodeClaim(v)
 }
 
 // ListClaims implements slots.ClaimStore.
@@ -67,11 +66,7 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	}
 	out := make([]slots.Claim, 0, len(v))
 	for _, item := range v {
-		m, err := toRecord(item)
-		if err != nil {
-			return nil, err
-		}
-		c, err := decodeClaim(m)
+		c, err := decodeClaim(item)
 		if err != nil {
 			return nil, err
 		}
@@ -120,11 +115,7 @@ func (s *Store) PickClaim(ctx context.Context, p slots.PickClaimParams) (slots.C
 	if len(v) != 2 {
 		return slots.ClaimJob{}, fmt.Errorf("redisstore: unexpected pick reply of %d items", len(v))
 	}
-	m, err := toRecord(v[0])
-	if err != nil {
-		return slots.ClaimJob{}, err
-	}
-	c, err := decodeClaim(m)
+	c, err := decodeClaim(v[0])
 	if err != nil {
 		return slots.ClaimJob{}, err
 	}
@@ -157,7 +148,7 @@ func (s *Store) ListSlots(ctx context.Context, claimID string) ([]slots.Slot, er
 	}
 	out := make([]slots.Slot, 0, len(v))
 	for _, item := range v {
-		sl, err := decodeSlotReply(item)
+		sl, err := decodeSlot(item)
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +177,7 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 	if err != nil {
 		return slots.Slot{}, interpretError(ctx, err, nil)
 	}
-	return decodeSlotReply(v)
+	return decodeSlot(v)
 }
 
 // FinishSlot implements slots.SlotStore.
@@ -197,7 +188,7 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 	if err != nil {
 		return slots.Slot{}, interpretError(ctx, err, nil)
 	}
-	return decodeSlotReply(v)
+	return decodeSlot(v)
 }
 
 // ReleaseExpiredSlots implements slots.SlotStore.
@@ -321,47 +312,13 @@ func (r record) times(fields map[string]*time.Time) error {
 			*p = time.Time{}
 			continue
 		}
-		n, err := strconv.ParseInt(v, 10, 64)
+		t, err := millis(v, f, r["_id"])
 		if err != nil {
-			return fmt.Errorf("redisstore: field %s of %s: %w", f, r["_id"], err)
+			return err
 		}
-		*p = store.FromMillis(n)
+		*p = t
 	}
 	return nil
-}
-
-// decodeClaim reads a claim's hash; one stored before claims had sources
-// has no sources field, and none.
-func decodeClaim(r record) (slots.Claim, error) {
-	c := slots.Claim{ID: r["_id"], Title: r["title"], Body: r["body"], Domain: r["domain"], Sources: []slots.Source{}}
-	if raw := r["sources"]; raw != "" {
-		if err := json.Unmarshal([]byte(raw), &c.Sources); err != nil {
-			return c, fmt.Errorf("redisstore: sources of %s: %w", c.ID, err)
-		}
-	}
-	return c, r.times(map[string]*time.Time{"createdAt": &c.CreatedAt})
-}
-
-func decodeSlotReply(v any) (slots.Slot, error) {
-	r, err := toRecord(v)
-	if err != nil {
-		return slots.Slot{}, err
-	}
-	sl := slots.Slot{
-		ID:             r["_id"],
-		ClaimID:        r["claimId"],
-		Role:           slots.Role(r["role"]),
-		Status:         slots.Status(r["status"]),
-		APIKeyID:       r["apiKeyId"],
-		AgentName:      r["agentName"],
-		AgentAvatarURL: r["agentAvatarUrl"],
-	}
-	return sl, r.times(map[string]*time.Time{
-		"takenAt":        &sl.TakenAt,
-		"doneAt":         &sl.DoneAt,
-		"createdAt":      &sl.CreatedAt,
-		"leaseExpiresAt": &sl.LeaseExpiresAt,
-	})
 }
 
 func decodeKey(r record) (identity.Key, error) {

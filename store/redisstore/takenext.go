@@ -23,30 +23,14 @@ func (s *Store) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (slots
 	return decodeJob(v)
 }
 
-// decodeJob reads a script's job reply: {slot fields, claim fields, comment
-// JSONs}.
+// decodeJob reads a script's job reply, as push_job writes it.
 func decodeJob(v []any) (slots.Job, error) {
-	if len(v) != 3 {
-		return slots.Job{}, fmt.Errorf("redisstore: job: unexpected reply of %d items", len(v))
+	r := reply{a: v}
+	job := r.job()
+	if r.err == nil && !r.done() {
+		r.err = fmt.Errorf("redisstore: job: %d items past the job", len(v)-r.i)
 	}
-	sl, err := decodeSlotReply(v[0])
-	if err != nil {
-		return slots.Job{}, err
-	}
-	cm, err := toRecord(v[1])
-	if err != nil {
-		return slots.Job{}, err
-	}
-	c, err := decodeClaim(cm)
-	if err != nil {
-		return slots.Job{}, err
-	}
-	list, _ := v[2].([]any)
-	comments, err := decodeComments(list)
-	if err != nil {
-		return slots.Job{}, err
-	}
-	return slots.Job{Slot: sl, Claim: c, Comments: comments}, nil
+	return job, r.err
 }
 
 var finishManyScript = newScript("finish_many.lua")
@@ -62,41 +46,24 @@ func (s *Store) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slo
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)
 	}
-	if len(v) != len(ps) {
-		return nil, fmt.Errorf("redisstore: finish: %d answers for %d slots", len(v), len(ps))
-	}
+	r := reply{a: v}
 	out := make([]slots.FinishResult, len(ps))
-	for i, item := range v {
-		if out[i], _, err = finishAnswer(item); err != nil {
-			return nil, err
-		}
+	for i := range out {
+		out[i] = r.finish()
+	}
+	if err := answered(&r, "finish"); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-// finishAnswer reads one item of finish_many.lua's or
-// finish_take_next_many.lua's reply: {error code} when the finish was
-// refused, else {”, slot fields, …}, whose items it also returns. The
-// error is for a reply it cannot read.
-func finishAnswer(item any) (slots.FinishResult, []any, error) {
-	a, _ := item.([]any)
-	code := ""
-	if len(a) > 0 {
-		code, _ = a[0].(string)
+// answered reports a reply's fault, or items left over after its last
+// answer.
+func answered(r *reply, op string) error {
+	if r.err == nil && !r.done() {
+		r.err = fmt.Errorf("redisstore: %s: %d items past the last answer", op, len(r.a)-r.i)
 	}
-	switch {
-	case code != "":
-		e, ok := scriptErrors[code]
-		if !ok {
-			return slots.FinishResult{}, nil, fmt.Errorf("redisstore: finish: unknown code %q", code)
-		}
-		return slots.FinishResult{Err: e}, a, nil
-	case len(a) >= 2:
-		var r slots.FinishResult
-		r.Slot, r.Err = decodeSlotReply(a[1])
-		return r, a, nil
-	}
-	return slots.FinishResult{}, nil, fmt.Errorf("redisstore: finish: unexpected answer %v", item)
+	return r.err
 }
 
 // pickArg is a script's r argument: -1 for the oldest, else the draw.
@@ -121,17 +88,13 @@ func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)
 	}
-	if len(v) != len(ps) {
-		return nil, fmt.Errorf("redisstore: take next: %d answers for %d agents", len(v), len(ps))
-	}
+	r := reply{a: v}
 	out := make([]slots.JobResult, len(ps))
-	for i, item := range v {
-		a, _ := item.([]any)
-		if len(a) == 0 {
-			out[i].Err = slots.ErrNoJob
-			continue
-		}
-		out[i].Job, out[i].Err = decodeJob(a)
+	for i := range out {
+		out[i].Job, out[i].Err = r.next()
+	}
+	if err := answered(&r, "take next"); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -152,29 +115,17 @@ func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTak
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)
 	}
-	if len(v) != len(ps) {
-		return nil, fmt.Errorf("redisstore: finish and take next: %d answers for %d items", len(v), len(ps))
-	}
+	r := reply{a: v}
 	out := make([]slots.FinishTakeResult, len(ps))
-	for i, item := range v {
-		f, a, err := finishAnswer(item)
-		if err != nil {
-			return nil, err
+	for i := range out {
+		f := r.finish()
+		out[i].Slot, out[i].Err = f.Slot, f.Err
+		if f.Err == nil {
+			out[i].Next, out[i].NextErr = r.next()
 		}
-		r := &out[i]
-		r.Slot, r.Err = f.Slot, f.Err
-		if r.Err != nil {
-			continue
-		}
-		if len(a) != 3 {
-			return nil, fmt.Errorf("redisstore: finish and take next: unexpected answer %v", item)
-		}
-		job, _ := a[2].([]any)
-		if len(job) == 0 {
-			r.NextErr = slots.ErrNoJob
-			continue
-		}
-		r.Next, r.NextErr = decodeJob(job)
+	}
+	if err := answered(&r, "finish and take next"); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

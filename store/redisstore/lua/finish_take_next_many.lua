@@ -5,19 +5,24 @@
 -- the namespace, under the same hash tag).
 -- ARGV: namespace, then per item: claim ID, slot ID, key ID, now, credit,
 -- job-queue index, r, agent name, avatar URL, the take's now, lease expiry.
--- Returns per item {error code} when the done is refused, else
--- {'', slot fields, job} with job as take_next.lua answers it, or {} when
--- no slot is eligible.
+-- Returns one flat array: per item its done's error code, or '', its slot's
+-- fields as done (read_slot's), then 1 and its next job as push_job writes
+-- it, or 0 when none is left for it.
 local ns = ARGV[1]
 local out = {}
 for i = 2, #ARGV, 11 do
   local slot_id, key_id = ARGV[i + 1], ARGV[i + 2]
   local code, done = finish_slot(ns, ARGV[i], slot_id, key_id, ARGV[i + 3], ARGV[i + 4])
   if code then
-    out[#out + 1] = {code}
+    out[#out + 1] = code
   else
-    local job = take_next(ns, ARGV[i + 5], tonumber(ARGV[i + 6]), key_id, ARGV[i + 7], ARGV[i + 8], ARGV[i + 9], ARGV[i + 10]) or {}
-    out[#out + 1] = {'', done, job}
+    out[#out + 1] = ''
+    append(out, done)
+    local at = #out + 1
+    out[at] = 1
+    if not take_next(ns, ARGV[i + 5], tonumber(ARGV[i + 6]), key_id, ARGV[i + 7], ARGV[i + 8], ARGV[i + 9], ARGV[i + 10], out) then
+      out[at] = 0
+    end
   end
 end
 return out

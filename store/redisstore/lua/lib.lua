@@ -106,35 +106,37 @@ local function push_game_logs(feed_key, rounds_key, at)
   end
 end
 
--- field returns the value of name in an HGETALL reply.
-local function field(flat, name)
-  for i = 1, #flat, 2 do
-    if flat[i] == name then
-      return flat[i + 1]
-    end
-  end
+-- read_slot reads a slot's hash as this package answers it: SLOT_FIELDS
+-- in order, false where absent (S names the positions; Go writes both).
+local function read_slot(key)
+  return redis.call('HMGET', key, unpack(SLOT_FIELDS))
 end
 
--- set_field sets name to value in an HGETALL reply, as HSET does in the
--- hash, so a script answers a hash it just wrote without reading it again.
-local function set_field(flat, name, value)
-  for i = 1, #flat, 2 do
-    if flat[i] == name then
-      flat[i + 1] = value
-      return
-    end
-  end
-  flat[#flat + 1] = name
-  flat[#flat + 1] = value
+-- read_claim reads a claim's hash so: CLAIM_FIELDS in order (C).
+local function read_claim(key)
+  return redis.call('HMGET', key, unpack(CLAIM_FIELDS))
+end
+
+-- queued_slot reads a job-queue entry's slot as read_slot answers it. An
+-- open slot's hash holds only its claim, role, status and creation time
+-- (a take adds the rest; the lease sweep removes them when it reopens one),
+-- so those are all it reads.
+local function queued_slot(ns, id)
+  local f = redis.call('HMGET', ns .. 'slot:' .. id, 'claimId', 'role', 'createdAt')
+  local s = new_slot()
+  s[S._id], s[S.claimId], s[S.role], s[S.status], s[S.createdAt] = id, f[1], f[2], 'open', f[3]
+  return s
 end
 
 -- first returns the first entry at index positions from..to (to < 0: to the
 -- end) whose claim the agent does not hold, that claim's ID and the slot's
--- fields (HGETALL; nil when it is the last of fewer than skip); past the
--- skip first such entries, or the last one when
--- there are fewer. It reads one entry, then batches: the first entry is the
--- answer unless the agent holds its claim or it is skipped.
-local function first(queue, ns, agent, from, to, skip)
+-- fields (queued_slot; nil when it is the last of fewer than skip); past
+-- the skip first such entries, or the last one when there are fewer. It
+-- reads one entry, then batches: the first entry is the answer unless the
+-- agent holds its claim or it is skipped. With hold (a take; skip is 0),
+-- the agent becomes the holder of the answer's claim in the same command
+-- that checks it (HSETNX), so the take does not write it again.
+local function first(queue, ns, agent, from, to, skip, hold)
   local batch = 1
   local last_id, last_claim, last_fields
   while to < 0 or from <= to do
@@ -142,18 +144,33 @@ local function first(queue, ns, agent, from, to, skip)
     if to >= 0 and stop > to then
       stop = to
     end
-    local ids = redis.call('ZRANGE', queue, from, stop)
+    -- A number argument costs Redis a printf; the common first read is 0..0.
+    local ids
+    if from == 0 and stop == 0 then
+      ids = redis.call('ZRANGE', queue, '0', '0')
+    else
+      ids = redis.call('ZRANGE', queue, from, stop)
+    end
     for _, id in ipairs(ids) do
       -- An entry that may be the answer is read whole (the take's reply
       -- needs it); one a crowd's pick walks past, only for its claim.
       local fields, claim_id
       if skip == 0 then
-        fields = redis.call('HGETALL', ns .. 'slot:' .. id)
-        claim_id = field(fields, 'claimId')
+        fields = queued_slot(ns, id)
+        claim_id = fields[S.claimId]
       else
         claim_id = redis.call('HGET', ns .. 'slot:' .. id, 'claimId')
       end
-      if agent == '' or redis.call('HEXISTS', ns .. 'holders:' .. claim_id, agent) == 0 then
+      local holders = ns .. 'holders:' .. claim_id
+      local free
+      if agent == '' then
+        free = true
+      elseif hold then
+        free = redis.call('HSETNX', holders, agent, id) == 1
+      else
+        free = redis.call('HEXISTS', holders, agent) == 0
+      end
+      if free then
         if skip == 0 then
           return id, claim_id, fields
         end
@@ -178,11 +195,11 @@ end
 -- a claim the agent holds, whatever the store holds; no scan. An oldest
 -- pick passes over the skip oldest eligible entries (NextSlotParams.Skip),
 -- answering the youngest when there are fewer. nil when no entry is
--- eligible.
-local function pick_job(queue, ns, r, agent, skip)
+-- eligible. hold is first's.
+local function pick_job(queue, ns, r, agent, skip, hold)
   local id, claim_id, fields
   if r < 0 then
-    id, claim_id, fields = first(queue, ns, agent, 0, -1, skip)
+    id, claim_id, fields = first(queue, ns, agent, 0, -1, skip, hold)
   else
     local n = redis.call('ZCARD', queue)
     if n == 0 then
@@ -192,23 +209,36 @@ local function pick_job(queue, ns, r, agent, skip)
     if i >= n then
       i = n - 1
     end
-    id, claim_id, fields = first(queue, ns, agent, i, n - 1, 0)
+    id, claim_id, fields = first(queue, ns, agent, i, n - 1, 0, hold)
     if not id and i > 0 then
-      id, claim_id, fields = first(queue, ns, agent, 0, i - 1, 0)
+      id, claim_id, fields = first(queue, ns, agent, 0, i - 1, 0, hold)
     end
   end
   return id, claim_id, fields
 end
 
--- job_reply is a job as the scripts answer it: {slot fields, claim fields,
--- comment JSONs}; fields, when given, are the slot's as the script left
--- them.
-local function job_reply(ns, id, claim_id, fields)
-  return {
-    fields or redis.call('HGETALL', ns .. 'slot:' .. id),
-    redis.call('HGETALL', ns .. 'claim:' .. claim_id),
-    redis.call('LRANGE', ns .. 'comments:' .. claim_id, 0, -1),
-  }
+-- append copies t's items to the end of out.
+local function append(out, t)
+  local n = #out
+  for i = 1, #t do
+    out[n + i] = t[i]
+  end
+end
+
+-- push_job appends a job to out as the scripts answer it, flat, so that a
+-- reply of many jobs is one array (each table in a reply costs Redis a
+-- string lookup per kind of reply it might be): the slot's fields (fields,
+-- when given, as the script left them), the claim's, the number of
+-- comments, then each comment's JSON. It returns the claim's fields.
+local function push_job(out, ns, id, claim_id, fields)
+  local claim = read_claim(ns .. 'claim:' .. claim_id)
+  -- Strings, not numbers: a number argument costs Redis a printf.
+  local comments = redis.call('LRANGE', ns .. 'comments:' .. claim_id, '0', '-1')
+  append(out, fields or read_slot(ns .. 'slot:' .. id))
+  append(out, claim)
+  out[#out + 1] = #comments
+  append(out, comments)
+  return claim
 end
 
 -- assign_slot gives slot slot_id, whose checks passed, to key_id at now
@@ -216,6 +246,7 @@ end
 -- leased says the slot's hash holds an earlier lease's leaseExpiresAt:
 -- only such a slot can be in the leases index (every ZADD there sets that
 -- field beside it), so only its take without a lease has one to clear.
+-- holders is nil when the caller has made key_id the claim's holder.
 local function assign_slot(ns, slot_id, holders, key_id, name, avatar, now, lease, leased)
   local slot = ns .. 'slot:' .. slot_id
   redis.call('HSET', slot, 'status', 'taken', 'apiKeyId', key_id,
@@ -227,7 +258,9 @@ local function assign_slot(ns, slot_id, holders, key_id, name, avatar, now, leas
     redis.call('HDEL', slot, 'leaseExpiresAt')
     redis.call('ZREM', ns .. 'leases', slot_id)
   end
-  redis.call('HSET', holders, key_id, slot_id)
+  if holders then
+    redis.call('HSET', holders, key_id, slot_id)
+  end
 end
 
 -- finish_slot marks slot_id done for key_id at now and credits credit
@@ -237,24 +270,23 @@ end
 -- finish.lua, finish_many.lua and finish_take_next_many.lua.
 local function finish_slot(ns, claim_id, slot_id, key_id, now, credit)
   local slot = ns .. 'slot:' .. slot_id
-  local f = redis.call('HGETALL', slot)
-  local s = {field(f, 'claimId'), field(f, 'status'), field(f, 'apiKeyId'), field(f, 'leaseExpiresAt')}
-  if s[1] ~= claim_id then
+  local f = read_slot(slot)
+  local status, lease = f[S.status], f[S.leaseExpiresAt]
+  if f[S.claimId] ~= claim_id then
     return 'slot_not_found'
   end
-  if s[2] == 'open' then
+  if status == 'open' then
     return 'slot_not_taken'
   end
-  if s[3] ~= key_id then
+  if f[S.apiKeyId] ~= key_id then
     return 'not_slot_owner'
   end
-  if s[2] ~= 'taken' or lapsed(s[2], s[4], tonumber(now)) then
+  if status ~= 'taken' or lapsed(status, lease, tonumber(now)) then
     return 'slot_not_taken'
   end
   redis.call('HSET', slot, 'status', 'done', 'doneAt', now)
-  set_field(f, 'status', 'done')
-  set_field(f, 'doneAt', now)
-  if s[4] then -- a slot taken without a lease is not in the leases index
+  f[S.status], f[S.doneAt] = 'done', now
+  if lease then -- a slot taken without a lease is not in the leases index
     redis.call('ZREM', ns .. 'leases', slot_id)
   end
   -- The credit is in the same script as the transition, so a slot pays once.
@@ -263,30 +295,31 @@ local function finish_slot(ns, claim_id, slot_id, key_id, now, credit)
 end
 
 -- take_next is NextOpenSlot's pick (pick_job) and TakeSlot's take
--- (assign_slot) in one step: the job taken, as job_reply, or nil when no
--- slot is eligible. take_next.lua and take_next_many.lua. The slot comes
--- from the queue, so it is open, and an open slot holds no lease
--- (release_expired.lua clears it when it reopens one); the slot leaves the
--- queue's indexes under the role and domain the reply already read.
-local function take_next(ns, queue, r, key_id, name, avatar, now, lease)
-  local id, claim_id, fields = pick_job(queue, ns, r, key_id, 0)
+-- (assign_slot) in one step: it appends the job taken to out (push_job)
+-- and returns true, or returns false when no slot is eligible. take_next.lua
+-- and take_next_many.lua. The slot comes from the queue, so it is open, and
+-- an open slot holds no lease (release_expired.lua clears it when it
+-- reopens one); the slot leaves the queue's indexes under the role and
+-- domain the reply already read.
+local function take_next(ns, queue, r, key_id, name, avatar, now, lease, out)
+  local id, claim_id, fields = pick_job(queue, ns, r, key_id, 0, true)
   if not id then
-    return nil
+    return false
   end
-  fields = fields or redis.call('HGETALL', ns .. 'slot:' .. id)
-  assign_slot(ns, id, ns .. 'holders:' .. claim_id, key_id, name, avatar, now, lease, false)
+  local holders
+  if key_id == '' then
+    holders = ns .. 'holders:' .. claim_id
+  end
+  assign_slot(ns, id, holders, key_id, name, avatar, now, lease, false)
   -- The fields assign_slot wrote, so the reply needs no second read.
-  set_field(fields, 'status', 'taken')
-  set_field(fields, 'apiKeyId', key_id)
-  set_field(fields, 'agentName', name)
-  set_field(fields, 'agentAvatarUrl', avatar)
-  set_field(fields, 'takenAt', now)
+  fields[S.status], fields[S.apiKeyId], fields[S.agentName] = 'taken', key_id, name
+  fields[S.agentAvatarUrl], fields[S.takenAt] = avatar, now
   if lease ~= '0' then
-    set_field(fields, 'leaseExpiresAt', lease)
+    fields[S.leaseExpiresAt] = lease
   end
-  local job = job_reply(ns, id, claim_id, fields)
-  dequeue(ns, id, field(job[1], 'role'), field(job[2], 'domain'))
-  return job
+  local claim = push_job(out, ns, id, claim_id, fields)
+  dequeue(ns, id, fields[S.role], claim[C.domain])
+  return true
 end
 
 -- The discussion and arena scripts (discussion_*.lua, arena_*.lua) derive

@@ -4,6 +4,6 @@
 local out = {}
 local ids = redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[2], '-', 'LIMIT', 0, tonumber(ARGV[3]))
 for _, id in ipairs(ids) do
-  out[#out + 1] = redis.call('HGETALL', ARGV[1] .. 'claim:' .. id)
+  out[#out + 1] = read_claim(ARGV[1] .. 'claim:' .. id)
 end
 return out

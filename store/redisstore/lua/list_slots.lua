@@ -5,6 +5,6 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 end
 local out = {}
 for _, id in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
-  out[#out + 1] = redis.call('HGETALL', ARGV[1] .. 'slot:' .. id)
+  out[#out + 1] = read_slot(ARGV[1] .. 'slot:' .. id)
 end
 return out

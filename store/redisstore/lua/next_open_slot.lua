@@ -2,12 +2,13 @@
 -- ARGV: namespace, r (negative for the oldest, else in [0,1)), the asking
 -- agent's key ID ('' for nobody in particular), how many of the oldest
 -- eligible slots to pass over.
--- Returns {slot fields, claim fields, comment JSONs} or nil when no slot is
--- eligible. The pick is lib.lua's pick_job; the slot and holders keys are
+-- Returns the job as push_job writes it, or nil when no slot is eligible. The pick is lib.lua's pick_job; the slot and holders keys are
 -- derived from the namespace, under the same hash tag as KEYS[1].
 local ns = ARGV[1]
 local id, claim_id, fields = pick_job(KEYS[1], ns, tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]))
 if not id then
   return nil
 end
-return job_reply(ns, id, claim_id, fields)
+local out = {}
+push_job(out, ns, id, claim_id, fields)
+return out

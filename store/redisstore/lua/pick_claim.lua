@@ -28,6 +28,6 @@ if limit > 0 then
   from = -limit
 end
 return {
-  redis.call('HGETALL', ns .. 'claim:' .. pick),
+  read_claim(ns .. 'claim:' .. pick),
   redis.call('LRANGE', ns .. 'comments:' .. pick, from, -1),
 }

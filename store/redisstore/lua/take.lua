@@ -25,4 +25,4 @@ assign_slot(ns, slot_id, KEYS[3], key_id, ARGV[5], ARGV[6], now, lease, s[4] ~= 
 if status == 'open' then
   dequeue(ns, slot_id, s[5], redis.call('HGET', KEYS[2], 'domain'))
 end
-return redis.call('HGETALL', KEYS[1])
+return read_slot(KEYS[1])

@@ -1,0 +1,284 @@
+package redisstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
+)
+
+// A slot's and a claim's hash are read by HMGET of these fields, in this
+// order, and answered so by every script and read of this package (nil
+// where a field is absent): no field name travels in a reply, and no script
+// searches a reply for one. Redis's time per seat of the job queue is
+// mostly its scripts' strings and reply items, so each one counts. The
+// position constants index both lists.
+const (
+	slotID = iota
+	slotClaimID
+	slotRole
+	slotStatus
+	slotAPIKeyID
+	slotAgentName
+	slotAgentAvatarURL
+	slotTakenAt
+	slotDoneAt
+	slotCreatedAt
+	slotLeaseExpiresAt
+	slotFieldCount
+)
+
+var slotFields = [slotFieldCount]string{
+	slotID:             "_id",
+	slotClaimID:        "claimId",
+	slotRole:           "role",
+	slotStatus:         "status",
+	slotAPIKeyID:       "apiKeyId",
+	slotAgentName:      "agentName",
+	slotAgentAvatarURL: "agentAvatarUrl",
+	slotTakenAt:        "takenAt",
+	slotDoneAt:         "doneAt",
+	slotCreatedAt:      "createdAt",
+	slotLeaseExpiresAt: "leaseExpiresAt",
+}
+
+const (
+	claimID = iota
+	claimTitle
+	claimBody
+	claimDomain
+	claimCreatedAt
+	claimSources
+	claimFieldCount
+)
+
+var claimFields = [claimFieldCount]string{
+	claimID:        "_id",
+	claimTitle:     "title",
+	claimBody:      "body",
+	claimDomain:    "domain",
+	claimCreatedAt: "createdAt",
+	claimSources:   "sources",
+}
+
+// luaFields declares the lists to the scripts, written before lib.lua:
+// SLOT_FIELDS and CLAIM_FIELDS in order, S and C mapping each field's name
+// to its position (S.status), and new_slot, so the order is written once,
+// here.
+func luaFields() string {
+	var b strings.Builder
+	decl := func(list, index string, fields []string) {
+		fmt.Fprintf(&b, "local %s, %s = {", list, index)
+		for i, f := range fields {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%q", f)
+		}
+		b.WriteString("}, {")
+		for i, f := range fields {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "[%q] = %d", f, i+1)
+		}
+		b.WriteString("}\n")
+	}
+	decl("SLOT_FIELDS", "S", slotFields[:])
+	decl("CLAIM_FIELDS", "C", claimFields[:])
+	// new_slot is a slot with every field absent, to fill in by S.
+	b.WriteString("local function new_slot() return {false")
+	b.WriteString(strings.Repeat(", false", slotFieldCount-1))
+	b.WriteString("} end\n")
+	return b.String()
+}
+
+// values reads a reply of n fields in a list's order: each a string, or
+// nil where the hash has no such field ("" then).
+func values(v any, n int, what string) ([]string, error) {
+	a, ok := v.([]any)
+	if !ok || len(a) != n {
+		return nil, fmt.Errorf("redisstore: unexpected %s reply %T of %d items", what, v, len(a))
+	}
+	out := make([]string, n)
+	for i, x := range a {
+		switch x := x.(type) {
+		case string:
+			out[i] = x
+		case nil:
+		default:
+			return nil, fmt.Errorf("redisstore: unexpected %s field %T", what, x)
+		}
+	}
+	return out, nil
+}
+
+// millis parses a stored time, Unix milliseconds (store.FromMillis); an
+// absent one is the zero time.
+func millis(v, field, id string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("redisstore: field %s of %s: %w", field, id, err)
+	}
+	return store.FromMillis(n), nil
+}
+
+// decodeSlot reads a slot as slotFields lists it.
+func decodeSlot(v any) (slots.Slot, error) {
+	f, err := values(v, slotFieldCount, "slot")
+	if err != nil {
+		return slots.Slot{}, err
+	}
+	sl := slots.Slot{
+		ID:             f[slotID],
+		ClaimID:        f[slotClaimID],
+		Role:           slots.Role(f[slotRole]),
+		Status:         slots.Status(f[slotStatus]),
+		APIKeyID:       f[slotAPIKeyID],
+		AgentName:      f[slotAgentName],
+		AgentAvatarURL: f[slotAgentAvatarURL],
+	}
+	for _, t := range []struct {
+		i int
+		p *time.Time
+	}{{slotTakenAt, &sl.TakenAt}, {slotDoneAt, &sl.DoneAt}, {slotCreatedAt, &sl.CreatedAt}, {slotLeaseExpiresAt, &sl.LeaseExpiresAt}} {
+		if *t.p, err = millis(f[t.i], slotFields[t.i], sl.ID); err != nil {
+			return slots.Slot{}, err
+		}
+	}
+	return sl, nil
+}
+
+// decodeClaim reads a claim as claimFields lists it; one stored before
+// claims had sources has no sources field, and none.
+func decodeClaim(v any) (slots.Claim, error) {
+	f, err := values(v, claimFieldCount, "claim")
+	if err != nil {
+		return slots.Claim{}, err
+	}
+	c := slots.Claim{ID: f[claimID], Title: f[claimTitle], Body: f[claimBody], Domain: f[claimDomain], Sources: []slots.Source{}}
+	if raw := f[claimSources]; raw != "" {
+		if err := json.Unmarshal([]byte(raw), &c.Sources); err != nil {
+			return c, fmt.Errorf("redisstore: sources of %s: %w", c.ID, err)
+		}
+	}
+	c.CreatedAt, err = millis(f[claimCreatedAt], "createdAt", c.ID)
+	return c, err
+}
+
+// reply reads a script's flat reply in order: push_job's jobs, and the
+// items of finish_many.lua, take_next_many.lua and
+// finish_take_next_many.lua. The first fault sticks: every later read
+// answers zero values and err reports it.
+type reply struct {
+	a   []any
+	i   int
+	err error
+}
+
+// take returns the next n items.
+func (r *reply) take(n int) []any {
+	if r.err == nil && (n < 0 || r.i+n > len(r.a)) {
+		r.err = fmt.Errorf("redisstore: script reply of %d items ends at %d, %d more wanted", len(r.a), r.i, n)
+	}
+	if r.err != nil {
+		return nil
+	}
+	v := r.a[r.i : r.i+n]
+	r.i += n
+	return v
+}
+
+// done reports whether every item has been read.
+func (r *reply) done() bool { return r.err != nil || r.i >= len(r.a) }
+
+// str reads a string item.
+func (r *reply) str() string {
+	v := r.take(1)
+	if r.err != nil {
+		return ""
+	}
+	s, ok := v[0].(string)
+	if !ok {
+		r.err = fmt.Errorf("redisstore: script reply item %d is %T, not a string", r.i-1, v[0])
+	}
+	return s
+}
+
+// int reads an integer item.
+func (r *reply) int() int {
+	v := r.take(1)
+	if r.err != nil {
+		return 0
+	}
+	n, ok := v[0].(int64)
+	if !ok {
+		r.err = fmt.Errorf("redisstore: script reply item %d is %T, not an integer", r.i-1, v[0])
+	}
+	return int(n)
+}
+
+// slot reads a slot as read_slot answers it.
+func (r *reply) slot() slots.Slot {
+	v := r.take(slotFieldCount)
+	if r.err != nil {
+		return slots.Slot{}
+	}
+	sl, err := decodeSlot(v)
+	r.err = err
+	return sl
+}
+
+// job reads a job as push_job writes it.
+func (r *reply) job() slots.Job {
+	sl := r.slot()
+	v := r.take(claimFieldCount)
+	if r.err != nil {
+		return slots.Job{}
+	}
+	c, err := decodeClaim(v)
+	if err != nil {
+		r.err = err
+		return slots.Job{}
+	}
+	v = r.take(r.int())
+	if r.err != nil {
+		return slots.Job{}
+	}
+	comments, err := decodeComments(v)
+	r.err = err
+	return slots.Job{Slot: sl, Claim: c, Comments: comments}
+}
+
+// finish reads a finish as finish_many.lua answers it: its error code, or
+// ” and the slot as done. An unknown code is a fault of the reply.
+func (r *reply) finish() slots.FinishResult {
+	code := r.str()
+	if r.err != nil {
+		return slots.FinishResult{}
+	}
+	if code != "" {
+		e, ok := scriptErrors[code]
+		if !ok {
+			r.err = fmt.Errorf("redisstore: finish: unknown code %q", code)
+		}
+		return slots.FinishResult{Err: e}
+	}
+	return slots.FinishResult{Slot: r.slot()}
+}
+
+// next reads an optional job, as take_next_many.lua answers it: 1 and the
+// job, or 0 and ErrNoJob.
+func (r *reply) next() (slots.Job, error) {
+	if r.int() == 0 {
+		return slots.Job{}, slots.ErrNoJob
+	}
+	return r.job(), nil
+}
