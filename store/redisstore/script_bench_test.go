@@ -132,4 +132,3 @@ func scriptMicros(b *testing.B, c *redis.Client) float64 {
 	}
 	return 0
 }
-
