@@ -73,7 +73,7 @@ func TestJobQueueCountersOnEveryBackend(t *testing.T) {
 	t.Parallel()
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		ctx := context.Background()
-		reg, m := newMetrics(t)
+		reg, m := newMetrics(t, observe.WithStoreTiming(1)) // every call timed
 		const backend = "b"
 		svc := slots.New(observe.NewStores(backend, m, nil).Slots(st.Slots)) // batching on: the default
 		a, b := identity.Key{ID: "key_a", Name: "a"}, identity.Key{ID: "key_b", Name: "b"}
@@ -124,6 +124,26 @@ func TestJobQueueCountersOnEveryBackend(t *testing.T) {
 		took := series(t, reg, "agora_store_call_duration_seconds", map[string]string{"backend": backend, "operation": "TakeSlot"})
 		require.EqualValues(t, 2, took.GetHistogram().GetSampleCount())
 	})
+}
+
+// By default one store call in DefaultStoreTiming is timed, drawn at
+// random, and every call is counted.
+func TestStoreCallsTimedBySample(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reg, m := newMetrics(t)
+	st := observe.NewStores("memory", m, nil).Slots(memstore.New())
+	const calls = 3200
+	for range calls {
+		_, err := st.GetClaim(ctx, "nope")
+		require.ErrorIs(t, err, store.ErrNotFound)
+	}
+	labels := map[string]string{"backend": "memory", "operation": "GetClaim"}
+	require.Equal(t, float64(calls), counter(t, reg, "agora_store_calls_total", map[string]string{"backend": "memory", "operation": "GetClaim", "result": "not_found"}))
+	timed := series(t, reg, "agora_store_call_duration_seconds", labels).GetHistogram().GetSampleCount()
+	// Binomial(3200, 1/16): mean 200, standard deviation 13.7; six of them
+	// either side never fails by chance.
+	require.InDelta(t, calls/observe.DefaultStoreTiming, float64(timed), 82)
 }
 
 func TestUnavailableCounted(t *testing.T) {
@@ -276,10 +296,10 @@ func TestEveryMetricDocumented(t *testing.T) {
 }
 
 // newMetrics returns Agora's metrics on a fresh registry.
-func newMetrics(t *testing.T) (*prometheus.Registry, *observe.Metrics) {
+func newMetrics(t *testing.T, opts ...observe.MetricsOption) (*prometheus.Registry, *observe.Metrics) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	m, err := observe.NewMetrics(reg)
+	m, err := observe.NewMetrics(reg, opts...)
 	require.NoError(t, err)
 	return reg, m
 }

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -25,8 +26,9 @@ import (
 // tracerName names the spans' instrumentation scope.
 const tracerName = "github.com/agorahq/agora/observe"
 
-// Stores wraps the stores of one backend so that every call is counted and
-// timed (agora_store_calls_total, agora_store_call_duration_seconds), is a
+// Stores wraps the stores of one backend so that every call is counted
+// (agora_store_calls_total) and a random sample timed
+// (agora_store_call_duration_seconds, WithStoreTiming), is a
 // span named "store.<Operation>" under the request's (its attributes the
 // backend, the operation and the result class, never a value) when the
 // call's context holds a recording span — a sweeper's calls, outside any
@@ -183,8 +185,9 @@ func (o *observer) bind(names []string) []opStat {
 type call struct {
 	o     *observer
 	op    *opStat
-	span  trace.Span    // nil: not traced
-	start time.Duration // since o.base
+	span  trace.Span // nil: not traced
+	timed bool
+	start time.Duration // since o.base, when timed
 }
 
 func (o *observer) start(ctx context.Context, op *opStat) (context.Context, call) {
@@ -194,8 +197,9 @@ func (o *observer) start(ctx context.Context, op *opStat) (context.Context, call
 			ctx, c.span = o.tracer.Start(ctx, op.span, op.spanOpts...)
 		}
 	}
-	if o.m != nil {
-		c.start = time.Since(o.base)
+	// One call in storeTimedOneIn is timed (WithStoreTiming).
+	if o.m != nil && (o.m.storeTimedOneIn <= 1 || rand.Uint32()%o.m.storeTimedOneIn == 0) {
+		c.timed, c.start = true, time.Since(o.base)
 	}
 	return ctx, c
 }
@@ -204,7 +208,9 @@ func (o *observer) start(ctx context.Context, op *opStat) (context.Context, call
 func (c call) end(err error) {
 	res := ""
 	if c.o.m != nil {
-		c.op.took.Observe((time.Since(c.o.base) - c.start).Seconds())
+		if c.timed {
+			c.op.took.Observe((time.Since(c.o.base) - c.start).Seconds())
+		}
 		if err == nil {
 			c.op.ok.Inc()
 		} else {
