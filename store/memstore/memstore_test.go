@@ -25,6 +25,10 @@ func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newStore) }
 
 func BenchmarkDoneAndTakeNext(b *testing.B) { storetest.BenchmarkDoneAndTakeNext(b, newStore) }
 
+func BenchmarkFinishAndTakeNextSlots(b *testing.B) {
+	storetest.BenchmarkFinishAndTakeNextSlots(b, newStore, nil, "")
+}
+
 func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newStore, 100_000) }
 
 func BenchmarkNextWork(b *testing.B) {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/require"
@@ -156,6 +157,17 @@ func newBenchStore(b *testing.B) slots.Store {
 func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newBenchStore) }
 
 func BenchmarkDoneAndTakeNext(b *testing.B) { storetest.BenchmarkDoneAndTakeNext(b, newBenchStore) }
+
+// BenchmarkFinishAndTakeNextSlots reports pg-µs/seat: the CPU time of every
+// local postgres process per seat (testdb.PostgresCPU; a server elsewhere
+// reports none).
+func BenchmarkFinishAndTakeNextSlots(b *testing.B) {
+	var cpu storetest.ServerTime
+	if _, err := testdb.PostgresCPU(); err == nil {
+		cpu = func(context.Context) (time.Duration, error) { return testdb.PostgresCPU() }
+	}
+	storetest.BenchmarkFinishAndTakeNextSlots(b, newBenchStore, cpu, "pg-µs/seat")
+}
 
 func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newBenchStore, 100_000) }
 

@@ -80,6 +80,17 @@ func BenchmarkTake(b *testing.B) { storetest.BenchmarkTake(b, newRedisStore) }
 
 func BenchmarkDoneAndTakeNext(b *testing.B) { storetest.BenchmarkDoneAndTakeNext(b, newRedisStore) }
 
+// BenchmarkFinishAndTakeNextSlots reports redis-µs/seat: what Redis spends
+// running the finish-and-take script per seat (INFO commandstats).
+func BenchmarkFinishAndTakeNextSlots(b *testing.B) {
+	var c *redis.Client
+	storetest.BenchmarkFinishAndTakeNextSlots(b, func(b *testing.B) slots.Store {
+		var prefix string
+		c, prefix = testdb.RedisClient(b)
+		return redisstore.New(c, redisstore.WithPrefix(prefix))
+	}, func(ctx context.Context) (time.Duration, error) { return testdb.RedisScriptTime(ctx, c) }, "redis-µs/seat")
+}
+
 func BenchmarkNextJob(b *testing.B) { storetest.BenchmarkNextJob(b, newRedisStore, 100_000) }
 
 func BenchmarkArgue(b *testing.B) {
