@@ -65,10 +65,50 @@ var claimFields = [claimFieldCount]string{
 	claimSources:   "sources",
 }
 
+// The job queue's scripts answer only what their caller did not send. A
+// finish answers doneFields; the rest of the slot as done is the finish's
+// own slot and claim IDs, key and time, and status done. A take (and a
+// pick) answers the slot's ID and queuedFields, all that an open slot's
+// hash holds; the rest of a slot taken is the taker's key, name, avatar,
+// time and lease, and status taken.
+const (
+	doneRole = iota
+	doneAgentName
+	doneAgentAvatarURL
+	doneTakenAt
+	doneCreatedAt
+	doneLeaseExpiresAt
+	doneFieldCount
+)
+
+var doneFields = [doneFieldCount]string{
+	doneRole:           "role",
+	doneAgentName:      "agentName",
+	doneAgentAvatarURL: "agentAvatarUrl",
+	doneTakenAt:        "takenAt",
+	doneCreatedAt:      "createdAt",
+	doneLeaseExpiresAt: "leaseExpiresAt",
+}
+
+const (
+	queuedClaimID = iota
+	queuedRole
+	queuedCreatedAt
+	queuedStatus
+	queuedFieldCount
+)
+
+var queuedFields = [queuedFieldCount]string{
+	queuedClaimID:   "claimId",
+	queuedRole:      "role",
+	queuedCreatedAt: "createdAt",
+	queuedStatus:    "status",
+}
+
 // luaFields declares the lists to the scripts, written before lib.lua:
-// SLOT_FIELDS and CLAIM_FIELDS in order, S and C mapping each field's name
-// to its position (S.status), and new_slot, so the order is written once,
-// here.
+// SLOT_FIELDS, CLAIM_FIELDS, DONE_FIELDS and QUEUED_FIELDS in order, and
+// S, C, D and Q mapping each field's name to its position (S.status), so
+// each order is written once, here.
 func luaFields() string {
 	var b strings.Builder
 	decl := func(list, index string, fields []string) {
@@ -90,10 +130,8 @@ func luaFields() string {
 	}
 	decl("SLOT_FIELDS", "S", slotFields[:])
 	decl("CLAIM_FIELDS", "C", claimFields[:])
-	// new_slot is a slot with every field absent, to fill in by S.
-	b.WriteString("local function new_slot() return {false")
-	b.WriteString(strings.Repeat(", false", slotFieldCount-1))
-	b.WriteString("} end\n")
+	decl("DONE_FIELDS", "D", doneFields[:])
+	decl("QUEUED_FIELDS", "Q", queuedFields[:])
 	return b.String()
 }
 
@@ -152,6 +190,51 @@ func decodeSlot(v any) (slots.Slot, error) {
 		if *t.p, err = millis(f[t.i], slotFields[t.i], sl.ID); err != nil {
 			return slots.Slot{}, err
 		}
+	}
+	return sl, nil
+}
+
+// decodeDone reads a finish's answer, doneFields, for the finish p.
+func decodeDone(p slots.FinishParams, v any) (slots.Slot, error) {
+	f, err := values(v, doneFieldCount, "finish")
+	if err != nil {
+		return slots.Slot{}, err
+	}
+	sl := slots.Slot{
+		ID:             p.SlotID,
+		ClaimID:        p.ClaimID,
+		Role:           slots.Role(f[doneRole]),
+		Status:         slots.StatusDone,
+		APIKeyID:       p.KeyID,
+		AgentName:      f[doneAgentName],
+		AgentAvatarURL: f[doneAgentAvatarURL],
+		DoneAt:         store.Milli(p.Now),
+	}
+	for _, t := range []struct {
+		i int
+		p *time.Time
+	}{{doneTakenAt, &sl.TakenAt}, {doneCreatedAt, &sl.CreatedAt}, {doneLeaseExpiresAt, &sl.LeaseExpiresAt}} {
+		if *t.p, err = millis(f[t.i], doneFields[t.i], sl.ID); err != nil {
+			return slots.Slot{}, err
+		}
+	}
+	return sl, nil
+}
+
+// decodeQueued reads a taken or picked slot's answer, its ID and
+// queuedFields: taken by take (nil: still open, as a pick answers it).
+func decodeQueued(id string, take *slots.TakeNextParams, v any) (slots.Slot, error) {
+	f, err := values(v, queuedFieldCount, "slot")
+	if err != nil {
+		return slots.Slot{}, err
+	}
+	sl := slots.Slot{ID: id, ClaimID: f[queuedClaimID], Role: slots.Role(f[queuedRole]), Status: slots.Status(f[queuedStatus])}
+	if sl.CreatedAt, err = millis(f[queuedCreatedAt], "createdAt", id); err != nil {
+		return slots.Slot{}, err
+	}
+	if take != nil {
+		sl.Status, sl.APIKeyID, sl.AgentName, sl.AgentAvatarURL = slots.StatusTaken, take.Agent.KeyID, take.Agent.Name, take.Agent.AvatarURL
+		sl.TakenAt, sl.LeaseExpiresAt = store.Milli(take.Now), store.Milli(take.LeaseUntil)
 	}
 	return sl, nil
 }
@@ -225,21 +308,19 @@ func (r *reply) int() int {
 	return int(n)
 }
 
-// slot reads a slot as read_slot answers it.
-func (r *reply) slot() slots.Slot {
-	v := r.take(slotFieldCount)
+// job reads a job as push_job writes it, taken by take (nil: a pick's).
+func (r *reply) job(take *slots.TakeNextParams) slots.Job {
+	id := r.str()
+	v := r.take(queuedFieldCount)
 	if r.err != nil {
-		return slots.Slot{}
+		return slots.Job{}
 	}
-	sl, err := decodeSlot(v)
-	r.err = err
-	return sl
-}
-
-// job reads a job as push_job writes it.
-func (r *reply) job() slots.Job {
-	sl := r.slot()
-	v := r.take(claimFieldCount)
+	sl, err := decodeQueued(id, take, v)
+	if err != nil {
+		r.err = err
+		return slots.Job{}
+	}
+	v = r.take(claimFieldCount)
 	if r.err != nil {
 		return slots.Job{}
 	}
@@ -257,9 +338,9 @@ func (r *reply) job() slots.Job {
 	return slots.Job{Slot: sl, Claim: c, Comments: comments}
 }
 
-// finish reads a finish as finish_many.lua answers it: its error code, or
-// ” and the slot as done. An unknown code is a fault of the reply.
-func (r *reply) finish() slots.FinishResult {
+// finish reads the finish p as finish_many.lua answers it: its error code,
+// or ” and doneFields. An unknown code is a fault of the reply.
+func (r *reply) finish(p slots.FinishParams) slots.FinishResult {
 	code := r.str()
 	if r.err != nil {
 		return slots.FinishResult{}
@@ -271,14 +352,20 @@ func (r *reply) finish() slots.FinishResult {
 		}
 		return slots.FinishResult{Err: e}
 	}
-	return slots.FinishResult{Slot: r.slot()}
+	v := r.take(doneFieldCount)
+	if r.err != nil {
+		return slots.FinishResult{}
+	}
+	sl, err := decodeDone(p, v)
+	r.err = err
+	return slots.FinishResult{Slot: sl}
 }
 
-// next reads an optional job, as take_next_many.lua answers it: 1 and the
-// job, or 0 and ErrNoJob.
-func (r *reply) next() (slots.Job, error) {
+// next reads the take p, as take_next_many.lua answers it: 1 and the job,
+// or 0 and ErrNoJob.
+func (r *reply) next(p slots.TakeNextParams) (slots.Job, error) {
 	if r.int() == 0 {
 		return slots.Job{}, slots.ErrNoJob
 	}
-	return r.job(), nil
+	return r.job(&p), nil
 }

@@ -3,74 +3,93 @@ package redisstore
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
-// slotValues is a stored slot as read_slot answers it.
-func slotValues(id, status string) []any {
-	v := make([]any, slotFieldCount)
-	v[slotID], v[slotClaimID], v[slotRole], v[slotStatus], v[slotCreatedAt] = id, "c1", "critic", status, "1700000000000"
+// doneValues is a finish's answer: doneFields of a slot taken at 1 ms.
+func doneValues() []any {
+	v := make([]any, doneFieldCount)
+	v[doneRole], v[doneAgentName], v[doneTakenAt], v[doneCreatedAt] = "critic", "ann", "1", "1"
 	return v
+}
+
+// jobValues is a take's answer, push_job's: slot id, its queuedFields (as
+// the slot was queued), a claim, one comment.
+func jobValues(id string) []any {
+	return []any{id, "c1", "critic", "1", "open",
+		"c1", "title", "body", "d", "1", nil,
+		int64(1), `{"_id":"m1","claimId":"c1","body":"draft","commentType":"draft"}`}
 }
 
 func TestReplyReadsFlatAnswers(t *testing.T) {
 	t.Parallel()
-	claim := []any{"c1", "title", "body", "d", "1700000000000", nil}
+	now := time.UnixMilli(5).UTC()
+	finish := slots.FinishParams{ClaimID: "c1", SlotID: "s1", KeyID: "k1", Now: now}
+	take := slots.TakeNextParams{Agent: slots.Agent{KeyID: "k1", Name: "ann", AvatarURL: "a.png"}, Now: now, LeaseUntil: now.Add(time.Minute)}
 	var a []any
 	a = append(a, "")
-	a = append(a, slotValues("s1", "done")...)
+	a = append(a, doneValues()...)
 	a = append(a, int64(1))
-	a = append(a, slotValues("s2", "taken")...)
-	a = append(a, claim...)
-	a = append(a, int64(1), `{"_id":"m1","claimId":"c1","body":"draft","commentType":"draft"}`)
+	a = append(a, jobValues("s2")...)
 	a = append(a, "not_slot_owner")
 	a = append(a, "")
-	a = append(a, slotValues("s3", "done")...)
+	a = append(a, doneValues()...)
 	a = append(a, int64(0))
 
 	r := reply{a: a}
-	f := r.finish()
+	f := r.finish(finish)
 	require.NoError(t, f.Err)
-	require.Equal(t, "s1", f.Slot.ID)
-	job, err := r.next()
+	require.Equal(t, slots.Slot{ID: "s1", ClaimID: "c1", Role: slots.RoleCritic, Status: slots.StatusDone, APIKeyID: "k1", AgentName: "ann",
+		TakenAt: time.UnixMilli(1).UTC(), DoneAt: now, CreatedAt: time.UnixMilli(1).UTC()}, f.Slot, "what the finish sent fills the rest")
+	job, err := r.next(take)
 	require.NoError(t, err)
-	require.Equal(t, "s2", job.Slot.ID)
+	require.Equal(t, slots.Slot{ID: "s2", ClaimID: "c1", Role: slots.RoleCritic, Status: slots.StatusTaken, APIKeyID: "k1", AgentName: "ann", AgentAvatarURL: "a.png",
+		TakenAt: now, CreatedAt: time.UnixMilli(1).UTC(), LeaseExpiresAt: store.Milli(now.Add(time.Minute))}, job.Slot, "what the taker sent fills the rest")
 	require.Equal(t, "title", job.Claim.Title)
 	require.Equal(t, []slots.Source{}, job.Claim.Sources)
 	require.Len(t, job.Comments, 1)
-	require.ErrorIs(t, r.finish().Err, slots.ErrNotSlotOwner)
-	require.Equal(t, "s3", r.finish().Slot.ID)
-	_, err = r.next()
+	require.ErrorIs(t, r.finish(finish).Err, slots.ErrNotSlotOwner)
+	require.Equal(t, "s1", r.finish(finish).Slot.ID)
+	_, err = r.next(take)
 	require.ErrorIs(t, err, slots.ErrNoJob)
 	require.NoError(t, answered(&r, "test"))
+
+	picked, err := decodeJob(jobValues("s3"), nil)
+	require.NoError(t, err)
+	require.Equal(t, slots.Slot{ID: "s3", ClaimID: "c1", Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: time.UnixMilli(1).UTC()}, picked.Slot, "a pick's slot is open")
 }
 
 // A reply the scripts would never write is an error of the call, never a
 // panic or a made-up answer.
 func TestReplyRefusesMalformedAnswers(t *testing.T) {
 	t.Parallel()
+	badTime := doneValues()
+	badTime[doneTakenAt] = "soon"
 	for name, a := range map[string][]any{
-		"short slot":      append([]any{""}, slotValues("s1", "done")[:5]...),
+		"short finish":    append([]any{""}, doneValues()[:3]...),
 		"unknown code":    {"no_such_code"},
 		"number for code": {int64(3)},
-		"string for flag": append(append([]any{""}, slotValues("s1", "done")...), "1"),
-		"bad time":        append([]any{""}, append(slotValues("s1", "done")[:slotCreatedAt], "soon", nil)...),
-		"negative count":  append(append(append([]any{""}, slotValues("s1", "done")...), int64(1)), append(slotValues("s2", "taken"), "c1", "t", "b", "d", "1", nil, int64(-1))...),
+		"string for flag": append(append([]any{""}, doneValues()...), "1"),
+		"bad time":        append([]any{""}, badTime...),
+		"negative count":  append(append(append([]any{""}, doneValues()...), int64(1)), append(jobValues("s2")[:11], int64(-1))...),
+		"number for id":   append(append(append([]any{""}, doneValues()...), int64(1)), append([]any{int64(7)}, jobValues("s2")[1:]...)...),
 	} {
 		r := reply{a: a}
-		f := r.finish()
+		f := r.finish(slots.FinishParams{})
 		if f.Err == nil {
-			_, _ = r.next()
+			_, _ = r.next(slots.TakeNextParams{})
 		}
 		err := answered(&r, "test")
 		require.Error(t, err, name)
 		require.True(t, strings.HasPrefix(err.Error(), "redisstore: "), "%s: %v", name, err)
 	}
-	r := reply{a: append(append([]any{""}, slotValues("s1", "done")...), "extra")}
-	r.finish()
+	r := reply{a: append(append([]any{""}, doneValues()...), "extra")}
+	r.finish(slots.FinishParams{})
 	require.ErrorContains(t, answered(&r, "test"), "past the last answer")
 }
 
@@ -81,5 +100,6 @@ func TestScriptsDeclareGoFieldOrder(t *testing.T) {
 	require.Contains(t, decl, `local SLOT_FIELDS, S = {"_id", "claimId", "role", "status", "apiKeyId", "agentName", "agentAvatarUrl", "takenAt", "doneAt", "createdAt", "leaseExpiresAt"}`)
 	require.Contains(t, decl, `["leaseExpiresAt"] = 11}`)
 	require.Contains(t, decl, `local CLAIM_FIELDS, C = {"_id", "title", "body", "domain", "createdAt", "sources"}`)
-	require.Contains(t, decl, "return {false, false, false, false, false, false, false, false, false, false, false} end")
+	require.Contains(t, decl, `local DONE_FIELDS, D = {"role", "agentName", "agentAvatarUrl", "takenAt", "createdAt", "leaseExpiresAt"}`)
+	require.Contains(t, decl, `local QUEUED_FIELDS, Q = {"claimId", "role", "createdAt", "status"}, {["claimId"] = 1, ["role"] = 2, ["createdAt"] = 3, ["status"] = 4}`)
 }

@@ -166,7 +166,7 @@ func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots
 	if err != nil {
 		return slots.Job{}, interpretError(ctx, err, slots.ErrNoJob)
 	}
-	return decodeJob(v)
+	return decodeJob(v, nil)
 }
 
 // TakeSlot implements slots.SlotStore.
@@ -188,7 +188,7 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 	if err != nil {
 		return slots.Slot{}, interpretError(ctx, err, nil)
 	}
-	return decodeSlot(v)
+	return decodeDone(p, v)
 }
 
 // ReleaseExpiredSlots implements slots.SlotStore.

@@ -20,13 +20,14 @@ func (s *Store) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (slots
 	if err != nil {
 		return slots.Job{}, interpretError(ctx, err, slots.ErrNoJob)
 	}
-	return decodeJob(v)
+	return decodeJob(v, &p)
 }
 
-// decodeJob reads a script's job reply, as push_job writes it.
-func decodeJob(v []any) (slots.Job, error) {
+// decodeJob reads a script's job reply, as push_job writes it, taken by
+// take (nil: a pick's).
+func decodeJob(v []any, take *slots.TakeNextParams) (slots.Job, error) {
 	r := reply{a: v}
-	job := r.job()
+	job := r.job(take)
 	if r.err == nil && !r.done() {
 		r.err = fmt.Errorf("redisstore: job: %d items past the job", len(v)-r.i)
 	}
@@ -49,7 +50,7 @@ func (s *Store) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slo
 	r := reply{a: v}
 	out := make([]slots.FinishResult, len(ps))
 	for i := range out {
-		out[i] = r.finish()
+		out[i] = r.finish(ps[i])
 	}
 	if err := answered(&r, "finish"); err != nil {
 		return nil, err
@@ -91,7 +92,7 @@ func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([
 	r := reply{a: v}
 	out := make([]slots.JobResult, len(ps))
 	for i := range out {
-		out[i].Job, out[i].Err = r.next()
+		out[i].Job, out[i].Err = r.next(ps[i])
 	}
 	if err := answered(&r, "take next"); err != nil {
 		return nil, err
@@ -118,10 +119,10 @@ func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTak
 	r := reply{a: v}
 	out := make([]slots.FinishTakeResult, len(ps))
 	for i := range out {
-		f := r.finish()
+		f := r.finish(ps[i].Finish)
 		out[i].Slot, out[i].Err = f.Slot, f.Err
 		if f.Err == nil {
-			out[i].Next, out[i].NextErr = r.next()
+			out[i].Next, out[i].NextErr = r.next(ps[i].Next)
 		}
 	}
 	if err := answered(&r, "finish and take next"); err != nil {

@@ -2,7 +2,7 @@
 -- from the namespace, under the same hash tag).
 -- ARGV: namespace, then per slot: claim ID, slot ID, key ID, now, credit.
 -- Returns one flat array: per slot its error code, or '' and its fields as
--- done (read_slot's).
+-- done (finish_slot's DONE_FIELDS).
 local ns = ARGV[1]
 local out = {}
 for i = 2, #ARGV, 5 do

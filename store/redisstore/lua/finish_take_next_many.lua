@@ -6,7 +6,7 @@
 -- ARGV: namespace, then per item: claim ID, slot ID, key ID, now, credit,
 -- job-queue index, r, agent name, avatar URL, the take's now, lease expiry.
 -- Returns one flat array: per item its done's error code, or '', its slot's
--- fields as done (read_slot's), then 1 and its next job as push_job writes
+-- DONE_FIELDS (finish_slot's), then 1 and its next job as push_job writes
 -- it, or 0 when none is left for it.
 local ns = ARGV[1]
 local out = {}
@@ -25,4 +25,5 @@ for i = 2, #ARGV, 11 do
     end
   end
 end
+flush_leaving()
 return out

@@ -27,14 +27,26 @@ end
 
 -- queue_keys lists the four job-queue indexes an open slot belongs to: all,
 -- by role, by domain, by role and domain. The role comes first in the last
--- one because roles never contain ':' while domains may.
+-- one because roles never contain ':' while domains may. A script reuses
+-- the list of a role and domain it has built (each name a new string).
+local queue_key_lists = {}
 local function queue_keys(ns, role, domain)
-  return {
-    ns .. 'q:all',
-    ns .. 'q:role:' .. role,
-    ns .. 'q:domain:' .. domain,
-    ns .. 'q:role:' .. role .. ':domain:' .. domain,
-  }
+  local by_domain = queue_key_lists[role]
+  if not by_domain then
+    by_domain = {}
+    queue_key_lists[role] = by_domain
+  end
+  local keys = by_domain[domain]
+  if not keys then
+    keys = {
+      ns .. 'q:all',
+      ns .. 'q:role:' .. role,
+      ns .. 'q:domain:' .. domain,
+      ns .. 'q:role:' .. role .. ':domain:' .. domain,
+    }
+    by_domain[domain] = keys
+  end
+  return keys
 end
 
 -- Score 0 everywhere: members then sort by slot ID, which is time-ordered,
@@ -48,6 +60,42 @@ end
 local function dequeue(ns, id, role, domain)
   for _, k in ipairs(queue_keys(ns, role, domain)) do
     redis.call('ZREM', k, id)
+  end
+end
+
+-- A slot taken from the queue leaves the index it was picked from at once
+-- and the other three when its script ends (leave, then flush_leaving),
+-- one ZREM per index for all the slots the script took: a command costs
+-- Redis more than the removal itself. Until then a pick on another index
+-- meets a slot no longer open and passes over it (first), so the scripts
+-- that take call flush_leaving before they answer.
+local leaving_keys, leaving = {}, {}
+local function leave(key, id)
+  local ids = leaving[key]
+  if not ids then
+    ids = {}
+    leaving[key] = ids
+    leaving_keys[#leaving_keys + 1] = key
+  end
+  ids[#ids + 1] = id
+end
+
+local function flush_leaving()
+  for _, key in ipairs(leaving_keys) do
+    redis.call('ZREM', key, unpack(leaving[key]))
+  end
+  leaving_keys, leaving = {}, {}
+end
+
+-- dequeue_taken takes slot id, picked from index picked, out of the queue:
+-- out of picked now, out of the others with flush_leaving.
+local function dequeue_taken(ns, id, picked, role, domain)
+  for _, k in ipairs(queue_keys(ns, role, domain)) do
+    if k == picked then
+      redis.call('ZREM', k, id)
+    else
+      leave(k, id)
+    end
   end
 end
 
@@ -117,25 +165,23 @@ local function read_claim(key)
   return redis.call('HMGET', key, unpack(CLAIM_FIELDS))
 end
 
--- queued_slot reads a job-queue entry's slot as read_slot answers it. An
--- open slot's hash holds only its claim, role, status and creation time
--- (a take adds the rest; the lease sweep removes them when it reopens one),
--- so those are all it reads.
+-- queued_slot reads a job-queue entry's slot: QUEUED_FIELDS (Q), all an
+-- open slot's hash holds (a take adds the rest; the lease sweep removes
+-- them when it reopens one).
 local function queued_slot(ns, id)
-  local f = redis.call('HMGET', ns .. 'slot:' .. id, 'claimId', 'role', 'createdAt')
-  local s = new_slot()
-  s[S._id], s[S.claimId], s[S.role], s[S.status], s[S.createdAt] = id, f[1], f[2], 'open', f[3]
-  return s
+  return redis.call('HMGET', ns .. 'slot:' .. id, unpack(QUEUED_FIELDS))
 end
 
 -- first returns the first entry at index positions from..to (to < 0: to the
 -- end) whose claim the agent does not hold, that claim's ID and the slot's
--- fields (queued_slot; nil when it is the last of fewer than skip); past
+-- queued_slot fields (nil when it is the last of fewer than skip); past
 -- the skip first such entries, or the last one when there are fewer. It
 -- reads one entry, then batches: the first entry is the answer unless the
 -- agent holds its claim or it is skipped. With hold (a take; skip is 0),
 -- the agent becomes the holder of the answer's claim in the same command
--- that checks it (HSETNX), so the take does not write it again.
+-- that checks it (HSETNX), so the take does not write it again. An entry
+-- whose slot is no longer open (taken earlier in the same script, see
+-- leave) is passed over and leaves this index too.
 local function first(queue, ns, agent, from, to, skip, hold)
   local batch = 1
   local last_id, last_claim, last_fields
@@ -154,21 +200,24 @@ local function first(queue, ns, agent, from, to, skip, hold)
     for _, id in ipairs(ids) do
       -- An entry that may be the answer is read whole (the take's reply
       -- needs it); one a crowd's pick walks past, only for its claim.
-      local fields, claim_id
+      local fields, claim_id, status
       if skip == 0 then
         fields = queued_slot(ns, id)
-        claim_id = fields[S.claimId]
+        claim_id, status = fields[Q.claimId], fields[Q.status]
       else
-        claim_id = redis.call('HGET', ns .. 'slot:' .. id, 'claimId')
+        local f = redis.call('HMGET', ns .. 'slot:' .. id, 'claimId', 'status')
+        claim_id, status = f[1], f[2]
       end
-      local holders = ns .. 'holders:' .. claim_id
       local free
-      if agent == '' then
+      if status ~= 'open' then
+        free = false
+        leave(queue, id)
+      elseif agent == '' then
         free = true
       elseif hold then
-        free = redis.call('HSETNX', holders, agent, id) == 1
+        free = redis.call('HSETNX', ns .. 'holders:' .. claim_id, agent, id) == 1
       else
-        free = redis.call('HEXISTS', holders, agent) == 0
+        free = redis.call('HEXISTS', ns .. 'holders:' .. claim_id, agent) == 0
       end
       if free then
         if skip == 0 then
@@ -227,18 +276,22 @@ end
 
 -- push_job appends a job to out as the scripts answer it, flat, so that a
 -- reply of many jobs is one array (each table in a reply costs Redis a
--- string lookup per kind of reply it might be): the slot's fields (fields,
--- when given, as the script left them), the claim's, the number of
--- comments, then each comment's JSON. It returns the claim's fields.
-local function push_job(out, ns, id, claim_id, fields)
+-- string lookup per kind of reply it might be): the slot's ID, its
+-- queued_slot fields (q, when given, already read), the claim's fields,
+-- the number of comments, then each comment's JSON. The rest of a slot
+-- taken is what its taker sent, and Go fills it in. It returns the slot's
+-- role and the claim's domain.
+local function push_job(out, ns, id, claim_id, q)
+  q = q or queued_slot(ns, id)
   local claim = read_claim(ns .. 'claim:' .. claim_id)
   -- Strings, not numbers: a number argument costs Redis a printf.
   local comments = redis.call('LRANGE', ns .. 'comments:' .. claim_id, '0', '-1')
-  append(out, fields or read_slot(ns .. 'slot:' .. id))
+  out[#out + 1] = id
+  append(out, q)
   append(out, claim)
   out[#out + 1] = #comments
   append(out, comments)
-  return claim
+  return q[Q.role], claim[C.domain]
 end
 
 -- assign_slot gives slot slot_id, whose checks passed, to key_id at now
@@ -266,43 +319,44 @@ end
 -- finish_slot marks slot_id done for key_id at now and credits credit
 -- when slots.Slot.FinishError allows it (this is that function's copy, its
 -- checks in its order, pinned to it by storetest's SlotRules); it returns
--- the error code when it may not, else nil and the slot's fields as done.
--- finish.lua, finish_many.lua and finish_take_next_many.lua.
+-- the error code when it may not, else nil and the slot's DONE_FIELDS (D):
+-- the rest of the slot as done is what the caller sent, and Go fills it
+-- in. finish.lua, finish_many.lua and finish_take_next_many.lua.
 local function finish_slot(ns, claim_id, slot_id, key_id, now, credit)
   local slot = ns .. 'slot:' .. slot_id
-  local f = read_slot(slot)
-  local status, lease = f[S.status], f[S.leaseExpiresAt]
-  if f[S.claimId] ~= claim_id then
+  local f = redis.call('HMGET', slot, 'claimId', 'status', 'apiKeyId', unpack(DONE_FIELDS))
+  local status, lease = f[2], f[3 + D.leaseExpiresAt]
+  if f[1] ~= claim_id then
     return 'slot_not_found'
   end
   if status == 'open' then
     return 'slot_not_taken'
   end
-  if f[S.apiKeyId] ~= key_id then
+  if f[3] ~= key_id then
     return 'not_slot_owner'
   end
   if status ~= 'taken' or lapsed(status, lease, tonumber(now)) then
     return 'slot_not_taken'
   end
   redis.call('HSET', slot, 'status', 'done', 'doneAt', now)
-  f[S.status], f[S.doneAt] = 'done', now
   if lease then -- a slot taken without a lease is not in the leases index
     redis.call('ZREM', ns .. 'leases', slot_id)
   end
   -- The credit is in the same script as the transition, so a slot pays once.
   redis.call('HINCRBY', ns .. 'balances', key_id, credit)
-  return nil, f
+  return nil, {unpack(f, 4, 3 + #DONE_FIELDS)}
 end
 
 -- take_next is NextOpenSlot's pick (pick_job) and TakeSlot's take
 -- (assign_slot) in one step: it appends the job taken to out (push_job)
--- and returns true, or returns false when no slot is eligible. take_next.lua
--- and take_next_many.lua. The slot comes from the queue, so it is open, and
--- an open slot holds no lease (release_expired.lua clears it when it
--- reopens one); the slot leaves the queue's indexes under the role and
--- domain the reply already read.
+-- and returns true, or returns false when no slot is eligible. take_next.lua,
+-- take_next_many.lua and finish_take_next_many.lua, which call
+-- flush_leaving before they answer. The slot comes from the queue, so it
+-- is open, and an open slot holds no lease (release_expired.lua clears it
+-- when it reopens one); the slot leaves the queue's indexes under the role
+-- and domain the reply already read (dequeue_taken).
 local function take_next(ns, queue, r, key_id, name, avatar, now, lease, out)
-  local id, claim_id, fields = pick_job(queue, ns, r, key_id, 0, true)
+  local id, claim_id, q = pick_job(queue, ns, r, key_id, 0, true)
   if not id then
     return false
   end
@@ -311,14 +365,7 @@ local function take_next(ns, queue, r, key_id, name, avatar, now, lease, out)
     holders = ns .. 'holders:' .. claim_id
   end
   assign_slot(ns, id, holders, key_id, name, avatar, now, lease, false)
-  -- The fields assign_slot wrote, so the reply needs no second read.
-  fields[S.status], fields[S.apiKeyId], fields[S.agentName] = 'taken', key_id, name
-  fields[S.agentAvatarUrl], fields[S.takenAt] = avatar, now
-  if lease ~= '0' then
-    fields[S.leaseExpiresAt] = lease
-  end
-  local claim = push_job(out, ns, id, claim_id, fields)
-  dequeue(ns, id, fields[S.role], claim[C.domain])
+  dequeue_taken(ns, id, queue, push_job(out, ns, id, claim_id, q))
   return true
 end
 

@@ -7,8 +7,12 @@
 local ns = ARGV[1]
 local id, claim_id, fields = pick_job(KEYS[1], ns, tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]))
 if not id then
+  flush_leaving()
   return nil
 end
 local out = {}
 push_job(out, ns, id, claim_id, fields)
+-- A pick takes nothing, but an entry it passed over as no longer open
+-- leaves the index (first).
+flush_leaving()
 return out

@@ -9,7 +9,9 @@
 -- the slot picked is the slot taken: no other caller sees it open between
 -- the two. Keys are derived from the namespace, under KEYS[1]'s hash tag.
 local out = {}
-if take_next(ARGV[1], KEYS[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], out) then
+local took = take_next(ARGV[1], KEYS[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], out)
+flush_leaving()
+if took then
   return out
 end
 return nil

@@ -13,4 +13,5 @@ for i = 2, #ARGV, 7 do
     out[at] = 0
   end
 end
+flush_leaving()
 return out
