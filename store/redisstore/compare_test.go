@@ -50,7 +50,6 @@ func BenchmarkTakeVsRedisBenchmark(b *testing.B) {
 			// It draws from 10n slots, so few of its n takes collide.
 			space := 10 * n
 			storetest.NumberedSlots(b, st, "base", space)
-			lib, _ := luaFiles.ReadFile("lua/lib.lua")
 			take, _ := luaFiles.ReadFile("lua/take.lua")
 			// redis-benchmark stops at the first error reply, so the rare
 			// collision answers its code as a plain reply instead.
@@ -67,7 +66,7 @@ ARGV[1], ARGV[2], ARGV[3] = ns, claim, slot
 ARGV[4] = 'base_key_' .. (n %% %d)
 ARGV[5], ARGV[6], ARGV[7], ARGV[8] = 'bench', '', '1700000000000', '0'
 `, st.ns, slots.MaxSlotsPerConfigure, slots.MaxSlotsPerConfigure)
-			sha, err := client.ScriptLoad(ctx, luaFields()+string(lib)+"\n"+preamble+string(take)).Result()
+			sha, err := client.ScriptLoad(ctx, linkScript(luaHelpers, "take.lua", preamble+string(take))).Result()
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -105,28 +105,26 @@ var queuedFields = [queuedFieldCount]string{
 	queuedStatus:    "status",
 }
 
-// luaFields declares the lists to the scripts, written before lib.lua:
-// SLOT_FIELDS, CLAIM_FIELDS, DONE_FIELDS and QUEUED_FIELDS in order, and
-// S, C, D and Q mapping each field's name to its position (S.status), so
-// each order is written once, here.
+// luaFields declares the lists to the scripts, before lib.lua: for each,
+// a function returning its names in order (SLOT_FIELDS(), to pass to
+// HMGET), its length (SLOT_FIELDS_N) and a local per position (S_claimId;
+// C_, D_ and Q_ for the others), so that each order is written once, here,
+// and a script builds no table to read it. linkScript keeps those a script
+// uses.
 func luaFields() string {
 	var b strings.Builder
-	decl := func(list, index string, fields []string) {
-		fmt.Fprintf(&b, "local %s, %s = {", list, index)
+	decl := func(list, prefix string, fields []string) {
+		fmt.Fprintf(&b, "local function %s() return ", list)
 		for i, f := range fields {
 			if i > 0 {
 				b.WriteString(", ")
 			}
 			fmt.Fprintf(&b, "%q", f)
 		}
-		b.WriteString("}, {")
+		fmt.Fprintf(&b, " end\n\nlocal %s_N = %d\n\n", list, len(fields))
 		for i, f := range fields {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "[%q] = %d", f, i+1)
+			fmt.Fprintf(&b, "local %s_%s = %d\n\n", prefix, strings.TrimPrefix(f, "_"), i+1)
 		}
-		b.WriteString("}\n")
 	}
 	decl("SLOT_FIELDS", "S", slotFields[:])
 	decl("CLAIM_FIELDS", "C", claimFields[:])

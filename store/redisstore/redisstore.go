@@ -108,8 +108,8 @@ func (s *Store) queueKey(role slots.Role, domain string) string {
 //go:embed lua/*.lua
 var luaFiles embed.FS
 
-// The scripts, hashed once. Each is the field lists (luaFields), lib.lua
-// and the operation's own file.
+// The scripts, hashed once. Each is the helpers it uses (linkScript) and
+// the operation's own file.
 var (
 	createClaimScript      = newScript("create_claim.lua")
 	addCommentScript       = newScript("add_comment.lua")
@@ -133,16 +133,26 @@ var (
 )
 
 func newScript(name string) *redis.Script {
-	lib, err := luaFiles.ReadFile("lua/lib.lua")
-	if err != nil {
-		panic(err)
-	}
 	src, err := luaFiles.ReadFile("lua/" + name)
 	if err != nil {
 		panic(err)
 	}
-	return redis.NewScript(luaFields() + string(lib) + "\n-- " + name + "\n" + string(src))
+	return redis.NewScript(linkScript(luaHelpers, name, string(src)))
 }
+
+// luaHelpers are the field lists (luaFields) and lib.lua, split for
+// linkScript.
+var luaHelpers = func() []luaUnit {
+	lib, err := luaFiles.ReadFile("lua/lib.lua")
+	if err != nil {
+		panic(err)
+	}
+	units, err := luaUnits(luaFields() + "\n" + string(lib))
+	if err != nil {
+		panic(fmt.Sprintf("redisstore: lua/lib.lua: %v", err))
+	}
+	return units
+}()
 
 // scriptErrors maps the codes scripts fail with ("AGORA <code>") to the
 // errors of the contract; the codes are those errors' own Codes, so the two

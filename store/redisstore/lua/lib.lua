@@ -1,6 +1,9 @@
--- Helpers prepended to every script of this package, so each atomic
--- operation stays one self-contained script while the key layout of the job
--- queue is written down once.
+-- Helpers linked into the scripts of this package (linkScript: each script
+-- gets the ones it uses, a function being a closure to build on every
+-- call), so each atomic operation stays one self-contained script while
+-- the key layout of the job queue is written down once. Each helper is a
+-- top-level local, its comment above it, ending at an "end" in the first
+-- column.
 --
 -- ARGV[1] of every script that derives keys is the store's namespace,
 -- "{prefix}:". Keys derived inside a script (a slot's hash from a queue
@@ -155,21 +158,21 @@ local function push_game_logs(feed_key, rounds_key, at)
 end
 
 -- read_slot reads a slot's hash as this package answers it: SLOT_FIELDS
--- in order, false where absent (S names the positions; Go writes both).
+-- in order, false where absent (S_ names the positions; Go writes both).
 local function read_slot(key)
-  return redis.call('HMGET', key, unpack(SLOT_FIELDS))
+  return redis.call('HMGET', key, SLOT_FIELDS())
 end
 
--- read_claim reads a claim's hash so: CLAIM_FIELDS in order (C).
+-- read_claim reads a claim's hash so: CLAIM_FIELDS in order (C_).
 local function read_claim(key)
-  return redis.call('HMGET', key, unpack(CLAIM_FIELDS))
+  return redis.call('HMGET', key, CLAIM_FIELDS())
 end
 
--- queued_slot reads a job-queue entry's slot: QUEUED_FIELDS (Q), all an
+-- queued_slot reads a job-queue entry's slot: QUEUED_FIELDS (Q_), all an
 -- open slot's hash holds (a take adds the rest; the lease sweep removes
 -- them when it reopens one).
 local function queued_slot(ns, id)
-  return redis.call('HMGET', ns .. 'slot:' .. id, unpack(QUEUED_FIELDS))
+  return redis.call('HMGET', ns .. 'slot:' .. id, QUEUED_FIELDS())
 end
 
 -- first returns the first entry at index positions from..to (to < 0: to the
@@ -203,7 +206,7 @@ local function first(queue, ns, agent, from, to, skip, hold)
       local fields, claim_id, status
       if skip == 0 then
         fields = queued_slot(ns, id)
-        claim_id, status = fields[Q.claimId], fields[Q.status]
+        claim_id, status = fields[Q_claimId], fields[Q_status]
       else
         local f = redis.call('HMGET', ns .. 'slot:' .. id, 'claimId', 'status')
         claim_id, status = f[1], f[2]
@@ -291,7 +294,7 @@ local function push_job(out, ns, id, claim_id, q)
   append(out, claim)
   out[#out + 1] = #comments
   append(out, comments)
-  return q[Q.role], claim[C.domain]
+  return q[Q_role], claim[C_domain]
 end
 
 -- assign_slot gives slot slot_id, whose checks passed, to key_id at now
@@ -319,13 +322,13 @@ end
 -- finish_slot marks slot_id done for key_id at now and credits credit
 -- when slots.Slot.FinishError allows it (this is that function's copy, its
 -- checks in its order, pinned to it by storetest's SlotRules); it returns
--- the error code when it may not, else nil and the slot's DONE_FIELDS (D):
+-- the error code when it may not, else nil and the slot's DONE_FIELDS:
 -- the rest of the slot as done is what the caller sent, and Go fills it
 -- in. finish.lua, finish_many.lua and finish_take_next_many.lua.
 local function finish_slot(ns, claim_id, slot_id, key_id, now, credit)
   local slot = ns .. 'slot:' .. slot_id
-  local f = redis.call('HMGET', slot, 'claimId', 'status', 'apiKeyId', unpack(DONE_FIELDS))
-  local status, lease = f[2], f[3 + D.leaseExpiresAt]
+  local f = redis.call('HMGET', slot, 'claimId', 'status', 'apiKeyId', DONE_FIELDS())
+  local status, lease = f[2], f[3 + D_leaseExpiresAt]
   if f[1] ~= claim_id then
     return 'slot_not_found'
   end
@@ -344,7 +347,7 @@ local function finish_slot(ns, claim_id, slot_id, key_id, now, credit)
   end
   -- The credit is in the same script as the transition, so a slot pays once.
   redis.call('HINCRBY', ns .. 'balances', key_id, credit)
-  return nil, {unpack(f, 4, 3 + #DONE_FIELDS)}
+  return nil, {unpack(f, 4, 3 + DONE_FIELDS_N)}
 end
 
 -- take_next is NextOpenSlot's pick (pick_job) and TakeSlot's take
