@@ -28,10 +28,7 @@ func (s *Store) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (slots
 func decodeJob(v []any, take *slots.TakeNextParams) (slots.Job, error) {
 	r := reply{a: v}
 	job := r.job(take)
-	if r.err == nil && !r.done() {
-		r.err = fmt.Errorf("redisstore: job: %d items past the job", len(v)-r.i)
-	}
-	return job, r.err
+	return job, answered(&r, "job")
 }
 
 var finishManyScript = newScript("finish_many.lua")
