@@ -13,6 +13,10 @@
 // else, so races are decided by the server, never by check-then-write in Go.
 // Reads that touch several keys (a claim's slots, the job queue, listings)
 // are scripts too, so they see one consistent state in one round trip.
+// Each script carries the helpers of lua/lib.lua it uses and no others, and
+// the job queue's scripts answer slots and claims as fixed lists of fields
+// (records.go), so that Redis, whose one thread every client waits for,
+// does as little per seat as the step allows.
 //
 // The scripts never call TIME or math.random: "now" and the random pick of
 // the job queue come from Go as arguments, so the service's injectable clock
