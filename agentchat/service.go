@@ -305,7 +305,9 @@ func (s *Service) startLocked(id, text string, sc trace.SpanContext) error {
 		bg := context.WithoutCancel(ctx)
 		_ = s.store.UpdateConversation(bg, ConversationUpdate{ID: id, Status: status, SessionID: session, Title: "", At: s.now().UTC()})
 		// The run ends with a status event, stored like the rest, so a
-		// stream (live or replayed) always tells how the run ended.
+		// stream (live or replayed) always tells how the run ended. It is
+		// stored after the conversation's status, so a page that re-reads
+		// the conversation on that event sees the run ended.
 		_, _ = s.append(bg, id, EventStatus, closingStatus(status))
 		s.active, s.cancelFn = "", nil
 		for len(s.queue) > 0 && s.base.Err() == nil {

@@ -71,8 +71,13 @@ func TestSendRunsAndStoresEveryEvent(t *testing.T) {
 	got := waitStatus(t, svc, c.ID, agentchat.StatusIdle)
 	require.Equal(t, "sess-1", got.SessionID)
 	require.Equal(t, "fix the footer", got.Title)
-	_, ms, err := svc.Conversation(ctx, c.ID)
-	require.NoError(t, err)
+	// The closing status event follows the conversation's status (see
+	// TestStatusEventFollowsTheConversation).
+	var ms []agentchat.Message
+	require.Eventually(t, func() bool {
+		_, ms, err = svc.Conversation(ctx, c.ID)
+		return err == nil && len(ms) > 0 && ms[len(ms)-1].Type == agentchat.EventStatus
+	}, 5*time.Second, 5*time.Millisecond)
 	var types []agentchat.EventType
 	for i, m := range ms {
 		require.EqualValues(t, i+1, m.ID, "IDs rise by one")
@@ -244,4 +249,41 @@ func TestRunCarriesTheSendersTrace(t *testing.T) {
 	_, err = svc.Send(ctx, c.ID, "not traced")
 	require.NoError(t, err)
 	require.False(t, (<-r.got).IsValid())
+}
+
+// statusWatch is a store that, when a status event is appended, reads the
+// conversation's status as stored by then.
+type statusWatch struct {
+	agentchat.Store
+	seen chan agentchat.Status
+}
+
+func (w statusWatch) AppendChatMessage(ctx context.Context, m agentchat.Message) (agentchat.Message, error) {
+	if m.Type == agentchat.EventStatus {
+		c, err := w.GetConversation(ctx, m.ConversationID)
+		if err == nil {
+			w.seen <- c.Status
+		}
+	}
+	return w.Store.AppendChatMessage(ctx, m)
+}
+
+// A run's closing status event is stored once the conversation says the
+// run ended: the chat page re-reads the conversation on that event, and
+// would otherwise show it running.
+func TestStatusEventFollowsTheConversation(t *testing.T) {
+	ctx := context.Background()
+	w := statusWatch{Store: memstore.New(), seen: make(chan agentchat.Status, 4)}
+	svc := agentchat.New(w, &scripted{})
+	defer svc.Close()
+	c, err := svc.Create(ctx, agentchat.NewConversation{Title: "t"})
+	require.NoError(t, err)
+	_, err = svc.Send(ctx, c.ID, "hello")
+	require.NoError(t, err)
+	select {
+	case st := <-w.seen:
+		require.Equal(t, agentchat.StatusIdle, st)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the run never ended")
+	}
 }
