@@ -3,6 +3,7 @@ package testdb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -58,55 +59,55 @@ func PostgresCPU() (time.Duration, error) {
 // clockTicks is the unit of /proc's CPU times (USER_HZ, 100 on Linux).
 const clockTicks = 100
 
+// redisInfo reads one section of INFO as field -> value.
+func redisInfo(ctx context.Context, c *redis.Client, section string) (map[string]string, error) {
+	info, err := c.Info(ctx, section).Result()
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(info, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
+		}
+	}
+	return fields, nil
+}
+
 // RedisCPU is the CPU time of Redis's main thread so far (INFO cpu), where
-// every command and script runs.
+// every command and script runs; the whole server's where Redis does not
+// report its main thread's (before 6.2).
 func RedisCPU(ctx context.Context, c *redis.Client) (time.Duration, error) {
-	info, err := c.Info(ctx, "cpu").Result()
+	f, err := redisInfo(ctx, c, "cpu")
 	if err != nil {
 		return 0, err
 	}
-	user, sys, total := -1.0, -1.0, 0.0
-	for _, line := range strings.Split(info, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok {
-			continue
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			continue
-		}
-		switch k {
-		case "used_cpu_user_main_thread":
-			user = f
-		case "used_cpu_sys_main_thread":
-			sys = f
-		case "used_cpu_user", "used_cpu_sys":
-			total += f
-		}
+	user, sys := "used_cpu_user_main_thread", "used_cpu_sys_main_thread"
+	if _, ok := f[user]; !ok {
+		user, sys = "used_cpu_user", "used_cpu_sys"
 	}
-	if user >= 0 && sys >= 0 {
-		total = user + sys
+	var total float64
+	for _, k := range []string{user, sys} {
+		v, err := strconv.ParseFloat(f[k], 64)
+		if err != nil {
+			return 0, fmt.Errorf("testdb: INFO cpu %s: %w", k, err)
+		}
+		total += v
 	}
 	return time.Duration(total * float64(time.Second)), nil
 }
 
 // RedisScriptTime is the time Redis has spent running scripts by EVALSHA so
-// far (INFO commandstats).
+// far (INFO commandstats; 0 before the first).
 func RedisScriptTime(ctx context.Context, c *redis.Client) (time.Duration, error) {
-	info, err := c.Info(ctx, "commandstats").Result()
+	f, err := redisInfo(ctx, c, "commandstats")
 	if err != nil {
 		return 0, err
 	}
-	for _, line := range strings.Split(info, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
-		if !ok {
-			continue
-		}
-		for _, f := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(f, "usec="); ok {
-				us, err := strconv.ParseInt(v, 10, 64)
-				return time.Duration(us) * time.Microsecond, err
-			}
+	for _, kv := range strings.Split(f["cmdstat_evalsha"], ",") {
+		if v, ok := strings.CutPrefix(kv, "usec="); ok {
+			us, err := strconv.ParseInt(v, 10, 64)
+			return time.Duration(us) * time.Microsecond, err
 		}
 	}
 	return 0, nil

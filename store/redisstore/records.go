@@ -15,8 +15,8 @@ import (
 // order, and answered so by every script and read of this package (nil
 // where a field is absent): no field name travels in a reply, and no script
 // searches a reply for one. Redis's time per seat of the job queue is
-// mostly its scripts' strings and reply items, so each one counts. The
-// position constants index both lists.
+// mostly its scripts' strings and reply items, so each one counts. Each
+// list's position constants index it.
 const (
 	slotID = iota
 	slotClaimID
@@ -166,6 +166,19 @@ func millis(v, field, id string) (time.Time, error) {
 	return store.FromMillis(n), nil
 }
 
+// times parses the stored times f[i] of record id into the pointers at[i];
+// fields names them in an error.
+func times(f, fields []string, id string, at map[int]*time.Time) error {
+	for i, p := range at {
+		t, err := millis(f[i], fields[i], id)
+		if err != nil {
+			return err
+		}
+		*p = t
+	}
+	return nil
+}
+
 // decodeSlot reads a slot as slotFields lists it.
 func decodeSlot(v any) (slots.Slot, error) {
 	f, err := values(v, slotFieldCount, "slot")
@@ -181,15 +194,9 @@ func decodeSlot(v any) (slots.Slot, error) {
 		AgentName:      f[slotAgentName],
 		AgentAvatarURL: f[slotAgentAvatarURL],
 	}
-	for _, t := range []struct {
-		i int
-		p *time.Time
-	}{{slotTakenAt, &sl.TakenAt}, {slotDoneAt, &sl.DoneAt}, {slotCreatedAt, &sl.CreatedAt}, {slotLeaseExpiresAt, &sl.LeaseExpiresAt}} {
-		if *t.p, err = millis(f[t.i], slotFields[t.i], sl.ID); err != nil {
-			return slots.Slot{}, err
-		}
-	}
-	return sl, nil
+	err = times(f, slotFields[:], sl.ID, map[int]*time.Time{
+		slotTakenAt: &sl.TakenAt, slotDoneAt: &sl.DoneAt, slotCreatedAt: &sl.CreatedAt, slotLeaseExpiresAt: &sl.LeaseExpiresAt})
+	return sl, err
 }
 
 // decodeDone reads a finish's answer, doneFields, for the finish p.
@@ -208,15 +215,9 @@ func decodeDone(p slots.FinishParams, v any) (slots.Slot, error) {
 		AgentAvatarURL: f[doneAgentAvatarURL],
 		DoneAt:         store.Milli(p.Now),
 	}
-	for _, t := range []struct {
-		i int
-		p *time.Time
-	}{{doneTakenAt, &sl.TakenAt}, {doneCreatedAt, &sl.CreatedAt}, {doneLeaseExpiresAt, &sl.LeaseExpiresAt}} {
-		if *t.p, err = millis(f[t.i], doneFields[t.i], sl.ID); err != nil {
-			return slots.Slot{}, err
-		}
-	}
-	return sl, nil
+	err = times(f, doneFields[:], sl.ID, map[int]*time.Time{
+		doneTakenAt: &sl.TakenAt, doneCreatedAt: &sl.CreatedAt, doneLeaseExpiresAt: &sl.LeaseExpiresAt})
+	return sl, err
 }
 
 // decodeQueued reads a taken or picked slot's answer, its ID and
@@ -227,7 +228,7 @@ func decodeQueued(id string, take *slots.TakeNextParams, v any) (slots.Slot, err
 		return slots.Slot{}, err
 	}
 	sl := slots.Slot{ID: id, ClaimID: f[queuedClaimID], Role: slots.Role(f[queuedRole]), Status: slots.Status(f[queuedStatus])}
-	if sl.CreatedAt, err = millis(f[queuedCreatedAt], "createdAt", id); err != nil {
+	if err := times(f, queuedFields[:], id, map[int]*time.Time{queuedCreatedAt: &sl.CreatedAt}); err != nil {
 		return slots.Slot{}, err
 	}
 	if take != nil {
@@ -250,8 +251,7 @@ func decodeClaim(v any) (slots.Claim, error) {
 			return c, fmt.Errorf("redisstore: sources of %s: %w", c.ID, err)
 		}
 	}
-	c.CreatedAt, err = millis(f[claimCreatedAt], "createdAt", c.ID)
-	return c, err
+	return c, times(f, claimFields[:], c.ID, map[int]*time.Time{claimCreatedAt: &c.CreatedAt})
 }
 
 // reply reads a script's flat reply in order: push_job's jobs, and the

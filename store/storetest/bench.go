@@ -476,7 +476,6 @@ const workChunk = 20_000
 // Each seat is its claim's only one, in claims prepared with the timer
 // stopped, in chunks on fresh stores from newStore.
 func BenchmarkDoneAndTakeNext(b *testing.B, newStore func(b *testing.B) slots.Store) {
-	ctx := context.Background()
 	for _, wait := range []time.Duration{0, slots.DefaultBatchWait, -1} {
 		name := fmt.Sprint(wait)
 		opts := []slots.Option{slots.WithTakeBatching(wait), slots.WithDoneBatching(wait)}
@@ -487,17 +486,7 @@ func BenchmarkDoneAndTakeNext(b *testing.B, newStore func(b *testing.B) slots.St
 			b.Run(fmt.Sprintf("wait=%s/workers=%d", name, workers), func(b *testing.B) {
 				inChunks(b, workChunk, func(n int) func() {
 					st := newStore(b)
-					load(b, st, n, func(i int) error {
-						claimID := fmt.Sprintf("work_claim_%012d", i)
-						err := st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "bench", Domain: "bench", CreatedAt: time.UnixMilli(1).UTC()})
-						if err == nil {
-							err = st.AddComment(ctx, slots.Comment{ID: claimID + "_draft", ClaimID: claimID, Body: "draft", CommentType: slots.CommentDraft})
-						}
-						if err != nil {
-							return err
-						}
-						return st.ReplaceOpenSlots(ctx, claimID, []slots.Slot{{ID: fmt.Sprintf("work_slot_%012d", i), ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: time.UnixMilli(1).UTC()}})
-					})
+					loadSeats(b, st, n)
 					svc := slots.New(st, opts...)
 					return func() {
 						if done := workQueue(b, svc, workers); done != n {
@@ -508,6 +497,23 @@ func BenchmarkDoneAndTakeNext(b *testing.B, newStore func(b *testing.B) slots.St
 			})
 		}
 	}
+}
+
+// loadSeats opens n claims straight through st, each with a draft and one
+// open critic seat: the job queue as bench/ works it.
+func loadSeats(b *testing.B, st slots.Store, n int) {
+	ctx := context.Background()
+	load(b, st, n, func(i int) error {
+		claimID := fmt.Sprintf("work_claim_%012d", i)
+		err := st.CreateClaim(ctx, slots.Claim{ID: claimID, Title: "bench", Body: "work", Domain: "bench", CreatedAt: time.UnixMilli(1).UTC()})
+		if err == nil {
+			err = st.AddComment(ctx, slots.Comment{ID: claimID + "_draft", ClaimID: claimID, Body: "draft", CommentType: slots.CommentDraft})
+		}
+		if err != nil {
+			return err
+		}
+		return st.ReplaceOpenSlots(ctx, claimID, []slots.Slot{{ID: fmt.Sprintf("work_slot_%012d", i), ClaimID: claimID, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: time.UnixMilli(1).UTC()}})
+	})
 }
 
 // workQueue has workers agents work svc's job queue until it is empty and

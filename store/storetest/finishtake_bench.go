@@ -27,18 +27,7 @@ func BenchmarkFinishAndTakeNextSlots(b *testing.B, newStore func(b *testing.B) s
 	for _, agents := range []int{1, 64} {
 		b.Run(fmt.Sprintf("batch=%d", agents), func(b *testing.B) {
 			st := newStore(b)
-			n := b.N + agents
-			load(b, st, n, func(i int) error {
-				id := fmt.Sprintf("claim_%012d", i)
-				err := st.CreateClaim(ctx, slots.Claim{ID: id, Title: "bench", Body: "work", Domain: "bench", CreatedAt: time.UnixMilli(1).UTC()})
-				if err == nil {
-					err = st.AddComment(ctx, slots.Comment{ID: id + "_draft", ClaimID: id, Body: "draft", CommentType: slots.CommentDraft})
-				}
-				if err == nil {
-					err = st.ReplaceOpenSlots(ctx, id, []slots.Slot{{ID: fmt.Sprintf("slot_%012d", i), ClaimID: id, Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: time.UnixMilli(1).UTC()}})
-				}
-				return err
-			})
+			loadSeats(b, st, b.N+agents)
 			now := time.UnixMilli(2).UTC()
 			next := func(k int) slots.TakeNextParams {
 				return slots.TakeNextParams{Agent: slots.Agent{KeyID: fmt.Sprint("agent_", k), Name: "bench"}, Now: now, Next: slots.NextSlotParams{Random: -1}}
