@@ -123,3 +123,6 @@ func MigrateUpToForTest(ctx context.Context, db *sqlx.DB, version int) error {
 	}
 	return nil
 }
+
+// DecodeComments is decodeComments, for its tests.
+var DecodeComments = decodeComments

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/lib/pq"
@@ -125,15 +126,38 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	return interpretError(ctx, tx.Commit())
 }
 
-// commentsJSON aggregates a claim's comments, oldest first, into the JSON of
-// []slots.Comment, so a claim and its comments come back in one round trip.
-const commentsJSON = `COALESCE((SELECT json_agg(` + commentJSON + ` ORDER BY m.id)
-	FROM agora_comments m WHERE m.claim_id = c.id), '[]')`
+// commentsJSON is a claim's comments, oldest first, as a JSON array with
+// an array of commentFields per comment (decodeComments reads it), so a
+// claim and its comments come back in one round trip. Arrays of text cost
+// PostgreSQL a third of what a JSON object per comment did (to_json of the
+// rows, or json_build_object), which looks up each field's type for every
+// comment written.
+const commentsJSON = `to_json(ARRAY(SELECT ` + commentFields + ` FROM agora_comments m WHERE m.claim_id = c.id ORDER BY m.id))`
 
-// commentJSON is the comment row m as the JSON of a slots.Comment.
-const commentJSON = `json_build_object(
-	'_id', m.id, 'claimId', m.claim_id, 'body', m.body, 'commentType', m.comment_type,
-	'authorId', m.author_id, 'agentName', m.agent_name, 'createdAt', m.created_at)`
+// commentFields is the comment m as an array of text, in the order
+// decodeComments reads.
+const commentFields = `ARRAY[m.id, m.claim_id, m.body, m.comment_type, m.author_id, m.agent_name, m.created_at::text]`
+
+// decodeComments reads the comments of commentsJSON.
+func decodeComments(raw []byte) ([]slots.Comment, error) {
+	var rows [][]string
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		return nil, fmt.Errorf("pgstore: comments: %w", err)
+	}
+	out := make([]slots.Comment, len(rows))
+	for i, r := range rows {
+		if len(r) != 7 {
+			return nil, fmt.Errorf("pgstore: comments: a comment of %d fields", len(r))
+		}
+		at, err := strconv.ParseInt(r[6], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("pgstore: comments: %w", err)
+		}
+		out[i] = slots.Comment{ID: r[0], ClaimID: r[1], Body: r[2], CommentType: slots.CommentType(r[3]),
+			AuthorID: r[4], AgentName: r[5], CreatedAt: store.FromMillis(at)}
+	}
+	return out, nil
+}
 
 // ListComments implements slots.ClaimStore.
 func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comment, error) {
@@ -145,18 +169,14 @@ func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comme
 	if err != nil {
 		return nil, interpretError(ctx, err)
 	}
-	var out []slots.Comment
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("pgstore: comments: %w", err)
-	}
-	return out, nil
+	return decodeComments(raw)
 }
 
 // pickClaimQuery is PickClaim in one statement: pool is the candidates,
 // newest first, numbered from 0 and, for top only, counted (from
 // agora_comments_claim's index); pick is the one chosen; the answer is its
 // row and its newest $5 comments (LIMIT NULL when $5 is 0: every one),
-// oldest first, as JSON.
+// oldest first, as commentsJSON writes them.
 const pickClaimQuery = `
 	WITH pool AS (
 		SELECT c.id, row_number() OVER (ORDER BY c.id DESC) - 1 AS i,
@@ -166,8 +186,8 @@ const pickClaimQuery = `
 		SELECT id FROM pool
 		WHERE $3 <> 'random' OR i = GREATEST(LEAST(floor($4::float8 * (SELECT count(*) FROM pool)), (SELECT count(*) FROM pool) - 1), 0)
 		ORDER BY n DESC, id DESC LIMIT 1)
-	SELECT ` + claimColumns + `, COALESCE((SELECT json_agg(` + commentJSON + ` ORDER BY m.id)
-		FROM (SELECT * FROM agora_comments WHERE claim_id = c.id ORDER BY id DESC LIMIT NULLIF($5::int, 0)) m), '[]') AS comments
+	SELECT ` + claimColumns + `, to_json(ARRAY(SELECT ` + commentFields + ` FROM (SELECT * FROM agora_comments
+		WHERE claim_id = c.id ORDER BY id DESC LIMIT NULLIF($5::int, 0)) m ORDER BY m.id)) AS comments
 	FROM agora_claims c WHERE c.id = (SELECT id FROM pick)`
 
 // PickClaim implements slots.ClaimStore in one statement (pickClaimQuery).
@@ -187,9 +207,9 @@ func (s *Store) PickClaim(ctx context.Context, p slots.PickClaimParams) (slots.C
 	if err != nil {
 		return slots.ClaimJob{}, err
 	}
-	var comments []slots.Comment
-	if err := json.Unmarshal(r.Comments, &comments); err != nil {
-		return slots.ClaimJob{}, fmt.Errorf("pgstore: comments: %w", err)
+	comments, err := decodeComments(r.Comments)
+	if err != nil {
+		return slots.ClaimJob{}, err
 	}
 	return slots.ClaimJob{Claim: c, Comments: comments}, nil
 }
