@@ -64,7 +64,7 @@ func BenchmarkTakeVsPgbench(b *testing.B) {
 			script := filepath.Join(b.TempDir(), "take.sql")
 			per := slots.MaxSlotsPerConfigure
 			sql := fmt.Sprintf(`\set n random(0, %d)
-UPDATE agora_role_slots SET status = 'taken', api_key_id = 'base_key_' || (:n %% %d), agent_name = 'bench', agent_avatar_url = '', taken_at = 1700000000000, lease_expires_at = 0
+UPDATE agora_role_slots SET status = 'taken', api_key_id = 'base_key_' || (:n %% %d), agent_name = 'bench', agent_avatar_url = '', taken_at = 1700000000000, lease_expires_at = 0, is_open = false, lease_due = NULL
 WHERE id = 'base_slot_' || lpad(:n::text, 12, '0') AND claim_id = 'base_claim_' || lpad((:n / %d)::text, 12, '0')
   AND (status = 'open' OR lease_due <= 1700000000000)
 RETURNING id, claim_id, role, status, api_key_id, agent_name, agent_avatar_url, taken_at, done_at, created_at, lease_expires_at;

@@ -24,15 +24,19 @@ var finishTakeAnswers = `
 		SELECT 't', s.ord, true, ` + jobColumns + ` FROM s JOIN agora_claims c ON c.id = s.claim_id`
 
 // finishTakeQuery finishes one slot and takes its agent's next as
-// TakeNextSlot does, in one statement: finishSteps, then takeNextSteps
+// TakeNextSlot does, in one statement: finishOneSteps, then takeNextSteps
 // gated on the finish having succeeded. Its parameters are takeNextSteps'
 // (the agent's key ID is the finish's too), then the slot ID, claim ID,
-// time and credit of the finish.
+// time and credit of the finish. A statement of one item leaves out the
+// batch's arrays and locking order: PostgreSQL sets up every node of a
+// plan on each run, which is most of a lone seat's cost.
 func finishTakeQuery(k nextSlotKey) string {
 	steps, n := takeNextSteps(k, "EXISTS (SELECT 1 FROM upd)")
-	return fmt.Sprintf(`WITH i AS (SELECT $%d::text AS slot_id, $%d::text AS claim_id, $%d::text AS key_id,
-				$%d::bigint AS at, $%d::bigint AS credit, 1::bigint AS ord),`, n+1, n+2, n-4, n+3, n+4) +
-		finishSteps + `, ` + steps + finishTakeAnswers
+	slot, claim := fmt.Sprintf("$%d", n+1), fmt.Sprintf("$%d", n+2)
+	return `WITH ` + finishOneSteps(slot, claim, fmt.Sprintf("$%d", n-4), fmt.Sprintf("$%d::bigint", n+3), fmt.Sprintf("$%d::bigint", n+4)) + `, ` + steps + `
+		SELECT 'f' AS kind, 1::bigint AS ord, f.* FROM (` + finishOneAnswer(slot, claim, finishTakeColumns) + `) f
+		UNION ALL
+		SELECT 't', s.ord, true, ` + jobColumns + ` FROM s JOIN agora_claims c ON c.id = s.claim_id`
 }
 
 var finishTakeQueries = func() map[nextSlotKey]string {

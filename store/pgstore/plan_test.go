@@ -34,9 +34,9 @@ func TestJobQueuePlanWithStaleStatistics(t *testing.T) {
 					SELECT 'claim_' || lpad(i::text, 8, '0'), 't', '', (ARRAY['law', 'physics'])[i % 2 + 1], 1, true
 					FROM generate_series($1::int, $1::int + $2::int - 1) i`, from, n)
 				require.NoError(t, err)
-				_, err = db.ExecContext(ctx, `INSERT INTO agora_role_slots (id, claim_id, role, status, api_key_id, created_at, ready, domain)
+				_, err = db.ExecContext(ctx, `INSERT INTO agora_role_slots (id, claim_id, role, status, api_key_id, created_at, ready, domain, is_open)
 					SELECT 'slot_' || lpad(i::text, 8, '0'), 'claim_' || lpad(i::text, 8, '0'), (ARRAY['critic', 'defender'])[i % 2 + 1],
-						$3, CASE WHEN $3 = 'open' THEN NULL ELSE 'key_' || i % 8 END, 1, true, (ARRAY['law', 'physics'])[i % 2 + 1]
+						$3, CASE WHEN $3 = 'open' THEN NULL ELSE 'key_' || i % 8 END, 1, true, (ARRAY['law', 'physics'])[i % 2 + 1], $3 = 'open'
 					FROM generate_series($1::int, $1::int + $2::int - 1) i`, from, n, status)
 				require.NoError(t, err)
 			}

@@ -64,8 +64,8 @@ func TestClaimSlotsReadThroughHolderIndex(t *testing.T) {
 	_, err := db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at, has_draft)
 		SELECT 'claim_' || i, 't', '', 'd', 1, true FROM generate_series(1, 3000) i`)
 	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, `INSERT INTO agora_role_slots (id, claim_id, role, status, api_key_id, created_at, ready, domain)
-		SELECT 'slot_' || i || '_' || r, 'claim_' || i, 'critic', 'open', NULL, 1, true, 'd'
+	_, err = db.ExecContext(ctx, `INSERT INTO agora_role_slots (id, claim_id, role, status, api_key_id, created_at, ready, domain, is_open)
+		SELECT 'slot_' || i || '_' || r, 'claim_' || i, 'critic', 'open', NULL, 1, true, 'd', true
 		FROM generate_series(1, 3000) i, generate_series(1, 3) r`)
 	require.NoError(t, err)
 	_, err = db.ExecContext(ctx, `ANALYZE agora_claims, agora_role_slots`)

@@ -214,6 +214,23 @@ func (s *Store) PickClaim(ctx context.Context, p slots.PickClaimParams) (slots.C
 	return slots.ClaimJob{Claim: c, Comments: comments}, nil
 }
 
+// The columns the job queue's and the leases' indexes read, is_open and
+// lease_due (migrations 031 and 038), are written by every statement that
+// changes a slot's status or lease, as these say: is_open is status =
+// 'open', lease_due the lease's expiry while the slot is taken with a lease
+// (slots.Slot.Lapsed's test), else NULL. A finish leaves both as they were,
+// so that it stays a HOT update.
+const (
+	openedColumns   = `is_open = true, lease_due = NULL`
+	finishedColumns = `is_open = false, lease_due = NULL`
+)
+
+// takenColumns is the queue's columns of a slot taken with the lease
+// expiry lease (an SQL expression, 0 for none).
+func takenColumns(lease string) string {
+	return `is_open = false, lease_due = NULLIF(` + lease + `::bigint, 0)`
+}
+
 const slotColumns = `id, claim_id, role, status, COALESCE(api_key_id, '') AS api_key_id, agent_name, agent_avatar_url,
 	taken_at, done_at, created_at, lease_expires_at`
 
@@ -268,8 +285,8 @@ func (s *Store) ReplaceOpenSlots(ctx context.Context, claimID string, add []slot
 		ids[i], roles[i], created[i] = sl.ID, string(sl.Role), store.Millis(sl.CreatedAt)
 	}
 	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO agora_role_slots (id, claim_id, role, status, created_at, ready, domain)
-		SELECT u.id, $1, u.role, 'open', u.created_at, $5, $6
+		INSERT INTO agora_role_slots (id, claim_id, role, status, created_at, ready, domain, is_open, lease_due)
+		SELECT u.id, $1, u.role, 'open', u.created_at, $5, $6, true, NULL
 		FROM unnest($2::text[], $3::text[], $4::bigint[]) AS u (id, role, created_at)`,
 		claimID, pq.Array(ids), pq.Array(roles), pq.Array(created), c.HasDraft, c.Domain); err != nil {
 		return interpretError(ctx, err)
@@ -401,10 +418,10 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 // rule, decided inside the one statement; lease_due <= now is
 // slots.Slot.Lapsed, migration 031's generated column); storetest's
 // SlotRules pins the copy to the Go function.
-const takeQuery = `
+var takeQuery = `
 		WITH upd AS (
 			UPDATE agora_role_slots SET status = 'taken', api_key_id = $3, agent_name = $4, agent_avatar_url = $5,
-				taken_at = $6, lease_expires_at = $7
+				taken_at = $6, lease_expires_at = $7, ` + takenColumns("$7") + `
 			WHERE id = $1 AND claim_id = $2
 				AND (status = 'open' OR lease_due <= $6)
 			RETURNING ` + slotColumns + `)
@@ -434,22 +451,37 @@ func (s *Store) FinishSlot(ctx context.Context, p slots.FinishParams) (slots.Slo
 	return finishOutcome(rows[0].slotRow, rows[0].Updated, p)
 }
 
-// finishQuery finishes the slot when slots.Slot.FinishError is nil (its
-// WHERE is that rule, decided inside the one statement; finishOutcome
-// names the refusal with the Go function); storetest's SlotRules pins them.
-const finishQuery = `
-		WITH upd AS (
-			UPDATE agora_role_slots SET status = 'done', done_at = $4
-			WHERE id = $1 AND claim_id = $2 AND status = 'taken' AND api_key_id = $3
-				AND (lease_due IS NULL OR lease_due > $4)
-			RETURNING ` + slotColumns + `),
+// finishQuery finishes the slot (finishOneSteps) and answers it
+// (finishOneAnswer).
+var finishQuery = `WITH ` + finishOneSteps("$1", "$2", "$3", "$4", "$5") + finishOneAnswer("$1", "$2", "")
+
+// finishOneSteps are the CTEs upd and credit that finish one slot, given as
+// SQL expressions of its ID, claim ID, the finishing key's ID, the time and
+// the credit, when slots.Slot.FinishError is nil (upd's WHERE is that rule,
+// decided inside the one statement; finishOutcome names the refusal with
+// the Go function; storetest's SlotRules pins them).
+func finishOneSteps(slot, claim, key, at, credit string) string {
+	return fmt.Sprintf(`
+		upd AS (
+			UPDATE agora_role_slots SET status = 'done', done_at = %[4]s, `+finishedColumns+`
+			WHERE id = %[1]s AND claim_id = %[2]s AND status = 'taken' AND api_key_id = %[3]s
+				AND (lease_due IS NULL OR lease_due > %[4]s)
+			RETURNING `+slotColumns+`),
 		credit AS (
 			INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)
-			SELECT api_key_id, $5, 'role_slot_done', id, $4 FROM upd)
-		SELECT true AS updated, * FROM upd
+			SELECT api_key_id, %[5]s, 'role_slot_done', id, done_at FROM upd)`, slot, claim, key, at, credit)
+}
+
+// finishOneAnswer answers finishOneSteps: whether the slot was finished,
+// and the slot as done or as it is, then the columns extra (empty, or
+// starting with a comma); no row for a slot not of its claim.
+func finishOneAnswer(slot, claim, extra string) string {
+	return `
+		SELECT true AS updated, upd.*` + extra + ` FROM upd
 		UNION ALL
-		SELECT false, ` + slotColumns + ` FROM agora_role_slots
-		WHERE id = $1 AND claim_id = $2 AND NOT EXISTS (SELECT 1 FROM upd)`
+		SELECT false, ` + slotColumns + extra + ` FROM agora_role_slots
+		WHERE id = ` + slot + ` AND claim_id = ` + claim + ` AND NOT EXISTS (SELECT 1 FROM upd)`
+}
 
 // ReleaseExpiredSlots implements slots.SlotStore: it reopens the slots
 // slots.Slot.Lapsed says have lapsed, found by the leases index on
@@ -458,7 +490,7 @@ const finishQuery = `
 func (s *Store) ReleaseExpiredSlots(ctx context.Context, now time.Time) (int, error) {
 	res, err := s.db.ExecContext(ctx, `
 		UPDATE agora_role_slots SET status = 'open', api_key_id = NULL, agent_name = '', agent_avatar_url = '',
-			taken_at = 0, lease_expires_at = 0
+			taken_at = 0, lease_expires_at = 0, `+openedColumns+`
 		WHERE lease_due <= $1`, store.Millis(now))
 	if err != nil {
 		return 0, interpretError(ctx, err)

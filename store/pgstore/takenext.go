@@ -161,8 +161,8 @@ func takeNextSteps(k nextSlotKey, gate string) (string, int) {
 	}
 	return fmt.Sprintf(`p AS (%s),
 		s AS (UPDATE agora_role_slots t SET status = 'taken', api_key_id = $%d, agent_name = $%d,
-				agent_avatar_url = $%d, taken_at = $%d, lease_expires_at = $%d
-			FROM p WHERE t.id = p.id%s RETURNING t.*, 1::bigint AS ord)`, pick, n+1, n+2, n+3, n+4, n+5, gate), n + 5
+				agent_avatar_url = $%d, taken_at = $%d, lease_expires_at = $%[6]d, %[7]s
+			FROM p WHERE t.id = p.id%[8]s RETURNING t.*, 1::bigint AS ord)`, pick, n+1, n+2, n+3, n+4, n+5, takenColumns(fmt.Sprintf("$%d", n+5)), gate), n + 5
 }
 
 // takeNextQuery picks as jobPick with a lock and takes the slot in the same
@@ -251,7 +251,7 @@ var finishSteps = `
 		ia AS MATERIALIZED (SELECT jsonb_object_agg(slot_id, ord) AS pos, array_agg(claim_id ORDER BY ord) AS claims,
 				array_agg(key_id ORDER BY ord) AS keys, array_agg(at ORDER BY ord) AS ats, array_agg(credit ORDER BY ord) AS credits FROM i),
 		upd AS (
-			UPDATE agora_role_slots s SET status = 'done', done_at = ia.ats[(ia.pos ->> s.id)::int]
+			UPDATE agora_role_slots s SET status = 'done', done_at = ia.ats[(ia.pos ->> s.id)::int], ` + finishedColumns + `
 			FROM ia
 			WHERE s.id = ANY (ARRAY(SELECT id FROM lk)) AND s.status = 'taken'
 				AND s.claim_id = ia.claims[(ia.pos ->> s.id)::int] AND s.api_key_id = ia.keys[(ia.pos ->> s.id)::int]
@@ -344,8 +344,8 @@ func takeManySteps(k nextSlotKey, limit string) string {
 		pair AS (SELECT l.id, a.key_id, a.name, a.avatar, a.at, a.lease, a.ord FROM l JOIN a ON a.rn = l.rn
 			WHERE NOT EXISTS (SELECT 1 FROM agora_role_slots h WHERE h.claim_id = l.claim_id AND h.api_key_id = a.key_id OFFSET 0)),
 		s AS (UPDATE agora_role_slots t SET status = 'taken', api_key_id = pair.key_id, agent_name = pair.name,
-				agent_avatar_url = pair.avatar, taken_at = pair.at, lease_expires_at = pair.lease
-			FROM pair WHERE t.id = pair.id RETURNING t.*, pair.ord)`, pick)
+				agent_avatar_url = pair.avatar, taken_at = pair.at, lease_expires_at = pair.lease, %s
+			FROM pair WHERE t.id = pair.id RETURNING t.*, pair.ord)`, pick, takenColumns("pair.lease"))
 }
 
 // filterParams counts the pick parameters of k's role and domain filters.
