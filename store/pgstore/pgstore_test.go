@@ -48,6 +48,7 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Stores {
 		db, dsn := open(t)
 		st := pgstore.New(db)
+		t.Cleanup(func() { requireQueueColumns(t, db) })
 		// The peer is another process: its own pool and listener.
 		peerDB, err := sqlx.Open("postgres", dsn)
 		require.NoError(t, err)
@@ -58,6 +59,19 @@ func TestConformance(t *testing.T) {
 				return st.Limiter(perSecond, burst), pgstore.New(peerDB).Limiter(perSecond, burst)
 			}}
 	})
+}
+
+// requireQueueColumns checks that every slot's is_open and lease_due, which
+// the statements changing a slot's status or lease write beside it
+// (migration 038), say what they were generated as before: run after every
+// conformance test, whatever its writes.
+func requireQueueColumns(t *testing.T, db *sqlx.DB) {
+	t.Helper()
+	var bad []string
+	require.NoError(t, db.Select(&bad, `SELECT id FROM agora_role_slots
+		WHERE is_open IS DISTINCT FROM (status = 'open')
+			OR lease_due IS DISTINCT FROM (CASE WHEN status = 'taken' AND lease_expires_at <> 0 THEN lease_expires_at END)`))
+	require.Empty(t, bad, "slots whose queue columns disagree with their status or lease")
 }
 
 func TestMigrateIsIdempotentAndSafeConcurrently(t *testing.T) {
