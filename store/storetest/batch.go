@@ -87,6 +87,75 @@ func runDoneBatches(t *testing.T, newStores NewStores) {
 		require.Empty(t, res)
 	})
 
+	// A batch of distinct slots, refusals among them, is served as one
+	// (a slot named twice sends the whole batch item by item): each
+	// refusal says why, and a refused finish takes nothing.
+	t.Run("RefusedInOneBatch", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores, slots.WithLease(time.Minute))
+		st, svc, clock := e.svc.Store(), e.svc, e.clock
+		a, b := e.agent("A"), e.agent("B")
+		ids := e.queuedClaims(6, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
+		take := func(k identity.Key) slots.Slot {
+			job, err := svc.TakeNext(identity.WithKey(e.ctx, k), slots.JobQuery{})
+			require.NoError(t, err)
+			return job.Slot
+		}
+		lapsed := []slots.Slot{take(a), take(a), take(a)} // claims 0, 1 and 2
+		clock.Advance(30 * time.Second)
+		theirs, fresh := take(b), take(a) // claim 0's second seat; claim 3's first
+		require.Equal(t, ids[3], fresh.ClaimID)
+		open, err := svc.Slots(e.ctx, ids[4])
+		require.NoError(t, err)
+		clock.Advance(31 * time.Second) // the first three leases lapsed
+		now := clock.Now()
+		fin := func(sl slots.Slot, k identity.Key) slots.FinishParams {
+			return slots.FinishParams{ClaimID: sl.ClaimID, SlotID: sl.ID, KeyID: k.ID, Now: now, Credit: slots.RewardRoleSlot}
+		}
+		res, err := st.FinishSlots(e.ctx, []slots.FinishParams{
+			fin(fresh, a),
+			fin(theirs, a),
+			fin(open[0], a),
+			{ClaimID: ids[0], SlotID: "slot_missing", KeyID: a.ID, Now: now, Credit: 10},
+			{ClaimID: ids[1], SlotID: lapsed[0].ID, KeyID: a.ID, Now: now, Credit: 10}, // another claim's slot
+			fin(lapsed[1], a),
+		})
+		require.NoError(t, err)
+		require.Len(t, res, 6)
+		require.NoError(t, res[0].Err)
+		require.Equal(t, slots.StatusDone, res[0].Slot.Status)
+		requireCode(t, slots.ErrNotSlotOwner, res[1].Err)
+		requireCode(t, slots.ErrSlotNotTaken, res[2].Err)
+		requireCode(t, slots.ErrSlotNotFound, res[3].Err)
+		requireCode(t, slots.ErrSlotNotFound, res[4].Err)
+		requireCode(t, slots.ErrSlotNotTaken, res[5].Err)
+
+		next := func(f slots.FinishParams, k identity.Key) slots.FinishTakeParams {
+			return slots.FinishTakeParams{Finish: f, Next: slots.TakeNextParams{
+				Next:  slots.NextSlotParams{AgentKeyID: k.ID, Random: -1},
+				Agent: slots.Agent{KeyID: k.ID, Name: k.Name}, Now: now,
+			}}
+		}
+		both, err := st.FinishAndTakeNextSlots(e.ctx, []slots.FinishTakeParams{
+			next(fin(theirs, b), b),
+			next(fin(lapsed[2], a), a),
+			next(fin(open[1], b), b),
+			next(slots.FinishParams{ClaimID: ids[0], SlotID: "slot_missing", KeyID: a.ID, Now: now, Credit: 10}, a),
+		})
+		require.NoError(t, err)
+		require.Len(t, both, 4)
+		require.NoError(t, both[0].Err)
+		require.Equal(t, slots.StatusDone, both[0].Slot.Status)
+		require.NoError(t, both[0].NextErr)
+		require.Equal(t, b.ID, both[0].Next.Slot.APIKeyID)
+		requireCode(t, slots.ErrSlotNotTaken, both[1].Err)
+		requireCode(t, slots.ErrSlotNotTaken, both[2].Err)
+		requireCode(t, slots.ErrSlotNotFound, both[3].Err)
+		for i, r := range both[1:] {
+			require.Zero(t, r.Next, "item %d: a refused finish takes nothing", i+1)
+		}
+	})
+
 	t.Run("TakeNextSlots", func(t *testing.T) {
 		t.Parallel()
 		stores := newStores(t)
