@@ -11,6 +11,7 @@ import (
 
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // runDoneBatches checks FinishSlots and the Service's coalesced dones.
@@ -124,11 +125,9 @@ func runDoneBatches(t *testing.T, newStores NewStores) {
 		require.Len(t, res, 6)
 		require.NoError(t, res[0].Err)
 		require.Equal(t, slots.StatusDone, res[0].Slot.Status)
-		requireCode(t, slots.ErrNotSlotOwner, res[1].Err)
-		requireCode(t, slots.ErrSlotNotTaken, res[2].Err)
-		requireCode(t, slots.ErrSlotNotFound, res[3].Err)
-		requireCode(t, slots.ErrSlotNotFound, res[4].Err)
-		requireCode(t, slots.ErrSlotNotTaken, res[5].Err)
+		for i, want := range []*store.Error{slots.ErrNotSlotOwner, slots.ErrSlotNotTaken, slots.ErrSlotNotFound, slots.ErrSlotNotFound, slots.ErrSlotNotTaken} {
+			requireCode(t, want, res[i+1].Err, "item %d", i+1)
+		}
 
 		next := func(f slots.FinishParams, k identity.Key) slots.FinishTakeParams {
 			return slots.FinishTakeParams{Finish: f, Next: slots.TakeNextParams{
