@@ -44,7 +44,10 @@ func jobPick(k nextSlotKey, lock bool, limit string) (string, int) {
 	if k.agent {
 		where += ` AND NOT EXISTS (SELECT 1 FROM agora_role_slots h WHERE h.claim_id = q.claim_id AND h.api_key_id = ` + param() + ` OFFSET 0)`
 	}
-	oldest := `SELECT q.* FROM agora_role_slots q WHERE ` + where + ` ORDER BY q.id LIMIT ` + limit
+	// A locked pick answers the slot's ID and claim alone: the take that
+	// follows rewrites the row and returns it. Fewer columns through a
+	// plan's nodes are less for PostgreSQL to set up on every run.
+	oldest := `SELECT q.id, q.claim_id FROM agora_role_slots q WHERE ` + where + ` ORDER BY q.id LIMIT ` + limit
 	if !k.random {
 		if lock {
 			return oldest + ` FOR UPDATE SKIP LOCKED`, n
@@ -71,7 +74,7 @@ func jobPick(k nextSlotKey, lock bool, limit string) (string, int) {
 	// window is being taken, the oldest slot that is not.
 	return window + fmt.Sprintf(`,
 		o AS (SELECT id, row_number() OVER () - 1 AS i, count(*) OVER () AS n FROM w),
-		a AS (SELECT q.* FROM agora_role_slots q JOIN o ON o.id = q.id WHERE %[1]s
+		a AS (SELECT q.id, q.claim_id FROM agora_role_slots q JOIN o ON o.id = q.id WHERE %[1]s
 			ORDER BY (o.i + o.n - floor(%[2]s::float8 * o.n)::bigint) %% o.n LIMIT 1 FOR UPDATE OF q SKIP LOCKED),
 		b AS (%[3]s FOR UPDATE SKIP LOCKED)
 		SELECT * FROM a UNION ALL SELECT * FROM b LIMIT 1`, where, at, oldest), n
@@ -162,7 +165,7 @@ func takeNextSteps(k nextSlotKey, gate string) (string, int) {
 	return fmt.Sprintf(`p AS (%s),
 		s AS (UPDATE agora_role_slots t SET status = 'taken', api_key_id = $%d, agent_name = $%d,
 				agent_avatar_url = $%d, taken_at = $%d, lease_expires_at = $%[6]d, %[7]s
-			FROM p WHERE t.id = p.id%[8]s RETURNING t.*, 1::bigint AS ord)`, pick, n+1, n+2, n+3, n+4, n+5, takenColumns(fmt.Sprintf("$%d", n+5)), gate), n + 5
+			FROM p WHERE t.id = p.id%[8]s RETURNING %[9]s, 1::bigint AS ord)`, pick, n+1, n+2, n+3, n+4, n+5, takenColumns(fmt.Sprintf("$%d", n+5)), gate, slotColumnsOf("t")), n + 5
 }
 
 // takeNextQuery picks as jobPick with a lock and takes the slot in the same
@@ -391,7 +394,7 @@ func takeManySteps(k nextSlotKey, limit string) string {
 			WHERE NOT EXISTS (SELECT 1 FROM agora_role_slots h WHERE h.claim_id = l.claim_id AND h.api_key_id = a.key_id OFFSET 0)),
 		s AS (UPDATE agora_role_slots t SET status = 'taken', api_key_id = pair.key_id, agent_name = pair.name,
 				agent_avatar_url = pair.avatar, taken_at = pair.at, lease_expires_at = pair.lease, %s
-			FROM pair WHERE t.id = pair.id RETURNING t.*, pair.ord)`, pick, takenColumns("pair.lease"))
+			FROM pair WHERE t.id = pair.id RETURNING %s, pair.ord)`, pick, takenColumns("pair.lease"), slotColumnsOf("t"))
 }
 
 // filterParams counts the pick parameters of k's role and domain filters.
