@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/url"
 	"strings"
@@ -114,4 +115,42 @@ func TestMigrateErrorSaysPgstoreOnce(t *testing.T) {
 	require.Error(t, err)
 	require.True(t, strings.HasPrefix(err.Error(), "pgstore: migration 001_"), err.Error())
 	require.Equal(t, 1, strings.Count(err.Error(), "pgstore:"), err.Error())
+}
+
+// TestMigrateQueueColumnsWritten: the slots of a database from before
+// migration 038, when is_open and lease_due were generated, keep their
+// values, and the queue works on them: the open slot is taken, the lapsed
+// lease reopens its slot, a finish clears the lease.
+func TestMigrateQueueColumnsWritten(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openAt(t, 37)
+	_, err := db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at, has_draft) VALUES ('claim_q', 'Q', '', 'd', 1, true)`)
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, `INSERT INTO agora_role_slots (id, claim_id, role, status, api_key_id, created_at, ready, domain, lease_expires_at, taken_at) VALUES
+		('slot_1', 'claim_q', 'critic', 'open', NULL, 1, true, 'd', 0, 0),
+		('slot_2', 'claim_q', 'critic', 'taken', 'key_a', 1, true, 'd', 5000, 1000),
+		('slot_3', 'claim_q', 'critic', 'taken', 'key_b', 1, true, 'd', 0, 1000),
+		('slot_4', 'claim_q', 'critic', 'done', 'key_c', 1, true, 'd', 0, 1000)`)
+	require.NoError(t, err)
+	require.NoError(t, pgstore.Migrate(ctx, db))
+	requireQueueColumns(t, db)
+	var due []sql.NullInt64
+	require.NoError(t, db.SelectContext(ctx, &due, `SELECT lease_due FROM agora_role_slots ORDER BY id`))
+	require.Equal(t, []sql.NullInt64{{}, {Int64: 5000, Valid: true}, {}, {}}, due)
+
+	st := pgstore.New(db)
+	at := time.UnixMilli(6000).UTC()
+	job, err := st.TakeNextSlot(ctx, slots.TakeNextParams{Agent: slots.Agent{KeyID: "key_d", Name: "d"}, Now: at, Next: slots.NextSlotParams{Random: -1}})
+	require.NoError(t, err)
+	require.Equal(t, "slot_1", job.Slot.ID)
+	n, err := st.ReleaseExpiredSlots(ctx, at)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "slot_2's lease lapsed at 5000")
+	open, err := st.CountOpenSlots(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, open)
+	_, err = st.FinishSlot(ctx, slots.FinishParams{ClaimID: "claim_q", SlotID: "slot_3", KeyID: "key_b", Now: at, Credit: 10})
+	require.NoError(t, err)
+	requireQueueColumns(t, db)
 }
