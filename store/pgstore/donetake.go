@@ -109,27 +109,6 @@ func readFinishTake(rows []finishTakeRow, ps []slots.FinishTakeParams, idx []int
 	return taken, candidates, nil
 }
 
-// refuseFinishTakes answers the items idx of ps whose finish a batch's
-// statement did not do (refuseFinishes).
-func (s *Store) refuseFinishTakes(ctx context.Context, ps []slots.FinishTakeParams, idx []int, out []slots.FinishTakeResult) error {
-	var refused []int
-	fs := make([]slots.FinishParams, len(ps))
-	for _, i := range idx {
-		if out[i].Err != nil {
-			refused = append(refused, i)
-			fs[i] = ps[i].Finish
-		}
-	}
-	errs, err := s.refuseFinishes(ctx, fs, refused)
-	if err != nil {
-		return err
-	}
-	for k, i := range refused {
-		out[i].Err = errs[k]
-	}
-	return nil
-}
-
 // finishTake serves item i of ps with finishTakeQuery, again (as
 // TakeNextSlot) when the agent's concurrent take seated it on the picked
 // claim first; after takeNextAttempts it finishes alone and the take
@@ -219,7 +198,17 @@ func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTak
 		if err != nil {
 			return nil, err
 		}
-		if err := s.refuseFinishTakes(ctx, ps, idx, out); err != nil {
+		// readFinishTake answered ErrSlotNotFound for the items the
+		// statement did not finish.
+		var refused []int
+		for _, i := range idx {
+			if out[i].Err != nil {
+				refused = append(refused, i)
+			}
+		}
+		err = s.refuseFinishes(ctx, refused, func(i int) slots.FinishParams { return ps[i].Finish },
+			func(i int, err error) { out[i].Err = err })
+		if err != nil {
 			return nil, err
 		}
 		rank := 0 // the agent's number among those finished, as the statement's a

@@ -416,8 +416,8 @@ func (s *Store) TakeSlot(ctx context.Context, p slots.TakeParams) (slots.Slot, e
 
 // takeQuery takes the slot when slots.Slot.Takeable (its WHERE is that
 // rule, decided inside the one statement; lease_due <= now is
-// slots.Slot.Lapsed, migration 031's generated column); storetest's
-// SlotRules pins the copy to the Go function.
+// slots.Slot.Lapsed, see takenColumns); storetest's SlotRules pins the
+// copy to the Go function.
 var takeQuery = `
 		WITH upd AS (
 			UPDATE agora_role_slots SET status = 'taken', api_key_id = $3, agent_name = $4, agent_avatar_url = $5,

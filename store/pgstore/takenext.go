@@ -20,8 +20,9 @@ import (
 // made it expect a row or two and pick by a bitmap scan of every open slot
 // and a sort; a function call is estimated at a fixed share of the table,
 // so the pick reads its index in order and stops at its LIMIT however
-// stale the statistics are. is_open (status = 'open', generated) rather
-// than status itself, so that a finish changes no column an index reads.
+// stale the statistics are. is_open (status = 'open', written beside it,
+// see takenColumns) rather than status itself, so that a finish changes no
+// column an index reads.
 const queued = `booleq(q.is_open, true) AND booleq(q.ready, true)`
 
 // jobPick is the job queue's pick for one filter combination, and how many
@@ -316,66 +317,64 @@ func (s *Store) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slo
 	if err != nil {
 		return nil, interpretError(ctx, err)
 	}
-	var refused []int
-	for i := range out {
-		out[i].Err = slots.ErrSlotNotFound
-	}
+	answered := make([]bool, len(ps))
 	for _, r := range rows {
 		i := int(r.Ord) - 1
-		out[i].Slot, out[i].Err = finishOutcome(r.slotRow, r.Updated, ps[i])
+		out[i].Slot, answered[i] = r.slot(), true
 	}
-	for i := range out {
-		if out[i].Err != nil {
+	var refused []int
+	for i, ok := range answered {
+		if !ok {
 			refused = append(refused, i)
 		}
 	}
-	errs, err := s.refuseFinishes(ctx, ps, refused)
+	err = s.refuseFinishes(ctx, refused, func(i int) slots.FinishParams { return ps[i] },
+		func(i int, err error) { out[i].Err = err })
 	if err != nil {
 		return nil, err
-	}
-	for k, i := range refused {
-		out[i].Err = errs[k]
 	}
 	return out, nil
 }
 
-// refuseFinishes answers the items of ps at idx, which a batch's statement
-// did not finish (finishAnswers has a row only for the slots it finished):
-// each is refused as finishOutcome says of its slot as read now, or with
-// ErrSlotNotFound when its claim has no such slot. The batch's statement
-// read them itself before, but PostgreSQL set that branch of its plan up
-// on every run, a sixth of a small batch's cost, for answers a batch
-// seldom has; now a batch with a refusal pays one more query instead.
-func (s *Store) refuseFinishes(ctx context.Context, ps []slots.FinishParams, idx []int) ([]error, error) {
+// refuseFinishes answers the items idx (finish gives item i) that a
+// batch's statement did not finish (finishAnswers has a row only for the
+// slots it finished): refuse gets each one's refusal, as finishOutcome
+// says of its slot as read now, or ErrSlotNotFound when its claim has no
+// such slot. The batch's statement read them itself before, but PostgreSQL
+// set that branch of its plan up on every run, a sixth of a small batch's
+// cost, for answers a batch seldom has; now a batch with a refusal pays
+// one more query instead.
+func (s *Store) refuseFinishes(ctx context.Context, idx []int, finish func(i int) slots.FinishParams, refuse func(i int, err error)) error {
 	if len(idx) == 0 {
-		return nil, nil
+		return nil
 	}
 	ids := make([]string, len(idx))
 	for k, i := range idx {
-		ids[k] = ps[i].SlotID
+		ids[k] = finish(i).SlotID
 	}
 	stmt, err := s.prepared(ctx, `SELECT `+slotColumns+` FROM agora_role_slots WHERE id = ANY ($1::text[])`)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var rows []slotRow
 	if err := stmt.SelectContext(ctx, &rows, pq.Array(ids)); err != nil {
-		return nil, interpretError(ctx, err)
+		return interpretError(ctx, err)
 	}
 	byID := make(map[string]slotRow, len(rows))
 	for _, r := range rows {
 		byID[r.ID] = r
 	}
-	errs := make([]error, len(idx))
-	for k, i := range idx {
-		r, ok := byID[ps[i].SlotID]
-		if !ok || r.ClaimID != ps[i].ClaimID {
-			errs[k] = slots.ErrSlotNotFound
+	for _, i := range idx {
+		p := finish(i)
+		r, ok := byID[p.SlotID]
+		if !ok || r.ClaimID != p.ClaimID {
+			refuse(i, slots.ErrSlotNotFound)
 			continue
 		}
-		_, errs[k] = finishOutcome(r, false, ps[i])
+		_, err := finishOutcome(r, false, p)
+		refuse(i, err)
 	}
-	return errs, nil
+	return nil
 }
 
 // takeManySteps are the CTEs l, pair and s that take the oldest eligible

@@ -21,8 +21,8 @@ type ServerTime func(ctx context.Context) (time.Duration, error)
 // by batches of 1, 8 and 64 agents (a lone agent, the small batches of a
 // few workers, and many workers' batches), each seat its claim's only one
 // (with a draft), as bench/ works the queue: each op is one seat done and
-// the next taken. With server, it also reports the server's time per seat as unit
-// (say "redis-µs/seat"), read before and after the timed loop.
+// the next taken. With server, it also reports the server's time per seat
+// as unit (say "redis-µs/seat"), read before and after the timed loop.
 func BenchmarkFinishAndTakeNextSlots(b *testing.B, newStore func(b *testing.B) slots.Store, server ServerTime, unit string) {
 	ctx := context.Background()
 	for _, agents := range []int{1, 8, 64} {
