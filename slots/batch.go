@@ -170,6 +170,8 @@ type flushLimit struct {
 	start, last    time.Time
 	items, batches int
 	rate           float64 // the last window's items per second; 0: none
+	// held says the limit stayed at the top after the last window.
+	held bool
 }
 
 // The climb's constants: where it starts, how many batches (per batch in
@@ -212,14 +214,25 @@ func (l *flushLimit) observe(now time.Time, gen, items, callers int) {
 	rate := float64(l.items) / max(now.Sub(l.start).Seconds(), 1e-9)
 	// One more batch at once must pay for itself; one fewer goes on while
 	// it costs nothing. On a plateau the limit so comes down to its knee:
-	// the fewest batches, so the biggest, that answer as many.
-	if l.rate > 0 && (l.step > 0 && rate <= l.rate*(1+climbGain) || l.step < 0 && rate < l.rate*(1-climbGain)) {
-		l.step = -l.step
+	// the fewest batches, so the biggest, that answer as many. At the top
+	// (the ceiling, or the callers there are) it holds once a step up
+	// gained, until a window there loses: bouncing straight back would
+	// spend every other window below the best limit.
+	judged := l.rate > 0
+	if judged {
+		lost := rate < l.rate*(1-climbGain)
+		if l.held && lost || !l.held && (l.step > 0 && rate <= l.rate*(1+climbGain) || l.step < 0 && lost) {
+			l.step = -l.step
+		}
 	}
 	l.rate = rate
 	top := min(l.ceil, max(callers, 1))
 	next := l.n + l.step
-	if next < 1 || next > top {
+	l.held = judged && next > top && l.step > 0
+	switch {
+	case l.held:
+		next = l.n
+	case next < 1 || next > top:
 		l.step = -l.step
 		next = l.n + l.step
 	}

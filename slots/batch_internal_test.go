@@ -65,7 +65,8 @@ func climb(l *flushLimit, windows int, rate func(n int) float64) []int {
 // TestFlushLimitClimbs: the adaptive limit settles near the number of
 // batches in flight that answers the most items per second: the peak of a
 // store with spare cores, one for a store whose commits queue for one disk,
-// the ceiling for one that scales past it; a fixed limit never moves.
+// the ceiling for one that scales past it, held there rather than left
+// every other window; a fixed limit never moves.
 func TestFlushLimitClimbs(t *testing.T) {
 	peak := func(top int) func(int) float64 {
 		return func(n int) float64 { return 1000 * float64(top*top-(n-top)*(n-top)) }
@@ -78,9 +79,13 @@ func TestFlushLimitClimbs(t *testing.T) {
 		require.LessOrEqual(t, n, 2, "one batch at a time, or two while it checks")
 	}
 	scales := func(n int) float64 { return 1000 * float64(n) }
-	for _, n := range climb(newFlushLimit(0, 16), 200, scales) {
-		require.GreaterOrEqual(t, n, 15, "at the ceiling of the CPUs")
+	for _, procs := range []int{2, 16} {
+		for _, n := range climb(newFlushLimit(0, procs), 200, scales) {
+			require.Equal(t, procs, n, "held at the ceiling of the CPUs")
+		}
 	}
+	held := climb(newFlushLimit(0, 2), 200, disk)
+	require.Contains(t, held, 1, "one batch at a time, though it starts at a ceiling of two")
 	for _, n := range climb(newFlushLimit(3, 8), 50, scales) {
 		require.Equal(t, 3, n)
 	}
