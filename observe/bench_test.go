@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
@@ -231,4 +232,36 @@ func (tb *takeBench) takeLoopback(b *testing.B, n int) {
 		}
 	}
 	b.StopTimer()
+}
+
+// BenchmarkSDKSpans measures the floor that tracing a take cannot go
+// below: the OpenTelemetry SDK's own spans, nested as a traced request
+// nests them (the request's, the service call's, the store call's), each
+// with one attribute, started and ended with nothing else around them, on
+// the tracer provider BenchmarkTake traces with (every span sampled, a
+// batch processor, an exporter that drops). Compare its cpu-ns/op with
+// what obs=metrics+tracing adds to a take.
+func BenchmarkSDKSpans(b *testing.B) {
+	for _, n := range []int{1, 3} {
+		b.Run(fmt.Sprintf("spans=%d", n), func(b *testing.B) {
+			sdk := sdktrace.NewTracerProvider(sdktrace.WithBatcher(dropExporter{}))
+			b.Cleanup(func() { _ = sdk.Shutdown(context.Background()) })
+			tr := sdk.Tracer("bench")
+			opts := []trace.SpanStartOption{trace.WithAttributes(attribute.String("agora.store.operation", "TakeSlot"))}
+			spans := make([]trace.Span, n)
+			b.ReportAllocs()
+			runtime.GC()
+			before := processCPU()
+			for b.Loop() {
+				ctx := context.Background()
+				for i := range spans {
+					ctx, spans[i] = tr.Start(ctx, "span", opts...)
+				}
+				for i := len(spans) - 1; i >= 0; i-- {
+					spans[i].End()
+				}
+			}
+			b.ReportMetric(float64((processCPU()-before).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
 }
