@@ -214,10 +214,10 @@ func (l *flushLimit) observe(now time.Time, gen, items, callers int) {
 	rate := float64(l.items) / max(now.Sub(l.start).Seconds(), 1e-9)
 	// One more batch at once must pay for itself; one fewer goes on while
 	// it costs nothing. On a plateau the limit so comes down to its knee:
-	// the fewest batches, so the biggest, that answer as many. At the top
-	// (the ceiling, or the callers there are) it holds once a step up
-	// gained, until a window there loses: bouncing straight back would
-	// spend every other window below the best limit.
+	// the fewest batches, so the biggest, that answer as many. At the
+	// ceiling it holds once a step up gained, until a window there loses:
+	// bouncing straight back would spend every other window below the best
+	// limit.
 	judged := l.rate > 0
 	if judged {
 		lost := rate < l.rate*(1-climbGain)
@@ -228,7 +228,9 @@ func (l *flushLimit) observe(now time.Time, gen, items, callers int) {
 	l.rate = rate
 	top := min(l.ceil, max(callers, 1))
 	next := l.n + l.step
-	l.held = judged && next > top && l.step > 0
+	// Only the ceiling holds: the callers there are change from one
+	// window to the next, and a limit held at a dip in them would stay low.
+	l.held = judged && next > l.ceil && top == l.ceil && l.step > 0
 	switch {
 	case l.held:
 		next = l.n

@@ -110,3 +110,28 @@ func TestFlushLimitFollowsCallers(t *testing.T) {
 		}
 	}
 }
+
+// TestFlushLimitClimbsBackAfterFewCallers: a limit held at its ceiling
+// comes down with the callers, and climbs back when they return, rather
+// than holding where the dip left it.
+func TestFlushLimitClimbsBackAfterFewCallers(t *testing.T) {
+	l := newFlushLimit(0, 4)
+	now := time.Unix(0, 0)
+	window := func(callers int) {
+		gen := l.gen
+		for range max(minWindow, windowPerFlush*l.n) {
+			now = now.Add(time.Duration(float64(time.Second) * 10 / (1000 * float64(l.n))))
+			l.observe(now, gen, 10, callers)
+		}
+	}
+	for range 20 {
+		window(64)
+	}
+	require.Equal(t, 4, l.n, "held at the ceiling")
+	window(1)
+	require.Equal(t, 1, l.n, "one caller, one batch")
+	for range 20 {
+		window(64)
+	}
+	require.Equal(t, 4, l.n, "back at the ceiling with the callers")
+}
