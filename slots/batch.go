@@ -170,7 +170,7 @@ type flushLimit struct {
 	start, last    time.Time
 	items, batches int
 	rate           float64 // the last window's items per second; 0: none
-	// held says the limit stayed at the top after the last window.
+	// held says the limit stayed at its ceiling after the last window.
 	held bool
 }
 

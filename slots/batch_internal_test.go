@@ -84,8 +84,8 @@ func TestFlushLimitClimbs(t *testing.T) {
 			require.Equal(t, procs, n, "held at the ceiling of the CPUs")
 		}
 	}
-	held := climb(newFlushLimit(0, 2), 200, disk)
-	require.Contains(t, held, 1, "one batch at a time, though it starts at a ceiling of two")
+	low := climb(newFlushLimit(0, 2), 200, disk)
+	require.Contains(t, low, 1, "one batch at a time, though it starts at a ceiling of two")
 	for _, n := range climb(newFlushLimit(3, 8), 50, scales) {
 		require.Equal(t, 3, n)
 	}
