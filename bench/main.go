@@ -181,12 +181,15 @@ func run(ctx context.Context, cfg config) error {
 // and prints each run and the medians: ratio is Agora's over the peer's,
 // http_ratio Agora over HTTP's over the peer's. Where cpu reads the
 // server's CPU time, a server_cpu line gives the medians of the server's
-// CPU time per unit (µs) during the timed work.
+// CPU time per unit (µs) during the timed work; a client_cpu line gives
+// this process's own (each system's client side; Agora over HTTP's
+// includes its server's handler).
 func compare(ctx context.Context, cfg config, backend string, systems []system, cpu serverCPU) error {
 	names := []string{"agora", "peer", "http"}
 	for _, w := range cfg.workers {
 		rates := make([][]float64, len(systems))
 		used := make([][]float64, len(systems))
+		self := make([][]float64, len(systems))
 		for i := range cfg.runs {
 			for j := range systems {
 				k := (i + j) % len(systems)
@@ -198,6 +201,9 @@ func compare(ctx context.Context, cfg config, backend string, systems []system, 
 				rates[k] = append(rates[k], float64(cfg.n)/d.Seconds())
 				if m.ok {
 					used[k] = append(used[k], float64(m.used.Microseconds())/float64(cfg.n))
+				}
+				if m.selfOK {
+					self[k] = append(self[k], float64(m.self.Microseconds())/float64(cfg.n))
 				}
 			}
 			line := fmt.Sprintf("run backend=%s workers=%d n=%d", backend, w, cfg.n)
@@ -213,10 +219,16 @@ func compare(ctx context.Context, cfg config, backend string, systems []system, 
 			line += fmt.Sprintf(" http=%.0f http_ratio=%.2f", mh, mh/mp)
 		}
 		fmt.Println(line)
-		if len(used[0]) == cfg.runs && len(used[1]) == cfg.runs {
-			line := fmt.Sprintf("server_cpu backend=%s workers=%d agora_us=%.1f peer_us=%.1f", backend, w, median(used[0]), median(used[1]))
-			if len(systems) > 2 && len(used[2]) == cfg.runs {
-				line += fmt.Sprintf(" http_us=%.1f", median(used[2]))
+		for _, c := range []struct {
+			name string
+			per  [][]float64
+		}{{"server_cpu", used}, {"client_cpu", self}} {
+			if len(c.per[0]) != cfg.runs || len(c.per[1]) != cfg.runs {
+				continue
+			}
+			line := fmt.Sprintf("%s backend=%s workers=%d agora_us=%.1f peer_us=%.1f", c.name, backend, w, median(c.per[0]), median(c.per[1]))
+			if len(systems) > 2 && len(c.per[2]) == cfg.runs {
+				line += fmt.Sprintf(" http_us=%.1f", median(c.per[2]))
 			}
 			fmt.Println(line)
 		}

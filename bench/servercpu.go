@@ -25,16 +25,26 @@ func redisCPU(c *redis.Client) serverCPU {
 // server on another machine is not measured.
 func postgresCPU(context.Context) (time.Duration, error) { return testdb.PostgresCPU() }
 
-// meter records the server CPU time one run's timed work used.
+// meter records the CPU time one run's timed work used: the server's
+// (with read) and this process's own, the system's client side (for
+// Agora over HTTP, its server's handler too).
 type meter struct {
 	read       serverCPU
 	from, used time.Duration
 	ok         bool
+	// selfFrom and self are this process's CPU time, at the start and
+	// used; selfOK says both were read.
+	selfFrom, self time.Duration
+	selfOK         bool
 }
 
 // begin marks the start of the timed work.
 func (m *meter) begin(ctx context.Context) {
-	if m == nil || m.read == nil {
+	if m == nil {
+		return
+	}
+	m.selfFrom, m.selfOK = processCPU()
+	if m.read == nil {
 		return
 	}
 	from, err := m.read(ctx)
@@ -43,7 +53,14 @@ func (m *meter) begin(ctx context.Context) {
 
 // end marks its end.
 func (m *meter) end(ctx context.Context) {
-	if m == nil || !m.ok {
+	if m == nil {
+		return
+	}
+	if m.selfOK {
+		to, ok := processCPU()
+		m.self, m.selfOK = to-m.selfFrom, ok
+	}
+	if !m.ok {
 		return
 	}
 	to, err := m.read(ctx)
