@@ -43,7 +43,8 @@ func (m *meter) begin(ctx context.Context) {
 	if m == nil {
 		return
 	}
-	m.selfFrom, m.selfOK = processCPU()
+	self, err := testdb.ProcessCPU()
+	m.selfFrom, m.selfOK = self, err == nil
 	if m.read == nil {
 		return
 	}
@@ -57,8 +58,8 @@ func (m *meter) end(ctx context.Context) {
 		return
 	}
 	if m.selfOK {
-		to, ok := processCPU()
-		m.self, m.selfOK = to-m.selfFrom, ok
+		to, err := testdb.ProcessCPU()
+		m.self, m.selfOK = to-m.selfFrom, err == nil
 	}
 	if !m.ok {
 		return

@@ -16,6 +16,7 @@ import (
 	"github.com/agorahq/agora/httpapi/mcp"
 	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/identity"
+	"github.com/agorahq/agora/internal/testdb"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/memstore"
 )
@@ -162,9 +163,9 @@ func BenchmarkTakeJob(b *testing.B) {
 // reports the CPU time per iteration spent since as cpu-ns/op.
 func measureCPU(b *testing.B) func() {
 	b.ResetTimer()
-	start, ok := cpuTime()
+	start, err := testdb.ProcessCPU()
 	return func() {
-		if end, ok2 := cpuTime(); ok && ok2 {
+		if end, err2 := testdb.ProcessCPU(); err == nil && err2 == nil {
 			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
 		}
 	}
