@@ -154,3 +154,43 @@ func TestMigrateQueueColumnsWritten(t *testing.T) {
 	require.NoError(t, err)
 	requireQueueColumns(t, db)
 }
+
+// TestMigrateClaimComments: comments stored before claims kept their own
+// come back with each job and from ListComments, oldest first by ID
+// whatever order they were inserted in, and a comment added after the
+// migration joins them.
+func TestMigrateClaimComments(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openAt(t, 38)
+	_, err := db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at, has_draft) VALUES
+		('claim_c', 'C', '', 'd', 1, true), ('claim_none', 'N', '', 'd', 2, false)`)
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, `INSERT INTO agora_comments (id, claim_id, body, comment_type, author_id, agent_name, created_at) VALUES
+		('comment_2', 'claim_c', 'second, "quoted"', 'critique', 'key_b', 'b', 20),
+		('comment_1', 'claim_c', 'first: ünïcode', 'draft', 'key_a', 'a', 10)`)
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, `INSERT INTO agora_role_slots (id, claim_id, role, status, api_key_id, created_at, ready, domain, lease_expires_at, taken_at, is_open)
+		VALUES ('slot_1', 'claim_c', 'critic', 'open', NULL, 1, true, 'd', 0, 0, true)`)
+	require.NoError(t, err)
+	require.NoError(t, pgstore.Migrate(ctx, db))
+
+	st := pgstore.New(db)
+	want := []slots.Comment{
+		{ID: "comment_1", ClaimID: "claim_c", Body: "first: ünïcode", CommentType: slots.CommentDraft, AuthorID: "key_a", AgentName: "a", CreatedAt: time.UnixMilli(10).UTC()},
+		{ID: "comment_2", ClaimID: "claim_c", Body: `second, "quoted"`, CommentType: "critique", AuthorID: "key_b", AgentName: "b", CreatedAt: time.UnixMilli(20).UTC()},
+	}
+	job, err := st.TakeNextSlot(ctx, slots.TakeNextParams{Agent: slots.Agent{KeyID: "key_d", Name: "d"}, Now: time.UnixMilli(30).UTC(), Next: slots.NextSlotParams{Random: -1}})
+	require.NoError(t, err)
+	require.Equal(t, "slot_1", job.Slot.ID)
+	require.Equal(t, want, job.Comments)
+	none, err := st.ListComments(ctx, "claim_none")
+	require.NoError(t, err)
+	require.Empty(t, none)
+
+	added := slots.Comment{ID: "comment_0", ClaimID: "claim_c", Body: "late", CommentType: "critique", AuthorID: "key_d", AgentName: "d", CreatedAt: time.UnixMilli(40).UTC()}
+	require.NoError(t, st.AddComment(ctx, added))
+	got, err := st.ListComments(ctx, "claim_c")
+	require.NoError(t, err)
+	require.Equal(t, append([]slots.Comment{added}, want...), got, "by ID, as before the migration")
+}

@@ -93,8 +93,9 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	return out, nil
 }
 
-// AddComment implements slots.ClaimStore. A claim's first draft makes its
-// open slots ready for the job queue in the same transaction.
+// AddComment implements slots.ClaimStore. The claim's comments column
+// (commentsJSON) is written again, and a claim's first draft makes its open
+// slots ready for the job queue, in the same transaction.
 func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
@@ -115,10 +116,12 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.ClaimID, c.Body, string(c.CommentType), c.AuthorID, c.AgentName, store.Millis(c.CreatedAt)); err != nil {
 		return interpretError(ctx, err)
 	}
-	if c.CommentType == slots.CommentDraft && !hasDraft {
-		if _, err := tx.ExecContext(ctx, `UPDATE agora_claims SET has_draft = true WHERE id = $1`, c.ClaimID); err != nil {
-			return interpretError(ctx, err)
-		}
+	draft := c.CommentType == slots.CommentDraft
+	if _, err := tx.ExecContext(ctx, `UPDATE agora_claims c SET comments = `+commentsJSON+`, has_draft = has_draft OR $2
+		WHERE c.id = $1`, c.ClaimID, draft); err != nil {
+		return interpretError(ctx, err)
+	}
+	if draft && !hasDraft {
 		if _, err := tx.ExecContext(ctx, `UPDATE agora_role_slots SET ready = true WHERE claim_id = $1`, c.ClaimID); err != nil {
 			return interpretError(ctx, err)
 		}
@@ -126,9 +129,10 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	return interpretError(ctx, tx.Commit())
 }
 
-// commentsJSON is a claim's comments, oldest first, as a JSON array with
-// an array of commentFields per comment (decodeComments reads it), so a
-// claim and its comments come back in one round trip. Arrays of text cost
+// commentsJSON is the comments of claim c, oldest first, as a JSON array
+// with an array of commentFields per comment (decodeComments reads it):
+// what AddComment keeps in the claim's comments column (migration 039), so
+// that a claim and its comments come back in one row. Arrays of text cost
 // PostgreSQL a third of what a JSON object per comment did (to_json of the
 // rows, or json_build_object), which looks up each field's type for every
 // comment written.
@@ -162,7 +166,7 @@ func decodeComments(raw []byte) ([]slots.Comment, error) {
 // ListComments implements slots.ClaimStore.
 func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comment, error) {
 	var raw []byte
-	err := s.get(ctx, &raw, `SELECT `+commentsJSON+` FROM agora_claims c WHERE c.id = $1`, claimID)
+	err := s.get(ctx, &raw, `SELECT comments FROM agora_claims WHERE id = $1`, claimID)
 	if isNoRows(err) {
 		return nil, slots.ErrClaimNotFound
 	}

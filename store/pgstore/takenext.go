@@ -89,7 +89,7 @@ const jobSelect = `
 // jobColumns are jobSelect's columns, which jobRow reads.
 const jobColumns = `s.id, s.claim_id, s.role, s.status, COALESCE(s.api_key_id, '') AS api_key_id, s.agent_name,
 			s.agent_avatar_url, s.taken_at, s.done_at, s.created_at, s.lease_expires_at,
-			c.title, c.body, c.domain, c.created_at AS claim_created_at, c.sources, ` + commentsJSON + ` AS comments`
+			c.title, c.body, c.domain, c.created_at AS claim_created_at, c.sources, c.comments`
 
 // jobRow is a row of jobColumns.
 type jobRow struct {
