@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -391,6 +392,52 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		}
 		_, err = e.svc.CreateClaim(e.ctx, slots.NewClaim{Title: "t", Sources: []slots.Source{{URL: "https://example.com/", Title: "nul\x00"}}})
 		require.ErrorIs(t, err, store.ErrInvalid)
+	})
+
+	t.Run("ConcurrentCommentsAllInJob", func(t *testing.T) {
+		t.Parallel()
+		const writers, each = 16, 4
+		for round := range 3 {
+			e := newSlotsEnv(t, newStores)
+			c := e.claim("")
+			e.draft(c.ID)
+			e.configure(c.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
+			var wg sync.WaitGroup
+			errs := make(chan error, writers*each)
+			for w := range writers {
+				author := e.agent(fmt.Sprint("writer", w))
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range each {
+						_, err := e.svc.AddComment(identity.WithKey(e.ctx, author), slots.NewComment{ClaimID: c.ID, Body: fmt.Sprint(w, "-", i)})
+						errs <- err
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			list, err := e.svc.Comments(e.ctx, c.ID)
+			require.NoError(t, err)
+			require.Len(t, list, 1+writers*each, "round %d: no comment lost to a concurrent one", round)
+			bodies := []string{}
+			for _, m := range list {
+				bodies = append(bodies, m.Body)
+			}
+			want := []string{"a draft"}
+			for w := range writers {
+				for i := range each {
+					want = append(want, fmt.Sprint(w, "-", i))
+				}
+			}
+			require.ElementsMatch(t, want, bodies, "round %d: each comment once", round)
+			job, err := e.svc.NextJob(e.ctx, slots.JobQuery{})
+			require.NoError(t, err)
+			require.Equal(t, list, job.Comments, "round %d: a job carries every comment", round)
+		}
 	})
 
 	t.Run("JobQueueNeedsDraft", func(t *testing.T) {
