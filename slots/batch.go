@@ -157,7 +157,10 @@ func (s *Service) initBatchers() {
 // down lost. So it settles where one more batch at once stops paying:
 // near one on a store whose commits queue for a disk, near its spare cores
 // on one that has them; and never above the callers there are, so that
-// when fewer come each batch still gathers several.
+// when fewer come each batch still gathers several. It compares each
+// limit's smoothed rate over its windows rather than one window against
+// the last: a window's rate varies by a tenth or more from one to the
+// next, more than one limit differs from its neighbour.
 type flushLimit struct {
 	n     int
 	fixed bool
@@ -169,9 +172,19 @@ type flushLimit struct {
 	// The window being measured.
 	start, last    time.Time
 	items, batches int
-	rate           float64 // the last window's items per second; 0: none
-	// held says the limit stayed at its ceiling after the last window.
-	held bool
+	// rates[k] is the smoothed items per second of the windows measured
+	// with a limit of k; 0: none yet. from is the limit of the window
+	// before the last one closed (0: none).
+	rates []float64
+	from  int
+	// warm says a window has closed since the last reset: the first one,
+	// which pays for connections and statements getting ready, is not
+	// measured.
+	warm bool
+	// held says the limit stayed at its ceiling after the last window,
+	// heldFor for how many windows in a row.
+	held    bool
+	heldFor int
 }
 
 // The climb's constants: where it starts, how many batches (per batch in
@@ -181,16 +194,25 @@ const (
 	windowPerFlush  = 4
 	minWindow       = 8
 	idleResetWindow = 50 * time.Millisecond
-	// climbGain is the share by which a step's rate must beat the last
-	// window's to count as a gain (or fall short of it to count as a loss).
+	// climbGain is the share by which a limit's rate must beat its
+	// neighbour's to count as a gain (or fall short of it to count as a
+	// loss).
 	climbGain = 0.02
+	// reprobeWindows is how many windows a limit holds at its ceiling
+	// before it measures the one below again: that one's rate may be from
+	// a load long gone.
+	reprobeWindows = 32
+	// rateSmoothing is the weight of a window's rate in its limit's
+	// smoothed rate: about the last three windows at a limit count.
+	rateSmoothing = 0.3
 )
 
 func newFlushLimit(fixed, procs int) *flushLimit {
 	if fixed >= 1 {
 		return &flushLimit{n: fixed, fixed: true}
 	}
-	return &flushLimit{n: startFlushers, ceil: max(2, procs), step: 1}
+	ceil := max(2, procs)
+	return &flushLimit{n: startFlushers, ceil: ceil, step: 1, rates: make([]float64, ceil+1)}
 }
 
 // observe counts a batch of items, taken at generation gen, answered at
@@ -200,7 +222,9 @@ func (l *flushLimit) observe(now time.Time, gen, items, callers int) {
 		return
 	}
 	if l.last.IsZero() || now.Sub(l.last) > idleResetWindow {
-		l.start, l.items, l.batches, l.rate = now, 0, 0, 0
+		l.start, l.items, l.batches = now, 0, 0
+		clear(l.rates)
+		l.from, l.held, l.warm = 0, false, false
 	}
 	l.last = now
 	if gen != l.gen {
@@ -211,26 +235,50 @@ func (l *flushLimit) observe(now time.Time, gen, items, callers int) {
 	if l.batches < max(minWindow, windowPerFlush*l.n) {
 		return
 	}
+	top := min(l.ceil, max(callers, 1))
+	if !l.warm {
+		l.warm = true
+		if l.n > top {
+			l.n = top
+			l.gen++
+		}
+		l.start, l.items, l.batches = now, 0, 0
+		return
+	}
 	rate := float64(l.items) / max(now.Sub(l.start).Seconds(), 1e-9)
+	if l.rates[l.n] == 0 {
+		l.rates[l.n] = rate
+	} else {
+		l.rates[l.n] += rateSmoothing * (rate - l.rates[l.n])
+	}
 	// One more batch at once must pay for itself; one fewer goes on while
 	// it costs nothing. On a plateau the limit so comes down to its knee:
 	// the fewest batches, so the biggest, that answer as many. At the
-	// ceiling it holds once a step up gained, until a window there loses:
-	// bouncing straight back would spend every other window below the best
-	// limit.
-	judged := l.rate > 0
+	// ceiling it holds once a step up gained, until its rate falls below
+	// the one below it or reprobeWindows have passed: bouncing straight
+	// back would spend every other window below the best limit.
+	est, from := l.rates[l.n], l.from
+	l.from = l.n
+	judged := from > 0 && l.rates[from] > 0
 	if judged {
-		lost := rate < l.rate*(1-climbGain)
-		if l.held && lost || !l.held && (l.step > 0 && rate <= l.rate*(1+climbGain) || l.step < 0 && lost) {
+		lost := func(ref float64) bool { return est < ref*(1-climbGain) }
+		switch {
+		case l.held:
+			l.heldFor++
+			if l.n > 1 && lost(l.rates[l.n-1]) || l.heldFor >= reprobeWindows {
+				l.step = -1
+			}
+		case l.step > 0 && est <= l.rates[from]*(1+climbGain), l.step < 0 && lost(l.rates[from]):
 			l.step = -l.step
 		}
 	}
-	l.rate = rate
-	top := min(l.ceil, max(callers, 1))
 	next := l.n + l.step
 	// Only the ceiling holds: the callers there are change from one
 	// window to the next, and a limit held at a dip in them would stay low.
 	l.held = judged && next > l.ceil && top == l.ceil && l.step > 0
+	if !l.held {
+		l.heldFor = 0
+	}
 	switch {
 	case l.held:
 		next = l.n

@@ -2,6 +2,7 @@ package slots
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -66,7 +67,8 @@ func climb(l *flushLimit, windows int, rate func(n int) float64) []int {
 // batches in flight that answers the most items per second: the peak of a
 // store with spare cores, one for a store whose commits queue for one disk,
 // the ceiling for one that scales past it, held there rather than left
-// every other window; a fixed limit never moves.
+// every other window (once in reprobeWindows it measures the limit below
+// again); a fixed limit never moves.
 func TestFlushLimitClimbs(t *testing.T) {
 	peak := func(top int) func(int) float64 {
 		return func(n int) float64 { return 1000 * float64(top*top-(n-top)*(n-top)) }
@@ -80,15 +82,69 @@ func TestFlushLimitClimbs(t *testing.T) {
 	}
 	scales := func(n int) float64 { return 1000 * float64(n) }
 	for _, procs := range []int{2, 16} {
+		below := 0
 		for _, n := range climb(newFlushLimit(0, procs), 200, scales) {
-			require.Equal(t, procs, n, "held at the ceiling of the CPUs")
+			if n != procs {
+				require.Equal(t, procs-1, n, "one step below, measuring it again")
+				below++
+			}
 		}
+		require.LessOrEqual(t, below, 100/reprobeWindows, "held at the ceiling of the CPUs, one window in reprobeWindows below it")
 	}
 	low := climb(newFlushLimit(0, 2), 200, disk)
 	require.Contains(t, low, 1, "one batch at a time, though it starts at a ceiling of two")
 	for _, n := range climb(newFlushLimit(3, 8), 50, scales) {
 		require.Equal(t, 3, n)
 	}
+}
+
+// TestFlushLimitClimbsThroughNoise: each window's rate off by up to 15 %
+// either way, as a real store's are, the limit still spends most windows
+// where the store answers most: at a ceiling of two that answers a ninth
+// more than one, and around a peak at 6 of 16.
+func TestFlushLimitClimbsThroughNoise(t *testing.T) {
+	for seed := range uint64(20) {
+		rnd := rand.New(rand.NewPCG(seed, 1))
+		noisy := func(rate func(int) float64) func(int) float64 {
+			return func(n int) float64 { return rate(n) * (0.85 + 0.3*rnd.Float64()) }
+		}
+		two := noisy(func(n int) float64 { return 900 + 100*float64(min(n, 2)-1) })
+		at := 0
+		held := climb(newFlushLimit(0, 2), 400, two)
+		for _, n := range held {
+			if n == 2 {
+				at++
+			}
+		}
+		require.GreaterOrEqual(t, at, len(held)*8/10, "seed %d: two batches in flight in most windows", seed)
+
+		peak := noisy(func(n int) float64 { return 1000 * float64(36-(n-6)*(n-6)) })
+		near := 0
+		held = climb(newFlushLimit(0, 16), 400, peak)
+		for _, n := range held {
+			if n >= 5 && n <= 7 {
+				near++
+			}
+		}
+		require.GreaterOrEqual(t, near, len(held)*8/10, "seed %d: around the peak in most windows", seed)
+	}
+}
+
+// TestFlushLimitSkipsWarmUp: the first window, a fifth as fast while
+// connections and statements get ready, is not measured, so it does not
+// keep a store that scales from its ceiling.
+func TestFlushLimitSkipsWarmUp(t *testing.T) {
+	batches := 0
+	warming := func(n int) float64 {
+		batches++
+		if batches <= minWindow {
+			return 400
+		}
+		return 1000 * float64(n)
+	}
+	l := newFlushLimit(0, 2)
+	require.Equal(t, []int{2, 2}, climb(l, 4, warming), "at the ceiling from the third window, after one below it")
+	require.Equal(t, []int{2, 2, 2, 2}, climb(l, 8, warming), "and held there")
 }
 
 // TestFlushLimitFollowsCallers: a batch taken before the last move is not
