@@ -55,12 +55,11 @@ var finishTakeQueries = func() map[nextSlotKey]string {
 // lease expiries.
 func finishTakeManyQuery(k nextSlotKey) string {
 	n := filterParams(k)
-	return fmt.Sprintf(`WITH i AS (SELECT * FROM unnest($%d::text[], $%d::text[], $%d::text[], $%d::bigint[], $%d::bigint[],
-					$%d::text[], $%d::text[], $%d::bigint[], $%d::bigint[])
-				WITH ORDINALITY AS i(slot_id, claim_id, key_id, at, credit, name, avatar, take_at, lease, ord)),`,
-		n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8, n+9) + finishSteps + `,
-		a AS (SELECT i.key_id, i.name, i.avatar, i.take_at AS at, i.lease, i.ord, row_number() OVER (ORDER BY i.ord) AS rn
-			FROM i JOIN upd ON upd.ord = i.ord),` +
+	item := func(k int, typ string) string { return fmt.Sprintf("($%d::%s)[upd.ord::int]", n+k, typ) }
+	return `WITH` + finishSteps(n+1) + `,
+		a AS (SELECT ` + item(3, "text[]") + ` AS key_id, ` + item(6, "text[]") + ` AS name, ` + item(7, "text[]") + ` AS avatar,
+				` + item(8, "bigint[]") + ` AS at, ` + item(9, "bigint[]") + ` AS lease, upd.ord, row_number() OVER (ORDER BY upd.ord) AS rn
+			FROM upd),` +
 		takeManySteps(k, "(SELECT count(*) FROM a)") + finishTakeAnswers + `
 		UNION ALL
 		SELECT 'l', ` + candidatesColumns + `, false, ` + candidatesFiller

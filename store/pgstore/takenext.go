@@ -233,48 +233,48 @@ func slotColumnsOf(a string) string {
 		%[1]s.agent_name, %[1]s.agent_avatar_url, %[1]s.taken_at, %[1]s.done_at, %[1]s.created_at, %[1]s.lease_expires_at`, a)
 }
 
-// finishSteps are the CTEs lk, ia, upd and credit that finish the slots of
-// the CTE i (columns slot_id, claim_id, key_id, at, credit, ord, numbering
-// the items from 1): the transitions and the ledger credits of every slot
-// in one statement. They lock the rows in ID order first, so concurrent
-// batches wait for one another instead of deadlocking. upd returns i's ord
-// and credit and the slot as done.
+// finishSteps are the CTEs ia, lk, upd and credit that finish the slots
+// whose IDs, claim IDs, key IDs, times and credits are the array
+// parameters $first to $first+4, item k at position k of each: the
+// transitions and the ledger credits of every slot in one statement. They
+// lock the rows in ID order first, so concurrent batches wait for one
+// another instead of deadlocking. upd returns each slot's item position
+// (ord) and credit and the slot as done.
 //
-// Both find the slots through the primary key, by an array of their IDs:
-// joined to i by an equality, the planner may hash i against the whole
-// table, a sequential scan of every slot per batch, whenever its
-// statistics, or a table of a few thousand slots, make that look cheaper
-// than a few dozen index probes. And upd reads each slot's item from i's
-// columns gathered into arrays (ia, one row), at the position a JSON object
-// of the IDs gives (a binary search), rather than by joining the slots to
-// i: expecting a row or two on each side, the planner joined them by a
-// nested loop that scanned i and lk again for every slot, a cost growing
-// with the square of the batch (1.4 ms of a 63-item batch's 4.5 ms). It
-// reads ia's columns as scalar subqueries (iaItem), each computed once per
-// statement, rather than joining ia in an UPDATE … FROM: a join would copy
-// ia's whole row, every array of the batch, into each slot's update row
-// (for a concurrent update's recheck), about 3 % of a seat's instructions.
-var finishSteps = `
-		lk AS (SELECT s.id FROM agora_role_slots s WHERE s.id = ANY (ARRAY(SELECT slot_id FROM i)) ORDER BY s.id FOR UPDATE),
-		ia AS MATERIALIZED (SELECT jsonb_object_agg(slot_id, ord) AS pos, array_agg(claim_id ORDER BY ord) AS claims,
-				array_agg(key_id ORDER BY ord) AS keys, array_agg(at ORDER BY ord) AS ats, array_agg(credit ORDER BY ord) AS credits FROM i),
+// Both find the slots through the primary key, by the array of their IDs
+// read from a subquery, whose length the planner cannot see: joined to the
+// items by an equality, or given the array itself, the planner may scan
+// the whole table instead, a sequential scan of every slot per batch,
+// whenever its statistics, or a table of a few thousand slots, make that
+// look cheaper than a few dozen index probes. And upd reads each slot's item from the
+// parameters at the position a JSON object of the IDs gives (ia, a binary
+// search), rather than by joining the slots to the items: expecting a row
+// or two on each side, the planner joined them by a nested loop that
+// scanned the items again for every slot, a cost growing with the square
+// of the batch (1.4 ms of a 63-item batch's 4.5 ms). Nothing else unnests
+// the items: rows built from the arrays only to be gathered into arrays
+// again cost more than reading the parameters themselves.
+func finishSteps(first int) string {
+	ids := fmt.Sprintf("$%d::text[]", first)
+	item := func(k int, typ string) string {
+		return fmt.Sprintf("($%d::%s)[%s::int]", first+k, typ, iaPos)
+	}
+	return `
+		ia AS MATERIALIZED (SELECT jsonb_object_agg(slot_id, ord) AS pos, ` + ids + ` AS ids FROM unnest(` + ids + `) WITH ORDINALITY AS u(slot_id, ord)),
+		lk AS (SELECT s.id FROM agora_role_slots s WHERE s.id = ANY ((SELECT ids FROM ia)::text[]) ORDER BY s.id FOR UPDATE),
 		upd AS (
-			UPDATE agora_role_slots s SET status = 'done', done_at = ` + iaItem("ats") + `, ` + finishedColumns + `
+			UPDATE agora_role_slots s SET status = 'done', done_at = ` + item(3, "bigint[]") + `, ` + finishedColumns + `
 			WHERE s.id = ANY (ARRAY(SELECT id FROM lk)) AND s.status = 'taken'
-				AND s.claim_id = ` + iaItem("claims") + ` AND s.api_key_id = ` + iaItem("keys") + `
-				AND (s.lease_due IS NULL OR s.lease_due > ` + iaItem("ats") + `)
-			RETURNING ` + iaPos + `::bigint AS ord, ` + iaItem("credits") + ` AS credit, ` + slotColumnsOf("s") + `),
+				AND s.claim_id = ` + item(1, "text[]") + ` AND s.api_key_id = ` + item(2, "text[]") + `
+				AND (s.lease_due IS NULL OR s.lease_due > ` + item(3, "bigint[]") + `)
+			RETURNING ` + iaPos + `::bigint AS ord, ` + item(4, "bigint[]") + ` AS credit, ` + slotColumnsOf("s") + `),
 		credit AS (
 			INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)
 			SELECT api_key_id, credit, 'role_slot_done', id, done_at FROM upd)`
-
-// iaPos is the position of slot s's item in finishSteps' ia.
-const iaPos = `((SELECT pos FROM ia) ->> s.id)`
-
-// iaItem is slot s's item of ia's column col.
-func iaItem(col string) string {
-	return `(SELECT ` + col + ` FROM ia)[` + iaPos + `::int]`
 }
+
+// iaPos is the position of slot s's item in finishSteps' arrays.
+const iaPos = `((SELECT pos FROM ia) ->> s.id)`
 
 // finishAnswers answers finishSteps per slot finished: its item's ord,
 // true, and the slot as done; then the columns extra (empty, or starting
@@ -288,9 +288,7 @@ func finishAnswers(extra string) string {
 // finishManyQuery is finishQuery for many slots at once (finishSteps). Its
 // parameters are arrays of the slot IDs, claim IDs, key IDs, times and
 // credits.
-var finishManyQuery = `
-		WITH i AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])
-				WITH ORDINALITY AS i(slot_id, claim_id, key_id, at, credit, ord)),` + finishSteps + finishAnswers("")
+var finishManyQuery = `WITH` + finishSteps(1) + finishAnswers("")
 
 // FinishSlots implements slots.SlotStore in one statement (finishManyQuery).
 // A batch of one, or naming a slot twice, is finished item by item
