@@ -174,7 +174,7 @@ type flushLimit struct {
 	items, batches int
 	// rates[k] is the smoothed items per second of the windows measured
 	// with a limit of k; 0: none yet. from is the limit of the window
-	// before the last one closed (0: none).
+	// before the last one closed (0: none; its rate is then measured).
 	rates []float64
 	from  int
 	// warm says a window has closed since the last reset: the first one,
@@ -259,7 +259,7 @@ func (l *flushLimit) observe(now time.Time, gen, items, callers int) {
 	// back would spend every other window below the best limit.
 	est, from := l.rates[l.n], l.from
 	l.from = l.n
-	judged := from > 0 && l.rates[from] > 0
+	judged := from > 0
 	if judged {
 		lost := func(ref float64) bool { return est < ref*(1-climbGain) }
 		switch {

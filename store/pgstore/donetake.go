@@ -55,7 +55,7 @@ var finishTakeQueries = func() map[nextSlotKey]string {
 // lease expiries.
 func finishTakeManyQuery(k nextSlotKey) string {
 	n := filterParams(k)
-	item := func(k int, typ string) string { return fmt.Sprintf("($%d::%s)[upd.ord::int]", n+k, typ) }
+	item := func(k int, typ string) string { return arrayItem(n+k, typ, "upd.ord") }
 	return `WITH` + finishSteps(n+1) + `,
 		a AS (SELECT ` + item(3, "text[]") + ` AS key_id, ` + item(6, "text[]") + ` AS name, ` + item(7, "text[]") + ` AS avatar,
 				` + item(8, "bigint[]") + ` AS at, ` + item(9, "bigint[]") + ` AS lease, upd.ord, row_number() OVER (ORDER BY upd.ord) AS rn

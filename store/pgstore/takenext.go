@@ -246,19 +246,17 @@ func slotColumnsOf(a string) string {
 // items by an equality, or given the array itself, the planner may scan
 // the whole table instead, a sequential scan of every slot per batch,
 // whenever its statistics, or a table of a few thousand slots, make that
-// look cheaper than a few dozen index probes. And upd reads each slot's item from the
-// parameters at the position a JSON object of the IDs gives (ia, a binary
-// search), rather than by joining the slots to the items: expecting a row
-// or two on each side, the planner joined them by a nested loop that
-// scanned the items again for every slot, a cost growing with the square
-// of the batch (1.4 ms of a 63-item batch's 4.5 ms). Nothing else unnests
+// look cheaper than a few dozen index probes. And upd reads each slot's
+// item from the parameters at the position a JSON object of the IDs gives
+// (ia, a binary search), rather than by joining the slots to the items:
+// expecting a row or two on each side, the planner joined them by a nested
+// loop that scanned the items again for every slot, a cost growing with
+// the square of the batch (1.4 ms of a 63-item batch's 4.5 ms). Nothing else unnests
 // the items: rows built from the arrays only to be gathered into arrays
 // again cost more than reading the parameters themselves.
 func finishSteps(first int) string {
 	ids := fmt.Sprintf("$%d::text[]", first)
-	item := func(k int, typ string) string {
-		return fmt.Sprintf("($%d::%s)[%s::int]", first+k, typ, iaPos)
-	}
+	item := func(k int, typ string) string { return arrayItem(first+k, typ, iaPos) }
 	return `
 		ia AS MATERIALIZED (SELECT jsonb_object_agg(slot_id, ord) AS pos, ` + ids + ` AS ids FROM unnest(` + ids + `) WITH ORDINALITY AS u(slot_id, ord)),
 		lk AS (SELECT s.id FROM agora_role_slots s WHERE s.id = ANY ((SELECT ids FROM ia)::text[]) ORDER BY s.id FOR UPDATE),
@@ -275,6 +273,12 @@ func finishSteps(first int) string {
 
 // iaPos is the position of slot s's item in finishSteps' arrays.
 const iaPos = `((SELECT pos FROM ia) ->> s.id)`
+
+// arrayItem is the item at position pos (an SQL expression) of the array
+// parameter $param of type typ.
+func arrayItem(param int, typ, pos string) string {
+	return fmt.Sprintf("($%d::%s)[%s::int]", param, typ, pos)
+}
 
 // finishAnswers answers finishSteps per slot finished: its item's ord,
 // true, and the slot as done; then the columns extra (empty, or starting
