@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agorahq/agora/internal/text"
 	"github.com/agorahq/agora/store"
@@ -98,7 +99,10 @@ func parseToken(token string) (id, secret string, ok bool) {
 		return "", "", false
 	}
 	id, secret, ok = strings.Cut(rest, ".")
-	return id, secret, ok && id != "" && secret != ""
+	// No key has an ID a store could not even read: one of invalid UTF-8
+	// or with a NUL would fail PostgreSQL's lookup, and with it the
+	// lookups of every request it was coalesced with.
+	return id, secret, ok && id != "" && secret != "" && utf8.ValidString(id) && !strings.ContainsRune(id, 0)
 }
 
 // secretMatches compares the SHA-256 of secret with hash in constant time.

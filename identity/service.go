@@ -6,10 +6,12 @@ import (
 	"crypto/subtle"
 	"errors"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agorahq/agora/internal/batch"
 	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/internal/text"
 	"github.com/agorahq/agora/store"
@@ -26,7 +28,18 @@ type Service struct {
 	scopes    []Scope         // the scopes a key may carry, in the order messages list them
 	aliases   map[Scope]Scope // other names of scopes
 	obs       Observer
+	// lookups coalesces Authenticate's reads of keys (see New).
+	lookups *batch.Batcher[string, keyLookup]
 }
+
+// keyLookup is one key ID's answer in a batch of lookups.
+type keyLookup struct {
+	key Key
+	err error
+}
+
+// maxKeyLookups is the most key IDs one GetKeys call of a Service reads.
+const maxKeyLookups = 256
 
 // Option configures a Service.
 type Option func(*Service)
@@ -75,7 +88,39 @@ func New(st Store, opts ...Option) *Service {
 		o(s)
 	}
 	s.ids.Now = s.now
+	// Every authenticated request reads its key. Those that come while
+	// others' reads are in flight go together in the next GetKeys, one
+	// statement or round trip for all (a lone request never waits), and
+	// each still reads the key after it arrived, so a revocation anywhere
+	// holds for every request that follows it.
+	s.lookups = &batch.Batcher[string, keyLookup]{
+		MaxBatch: maxKeyLookups,
+		Limit:    batch.NewLimit(0, runtime.GOMAXPROCS(0)),
+		Run:      s.getKeys,
+		Fail:     func(err error) keyLookup { return keyLookup{err: err} },
+	}
 	return s
+}
+
+// getKeys answers a batch of key lookups with one GetKeys.
+func (s *Service) getKeys(ctx context.Context, ids []string) ([]keyLookup, error) {
+	keys, err := s.store.GetKeys(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]Key, len(keys))
+	for _, k := range keys {
+		byID[k.ID] = k
+	}
+	out := make([]keyLookup, len(ids))
+	for i, id := range ids {
+		k, ok := byID[id]
+		if !ok {
+			out[i].err = ErrKeyNotFound
+		}
+		out[i].key = k
+	}
+	return out, nil
 }
 
 // Store returns the store the service runs on.
@@ -194,7 +239,7 @@ func (s *Service) RegisterSigningKey(ctx context.Context, address string) (err e
 // Authenticate returns the key a bearer token belongs to. Any failure — empty,
 // malformed, unknown, wrong secret, revoked — is ErrUnauthenticated, so a
 // caller learns nothing about which part was wrong.
-func (s *Service) Authenticate(ctx context.Context, token string) (_ Key, err error) {
+func (s *Service) Authenticate(ctx context.Context, token string) (k Key, err error) {
 	ctx, done := s.obs.Call(ctx, "identity.Authenticate")
 	defer func() { done(err) }()
 	if token == "" {
@@ -210,7 +255,10 @@ func (s *Service) Authenticate(ctx context.Context, token string) (_ Key, err er
 	if !ok {
 		return Key{}, ErrUnauthenticated
 	}
-	k, err := s.store.GetKey(ctx, id)
+	r, err := s.lookups.Do(ctx, id)
+	if err == nil {
+		k, err = r.key, r.err
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return Key{}, ErrUnauthenticated
 	}

@@ -13,6 +13,11 @@ type KeyStore interface {
 	CreateKey(ctx context.Context, k Key) error
 	// GetKey returns the key, revoked or not, or ErrKeyNotFound.
 	GetKey(ctx context.Context, id string) (Key, error)
+	// GetKeys returns the keys, revoked or not, of those of ids that
+	// exist, each once and in any order, in one read: the Service
+	// coalesces concurrent callers' lookups into it. An ID no key has is
+	// left out; none is an error.
+	GetKeys(ctx context.Context, ids []string) ([]Key, error)
 	// ListKeys returns every key, revoked ones included, oldest first.
 	ListKeys(ctx context.Context) ([]Key, error)
 	// RevokeKey sets the key's RevokedAt to at unless it is already revoked

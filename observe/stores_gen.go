@@ -161,6 +161,7 @@ var identityOps = []string{
 	"CreateKey",
 	"DeviceCodeByUserCode",
 	"GetKey",
+	"GetKeys",
 	"ListKeys",
 	"RevokeKey",
 	"SetSigningKey",
@@ -173,9 +174,10 @@ const (
 	opIdentityCreateKey            = 3
 	opIdentityDeviceCodeByUserCode = 4
 	opIdentityGetKey               = 5
-	opIdentityListKeys             = 6
-	opIdentityRevokeKey            = 7
-	opIdentitySetSigningKey        = 8
+	opIdentityGetKeys              = 6
+	opIdentityListKeys             = 7
+	opIdentityRevokeKey            = 8
+	opIdentitySetSigningKey        = 9
 )
 
 // ApproveDeviceCode implements identity.Store.
@@ -222,6 +224,14 @@ func (s identityStore) DeviceCodeByUserCode(ctx context.Context, a1 string) (ide
 func (s identityStore) GetKey(ctx context.Context, a1 string) (identity.Key, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opIdentityGetKey])
 	r0, err := s.next.GetKey(ctx, a1)
+	c.end(err)
+	return r0, err
+}
+
+// GetKeys implements identity.Store.
+func (s identityStore) GetKeys(ctx context.Context, a1 []string) ([]identity.Key, error) {
+	ctx, c := s.o.start(ctx, &s.ops[opIdentityGetKeys])
+	r0, err := s.next.GetKeys(ctx, a1)
 	c.end(err)
 	return r0, err
 }

@@ -56,7 +56,7 @@ func (s *Service) DoneAndTakeNext(ctx context.Context, claimID, slotID string, q
 		Finish: FinishParams{ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: t.Now, Credit: RewardRoleSlot},
 		Next:   TakeNextParams{Next: next, Agent: t.Agent, Now: t.Now, LeaseUntil: t.LeaseUntil},
 	}
-	r, err := s.doneTakes.do(ctx, p)
+	r, err := s.doneTakes.Do(ctx, p)
 	if err == nil {
 		err = r.Err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agorahq/agora/identity"
+	"github.com/agorahq/agora/internal/batch"
 	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/internal/sweep"
@@ -23,9 +24,9 @@ type Service struct {
 	lease     time.Duration
 	notifier  store.Notifier
 	batching  batching
-	dones     *batcher[FinishParams, FinishResult]
-	takes     *batcher[TakeNextParams, JobResult]
-	doneTakes *batcher[FinishTakeParams, FinishTakeResult]
+	dones     *batch.Batcher[FinishParams, FinishResult]
+	takes     *batch.Batcher[TakeNextParams, JobResult]
+	doneTakes *batch.Batcher[FinishTakeParams, FinishTakeResult]
 	crowd     spread
 	obs       Observer
 }
@@ -338,7 +339,7 @@ func (s *Service) Done(ctx context.Context, claimID, slotID string) (_ Slot, err
 		return Slot{}, err
 	}
 	p := FinishParams{ClaimID: claimID, SlotID: slotID, KeyID: agent.ID, Now: s.clock(), Credit: RewardRoleSlot}
-	r, err := s.dones.do(ctx, p)
+	r, err := s.dones.Do(ctx, p)
 	slot := r.Slot
 	if err == nil {
 		err = r.Err

@@ -73,7 +73,7 @@ func (s *Service) TakeNext(ctx context.Context, q JobQuery) (_ Job, err error) {
 	}
 	t := s.takeParams(agent)
 	p := TakeNextParams{Next: next, Agent: t.Agent, Now: t.Now, LeaseUntil: t.LeaseUntil}
-	r, err := s.takes.do(ctx, p)
+	r, err := s.takes.Do(ctx, p)
 	job := r.Job
 	if err == nil {
 		err = r.Err

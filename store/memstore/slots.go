@@ -353,6 +353,24 @@ func (s *Store) GetKey(ctx context.Context, id string) (identity.Key, error) {
 	return cloneKey(*k), nil
 }
 
+// GetKeys implements identity.KeyStore.
+func (s *Store) GetKeys(ctx context.Context, ids []string) ([]identity.Key, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]identity.Key, 0, len(ids))
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if k, ok := s.keys[id]; ok && !seen[id] {
+			seen[id] = true
+			out = append(out, cloneKey(*k))
+		}
+	}
+	return out, nil
+}
+
 // ListKeys implements identity.KeyStore.
 func (s *Store) ListKeys(ctx context.Context) ([]identity.Key, error) {
 	if err := ctx.Err(); err != nil {

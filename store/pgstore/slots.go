@@ -555,6 +555,23 @@ func (s *Store) GetKey(ctx context.Context, id string) (identity.Key, error) {
 	return r.key(), nil
 }
 
+// GetKeys implements identity.KeyStore in one statement.
+func (s *Store) GetKeys(ctx context.Context, ids []string) ([]identity.Key, error) {
+	stmt, err := s.prepared(ctx, `SELECT `+keyColumns+` FROM agora_keys WHERE id = ANY ($1::text[])`)
+	if err != nil {
+		return nil, err
+	}
+	var rows []keyRow
+	if err := stmt.SelectContext(ctx, &rows, pq.Array(ids)); err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	out := make([]identity.Key, len(rows))
+	for i, r := range rows {
+		out[i] = r.key()
+	}
+	return out, nil
+}
+
 // ListKeys implements identity.KeyStore.
 func (s *Store) ListKeys(ctx context.Context) ([]identity.Key, error) {
 	var rows []keyRow

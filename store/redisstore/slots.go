@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -232,6 +233,33 @@ func (s *Store) GetKey(ctx context.Context, id string) (identity.Key, error) {
 		return identity.Key{}, identity.ErrKeyNotFound
 	}
 	return decodeKey(m)
+}
+
+// GetKeys implements identity.KeyStore: one HGETALL per ID, pipelined in
+// one round trip.
+func (s *Store) GetKeys(ctx context.Context, ids []string) ([]identity.Key, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.HGetAll(ctx, s.keyKey(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	out := make([]identity.Key, 0, len(ids))
+	for _, c := range cmds {
+		if m := c.Val(); len(m) > 0 {
+			k, err := decodeKey(m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
 
 // ListKeys implements identity.KeyStore.

@@ -222,6 +222,59 @@ func RunIdentity(t *testing.T, newStores NewStores) {
 		require.ErrorIs(t, e.svc.Store().CreateKey(e.ctx, other), store.ErrConflict)
 	})
 
+	t.Run("KeyLookups", func(t *testing.T) {
+		t.Parallel()
+		e := newIdentityEnv(t, newStores)
+		st := e.svc.Store()
+		a, c := e.agent("lookup-a"), e.agent("lookup-c")
+		require.NoError(t, e.svc.RevokeKey(e.admin, c.ID))
+		got, err := st.GetKeys(e.ctx, []string{c.ID, "key_missing", a.ID, a.ID, "", strings.Repeat("k", 500), "ключ 🔑"})
+		require.NoError(t, err)
+		require.Len(t, got, 2, "each key that exists once, a revoked one too")
+		for _, k := range got {
+			want, err := st.GetKey(e.ctx, k.ID)
+			require.NoError(t, err)
+			require.Equal(t, want, k, "as GetKey reads it")
+		}
+		require.ElementsMatch(t, []string{a.ID, c.ID}, []string{got[0].ID, got[1].ID})
+		got, err = st.GetKeys(e.ctx, nil)
+		require.NoError(t, err)
+		require.Empty(t, got)
+
+		// Two Services on one store, as two processes: many requests at
+		// once, a key's several together, each authenticated as its own
+		// key; a revocation holds for every request after it, in both.
+		other := newIdentity(st)
+		svcs := []*identity.Service{e.svc, other}
+		ids, tokens := make([]string, 8), make([]string, 8)
+		for i := range ids {
+			k, token, err := e.svc.CreateKey(e.admin, identity.NewKey{Name: fmt.Sprint("lookup-", i)})
+			require.NoError(t, err)
+			ids[i], tokens[i] = k.ID, token
+		}
+		for range raceRepeats {
+			concurrently(64, func(i int) {
+				k, err := svcs[i%2].Authenticate(e.ctx, tokens[i%8])
+				require.NoError(t, err)
+				require.Equal(t, ids[i%8], k.ID)
+			})
+		}
+		require.NoError(t, other.RevokeKey(identity.WithKey(e.ctx, other.Admin()), ids[0]))
+		concurrently(64, func(i int) {
+			k, err := svcs[i%2].Authenticate(e.ctx, tokens[i%8])
+			if i%8 == 0 {
+				require.ErrorIs(t, err, store.ErrUnauthorized, "revoked in the other Service")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, ids[i%8], k.ID)
+		})
+		for _, bad := range []string{"agora.\xff\xfe.secret", "agora.a\x00b.secret", "agora.ключ.secret"} {
+			_, err := e.svc.Authenticate(e.ctx, bad)
+			require.ErrorIs(t, err, store.ErrUnauthorized, "token %q", bad)
+		}
+	})
+
 	t.Run("KeyNamesAreUnique", func(t *testing.T) {
 		t.Parallel()
 		e := newIdentityEnv(t, newStores)

@@ -1,7 +1,6 @@
-package slots
+package batch
 
 import (
-	"context"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -9,45 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestGatherStopsWithTheLeadersContext: a caller that leads a batch waiting
-// for callers who do not come stops waiting when its own context ends, and
-// writes its batch then, rather than after maxWait.
-func TestGatherStopsWithTheLeadersContext(t *testing.T) {
-	var ran []int
-	b := &batcher[int, int]{
-		maxWait:  time.Hour,
-		maxBatch: MaxBatch,
-		limit:    newFlushLimit(1, 1),
-		key:      func(p int) string { return string(rune('a' + p)) },
-		run: func(_ context.Context, ps []int) ([]int, error) {
-			ran = append(ran, len(ps))
-			return ps, nil
-		},
-		fail:    func(error) int { return -1 },
-		callers: 4, // the last batch had four callers: this one waits for them
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	answered := make(chan error, 1)
-	go func() {
-		_, err := b.do(ctx, 1)
-		answered <- err
-	}()
-	select {
-	case <-answered:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the leader waited on after its context ended")
-	}
-	require.Equal(t, []int{1}, ran, "its batch was written, alone")
-	require.Zero(t, b.flushers)
-	require.Zero(t, b.gathering)
-	require.Empty(t, b.waiters)
-}
-
 // climb drives l through windows against a store that answers rate(n)
 // items per second with n batches in flight, and returns the limits it
 // held in the last half of them.
-func climb(l *flushLimit, windows int, rate func(n int) float64) []int {
+func climb(l *Limit, windows int, rate func(n int) float64) []int {
 	now := time.Unix(0, 0)
 	var held []int
 	for w := range windows {
@@ -63,27 +27,27 @@ func climb(l *flushLimit, windows int, rate func(n int) float64) []int {
 	return held
 }
 
-// TestFlushLimitClimbs: the adaptive limit settles near the number of
+// TestLimitClimbs: the adaptive limit settles near the number of
 // batches in flight that answers the most items per second: the peak of a
 // store with spare cores, one for a store whose commits queue for one disk,
 // the ceiling for one that scales past it, held there rather than left
 // every other window (once in reprobeWindows it measures the limit below
 // again); a fixed limit never moves.
-func TestFlushLimitClimbs(t *testing.T) {
+func TestLimitClimbs(t *testing.T) {
 	peak := func(top int) func(int) float64 {
 		return func(n int) float64 { return 1000 * float64(top*top-(n-top)*(n-top)) }
 	}
-	for _, n := range climb(newFlushLimit(0, 8), 200, peak(6)) {
+	for _, n := range climb(NewLimit(0, 8), 200, peak(6)) {
 		require.InDelta(t, 6, n, 1, "around the peak at 6")
 	}
 	disk := func(n int) float64 { return 4000 / float64(n) }
-	for _, n := range climb(newFlushLimit(0, 8), 200, disk) {
+	for _, n := range climb(NewLimit(0, 8), 200, disk) {
 		require.LessOrEqual(t, n, 2, "one batch at a time, or two while it checks")
 	}
 	scales := func(n int) float64 { return 1000 * float64(n) }
 	for _, procs := range []int{2, 16} {
 		below := 0
-		for _, n := range climb(newFlushLimit(0, procs), 200, scales) {
+		for _, n := range climb(NewLimit(0, procs), 200, scales) {
 			if n != procs {
 				require.Equal(t, procs-1, n, "one step below, measuring it again")
 				below++
@@ -91,18 +55,18 @@ func TestFlushLimitClimbs(t *testing.T) {
 		}
 		require.LessOrEqual(t, below, 100/reprobeWindows, "held at the ceiling of the CPUs, one window in reprobeWindows below it")
 	}
-	low := climb(newFlushLimit(0, 2), 200, disk)
+	low := climb(NewLimit(0, 2), 200, disk)
 	require.Contains(t, low, 1, "one batch at a time, though it starts at a ceiling of two")
-	for _, n := range climb(newFlushLimit(3, 8), 50, scales) {
+	for _, n := range climb(NewLimit(3, 8), 50, scales) {
 		require.Equal(t, 3, n)
 	}
 }
 
-// TestFlushLimitClimbsThroughNoise: each window's rate off by up to 15 %
+// TestLimitClimbsThroughNoise: each window's rate off by up to 15 %
 // either way, as a real store's are, the limit still spends most windows
 // where the store answers most: at a ceiling of two that answers a ninth
 // more than one, and around a peak at 6 of 16.
-func TestFlushLimitClimbsThroughNoise(t *testing.T) {
+func TestLimitClimbsThroughNoise(t *testing.T) {
 	for seed := range uint64(20) {
 		rnd := rand.New(rand.NewPCG(seed, 1))
 		noisy := func(rate func(int) float64) func(int) float64 {
@@ -110,7 +74,7 @@ func TestFlushLimitClimbsThroughNoise(t *testing.T) {
 		}
 		two := noisy(func(n int) float64 { return 900 + 100*float64(min(n, 2)-1) })
 		at := 0
-		held := climb(newFlushLimit(0, 2), 400, two)
+		held := climb(NewLimit(0, 2), 400, two)
 		for _, n := range held {
 			if n == 2 {
 				at++
@@ -120,7 +84,7 @@ func TestFlushLimitClimbsThroughNoise(t *testing.T) {
 
 		peak := noisy(func(n int) float64 { return 1000 * float64(36-(n-6)*(n-6)) })
 		near := 0
-		held = climb(newFlushLimit(0, 16), 400, peak)
+		held = climb(NewLimit(0, 16), 400, peak)
 		for _, n := range held {
 			if n >= 5 && n <= 7 {
 				near++
@@ -130,10 +94,10 @@ func TestFlushLimitClimbsThroughNoise(t *testing.T) {
 	}
 }
 
-// TestFlushLimitSkipsWarmUp: the first window, a fifth as fast while
+// TestLimitSkipsWarmUp: the first window, a fifth as fast while
 // connections and statements get ready, is not measured, so it does not
 // keep a store that scales from its ceiling.
-func TestFlushLimitSkipsWarmUp(t *testing.T) {
+func TestLimitSkipsWarmUp(t *testing.T) {
 	batches := 0
 	warming := func(n int) float64 {
 		batches++
@@ -142,15 +106,15 @@ func TestFlushLimitSkipsWarmUp(t *testing.T) {
 		}
 		return 1000 * float64(n)
 	}
-	l := newFlushLimit(0, 2)
+	l := NewLimit(0, 2)
 	require.Equal(t, []int{2, 2}, climb(l, 4, warming), "at the ceiling from the third window, after one below it")
 	require.Equal(t, []int{2, 2, 2, 2}, climb(l, 8, warming), "and held there")
 }
 
-// TestFlushLimitFollowsCallers: a batch taken before the last move is not
+// TestLimitFollowsCallers: a batch taken before the last move is not
 // measured, and the limit never climbs past the callers there are.
-func TestFlushLimitFollowsCallers(t *testing.T) {
-	l := newFlushLimit(0, 8)
+func TestLimitFollowsCallers(t *testing.T) {
+	l := NewLimit(0, 8)
 	now := time.Unix(0, 0)
 	for range 100 {
 		now = now.Add(time.Millisecond)
@@ -167,11 +131,11 @@ func TestFlushLimitFollowsCallers(t *testing.T) {
 	}
 }
 
-// TestFlushLimitClimbsBackAfterFewCallers: a limit held at its ceiling
+// TestLimitClimbsBackAfterFewCallers: a limit held at its ceiling
 // comes down with the callers, and climbs back when they return, rather
 // than holding where the dip left it.
-func TestFlushLimitClimbsBackAfterFewCallers(t *testing.T) {
-	l := newFlushLimit(0, 4)
+func TestLimitClimbsBackAfterFewCallers(t *testing.T) {
+	l := NewLimit(0, 4)
 	now := time.Unix(0, 0)
 	window := func(callers int) {
 		gen := l.gen

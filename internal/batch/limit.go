@@ -1,0 +1,146 @@
+package batch
+
+import "time"
+
+// Limit bounds a Batcher's batches in flight; the Batcher's mutex
+// guards it. Fixed (NewLimit's fixed), it otherwise climbs a hill: over
+// a window of batches it measures the items answered per second, then
+// moves one step, and turns round when a step up did not gain or a step
+// down lost. So it settles where one more batch at once stops paying:
+// near one on a store whose commits queue for a disk, near its spare cores
+// on one that has them; and never above the callers there are, so that
+// when fewer come each batch still gathers several. It compares each
+// limit's smoothed rate over its windows rather than one window against
+// the last: a window's rate varies by a tenth or more from one to the
+// next, more than one limit differs from its neighbour.
+type Limit struct {
+	n     int
+	fixed bool
+	ceil  int
+	step  int
+	// gen counts the moves; a batch taken before the last one is not
+	// measured.
+	gen int
+	// The window being measured.
+	start, last    time.Time
+	items, batches int
+	// rates[k] is the smoothed items per second of the windows measured
+	// with a limit of k; 0: none yet. from is the limit of the window
+	// before the last one closed (0: none; its rate is then measured).
+	rates []float64
+	from  int
+	// warm says a window has closed since the last reset: the first one,
+	// which pays for connections and statements getting ready, is not
+	// measured.
+	warm bool
+	// held says the limit stayed at its ceiling after the last window,
+	// heldFor for how many windows in a row.
+	held    bool
+	heldFor int
+}
+
+// The climb's constants: where it starts, how many batches (per batch in
+// flight) a window measures, and how long an idle gap resets it.
+const (
+	startFlushers   = 2
+	windowPerFlush  = 4
+	minWindow       = 8
+	idleResetWindow = 50 * time.Millisecond
+	// climbGain is the share by which a limit's rate must beat its
+	// neighbour's to count as a gain (or fall short of it to count as a
+	// loss).
+	climbGain = 0.02
+	// reprobeWindows is how many windows a limit holds at its ceiling
+	// before it measures the one below again: that one's rate may be from
+	// a load long gone.
+	reprobeWindows = 32
+	// rateSmoothing is the weight of a window's rate in its limit's
+	// smoothed rate: about the last three windows at a limit count.
+	rateSmoothing = 0.3
+)
+
+// NewLimit returns a limit fixed at fixed batches in flight, or, with fixed
+// below 1, one that adapts between 1 and procs (at least 2), starting at 2.
+func NewLimit(fixed, procs int) *Limit {
+	if fixed >= 1 {
+		return &Limit{n: fixed, fixed: true}
+	}
+	ceil := max(2, procs)
+	return &Limit{n: startFlushers, ceil: ceil, step: 1, rates: make([]float64, ceil+1)}
+}
+
+// observe counts a batch of items, taken at generation gen, answered at
+// now, when callers were in the batcher.
+func (l *Limit) observe(now time.Time, gen, items, callers int) {
+	if l.fixed {
+		return
+	}
+	if l.last.IsZero() || now.Sub(l.last) > idleResetWindow {
+		l.start, l.items, l.batches = now, 0, 0
+		clear(l.rates)
+		l.from, l.held, l.warm = 0, false, false
+	}
+	l.last = now
+	if gen != l.gen {
+		return
+	}
+	l.items += items
+	l.batches++
+	if l.batches < max(minWindow, windowPerFlush*l.n) {
+		return
+	}
+	top := min(l.ceil, max(callers, 1))
+	if !l.warm {
+		l.warm = true
+		if l.n > top {
+			l.n = top
+			l.gen++
+		}
+		l.start, l.items, l.batches = now, 0, 0
+		return
+	}
+	rate := float64(l.items) / max(now.Sub(l.start).Seconds(), 1e-9)
+	if l.rates[l.n] == 0 {
+		l.rates[l.n] = rate
+	} else {
+		l.rates[l.n] += rateSmoothing * (rate - l.rates[l.n])
+	}
+	// One more batch at once must pay for itself; one fewer goes on while
+	// it costs nothing. On a plateau the limit so comes down to its knee:
+	// the fewest batches, so the biggest, that answer as many. At the
+	// ceiling it holds once a step up gained, until its rate falls below
+	// the one below it or reprobeWindows have passed: bouncing straight
+	// back would spend every other window below the best limit.
+	est, from := l.rates[l.n], l.from
+	l.from = l.n
+	judged := from > 0
+	if judged {
+		lost := func(ref float64) bool { return est < ref*(1-climbGain) }
+		switch {
+		case l.held:
+			l.heldFor++
+			if l.n > 1 && lost(l.rates[l.n-1]) || l.heldFor >= reprobeWindows {
+				l.step = -1
+			}
+		case l.step > 0 && est <= l.rates[from]*(1+climbGain), l.step < 0 && lost(l.rates[from]):
+			l.step = -l.step
+		}
+	}
+	next := l.n + l.step
+	// Only the ceiling holds: the callers there are change from one
+	// window to the next, and a limit held at a dip in them would stay low.
+	l.held = judged && next > l.ceil && top == l.ceil && l.step > 0
+	if !l.held {
+		l.heldFor = 0
+	}
+	switch {
+	case l.held:
+		next = l.n
+	case next < 1 || next > top:
+		l.step = -l.step
+		next = l.n + l.step
+	}
+	l.n = min(max(next, 1), top)
+	l.gen++
+	l.start, l.items, l.batches = now, 0, 0
+}
