@@ -12,16 +12,13 @@ import (
 
 // RunLimiter checks the backend's per-key rate limit: one limit per key
 // whatever process asks (two limiters sharing the backend, raced by many
-// goroutines, let exactly the burst through), keys apart from each other,
-// and a refused request told how long to wait, after which it passes.
+// goroutines, let exactly the burst through), keys apart from each other
+// even when many are asked at once, and a refused request told how long to
+// wait, after which it passes.
 func RunLimiter(t *testing.T, newStores NewStores) {
 	t.Run("SharedAcrossProcesses", func(t *testing.T) {
 		t.Parallel()
-		st := newStores(t)
-		if st.Limiters == nil {
-			t.Fatal("storetest: Stores.Limiters is required")
-		}
-		a, b := st.Limiters(0.001, 5)
+		a, b := limiters(t, newStores, 0.001, 5)
 		ctx := context.Background()
 		for r := range raceRepeats {
 			key := fmt.Sprintf("key_%d_%d", r, time.Now().UnixNano())
@@ -45,13 +42,34 @@ func RunLimiter(t *testing.T, newStores NewStores) {
 			require.True(t, ok, "another key has its own limit")
 		}
 	})
+	t.Run("ManyKeysAtOnce", func(t *testing.T) {
+		t.Parallel()
+		a, b := limiters(t, newStores, 0.001, 3)
+		ctx := context.Background()
+		const keys, each = 16, 8
+		for r := range raceRepeats {
+			var allowed [keys]atomic.Int32
+			concurrently(keys*each, func(i int) {
+				l := a
+				if i%2 == 1 {
+					l = b
+				}
+				ok, wait, err := l.Allow(ctx, fmt.Sprintf("many_%d_%d", r, i%keys))
+				require.NoError(t, err)
+				if ok {
+					allowed[i%keys].Add(1)
+				} else {
+					require.Positive(t, wait, "a refusal says how long to wait")
+				}
+			})
+			for k := range allowed {
+				require.EqualValues(t, 3, allowed[k].Load(), "key %d: its burst, whatever others asked at once", k)
+			}
+		}
+	})
 	t.Run("RefillsAfterRetryAfter", func(t *testing.T) {
 		t.Parallel()
-		st := newStores(t)
-		if st.Limiters == nil {
-			t.Fatal("storetest: Stores.Limiters is required")
-		}
-		a, b := st.Limiters(2, 1)
+		a, b := limiters(t, newStores, 2, 1)
 		ctx := context.Background()
 		ok, _, err := a.Allow(ctx, "key_refill")
 		require.NoError(t, err)
@@ -66,4 +84,14 @@ func RunLimiter(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.True(t, ok, "after the wait it passes")
 	})
+}
+
+// limiters returns the two limiters of a fresh store (Stores.Limiters).
+func limiters(t *testing.T, newStores NewStores, perSecond float64, burst int) (Limiter, Limiter) {
+	t.Helper()
+	st := newStores(t)
+	if st.Limiters == nil {
+		t.Fatal("storetest: Stores.Limiters is required")
+	}
+	return st.Limiters(perSecond, burst)
 }
