@@ -84,6 +84,10 @@ var (
 // without it keep working.
 const tokenPrefix = "agora."
 
+// maxKeyIDLen bounds the key ID a token may name: the Service's IDs are
+// under 40 bytes.
+const maxKeyIDLen = 128
+
 func newSecret() (secret string, hash []byte) {
 	var b [32]byte
 	_, _ = rand.Read(b[:])
@@ -99,10 +103,12 @@ func parseToken(token string) (id, secret string, ok bool) {
 		return "", "", false
 	}
 	id, secret, ok = strings.Cut(rest, ".")
-	// No key has an ID a store could not even read: one of invalid UTF-8
-	// or with a NUL would fail PostgreSQL's lookup, and with it the
-	// lookups of every request it was coalesced with.
-	return id, secret, ok && id != "" && secret != "" && utf8.ValidString(id) && !strings.ContainsRune(id, 0)
+	// No key has an ID a store could not even read, or one longer than
+	// any the Service makes: one of invalid UTF-8 or with a NUL would fail
+	// PostgreSQL's lookup, and with it the lookups of every request it was
+	// coalesced with; a long one would only swell that batch.
+	return id, secret, ok && id != "" && secret != "" && len(id) <= maxKeyIDLen &&
+		utf8.ValidString(id) && !strings.ContainsRune(id, 0)
 }
 
 // secretMatches compares the SHA-256 of secret with hash in constant time.

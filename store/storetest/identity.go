@@ -269,7 +269,7 @@ func RunIdentity(t *testing.T, newStores NewStores) {
 			require.NoError(t, err)
 			require.Equal(t, ids[i%8], k.ID)
 		})
-		for _, bad := range []string{"agora.\xff\xfe.secret", "agora.a\x00b.secret", "agora.ключ.secret"} {
+		for _, bad := range []string{"agora.\xff\xfe.secret", "agora.a\x00b.secret", "agora.ключ.secret", "agora." + strings.Repeat("k", 1<<16) + ".secret"} {
 			_, err := e.svc.Authenticate(e.ctx, bad)
 			require.ErrorIs(t, err, store.ErrUnauthorized, "token %q", bad)
 		}
