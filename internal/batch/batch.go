@@ -24,9 +24,9 @@ type Batcher[P, R any] struct {
 	Limit *Limit
 	// Key, when set, names the calls a batch may hold only one of.
 	Key func(P) string
-	// Run answers a batch, one result per call in order; an error answers
-	// every call of the batch with Fail's result.
-	Run  func(context.Context, []P) ([]R, error)
+	// Run answers a batch, one result per call in order.
+	Run func(context.Context, []P) ([]R, error)
+	// Fail is each call's result when Run returns an error.
 	Fail func(error) R
 
 	mu       sync.Mutex
