@@ -6,7 +6,9 @@ import "time"
 // guards it. Fixed (NewLimit's fixed), it otherwise climbs a hill: over
 // a window of batches it measures the items answered per second, then
 // moves one step, and turns round when a step up did not gain or a step
-// down lost. So it settles where one more batch at once stops paying:
+// down lost. From its start, and after an idle gap, it doubles while
+// doubling gains, so that a machine of many cores reaches its limit in a
+// few windows rather than one window per step. So it settles where one more batch at once stops paying:
 // near one on a store whose commits queue for a disk, near its spare cores
 // on one that has them; and never above the callers there are, so that
 // when fewer come each batch still gathers several. It compares each
@@ -37,6 +39,9 @@ type Limit struct {
 	// heldFor for how many windows in a row.
 	held    bool
 	heldFor int
+	// doubling says the limit doubles after each window that gained on
+	// the one before; the first that did not ends it.
+	doubling bool
 }
 
 // The climb's constants: where it starts, how many batches (per batch in
@@ -66,7 +71,7 @@ func NewLimit(fixed, procs int) *Limit {
 		return &Limit{n: fixed, fixed: true}
 	}
 	ceil := max(2, procs)
-	return &Limit{n: startFlushers, ceil: ceil, step: 1, rates: make([]float64, ceil+1)}
+	return &Limit{n: startFlushers, ceil: ceil, step: 1, rates: make([]float64, ceil+1), doubling: true}
 }
 
 // observe counts a batch of items, taken at generation gen, answered at
@@ -79,6 +84,7 @@ func (l *Limit) observe(now time.Time, gen, items, callers int) {
 		l.start, l.items, l.batches = now, 0, 0
 		clear(l.rates)
 		l.from, l.held, l.warm = 0, false, false
+		l.doubling, l.step = true, 1
 	}
 	l.last = now
 	if gen != l.gen {
@@ -105,17 +111,49 @@ func (l *Limit) observe(now time.Time, gen, items, callers int) {
 	} else {
 		l.rates[l.n] += rateSmoothing * (rate - l.rates[l.n])
 	}
-	// One more batch at once must pay for itself; one fewer goes on while
-	// it costs nothing. On a plateau the limit so comes down to its knee:
-	// the fewest batches, so the biggest, that answer as many. At the
-	// ceiling it holds once a step up gained, until its rate falls below
-	// the one below it or reprobeWindows have passed: bouncing straight
-	// back would spend every other window below the best limit.
 	est, from := l.rates[l.n], l.from
 	l.from = l.n
 	judged := from > 0
+	back := false
+	if l.doubling && judged && est <= l.rates[from]*(1+climbGain) {
+		// The doubling that did not gain ends it: back to where it came
+		// from and on up by steps if it lost, else down by steps while
+		// that costs nothing.
+		l.doubling = false
+		back = est < l.rates[from]*(1-climbGain)
+		l.step = -1
+		if back {
+			l.step = 1
+		}
+	}
+	switch {
+	case back:
+		l.n = min(from, top)
+	case l.doubling && 2*l.n <= top:
+		l.n *= 2
+	case l.doubling && l.n < top:
+		l.n = top
+	default:
+		l.doubling = false
+		l.n = l.stepped(est, from, top)
+	}
+	l.gen++
+	l.start, l.items, l.batches = now, 0, 0
+}
+
+// stepped is the limit one step on from l.n, whose smoothed rate is est,
+// measured after a window at from (0: none), top the most it may be.
+//
+// One more batch at once must pay for itself; one fewer goes on while
+// it costs nothing. On a plateau the limit so comes down to its knee:
+// the fewest batches, so the biggest, that answer as many. At the
+// ceiling it holds once a step up gained, until its rate falls below
+// the one below it or reprobeWindows have passed: bouncing straight
+// back would spend every other window below the best limit.
+func (l *Limit) stepped(est float64, from, top int) int {
+	judged := from > 0
+	lost := func(ref float64) bool { return est < ref*(1-climbGain) }
 	if judged {
-		lost := func(ref float64) bool { return est < ref*(1-climbGain) }
 		switch {
 		case l.held:
 			l.heldFor++
@@ -140,7 +178,5 @@ func (l *Limit) observe(now time.Time, gen, items, callers int) {
 		l.step = -l.step
 		next = l.n + l.step
 	}
-	l.n = min(max(next, 1), top)
-	l.gen++
-	l.start, l.items, l.batches = now, 0, 0
+	return min(max(next, 1), top)
 }

@@ -82,7 +82,7 @@ func TestLimitClimbsThroughNoise(t *testing.T) {
 		}
 		require.GreaterOrEqual(t, at, len(held)*8/10, "seed %d: two batches in flight in most windows", seed)
 
-		peak := noisy(func(n int) float64 { return 1000 * float64(36-(n-6)*(n-6)) })
+		peak := noisy(func(n int) float64 { return 1000 * float64(max(36-(n-6)*(n-6), 4)) })
 		near := 0
 		held = climb(NewLimit(0, 16), 400, peak)
 		for _, n := range held {
@@ -154,4 +154,45 @@ func TestLimitClimbsBackAfterFewCallers(t *testing.T) {
 		window(64)
 	}
 	require.Equal(t, 4, l.n, "back at the ceiling with the callers")
+}
+
+// TestLimitDoubles: on a store that scales, the limit doubles after each
+// window that gained (2, 4, 8, 16 on sixteen CPUs) rather than climbing one
+// step a window, and doubles again after an idle gap; a doubling that lost
+// goes back to where it came from.
+func TestLimitDoubles(t *testing.T) {
+	l := NewLimit(0, 16)
+	now := time.Unix(0, 0)
+	window := func(rate func(int) float64) {
+		gen := l.gen
+		for range max(minWindow, windowPerFlush*l.n) {
+			now = now.Add(time.Duration(float64(time.Second) * 10 / rate(l.n)))
+			l.observe(now, gen, 10, 64)
+		}
+	}
+	scales := func(n int) float64 { return 1000 * float64(n) }
+	var seen []int
+	for range 4 {
+		window(scales)
+		seen = append(seen, l.n)
+	}
+	require.Equal(t, []int{2, 4, 8, 16}, seen, "the first window warms up, then each doubles")
+
+	now = now.Add(time.Second)
+	l.n = 3
+	seen = nil
+	for range 3 {
+		window(scales)
+		seen = append(seen, l.n)
+	}
+	require.Equal(t, []int{3, 6, 12}, seen, "doubling again after an idle gap")
+
+	l = NewLimit(0, 16)
+	knee := func(n int) float64 { return 1000 * float64(min(n, 5)) / float64(max(1, n-4)) }
+	seen = nil
+	for range 5 {
+		window(knee)
+		seen = append(seen, l.n)
+	}
+	require.Equal(t, []int{2, 4, 8, 4, 5}, seen, "8 lost to 4: back to 4, then up by one")
 }
