@@ -45,11 +45,17 @@ type Limit struct {
 }
 
 // The climb's constants: where it starts, how many batches (per batch in
-// flight) a window measures, and how long an idle gap resets it.
+// flight) and items a window measures at least, and how long an idle gap
+// resets it.
 const (
-	startFlushers   = 2
-	windowPerFlush  = 4
-	minWindow       = 8
+	startFlushers  = 2
+	windowPerFlush = 4
+	minWindow      = 8
+	// minWindowItems keeps a window of small batches from being a few
+	// batches' luck: on sixteen cores with eight callers, windows of eight
+	// batches of two items varied so much that the limit settled at one or
+	// two in flight in some runs and near five in others.
+	minWindowItems  = 256
 	idleResetWindow = 50 * time.Millisecond
 	// climbGain is the share by which a limit's rate must beat its
 	// neighbour's to count as a gain (or fall short of it to count as a
@@ -92,7 +98,7 @@ func (l *Limit) observe(now time.Time, gen, items, callers int) {
 	}
 	l.items += items
 	l.batches++
-	if l.batches < max(minWindow, windowPerFlush*l.n) {
+	if l.batches < max(minWindow, windowPerFlush*l.n) || l.items < minWindowItems {
 		return
 	}
 	top := min(l.ceil, max(callers, 1))

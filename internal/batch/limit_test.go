@@ -8,6 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// windowBatches is how many batches of items each close l's window.
+func windowBatches(l *Limit, items int) int {
+	return max(minWindow, windowPerFlush*l.n, (minWindowItems+items-1)/items)
+}
+
 // climb drives l through windows against a store that answers rate(n)
 // items per second with n batches in flight, and returns the limits it
 // held in the last half of them.
@@ -16,7 +21,7 @@ func climb(l *Limit, windows int, rate func(n int) float64) []int {
 	var held []int
 	for w := range windows {
 		gen := l.gen
-		for range max(minWindow, windowPerFlush*l.n) {
+		for range windowBatches(l, 10) {
 			now = now.Add(time.Duration(float64(time.Second) * 10 / rate(l.n)))
 			l.observe(now, gen, 10, 64)
 		}
@@ -101,7 +106,7 @@ func TestLimitSkipsWarmUp(t *testing.T) {
 	batches := 0
 	warming := func(n int) float64 {
 		batches++
-		if batches <= minWindow {
+		if batches <= windowBatches(NewLimit(0, 2), 10) {
 			return 400
 		}
 		return 1000 * float64(n)
@@ -125,7 +130,7 @@ func TestLimitFollowsCallers(t *testing.T) {
 	for i := range 1000 {
 		now = now.Add(time.Millisecond)
 		l.observe(now, l.gen, 1, 1)
-		if i >= minWindow {
+		if i >= minWindowItems {
 			require.Equal(t, 1, l.n, "one caller, one batch at a time once a window has closed (batch %d)", i)
 		}
 	}
@@ -139,7 +144,7 @@ func TestLimitClimbsBackAfterFewCallers(t *testing.T) {
 	now := time.Unix(0, 0)
 	window := func(callers int) {
 		gen := l.gen
-		for range max(minWindow, windowPerFlush*l.n) {
+		for range windowBatches(l, 10) {
 			now = now.Add(time.Duration(float64(time.Second) * 10 / (1000 * float64(l.n))))
 			l.observe(now, gen, 10, callers)
 		}
@@ -165,7 +170,7 @@ func TestLimitDoubles(t *testing.T) {
 	now := time.Unix(0, 0)
 	window := func(rate func(int) float64) {
 		gen := l.gen
-		for range max(minWindow, windowPerFlush*l.n) {
+		for range windowBatches(l, 10) {
 			now = now.Add(time.Duration(float64(time.Second) * 10 / rate(l.n)))
 			l.observe(now, gen, 10, 64)
 		}
@@ -195,4 +200,19 @@ func TestLimitDoubles(t *testing.T) {
 		seen = append(seen, l.n)
 	}
 	require.Equal(t, []int{2, 4, 8, 4, 5}, seen, "8 lost to 4: back to 4, then up by one")
+}
+
+// TestLimitWindowCountsItems: a window of one-item batches closes at
+// minWindowItems items, not at minWindow batches, so that the limit does
+// not move on a few batches' luck.
+func TestLimitWindowCountsItems(t *testing.T) {
+	l := NewLimit(0, 16)
+	now := time.Unix(0, 0)
+	for range 2*minWindowItems - 1 {
+		now = now.Add(time.Millisecond)
+		l.observe(now, l.gen, 1, 64)
+	}
+	require.Equal(t, startFlushers, l.n, "the warm-up window and the first measured one still open")
+	l.observe(now.Add(time.Millisecond), l.gen, 1, 64)
+	require.Equal(t, 2*startFlushers, l.n, "the first measured window closed: doubled")
 }
