@@ -8,10 +8,11 @@ import "time"
 // moves one step, and turns round when a step up did not gain or a step
 // down lost. From its start, and after an idle gap, it doubles while
 // doubling gains, so that a machine of many cores reaches its limit in a
-// few windows rather than one window per step. So it settles where one more batch at once stops paying:
-// near one on a store whose commits queue for a disk, near its spare cores
-// on one that has them; and never above the callers there are, so that
-// when fewer come each batch still gathers several. It compares each
+// few windows rather than one window per step. So it settles where one
+// more batch at once stops paying: near one on a store whose commits
+// queue for a disk, near its spare cores on one that has them; and never
+// above the callers there are, so that when fewer come each batch still
+// gathers several. It compares each
 // limit's smoothed rate over its windows rather than one window against
 // the last: a window's rate varies by a tenth or more from one to the
 // next, more than one limit differs from its neighbour.
