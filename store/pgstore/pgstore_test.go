@@ -49,8 +49,10 @@ func TestConformance(t *testing.T) {
 		db, dsn := open(t)
 		st := pgstore.New(db)
 		t.Cleanup(func() { requireQueueColumns(t, db) })
-		// The peer is another process: its own pool and listener.
-		peerDB, err := sqlx.Open("postgres", dsn)
+		// The peer is another process: its own pool and listener. Its pool
+		// is bounded as open's is: a race of many callers on an unbounded
+		// one took more connections than the server allows.
+		peerDB, err := pgstore.Open(dsn, pgstore.PoolOptions{MaxOpenConns: 20})
 		require.NoError(t, err)
 		t.Cleanup(func() { peerDB.Close() })
 		return storetest.Stores{Slots: st, Identity: st, Discussion: st, Prism: st, Arena: st, AgentChat: st, Notifier: notifier(t, db, dsn), Peer: notifier(t, peerDB, dsn), PeerChat: pgstore.New(peerDB),
