@@ -78,7 +78,7 @@ func NewLimit(fixed, procs int) *Limit {
 		return &Limit{n: fixed, fixed: true}
 	}
 	ceil := max(2, procs)
-	return &Limit{n: startFlushers, ceil: ceil, step: 1, rates: make([]float64, ceil+1), doubling: true}
+	return &Limit{n: startFlushers, ceil: ceil, step: 1, rates: make([]float64, ceil+1)}
 }
 
 // observe counts a batch of items, taken at generation gen, answered at
@@ -87,6 +87,8 @@ func (l *Limit) observe(now time.Time, gen, items, callers int) {
 	if l.fixed {
 		return
 	}
+	// A climb starts (the first batch, or the first after an idle gap)
+	// from a clean slate, doubling.
 	if l.last.IsZero() || now.Sub(l.last) > idleResetWindow {
 		l.start, l.items, l.batches = now, 0, 0
 		clear(l.rates)
@@ -122,12 +124,12 @@ func (l *Limit) observe(now time.Time, gen, items, callers int) {
 	l.from = l.n
 	judged := from > 0
 	back := false
-	if l.doubling && judged && est <= l.rates[from]*(1+climbGain) {
+	if l.doubling && judged && !gained(est, l.rates[from]) {
 		// The doubling that did not gain ends it: back to where it came
 		// from and on up by steps if it lost, else down by steps while
 		// that costs nothing.
 		l.doubling = false
-		back = est < l.rates[from]*(1-climbGain)
+		back = lost(est, l.rates[from])
 		l.step = -1
 		if back {
 			l.step = 1
@@ -159,15 +161,14 @@ func (l *Limit) observe(now time.Time, gen, items, callers int) {
 // back would spend every other window below the best limit.
 func (l *Limit) stepped(est float64, from, top int) int {
 	judged := from > 0
-	lost := func(ref float64) bool { return est < ref*(1-climbGain) }
 	if judged {
 		switch {
 		case l.held:
 			l.heldFor++
-			if l.n > 1 && lost(l.rates[l.n-1]) || l.heldFor >= reprobeWindows {
+			if l.n > 1 && lost(est, l.rates[l.n-1]) || l.heldFor >= reprobeWindows {
 				l.step = -1
 			}
-		case l.step > 0 && est <= l.rates[from]*(1+climbGain), l.step < 0 && lost(l.rates[from]):
+		case l.step > 0 && !gained(est, l.rates[from]), l.step < 0 && lost(est, l.rates[from]):
 			l.step = -l.step
 		}
 	}
@@ -187,3 +188,9 @@ func (l *Limit) stepped(est float64, from, top int) int {
 	}
 	return min(max(next, 1), top)
 }
+
+// gained reports whether rate est beats ref by more than climbGain, lost
+// whether it falls short of it by more than that.
+func gained(est, ref float64) bool { return est > ref*(1+climbGain) }
+
+func lost(est, ref float64) bool { return est < ref*(1-climbGain) }

@@ -13,18 +13,27 @@ func windowBatches(l *Limit, items int) int {
 	return max(minWindow, windowPerFlush*l.n, (minWindowItems+items-1)/items)
 }
 
-// climb drives l through windows against a store that answers rate(n)
-// items per second with n batches in flight, and returns the limits it
-// held in the last half of them.
+// window drives l through one window of batches of 10 items, from now on,
+// against a store that answers rate(n) items per second with n batches in
+// flight, callers of them in the batcher.
+func window(l *Limit, now *time.Time, callers int, rate func(n int) float64) {
+	gen := l.gen
+	for range windowBatches(l, 10) {
+		*now = now.Add(time.Duration(float64(time.Second) * 10 / rate(l.n)))
+		l.observe(*now, gen, 10, callers)
+	}
+}
+
+// scales is a store whose rate grows with the batches in flight.
+func scales(n int) float64 { return 1000 * float64(n) }
+
+// climb drives l through windows (window, 64 callers) and returns the
+// limits it held in the last half of them.
 func climb(l *Limit, windows int, rate func(n int) float64) []int {
 	now := time.Unix(0, 0)
 	var held []int
 	for w := range windows {
-		gen := l.gen
-		for range windowBatches(l, 10) {
-			now = now.Add(time.Duration(float64(time.Second) * 10 / rate(l.n)))
-			l.observe(now, gen, 10, 64)
-		}
+		window(l, &now, 64, rate)
 		if w >= windows/2 {
 			held = append(held, l.n)
 		}
@@ -49,7 +58,6 @@ func TestLimitClimbs(t *testing.T) {
 	for _, n := range climb(NewLimit(0, 8), 200, disk) {
 		require.LessOrEqual(t, n, 2, "one batch at a time, or two while it checks")
 	}
-	scales := func(n int) float64 { return 1000 * float64(n) }
 	for _, procs := range []int{2, 16} {
 		below := 0
 		for _, n := range climb(NewLimit(0, procs), 200, scales) {
@@ -109,7 +117,7 @@ func TestLimitSkipsWarmUp(t *testing.T) {
 		if batches <= windowBatches(NewLimit(0, 2), 10) {
 			return 400
 		}
-		return 1000 * float64(n)
+		return scales(n)
 	}
 	l := NewLimit(0, 2)
 	require.Equal(t, []int{2, 2}, climb(l, 4, warming), "at the ceiling from the third window, after one below it")
@@ -142,21 +150,14 @@ func TestLimitFollowsCallers(t *testing.T) {
 func TestLimitClimbsBackAfterFewCallers(t *testing.T) {
 	l := NewLimit(0, 4)
 	now := time.Unix(0, 0)
-	window := func(callers int) {
-		gen := l.gen
-		for range windowBatches(l, 10) {
-			now = now.Add(time.Duration(float64(time.Second) * 10 / (1000 * float64(l.n))))
-			l.observe(now, gen, 10, callers)
-		}
-	}
 	for range 20 {
-		window(64)
+		window(l, &now, 64, scales)
 	}
 	require.Equal(t, 4, l.n, "held at the ceiling")
-	window(1)
+	window(l, &now, 1, scales)
 	require.Equal(t, 1, l.n, "one caller, one batch")
 	for range 20 {
-		window(64)
+		window(l, &now, 64, scales)
 	}
 	require.Equal(t, 4, l.n, "back at the ceiling with the callers")
 }
@@ -168,17 +169,9 @@ func TestLimitClimbsBackAfterFewCallers(t *testing.T) {
 func TestLimitDoubles(t *testing.T) {
 	l := NewLimit(0, 16)
 	now := time.Unix(0, 0)
-	window := func(rate func(int) float64) {
-		gen := l.gen
-		for range windowBatches(l, 10) {
-			now = now.Add(time.Duration(float64(time.Second) * 10 / rate(l.n)))
-			l.observe(now, gen, 10, 64)
-		}
-	}
-	scales := func(n int) float64 { return 1000 * float64(n) }
 	var seen []int
 	for range 4 {
-		window(scales)
+		window(l, &now, 64, scales)
 		seen = append(seen, l.n)
 	}
 	require.Equal(t, []int{2, 4, 8, 16}, seen, "the first window warms up, then each doubles")
@@ -187,7 +180,7 @@ func TestLimitDoubles(t *testing.T) {
 	l.n = 3
 	seen = nil
 	for range 3 {
-		window(scales)
+		window(l, &now, 64, scales)
 		seen = append(seen, l.n)
 	}
 	require.Equal(t, []int{3, 6, 12}, seen, "doubling again after an idle gap")
@@ -196,7 +189,7 @@ func TestLimitDoubles(t *testing.T) {
 	knee := func(n int) float64 { return 1000 * float64(min(n, 5)) / float64(max(1, n-4)) }
 	seen = nil
 	for range 5 {
-		window(knee)
+		window(l, &now, 64, knee)
 		seen = append(seen, l.n)
 	}
 	require.Equal(t, []int{2, 4, 8, 4, 5}, seen, "8 lost to 4: back to 4, then up by one")
