@@ -15,6 +15,7 @@ import (
 
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/pgstore"
 	"github.com/agorahq/agora/store/redisstore"
 )
@@ -310,6 +311,15 @@ func batching(mode string, wait time.Duration) []slots.Option {
 type countingStore struct {
 	slots.Store
 	calls, items, busy atomic.Int64
+}
+
+// Parallelism passes on the store's store.Parallel, so that the Service
+// bounds its batches in flight as it would on the store itself.
+func (c *countingStore) Parallelism() int {
+	if p, ok := c.Store.(store.Parallel); ok {
+		return p.Parallelism()
+	}
+	return 0
 }
 
 func (c *countingStore) reset() { c.calls.Store(0); c.items.Store(0); c.busy.Store(0) }

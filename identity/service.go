@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -95,7 +94,7 @@ func New(st Store, opts ...Option) *Service {
 	// holds for every request that follows it.
 	s.lookups = &batch.Batcher[string, keyLookup]{
 		MaxBatch: maxKeyLookups,
-		Limit:    batch.NewLimit(0, runtime.GOMAXPROCS(0)),
+		Limit:    batch.NewLimit(0, batch.Procs(st)),
 		Run:      s.getKeys,
 		Fail:     func(err error) keyLookup { return keyLookup{err: err} },
 	}

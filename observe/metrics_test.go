@@ -303,3 +303,18 @@ func newMetrics(t *testing.T, opts ...observe.MetricsOption) (*prometheus.Regist
 	require.NoError(t, err)
 	return reg, m
 }
+
+// TestWrappedStoresSayTheirParallelism: a wrapped store reports the
+// parallelism of the store it wraps (store.Parallel), so a Service batches
+// on it as on the store itself, and 0 (unknown) for one that does not say.
+func TestWrappedStoresSayTheirParallelism(t *testing.T) {
+	w := observe.NewStores("memory", nil, nil)
+	mem := memstore.New()
+	for _, st := range []any{w.Slots(mem), w.Identity(mem)} {
+		p, ok := st.(store.Parallel)
+		require.True(t, ok, "%T", st)
+		require.Equal(t, mem.Parallelism(), p.Parallelism(), "%T", st)
+	}
+	quiet := struct{ slots.Store }{mem}
+	require.Equal(t, 0, w.Slots(quiet).(store.Parallel).Parallelism())
+}

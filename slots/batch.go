@@ -2,7 +2,6 @@ package slots
 
 import (
 	"context"
-	"runtime"
 	"time"
 
 	"github.com/agorahq/agora/internal/batch"
@@ -91,7 +90,10 @@ func WithoutBatching() Option {
 // below 1) the number adapts to the load: it starts at 2 and moves one at a
 // time, up while more batches at once answer more calls per second and
 // back down when they answer fewer, between 1 and the CPUs Go may use (at
-// least 2): every batch in flight costs this process CPU too. Fewer make bigger batches and so fewer commits per item
+// least 2): every batch in flight costs this process CPU too. A store that
+// says how many calls its server carries out at once (store.Parallel) caps
+// it at one more than that: 2 on Redis, which runs one script at a time.
+// Fewer make bigger batches and so fewer commits per item
 // (what a store whose commits wait for a disk wants), more overlap the
 // round trips and the store's work of several batches (what a store with
 // many idle cores wants).
@@ -102,7 +104,7 @@ func WithBatchFlushers(n int) Option {
 // initBatchers builds the Service's batchers from its options.
 func (s *Service) initBatchers() {
 	b := s.batching
-	limit := func() *batch.Limit { return batch.NewLimit(b.flushers, runtime.GOMAXPROCS(0)) }
+	limit := func() *batch.Limit { return batch.NewLimit(b.flushers, batch.Procs(s.store)) }
 	doneBatch, takeBatch := MaxBatch, MaxBatch
 	if b.donesOff {
 		doneBatch, b.doneWait = 1, 0

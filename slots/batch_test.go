@@ -3,6 +3,7 @@ package slots_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -219,4 +220,43 @@ func TestWithoutBatchingBoundsCallsInFlight(t *testing.T) {
 	require.Equal(t, 2*workers, spy.sum, "every done its own store call")
 	require.LessOrEqual(t, spy.most, 3, "calls in flight at once")
 	require.Greater(t, spy.most, 1, "the limit lets several run at once")
+}
+
+// parallelSpy is a store whose server carries out par calls at once
+// (store.Parallel; 0: it does not say), counting the FinishSlots batches in
+// flight at once; each lingers so that the others overlap it.
+type parallelSpy struct {
+	slots.Store
+	par            int
+	mu             sync.Mutex
+	inflight, most int
+}
+
+func (s *parallelSpy) Parallelism() int { return s.par }
+
+func (s *parallelSpy) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slots.FinishResult, error) {
+	s.mu.Lock()
+	s.inflight++
+	s.most = max(s.most, s.inflight)
+	s.mu.Unlock()
+	defer func() { s.mu.Lock(); s.inflight--; s.mu.Unlock() }()
+	time.Sleep(time.Millisecond)
+	return s.Store.FinishSlots(ctx, ps)
+}
+
+// TestBatchesInFlightFollowStoreParallelism: the adaptive limit climbs
+// past two batches in flight where the CPUs allow (here eight), but not on
+// a store whose server carries out one call at once: a third batch there
+// would only wait behind the other two.
+func TestBatchesInFlightFollowStoreParallelism(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	most := func(par int) int {
+		spy := &parallelSpy{Store: memstore.New(), par: par}
+		svc := slots.New(spy)
+		keys, held := seated(t, svc, 20, 60)
+		finishAll(t, svc, keys, held)
+		return spy.most
+	}
+	require.Greater(t, most(0), 2, "batches in flight at once, the store not saying")
+	require.LessOrEqual(t, most(1), 2, "batches in flight at once on a store of one call at a time")
 }

@@ -1,6 +1,11 @@
 package batch
 
-import "time"
+import (
+	"runtime"
+	"time"
+
+	"github.com/agorahq/agora/store"
+)
 
 // Limit bounds a Batcher's batches in flight; the Batcher's mutex
 // guards it. Fixed (NewLimit's fixed), it otherwise climbs a hill: over
@@ -70,6 +75,17 @@ const (
 	// smoothed rate: about the last three windows at a limit count.
 	rateSmoothing = 0.3
 )
+
+// Procs is the procs of NewLimit for calls of st: the CPUs Go may use, or
+// one more than the calls st's server carries out at once where st says
+// (store.Parallel), fewer.
+func Procs(st any) int {
+	n := runtime.GOMAXPROCS(0)
+	if p, ok := st.(store.Parallel); ok && p.Parallelism() > 0 {
+		n = min(n, p.Parallelism()+1)
+	}
+	return n
+}
 
 // NewLimit returns a limit fixed at fixed batches in flight, or, with fixed
 // below 1, one that adapts between 1 and procs (at least 2), starting at 2.

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -208,4 +209,20 @@ func TestLimitWindowCountsItems(t *testing.T) {
 	require.Equal(t, startFlushers, l.n, "the warm-up window and the first measured one still open")
 	l.observe(now.Add(time.Millisecond), l.gen, 1, 64)
 	require.Equal(t, 2*startFlushers, l.n, "the first measured window closed: doubled")
+}
+
+// parallelism is a store whose server carries out n calls at once.
+type parallelism int
+
+func (p parallelism) Parallelism() int { return int(p) }
+
+// TestProcs: the ceiling is the CPUs Go may use, or one more than a store's
+// parallelism where the store says and that is fewer.
+func TestProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	require.Equal(t, 8, Procs(struct{}{}), "a store that does not say")
+	require.Equal(t, 8, Procs(parallelism(0)), "a store that does not know")
+	require.Equal(t, 2, Procs(parallelism(1)))
+	require.Equal(t, 5, Procs(parallelism(4)))
+	require.Equal(t, 8, Procs(parallelism(64)), "more than the CPUs")
 }

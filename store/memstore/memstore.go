@@ -12,6 +12,7 @@ import (
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // Store implements every domain's store interface in memory. The zero value
@@ -46,7 +47,11 @@ type Store struct {
 var (
 	_ slots.Store    = (*Store)(nil)
 	_ identity.Store = (*Store)(nil)
+	_ store.Parallel = (*Store)(nil)
 )
+
+// Parallelism implements store.Parallel: one mutex guards every call.
+func (s *Store) Parallelism() int { return 1 }
 
 // New returns an empty store.
 func New() *Store {

@@ -37,7 +37,13 @@ type Store struct {
 var (
 	_ slots.Store    = (*Store)(nil)
 	_ identity.Store = (*Store)(nil)
+	_ store.Parallel = (*Store)(nil)
 )
+
+// Parallelism implements store.Parallel: Redis runs one command or script
+// at a time, and every key of a store shares one hash tag, so one server
+// (one Cluster node) runs all its calls.
+func (s *Store) Parallelism() int { return 1 }
 
 // Option configures a Store.
 type Option func(*Store)

@@ -1,0 +1,13 @@
+package store
+
+// Parallel is implemented by a store that knows how many calls its server
+// carries out at once. The Services that batch their calls (slots and
+// identity) keep at most one batch more than that in flight: the extra one
+// keeps the server busy while the last batch's answer travels back, and
+// more would only split the callers into smaller batches. A store whose
+// server runs calls on as many cores as it has does not implement it.
+type Parallel interface {
+	// Parallelism reports how many calls the server carries out at once;
+	// 0 means unknown, as from a wrapper whose store does not say.
+	Parallelism() int
+}
