@@ -28,7 +28,10 @@
 // otherwise):
 //
 //	{p}:claims                          zset, every claim ID, score 0
-//	{p}:claim:<claim>                   hash _id title body domain createdAt [hasDraft]
+//	{p}:claim:<claim>                   hash _id title body domain createdAt sources job [hasDraft]
+//	                                        (job: the claim and its comments as a take answers them,
+//	                                        one field for the take to read; claims stored before it
+//	                                        gain it with their next comment)
 //	{p}:comments:<claim>                list of comment JSON, oldest first
 //	{p}:slots:<claim>                   list of slot IDs, creation order
 //	{p}:holders:<claim>                 hash key ID -> slot ID (one seat per agent, any status)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store/redisstore"
 )
@@ -78,4 +79,43 @@ func TestClaimStoredWithoutSources(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []slots.Comment{{ID: "comment_old", ClaimID: "claim_old", Body: "b", CommentType: slots.CommentDraft,
 		AuthorID: "key_1", AgentName: "ann", CreatedAt: time.UnixMilli(1767323045123).UTC()}}, comments)
+}
+
+// TestClaimStoredWithoutJobText: a take of a seat on a claim stored before
+// claims kept their job text (no job field in the hash) answers the claim
+// and its comments from the hash and the comments list, and the claim's
+// next comment writes the field with every comment in it.
+func TestClaimStoredWithoutJobText(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, c := newMiniredisClient(t)
+	svc := slots.New(redisstore.New(c, redisstore.WithPrefix("legacy")))
+	claim, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "Old: 12:34", Body: "ünïcode 3:x", Domain: "physics"})
+	require.NoError(t, err)
+	drafter := identity.WithKey(ctx, identity.Key{ID: "key_d", Name: "dee"})
+	_, err = svc.AddComment(drafter, slots.NewComment{ClaimID: claim.ID, Body: "draft: 1:2", CommentType: string(slots.CommentDraft)})
+	require.NoError(t, err)
+	_, err = svc.ConfigureSlots(ctx, claim.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 2}})
+	require.NoError(t, err)
+	key := "{legacy}:claim:" + claim.ID
+	require.NotEmpty(t, m.HGet(key, "job"))
+	m.HDel(key, "job")
+
+	first, err := svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_a", Name: "ann"}), slots.JobQuery{})
+	require.NoError(t, err)
+	require.Equal(t, claim, first.Claim)
+	want, err := svc.Comments(ctx, claim.ID)
+	require.NoError(t, err)
+	require.Equal(t, want, first.Comments)
+
+	_, err = svc.AddComment(drafter, slots.NewComment{ClaimID: claim.ID, Body: "second"})
+	require.NoError(t, err)
+	require.NotEmpty(t, m.HGet(key, "job"), "the next comment writes the job text")
+	second, err := svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_b", Name: "bob"}), slots.JobQuery{})
+	require.NoError(t, err)
+	require.Equal(t, claim, second.Claim)
+	want, err = svc.Comments(ctx, claim.ID)
+	require.NoError(t, err)
+	require.Len(t, want, 2)
+	require.Equal(t, want, second.Comments)
 }

@@ -318,22 +318,43 @@ func (r *reply) job(take *slots.TakeNextParams) slots.Job {
 		r.err = err
 		return slots.Job{}
 	}
-	v = r.take(claimFieldCount)
+	text := r.str()
 	if r.err != nil {
 		return slots.Job{}
 	}
-	c, err := decodeClaim(v)
+	v, err = jobText(text)
 	if err != nil {
 		r.err = err
 		return slots.Job{}
 	}
-	v = r.take(r.int())
-	if r.err != nil {
+	c, err := decodeClaim(v[:claimFieldCount])
+	if err != nil {
+		r.err = err
 		return slots.Job{}
 	}
-	comments, err := decodeComments(v)
+	comments, err := decodeComments(v[claimFieldCount:])
 	r.err = err
 	return slots.Job{Slot: sl, Claim: c, Comments: comments}
+}
+
+// jobText splits a claim's job text (lib.lua's job_text: each item its
+// length in bytes, ':' and the bytes) into its items: the claim's
+// claimFields values, then its comments' JSON.
+func jobText(s string) ([]any, error) {
+	var items []any
+	for s != "" {
+		n, rest, ok := strings.Cut(s, ":")
+		size, err := strconv.Atoi(n)
+		if !ok || err != nil || size < 0 || size > len(rest) {
+			return nil, fmt.Errorf("redisstore: malformed job text at item %d", len(items))
+		}
+		items = append(items, rest[:size])
+		s = rest[size:]
+	}
+	if len(items) < claimFieldCount {
+		return nil, fmt.Errorf("redisstore: job text of %d items, want at least %d", len(items), claimFieldCount)
+	}
+	return items, nil
 }
 
 // finish reads the finish p as finish_many.lua answers it: its error code,

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -19,11 +20,19 @@ func doneValues() []any {
 }
 
 // jobValues is a take's answer, push_job's: slot id, its queuedFields (as
-// the slot was queued), a claim, one comment.
+// the slot was queued), a claim's job text with one comment.
 func jobValues(id string) []any {
 	return []any{id, "c1", "critic", "1", "open",
-		"c1", "title", "body", "d", "1", nil,
-		int64(1), `{"_id":"m1","claimId":"c1","body":"draft","commentType":"draft"}`}
+		jobTextOf("c1", "title", "body", "d", "1", "", `{"_id":"m1","claimId":"c1","body":"draft","commentType":"draft"}`)}
+}
+
+// jobTextOf writes items as lib.lua's job_text does.
+func jobTextOf(items ...string) string {
+	var b strings.Builder
+	for _, it := range items {
+		fmt.Fprintf(&b, "%d:%s", len(it), it)
+	}
+	return b.String()
 }
 
 func TestReplyReadsFlatAnswers(t *testing.T) {
@@ -76,7 +85,10 @@ func TestReplyRefusesMalformedAnswers(t *testing.T) {
 		"number for code": {int64(3)},
 		"string for flag": append(append([]any{""}, doneValues()...), "1"),
 		"bad time":        append([]any{""}, badTime...),
-		"negative count":  append(append(append([]any{""}, doneValues()...), int64(1)), append(jobValues("s2")[:11], int64(-1))...),
+		"short job text":  append(append(append([]any{""}, doneValues()...), int64(1)), append(jobValues("s2")[:5], jobTextOf("c1", "title"))...),
+		"long item":       append(append(append([]any{""}, doneValues()...), int64(1)), append(jobValues("s2")[:5], "9:c1")...),
+		"no length":       append(append(append([]any{""}, doneValues()...), int64(1)), append(jobValues("s2")[:5], "c1")...),
+		"number for text": append(append(append([]any{""}, doneValues()...), int64(1)), append(jobValues("s2")[:5], int64(3))...),
 		"number for id":   append(append(append([]any{""}, doneValues()...), int64(1)), append([]any{int64(7)}, jobValues("s2")[1:]...)...),
 	} {
 		r := reply{a: a}
@@ -107,4 +119,24 @@ func TestScriptsDeclareGoFieldOrder(t *testing.T) {
 	require.Contains(t, decl, "local D_leaseExpiresAt = 6\n")
 	require.Contains(t, decl, `local function QUEUED_FIELDS() return "claimId", "role", "createdAt", "status" end`)
 	require.Contains(t, decl, "local Q_status = 4\n")
+}
+
+// FuzzJobText: whatever a claim's job field holds, reading it answers its
+// items or an error, never a panic; and items written as job_text writes
+// them read back as they were.
+func FuzzJobText(f *testing.F) {
+	f.Add("c1", "title", "ünï: 3:x", "")
+	f.Add("", "", "", "12:")
+	f.Fuzz(func(t *testing.T, a, b, c, raw string) {
+		items := []string{a, b, c, "d", "1", "", raw}
+		got, err := jobText(jobTextOf(items...))
+		require.NoError(t, err)
+		require.Len(t, got, len(items))
+		for i, it := range items {
+			require.Equal(t, it, got[i])
+		}
+		if got, err := jobText(raw); err == nil {
+			require.GreaterOrEqual(t, len(got), claimFieldCount)
+		}
+	})
 }

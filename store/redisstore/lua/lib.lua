@@ -18,12 +18,29 @@ local function fail(code)
   return redis.error_reply('AGORA ' .. code)
 end
 
+-- job_text is a claim as a take answers it, kept in its hash's job field:
+-- the claim's CLAIM_FIELDS values (false: empty), then its comments' JSON,
+-- each as its length in bytes, ':' and the bytes (jobText in Go reads it).
+-- One field read in place of the claim's fields and its comments list.
+local function job_text(claim, comments)
+  local parts = {}
+  for i = 1, CLAIM_FIELDS_N do
+    local v = claim[i] or ''
+    parts[i] = #v .. ':' .. v
+  end
+  for _, c in ipairs(comments) do
+    parts[#parts + 1] = #c .. ':' .. c
+  end
+  return table.concat(parts)
+end
+
 -- put_claim writes a new claim's hash and indexes it among every claim and
 -- its domain's (score 0: they sort by ID, oldest first). The caller has
 -- checked that the ID is free.
 local function put_claim(claim_key, claims_key, domain_key, id, title, body, domain, created_at, sources)
   redis.call('HSET', claim_key, '_id', id, 'title', title, 'body', body,
-    'domain', domain, 'createdAt', created_at, 'sources', sources)
+    'domain', domain, 'createdAt', created_at, 'sources', sources,
+    'job', job_text({id, title, body, domain, created_at, sources}, {}))
   redis.call('ZADD', claims_key, 0, id)
   redis.call('ZADD', domain_key, 0, id)
 end
@@ -277,24 +294,32 @@ local function append(out, t)
   end
 end
 
+-- claim_job_text is the job field of the claim whose hash is key, and the
+-- claim's domain; for a claim stored before that field, the same text
+-- built from its fields and comments list.
+local function claim_job_text(key, comments_key)
+  local c = redis.call('HMGET', key, 'job', 'domain')
+  if c[1] then
+    return c[1], c[2]
+  end
+  -- Strings, not numbers: a number argument costs Redis a printf.
+  local claim = read_claim(key)
+  return job_text(claim, redis.call('LRANGE', comments_key, '0', '-1')), claim[C_domain]
+end
+
 -- push_job appends a job to out as the scripts answer it, flat, so that a
 -- reply of many jobs is one array (each table in a reply costs Redis a
 -- string lookup per kind of reply it might be): the slot's ID, its
--- queued_slot fields (q, when given, already read), the claim's fields,
--- the number of comments, then each comment's JSON. The rest of a slot
--- taken is what its taker sent, and Go fills it in. It returns the slot's
--- role and the claim's domain.
+-- queued_slot fields (q, when given, already read), then the claim's
+-- job_text. The rest of a slot taken is what its taker sent, and Go fills
+-- it in. It returns the slot's role and the claim's domain.
 local function push_job(out, ns, id, claim_id, q)
   q = q or queued_slot(ns, id)
-  local claim = read_claim(ns .. 'claim:' .. claim_id)
-  -- Strings, not numbers: a number argument costs Redis a printf.
-  local comments = redis.call('LRANGE', ns .. 'comments:' .. claim_id, '0', '-1')
+  local text, domain = claim_job_text(ns .. 'claim:' .. claim_id, ns .. 'comments:' .. claim_id)
   out[#out + 1] = id
   append(out, q)
-  append(out, claim)
-  out[#out + 1] = #comments
-  append(out, comments)
-  return q[Q_role], claim[C_domain]
+  out[#out + 1] = text
+  return q[Q_role], domain
 end
 
 -- assign_slot gives slot slot_id, whose checks passed, to key_id at now
