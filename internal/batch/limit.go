@@ -76,9 +76,9 @@ const (
 	rateSmoothing = 0.3
 )
 
-// Procs is the procs of NewLimit for calls of st: the CPUs Go may use, or
-// one more than the calls st's server carries out at once where st says
-// (store.Parallel), fewer.
+// Procs is NewLimit's procs for calls of st: the CPUs Go may use, or, where
+// st says how many calls its server carries out at once (store.Parallel),
+// one more than that when that is fewer.
 func Procs(st any) int {
 	n := runtime.GOMAXPROCS(0)
 	if p, ok := st.(store.Parallel); ok && p.Parallelism() > 0 {
