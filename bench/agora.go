@@ -315,12 +315,7 @@ type countingStore struct {
 
 // Parallelism passes on the store's store.Parallel, so that the Service
 // bounds its batches in flight as it would on the store itself.
-func (c *countingStore) Parallelism() int {
-	if p, ok := c.Store.(store.Parallel); ok {
-		return p.Parallelism()
-	}
-	return 0
-}
+func (c *countingStore) Parallelism() int { return store.ParallelismOf(c.Store) }
 
 func (c *countingStore) reset() { c.calls.Store(0); c.items.Store(0); c.busy.Store(0) }
 

@@ -139,18 +139,10 @@ var (
 
 // Parallelism implements store.Parallel as the wrapped store does, so
 // the Service on a wrapped store batches as it would on the store.
-func (s slotsStore) Parallelism() int { return parallelism(s.next) }
+func (s slotsStore) Parallelism() int { return store.ParallelismOf(s.next) }
 
 // Parallelism implements store.Parallel as the wrapped store does.
-func (s identityStore) Parallelism() int { return parallelism(s.next) }
-
-// parallelism is st's store.Parallelism, 0 when it does not say.
-func parallelism(st any) int {
-	if p, ok := st.(store.Parallel); ok {
-		return p.Parallelism()
-	}
-	return 0
-}
+func (s identityStore) Parallelism() int { return store.ParallelismOf(s.next) }
 
 // observer records the calls of one backend's stores.
 type observer struct {

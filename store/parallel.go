@@ -11,3 +11,12 @@ type Parallel interface {
 	// 0 means unknown, as from a wrapper whose store does not say.
 	Parallelism() int
 }
+
+// ParallelismOf is st's Parallelism where st implements Parallel, else 0:
+// what a wrapper of a store reports for the store it wraps.
+func ParallelismOf(st any) int {
+	if p, ok := st.(Parallel); ok {
+		return p.Parallelism()
+	}
+	return 0
+}

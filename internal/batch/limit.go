@@ -81,8 +81,8 @@ const (
 // one more than that when that is fewer.
 func Procs(st any) int {
 	n := runtime.GOMAXPROCS(0)
-	if p, ok := st.(store.Parallel); ok && p.Parallelism() > 0 {
-		n = min(n, p.Parallelism()+1)
+	if p := store.ParallelismOf(st); p > 0 {
+		n = min(n, p+1)
 	}
 	return n
 }
