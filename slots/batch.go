@@ -93,10 +93,10 @@ func WithoutBatching() Option {
 // least 2): every batch in flight costs this process CPU too. A store that
 // says how many calls its server carries out at once (store.Parallel) caps
 // it at one more than that: 2 on Redis, which runs one script at a time.
-// Fewer make bigger batches and so fewer commits per item
-// (what a store whose commits wait for a disk wants), more overlap the
-// round trips and the store's work of several batches (what a store with
-// many idle cores wants).
+// Fewer make bigger batches and so fewer commits per item (what a store
+// whose commits wait for a disk wants), more overlap the round trips and
+// the store's work of several batches (what a store with many idle cores
+// wants).
 func WithBatchFlushers(n int) Option {
 	return func(s *Service) { s.batching.flushers = n }
 }

@@ -9,7 +9,7 @@ redis.call('RPUSH', KEYS[2], ARGV[2])
 -- had one gets it now.
 local job = redis.call('HGET', KEYS[1], 'job')
 if job then
-  job = job .. #ARGV[2] .. ':' .. ARGV[2]
+  job = job .. job_item(ARGV[2])
 else
   job = job_text(read_claim(KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1))
 end

@@ -18,18 +18,21 @@ local function fail(code)
   return redis.error_reply('AGORA ' .. code)
 end
 
+-- job_item is one item of a job_text: its length in bytes, ':' and the
+-- bytes (jobText in Go reads them).
+local function job_item(s) return #s .. ':' .. s end
+
 -- job_text is a claim as a take answers it, kept in its hash's job field:
 -- the claim's CLAIM_FIELDS values (false: empty), then its comments' JSON,
--- each as its length in bytes, ':' and the bytes (jobText in Go reads it).
--- One field read in place of the claim's fields and its comments list.
+-- each a job_item. One field read in place of the claim's fields and its
+-- comments list; a comment added later is appended as its job_item.
 local function job_text(claim, comments)
   local parts = {}
   for i = 1, CLAIM_FIELDS_N do
-    local v = claim[i] or ''
-    parts[i] = #v .. ':' .. v
+    parts[i] = job_item(claim[i] or '')
   end
   for _, c in ipairs(comments) do
-    parts[#parts + 1] = #c .. ':' .. c
+    parts[#parts + 1] = job_item(c)
   end
   return table.concat(parts)
 end
