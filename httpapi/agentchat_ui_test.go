@@ -66,7 +66,7 @@ func TestChatUIInChromium(t *testing.T) {
 	require.Equal(t, "Agent chat", title)
 	require.Contains(t, hint, "Ask the coding agent", "an empty chat says what it is")
 	require.NoError(t, chromedp.Run(ctx,
-		chromedp.SendKeys("textarea.input", "the footer overlaps the content on mobile", chromedp.ByQuery),
+		browser.Type("textarea.input", "the footer overlaps the content on mobile", chromedp.ByQuery),
 		chromedp.Click("button.send", chromedp.ByQuery),
 		chromedp.WaitVisible(`details.tool`, chromedp.ByQuery),
 		chromedp.Text(".log", &text, chromedp.ByQuery),

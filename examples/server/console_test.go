@@ -376,7 +376,7 @@ func TestSquadPageLive(t *testing.T) {
 			chromedp.Evaluate(text(box+` .count`), &count),
 			chromedp.SetValue(box+` .reply .who-input`, "Operator", chromedp.ByQuery),
 			chromedp.Clear(box+` .reply .text`, chromedp.ByQuery),
-			chromedp.SendKeys(box+` .reply .text`, "the connection", chromedp.ByQuery),
+			browser.Type(box+` .reply .text`, "the connection", chromedp.ByQuery),
 		)
 		require.Equal(t, "0/2 responses", count)
 
@@ -391,7 +391,7 @@ func TestSquadPageLive(t *testing.T) {
 			chromedp.Value(box+` .reply .text`, &draft, chromedp.ByQuery),
 			chromedp.Evaluate(`document.activeElement.matches('`+box+` .reply .text')`, &focused),
 			chromedp.Evaluate(`document.activeElement.tagName + "." + document.activeElement.className`, &active),
-			chromedp.SendKeys(box+` .reply .text`, " pool", chromedp.ByQuery),
+			browser.Type(box+` .reply .text`, " pool", chromedp.ByQuery),
 			chromedp.Click(box+` .reply button`, chromedp.ByQuery),
 			chromedp.Poll(`document.querySelector('`+box+` .count').textContent === "1/2 responses"`, nil, chromedp.WithPollingInterval(20*time.Millisecond)),
 		))

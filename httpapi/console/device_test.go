@@ -65,7 +65,7 @@ func TestDevicePageApproves(t *testing.T) {
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.Navigate(code.VerificationURIComplete),
 		chromedp.WaitVisible(`#key`, chromedp.ByID),
-		chromedp.SendKeys(`#key`, admin, chromedp.ByID),
+		browser.Type(`#key`, admin, chromedp.ByID),
 		chromedp.Click(`#find`, chromedp.ByID),
 		chromedp.WaitVisible(`#request`, chromedp.ByID),
 		chromedp.Text(`#agent`, &agent, chromedp.ByID),

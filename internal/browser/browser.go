@@ -85,3 +85,14 @@ func SaveScreenshot(t *testing.T, name string, png []byte) {
 		t.Fatal(err)
 	}
 }
+
+// Type types text into the first visible element sel matches, as a person
+// would: it focuses the element, then sends the keys. It stands in for
+// chromedp.SendKeys, which reads the node's attributes without their lock
+// and so races, under -race, with a page that changes them meanwhile.
+func Type(sel, text string, opts ...chromedp.QueryOption) chromedp.Action {
+	return chromedp.Tasks{
+		chromedp.Focus(sel, append(opts, chromedp.NodeVisible)...),
+		chromedp.KeyEvent(text),
+	}
+}
