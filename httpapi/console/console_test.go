@@ -81,6 +81,9 @@ func TestSquadPageLive(t *testing.T) {
 	require.NoError(t, chromedp.Run(ctx,
 		chromedp.WaitVisible(`.prompt .status-resolved`, chromedp.ByQuery),
 		chromedp.WaitVisible(`//span[@class="count" and text()="2/2 responses"]`, chromedp.BySearch),
+		// The count may be drawn a render before the second response is:
+		// wait for both under the prompt, then read how many there are.
+		chromedp.Poll(`document.querySelectorAll(".prompt .responses .msg").length >= 2`, nil, chromedp.WithPollingTimeout(10*time.Second)),
 		chromedp.Evaluate(`document.querySelectorAll(".prompt .responses .msg").length`, &threaded),
 		chromedp.Evaluate(`document.querySelectorAll(".feed b").length`, &bold),
 		chromedp.CaptureScreenshot(&shot),
@@ -118,7 +121,7 @@ func TestSquadPageThreads(t *testing.T) {
 		chromedp.Evaluate(`document.querySelector('`+sel+` .task').textContent.trim()`, &tag),
 		chromedp.Evaluate(`document.querySelector('`+sel+` .reply-to').click()`, nil),
 		chromedp.WaitVisible(`#replying`, chromedp.ByQuery),
-		chromedp.SendKeys(`#text`, "I will", chromedp.ByQuery),
+		browser.Type(`#text`, "I will", chromedp.ByQuery),
 		chromedp.Click(`#post button[type=submit]`, chromedp.ByQuery),
 		chromedp.WaitVisible(sel+` .thread .msg`, chromedp.ByQuery),
 		chromedp.WaitNotVisible(`#replying`, chromedp.ByQuery),
@@ -276,7 +279,7 @@ func TestSquadPageWithKeys(t *testing.T) {
 		chromedp.WaitVisible(`.msg .text`, chromedp.ByQuery),
 		chromedp.Value(`#name`, &name, chromedp.ByQuery),
 		chromedp.Evaluate(`document.getElementById("name").readOnly`, &readOnly),
-		chromedp.SendKeys(`#text`, "ship it", chromedp.ByQuery),
+		browser.Type(`#text`, "ship it", chromedp.ByQuery),
 		chromedp.Click(`#post button[type=submit]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`//div[contains(@class,"human")]/span[@class="text" and text()="ship it"]`, chromedp.BySearch),
 		chromedp.CaptureScreenshot(&shot),
