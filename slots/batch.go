@@ -132,6 +132,7 @@ func (s *Service) initBatchers() {
 		Limit:    limit(),
 		Key:      func(p FinishTakeParams) string { return p.Next.Agent.KeyID },
 		Run: func(ctx context.Context, ps []FinishTakeParams) ([]FinishTakeResult, error) {
+			defer s.takers.spreadTakes(len(ps), func(i int) *NextSlotParams { return &ps[i].Next.Next })()
 			return s.store.FinishAndTakeNextSlots(ctx, ps)
 		},
 		Fail: func(err error) FinishTakeResult { return FinishTakeResult{Err: err} },
@@ -142,6 +143,7 @@ func (s *Service) initBatchers() {
 		Limit:    limit(),
 		Key:      func(p TakeNextParams) string { return p.Agent.KeyID },
 		Run: func(ctx context.Context, ps []TakeNextParams) ([]JobResult, error) {
+			defer s.takers.spreadTakes(len(ps), func(i int) *NextSlotParams { return &ps[i].Next })()
 			if len(ps) == 1 && b.takesOff {
 				job, err := s.store.TakeNextSlot(ctx, ps[0])
 				return []JobResult{{Job: job, Err: err}}, nil

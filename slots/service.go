@@ -28,6 +28,7 @@ type Service struct {
 	takes     *batch.Batcher[TakeNextParams, JobResult]
 	doneTakes *batch.Batcher[FinishTakeParams, FinishTakeResult]
 	crowd     spread
+	takers    takers
 	obs       Observer
 }
 

@@ -83,8 +83,11 @@ type SlotStore interface {
 	// p.Agent as TakeSlot would, in one atomic step: concurrent callers
 	// never receive the same slot, the agent never gets a second seat on a
 	// claim, and a slot another caller is taking at that moment is passed
-	// over for the next eligible one rather than lost. It returns the job
-	// with the slot as taken, or ErrNoJob.
+	// over for the next eligible one rather than lost. An oldest-first
+	// pick's Skip is a hint (TakeNextParams.Next): the store may start past
+	// that many eligible slots, and then takes an older one only when none
+	// past them is free, so ErrNoJob still means none is. It returns the
+	// job with the slot as taken, or ErrNoJob.
 	TakeNextSlot(ctx context.Context, p TakeNextParams) (Job, error)
 	// TakeNextSlots takes for each of ps as TakeNextSlot would, the items'
 	// agents being distinct, and returns one result per item, in order; the
@@ -134,7 +137,8 @@ type NextSlotParams struct {
 	Random float64
 	// Skip, with Random negative, passes over the Skip oldest eligible
 	// slots: the pick is the (Skip+1)-th oldest, or the youngest eligible
-	// when there are fewer. A crowd asking at once is spread this way.
+	// when there are fewer. A crowd asking at once is spread this way. In
+	// a take it is a hint instead (TakeNextParams.Next).
 	Skip int
 }
 

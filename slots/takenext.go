@@ -3,6 +3,7 @@ package slots
 import (
 	"context"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,8 +15,10 @@ import (
 // the take of TakeSlot, decided together.
 type TakeNextParams struct {
 	// Next filters and picks as in NextOpenSlot; its AgentKeyID is
-	// Agent.KeyID, and its Skip is not used: callers taking at once never
-	// get the same slot.
+	// Agent.KeyID. Its Skip is how many of the oldest eligible slots other
+	// takes in flight are taking: the pick may start past that many, and
+	// takes an older one only when none past them is free. Callers taking
+	// at once never get the same slot, whatever it says.
 	Next  NextSlotParams
 	Agent Agent
 	Now   time.Time // becomes TakenAt
@@ -100,3 +103,59 @@ type spread struct{ inflight atomic.Int64 }
 func (c *spread) enter() int { return int(min(c.inflight.Add(1)-1, MaxSpread-1)) }
 
 func (c *spread) leave() { c.inflight.Add(-1) }
+
+// takers counts the seats this Service's oldest-first take calls are
+// taking. A call is told (Skip) how many its concurrent calls are taking,
+// so that a store whose concurrent takes contend for the same rows can
+// start its pick past them. One call at a time, the head, skips nothing:
+// the slots a skip passed over, when a call it counted had already
+// finished, are taken by the next head instead of being left behind.
+type takers struct {
+	mu    sync.Mutex
+	seats int
+	head  bool
+}
+
+// enter counts n seats being taken and returns the skip for them, and
+// whether their call is the head; leave must follow.
+func (t *takers) enter(n int) (skip int, head bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	skip, head = t.seats, !t.head
+	if head {
+		skip, t.head = 0, true
+	}
+	t.seats += n
+	return skip, head
+}
+
+func (t *takers) leave(n int, head bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.seats -= n
+	if head {
+		t.head = false
+	}
+}
+
+// spreadTakes sets the Skip of the oldest-first picks among n items (each
+// item's pick, as next returns it) and returns the leave to call once the
+// store has answered them.
+func (t *takers) spreadTakes(n int, next func(i int) *NextSlotParams) (leave func()) {
+	oldest := 0
+	for i := range n {
+		if next(i).Random < 0 {
+			oldest++
+		}
+	}
+	if oldest == 0 {
+		return func() {}
+	}
+	skip, head := t.enter(oldest)
+	for i := range n {
+		if p := next(i); p.Random < 0 {
+			p.Skip = skip
+		}
+	}
+	return func() { t.leave(oldest, head) }
+}

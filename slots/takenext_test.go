@@ -68,3 +68,65 @@ func TestNextJobSpreadsACrowd(t *testing.T) {
 	require.ErrorIs(t, err, slots.ErrNoJob)
 	require.Zero(t, spy.got[0].Skip)
 }
+
+// takeSpy holds each TakeNextSlot call until its release is closed, and
+// sends what it asked for on asked.
+type takeSpy struct {
+	slots.Store
+	asked chan slots.TakeNextParams
+	mu    sync.Mutex
+	hold  map[string]chan struct{} // by agent key ID
+}
+
+func (s *takeSpy) release(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.hold[key])
+}
+
+func (s *takeSpy) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (slots.Job, error) {
+	s.mu.Lock()
+	h := make(chan struct{})
+	s.hold[p.Agent.KeyID] = h
+	s.mu.Unlock()
+	s.asked <- p
+	<-h
+	return s.Store.TakeNextSlot(ctx, p)
+}
+
+// TestTakesInFlightSkipEachOther: a take is told how many seats the takes
+// in flight are taking (Skip), except the head, which skips none; when
+// the head is answered, the next take becomes the head. Random picks are
+// told nothing.
+func TestTakesInFlightSkipEachOther(t *testing.T) {
+	ctx := context.Background()
+	spy := &takeSpy{Store: memstore.New(), asked: make(chan slots.TakeNextParams), hold: map[string]chan struct{}{}}
+	svc := slots.New(spy, slots.WithoutBatching(), slots.WithBatchFlushers(8))
+	answered := map[string]chan struct{}{}
+	take := func(key string, q slots.JobQuery) slots.TakeNextParams {
+		done := make(chan struct{})
+		answered[key] = done
+		go func() {
+			defer close(done)
+			_, err := svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: key}), q)
+			require.ErrorIs(t, err, slots.ErrNoJob)
+		}()
+		return <-spy.asked
+	}
+	finish := func(keys ...string) {
+		for _, k := range keys {
+			spy.release(k)
+			<-answered[k]
+		}
+	}
+	require.Equal(t, 0, take("a", slots.JobQuery{}).Next.Skip, "alone: the head")
+	require.Equal(t, 1, take("b", slots.JobQuery{}).Next.Skip)
+	require.Equal(t, 0, take("r", slots.JobQuery{Strategy: slots.StrategyRandom}).Next.Skip, "random")
+	require.Equal(t, 2, take("c", slots.JobQuery{}).Next.Skip)
+	finish("a")
+	require.Equal(t, 0, take("d", slots.JobQuery{}).Next.Skip, "the head answered: the next is the head")
+	require.Equal(t, 3, take("e", slots.JobQuery{}).Next.Skip)
+	finish("b", "r", "c", "d", "e")
+	require.Equal(t, 0, take("f", slots.JobQuery{}).Next.Skip, "alone again")
+	finish("f")
+}

@@ -116,8 +116,9 @@ func (s *Store) finishTake(ctx context.Context, ps []slots.FinishTakeParams, i i
 	p := ps[i]
 	p.Next.Next.AgentKeyID = p.Next.Agent.KeyID
 	n := p.Next
-	q := finishTakeQueries[nextSlotKey{n.Next.Role != "", n.Next.Domain != "", true, n.Next.Random >= 0}]
-	args := append(jobArgs(n.Next), n.Agent.KeyID, n.Agent.Name, n.Agent.AvatarURL, store.Millis(n.Now), store.Millis(n.LeaseUntil),
+	k, args := takePick(n.Next)
+	q := finishTakeQueries[k]
+	args = append(args, n.Agent.KeyID, n.Agent.Name, n.Agent.AvatarURL, store.Millis(n.Now), store.Millis(n.LeaseUntil),
 		p.Finish.SlotID, p.Finish.ClaimID, store.Millis(p.Finish.Now), p.Finish.Credit)
 	stmt, err := s.prepared(ctx, q)
 	if err != nil {
@@ -165,11 +166,12 @@ func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTak
 		seen[p.Finish.SlotID] = true
 	}
 	groups := oldestGroups(len(ps), func(i int) slots.NextSlotParams { return ps[i].Next.Next })
-	for f, idx := range groups {
+	for f, g := range groups {
+		idx := g.idx
 		if len(idx) < 2 || twice {
 			continue
 		}
-		args, key := f.args()
+		args, key := f.args(g)
 		var ids, claims, keys, names, avatars []string
 		var ats, credits, takeAts, leases []int64
 		for _, i := range idx {

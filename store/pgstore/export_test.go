@@ -82,6 +82,9 @@ func sampleArgs(k nextSlotKey) []any {
 	if k.random {
 		args = append(args, 0.5, 0.25)
 	}
+	if k.spread {
+		args = append(args, 40) // slots other takes are taking
+	}
 	return args
 }
 
@@ -98,6 +101,9 @@ func nameOf(k nextSlotKey) string {
 	}
 	if k.agent {
 		n += "+agent"
+	}
+	if k.spread {
+		n += "+spread"
 	}
 	return n
 }

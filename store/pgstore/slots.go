@@ -353,12 +353,13 @@ const randomWindow = 16
 // an anti-join against every seat the agent ever held, read from the holder
 // index by its second column, a scan that grows with the table.
 func nextSlotQuery(role, domain, agent, random bool) string {
-	pick, _ := jobPick(nextSlotKey{role, domain, agent, random}, false, "1")
+	pick, _ := jobPick(nextSlotKey{role: role, domain: domain, agent: agent, random: random}, false, "1")
 	return `WITH s AS (` + pick + `)` + jobSelect
 }
 
-// nextSlotKey says which filters a job-queue query has.
-type nextSlotKey struct{ role, domain, agent, random bool }
+// nextSlotKey says which filters a job-queue query has, and for a take's
+// oldest-first pick whether it is spread (starts past a Skip).
+type nextSlotKey struct{ role, domain, agent, random, spread bool }
 
 var nextSlotQueries = func() map[nextSlotKey]string {
 	m := map[nextSlotKey]string{}
@@ -366,7 +367,7 @@ var nextSlotQueries = func() map[nextSlotKey]string {
 		for _, domain := range []bool{false, true} {
 			for _, agent := range []bool{false, true} {
 				for _, random := range []bool{false, true} {
-					m[nextSlotKey{role, domain, agent, random}] = nextSlotQuery(role, domain, agent, random)
+					m[nextSlotKey{role: role, domain: domain, agent: agent, random: random}] = nextSlotQuery(role, domain, agent, random)
 				}
 			}
 		}
@@ -376,7 +377,7 @@ var nextSlotQueries = func() map[nextSlotKey]string {
 
 // NextOpenSlot implements slots.SlotStore in one round trip.
 func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots.Job, error) {
-	q := nextSlotQueries[nextSlotKey{p.Role != "", p.Domain != "", p.AgentKeyID != "", p.Random >= 0}]
+	q := nextSlotQueries[nextSlotKey{role: p.Role != "", domain: p.Domain != "", agent: p.AgentKeyID != "", random: p.Random >= 0}]
 	args := jobArgs(p)
 	if p.Random < 0 {
 		args = append(args, p.Skip)

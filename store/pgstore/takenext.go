@@ -50,6 +50,21 @@ func jobPick(k nextSlotKey, lock bool, limit string) (string, int) {
 	// plan's nodes are less for PostgreSQL to set up on every run.
 	oldest := `SELECT q.id, q.claim_id FROM agora_role_slots q WHERE ` + where + ` ORDER BY q.id LIMIT ` + limit
 	if !k.random {
+		if lock && k.spread {
+			// Spread (the next parameter, TakeNextParams' Skip): the pick
+			// starts at the (Skip+1)-th eligible slot, past those the
+			// statements in flight are taking, which it would otherwise
+			// try to lock one by one, and re-check once they commit. The
+			// older ones come second, when too few past them are free.
+			// The inner q shadows the outer one: past is one lookup.
+			past := `COALESCE((SELECT q.id FROM agora_role_slots q WHERE ` + where + ` ORDER BY q.id OFFSET ` + param() + `::int LIMIT 1), '')`
+			return `SELECT * FROM (SELECT q.id, q.claim_id FROM agora_role_slots q WHERE ` + where + ` AND q.id >= ` + past +
+				` ORDER BY q.id LIMIT ` + limit + ` FOR UPDATE SKIP LOCKED) past
+				UNION ALL
+				SELECT * FROM (SELECT q.id, q.claim_id FROM agora_role_slots q WHERE ` + where + ` AND q.id < ` + past +
+				` ORDER BY q.id LIMIT ` + limit + ` FOR UPDATE SKIP LOCKED) older
+				LIMIT ` + limit, n
+		}
 		if lock {
 			return oldest + ` FOR UPDATE SKIP LOCKED`, n
 		}
@@ -181,10 +196,27 @@ var takeNextQueries = func() map[nextSlotKey]string {
 	for k := range nextSlotQueries {
 		if k.agent {
 			m[k] = takeNextQuery(k)
+			if !k.random {
+				k.spread = true
+				m[k] = takeNextQuery(k)
+			}
 		}
 	}
 	return m
 }()
+
+// takePick is the key of p's pick among the take queries and its
+// parameters (jobPick's order): spread when an oldest-first pick has a
+// Skip.
+func takePick(p slots.NextSlotParams) (nextSlotKey, []any) {
+	k := nextSlotKey{role: p.Role != "", domain: p.Domain != "", agent: true, random: p.Random >= 0}
+	args := jobArgs(p)
+	if !k.random && p.Skip > 0 {
+		k.spread = true
+		args = append(args, p.Skip)
+	}
+	return k, args
+}
 
 // takeNextAttempts bounds the retries of TakeNextSlot when the agent's
 // concurrent take won the claim the statement picked.
@@ -197,8 +229,9 @@ const takeNextAttempts = 8
 // is run again (the claim is then held, so the pick passes it over).
 func (s *Store) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (slots.Job, error) {
 	p.Next.AgentKeyID = p.Agent.KeyID
-	q := takeNextQueries[nextSlotKey{p.Next.Role != "", p.Next.Domain != "", true, p.Next.Random >= 0}]
-	args := append(jobArgs(p.Next), p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, store.Millis(p.Now), store.Millis(p.LeaseUntil))
+	k, args := takePick(p.Next)
+	q := takeNextQueries[k]
+	args = append(args, p.Agent.KeyID, p.Agent.Name, p.Agent.AvatarURL, store.Millis(p.Now), store.Millis(p.LeaseUntil))
 	for attempt := 1; ; attempt++ {
 		job, err := s.getJob(ctx, q, args)
 		switch {
@@ -409,14 +442,14 @@ func takeManySteps(k nextSlotKey, limit string) string {
 			FROM pair WHERE t.id = pair.id RETURNING %s, pair.ord)`, pick, takenColumns("pair.lease"), slotColumnsOf("t"))
 }
 
-// filterParams counts the pick parameters of k's role and domain filters.
+// filterParams counts the pick parameters of k's role and domain filters
+// and its spread.
 func filterParams(k nextSlotKey) int {
 	n := 0
-	if k.role {
-		n++
-	}
-	if k.domain {
-		n++
+	for _, b := range []bool{k.role, k.domain, k.spread} {
+		if b {
+			n++
+		}
 	}
 	return n
 }
@@ -462,8 +495,10 @@ var takeManyQueries = func() map[nextSlotKey]string {
 	m := map[nextSlotKey]string{}
 	for _, role := range []bool{false, true} {
 		for _, domain := range []bool{false, true} {
-			k := nextSlotKey{role: role, domain: domain}
-			m[k] = takeManyQuery(k)
+			for _, spread := range []bool{false, true} {
+				k := nextSlotKey{role: role, domain: domain, spread: spread}
+				m[k] = takeManyQuery(k)
+			}
 		}
 	}
 	return m
@@ -480,11 +515,12 @@ func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([
 	out := make([]slots.JobResult, len(ps))
 	served := make([]bool, len(ps))
 	groups := oldestGroups(len(ps), func(i int) slots.NextSlotParams { return ps[i].Next })
-	for f, idx := range groups {
+	for f, g := range groups {
+		idx := g.idx
 		if len(idx) < 2 {
 			continue
 		}
-		args, key := f.args()
+		args, key := f.args(g)
 		var keys, names, avatars []string
 		var ats, leases []int64
 		for _, i := range idx {
@@ -553,25 +589,44 @@ type oldestFilter struct {
 
 // oldestGroups groups the items 0 … n-1 whose pick (next) is oldest-first
 // by their filters.
-func oldestGroups(n int, next func(i int) slots.NextSlotParams) map[oldestFilter][]int {
-	groups := map[oldestFilter][]int{}
+func oldestGroups(n int, next func(i int) slots.NextSlotParams) map[oldestFilter]*oldestGroup {
+	groups := map[oldestFilter]*oldestGroup{}
 	for i := range n {
-		if p := next(i); p.Random < 0 {
-			f := oldestFilter{p.Role, p.Domain}
-			groups[f] = append(groups[f], i)
+		p := next(i)
+		if p.Random >= 0 {
+			continue
 		}
+		f := oldestFilter{p.Role, p.Domain}
+		g := groups[f]
+		if g == nil {
+			g = &oldestGroup{skip: p.Skip}
+			groups[f] = g
+		}
+		g.idx, g.skip = append(g.idx, i), min(g.skip, p.Skip)
 	}
 	return groups
 }
 
-// args are the group's pick parameters, and the key of its statements.
-func (f oldestFilter) args() ([]any, nextSlotKey) {
+// oldestGroup is the items of a group and the least Skip among them, which
+// spreads its statement's pick.
+type oldestGroup struct {
+	idx  []int
+	skip int
+}
+
+// args are the pick parameters of a group with filters f and skip g.skip,
+// in jobPick's order, and the key of its statement.
+func (f oldestFilter) args(g *oldestGroup) ([]any, nextSlotKey) {
 	var args []any
-	if f.role != "" {
+	k := nextSlotKey{role: f.role != "", domain: f.domain != "", spread: g.skip > 0}
+	if k.role {
 		args = append(args, string(f.role))
 	}
-	if f.domain != "" {
+	if k.domain {
 		args = append(args, f.domain)
 	}
-	return args, nextSlotKey{role: f.role != "", domain: f.domain != ""}
+	if k.spread {
+		args = append(args, g.skip)
+	}
+	return args, k
 }

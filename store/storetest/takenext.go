@@ -132,6 +132,65 @@ func runTakeNext(t *testing.T, newStores NewStores) {
 		requireCode(t, slots.ErrNoJob, err)
 	})
 
+	t.Run("TakeSkipIsAHint", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		st, clock := e.svc.Store(), e.clock
+		ids := e.queuedClaims(3, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
+		open := map[string]bool{}
+		for _, id := range ids {
+			list, err := e.svc.Slots(e.ctx, id)
+			require.NoError(t, err)
+			for _, sl := range list {
+				open[sl.ID] = true
+			}
+		}
+		params := func(k identity.Key, skip int) slots.TakeNextParams {
+			return slots.TakeNextParams{Next: slots.NextSlotParams{AgentKeyID: k.ID, Random: -1, Skip: skip},
+				Agent: slots.Agent{KeyID: k.ID, Name: k.Name}, Now: clock.Now()}
+		}
+		taken := func(job slots.Job, k identity.Key) {
+			t.Helper()
+			require.True(t, open[job.Slot.ID], "slot %s was open", job.Slot.ID)
+			delete(open, job.Slot.ID)
+			require.Equal(t, slots.StatusTaken, job.Slot.Status)
+			require.Equal(t, k.ID, job.Slot.APIKeyID)
+		}
+		// Whatever the skip, past the queue's end or not, a take gets an
+		// eligible seat while one is free: alone, in a batch, after a finish.
+		a, b, c := e.agent("A"), e.agent("B"), e.agent("C")
+		job, err := st.TakeNextSlot(e.ctx, params(a, 4))
+		require.NoError(t, err)
+		taken(job, a)
+		first := job
+		res, err := st.TakeNextSlots(e.ctx, []slots.TakeNextParams{params(b, 100), params(c, 100)})
+		require.NoError(t, err)
+		for i, k := range []identity.Key{b, c} {
+			require.NoError(t, res[i].Err)
+			taken(res[i].Job, k)
+		}
+		ft, err := st.FinishAndTakeNextSlots(e.ctx, []slots.FinishTakeParams{{
+			Finish: slots.FinishParams{ClaimID: first.Claim.ID, SlotID: first.Slot.ID, KeyID: a.ID, Now: clock.Now(), Credit: slots.RewardRoleSlot},
+			Next:   params(a, 100),
+		}})
+		require.NoError(t, err)
+		require.NoError(t, ft[0].Err)
+		require.NoError(t, ft[0].NextErr)
+		taken(ft[0].Next, a)
+		// Two seats left and two takers that skip one: one past it, one
+		// before it.
+		require.Len(t, open, 2)
+		d, f := e.agent("D"), e.agent("F")
+		res, err = st.TakeNextSlots(e.ctx, []slots.TakeNextParams{params(d, 1), params(f, 1)})
+		require.NoError(t, err)
+		for i, k := range []identity.Key{d, f} {
+			require.NoError(t, res[i].Err)
+			taken(res[i].Job, k)
+		}
+		_, err = st.TakeNextSlot(e.ctx, params(e.agent("G"), 3))
+		requireCode(t, slots.ErrNoJob, err)
+	})
+
 	t.Run("RaceTakeNextOneAgent", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)
