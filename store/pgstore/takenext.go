@@ -42,6 +42,7 @@ func jobPick(k nextSlotKey, lock bool, limit string) (string, int) {
 	if k.domain {
 		where += ` AND q.domain = ` + param()
 	}
+	queue := where // the filters' queue, for everyone
 	if k.agent {
 		where += ` AND NOT EXISTS (SELECT 1 FROM agora_role_slots h WHERE h.claim_id = q.claim_id AND h.api_key_id = ` + param() + ` OFFSET 0)`
 	}
@@ -56,8 +57,11 @@ func jobPick(k nextSlotKey, lock bool, limit string) (string, int) {
 			// statements in flight are taking, which it would otherwise
 			// try to lock one by one, and re-check once they commit. The
 			// older ones come second, when too few past them are free.
-			// The inner q shadows the outer one: past is one lookup.
-			past := `COALESCE((SELECT q.id FROM agora_role_slots q WHERE ` + where + ` ORDER BY q.id OFFSET ` + param() + `::int LIMIT 1), '')`
+			// Where the pick starts is counted in the filters' queue, not
+			// the agent's: the others take for other agents, and a claim
+			// check per slot counted would cost more than the count. The
+			// inner q shadows the outer one: past is one lookup.
+			past := `COALESCE((SELECT q.id FROM agora_role_slots q WHERE ` + queue + ` ORDER BY q.id OFFSET ` + param() + `::int LIMIT 1), '')`
 			return `SELECT * FROM (SELECT q.id, q.claim_id FROM agora_role_slots q WHERE ` + where + ` AND q.id >= ` + past +
 				` ORDER BY q.id LIMIT ` + limit + ` FOR UPDATE SKIP LOCKED) past
 				UNION ALL

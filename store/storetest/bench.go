@@ -472,30 +472,38 @@ const workChunk = 20_000
 // done and credited, with 1, 8, 64 and 256 agents, coalesced by
 // WithTakeBatching and WithDoneBatching with the library's adaptive
 // flushers, with no wait (wait=0) and with DefaultBatchWait for the agents
-// a batch answered (wait=1ms), and without batching (wait=none).
+// a batch answered (wait=1ms), and without batching (wait=none); then with
+// eight batches in flight (flushers=8), as many cores would have it, where
+// the batches in flight meet in the store.
 // Each seat is its claim's only one, in claims prepared with the timer
 // stopped, in chunks on fresh stores from newStore.
 func BenchmarkDoneAndTakeNext(b *testing.B, newStore func(b *testing.B) slots.Store) {
+	run := func(name string, workers int, opts ...slots.Option) {
+		b.Run(fmt.Sprintf("%s/workers=%d", name, workers), func(b *testing.B) {
+			inChunks(b, workChunk, func(n int) func() {
+				st := newStore(b)
+				loadSeats(b, st, n)
+				svc := slots.New(st, opts...)
+				return func() {
+					if done := workQueue(b, svc, workers); done != n {
+						b.Fatalf("%d seats done, want %d", done, n)
+					}
+				}
+			})
+		})
+	}
 	for _, wait := range []time.Duration{0, slots.DefaultBatchWait, -1} {
-		name := fmt.Sprint(wait)
+		name := fmt.Sprint("wait=", wait)
 		opts := []slots.Option{slots.WithTakeBatching(wait), slots.WithDoneBatching(wait)}
 		if wait < 0 {
-			name, opts = "none", []slots.Option{slots.WithoutBatching()}
+			name, opts = "wait=none", []slots.Option{slots.WithoutBatching()}
 		}
 		for _, workers := range []int{1, 8, 64, 256} {
-			b.Run(fmt.Sprintf("wait=%s/workers=%d", name, workers), func(b *testing.B) {
-				inChunks(b, workChunk, func(n int) func() {
-					st := newStore(b)
-					loadSeats(b, st, n)
-					svc := slots.New(st, opts...)
-					return func() {
-						if done := workQueue(b, svc, workers); done != n {
-							b.Fatalf("%d seats done, want %d", done, n)
-						}
-					}
-				})
-			})
+			run(name, workers, opts...)
 		}
+	}
+	for _, workers := range []int{8, 64} {
+		run("flushers=8", workers, slots.WithBatchFlushers(8))
 	}
 }
 
