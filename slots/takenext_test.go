@@ -95,9 +95,9 @@ func (s *takeSpy) TakeNextSlot(ctx context.Context, p slots.TakeNextParams) (slo
 }
 
 // TestTakesInFlightSkipEachOther: a take is told how many seats the takes
-// in flight are taking (Skip), except the head, which skips none; when
-// the head is answered, the next take becomes the head. Random picks are
-// told nothing.
+// in flight are taking (Skip), but for the one that started first; the
+// head skips none, and when it is answered the next take becomes the
+// head. Random picks are told nothing.
 func TestTakesInFlightSkipEachOther(t *testing.T) {
 	ctx := context.Background()
 	spy := &takeSpy{Store: memstore.New(), asked: make(chan slots.TakeNextParams), hold: map[string]chan struct{}{}}
@@ -120,13 +120,14 @@ func TestTakesInFlightSkipEachOther(t *testing.T) {
 		}
 	}
 	require.Equal(t, 0, take("a", slots.JobQuery{}).Next.Skip, "alone: the head")
-	require.Equal(t, 1, take("b", slots.JobQuery{}).Next.Skip)
+	require.Equal(t, 0, take("b", slots.JobQuery{}).Next.Skip, "a, the first, is not counted")
 	require.Equal(t, 0, take("r", slots.JobQuery{Strategy: slots.StrategyRandom}).Next.Skip, "random")
-	require.Equal(t, 2, take("c", slots.JobQuery{}).Next.Skip)
+	require.Equal(t, 1, take("c", slots.JobQuery{}).Next.Skip, "b's seat")
+	require.Equal(t, 2, take("g", slots.JobQuery{}).Next.Skip, "b's and c's")
 	finish("a")
 	require.Equal(t, 0, take("d", slots.JobQuery{}).Next.Skip, "the head answered: the next is the head")
-	require.Equal(t, 3, take("e", slots.JobQuery{}).Next.Skip)
-	finish("b", "r", "c", "d", "e")
+	require.Equal(t, 3, take("e", slots.JobQuery{}).Next.Skip, "c's, g's and d's: b is now the first")
+	finish("b", "r", "c", "g", "d", "e")
 	require.Equal(t, 0, take("f", slots.JobQuery{}).Next.Skip, "alone again")
 	finish("f")
 }
