@@ -110,11 +110,9 @@ func (c *spread) leave() { c.inflight.Add(-1) }
 // so that a store whose concurrent takes contend for the same rows can
 // start its pick past them. The call that started first is not counted:
 // it is the likeliest to have committed already, and a call counted after
-// committing would make the pick pass over slots that are free again
-// (a burst of twenty takes left a free slot among the oldest twenty in a
-// third of bursts when every call counted; none in 90 with this). One call
-// at a time, the head, skips nothing, so a slot passed over all the same
-// goes to the next head instead of being left behind.
+// committing would make the pick pass over slots that are free again (see
+// docs/performance). One call at a time, the head, skips nothing, so a
+// slot passed over all the same goes to the next head.
 type takers struct {
 	mu    sync.Mutex
 	calls []takeCall // in flight, in the order they started
