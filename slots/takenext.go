@@ -116,8 +116,6 @@ func (c *spread) leave() { c.inflight.Add(-1) }
 type takers struct {
 	mu    sync.Mutex
 	calls []takeCall // in flight, in the order they started
-	seats int        // theirs, all together
-	head  bool       // one of them is the head
 	last  uint64
 }
 
@@ -134,22 +132,23 @@ func (t *takers) enter(n int) (skip int, c takeCall) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.last++
-	c = takeCall{id: t.last, seats: n, head: !t.head}
+	c = takeCall{id: t.last, seats: n, head: true}
+	for i, o := range t.calls {
+		c.head = c.head && !o.head
+		if i > 0 {
+			skip += o.seats
+		}
+	}
 	if c.head {
-		t.head = true
-	} else {
-		skip = t.seats - t.calls[0].seats
+		skip = 0
 	}
 	t.calls = append(t.calls, c)
-	t.seats += n
 	return skip, c
 }
 
 func (t *takers) leave(c takeCall) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.seats -= c.seats
-	t.head = t.head && !c.head
 	t.calls = slices.DeleteFunc(t.calls, func(o takeCall) bool { return o.id == c.id })
 }
 
