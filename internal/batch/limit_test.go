@@ -96,6 +96,16 @@ func TestLimitClimbsThroughNoise(t *testing.T) {
 		}
 		require.GreaterOrEqual(t, at, len(held)*8/10, "seed %d: two batches in flight in most windows", seed)
 
+		one := noisy(func(n int) float64 { return 1000 - 100*float64(min(n, 2)-1) })
+		at = 0
+		held = climb(NewLimit(0, 2), 400, one)
+		for _, n := range held {
+			if n == 1 {
+				at++
+			}
+		}
+		require.GreaterOrEqual(t, at, len(held)*8/10, "seed %d: one batch in flight in most windows where one answers a ninth more", seed)
+
 		peak := noisy(func(n int) float64 { return 1000 * float64(max(36-(n-6)*(n-6), 4)) })
 		near := 0
 		held = climb(NewLimit(0, 16), 400, peak)
@@ -106,6 +116,28 @@ func TestLimitClimbsThroughNoise(t *testing.T) {
 		}
 		require.GreaterOrEqual(t, near, len(held)*8/10, "seed %d: around the peak in most windows", seed)
 	}
+}
+
+// TestLimitHoldsAtOne: where one batch in flight answers the most, the
+// limit stays at one rather than bouncing to two every other window; once
+// in reprobeWindows it measures two again. Where one and two tie it keeps
+// measuring both.
+func TestLimitHoldsAtOne(t *testing.T) {
+	disk := func(n int) float64 { return 4000 / float64(n) }
+	for _, procs := range []int{2, 8} {
+		held := climb(NewLimit(0, procs), 200, disk)
+		at := 0
+		for _, n := range held {
+			if n == 1 {
+				at++
+			}
+		}
+		require.GreaterOrEqual(t, at, len(held)-len(held)/reprobeWindows-1, "procs %d: %v", procs, held)
+	}
+	flat := func(int) float64 { return 4000 }
+	held := climb(NewLimit(0, 2), 200, flat)
+	require.Contains(t, held, 1)
+	require.Contains(t, held, 2)
 }
 
 // TestLimitSkipsWarmUp: the first window, a fifth as fast while
