@@ -179,8 +179,9 @@ func (l *Limit) observe(now time.Time, gen, items, callers int) {
 // back would spend every other window off the best limit: on two cores,
 // PostgreSQL at W = 8 answered a third more seats with one batch in
 // flight than with the two the bounce kept every other window. One batch
-// holds only where it wins, not where it ties: held on a lucky window, it
-// would stay from two for reprobeWindows where two answer more.
+// holds only where it wins, not where it ties: held after a lucky window,
+// it would keep away from two for reprobeWindows windows where two answer
+// more.
 func (l *Limit) stepped(est float64, from, top int) int {
 	judged := from > 0
 	if judged {
