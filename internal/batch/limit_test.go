@@ -42,6 +42,17 @@ func climb(l *Limit, windows int, rate func(n int) float64) []int {
 	return held
 }
 
+// windowsAt counts the windows of held at limit n.
+func windowsAt(held []int, n int) int {
+	at := 0
+	for _, h := range held {
+		if h == n {
+			at++
+		}
+	}
+	return at
+}
+
 // TestLimitClimbs: the adaptive limit settles near the number of
 // batches in flight that answers the most items per second: the peak of a
 // store with spare cores, one for a store whose commits queue for one disk,
@@ -87,24 +98,12 @@ func TestLimitClimbsThroughNoise(t *testing.T) {
 			return func(n int) float64 { return rate(n) * (0.85 + 0.3*rnd.Float64()) }
 		}
 		two := noisy(func(n int) float64 { return 900 + 100*float64(min(n, 2)-1) })
-		at := 0
 		held := climb(NewLimit(0, 2), 400, two)
-		for _, n := range held {
-			if n == 2 {
-				at++
-			}
-		}
-		require.GreaterOrEqual(t, at, len(held)*8/10, "seed %d: two batches in flight in most windows", seed)
+		require.GreaterOrEqual(t, windowsAt(held, 2), len(held)*8/10, "seed %d: two batches in flight in most windows", seed)
 
 		one := noisy(func(n int) float64 { return 1000 - 100*float64(min(n, 2)-1) })
-		at = 0
 		held = climb(NewLimit(0, 2), 400, one)
-		for _, n := range held {
-			if n == 1 {
-				at++
-			}
-		}
-		require.GreaterOrEqual(t, at, len(held)*8/10, "seed %d: one batch in flight in most windows where one answers a ninth more", seed)
+		require.GreaterOrEqual(t, windowsAt(held, 1), len(held)*8/10, "seed %d: one batch in flight in most windows where one answers a ninth more", seed)
 
 		peak := noisy(func(n int) float64 { return 1000 * float64(max(36-(n-6)*(n-6), 4)) })
 		near := 0
@@ -126,13 +125,7 @@ func TestLimitHoldsAtOne(t *testing.T) {
 	disk := func(n int) float64 { return 4000 / float64(n) }
 	for _, procs := range []int{2, 8} {
 		held := climb(NewLimit(0, procs), 200, disk)
-		at := 0
-		for _, n := range held {
-			if n == 1 {
-				at++
-			}
-		}
-		require.GreaterOrEqual(t, at, len(held)-len(held)/reprobeWindows-1, "procs %d: %v", procs, held)
+		require.GreaterOrEqual(t, windowsAt(held, 1), len(held)-len(held)/reprobeWindows-1, "procs %d: %v", procs, held)
 	}
 	flat := func(int) float64 { return 4000 }
 	held := climb(NewLimit(0, 2), 200, flat)
