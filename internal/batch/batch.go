@@ -200,26 +200,38 @@ func (b *Batcher[P, R]) wakeWaiters() {
 }
 
 // next takes the next batch, of at most limit calls, off the queue; the
-// caller holds b.mu.
+// caller holds b.mu. It reads the queue only as far as the batch needs, so
+// that a batch costs the same however many calls wait behind it: with
+// MaxBatch 1, reading the whole queue for each call cost each call time in
+// proportion to the crowd. Calls passed over (a key already in the batch)
+// stay at the front, in their order.
 func (b *Batcher[P, R]) next(limit int) []*batchCall[P, R] {
 	limit = min(limit, b.MaxBatch)
-	var batch, rest []*batchCall[P, R]
+	q := b.queue
+	var batch, passed []*batchCall[P, R]
+	i := 0
 	if b.Key == nil {
-		n := min(limit, len(b.queue))
-		batch, b.queue = b.queue[:n:n], slices.Clone(b.queue[n:])
-		return batch
-	}
-	seen := map[string]bool{}
-	for _, c := range b.queue {
-		k := b.Key(c.p)
-		if len(batch) == limit || seen[k] {
-			rest = append(rest, c)
-			continue
+		i = min(limit, len(q))
+		batch = slices.Clone(q[:i])
+	} else {
+		seen := map[string]bool{}
+		for ; i < len(q) && len(batch) < limit; i++ {
+			k := b.Key(q[i].p)
+			if seen[k] {
+				passed = append(passed, q[i])
+				continue
+			}
+			seen[k] = true
+			batch = append(batch, q[i])
 		}
-		seen[k] = true
-		batch = append(batch, c)
 	}
-	b.queue = rest
+	// The queue keeps its array: the calls read go, those passed over move
+	// up to just before the calls not read, and the slots freed are cleared
+	// so that the array holds no answered call.
+	start := i - len(passed)
+	copy(q[start:i], passed)
+	clear(q[:start])
+	b.queue = q[start:]
 	return batch
 }
 

@@ -2,8 +2,11 @@ package batch
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,6 +95,81 @@ func TestBatcherWithoutKeyBatchesDuplicates(t *testing.T) {
 			require.Equal(t, [][]int{{1}, {7}, {7}, {7}, {7}}, ran, "one of a key a batch")
 		} else {
 			require.Equal(t, [][]int{{1}, {7, 7, 7, 7}}, ran, "the queue in one batch")
+		}
+	}
+}
+
+// TestNextReadsOnlyWhatTheBatchNeeds: a batch is taken off the front of
+// the queue, calls whose key it already holds stay at the front in their
+// order, and the calls behind are not read, so that a crowd waiting costs
+// a batch nothing.
+func TestNextReadsOnlyWhatTheBatchNeeds(t *testing.T) {
+	var reads int
+	b := &Batcher[string, string]{MaxBatch: 256, Key: func(p string) string { reads++; return p }}
+	queued := func(ps ...string) {
+		for _, p := range ps {
+			b.queue = append(b.queue, &batchCall[string, string]{p: p})
+		}
+	}
+	params := func(cs []*batchCall[string, string]) []string {
+		var ps []string
+		for _, c := range cs {
+			ps = append(ps, c.p)
+		}
+		return ps
+	}
+	queued("a", "a", "b", "a", "c", "d")
+	require.Equal(t, []string{"a", "b"}, params(b.next(2)))
+	require.Equal(t, []string{"a", "a", "c", "d"}, params(b.queue), "the a passed over first, in order")
+	require.Equal(t, 3, reads, "read up to the batch's last call")
+	require.Equal(t, []string{"a", "c", "d"}, params(b.next(3)))
+	require.Equal(t, []string{"a"}, params(b.queue))
+
+	reads = 0
+	for i := range 10000 {
+		queued(string(rune('a' + i%20)))
+	}
+	require.Len(t, b.next(1), 1)
+	require.Equal(t, 1, reads, "one call read for a batch of one, 10,000 behind it")
+
+	b.Key, b.queue = nil, nil
+	queued("x", "x", "y")
+	require.Equal(t, []string{"x", "x"}, params(b.next(2)), "without Key, duplicates together")
+	require.Equal(t, []string{"y"}, params(b.queue))
+}
+
+// BenchmarkBatcherCrowd measures a call of a Batcher without coalescing
+// (MaxBatch 1, as slots.WithoutBatching) and one coalescing, with a store
+// call that costs nothing, as the callers waiting grow: a call's cost
+// should not grow with them.
+func BenchmarkBatcherCrowd(b *testing.B) {
+	for _, maxBatch := range []int{1, 256} {
+		for _, callers := range []int{8, 64, 256, 1024} {
+			b.Run(fmt.Sprintf("batch=%d/callers=%d", maxBatch, callers), func(b *testing.B) {
+				bt := &Batcher[int, int]{
+					MaxBatch: maxBatch,
+					Limit:    NewLimit(2, 2),
+					Key:      func(p int) string { return strconv.Itoa(p) },
+					Run:      func(_ context.Context, ps []int) ([]int, error) { return ps, nil },
+					Fail:     func(error) int { return -1 },
+				}
+				var left atomic.Int64
+				left.Store(int64(b.N))
+				var wg sync.WaitGroup
+				for c := range callers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for left.Add(-1) >= 0 {
+							if _, err := bt.Do(context.Background(), c); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+			})
 		}
 	}
 }
