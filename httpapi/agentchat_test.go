@@ -170,6 +170,7 @@ func TestAgentChatAuthAndIntercept(t *testing.T) {
 	require.Equal(t, 200, status)
 	require.Equal(t, "the app: /", body, "everything else passes through untouched")
 	status, body = get("/products/7", nil)
+	require.Equal(t, 200, status)
 	require.Equal(t, "the app: /products/7", body)
 	status, _ = get("/agent/conversations", nil)
 	require.Equal(t, 401, status)

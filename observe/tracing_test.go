@@ -29,7 +29,7 @@ import (
 func attrs(kvs []attribute.KeyValue) map[string]string {
 	out := map[string]string{}
 	for _, kv := range kvs {
-		out[string(kv.Key)] = kv.Value.Emit()
+		out[string(kv.Key)] = kv.Value.String()
 	}
 	return out
 }

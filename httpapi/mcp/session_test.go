@@ -146,7 +146,7 @@ func TestSessionsPerKeyAreBounded(t *testing.T) {
 	n := 0
 	for cs := range opened {
 		n++
-		defer cs.Close()
+		t.Cleanup(func() { _ = cs.Close() })
 	}
 	require.Equal(t, limit, n, "racing clients of one key open exactly the cap")
 }

@@ -28,9 +28,7 @@ func (s *Store) appendLogs(g arena.Game) {
 		s.gameLogs[g.ID] = l
 	}
 	l.feed = append(l.feed, g.Appended.Feed...)
-	for _, r := range g.Appended.Rounds {
-		l.rounds = append(l.rounds, r)
-	}
+	l.rounds = append(l.rounds, g.Appended.Rounds...)
 }
 
 // CreateGame implements arena.Store.

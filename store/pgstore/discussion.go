@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -16,18 +17,18 @@ const promptColumns = `id, task_id, requester_agent, prompt_message, required_re
 	status, collected_context, squad_chat_id, resolved_at, created_at, requester_key`
 
 type promptRow struct {
-	ID                string      `db:"id"`
-	TaskID            *string     `db:"task_id"`
-	RequesterAgent    string      `db:"requester_agent"`
-	PromptMessage     string      `db:"prompt_message"`
-	RequiredResponses int         `db:"required_responses"`
-	TimeoutMinutes    int         `db:"timeout_minutes"`
-	Status            string      `db:"status"`
-	CollectedContext  []byte      `db:"collected_context"`
-	SquadChatID       string      `db:"squad_chat_id"`
-	ResolvedAt        pq.NullTime `db:"resolved_at"`
-	CreatedAt         time.Time   `db:"created_at"`
-	RequesterKey      string      `db:"requester_key"`
+	ID                string       `db:"id"`
+	TaskID            *string      `db:"task_id"`
+	RequesterAgent    string       `db:"requester_agent"`
+	PromptMessage     string       `db:"prompt_message"`
+	RequiredResponses int          `db:"required_responses"`
+	TimeoutMinutes    int          `db:"timeout_minutes"`
+	Status            string       `db:"status"`
+	CollectedContext  []byte       `db:"collected_context"`
+	SquadChatID       string       `db:"squad_chat_id"`
+	ResolvedAt        sql.NullTime `db:"resolved_at"`
+	CreatedAt         time.Time    `db:"created_at"`
+	RequesterKey      string       `db:"requester_key"`
 }
 
 // prompt converts a row, with times in UTC as the service wrote them.

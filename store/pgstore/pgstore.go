@@ -128,11 +128,6 @@ func isUniqueViolation(err error, constraint string) bool {
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
 
-func isForeignKeyViolation(err error) bool {
-	var pe *pq.Error
-	return errors.As(err, &pe) && pe.Code == "23503"
-}
-
 // Analyze vacuums Agora's tables and refreshes the planner's statistics.
 // Autovacuum does both in a running system, some time after a bulk load.
 // The job queue's oldest-first picks read their indexes in order whatever
