@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -130,23 +131,49 @@ func TestSessionsPerKeyAreBounded(t *testing.T) {
 	defer again.Close()
 	require.Equal(t, limit+1, count(srv.Sessions()))
 
-	racer := newToken("racer")
-	const tries = 12
-	opened := make(chan *sdk.ClientSession, tries)
+	require.Equal(t, limit, dialRace(t, web, newToken("racer"), 12), "racing clients of one key open exactly the cap")
+}
+
+// dialRace has n clients of the key token dial web at once and returns
+// how many opened a session; the sessions are closed when t ends.
+func dialRace(t *testing.T, web *httptest.Server, token string, n int) int {
+	opened := make(chan *sdk.ClientSession, n)
 	var wg sync.WaitGroup
-	for range tries {
+	for range n {
 		wg.Go(func() {
-			if cs, err := Dial(ctx, web.URL, racer, web.Client()); err == nil {
+			if cs, err := Dial(context.Background(), web.URL, token, web.Client()); err == nil {
 				opened <- cs
 			}
 		})
 	}
 	wg.Wait()
 	close(opened)
-	n := 0
+	dialed := 0
 	for cs := range opened {
-		n++
+		dialed++
 		t.Cleanup(func() { _ = cs.Close() })
 	}
-	require.Equal(t, limit, n, "racing clients of one key open exactly the cap")
+	return dialed
+}
+
+// TestSessionsPerKeyRace races many clients of one key to open sessions,
+// round after round, each round a key of its own: each opens exactly the
+// cap between its clients, and the key is refused one more afterwards, so
+// no session opened in the race went uncounted.
+func TestSessionsPerKeyRace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	mem := memstore.New()
+	ids := identity.New(mem, identity.WithAdminKey("admin"))
+	const limit, racers, rounds = 2, 16, 200
+	h, _ := newHandler(Services{Identity: ids, Slots: slots.New(mem)}, Options{MaxSessionsPerKey: limit})
+	web := httptest.NewServer(h)
+	defer web.Close()
+	for round := range rounds {
+		_, token, err := ids.CreateKey(identity.WithKey(ctx, ids.Admin()), identity.NewKey{Name: fmt.Sprint("racer-", round)})
+		require.NoError(t, err)
+		require.Equal(t, limit, dialRace(t, web, token, racers), "round %d: racing clients of one key open exactly the cap", round)
+		_, err = Dial(ctx, web.URL, token, web.Client())
+		require.Error(t, err, "round %d: the key's sessions are all counted after the race", round)
+	}
 }

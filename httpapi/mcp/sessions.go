@@ -54,13 +54,17 @@ func (c *sessionCap) serve(w http.ResponseWriter, r *http.Request, keyID string,
 }
 
 // reserve takes a place for a session keyID is opening, if it has one.
+// The SDK's live sessions are read under the mutex: read before it, they
+// could miss a session whose opening request recorded it meanwhile, and
+// its record would be dropped as of a closed session, its place freed
+// while it is held.
 func (c *sessionCap) reserve(keyID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	live := map[string]bool{}
 	for ss := range c.srv.Sessions() {
 		live[ss.ID()] = true
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	held := c.opening[keyID]
 	for id, owner := range c.owner {
 		switch {
