@@ -92,7 +92,8 @@ func WithoutBatching() Option {
 // back down when they answer fewer, between 1 and the CPUs Go may use (at
 // least 2): every batch in flight costs this process CPU too. A store that
 // says how many calls its server carries out at once (store.Parallel) caps
-// it at one more than that: 2 on Redis, which runs one script at a time.
+// it at one more than that: 2 on Redis, which runs one script at a time,
+// and on PostgreSQL one more than the pool's connections.
 // Fewer make bigger batches and so fewer commits per item (what a store
 // whose commits wait for a disk wants), more overlap the round trips and
 // the store's work of several batches (what a store with many idle cores

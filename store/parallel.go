@@ -4,8 +4,9 @@ package store
 // carries out at once. The Services that batch their calls (slots and
 // identity) keep at most one batch more than that in flight: the extra one
 // keeps the server busy while the last batch's answer travels back, and
-// more would only split the callers into smaller batches. A store whose
-// server runs calls on as many cores as it has does not implement it.
+// more would only split the callers into smaller batches. Redis runs one
+// script at a time; PostgreSQL runs as many statements as the pool holds
+// connections. A store bounded by neither does not implement it.
 type Parallel interface {
 	// Parallelism reports how many calls the server carries out at once;
 	// 0 means unknown, as from a wrapper whose store does not say.

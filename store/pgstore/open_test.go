@@ -3,11 +3,13 @@ package pgstore_test
 import (
 	"context"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agorahq/agora/internal/batch"
 	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/pgstore"
 )
@@ -55,4 +57,21 @@ func TestOpenKeepsIdleConnections(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	require.Equal(t, 7, db.Stats().MaxOpenConnections)
+}
+
+// TestParallelismIsThePool: a Store says its pool's bound on connections
+// is how many calls it carries out at once (store.Parallel), so that a
+// Service's batches in flight stay within the pool; an unbounded pool
+// says nothing.
+func TestParallelismIsThePool(t *testing.T) {
+	t.Parallel()
+	db, err := pgstore.Open("postgres://agora@"+silentServer(t)+"/agora?sslmode=disable", pgstore.PoolOptions{MaxOpenConns: 3})
+	require.NoError(t, err)
+	defer db.Close()
+	st := pgstore.New(db)
+	require.Equal(t, 3, store.ParallelismOf(st))
+	require.Equal(t, min(runtime.GOMAXPROCS(0), 4), batch.Procs(st), "the batches in flight of a kind: at most one more than the pool")
+	db.SetMaxOpenConns(0)
+	require.Zero(t, store.ParallelismOf(st))
+	require.Equal(t, runtime.GOMAXPROCS(0), batch.Procs(st))
 }

@@ -48,6 +48,12 @@ var (
 // The caller keeps ownership of db.
 func New(db *sqlx.DB) *Store { return &Store{db: db, stmts: map[string]*sqlx.Stmt{}} }
 
+// Parallelism implements store.Parallel: the pool's bound on open
+// connections, the most statements this store runs at once (0 for an
+// unbounded pool). A Service's batches in flight then grow only while
+// the pool has room for them.
+func (s *Store) Parallelism() int { return s.db.Stats().MaxOpenConnections }
+
 // prepared returns query as a prepared statement, preparing it once. Hot
 // paths (take, done, the job queue) use it: lib/pq sends a query with
 // arguments in two round trips (parse and describe, then bind and execute),
