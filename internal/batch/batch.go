@@ -226,7 +226,7 @@ func (b *Batcher[P, R]) next(limit int) []*batchCall[P, R] {
 		}
 	}
 	// The queue keeps its array: the calls read go, those passed over move
-	// up to just before the calls not read, and the slots freed are cleared
+	// up to just before the calls not read, and the places freed are cleared
 	// so that the array holds no answered call.
 	start := i - len(passed)
 	copy(q[start:i], passed)
