@@ -42,6 +42,7 @@ var (
 	_ slots.Store      = (*Store)(nil)
 	_ identity.Store   = (*Store)(nil)
 	_ discussion.Store = (*Store)(nil)
+	_ store.Parallel   = (*Store)(nil)
 )
 
 // New returns a store on db, whose schema Migrate has brought up to date.
