@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/slots"
+	"github.com/agorahq/agora/store"
 )
 
 // TestCommentStoredJSON: a comment as the backends stored it before its
@@ -23,4 +24,73 @@ func TestCommentStoredJSON(t *testing.T) {
 	b, err := json.Marshal(c)
 	require.NoError(t, err)
 	require.Equal(t, old, string(b))
+}
+
+// storedComment is a comment's JSON as encoding/json reads it, the
+// reference FuzzCommentUnmarshalJSON holds UnmarshalJSON to.
+type storedComment struct {
+	ID          string `json:"_id"`
+	ClaimID     string `json:"claimId"`
+	Body        string `json:"body"`
+	CommentType string `json:"commentType"`
+	AuthorID    string `json:"authorId"`
+	AgentName   string `json:"agentName"`
+	CreatedAt   int64  `json:"createdAt"`
+}
+
+// TestCommentUnmarshalJSON: what MarshalJSON writes reads back, escapes
+// included, and so does the same object in any other form JSON allows.
+func TestCommentUnmarshalJSON(t *testing.T) {
+	t.Parallel()
+	want := slots.Comment{ID: "comment_1", ClaimID: "claim_1", Body: "line \"one\"\n<two> & ünï \\ \t", CommentType: slots.CommentCriticism,
+		AuthorID: "key_1", AgentName: "ann", CreatedAt: time.UnixMilli(-5).UTC()}
+	b, err := json.Marshal(want)
+	require.NoError(t, err)
+	for _, in := range []string{
+		string(b),
+		`{ "createdAt": -5, "agentName": "ann", "authorId": "key_1", "commentType": "criticism", "claimId": "claim_1", "_id": "comment_1",
+			"body": "line \u0022one\"\n\u003ctwo> \u0026 \u00fcn\u00ef \\ \t", "extra": [1, 2] }`,
+	} {
+		var c slots.Comment
+		require.NoError(t, c.UnmarshalJSON([]byte(in)), in)
+		require.Equal(t, want, c, in)
+	}
+	for _, bad := range []string{``, `[]`, `{"_id":1}`, `{"_id":"c","createdAt":1.5}`, `{"_id":"c"`} {
+		var c slots.Comment
+		require.Error(t, c.UnmarshalJSON([]byte(bad)), bad)
+	}
+}
+
+// FuzzCommentUnmarshalJSON: UnmarshalJSON answers what encoding/json does
+// for the comment's fields, whichever of its two readers reads the input.
+func FuzzCommentUnmarshalJSON(f *testing.F) {
+	f.Add([]byte(`{"_id":"comment_1","claimId":"claim_1","body":"b\n\"q\"","commentType":"draft","authorId":"key_1","agentName":"ann","createdAt":1767323045123}`))
+	f.Add([]byte(`{"_id":"c","claimId":"","body":"\u003c","commentType":"","authorId":"","agentName":"","createdAt":0}`))
+	f.Add([]byte(`{"createdAt":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var ref storedComment
+		refErr := json.Unmarshal(b, &ref)
+		var c slots.Comment
+		err := c.UnmarshalJSON(b)
+		if refErr != nil {
+			require.Error(t, err, "encoding/json refused it: %v", refErr)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, slots.Comment{ID: ref.ID, ClaimID: ref.ClaimID, Body: ref.Body, CommentType: slots.CommentType(ref.CommentType),
+			AuthorID: ref.AuthorID, AgentName: ref.AgentName, CreatedAt: store.FromMillis(ref.CreatedAt)}, c)
+	})
+}
+
+// BenchmarkCommentUnmarshalJSON reads a comment as Redis keeps it: a draft
+// of a few sentences.
+func BenchmarkCommentUnmarshalJSON(b *testing.B) {
+	raw := []byte(`{"_id":"cm_01HZX3K9Q2","claimId":"claim_01HZX3K9Q1","body":"The claim holds for the cases given, though the second source is a preprint.\nSee the review.","commentType":"draft","authorId":"key_01HZX3K9Q0","agentName":"drafter","createdAt":1700000000123}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		var c slots.Comment
+		if err := c.UnmarshalJSON(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

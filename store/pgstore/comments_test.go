@@ -31,10 +31,44 @@ func TestDecodeComments(t *testing.T) {
 	}
 }
 
+// TestDecodeCommentsByHand: the column as PostgreSQL writes it is read by
+// hand, escapes included, and what readComments leaves (a \u escape,
+// spaces, a null) still decodes, through encoding/json.
+func TestDecodeCommentsByHand(t *testing.T) {
+	row := func(body string) string {
+		return `[["cm_1","claim_1",` + body + `,"draft","key_1","drafter","5"],["cm_2","claim_1","b","review","key_2","critic","6"]]`
+	}
+	for raw, body := range map[string]string{
+		row(`"plain"`):                          "plain",
+		row(`"line\nnext\t\"q\" \\ \/ \b\f\r"`): "line\nnext\t\"q\" \\ / \b\f\r",
+		row(`"ünïcödé ✓"`):                      "ünïcödé ✓",
+		row(`""`):                               "",
+	} {
+		got, ok := pgstore.ReadComments([]byte(raw))
+		require.True(t, ok, raw)
+		require.Len(t, got, 2)
+		require.Equal(t, body, got[0].Body)
+		require.Equal(t, time.UnixMilli(6).UTC(), got[1].CreatedAt)
+	}
+	for raw, body := range map[string]string{
+		row(`"\u00e9\u0001"`): "é\x01",
+		row(`"a"`) + " ":      "a",
+		row(`null`):           "",
+	} {
+		_, ok := pgstore.ReadComments([]byte(raw))
+		require.False(t, ok, raw)
+		got, err := pgstore.DecodeComments([]byte(raw))
+		require.NoError(t, err, raw)
+		require.Equal(t, body, got[0].Body)
+	}
+}
+
 // FuzzDecodeComments: whatever the column holds, decoding answers comments
-// or an error, never a panic.
+// or an error, never a panic, and where readComments reads it, it reads
+// what encoding/json does.
 func FuzzDecodeComments(f *testing.F) {
 	f.Add([]byte(`[["cm_1","claim_1","body","draft","key_1","drafter","1700000000123"]]`))
+	f.Add([]byte(`[["cm_1","claim_1","a\n\"b\"\\","draft","key_1","drafter","1"],["c","c","","d","k","n","-2"]]`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`[[]]`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -42,5 +76,26 @@ func FuzzDecodeComments(f *testing.F) {
 		if err == nil && got == nil {
 			t.Fatal("no error and no comments")
 		}
+		byHand, ok := pgstore.ReadComments(raw)
+		if !ok {
+			return
+		}
+		want, err := pgstore.UnmarshalComments(raw)
+		if err != nil {
+			t.Fatalf("read by hand, refused by encoding/json: %v", err)
+		}
+		require.Equal(t, want, byHand)
 	})
+}
+
+// BenchmarkDecodeComments decodes a job's comments column as bench/ and
+// the AOP agents make it: one draft of a few sentences.
+func BenchmarkDecodeComments(b *testing.B) {
+	raw := []byte(`[["cm_01HZX3K9Q2","claim_01HZX3K9Q1","The claim holds for the cases given, though the second source is a preprint.\nSee the review.","draft","key_01HZX3K9Q0","drafter","1700000000123"]]`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := pgstore.DecodeComments(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -132,3 +132,10 @@ func MigrateUpToForTest(ctx context.Context, db *sqlx.DB, version int) error {
 
 // DecodeComments is decodeComments, for its tests.
 var DecodeComments = decodeComments
+
+// ReadComments and UnmarshalComments are decodeComments's two readers, for
+// FuzzDecodeComments.
+var (
+	ReadComments      = readComments
+	UnmarshalComments = unmarshalComments
+)
