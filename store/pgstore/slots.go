@@ -53,9 +53,13 @@ func encodeSources(sources []slots.Source) ([]byte, error) {
 	return json.Marshal(sources)
 }
 
-// decodeSources reads the sources column.
+// decodeSources reads the sources column. Most claims have none, which
+// needs no decoding: a job's claim is read on every take.
 func decodeSources(b []byte) ([]slots.Source, error) {
 	out := []slots.Source{}
+	if string(b) == "[]" {
+		return out, nil
+	}
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, fmt.Errorf("pgstore: claim sources: %w", err)
 	}

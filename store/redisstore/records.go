@@ -246,7 +246,7 @@ func decodeClaim(v any) (slots.Claim, error) {
 		return slots.Claim{}, err
 	}
 	c := slots.Claim{ID: f[claimID], Title: f[claimTitle], Body: f[claimBody], Domain: f[claimDomain], Sources: []slots.Source{}}
-	if raw := f[claimSources]; raw != "" {
+	if raw := f[claimSources]; raw != "" && raw != "[]" { // most claims have none
 		if err := json.Unmarshal([]byte(raw), &c.Sources); err != nil {
 			return c, fmt.Errorf("redisstore: sources of %s: %w", c.ID, err)
 		}
