@@ -81,6 +81,11 @@ type finishTakeRow struct {
 	jobRow
 }
 
+// fields implements scanned.
+func (r *finishTakeRow) fields() []any {
+	return append([]any{&r.Kind, &r.Ord, &r.Updated}, r.jobRow.fields()...)
+}
+
 // readFinishTake turns the rows of one finish-and-take statement into the
 // results of its items ps (out[idx[ord-1]] for ord); taken reports the
 // items whose agent was handed a slot, candidates the count its row of
@@ -125,8 +130,7 @@ func (s *Store) finishTake(ctx context.Context, ps []slots.FinishTakeParams, i i
 		return err
 	}
 	for attempt := 1; ; attempt++ {
-		var rows []finishTakeRow
-		err := stmt.SelectContext(ctx, &rows, args...)
+		rows, err := selectRows[finishTakeRow](ctx, stmt, args...)
 		switch {
 		case (isUniqueViolation(err, "agora_role_slots_holder") || isDeadlock(err)) && attempt < takeNextAttempts:
 			continue
@@ -187,8 +191,7 @@ func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTak
 		if err != nil {
 			return nil, err
 		}
-		var rows []finishTakeRow
-		err = stmt.SelectContext(ctx, &rows, args...)
+		rows, err := selectRows[finishTakeRow](ctx, stmt, args...)
 		if isUniqueViolation(err, "agora_role_slots_holder") || isDeadlock(err) {
 			continue // served one by one below
 		}

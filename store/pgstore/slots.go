@@ -336,6 +336,12 @@ type slotRow struct {
 	LeaseExpiresAt int64  `db:"lease_expires_at"`
 }
 
+// fields implements scanned.
+func (r *slotRow) fields() []any {
+	return []any{&r.ID, &r.ClaimID, &r.Role, &r.Status, &r.APIKeyID, &r.AgentName, &r.AgentAvatarURL,
+		&r.TakenAt, &r.DoneAt, &r.CreatedAt, &r.LeaseExpiresAt}
+}
+
 func (r slotRow) slot() slots.Slot {
 	return slots.Slot{
 		ID: r.ID, ClaimID: r.ClaimID, Role: slots.Role(r.Role), Status: slots.Status(r.Status),

@@ -105,6 +105,17 @@ func jobPick(k nextSlotKey, lock bool, limit string) (string, int) {
 const jobSelect = `
 		SELECT ` + jobColumns + ` FROM s JOIN agora_claims c ON c.id = s.claim_id`
 
+// takeRow is a row of takeManyQuery: a job of kind 't' for item ord, or
+// the count of candidates (candidatesColumns) of kind 'l'.
+type takeRow struct {
+	Kind string `db:"kind"`
+	Ord  int64  `db:"ord"`
+	jobRow
+}
+
+// fields implements scanned.
+func (r *takeRow) fields() []any { return append([]any{&r.Kind, &r.Ord}, r.jobRow.fields()...) }
+
 // jobColumns are jobSelect's columns, which jobRow reads.
 const jobColumns = `s.id, s.claim_id, s.role, s.status, COALESCE(s.api_key_id, '') AS api_key_id, s.agent_name,
 			s.agent_avatar_url, s.taken_at, s.done_at, s.created_at, s.lease_expires_at,
@@ -119,6 +130,11 @@ type jobRow struct {
 	ClaimCreatedAt int64  `db:"claim_created_at"`
 	Sources        []byte `db:"sources"`
 	Comments       []byte `db:"comments"`
+}
+
+// fields implements scanned.
+func (r *jobRow) fields() []any {
+	return append(r.slotRow.fields(), &r.Title, &r.Body, &r.Domain, &r.ClaimCreatedAt, &r.Sources, &r.Comments)
 }
 
 func (r jobRow) job() (slots.Job, error) {
@@ -331,6 +347,16 @@ func finishAnswers(extra string) string {
 // credits.
 var finishManyQuery = `WITH` + finishSteps(1) + finishAnswers("")
 
+// finishRow is a row of finishManyQuery: the slot of item ord, finished.
+type finishRow struct {
+	Ord     int64 `db:"ord"`
+	Updated bool  `db:"updated"`
+	slotRow
+}
+
+// fields implements scanned.
+func (r *finishRow) fields() []any { return append([]any{&r.Ord, &r.Updated}, r.slotRow.fields()...) }
+
 // FinishSlots implements slots.SlotStore in one statement (finishManyQuery).
 // A batch of one, or naming a slot twice, is finished item by item
 // instead, so that each item's answer is its own.
@@ -354,16 +380,11 @@ func (s *Store) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slo
 		ids, claims, keys = append(ids, p.SlotID), append(claims, p.ClaimID), append(keys, p.KeyID)
 		ats, credits = append(ats, store.Millis(p.Now)), append(credits, p.Credit)
 	}
-	var rows []struct {
-		Ord     int64 `db:"ord"`
-		Updated bool  `db:"updated"`
-		slotRow
-	}
 	stmt, err := s.prepared(ctx, finishManyQuery)
 	if err != nil {
 		return nil, err
 	}
-	err = stmt.SelectContext(ctx, &rows, pq.Array(ids), pq.Array(claims), pq.Array(keys), pq.Array(ats), pq.Array(credits))
+	rows, err := selectRows[finishRow](ctx, stmt, pq.Array(ids), pq.Array(claims), pq.Array(keys), pq.Array(ats), pq.Array(credits))
 	if err != nil {
 		return nil, interpretError(ctx, err)
 	}
@@ -537,12 +558,7 @@ func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([
 		if err != nil {
 			return nil, err
 		}
-		var rows []struct {
-			Kind string `db:"kind"`
-			Ord  int64  `db:"ord"`
-			jobRow
-		}
-		err = stmt.SelectContext(ctx, &rows, args...)
+		rows, err := selectRows[takeRow](ctx, stmt, args...)
 		if isUniqueViolation(err, "agora_role_slots_holder") || isDeadlock(err) {
 			continue // served one by one below
 		}
