@@ -130,7 +130,7 @@ func (s *Store) finishTake(ctx context.Context, ps []slots.FinishTakeParams, i i
 		return err
 	}
 	for attempt := 1; ; attempt++ {
-		rows, err := selectRows[finishTakeRow](ctx, stmt, args...)
+		rows, err := selectRows[finishTakeRow](ctx, stmt, 2, args...)
 		switch {
 		case (isUniqueViolation(err, "agora_role_slots_holder") || isDeadlock(err)) && attempt < takeNextAttempts:
 			continue
@@ -176,8 +176,9 @@ func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTak
 			continue
 		}
 		args, key := f.args(g)
-		var ids, claims, keys, names, avatars []string
-		var ats, credits, takeAts, leases []int64
+		n := len(idx)
+		ids, claims, keys, names, avatars := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+		ats, credits, takeAts, leases := make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
 		for _, i := range idx {
 			fp, np := ps[i].Finish, ps[i].Next
 			ids, claims, keys = append(ids, fp.SlotID), append(claims, fp.ClaimID), append(keys, fp.KeyID)
@@ -191,7 +192,7 @@ func (s *Store) FinishAndTakeNextSlots(ctx context.Context, ps []slots.FinishTak
 		if err != nil {
 			return nil, err
 		}
-		rows, err := selectRows[finishTakeRow](ctx, stmt, args...)
+		rows, err := selectRows[finishTakeRow](ctx, stmt, 2*len(idx)+1, args...)
 		if isUniqueViolation(err, "agora_role_slots_holder") || isDeadlock(err) {
 			continue // served one by one below
 		}

@@ -22,8 +22,9 @@ type scanned[T any] interface {
 // what sqlx's Select does by reflection on every row, which was most of
 // the Go side of a batch of the job queue. It refuses a query whose
 // columns are not T's db tags in order (columnsOf), so a row is never read
-// into the wrong fields.
-func selectRows[T any, P scanned[T]](ctx context.Context, stmt *sqlx.Stmt, args ...any) ([]T, error) {
+// into the wrong fields. want is how many rows the caller expects, the
+// answer's first capacity.
+func selectRows[T any, P scanned[T]](ctx context.Context, stmt *sqlx.Stmt, want int, args ...any) ([]T, error) {
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
@@ -34,11 +35,11 @@ func selectRows[T any, P scanned[T]](ctx context.Context, stmt *sqlx.Stmt, args 
 		return nil, err
 	}
 	var r T
-	if want := columnsOf[T](); !slices.Equal(cols, want) {
-		return nil, fmt.Errorf("pgstore: a query's columns %v are not those of %T, %v", cols, r, want)
+	if names := columnsOf[T](); !slices.Equal(cols, names) {
+		return nil, fmt.Errorf("pgstore: a query's columns %v are not those of %T, %v", cols, r, names)
 	}
 	dest := P(&r).fields()
-	var out []T
+	out := make([]T, 0, want)
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err

@@ -23,13 +23,13 @@ func TestSelectRowsChecksColumns(t *testing.T) {
 		0::bigint AS lease_expires_at`
 	stmt, err := s.prepared(ctx, `SELECT '1'::text AS id, `+values)
 	require.NoError(t, err)
-	rows, err := selectRows[slotRow](ctx, stmt)
+	rows, err := selectRows[slotRow](ctx, stmt, 1)
 	require.NoError(t, err)
 	require.Equal(t, []slotRow{{ID: "1", ClaimID: "2", Role: "critic", Status: "taken", APIKeyID: "key_1", AgentName: "ann", TakenAt: 5, CreatedAt: 1}}, rows)
 
 	stmt, err = s.prepared(ctx, `SELECT `+values+`, '1'::text AS id`)
 	require.NoError(t, err)
-	_, err = selectRows[slotRow](ctx, stmt)
+	_, err = selectRows[slotRow](ctx, stmt, 1)
 	require.ErrorContains(t, err, "columns")
 }
 

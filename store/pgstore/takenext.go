@@ -384,7 +384,7 @@ func (s *Store) FinishSlots(ctx context.Context, ps []slots.FinishParams) ([]slo
 	if err != nil {
 		return nil, err
 	}
-	rows, err := selectRows[finishRow](ctx, stmt, pq.Array(ids), pq.Array(claims), pq.Array(keys), pq.Array(ats), pq.Array(credits))
+	rows, err := selectRows[finishRow](ctx, stmt, len(ps), pq.Array(ids), pq.Array(claims), pq.Array(keys), pq.Array(ats), pq.Array(credits))
 	if err != nil {
 		return nil, interpretError(ctx, err)
 	}
@@ -546,8 +546,9 @@ func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([
 			continue
 		}
 		args, key := f.args(g)
-		var keys, names, avatars []string
-		var ats, leases []int64
+		n := len(idx)
+		keys, names, avatars := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+		ats, leases := make([]int64, 0, n), make([]int64, 0, n)
 		for _, i := range idx {
 			p := ps[i]
 			keys, names, avatars = append(keys, p.Agent.KeyID), append(names, p.Agent.Name), append(avatars, p.Agent.AvatarURL)
@@ -558,7 +559,7 @@ func (s *Store) TakeNextSlots(ctx context.Context, ps []slots.TakeNextParams) ([
 		if err != nil {
 			return nil, err
 		}
-		rows, err := selectRows[takeRow](ctx, stmt, args...)
+		rows, err := selectRows[takeRow](ctx, stmt, len(idx)+1, args...)
 		if isUniqueViolation(err, "agora_role_slots_holder") || isDeadlock(err) {
 			continue // served one by one below
 		}
