@@ -67,7 +67,8 @@ func (s *Service) DoneAndTakeNext(ctx context.Context, claimID, slotID string, q
 	out := DoneNext{Slot: r.Slot}
 	switch {
 	case r.NextErr == nil:
-		out.Next = &r.Next
+		next := r.Next // not &r.Next, which would keep all of r on the heap
+		out.Next = &next
 		PublishClaimChange(ctx, s.notifier, r.Next.Claim.ID)
 	case !errors.Is(r.NextErr, ErrNoJob):
 		return out, r.NextErr
