@@ -81,6 +81,9 @@ type finishTakeRow struct {
 	jobRow
 }
 
+// columns implements scanned.
+func (*finishTakeRow) columns() []string { return finishTakeRowColumns }
+
 // fields implements scanned.
 func (r *finishTakeRow) fields() []any {
 	return append([]any{&r.Kind, &r.Ord, &r.Updated}, r.jobRow.fields()...)

@@ -5,17 +5,18 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sync"
 
 	"github.com/jmoiron/sqlx"
 )
 
 // scanned is a row type that selectRows reads: fields gives pointers to
 // the fields that have a db tag, in the order of their tags (embedded
-// structs in place), which is the order of the query's columns.
+// structs in place), and columns those tags (columnsOf, worked out once),
+// which are the query's columns in order.
 type scanned[T any] interface {
 	*T
 	fields() []any
+	columns() []string
 }
 
 // selectRows runs stmt and reads its rows as Ts through their fields:
@@ -35,7 +36,7 @@ func selectRows[T any, P scanned[T]](ctx context.Context, stmt *sqlx.Stmt, want 
 		return nil, err
 	}
 	var r T
-	if names := columnsOf[T](); !slices.Equal(cols, names) {
+	if names := P(&r).columns(); !slices.Equal(cols, names) {
 		return nil, fmt.Errorf("pgstore: a query's columns %v are not those of %T, %v", cols, r, names)
 	}
 	dest := P(&r).fields()
@@ -49,20 +50,18 @@ func selectRows[T any, P scanned[T]](ctx context.Context, stmt *sqlx.Stmt, want 
 	return out, rows.Err()
 }
 
-// columns caches columnsOf by type.
-var columns sync.Map
-
 // columnsOf lists the db tags of T's fields in order, those of an embedded
 // struct in its place: the columns selectRows reads into a T.
-func columnsOf[T any]() []string {
-	t := reflect.TypeFor[T]()
-	if c, ok := columns.Load(t); ok {
-		return c.([]string)
-	}
-	c := tags(t, nil)
-	columns.Store(t, c)
-	return c
-}
+func columnsOf[T any]() []string { return tags(reflect.TypeFor[T](), nil) }
+
+// The columns of each row type that selectRows reads.
+var (
+	slotRowColumns       = columnsOf[slotRow]()
+	jobRowColumns        = columnsOf[jobRow]()
+	takeRowColumns       = columnsOf[takeRow]()
+	finishRowColumns     = columnsOf[finishRow]()
+	finishTakeRowColumns = columnsOf[finishTakeRow]()
+)
 
 func tags(t reflect.Type, out []string) []string {
 	for f := range t.Fields() {

@@ -59,7 +59,8 @@ func fieldsFollowTags[T any, P scanned[T]](t *testing.T) {
 		}
 	}
 	walk(reflect.ValueOf(&r).Elem())
-	require.Len(t, columnsOf[T](), len(tagged))
+	require.Equal(t, columnsOf[T](), P(&r).columns())
+	require.Len(t, P(&r).columns(), len(tagged))
 	fields := P(&r).fields()
 	require.Len(t, fields, len(tagged))
 	for i, want := range tagged {

@@ -336,6 +336,9 @@ type slotRow struct {
 	LeaseExpiresAt int64  `db:"lease_expires_at"`
 }
 
+// columns implements scanned.
+func (*slotRow) columns() []string { return slotRowColumns }
+
 // fields implements scanned.
 func (r *slotRow) fields() []any {
 	return []any{&r.ID, &r.ClaimID, &r.Role, &r.Status, &r.APIKeyID, &r.AgentName, &r.AgentAvatarURL,

@@ -113,6 +113,9 @@ type takeRow struct {
 	jobRow
 }
 
+// columns implements scanned.
+func (*takeRow) columns() []string { return takeRowColumns }
+
 // fields implements scanned.
 func (r *takeRow) fields() []any { return append([]any{&r.Kind, &r.Ord}, r.jobRow.fields()...) }
 
@@ -131,6 +134,9 @@ type jobRow struct {
 	Sources        []byte `db:"sources"`
 	Comments       []byte `db:"comments"`
 }
+
+// columns implements scanned.
+func (*jobRow) columns() []string { return jobRowColumns }
 
 // fields implements scanned.
 func (r *jobRow) fields() []any {
@@ -353,6 +359,9 @@ type finishRow struct {
 	Updated bool  `db:"updated"`
 	slotRow
 }
+
+// columns implements scanned.
+func (*finishRow) columns() []string { return finishRowColumns }
 
 // fields implements scanned.
 func (r *finishRow) fields() []any { return append([]any{&r.Ord, &r.Updated}, r.slotRow.fields()...) }
