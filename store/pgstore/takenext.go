@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -179,19 +180,18 @@ func jobArgs(p slots.NextSlotParams) []any {
 // getJob runs a job query (its result shaped by jobSelect); sql.ErrNoRows
 // when it found none.
 func (s *Store) getJob(ctx context.Context, query string, args []any) (slots.Job, error) {
-	var r jobRow
 	stmt, err := s.prepared(ctx, query)
 	if err != nil {
 		return slots.Job{}, err
 	}
-	err = stmt.GetContext(ctx, &r, args...)
-	if isNoRows(err) {
-		return slots.Job{}, err
-	}
+	rows, err := selectRows[jobRow](ctx, stmt, 1, args...)
 	if err != nil {
 		return slots.Job{}, interpretError(ctx, err)
 	}
-	return r.job()
+	if len(rows) == 0 {
+		return slots.Job{}, sql.ErrNoRows
+	}
+	return rows[0].job()
 }
 
 // takeNextSteps are the CTEs p and s of a take-next: p picks as jobPick
@@ -436,8 +436,8 @@ func (s *Store) refuseFinishes(ctx context.Context, idx []int, finish func(i int
 	if err != nil {
 		return err
 	}
-	var rows []slotRow
-	if err := stmt.SelectContext(ctx, &rows, pq.Array(ids)); err != nil {
+	rows, err := selectRows[slotRow](ctx, stmt, len(ids), pq.Array(ids))
+	if err != nil {
 		return interpretError(ctx, err)
 	}
 	byID := make(map[string]slotRow, len(rows))
