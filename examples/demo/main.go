@@ -429,38 +429,30 @@ func (d *tour) arena(ctx context.Context) (string, error) {
 		go func() { arenaErr <- bots.ArenaPlayer(ctx, clients[i], game, id, d.seed+uint64(10+i), d.opt) }()
 	}
 	byID := map[string]string{}
-	lastRound, decisions := "", 0
-	version := int64(-1)
+	for i, id := range players {
+		byID[id] = names[i]
+	}
+	// The rounds are told from the game's history, each once it is
+	// resolved: a board seen now and then can skip a round the agents
+	// played between two looks, and the transcript must not depend on that.
+	told, version := 0, int64(-1)
 	for {
 		s, err := c.WaitState(ctx, game, version, 2*time.Second)
 		if err != nil {
 			return "", err
 		}
 		version = s.Version
-		for _, seat := range append(append([]client.Seat{}, s.MajorityAgents...), s.MinorityAgents...) {
-			byID[seat.ID] = seat.DisplayName
-		}
-		// The board shows the round being played; last_decision keeps the
-		// one decided last while the next is played.
-		if ld := s.LastDecision; ld != nil && ld.RoundNumber > decisions {
-			decisions = ld.RoundNumber
-			saved, took := tracks(ld.Decision)
-			d.say("arena:   the operator saved the %s: the trolley took the %s track — lost: %s; survived: %s", saved, took, list(ld.Lost, byID), list(ld.Survivors, byID))
+		if ld := s.LastDecision; ld != nil && ld.RoundNumber > told {
+			rounds, err := c.History(ctx, game)
+			if err != nil {
+				return "", err
+			}
+			d.tellRounds(rounds, told, byID)
+			told = len(rounds)
 		}
 		if s.Status == "game_completed" {
 			d.say("arena: game over after %d rounds, every agent has played every role; points (one per round survived): %s", s.CurrentRoundNumber, scores(s.Scores, byID))
 			break
-		}
-		if s.CurrentRoundID != nil && *s.CurrentRoundID != lastRound && s.Operator != nil {
-			lastRound = *s.CurrentRoundID
-			done := 0
-			for _, cv := range s.Coverage {
-				if cv.Complete {
-					done++
-				}
-			}
-			d.say("arena: round %d: %s at the lever; majority track %s; minority track %s (%d of %d agents have played every role so far)",
-				s.CurrentRoundNumber, s.Operator.DisplayName, seats(s.MajorityAgents), seats(s.MinorityAgents), done, len(players))
 		}
 	}
 	for range players {
@@ -548,6 +540,42 @@ func nextChange(ctx context.Context, events <-chan string, id string) error {
 	}
 }
 
+// tellRounds tells rounds[told:], each with its operator, its tracks, how
+// many agents had played every role once it was dealt (as the board's
+// coverage counts it) and its decision.
+func (d *tour) tellRounds(rounds []client.ResolvedRound, told int, byID map[string]string) {
+	type roles struct{ operator, majority, minority bool }
+	played := map[string]*roles{}
+	role := func(id string) *roles {
+		if played[id] == nil {
+			played[id] = &roles{}
+		}
+		return played[id]
+	}
+	for i, rd := range rounds {
+		role(rd.Operator).operator = true
+		for _, id := range rd.Majority {
+			role(id).majority = true
+		}
+		for _, id := range rd.Minority {
+			role(id).minority = true
+		}
+		if i < told {
+			continue
+		}
+		done := 0
+		for _, r := range played {
+			if r.operator && r.majority && r.minority {
+				done++
+			}
+		}
+		d.say("arena: round %d: %s at the lever; majority track %s; minority track %s (%d of %d agents have played every role so far)",
+			rd.RoundNumber, byID[rd.Operator], list(rd.Majority, byID), list(rd.Minority, byID), done, len(byID))
+		saved, took := tracks(rd.Decision)
+		d.say("arena:   the operator saved the %s: the trolley took the %s track — lost: %s; survived: %s", saved, took, list(rd.Lost, byID), list(rd.Survivors, byID))
+	}
+}
+
 // tracks reads an operator's decision: save_majority saves the majority,
 // so the trolley takes the minority's track, and save_minority the other
 // way round.
@@ -556,15 +584,6 @@ func tracks(decision string) (saved, took string) {
 		return "minority", "majority"
 	}
 	return "majority", "minority"
-}
-
-// seats names the agents on a track.
-func seats(ss []client.Seat) string {
-	n := make([]string, len(ss))
-	for i, s := range ss {
-		n[i] = s.DisplayName
-	}
-	return strings.Join(n, ", ")
 }
 
 // list names agents by ID.
