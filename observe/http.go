@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -23,6 +24,12 @@ import (
 // RequestIDHeader is the header a request ID is read from and answered in.
 const RequestIDHeader = "X-Request-Id"
 
+// StatusClientClosed is the status Handler logs, counts and sets on the
+// span of a request whose client went away before it was answered (its
+// context canceled) and whose handler then failed: the nginx convention,
+// so that an agent hanging up a long poll is not a server error.
+const StatusClientClosed = 499
+
 // HTTPOptions says what Handler does; its zero value does nothing but give
 // each request an ID.
 type HTTPOptions struct {
@@ -33,7 +40,8 @@ type HTTPOptions struct {
 	// does).
 	Log *slog.Logger
 	// Level is the level of the lines of answers below 500 (default
-	// slog.LevelInfo); a 5xx answer's line is logged at slog.LevelError.
+	// slog.LevelInfo); a 5xx answer's line is logged at slog.LevelError,
+	// unless its client had gone (StatusClientClosed).
 	Level slog.Level
 	// SampleOK, when above 1, logs only one in SampleOK lines of answers
 	// below 400; every 4xx and 5xx line is logged.
@@ -162,6 +170,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	status := rec.status
 	if status == 0 {
 		status = http.StatusOK
+	}
+	if status >= 500 && errors.Is(outer.Err(), context.Canceled) {
+		// The client left before its answer: the handler's 503 went to
+		// no one, and it is no failure of the server's.
+		status = StatusClientClosed
 	}
 	route := rec.route()
 	took := time.Since(h.base) - start

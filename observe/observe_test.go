@@ -150,6 +150,47 @@ func TestRequestLog(t *testing.T) {
 	require.Equal(t, down, warn["request_id"], "the error line carries its request's ID")
 }
 
+// leavingStore is a memory store whose GetClaim is where the client hangs
+// up: it cancels the request's context and fails with it, as a store call
+// cut short by its caller does.
+type leavingStore struct {
+	*memstore.Store
+	hangUp context.CancelFunc
+}
+
+func (s leavingStore) GetClaim(ctx context.Context, _ string) (slots.Claim, error) {
+	s.hangUp()
+	<-ctx.Done()
+	return slots.Claim{}, ctx.Err()
+}
+
+// TestRequestLogClientGone: a request whose client left before its answer
+// is logged and counted as 499 at the lines' own level, not as a 5xx at
+// ERROR: an agent hanging up is no failure of the server's.
+func TestRequestLogClientGone(t *testing.T) {
+	t.Parallel()
+	ctx, hangUp := context.WithCancel(context.Background())
+	defer hangUp()
+	reg := prometheus.NewRegistry()
+	h, logs, _ := server(t, leavingStore{Store: memstore.New(), hangUp: hangUp}, reg)
+	r := httptest.NewRequest("GET", "/api/v1/claims/c1", nil).WithContext(ctx)
+	r.Header.Set("Authorization", "Bearer "+adminKey)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	require.Equal(t, http.StatusServiceUnavailable, w.Code, "what the handler wrote, to no one")
+
+	var req map[string]any
+	for _, l := range lines(t, logs) {
+		if l["msg"] == "request" {
+			req = l
+		}
+	}
+	require.NotNil(t, req, logs.String())
+	require.Equal(t, float64(observe.StatusClientClosed), req["status"])
+	require.Equal(t, "INFO", req["level"])
+	require.Equal(t, 1.0, counter(t, reg, "agora_http_requests_total", map[string]string{"route": "GET /api/v1/claims/{claimId}", "method": "GET", "code": "499"}))
+}
+
 func TestRequestLogLevelAndSampling(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
