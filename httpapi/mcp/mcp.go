@@ -121,8 +121,7 @@ func NewServer(svcs Services, opts Options) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: Name, Title: "Agora", Version: "1"},
 		&sdk.ServerOptions{Instructions: instructions, Capabilities: &sdk.ServerCapabilities{},
 			SubscribeHandler: w.subscribe, UnsubscribeHandler: w.unsubscribe})
-	w.server = s
-	s.AddReceivingMiddleware(w.armed)
+	w.attach(s)
 	e.resources(s)
 	e.slotTools(s)
 	if svcs.Prism != nil {

@@ -71,13 +71,15 @@ func connectTo(t *testing.T, srv *sdk.Server) *sdk.ClientSession {
 	return connectWith(t, srv, nil)
 }
 
-func connectWith(t *testing.T, srv *sdk.Server, opts *sdk.ClientOptions) *sdk.ClientSession {
+func connectWith(t *testing.T, srv *sdk.Server, opts *sdk.ClientOptions, receiving ...sdk.Middleware) *sdk.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	ct, st := sdk.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	require.NoError(t, err)
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts).Connect(ctx, ct, nil)
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts)
+	c.AddReceivingMiddleware(receiving...)
+	cs, err := c.Connect(ctx, ct, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
 	return cs

@@ -191,27 +191,61 @@ func (w *watches) subscribe(ctx context.Context, req *sdk.SubscribeRequest) erro
 	return nil
 }
 
+// attach makes s the server w tells of changes, and ends each
+// subscriber's arming once s has recorded it, whichever way the protocol
+// subscribed it.
+func (w *watches) attach(s *sdk.Server) {
+	w.server = s
+	s.AddReceivingMiddleware(w.armed)
+	s.AddSendingMiddleware(w.acknowledged)
+}
+
 // armed is a receiving middleware: once the server has recorded a
-// subscription, a change of its resource missed while it was arming is
-// told.
+// resources/subscribe request's subscription, a change of its resource
+// missed while it was arming is told.
 func (w *watches) armed(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
-		sub, ok := req.(*sdk.SubscribeRequest)
-		if !ok || method != "resources/subscribe" || sub.Params == nil {
-			return res, err
-		}
-		uri, tell := sub.Params.URI, false
-		w.mu.Lock()
-		if wt := w.byURI[uri]; wt != nil && wt.arming > 0 {
-			wt.arming--
-			tell, wt.missed = wt.missed && wt.arming == 0, wt.missed && wt.arming > 0
-		}
-		w.mu.Unlock()
-		if tell {
-			_ = w.server.ResourceUpdated(context.WithoutCancel(ctx), &sdk.ResourceUpdatedNotificationParams{URI: uri})
+		if sub, ok := req.(*sdk.SubscribeRequest); ok && method == "resources/subscribe" && sub.Params != nil {
+			w.recorded(ctx, sub.Params.URI)
 		}
 		return res, err
+	}
+}
+
+// acknowledged is a sending middleware doing armed's work for the
+// protocol's subscriptions/listen (2026-07-28), which subscribes a
+// stream's resources without a resources/subscribe request and records
+// them before it sends their acknowledgement: a change missed while they
+// were arming is told once that is sent.
+func (w *watches) acknowledged(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "notifications/subscriptions/acknowledged" {
+			return res, err
+		}
+		if p, ok := req.GetParams().(*sdk.SubscriptionsAcknowledgedParams); ok && p != nil {
+			for _, uri := range p.Notifications.ResourceSubscriptions {
+				w.recorded(ctx, uri)
+			}
+		}
+		return res, err
+	}
+}
+
+// recorded ends the arming of one subscriber of uri, now recorded by the
+// server, and tells uri's change if one was missed while the last of its
+// subscribers was arming.
+func (w *watches) recorded(ctx context.Context, uri string) {
+	tell := false
+	w.mu.Lock()
+	if wt := w.byURI[uri]; wt != nil && wt.arming > 0 {
+		wt.arming--
+		tell, wt.missed = wt.missed && wt.arming == 0, wt.missed && wt.arming > 0
+	}
+	w.mu.Unlock()
+	if tell {
+		_ = w.server.ResourceUpdated(context.WithoutCancel(ctx), &sdk.ResourceUpdatedNotificationParams{URI: uri})
 	}
 }
 

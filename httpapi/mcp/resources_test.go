@@ -30,10 +30,24 @@ func TestResources(t *testing.T) {
 		asker := b.connect(t, b.key(t, "lead", discussion.ScopeWrite))
 		prompt := ok[mcp.AskOutput](t, asker, "ask_squad", map[string]any{"message": "Ship?", "required_responses": 1}).PromptID
 
-		updated := make(chan string, 1024)
+		updated, acked := make(chan string, 1024), make(chan string, 16)
 		watcher := connectWith(t, mcp.NewServer(b.svcs, mcp.Options{Token: b.key(t, "watcher")}), &sdk.ClientOptions{
 			ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
-		})
+		}, ackedInto(acked))
+		// subscribe returns once the server has acknowledged the
+		// subscription: under the protocol's subscriptions/listen the SDK's
+		// Subscribe returns before the server has subscribed, and a change
+		// made before then is not the subscriber's to hear.
+		subscribe := func(uri string) {
+			t.Helper()
+			require.NoError(t, watcher.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}))
+			select {
+			case got := <-acked:
+				require.Equal(t, uri, got)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: no acknowledgement", uri)
+			}
+		}
 		read := func(uri string, v any) {
 			t.Helper()
 			res, err := watcher.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
@@ -66,7 +80,7 @@ func TestResources(t *testing.T) {
 		require.Equal(t, claim, c.Claim.ID)
 		require.Len(t, c.Slots, 1)
 		require.Equal(t, "open", c.Slots[0].Status)
-		require.NoError(t, watcher.Subscribe(ctx, &sdk.SubscribeParams{URI: claimURI}))
+		subscribe(claimURI)
 		worker := b.connect(t, b.key(t, "worker", slots.ScopeCommentCreate))
 		ok[mcp.JobOutput](t, worker, "take_job", nil)
 		hears(claimURI)
@@ -74,7 +88,7 @@ func TestResources(t *testing.T) {
 		require.Equal(t, "taken", c.Slots[0].Status)
 
 		gameURI := "agora://games/" + g.ID
-		require.NoError(t, watcher.Subscribe(ctx, &sdk.SubscribeParams{URI: gameURI}))
+		subscribe(gameURI)
 		player := b.connect(t, b.key(t, "player", arena.ScopePlay))
 		ok[mcp.JoinOutput](t, player, "join_game", map[string]any{"game_id": g.ID, "display_name": "P"})
 		hears(gameURI)
@@ -85,7 +99,7 @@ func TestResources(t *testing.T) {
 		require.Equal(t, g.ID, state.GameID)
 
 		promptURI := "agora://prompts/" + prompt
-		require.NoError(t, watcher.Subscribe(ctx, &sdk.SubscribeParams{URI: promptURI}))
+		subscribe(promptURI)
 		answerer := b.connect(t, b.key(t, "scout", discussion.ScopeWrite))
 		ok[mcp.AnswerOutput](t, answerer, "answer_prompt", map[string]any{"prompt_id": prompt, "message": "Yes."})
 		hears(promptURI)
@@ -115,4 +129,21 @@ func TestResources(t *testing.T) {
 		_, err = watcher.ReadResource(ctx, &sdk.ReadResourceParams{URI: "agora://claims/nope"})
 		require.Error(t, err, "an unknown claim is not found")
 	})
+}
+
+// ackedInto is a client's receiving middleware that sends each resource
+// URI the server acknowledges a subscription to (the protocol's
+// notifications/subscriptions/acknowledged) into acked.
+func ackedInto(acked chan<- string) sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			res, err := next(ctx, method, req)
+			if p, ok := req.GetParams().(*sdk.SubscriptionsAcknowledgedParams); ok && method == "notifications/subscriptions/acknowledged" {
+				for _, uri := range p.Notifications.ResourceSubscriptions {
+					acked <- uri
+				}
+			}
+			return res, err
+		}
+	}
 }
