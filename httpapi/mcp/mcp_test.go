@@ -68,10 +68,10 @@ func (b bundle) connect(t *testing.T, token string) *sdk.ClientSession {
 
 func connectTo(t *testing.T, srv *sdk.Server) *sdk.ClientSession {
 	t.Helper()
-	return connectWith(t, srv, nil)
+	return connectWith(t, srv, nil, nil)
 }
 
-func connectWith(t *testing.T, srv *sdk.Server, opts *sdk.ClientOptions, receiving ...sdk.Middleware) *sdk.ClientSession {
+func connectWith(t *testing.T, srv *sdk.Server, opts *sdk.ClientOptions, session *sdk.ClientSessionOptions, receiving ...sdk.Middleware) *sdk.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	ct, st := sdk.NewInMemoryTransports()
@@ -79,7 +79,7 @@ func connectWith(t *testing.T, srv *sdk.Server, opts *sdk.ClientOptions, receivi
 	require.NoError(t, err)
 	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts)
 	c.AddReceivingMiddleware(receiving...)
-	cs, err := c.Connect(ctx, ct, nil)
+	cs, err := c.Connect(ctx, ct, session)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close(); _ = ss.Wait() })
 	return cs

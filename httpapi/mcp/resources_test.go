@@ -19,8 +19,15 @@ import (
 
 // TestResources reads a claim, a game and a prompt as resources and hears
 // of their changes through subscriptions fed by the notifier, on every
-// backend.
+// backend, subscribing by resources/subscribe (up to the 2025-11-25
+// protocol) and by subscriptions/listen (2026-07-28).
 func TestResources(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) { testResources(t, version) })
+	}
+}
+
+func testResources(t *testing.T, version string) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		ctx := context.Background()
 		b := setup(t, st)
@@ -33,14 +40,18 @@ func TestResources(t *testing.T) {
 		updated, acked := make(chan string, 1024), make(chan string, 16)
 		watcher := connectWith(t, mcp.NewServer(b.svcs, mcp.Options{Token: b.key(t, "watcher")}), &sdk.ClientOptions{
 			ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI },
-		}, ackedInto(acked))
-		// subscribe returns once the server has acknowledged the
-		// subscription: under the protocol's subscriptions/listen the SDK's
-		// Subscribe returns before the server has subscribed, and a change
-		// made before then is not the subscriber's to hear.
+		}, &sdk.ClientSessionOptions{ProtocolVersion: version}, ackedInto(acked))
+		require.Equal(t, version, watcher.InitializeResult().ProtocolVersion)
+		// subscribe returns once the server has subscribed: under
+		// subscriptions/listen the SDK's Subscribe returns before that, and
+		// a change made before the server acknowledges the subscription is
+		// not the subscriber's to hear.
 		subscribe := func(uri string) {
 			t.Helper()
 			require.NoError(t, watcher.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}))
+			if version < "2026-07-28" {
+				return // resources/subscribe is answered once the server has subscribed
+			}
 			select {
 			case got := <-acked:
 				require.Equal(t, uri, got)
