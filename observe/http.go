@@ -25,9 +25,10 @@ import (
 const RequestIDHeader = "X-Request-Id"
 
 // StatusClientClosed is the status Handler logs, counts and sets on the
-// span of a request whose client went away before it was answered (its
-// context canceled) and whose handler then failed: the nginx convention,
-// so that an agent hanging up a long poll is not a server error.
+// span of a request whose context was canceled before it was answered and
+// whose handler then failed: its client went away, or a server shutting
+// down ended its long poll. It is nginx's "client closed request", so that
+// an agent hanging up is not counted a server error.
 const StatusClientClosed = 499
 
 // HTTPOptions says what Handler does; its zero value does nothing but give
