@@ -62,8 +62,8 @@ func jobPick(k nextSlotKey, lock bool, limit string) (string, int) {
 			// the agent's: the others take for other agents, and a claim
 			// check per slot counted would cost more than the count. The
 			// inner q shadows the outer one: past is one lookup, made
-			// once (the CTE start): written into each branch, it was an
-			// InitPlan of each, walking the head of the queue twice.
+			// once in the CTE start that both halves read (written into
+			// each half, it would walk the head of the queue twice).
 			start := `WITH start AS (SELECT COALESCE((SELECT q.id FROM agora_role_slots q WHERE ` + queue + ` ORDER BY q.id OFFSET ` + param() + `::int LIMIT 1), '') AS id) `
 			const past = `(SELECT id FROM start)`
 			return start + `SELECT * FROM (SELECT q.id, q.claim_id FROM agora_role_slots q WHERE ` + where + ` AND q.id >= ` + past +
