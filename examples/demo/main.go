@@ -540,37 +540,13 @@ func nextChange(ctx context.Context, events <-chan string, id string) error {
 	}
 }
 
-// tellRounds tells rounds[told:], each with its operator, its tracks, how
-// many agents had played every role once it was dealt (as the board's
-// coverage counts it) and its decision.
+// tellRounds tells rounds[told:], each with its operator, its tracks and
+// its decision. Who has played every role is the game's to count
+// (arena.Game.Coverage); the transcript tells it once, at the game's end.
 func (d *tour) tellRounds(rounds []client.ResolvedRound, told int, byID map[string]string) {
-	type roles struct{ operator, majority, minority bool }
-	played := map[string]*roles{}
-	role := func(id string) *roles {
-		if played[id] == nil {
-			played[id] = &roles{}
-		}
-		return played[id]
-	}
-	for i, rd := range rounds {
-		role(rd.Operator).operator = true
-		for _, id := range rd.Majority {
-			role(id).majority = true
-		}
-		for _, id := range rd.Minority {
-			role(id).minority = true
-		}
-		if i < told {
-			continue
-		}
-		done := 0
-		for _, r := range played {
-			if r.operator && r.majority && r.minority {
-				done++
-			}
-		}
-		d.say("arena: round %d: %s at the lever; majority track %s; minority track %s (%d of %d agents have played every role so far)",
-			rd.RoundNumber, byID[rd.Operator], list(rd.Majority, byID), list(rd.Minority, byID), done, len(byID))
+	for _, rd := range rounds[told:] {
+		d.say("arena: round %d: %s at the lever; majority track %s; minority track %s",
+			rd.RoundNumber, byID[rd.Operator], list(rd.Majority, byID), list(rd.Minority, byID))
 		saved, took := tracks(rd.Decision)
 		d.say("arena:   the operator saved the %s: the trolley took the %s track — lost: %s; survived: %s", saved, took, list(rd.Lost, byID), list(rd.Survivors, byID))
 	}

@@ -284,7 +284,7 @@ func TestDemoArenaTranscriptMatchesTheGame(t *testing.T) {
 	var history wire.History
 	getJSON("/api/games/"+game+"/history", &history)
 
-	roundLine := regexp.MustCompile(`(?m)^arena: round (\d+): (.+) at the lever; majority track (.+); minority track (.+) \(`)
+	roundLine := regexp.MustCompile(`(?m)^arena: round (\d+): (.+) at the lever; majority track (.+); minority track (.+)$`)
 	outcomeLine := regexp.MustCompile(`(?m)^arena:   the operator saved the (majority|minority): the trolley took the (majority|minority) track — lost: (.*); survived: (.*)$`)
 	rounds := roundLine.FindAllStringSubmatch(text, -1)
 	outcomes := outcomeLine.FindAllStringSubmatch(text, -1)
