@@ -223,27 +223,25 @@ type DevicePoll struct {
 // PollDeviceLogin answers the CLI polling with its device code: pending
 // until approved; then, once, the new key (the poll that consumes the
 // login creates it). Errors: ErrDeviceCodeNotFound, ErrDeviceCodeExpired,
-// ErrDeviceCodeConsumed.
+// ErrDeviceCodeConsumed, and ErrKeyNameTaken when another key has taken
+// the login's name since it started (the login stays approved, unused).
 func (s *Service) PollDeviceLogin(ctx context.Context, deviceCode string) (_ DevicePoll, err error) {
 	ctx, done := s.obs.Call(ctx, "identity.PollDeviceLogin")
 	defer func() { done(err) }()
 	if deviceCode == "" || len(deviceCode) > 200 {
 		return DevicePoll{}, ErrDeviceCodeNotFound
 	}
-	d, err := s.store.ConsumeDeviceCode(ctx, deviceCodeID(deviceCode), s.clock())
+	// The key is stored in the step that consumes the login, under the
+	// login's name, avatar URL and scopes (validated when it started, its
+	// scopes granted by the approver), or the login is not consumed.
+	k, token := s.newKey(NewKey{})
+	d, err := s.store.ConsumeDeviceCode(ctx, deviceCodeID(deviceCode), k)
 	if err != nil {
 		return DevicePoll{}, err
 	}
 	if d.Status != DeviceConsumed {
 		return DevicePoll{Status: d.Status}, nil
 	}
-	in := NewKey{Name: d.Name, AvatarURL: d.AvatarURL, Scopes: d.Scopes}
-	if err := s.validateNewKey(&in); err != nil {
-		return DevicePoll{}, err
-	}
-	k, token, err := s.createKey(ctx, in) // its scopes were granted by the approver
-	if err != nil {
-		return DevicePoll{}, err
-	}
+	k.Name, k.AvatarURL, k.Scopes = d.Name, d.AvatarURL, d.Scopes
 	return DevicePoll{Status: DeviceApproved, Key: k, Token: token}, nil
 }

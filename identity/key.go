@@ -124,6 +124,9 @@ func (s *Service) validateNewKey(k *NewKey) error {
 	if err := text.Check("name", k.Name, true, MaxKeyNameLen); err != nil {
 		return err
 	}
+	if k.Name == s.Admin().Name {
+		return ErrKeyNameTaken // the admin key's, which no store holds
+	}
 	k.AvatarURL = strings.TrimSpace(k.AvatarURL)
 	if k.AvatarURL != "" {
 		u, err := url.Parse(k.AvatarURL)

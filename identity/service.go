@@ -157,10 +157,11 @@ func (s *Service) CreateKey(ctx context.Context, in NewKey) (_ Key, _ string, er
 	if err := mayGrant(by, in.Scopes); err != nil {
 		return Key{}, "", err
 	}
-	if in.Name == s.Admin().Name {
-		return Key{}, "", ErrKeyNameTaken // the admin key's
+	k, token := s.newKey(in)
+	if err := s.store.CreateKey(ctx, k); err != nil {
+		return Key{}, "", err
 	}
-	return s.createKey(ctx, in)
+	return k, token, nil
 }
 
 // mayGrant refuses scopes that by does not hold itself.
@@ -173,8 +174,9 @@ func mayGrant(by Key, scopes []Scope) error {
 	return nil
 }
 
-// createKey stores a validated key whose scopes were granted.
-func (s *Service) createKey(ctx context.Context, in NewKey) (Key, string, error) {
+// newKey makes a key of in, validated, and its token: a new ID and secret,
+// created now. Nothing is stored.
+func (s *Service) newKey(in NewKey) (Key, string) {
 	secret, hash := newSecret()
 	k := Key{
 		ID:        s.ids.New("key"),
@@ -184,10 +186,7 @@ func (s *Service) createKey(ctx context.Context, in NewKey) (Key, string, error)
 		CreatedAt: s.clock(),
 		Hash:      hash,
 	}
-	if err := s.store.CreateKey(ctx, k); err != nil {
-		return Key{}, "", err
-	}
-	return k, tokenPrefix + k.ID + "." + secret, nil
+	return k, tokenPrefix + k.ID + "." + secret
 }
 
 // Keys lists every key, revoked ones included, oldest first. The caller's

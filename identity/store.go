@@ -44,12 +44,16 @@ type DeviceStore interface {
 	// ErrDeviceCodeNotFound, ErrDeviceCodeExpired, ErrDeviceCodeUsed (already
 	// approved or consumed).
 	ApproveDeviceCode(ctx context.Context, userCode, by string, now time.Time) (DeviceCode, error)
-	// ConsumeDeviceCode hands out the login with ID id at now: an approved
-	// login not expired becomes consumed and is returned with Status
-	// DeviceConsumed; exactly one of concurrent callers gets that. A
-	// pending one is returned unchanged. Errors: ErrDeviceCodeNotFound,
-	// ErrDeviceCodeExpired, ErrDeviceCodeConsumed (consumed before).
-	ConsumeDeviceCode(ctx context.Context, id string, now time.Time) (DeviceCode, error)
+	// ConsumeDeviceCode hands out the login with ID id at key.CreatedAt: an
+	// approved login not expired becomes consumed and is returned with
+	// Status DeviceConsumed, and key is stored with the login's Name,
+	// AvatarURL and Scopes in place of its own, in the same atomic step;
+	// exactly one of concurrent callers gets that. When the key cannot be
+	// stored (ErrKeyNameTaken, ErrKeyExists: CreateKey's checks) neither
+	// happens and the login stays approved. A pending one is returned
+	// unchanged. Errors also: ErrDeviceCodeNotFound, ErrDeviceCodeExpired,
+	// ErrDeviceCodeConsumed (consumed before).
+	ConsumeDeviceCode(ctx context.Context, id string, key Key) (DeviceCode, error)
 }
 
 // Store is everything the identity Service needs from a backend.

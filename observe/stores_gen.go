@@ -189,7 +189,7 @@ func (s identityStore) ApproveDeviceCode(ctx context.Context, a1 string, a2 stri
 }
 
 // ConsumeDeviceCode implements identity.Store.
-func (s identityStore) ConsumeDeviceCode(ctx context.Context, a1 string, a2 time.Time) (identity.DeviceCode, error) {
+func (s identityStore) ConsumeDeviceCode(ctx context.Context, a1 string, a2 identity.Key) (identity.DeviceCode, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opIdentityConsumeDeviceCode])
 	r0, err := s.next.ConsumeDeviceCode(ctx, a1, a2)
 	c.end(err)

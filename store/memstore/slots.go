@@ -319,6 +319,11 @@ func (s *Store) CreateKey(ctx context.Context, k identity.Key) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.putKey(k)
+}
+
+// putKey is CreateKey's step; the caller holds s.mu.
+func (s *Store) putKey(k identity.Key) error {
 	if _, ok := s.keys[k.ID]; ok {
 		return identity.ErrKeyExists
 	}
@@ -521,7 +526,7 @@ func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now 
 }
 
 // ConsumeDeviceCode implements identity.DeviceStore.
-func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now time.Time) (identity.DeviceCode, error) {
+func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, key identity.Key) (identity.DeviceCode, error) {
 	if err := ctx.Err(); err != nil {
 		return identity.DeviceCode{}, err
 	}
@@ -533,10 +538,14 @@ func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now time.Time)
 		return identity.DeviceCode{}, identity.ErrDeviceCodeNotFound
 	case d.Status == identity.DeviceConsumed:
 		return identity.DeviceCode{}, identity.ErrDeviceCodeConsumed
-	case d.Expired(now):
+	case d.Expired(key.CreatedAt):
 		return identity.DeviceCode{}, identity.ErrDeviceCodeExpired
 	case d.Status == identity.DeviceApproved:
-		d.Status, d.ConsumedAt = identity.DeviceConsumed, store.Milli(now)
+		key.Name, key.AvatarURL, key.Scopes = d.Name, d.AvatarURL, d.Scopes
+		if err := s.putKey(key); err != nil {
+			return identity.DeviceCode{}, err
+		}
+		d.Status, d.ConsumedAt = identity.DeviceConsumed, store.Milli(key.CreatedAt)
 	}
 	return cloneDevice(d), nil
 }

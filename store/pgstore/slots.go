@@ -793,17 +793,31 @@ func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now 
 	}
 }
 
-// ConsumeDeviceCode implements identity.DeviceStore: one conditional UPDATE
-// consumes an approved login; when it changes nothing, the row as it is
-// tells why (a status only ever moves forward, so the reading is sound).
-func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now time.Time) (identity.DeviceCode, error) {
+// ConsumeDeviceCode implements identity.DeviceStore: one statement
+// consumes an approved login and inserts its key, so a refused key (a
+// unique violation) leaves the login as it was; when it changes nothing,
+// the row as it is tells why (a status only ever moves forward, so the
+// reading is sound).
+func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, key identity.Key) (identity.DeviceCode, error) {
 	var r deviceRow
-	err := s.db.GetContext(ctx, &r, `UPDATE agora_device_codes SET status = 'consumed', consumed_at = $2
-		WHERE id = $1 AND status = 'approved' AND expires_at > $2 RETURNING `+deviceColumns, id, store.Millis(now))
+	now := store.Millis(key.CreatedAt)
+	err := s.db.GetContext(ctx, &r, `WITH d AS (
+			UPDATE agora_device_codes SET status = 'consumed', consumed_at = $2
+			WHERE id = $1 AND status = 'approved' AND expires_at > $2 RETURNING `+deviceColumns+`
+		), k AS (
+			INSERT INTO agora_keys (id, name, avatar_url, scopes, hash, created_at)
+			SELECT $3, d.name, d.avatar_url, d.scopes, $4, $2 FROM d
+		)
+		SELECT `+deviceColumns+` FROM d`, id, now, key.ID, key.Hash)
 	if err == nil {
 		return r.device(), nil
 	}
-	if !isNoRows(err) {
+	switch {
+	case isUniqueViolation(err, "agora_keys_pkey"):
+		return identity.DeviceCode{}, identity.ErrKeyExists
+	case isUniqueViolation(err, "agora_keys_name"):
+		return identity.DeviceCode{}, identity.ErrKeyNameTaken
+	case !isNoRows(err):
 		return identity.DeviceCode{}, interpretError(ctx, err)
 	}
 	err = s.db.GetContext(ctx, &r, `SELECT `+deviceColumns+` FROM agora_device_codes WHERE id = $1`, id)
@@ -817,7 +831,7 @@ func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now time.Time)
 	switch {
 	case d.Status == identity.DeviceConsumed:
 		return identity.DeviceCode{}, identity.ErrDeviceCodeConsumed
-	case d.Expired(now):
+	case d.Expired(key.CreatedAt):
 		return identity.DeviceCode{}, identity.ErrDeviceCodeExpired
 	}
 	return d, nil // pending

@@ -436,8 +436,9 @@ func (s *Store) ApproveDeviceCode(ctx context.Context, userCode, by string, now 
 }
 
 // ConsumeDeviceCode implements identity.DeviceStore.
-func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, now time.Time) (identity.DeviceCode, error) {
-	v, err := deviceConsumeScript.Run(ctx, s.client, []string{s.deviceKey(id)}, store.Millis(now)).Result()
+func (s *Store) ConsumeDeviceCode(ctx context.Context, id string, key identity.Key) (identity.DeviceCode, error) {
+	v, err := deviceConsumeScript.Run(ctx, s.client, []string{s.deviceKey(id), s.keyKey(key.ID), s.keysKey(), s.keyNamesKey()},
+		store.Millis(key.CreatedAt), key.ID, hex.EncodeToString(key.Hash), s.ns).Result()
 	if err != nil {
 		return identity.DeviceCode{}, interpretError(ctx, err, nil)
 	}

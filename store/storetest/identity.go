@@ -308,6 +308,60 @@ func RunIdentity(t *testing.T, newStores NewStores) {
 		require.Len(t, keys, raceRepeats+20+1, "no refused key was stored")
 	})
 
+	t.Run("DeviceLoginNameTaken", func(t *testing.T) {
+		t.Parallel()
+		e := newIdentityEnv(t, newStores)
+		_, err := e.svc.StartDeviceLogin(e.ctx, identity.NewDeviceLogin{Name: " admin "})
+		requireCode(t, identity.ErrKeyNameTaken, err, "a device login cannot take the admin key's name")
+
+		// A name taken between the login's start and its poll refuses the
+		// key, and the login is not consumed: nothing is lost or half-written.
+		login, err := e.svc.StartDeviceLogin(e.ctx, identity.NewDeviceLogin{Name: "Taken-1", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
+		require.NoError(t, err)
+		_, err = e.svc.ApproveDeviceCode(e.admin, login.UserCode)
+		require.NoError(t, err)
+		first := e.agent("Taken-1")
+		for range 2 {
+			_, err = e.svc.PollDeviceLogin(e.ctx, login.DeviceCode)
+			requireCode(t, identity.ErrKeyNameTaken, err)
+		}
+		d, err := e.svc.DeviceCodeByUserCode(e.ctx, login.UserCode)
+		require.NoError(t, err)
+		require.Equal(t, identity.DeviceApproved, d.Status, "the refused poll did not consume the login")
+		keys, err := e.svc.Keys(e.admin)
+		require.NoError(t, err)
+		require.Len(t, keys, 1)
+		require.Equal(t, first.ID, keys[0].ID)
+
+		// Logins of one name polled at once: one key of that name, the
+		// other login refused and still approved.
+		for r := range raceRepeats {
+			name := fmt.Sprint("devname-", r)
+			codes := make([]string, 2)
+			for i := range codes {
+				l, err := e.svc.StartDeviceLogin(e.ctx, identity.NewDeviceLogin{Name: name})
+				require.NoError(t, err)
+				_, err = e.svc.ApproveDeviceCode(e.admin, l.UserCode)
+				require.NoError(t, err)
+				codes[i] = l.DeviceCode
+			}
+			var got atomic.Int32
+			concurrently(2, func(i int) {
+				p, err := e.svc.PollDeviceLogin(e.ctx, codes[i])
+				if err == nil {
+					require.Equal(t, name, p.Key.Name)
+					got.Add(1)
+					return
+				}
+				requireCode(t, identity.ErrKeyNameTaken, err)
+			})
+			require.EqualValues(t, 1, got.Load(), "round %d: one login gets the name", r)
+		}
+		keys, err = e.svc.Keys(e.admin)
+		require.NoError(t, err)
+		require.Len(t, keys, 1+raceRepeats, "no refused key was stored")
+	})
+
 	t.Run("SigningKeys", func(t *testing.T) {
 		t.Parallel()
 		e := newIdentityEnv(t, newStores)

@@ -48,6 +48,38 @@ local function put_claim(claim_key, claims_key, domain_key, id, title, body, dom
   redis.call('ZADD', domain_key, 0, id)
 end
 
+-- put_key stores a new key's hash and indexes it among every key (keys)
+-- and by its name (names: name -> ID, revoked keys included), or returns
+-- the error code, writing nothing, when its ID or its name is taken.
+-- Scopes are JSON; revoked_at '0' and signing '' for none.
+local function put_key(key, keys, names, ns, id, name, avatar, scopes, created_at, revoked_at, hash, signing)
+  if redis.call('EXISTS', key) == 1 then
+    return 'key_exists'
+  end
+  if redis.call('EXISTS', names) == 0 then
+    -- Keys stored before names were indexed: index them once.
+    for _, kid in ipairs(redis.call('ZRANGE', keys, 0, -1)) do
+      local kname = redis.call('HGET', ns .. 'key:' .. kid, 'name')
+      if kname then
+        redis.call('HSETNX', names, kname, kid)
+      end
+    end
+  end
+  if redis.call('HSETNX', names, name, id) == 0 then
+    return 'key_name_taken'
+  end
+  redis.call('HSET', key, '_id', id, 'name', name, 'avatarUrl', avatar,
+    'scopes', scopes, 'createdAt', created_at, 'hash', hash)
+  if revoked_at ~= '0' then
+    redis.call('HSET', key, 'revokedAt', revoked_at)
+  end
+  if signing ~= '' then
+    redis.call('HSET', key, 'signingKeyAddress', signing)
+  end
+  redis.call('ZADD', keys, 0, id)
+  return nil
+end
+
 -- queue_keys lists the four job-queue indexes an open slot belongs to: all,
 -- by role, by domain, by role and domain. The role comes first in the last
 -- one because roles never contain ':' while domains may. A script reuses
