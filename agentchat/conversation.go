@@ -28,14 +28,24 @@ func (s Status) Busy() bool { return s == StatusRunning || s == StatusQueued }
 // httpapi/wire's, its stored form each backend's own: it has none of its
 // own.
 type Conversation struct {
-	ID        string
-	Title     string
+	// ID is the service's, "conv_" and 24 hex digits.
+	ID string
+	// Title is trimmed, at most MaxTitleLen characters; empty until the
+	// creator, the first message or the agent gives one.
+	Title string
+	// SessionID is the agent session the next run resumes, as the last
+	// run that reported one left it; empty before the first.
 	SessionID string
 	// User is who started the conversation, as the auth scheme (or, on an
 	// open API, the create request) named them; slot-machine's field.
-	User      string
-	Status    Status
+	User string
+	// Status is where the conversation's agent is; StatusIdle when it is
+	// created.
+	Status Status
+	// CreatedAt is when the service created the conversation, in UTC.
 	CreatedAt time.Time
+	// UpdatedAt is when the service last wrote its status, session or
+	// title, in UTC: what listings order by.
 	UpdatedAt time.Time
 }
 
@@ -45,11 +55,11 @@ type Conversation struct {
 // ID it saw, even one it saw in another conversation (slot-machine's chat
 // page keeps it when the user starts a new conversation).
 type Message struct {
-	ID             int64     `json:"id"`
-	ConversationID string    `json:"conversation_id"`
-	Type           EventType `json:"type"`
-	Content        string    `json:"content"` // text, or the event's JSON
-	CreatedAt      time.Time `json:"created_at"`
+	ID             int64     `json:"id"`              // the store's, from AppendChatMessage
+	ConversationID string    `json:"conversation_id"` // the conversation the event belongs to
+	Type           EventType `json:"type"`            // which event: user, assistant, tool_use, …
+	Content        string    `json:"content"`         // text, or the event's JSON
+	CreatedAt      time.Time `json:"created_at"`      // when the service stored it, in UTC
 }
 
 // ErrConversationNotFound is returned for an unknown conversation.
@@ -97,9 +107,9 @@ type Store interface {
 // ConversationUpdate is what Store.UpdateConversation changes of a
 // conversation.
 type ConversationUpdate struct {
-	ID        string
-	Status    Status
-	SessionID string // empty: unchanged
-	Title     string // empty: unchanged
-	At        time.Time
+	ID        string    // the conversation to update
+	Status    Status    // the new status, always written
+	SessionID string    // empty: unchanged
+	Title     string    // empty: unchanged
+	At        time.Time // becomes UpdatedAt
 }

@@ -25,8 +25,8 @@ const (
 // stopped process exits with an error), and Cancelled set so a client can
 // tell the two apart; the conversation itself is StatusCancelled.
 type StatusData struct {
-	Status    Status `json:"status"`
-	Cancelled bool   `json:"cancelled,omitempty"`
+	Status    Status `json:"status"`              // idle, error or interrupted
+	Cancelled bool   `json:"cancelled,omitempty"` // the run was cancelled (Status is then error)
 }
 
 // Closing is the data of the status event that ends a run which left the
@@ -58,25 +58,35 @@ func closingStatus(s Status) string { return string(s.Closing().Data()) }
 //	error        {"content": "Process exited with code 1"}
 //	done         {"conversation_id": "...", "usage": {...}, "cost_usd": 0.01, ...}
 type Event struct {
-	Type EventType `json:"-"`
+	Type EventType `json:"-"` // which event it is; not part of its data
 
-	Content   string          `json:"content,omitempty"`
-	Tool      string          `json:"tool,omitempty"`
-	ToolUseID string          `json:"id,omitempty"`
-	Input     json.RawMessage `json:"input,omitempty"`
-	Output    string          `json:"output,omitempty"`
-	IsError   bool            `json:"is_error,omitempty"`
-	SessionID string          `json:"session_id,omitempty"`
+	// Content is an assistant's text, a system event's note ("init") or
+	// an error's message.
+	Content string `json:"content,omitempty"`
+	// Tool names the tool of a tool_use, and of the tool_result that
+	// answers it.
+	Tool string `json:"tool,omitempty"`
+	// ToolUseID is the agent's ID of a tool_use; its tool_result carries
+	// the same.
+	ToolUseID string `json:"id,omitempty"`
+	// Input is a tool_use's input, the agent's JSON as it gave it.
+	Input json.RawMessage `json:"input,omitempty"`
+	// Output is a tool_result's output, flattened to text.
+	Output string `json:"output,omitempty"`
+	// IsError marks a tool_result the tool failed.
+	IsError bool `json:"is_error,omitempty"`
+	// SessionID is the agent session a system init (or a done) reports.
+	SessionID string `json:"session_id,omitempty"`
 	// Subtype is the CLI's subtype of a system event ("init"), which
 	// slot-machine's page reads.
 	Subtype string `json:"subtype,omitempty"`
 
 	// done only.
 	ConversationID string          `json:"conversation_id,omitempty"`
-	Usage          json.RawMessage `json:"usage,omitempty"`
-	CostUSD        *float64        `json:"cost_usd,omitempty"`
-	NumTurns       *int            `json:"num_turns,omitempty"`
-	Result         string          `json:"result,omitempty"`
+	Usage          json.RawMessage `json:"usage,omitempty"`     // the agent's token usage, its JSON as given
+	CostUSD        *float64        `json:"cost_usd,omitempty"`  // the run's cost in US dollars; nil when unknown
+	NumTurns       *int            `json:"num_turns,omitempty"` // the agent's turns in the run
+	Result         string          `json:"result,omitempty"`    // the agent's final text, title markers removed
 }
 
 // Data returns the event's SSE data: its JSON without the type.

@@ -17,21 +17,24 @@ type Runner interface {
 // when a session cannot be resumed.
 type Turn struct {
 	Role    string // "user" or "assistant"
-	Content string
+	Content string // the message's text
 }
 
 // RunRequest is one message to the agent.
 type RunRequest struct {
-	Message   string
+	Message   string // the user's message, as sent
 	SessionID string // resume this agent session when set
-	History   []Turn
-	OnEvent   func(Event)
+	// History holds the conversation's earlier user and assistant
+	// messages, oldest first, for a run that cannot resume SessionID.
+	History []Turn
+	// OnEvent receives every event of the run, in order; nil drops them.
+	OnEvent func(Event)
 }
 
 // RunResult says how a run ended.
 type RunResult struct {
 	SessionID string // the session to resume next time
-	ExitCode  int
+	ExitCode  int    // the agent process's exit code; -1 when a signal ended it
 	Stopped   string // why the runner stopped the agent, if it did
 	FellBack  bool   // resuming failed and the run was retried without
 	Stderr    string // the end of the agent's diagnostic output, for messages

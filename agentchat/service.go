@@ -233,8 +233,8 @@ func (s *Service) append(ctx context.Context, id string, typ EventType, content 
 
 // SendResult says what became of a message.
 type SendResult struct {
-	Message Message `json:"message"`
-	Queued  bool    `json:"queued"`
+	Message Message `json:"message"` // the user's message as stored
+	Queued  bool    `json:"queued"`  // the run waits behind another conversation's
 }
 
 // Send stores the user's message and starts the agent on it — or queues it

@@ -115,13 +115,13 @@ func (g *Game) fillTable(e env) error {
 // FillerAction is an action a filler agent has due: the round's decision
 // when Decide is set, else an argument in Phase.
 type FillerAction struct {
-	AgentID     string
-	DisplayName string
-	RoundID     string
-	Round       int
-	Role        Role
-	Phase       Phase
-	Decide      bool
+	AgentID     string // the filler's ID
+	DisplayName string // the filler's name
+	RoundID     string // the round being played
+	Round       int    // that round's Number
+	Role        Role   // the filler's seat in the round
+	Phase       Phase  // the round's phase: a debate phase, or PhaseAwaiting to decide
+	Decide      bool   // the action is the operator's decision, not an argument
 }
 
 // DueFiller returns the action a filler agent has due now, if any, by
@@ -152,7 +152,10 @@ func (g *Game) DueFiller() (FillerAction, bool) {
 // posted when a writer fails).
 type FillerTurn struct {
 	FillerAction
-	Debate   []string
+	// Debate holds the round's arguments of every phase so far, one
+	// "Name (role): text" line each, oldest first; nil when there are none.
+	Debate []string
+	// Template is the template argument of the filler's role and seat.
 	Template string
 }
 

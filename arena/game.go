@@ -82,47 +82,80 @@ const (
 // Agent is a registered player. TokenHash is the SHA-256 of the token it
 // registered with, if any.
 type Agent struct {
-	ID          string `json:"id"`
+	// ID is the service's ("agent_" and 24 hex digits), unique in the
+	// game.
+	ID string `json:"id"`
+	// DisplayName is the name it registered with, trimmed, 1 to
+	// MaxNameChars characters; fillers get one of the filler names.
 	DisplayName string `json:"display_name"`
-	TokenHash   []byte `json:"token_hash,omitempty"`
+	// TokenHash is nil when the agent registered without a token; then
+	// only its KeyID, if any, guards it.
+	TokenHash []byte `json:"token_hash,omitempty"`
 	// KeyID is the ID of the API key that registered the agent on a server
 	// that requires keys (httpapi.WithKeys): only that key acts for it.
 	KeyID string `json:"key_id,omitempty"`
 	// Filler marks an agent Agora plays itself (see Service.AddFillers).
 	Filler bool `json:"filler,omitempty"`
 	// The roles the agent has been seated in, the current round's
-	// included: its coverage.
+	// included: its coverage. They are set when a round seats it and
+	// never cleared.
 	BeenOperator bool `json:"been_operator,omitempty"`
-	BeenMajority bool `json:"been_majority,omitempty"`
-	BeenMinority bool `json:"been_minority,omitempty"`
+	BeenMajority bool `json:"been_majority,omitempty"` // seated on the majority track
+	BeenMinority bool `json:"been_minority,omitempty"` // seated on the minority track
 }
 
 // Argument is one agent's argument in one phase of a round.
 type Argument struct {
 	// ID is the argument's feed item's ID (empty in games stored before
 	// arguments had one).
-	ID        string    `json:"id,omitempty"`
-	AgentID   string    `json:"agent_id"`
-	Phase     Phase     `json:"phase"`
-	Text      string    `json:"text"`
+	ID string `json:"id,omitempty"`
+	// AgentID is the arguing agent, one on the round's majority or
+	// minority track.
+	AgentID string `json:"agent_id"`
+	// Phase is the debate phase it was made in: Phase1, Phase2 or Phase3.
+	Phase Phase `json:"phase"`
+	// Text is the argument, trimmed, 1 to MaxArgumentChars characters.
+	Text string `json:"text"`
+	// CreatedAt is when the service recorded it, UTC to the millisecond.
 	CreatedAt time.Time `json:"created_at"`
 }
 
 // Round is one trolley problem.
 type Round struct {
-	ID        string     `json:"id"`
-	Number    int        `json:"number"`
-	Operator  string     `json:"operator"`
-	Majority  []string   `json:"majority"`
-	Minority  []string   `json:"minority"`
-	Phase     Phase      `json:"phase"`
+	// ID is the service's, "round_" and 24 hex digits.
+	ID string `json:"id"`
+	// Number counts the game's rounds from 1.
+	Number int `json:"number"`
+	// Operator is the ID of the agent who decides the round, one of the
+	// game's Agents.
+	Operator string `json:"operator"`
+	// Majority lists the IDs of the agents on the majority track: every
+	// agent seated as neither operator nor minority.
+	Majority []string `json:"majority"`
+	// Minority lists the IDs of the agents on the minority track: one
+	// agent, as rounds are seated.
+	Minority []string `json:"minority"`
+	// Phase is where the round is; PhaseResolved once it is decided.
+	Phase Phase `json:"phase"`
+	// Arguments are the round's arguments of every phase, in the order
+	// they were made; nil in Game.LastResolved.
 	Arguments []Argument `json:"arguments"`
-	Decision  Decision   `json:"decision,omitempty"`
-	Forced    bool       `json:"forced,omitempty"`
-	Survivors []string   `json:"survivors,omitempty"`
-	Lost      []string   `json:"lost,omitempty"`
-	StartedAt time.Time  `json:"started_at"`
-	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	// Decision is the operator's (or a forced) choice, empty until the
+	// round is decided.
+	Decision Decision `json:"decision,omitempty"`
+	// Forced marks a decision no operator made: an admin's resolve_round
+	// or an overdue decision's timeout, both SaveMajority.
+	Forced bool `json:"forced,omitempty"`
+	// Survivors lists the IDs of the saved track's agents, each of whom
+	// scored a point; empty until the round is decided.
+	Survivors []string `json:"survivors,omitempty"`
+	// Lost lists the IDs of the other track's agents; empty until the
+	// round is decided.
+	Lost []string `json:"lost,omitempty"`
+	// StartedAt is when the round was seated, UTC to the millisecond.
+	StartedAt time.Time `json:"started_at"`
+	// EndedAt is when the round was decided; nil until then.
+	EndedAt *time.Time `json:"ended_at,omitempty"`
 }
 
 // FeedItem is an argument or an event of a game's feed. Its JSON is its
@@ -130,15 +163,28 @@ type Round struct {
 // Change carries them to other processes — so the tags must not change;
 // the HTTP edge shows items as wire.FeedItem.
 type FeedItem struct {
-	ID          string    `json:"id"`
-	Type        string    `json:"type"` // argument or event
-	RoundNumber *int      `json:"round_number"`
-	Phase       *Phase    `json:"phase"`
-	AgentID     *string   `json:"agent_id"`
-	DisplayName *string   `json:"display_name"`
-	Text        *string   `json:"text"`
-	Payload     *Payload  `json:"payload"`
-	CreatedAt   time.Time `json:"created_at"`
+	// ID is an argument's Argument.ID ("arg_…") or an event's own
+	// ("evt_…").
+	ID   string `json:"id"`
+	Type string `json:"type"` // argument or event
+	// RoundNumber is the Number of the round being played when the item
+	// was appended; nil before the first round.
+	RoundNumber *int `json:"round_number"`
+	// Phase is that round's phase when the item was appended (for an
+	// event, the phase the change left it in); nil before the first
+	// round.
+	Phase *Phase `json:"phase"`
+	// AgentID is the arguing agent's ID; nil for an event.
+	AgentID *string `json:"agent_id"`
+	// DisplayName is the arguing agent's display name; nil for an event.
+	DisplayName *string `json:"display_name"`
+	// Text is the argument's text; nil for an event.
+	Text *string `json:"text"`
+	// Payload is an event's data; nil for an argument.
+	Payload *Payload `json:"payload"`
+	// CreatedAt is when the change that appended the item was made, UTC
+	// to the millisecond.
+	CreatedAt time.Time `json:"created_at"`
 	// Seq numbers the game's feed items from 1 in the order they were
 	// appended.
 	Seq int64 `json:"seq"`
@@ -150,21 +196,36 @@ type FeedItem struct {
 // the original's page reads, and the other fields are that event's. Its
 // JSON is part of FeedItem's stored form.
 type Payload struct {
-	Type        string         `json:"type"`
-	EventType   string         `json:"event_type,omitempty"`
-	AgentID     string         `json:"agent_id,omitempty"`
-	DisplayName string         `json:"display_name,omitempty"`
-	Filler      bool           `json:"filler,omitempty"`
-	RoundID     string         `json:"round_id,omitempty"`
-	Operator    string         `json:"operator,omitempty"`
-	Majority    []string       `json:"majority,omitempty"`
-	Minority    []string       `json:"minority,omitempty"`
-	Phase       Phase          `json:"phase,omitempty"`
-	Decision    Decision       `json:"decision,omitempty"`
-	Forced      bool           `json:"forced,omitempty"`
-	Survivors   []string       `json:"survivors,omitempty"`
-	Lost        []string       `json:"lost,omitempty"`
-	Scores      map[string]int `json:"scores,omitempty"`
+	Type      string `json:"type"`                 // the event, e.g. "round_started"
+	EventType string `json:"event_type,omitempty"` // equal to Type
+	// AgentID is the registered agent's ID (agent_registered).
+	AgentID string `json:"agent_id,omitempty"`
+	// DisplayName is the registered agent's name (agent_registered).
+	DisplayName string `json:"display_name,omitempty"`
+	// Filler marks a registered filler (agent_registered).
+	Filler bool `json:"filler,omitempty"`
+	// RoundID is the round started or resolved (round_started,
+	// round_resolved).
+	RoundID string `json:"round_id,omitempty"`
+	// Operator is the new round's operator's ID (round_started).
+	Operator string `json:"operator,omitempty"`
+	// Majority lists the new round's majority track (round_started).
+	Majority []string `json:"majority,omitempty"`
+	// Minority lists the new round's minority track (round_started).
+	Minority []string `json:"minority,omitempty"`
+	// Phase is the phase entered (phase_changed).
+	Phase Phase `json:"phase,omitempty"`
+	// Decision is the round's decision (round_resolved).
+	Decision Decision `json:"decision,omitempty"`
+	// Forced marks an admin's force_decision (phase_changed) or a
+	// decision no operator made (round_resolved), as Round.Forced.
+	Forced bool `json:"forced,omitempty"`
+	// Survivors lists the saved track's agents (round_resolved).
+	Survivors []string `json:"survivors,omitempty"`
+	// Lost lists the other track's agents (round_resolved).
+	Lost []string `json:"lost,omitempty"`
+	// Scores are the final scores by agent ID (game_completed).
+	Scores map[string]int `json:"scores,omitempty"`
 }
 
 // LastArgument returns the last argument agentID made in round roundID,
@@ -195,13 +256,26 @@ func (g *Game) LastArgument(roundID, agentID string) (Argument, bool) {
 // is the document the backends store (see UnmarshalJSON), so the tags
 // must not change; the HTTP edge shows games in its own wire shapes.
 type Game struct {
-	ID            string         `json:"id"`
-	Status        Status         `json:"status"`
-	MinPlayers    int            `json:"min_players"`
-	PhaseTimeout  time.Duration  `json:"phase_timeout"` // 0: no deadline
-	PhaseDeadline *time.Time     `json:"phase_deadline,omitempty"`
-	Agents        []Agent        `json:"agents"`
-	Scores        map[string]int `json:"scores"`
+	// ID is the service's, "game_" and 24 hex digits.
+	ID string `json:"id"`
+	// Status is the game's state; it follows the current round's phase
+	// while one is played.
+	Status Status `json:"status"`
+	// MinPlayers is how many agents must register before the game is
+	// StatusReady, 1 to MaxAgents; a start seats fillers up to it (and to
+	// TableMin).
+	MinPlayers   int           `json:"min_players"`
+	PhaseTimeout time.Duration `json:"phase_timeout"` // 0: no deadline
+	// PhaseDeadline is when the sweeper moves the current phase on
+	// (PhaseTimeout after it began); nil without a PhaseTimeout and once
+	// the game is over.
+	PhaseDeadline *time.Time `json:"phase_deadline,omitempty"`
+	// Agents are the registered agents in registration order, fillers
+	// included, at most MaxAgents.
+	Agents []Agent `json:"agents"`
+	// Scores counts by agent ID the rounds each agent survived; every
+	// agent has an entry, 0 from its registration.
+	Scores map[string]int `json:"scores"`
 	// Round is the round being played (the last one), nil before the
 	// first.
 	Round *Round `json:"round,omitempty"`
@@ -215,11 +289,18 @@ type Game struct {
 	LastResolved *Round `json:"last_resolved,omitempty"`
 	// FeedLen counts the game's feed items: the next one's Seq is
 	// FeedLen+1.
-	FeedLen        int64      `json:"feed_len"`
-	AnimationCount int        `json:"animation_version"`
-	Version        int64      `json:"version"`
-	CreatedAt      time.Time  `json:"created_at"`
-	LastEventAt    *time.Time `json:"last_event_at,omitempty"`
+	FeedLen int64 `json:"feed_len"`
+	// AnimationCount counts the rounds decided; the board's
+	// AnimationVersion.
+	AnimationCount int `json:"animation_version"`
+	// Version is 1 when the game is created and rises by exactly one with
+	// every saved change; the store compares it to save.
+	Version int64 `json:"version"`
+	// CreatedAt is when the game was created, UTC to the millisecond.
+	CreatedAt time.Time `json:"created_at"`
+	// LastEventAt is when the last feed item was appended; nil while the
+	// feed is empty.
+	LastEventAt *time.Time `json:"last_event_at,omitempty"`
 	// Appended is what the change being made adds to the game's logs; it
 	// is not part of the document, and a game read from a store has none.
 	Appended Appended `json:"-"`
@@ -228,8 +309,8 @@ type Game struct {
 // Appended is what one change adds to a game's logs: feed items (with
 // their Seq) and resolved rounds (with their arguments), in order.
 type Appended struct {
-	Feed   []FeedItem
-	Rounds []Round
+	Feed   []FeedItem // the items the change appended, Seq numbered
+	Rounds []Round    // the rounds the change resolved, with their arguments
 }
 
 // bad is a 400 with one of the specification's messages.
@@ -310,12 +391,14 @@ func (g *Game) checkActor(agentID string, by actor) error {
 
 // Coverage is one agent's record of roles played.
 type Coverage struct {
-	AgentID         string `json:"agent_id"`
-	DisplayName     string `json:"display_name"`
-	HasBeenOperator bool   `json:"has_been_operator"`
-	HasBeenMajority bool   `json:"has_been_majority"`
-	HasBeenMinority bool   `json:"has_been_minority"`
-	Complete        bool   `json:"complete"`
+	AgentID         string `json:"agent_id"`          // one of the game's Agents
+	DisplayName     string `json:"display_name"`      // that agent's
+	HasBeenOperator bool   `json:"has_been_operator"` // Agent.BeenOperator
+	HasBeenMajority bool   `json:"has_been_majority"` // Agent.BeenMajority
+	HasBeenMinority bool   `json:"has_been_minority"` // Agent.BeenMinority
+	// Complete is set once the agent has played all three roles; the
+	// game ends when every agent's is.
+	Complete bool `json:"complete"`
 }
 
 // Coverage returns every agent's coverage in registration order.

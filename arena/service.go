@@ -77,11 +77,17 @@ func topic(gameID string) string { return "arena:" + gameID }
 // — unless they would make the event too large for a notifier (Items is
 // then nil and Truncated set: read them with FeedAfter).
 type Change struct {
-	Version   int64      `json:"version"`
-	Status    Status     `json:"status"`
-	FeedLen   int64      `json:"feed_len"`
-	Items     []FeedItem `json:"items,omitempty"`
-	Truncated bool       `json:"truncated,omitempty"`
+	Version int64  `json:"version"` // the game's Version after the change
+	Status  Status `json:"status"`  // the game's Status after the change
+	// FeedLen is the game's FeedLen after the change: the Seq of its
+	// last feed item.
+	FeedLen int64 `json:"feed_len"`
+	// Items are the feed items the change appended, in Seq order; nil
+	// when Truncated.
+	Items []FeedItem `json:"items,omitempty"`
+	// Truncated says Items was left out; the reader reads the feed after
+	// the Seq it has.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // maxChangeBytes keeps an announced change under PostgreSQL's NOTIFY
@@ -293,9 +299,9 @@ func (s *Service) Start(ctx context.Context, gameID string) (_ Game, err error) 
 
 // ArgueParams is an argument of an agent in a round of a game.
 type ArgueParams struct {
-	GameID, RoundID string
+	GameID, RoundID string // the game and its round being played
 	AgentID         string // the arguing agent; the caller must act for it
-	Text            string
+	Text            string // trimmed, then 1 to MaxArgumentChars characters
 }
 
 // Argue records p's argument when the caller may act for p.AgentID (see
@@ -314,9 +320,9 @@ func (s *Service) Argue(ctx context.Context, p ArgueParams) (_ Game, err error) 
 
 // DecideParams is the decision of a round's operator.
 type DecideParams struct {
-	GameID, RoundID string
-	AgentID         string // the round's operator; the caller must act for it
-	Decision        Decision
+	GameID, RoundID string   // the game and its round being played
+	AgentID         string   // the round's operator; the caller must act for it
+	Decision        Decision // SaveMajority or SaveMinority
 }
 
 // Decide records p's decision when the caller may act for p.AgentID, the

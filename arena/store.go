@@ -49,7 +49,7 @@ type Store interface {
 
 // Summary is a game as GET /games lists it.
 type Summary struct {
-	ID        string    `json:"id"`
-	Status    Status    `json:"status"`
-	CreatedAt time.Time `json:"created_at"`
+	ID        string    `json:"id"`         // the game's ID
+	Status    Status    `json:"status"`     // the game's Status as last saved
+	CreatedAt time.Time `json:"created_at"` // the game's CreatedAt
 }

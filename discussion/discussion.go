@@ -59,9 +59,16 @@ const (
 // entries (PostgreSQL also queries their "agent"), so the tags must not
 // change; the HTTP edge shows entries as wire.ContextEntry.
 type ContextEntry struct {
-	Agent     string    `json:"agent"`
-	Message   string    `json:"message"`
-	IsHuman   bool      `json:"is_human"`
+	// Agent is the responder's name, trimmed; a prompt collects at most
+	// one entry per name.
+	Agent string `json:"agent"`
+	// Message is the response, trimmed, 1 to MaxMessageLen characters.
+	Message string `json:"message"`
+	// IsHuman marks a response a human gave; a key needs ScopeAdmin to
+	// give one.
+	IsHuman bool `json:"is_human"`
+	// CreatedAt is when the service took the response, UTC to the
+	// millisecond: the time checked against the prompt's deadline.
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -69,17 +76,38 @@ type ContextEntry struct {
 // the backends store its fields one by one, and the edges show it as
 // wire.Prompt.
 type Prompt struct {
-	ID                string
-	TaskID            *string
-	RequesterAgent    string
-	PromptMessage     string
+	// ID is the service's, "prompt_" and 24 hex digits.
+	ID string
+	// TaskID names the task the prompt is about, trimmed; nil when none.
+	TaskID *string
+	// RequesterAgent is the name of who asked (a key's own name when a
+	// key authenticated it); it cannot respond to its own prompt.
+	RequesterAgent string
+	// PromptMessage is the question, trimmed, 1 to MaxPromptLen
+	// characters.
+	PromptMessage string
+	// RequiredResponses is how many responses resolve the prompt, 1 to
+	// MaxRequired.
 	RequiredResponses int
-	TimeoutMinutes    int
-	Status            Status
-	CollectedContext  []ContextEntry
-	SquadChatID       string
-	ResolvedAt        *time.Time
-	CreatedAt         time.Time
+	// TimeoutMinutes is how long after CreatedAt the prompt times out (see
+	// Deadline), 1 to MaxTimeoutMinutes.
+	TimeoutMinutes int
+	// Status is the status as stored: an open prompt past its deadline
+	// stays collecting until a sweep times it out (see AsOf).
+	Status Status
+	// CollectedContext holds the accepted responses in the order they
+	// came; empty, not nil, when a prompt is created.
+	CollectedContext []ContextEntry
+	// SquadChatID is the ID of the prompt's own squad-chat message (a
+	// TypeDiscussionPrompt).
+	SquadChatID string
+	// ResolvedAt is when the prompt left the open statuses: the
+	// resolving response's time, a close's, or the deadline on a timeout.
+	// Nil while it is open.
+	ResolvedAt *time.Time
+	// CreatedAt is when the service created the prompt, UTC to the
+	// millisecond.
+	CreatedAt time.Time
 	// RequesterKey is the ID of the API key that asked, when the host
 	// requires keys (httpapi.WithKeys); empty for a prompt asked without
 	// one. It never changes.
@@ -113,15 +141,30 @@ func (p Prompt) AsOf(now time.Time) Prompt {
 // Its JSON is its stored form (Redis keeps each message as JSON), so the
 // tags must not change; the HTTP edge shows messages as wire.ChatMessage.
 type Message struct {
-	ID                 string      `json:"id"`
-	AgentName          string      `json:"agent_name"`
-	Message            string      `json:"message"`
-	IsHuman            bool        `json:"is_human"`
-	MessageType        MessageType `json:"message_type"`
-	DiscussionPromptID *string     `json:"discussion_prompt_id"`
-	TaskRef            *string     `json:"task_ref"`
-	ReplyToID          *string     `json:"reply_to_id"`
-	CreatedAt          time.Time   `json:"created_at"`
+	// ID is the service's, "msg_" and 24 hex digits: messages sort by it
+	// in the order they were made.
+	ID string `json:"id"`
+	// AgentName is the poster's name, trimmed (a key's own name when a
+	// key authenticated it).
+	AgentName string `json:"agent_name"`
+	// Message is the text: a prompt's question, a response or a post.
+	Message string `json:"message"`
+	// IsHuman marks a message a human posted.
+	IsHuman bool `json:"is_human"`
+	// MessageType says whether it is a prompt, a response or a plain
+	// message.
+	MessageType MessageType `json:"message_type"`
+	// DiscussionPromptID is the prompt a prompt's or a response's message
+	// belongs to; nil for a plain message.
+	DiscussionPromptID *string `json:"discussion_prompt_id"`
+	// TaskRef names the task the message is about; nil when none.
+	TaskRef *string `json:"task_ref"`
+	// ReplyToID is the ID of the squad-chat message a plain message
+	// answers; nil when it answers none.
+	ReplyToID *string `json:"reply_to_id"`
+	// CreatedAt is when the service took the message, UTC to the
+	// millisecond.
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // The errors of this package. Backends return exactly these values.

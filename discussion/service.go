@@ -82,11 +82,18 @@ func invalid(code, format string, args ...any) error {
 
 // NewPrompt is the input of Create. Nil numbers take their defaults.
 type NewPrompt struct {
-	TaskID            *string
-	RequesterAgent    string
-	PromptMessage     string
+	// TaskID names the task the prompt is about; nil or blank is none.
+	TaskID *string
+	// RequesterAgent is the asker's name; with a key it must be blank or
+	// the key's name.
+	RequesterAgent string
+	// PromptMessage is the question; it is trimmed and must not be blank.
+	PromptMessage string
+	// RequiredResponses is 1 to MaxRequired; nil means DefaultRequired.
 	RequiredResponses *int
-	TimeoutMinutes    *int
+	// TimeoutMinutes is 1 to MaxTimeoutMinutes; nil means
+	// DefaultTimeoutMinutes.
+	TimeoutMinutes *int
 }
 
 // speaker is the name the caller (identity.FromContext) speaks under, named
@@ -204,10 +211,10 @@ const (
 
 // ListQuery filters List. Empty Statuses means pending and collecting.
 type ListQuery struct {
-	Statuses []Status
-	Agent    string
-	TaskID   string
-	Limit    int // 0 means DefaultListLimit
+	Statuses []Status // as they stand now, an overdue prompt timed out
+	Agent    string   // when set, only prompts that agent could answer (ListParams.Agent)
+	TaskID   string   // when set, only prompts of that task
+	Limit    int      // 0 means DefaultListLimit
 }
 
 // List returns prompts newest first, with statuses as they stand now.
@@ -253,9 +260,9 @@ func (s *Service) List(ctx context.Context, q ListQuery) (_ []Prompt, err error)
 
 // Response is the input of Respond.
 type Response struct {
-	AgentName string
-	Message   string
-	IsHuman   bool
+	AgentName string // the responder's name; with a key, blank or the key's name
+	Message   string // the answer; trimmed, it must not be blank
+	IsHuman   bool   // a human answers; a key needs ScopeAdmin for it
 }
 
 // Respond adds the caller's answer (see speaker) to a prompt and returns the
@@ -426,9 +433,9 @@ func (s *Service) Wait(ctx context.Context, id string, d time.Duration) (_ Promp
 
 // Post is a plain squad-chat message, the input of PostMessage.
 type Post struct {
-	AgentName string
-	Message   string
-	IsHuman   bool
+	AgentName string // the poster's name; with a key, blank or the key's name
+	Message   string // the text; trimmed, it must not be blank
+	IsHuman   bool   // a human posts; a key needs ScopeAdmin for it
 	// TaskRef, when set, names the task the message is about.
 	TaskRef *string
 	// ReplyToID, when set, is the ID of the squad-chat message this one

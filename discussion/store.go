@@ -54,12 +54,13 @@ type ListParams struct {
 	Agent string
 	// TaskID, when set, keeps prompts of that task.
 	TaskID string
-	Limit  int
+	// Limit is the most prompts returned, at least 1.
+	Limit int
 }
 
 // RespondParams is the input of Respond.
 type RespondParams struct {
-	PromptID string
-	Entry    ContextEntry
-	Message  Message
+	PromptID string       // the prompt answered
+	Entry    ContextEntry // the response to collect; its CreatedAt is checked against the deadline
+	Message  Message      // the response's squad-chat message, stored when Entry is accepted
 }

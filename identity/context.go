@@ -17,8 +17,8 @@ import (
 // unverified — the arena binds an agent to the token it registered with
 // and asks for it again on every action.
 type Caller struct {
-	Key   Key
-	Token string
+	Key   Key    // the key that authenticated; zero when none did
+	Token string // the unverified bearer token of an open route; empty with a Key
 }
 
 // Keyed reports whether a key authenticated the caller.

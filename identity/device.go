@@ -43,18 +43,26 @@ const DevicePollInterval = 5 * time.Second
 // DeviceCode is a device login as stored. ID is the hex SHA-256 of the
 // device code the CLI holds. A zero time is not set.
 type DeviceCode struct {
-	ID         string
-	UserCode   string
-	Name       string
+	ID string // the hex SHA-256 of the device code
+	// UserCode is what the operator types to approve the login: eight
+	// consonants in two groups, as "BCDF-GHJK".
+	UserCode string
+	// Name is the name the key will have; "agent " and the user code when
+	// the CLI gave none.
+	Name string
+	// AgentModel is the model the CLI said its agent runs, trimmed; shown
+	// to the operator, not kept on the key.
 	AgentModel string
-	AvatarURL  string
-	Scopes     []Scope
-	Status     DeviceStatus
-	CreatedAt  time.Time
-	ExpiresAt  time.Time
+	AvatarURL  string       // the key's avatar to be, checked as NewKey's
+	Scopes     []Scope      // the key's scopes to be, never ScopeKeysAdmin
+	Status     DeviceStatus // as stored; see Expired
+	CreatedAt  time.Time    // when the CLI started the login
+	ExpiresAt  time.Time    // CreatedAt plus DeviceCodeTTL
+	// ApprovedBy is the ID of the approving operator's key; empty while
+	// the login is pending.
 	ApprovedBy string
-	ApprovedAt time.Time
-	ConsumedAt time.Time
+	ApprovedAt time.Time // when the operator approved the login
+	ConsumedAt time.Time // when a poll handed out the key
 }
 
 // Expired reports whether the login can no longer be approved or
@@ -75,18 +83,18 @@ var (
 
 // NewDeviceLogin is what a CLI asks for when it starts a device login.
 type NewDeviceLogin struct {
-	Name       string // the key's name; empty names it after the user code
-	AgentModel string
-	AvatarURL  string
+	Name       string  // the key's name; empty names it after the user code
+	AgentModel string  // optional, at most MaxKeyNameLen characters
+	AvatarURL  string  // optional, as NewKey's
 	Scopes     []Scope // the original's names are accepted (claim:new)
 }
 
 // DeviceLogin is a started device login: the secret device code the CLI
 // polls with and the user code it shows.
 type DeviceLogin struct {
-	DeviceCode string
-	UserCode   string
-	ExpiresAt  time.Time
+	DeviceCode string    // the secret the CLI polls with; never stored
+	UserCode   string    // the code the CLI shows the operator
+	ExpiresAt  time.Time // when the login can no longer be approved or polled
 }
 
 // userCodeAlphabet has no vowels (no words) and no look-alikes.
@@ -215,9 +223,9 @@ func (s *Service) ApproveDeviceCode(ctx context.Context, userCode string) (_ Dev
 // DevicePoll is the answer to a device login's poll: its status and, once
 // approved, the new key and its token (handed out once).
 type DevicePoll struct {
-	Status DeviceStatus
-	Key    Key
-	Token  string
+	Status DeviceStatus // DevicePending, or DeviceApproved with the key
+	Key    Key          // the new key; zero while pending
+	Token  string       // the new key's token, handed out this once; empty while pending
 }
 
 // PollDeviceLogin answers the CLI polling with its device code: pending

@@ -39,17 +39,25 @@ const AdminKeyID = "admin"
 
 // Key is an agent's API key. The secret is never stored: Hash is its SHA-256.
 type Key struct {
-	ID        string
-	Name      string
+	// ID is the service's ("key_" and 24 hex digits), or AdminKeyID; a
+	// token names it.
+	ID string
+	// Name is who the key is (a discussion speaks under it), trimmed, 1
+	// to MaxKeyNameLen characters, unique among keys and never reused.
+	Name string
+	// AvatarURL is an absolute http or https URL, or empty.
 	AvatarURL string
-	Scopes    []Scope
+	// Scopes are the distinct scopes the key carries, aliases resolved.
+	Scopes []Scope
+	// CreatedAt is when the service created the key, UTC to the
+	// millisecond.
 	CreatedAt time.Time
 	RevokedAt time.Time // zero while the key is not revoked
 	// SigningKeyAddress is the address of the key its agent signs its
 	// outputs with (AOP's proof of identity), as it registered it; empty
 	// until it does.
 	SigningKeyAddress string
-	Hash              []byte
+	Hash              []byte // the SHA-256 of the token's secret; nil for the admin key
 }
 
 // MaxSigningKeyAddressLen bounds a signing key address, in characters.
@@ -60,9 +68,9 @@ func (k Key) Has(s Scope) bool { return slices.Contains(k.Scopes, s) }
 
 // NewKey is the input of Service.CreateKey.
 type NewKey struct {
-	Name      string
-	AvatarURL string
-	Scopes    []Scope
+	Name      string  // required, trimmed; it must not be taken
+	AvatarURL string  // optional, an absolute http or https URL
+	Scopes    []Scope // known scopes or their aliases; duplicates are dropped
 }
 
 // The errors of keys. Backends return exactly these values (possibly

@@ -37,7 +37,12 @@ func (l Layer) Passes(avg float64) bool { return avg >= l.Threshold }
 
 // ConsensusRecord is what Synthesis writes for a claim.
 type ConsensusRecord struct {
-	Summary        string `json:"summary"`
+	// Summary is the summary of the first submission that made the
+	// majority recommendation, or for a summary layer (EffectSummary) the
+	// submissions' summaries joined.
+	Summary string `json:"summary"`
+	// Recommendation is the majority of the submissions'
+	// recommendations; empty when none gave one.
 	Recommendation string `json:"recommendation"`
 	// Confidence is the layer's average consensus confidence as a
 	// percentage, 0 to 100.
@@ -46,9 +51,9 @@ type ConsensusRecord struct {
 
 // Synthesis is one consensus submission of the synthesis layer.
 type Synthesis struct {
-	Summary        string
-	Recommendation string
-	Confidence     float64
+	Summary        string  // the submission's "summary" output field
+	Recommendation string  // the submission's "recommendation" output field
+	Confidence     float64 // the submission's confidence, 0 to 1
 }
 
 // NewConsensusRecord combines the synthesis submissions, in submission

@@ -25,8 +25,8 @@ type Effects struct {
 
 // Credit is one ledger entry.
 type Credit struct {
-	KeyID  string
-	Amount int64
+	KeyID  string // the API key credited: the one that did the slot
+	Amount int64  // RewardWork or RewardConsensus
 	Ref    string // the stage slot
 }
 
@@ -110,13 +110,20 @@ func (p *Pipeline) take(slotID string, agent slots.Agent, now, leaseUntil time.T
 
 // DoneInput is what an agent submits with a stage slot's done.
 type DoneInput struct {
-	Body       string
-	Output     json.RawMessage
+	// Body is the prose, at most MaxBodyLen bytes.
+	Body string
+	// Output is the structured output: checked against the layer's Shape
+	// where the layer takes it from the slot's phase (and required where
+	// its effect reads it), else any JSON of at most MaxOutputBytes.
+	// Empty or null means none.
+	Output json.RawMessage
+	// Confidence is from 0 to 1, required on a consensus slot; nil means
+	// none.
 	Confidence *float64
 	// AgentModel names the model the agent ran; OutputSignature is its
 	// signature of Body. Both are optional and kept as given.
 	AgentModel      string
-	OutputSignature string
+	OutputSignature string // see AgentModel; at most MaxOutputSignature bytes
 
 	// signingKey is the submitting key's signing key address, which
 	// Service.Done takes from the key itself.

@@ -23,7 +23,7 @@ const (
 
 // Field is one required field of a structured output.
 type Field struct {
-	Type   FieldType `json:"type"`
+	Type   FieldType `json:"type"`             // the JSON type the field must have
 	Values []string  `json:"values,omitempty"` // for TypeEnum
 }
 

@@ -42,27 +42,49 @@ const (
 // StageSlot is one work or consensus seat of a layer of a claim's pipeline.
 // A zero time is not set; the JSON carries the times as Unix milliseconds.
 type StageSlot struct {
-	ID             string          `json:"_id"`
-	ClaimID        string          `json:"claimId"`
-	Layer          int             `json:"layer"`
-	Phase          Phase           `json:"phase"`
-	Round          int             `json:"round"` // 1, or more after a retried consensus
-	Role           string          `json:"role"`
-	Status         slots.Status    `json:"status"`
-	APIKeyID       string          `json:"apiKeyId,omitempty"`
-	AgentName      string          `json:"agentName,omitempty"`
-	AgentAvatarURL string          `json:"agentAvatarUrl,omitempty"`
-	TakenAt        time.Time       `json:"-"`
-	DoneAt         time.Time       `json:"-"`
-	LeaseExpiresAt time.Time       `json:"-"`
-	CreatedAt      time.Time       `json:"-"`
-	Body           string          `json:"body,omitempty"`
-	Output         json.RawMessage `json:"output,omitempty"`
-	Confidence     *float64        `json:"confidence,omitempty"`
+	ID      string `json:"_id"`     // the service's, "stage_" and 24 hex digits
+	ClaimID string `json:"claimId"` // the claim whose pipeline holds the slot
+	Layer   int    `json:"layer"`   // the Number of the slot's layer
+	Phase   Phase  `json:"phase"`   // the phase of the layer the slot belongs to
+	Round   int    `json:"round"`   // 1, or more after a retried consensus
+	// Role is a work slot's role (a slots.Role) or, for every consensus
+	// slot, RoleConsensus.
+	Role string `json:"role"`
+	// Status is open, taken or done (slots.Status); a taken slot whose
+	// lease lapsed re-opens.
+	Status slots.Status `json:"status"`
+	// APIKeyID is the ID of the key that took the slot; empty while it
+	// is open. A key takes at most one slot of a layer.
+	APIKeyID string `json:"apiKeyId,omitempty"`
+	// AgentName is the taking key's name, empty while the slot is open.
+	AgentName string `json:"agentName,omitempty"`
+	// AgentAvatarURL is the taking key's avatar, empty while the slot is
+	// open or when the key has none.
+	AgentAvatarURL string `json:"agentAvatarUrl,omitempty"`
+	// TakenAt is when the slot was taken; zero while it is open.
+	TakenAt time.Time `json:"-"`
+	// DoneAt is when the slot's submission was recorded; zero until then.
+	// A phase's slots are read in DoneAt order.
+	DoneAt time.Time `json:"-"`
+	// LeaseExpiresAt is when a taken slot re-opens without a done; zero
+	// while it is open, once it is done, or with leases off.
+	LeaseExpiresAt time.Time `json:"-"`
+	// CreatedAt is when the slot's phase opened.
+	CreatedAt time.Time `json:"-"`
+	// Body is the submitted prose, at most MaxBodyLen bytes; empty until
+	// done.
+	Body string `json:"body,omitempty"`
+	// Output is the submitted structured output, validated against the
+	// layer's Shape where the layer takes it from this phase; nil when
+	// none was given.
+	Output json.RawMessage `json:"output,omitempty"`
+	// Confidence is the submitted confidence, 0 to 1; always set on a done
+	// consensus slot, nil where a work slot gave none.
+	Confidence *float64 `json:"confidence,omitempty"`
 	// AgentModel is the model the agent said it ran, OutputSignature its
 	// signature of the prose; both are kept as submitted.
 	AgentModel      string `json:"agentModel,omitempty"`
-	OutputSignature string `json:"outputSignature,omitempty"`
+	OutputSignature string `json:"outputSignature,omitempty"` // see AgentModel
 	// SigningKeyAddress is the signing key the agent's API key had
 	// registered when it submitted a signature (identity.Key's), so the
 	// signature can be checked against the key it was made with; empty
@@ -87,18 +109,29 @@ const FlagReasonLowConfidence = "low_consensus_confidence"
 // ResolvedAt is zero while it is open; the JSON carries the times as Unix
 // milliseconds.
 type Flag struct {
-	ID            string     `json:"_id"`
-	ClaimID       string     `json:"claimId"`
-	Layer         int        `json:"layer"`
-	Reason        string     `json:"reason"`
-	AvgConfidence float64    `json:"avgConfidence"`
-	Threshold     float64    `json:"threshold"`
-	Status        FlagStatus `json:"status"`
-	Action        string     `json:"action,omitempty"`
-	Note          string     `json:"note,omitempty"`
-	ResolvedBy    string     `json:"resolvedBy,omitempty"`
-	CreatedAt     time.Time  `json:"-"`
-	ResolvedAt    time.Time  `json:"-"`
+	ID      string `json:"_id"`     // the service's, "flag_" and 24 hex digits
+	ClaimID string `json:"claimId"` // the claim whose pipeline raised it
+	Layer   int    `json:"layer"`   // the Number of the layer that fell short
+	Reason  string `json:"reason"`  // FlagReasonLowConfidence
+	// AvgConfidence is the consensus round's average confidence, 0 to 1,
+	// below Threshold.
+	AvgConfidence float64 `json:"avgConfidence"`
+	// Threshold is the layer's threshold when the flag was raised.
+	Threshold float64 `json:"threshold"`
+	// Status is FlagOpen until a reviewer resolves the flag.
+	Status FlagStatus `json:"status"`
+	// Action is the reviewer's FlagAction ("advance" or "retry"); empty
+	// while the flag is open.
+	Action string `json:"action,omitempty"`
+	// Note is the reviewer's note, trimmed; empty when none was given.
+	Note string `json:"note,omitempty"`
+	// ResolvedBy is the ID of the reviewer's API key; empty while the flag
+	// is open.
+	ResolvedBy string `json:"resolvedBy,omitempty"`
+	// CreatedAt is when the flag was raised.
+	CreatedAt time.Time `json:"-"`
+	// ResolvedAt is when a reviewer resolved the flag.
+	ResolvedAt time.Time `json:"-"`
 }
 
 // Pipeline is a claim's way through its protocol: one aggregate, changed
@@ -107,19 +140,39 @@ type Flag struct {
 // Its JSON, the form the backends store it in, carries the times as Unix
 // milliseconds.
 type Pipeline struct {
-	ClaimID      string           `json:"claimId"`
-	Domain       string           `json:"domain"` // the claim's, kept here for the work index
-	Protocol     Protocol         `json:"protocol"`
-	Status       Status           `json:"status"`
-	CurrentLayer int              `json:"currentLayer"`
-	Phase        Phase            `json:"phase"`
-	Round        int              `json:"round"` // consensus round of the current layer
-	Slots        []StageSlot      `json:"slots"`
-	Flags        []Flag           `json:"flags"`
-	Averages     map[int]float64  `json:"averages,omitempty"` // layer -> last consensus average
-	Consensus    *ConsensusRecord `json:"consensus,omitempty"`
-	Version      int64            `json:"version"`
-	UpdatedAt    time.Time        `json:"-"`
+	// ClaimID is the claim the pipeline belongs to, one pipeline per
+	// claim: the key it is stored and remembered by.
+	ClaimID string `json:"claimId"`
+	Domain  string `json:"domain"` // the claim's, kept here for the work index
+	// Protocol is the pipeline's own copy of the protocol it runs, taken
+	// when it started or was routed: registering the protocol anew does
+	// not change it.
+	Protocol Protocol `json:"protocol"`
+	// Status is active, flagged while an open flag holds the current
+	// layer, or complete after the last layer passed.
+	Status Status `json:"status"`
+	// CurrentLayer is the Number of the layer being run; the last layer's
+	// once the pipeline is complete.
+	CurrentLayer int `json:"currentLayer"`
+	// Phase is the open phase of the current layer; empty once the
+	// pipeline is complete.
+	Phase Phase `json:"phase"`
+	Round int   `json:"round"` // consensus round of the current layer
+	// Slots holds every stage slot opened, of every layer, phase and
+	// round, in the order they were opened.
+	Slots []StageSlot `json:"slots"`
+	// Flags holds every flag raised, open and resolved, oldest first.
+	Flags    []Flag          `json:"flags"`
+	Averages map[int]float64 `json:"averages,omitempty"` // layer -> last consensus average
+	// Consensus is the claim's consensus record, written when a
+	// consensus or summary layer passes; nil until then.
+	Consensus *ConsensusRecord `json:"consensus,omitempty"`
+	// Version is 1 when the pipeline is created and rises by exactly one
+	// with every saved change; the store compares it to save.
+	Version int64 `json:"version"`
+	// UpdatedAt is when the service made the pipeline's last change, UTC
+	// to the millisecond.
+	UpdatedAt time.Time `json:"-"`
 }
 
 // Layer returns the pipeline's current layer.

@@ -56,14 +56,26 @@ const (
 
 // Layer is one stage of a protocol.
 type Layer struct {
-	Number         int               `json:"layer"`
-	Name           string            `json:"name"`
-	WorkRoles      []slots.RoleCount `json:"workRoles"`
-	ConsensusSlots int               `json:"consensusSlots"`
-	Threshold      float64           `json:"threshold"` // in [0,1]
-	Output         Shape             `json:"output,omitempty"`
-	OutputFrom     OutputFrom        `json:"outputFrom,omitempty"`
-	Effect         Effect            `json:"effect"`
+	// Number is the layer's place in its protocol: layers are numbered
+	// in order from Protocol.First, 1 (or 0).
+	Number int `json:"layer"`
+	// Name names the layer for people; it must not be blank.
+	Name string `json:"name"`
+	// WorkRoles says how many work slots of each role the layer opens;
+	// empty, the layer has no work phase and opens with its consensus.
+	WorkRoles []slots.RoleCount `json:"workRoles"`
+	// ConsensusSlots is how many consensus slots each consensus round
+	// opens, 1 to MaxSlotsPerPhase.
+	ConsensusSlots int     `json:"consensusSlots"`
+	Threshold      float64 `json:"threshold"` // in [0,1]
+	// Output is the shape of the structured output OutputFrom's slots
+	// submit; nil when the layer takes prose only.
+	Output Shape `json:"output,omitempty"`
+	// OutputFrom says which phase's slots submit Output; OutputNone
+	// without a shape.
+	OutputFrom OutputFrom `json:"outputFrom,omitempty"`
+	// Effect is what the layer does when its consensus passes.
+	Effect Effect `json:"effect"`
 }
 
 // WorkSlots returns how many work slots the layer opens.
@@ -77,8 +89,13 @@ func (l Layer) WorkSlots() int {
 
 // Protocol is a named list of layers, run in order.
 type Protocol struct {
-	ID     string  `json:"id"`
-	Name   string  `json:"name"`
+	// ID is what claims and routes name the protocol by, 1 to
+	// MaxProtocolNameLen bytes; registering a built-in one's is refused.
+	ID string `json:"id"`
+	// Name names the protocol for people, 1 to MaxProtocolNameLen bytes.
+	Name string `json:"name"`
+	// Layers are the protocol's 1 to MaxLayers layers, in the order they
+	// run.
 	Layers []Layer `json:"layers"`
 }
 

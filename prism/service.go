@@ -286,9 +286,9 @@ func (s *Service) Done(ctx context.Context, claimID, slotID string, in DoneInput
 // ResolveFlagParams is a reviewer's decision on an open flag of a claim's
 // pipeline.
 type ResolveFlagParams struct {
-	ClaimID, FlagID string
-	Action          FlagAction
-	Note            string // optional, kept with the flag
+	ClaimID, FlagID string     // the claim and the open flag of its pipeline
+	Action          FlagAction // FlagAdvance or FlagRetry
+	Note            string     // optional, kept with the flag
 }
 
 // ResolveFlag applies the decision of the caller's key, the reviewer, to
@@ -380,9 +380,9 @@ func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, onErr 
 
 // Work is what the work queue hands an agent.
 type Work struct {
-	Slot     StageSlot
-	Claim    slots.Claim
-	Pipeline Pipeline
+	Slot     StageSlot   // the open slot the agent may take
+	Claim    slots.Claim // the claim the slot's pipeline belongs to
+	Pipeline Pipeline    // the pipeline as read when the slot was found
 }
 
 // workCandidates bounds how many indexed slots NextWork looks at to find

@@ -50,8 +50,8 @@ type Store interface {
 // WorkQuery filters the work queue: Service.NextWork's query and FindWork's.
 // Zero fields do not filter.
 type WorkQuery struct {
-	Role  string
-	Layer int // from 1; negative is store.ErrInvalid
+	Role  string // a slot's role, RoleConsensus for consensus slots
+	Layer int    // from 1; negative is store.ErrInvalid
 	// Domain is a claim's domain.
 	Domain string
 	// Phase keeps slots of one phase, work or consensus (another value is
@@ -66,11 +66,11 @@ type WorkQuery struct {
 	// negative means oldest first, a value in [0,1) a randomised order;
 	// Limit bounds the refs returned.
 	Random float64
-	Limit  int
+	Limit  int // see Random
 }
 
 // WorkRef points at an open stage slot.
 type WorkRef struct {
-	ClaimID string
-	SlotID  string
+	ClaimID string // the claim whose pipeline holds the slot
+	SlotID  string // the StageSlot's ID
 }

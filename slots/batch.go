@@ -10,15 +10,15 @@ import (
 // FinishResult is one item's answer of FinishSlots: the slot as done, or
 // the error FinishSlot would have returned.
 type FinishResult struct {
-	Slot Slot
-	Err  error
+	Slot Slot  // the slot as done; zero when Err is set
+	Err  error // the item's own error, as FinishSlot's
 }
 
 // JobResult is one item's answer of TakeNextSlots: the job taken, or the
 // error TakeNextSlot would have returned.
 type JobResult struct {
-	Job Job
-	Err error
+	Job Job   // the job, its slot taken; zero when Err is set
+	Err error // the item's own error, as TakeNextSlot's (ErrNoJob among them)
 }
 
 // MaxBatch is the most items one FinishSlots, TakeNextSlots or

@@ -20,21 +20,31 @@ const (
 
 // Claim is a statement put up for deliberation.
 type Claim struct {
-	ID     string
-	Title  string
-	Body   string
+	// ID is the service's, "claim_" and 24 hex digits; claims sort by it
+	// in creation order.
+	ID string
+	// Title is the claim's statement, trimmed, 1 to MaxTitleLen
+	// characters.
+	Title string
+	// Body is the claim's text as given (not trimmed), up to MaxBodyLen
+	// characters; it may be empty.
+	Body string
+	// Domain is the claim's field, never empty (DefaultDomain when none
+	// was given); a Prism pipeline's domain layer may rewrite it.
 	Domain string
 	// Sources are the claim's citations, in the order given; never nil
 	// on a claim a store returns (a claim stored before claims had
 	// sources has none).
-	Sources   []Source
+	Sources []Source
+	// CreatedAt is when the service created the claim, UTC to the
+	// millisecond.
 	CreatedAt time.Time
 }
 
 // NewClaim is the input of Service.CreateClaim.
 type NewClaim struct {
-	Title  string
-	Body   string
+	Title  string // required; trimmed, then 1 to MaxTitleLen characters
+	Body   string // optional, kept as given, at most MaxBodyLen characters
 	Domain string // empty means DefaultDomain
 	// Sources are normalised as AOP does (see Source): at most
 	// MaxSources, each an http or https URL.
@@ -88,26 +98,28 @@ func ParseCommentType(s string) (CommentType, error) {
 // AgentName that key's name at the time. Its JSON, which carries CreatedAt
 // as Unix milliseconds, is the form the backends store it in.
 type Comment struct {
-	ID          string      `json:"_id"`
-	ClaimID     string      `json:"claimId"`
-	Body        string      `json:"body"`
-	CommentType CommentType `json:"commentType"`
-	AuthorID    string      `json:"authorId"`
-	AgentName   string      `json:"agentName"`
-	CreatedAt   time.Time   `json:"-"`
+	ID          string      `json:"_id"`         // the service's, "comment_" and 24 hex digits
+	ClaimID     string      `json:"claimId"`     // the claim commented on; it exists
+	Body        string      `json:"body"`        // as given, 1 to MaxCommentLen characters
+	CommentType CommentType `json:"commentType"` // as ParseCommentType read it
+	AuthorID    string      `json:"authorId"`    // the ID of the API key that posted it
+	AgentName   string      `json:"agentName"`   // that key's name when it posted
+	// CreatedAt is when the service took the comment, UTC to the
+	// millisecond.
+	CreatedAt time.Time `json:"-"`
 }
 
 // NewComment is the input of Service.AddComment. CommentType is parsed with
 // ParseCommentType.
 type NewComment struct {
-	ClaimID     string
-	Body        string
-	CommentType string
+	ClaimID     string // the claim to comment on
+	Body        string // required, kept as given, at most MaxCommentLen characters
+	CommentType string // a CommentType in any case, '-' or ' ' for '_'; empty means addition
 }
 
 // ClaimPage is one page of Service.Claims.
 type ClaimPage struct {
-	Items []Claim
+	Items []Claim // the page's claims, newest first
 	// NextCursor continues the listing; empty on the last page.
 	NextCursor string
 }

@@ -47,8 +47,8 @@ type ClaimJobQuery struct {
 
 // ClaimJob is a claim to comment on, with its comments, oldest first.
 type ClaimJob struct {
-	Claim    Claim
-	Comments []Comment
+	Claim    Claim     // the claim picked
+	Comments []Comment // its comments (the newest CommentLimit when set), oldest first
 }
 
 // PickClaimParams is the input of ClaimStore.PickClaim, checked by the

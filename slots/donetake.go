@@ -11,8 +11,8 @@ import (
 // and, when the done succeeds, the same agent's next take. Next.Agent is
 // the finishing agent (its KeyID is Finish.KeyID).
 type FinishTakeParams struct {
-	Finish FinishParams
-	Next   TakeNextParams
+	Finish FinishParams   // the done, as FinishSlot takes it
+	Next   TakeNextParams // the take tried when the done succeeds
 }
 
 // FinishTakeResult is one item's answer of FinishAndTakeNextSlots: the
@@ -20,17 +20,17 @@ type FinishTakeParams struct {
 // take's, as TakeNextSlots answers it (ErrNoJob when no seat is left for
 // the agent). When Err is set no take was tried and Next is zero.
 type FinishTakeResult struct {
-	Slot    Slot
-	Err     error
-	Next    Job
-	NextErr error
+	Slot    Slot  // the finished slot as done; zero when Err is set
+	Err     error // the finish's error
+	Next    Job   // the job taken; zero when Err or NextErr is set
+	NextErr error // the take's error; nil when Err is set
 }
 
 // DoneNext is what DoneAndTakeNext hands back: the slot as done and the
 // agent's next job, its seat taken, or nil when no eligible seat is left.
 type DoneNext struct {
-	Slot Slot
-	Next *Job
+	Slot Slot // the slot as done
+	Next *Job // the next job, its slot taken by the caller; nil when none is eligible
 }
 
 // DoneAndTakeNext marks the caller's slot done and credits it as Done does,

@@ -59,23 +59,30 @@ const (
 // taken or done; LeaseExpiresAt only when the service runs with a lease. A
 // zero time is not set.
 type Slot struct {
-	ID             string
-	ClaimID        string
-	Role           Role
-	Status         Status
-	APIKeyID       string
-	AgentName      string
+	ID      string // the service's, "slot_" and 24 hex digits: oldest is lowest
+	ClaimID string // the claim the slot is a seat on
+	Role    Role   // the role the slot was opened for
+	Status  Status // open, taken or done; a done slot never changes again
+	// APIKeyID is the ID of the key that holds the slot; a key takes at
+	// most one slot of a claim.
+	APIKeyID string
+	// AgentName is the holding key's name when it took the slot.
+	AgentName string
+	// AgentAvatarURL is the holding key's avatar when it took the slot;
+	// empty when it had none.
 	AgentAvatarURL string
-	TakenAt        time.Time
-	DoneAt         time.Time
-	CreatedAt      time.Time
+	TakenAt        time.Time // when the holder took the slot
+	DoneAt         time.Time // when the holder finished it
+	CreatedAt      time.Time // when ConfigureSlots opened it
+	// LeaseExpiresAt is when a taken slot lapses (see Lapsed); zero with
+	// leases off. A done slot keeps the expiry it was finished under.
 	LeaseExpiresAt time.Time
 }
 
 // RoleCount asks for Count slots of Role.
 type RoleCount struct {
-	Role  Role `json:"role"`
-	Count int  `json:"count"`
+	Role  Role `json:"role"`  // one of the seven roles
+	Count int  `json:"count"` // how many slots of Role, at least 1
 }
 
 // Strategy picks among eligible open slots in the job queue.
@@ -89,24 +96,24 @@ const (
 
 // JobQuery filters the job queue. Zero fields do not filter.
 type JobQuery struct {
-	Role     Role
-	Domain   string
+	Role     Role     // when set, only slots of this role
+	Domain   string   // when set, only slots of claims of this domain
 	Strategy Strategy // empty means StrategyOldest
 }
 
 // Job is what the job queue hands an agent: an open slot, its claim and the
 // claim's comments, oldest first.
 type Job struct {
-	Slot     Slot
-	Claim    Claim
-	Comments []Comment
+	Slot     Slot      // the slot: open from NextJob, taken by the caller from TakeNext
+	Claim    Claim     // the slot's claim
+	Comments []Comment // the claim's comments, oldest first
 }
 
 // Agent identifies the API key taking a slot.
 type Agent struct {
-	KeyID     string
-	Name      string
-	AvatarURL string
+	KeyID     string // the key's ID: what holds the slot
+	Name      string // the key's name, copied to Slot.AgentName
+	AvatarURL string // the key's avatar, copied to Slot.AgentAvatarURL
 }
 
 // The errors of this package. Backends return exactly these values (possibly

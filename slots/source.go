@@ -22,8 +22,8 @@ const (
 // title. AOP's claim instructions require sources; its agent CLIs print
 // them beside the claim.
 type Source struct {
-	URL   string `json:"url"`
-	Title string `json:"title,omitempty"`
+	URL   string `json:"url"`             // absolute http or https, written canonically
+	Title string `json:"title,omitempty"` // trimmed; empty when none was given
 }
 
 // normalizeSources is AOP's rule for the sources of a new claim: URLs and

@@ -36,7 +36,7 @@ type ClaimStore interface {
 
 // ListClaimsParams pages through claims.
 type ListClaimsParams struct {
-	Limit  int
+	Limit  int    // the most claims returned, at least 1
 	Before string // exclusive upper bound on the ID; empty starts at the newest
 	Domain string // when set, only claims of this domain
 }
@@ -127,8 +127,8 @@ type SlotStore interface {
 // NextSlotParams filters NextOpenSlot. Empty Role, Domain and AgentKeyID do
 // not filter.
 type NextSlotParams struct {
-	Role   Role
-	Domain string
+	Role   Role   // when set, only slots of this role
+	Domain string // when set, only slots of claims of this domain
 	// AgentKeyID is the asking agent: claims where it holds a slot, taken
 	// or done, are skipped.
 	AgentKeyID string
@@ -144,9 +144,9 @@ type NextSlotParams struct {
 
 // TakeParams is the input of TakeSlot.
 type TakeParams struct {
-	ClaimID string
-	SlotID  string
-	Agent   Agent
+	ClaimID string    // the slot's claim; a slot of another claim is not found
+	SlotID  string    // the slot to take
+	Agent   Agent     // the key taking it
 	Now     time.Time // becomes TakenAt
 	// LeaseUntil is when the take lapses; zero means never.
 	LeaseUntil time.Time
@@ -154,9 +154,9 @@ type TakeParams struct {
 
 // FinishParams is the input of FinishSlot.
 type FinishParams struct {
-	ClaimID string
-	SlotID  string
-	KeyID   string
+	ClaimID string    // the slot's claim
+	SlotID  string    // the slot to finish
+	KeyID   string    // the finishing key; it must hold the slot
 	Now     time.Time // becomes DoneAt
 	Credit  int64     // added to the holder's balance
 }

@@ -21,7 +21,7 @@ type TakeNextParams struct {
 	// takes an older one only when none past them is free. Callers taking
 	// at once never get the same slot, whatever it says.
 	Next  NextSlotParams
-	Agent Agent
+	Agent Agent     // the key taking the slot
 	Now   time.Time // becomes TakenAt
 	// LeaseUntil is when the take lapses; zero means never.
 	LeaseUntil time.Time

@@ -35,9 +35,9 @@ var (
 // stable machine-readable code such as "slot_taken", and a message meant for
 // the person or agent that made the request.
 type Error struct {
-	Kind    error
-	Code    string
-	Message string
+	Kind    error  // one of the sentinels above, which errors.Is matches
+	Code    string // stable, snake_case, e.g. "slot_taken"; HTTP answers it as the error's code
+	Message string // for people: HTTP answers it as the error's message
 }
 
 // Error returns the message.

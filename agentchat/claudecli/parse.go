@@ -25,11 +25,11 @@ type Parser struct {
 
 // ResultLine is what the parser keeps of the CLI's final line.
 type ResultLine struct {
-	Subtype  string
-	IsError  bool
-	NumTurns int
-	Text     string
-	Errors   []string
+	Subtype  string   // "success", or the kind of error ("error_…")
+	IsError  bool     // the CLI reported the run failed
+	NumTurns int      // the turns the agent took; 0 when it took none
+	Text     string   // the result text: the agent's last answer or the error
+	Errors   []string // the CLI's error messages, if any
 }
 
 // line is the part of a stream-json line the parser reads.

@@ -98,7 +98,7 @@ type Options struct {
 	// observe.HTTPOptions). Wrap the stores with observe.NewStores for
 	// theirs.
 	Metrics *observe.Metrics
-	Tracer  trace.TracerProvider
+	Tracer  trace.TracerProvider // see Metrics
 	// MetricsHandler, when not nil, is served at GET /metrics (typically
 	// promhttp.HandlerFor on the registry Metrics was made on) and named
 	// on the front door.
@@ -107,7 +107,7 @@ type Options struct {
 	// Host names it answers besides loopback ones: see
 	// httpapi.GuardHosts, the defence against DNS rebinding.
 	Addr         string
-	AllowedHosts []string
+	AllowedHosts []string // see Addr
 	// MaxConns, when above zero, is the most connections Serve holds at
 	// once, streams included; when all are held, one still sending its
 	// headers or idle gives way to a newcomer, and more wait to be

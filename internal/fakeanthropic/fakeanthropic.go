@@ -80,8 +80,8 @@ func (s *Server) Env(home string) []string {
 // ToolUse is a tool call of the fake model: the tool's name and its
 // input, marshalled as JSON.
 type ToolUse struct {
-	Name  string
-	Input any
+	Name  string // one of the tools the request offered
+	Input any    // marshalled as the call's input
 }
 
 // Calls makes the fake model call tools by script: for every request that

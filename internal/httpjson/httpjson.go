@@ -29,7 +29,9 @@ var ErrRateLimited = errors.New("rate limited")
 
 // RateLimited refuses a request over its rate limit; it is answered 429
 // with Retry-After.
-type RateLimited struct{ RetryAfter time.Duration }
+type RateLimited struct {
+	RetryAfter time.Duration // answered in whole seconds, rounded up, at least 1
+}
 
 // Error implements error.
 func (e *RateLimited) Error() string { return "rate limit exceeded; retry later" }
@@ -48,8 +50,8 @@ var ErrRequestTimeout = store.Errorf(store.ErrInvalid, "request_timeout", "the r
 // the Go client (httpapi/client) reads a status back as that row's kind
 // (KindOf), so both sides speak through the same rows.
 type StatusKind struct {
-	Kind   error
-	Status int
+	Kind   error // a sentinel of store (or ErrRateLimited), matched with errors.Is
+	Status int   // the HTTP status an error of Kind answers with
 	// Code is the error code answered when the error carries none of
 	// its own (a store.Error's Code).
 	Code string
@@ -325,7 +327,7 @@ func OptionalInt(name string, raw json.RawMessage) (*int, error) {
 // breaks the text rule (text.go). Clients that are not browsers send no
 // Sec-Fetch-Site or Origin header and are not affected.
 type Router struct {
-	Log *slog.Logger
+	Log *slog.Logger // where unexpected errors and store outages are logged; not nil
 	// CrossOrigin decides which cross-origin browser requests are
 	// refused; by default every unsafe one (no trusted origins). A host
 	// that serves a page from another origin adds it as trusted.

@@ -48,7 +48,7 @@ func notePattern(ctx context.Context, pattern string) {
 // would allocate a context of its own).
 type Scope struct {
 	context.Context
-	Info RequestInfo
+	Info RequestInfo // what RequestInfoFrom returns a pointer to
 }
 
 // Value implements context.Context: the Scope's RequestInfo for

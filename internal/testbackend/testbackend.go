@@ -28,8 +28,8 @@ import (
 // makes stores isolated from every other call's (a new memory store, key
 // prefix or schema) and registers their cleanup with t.
 type Backend struct {
-	Name string
-	New  storetest.NewStores
+	Name string              // "memstore", "miniredis", "redis" or "postgres"
+	New  storetest.NewStores // fresh, isolated stores, cleaned up with t
 }
 
 // All lists every backend: memstore, miniredis, redis and postgres. The

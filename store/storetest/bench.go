@@ -56,8 +56,8 @@ func load(b *testing.B, st any, n int, fn func(i int) error) {
 
 // BenchSlot is an open slot and an agent that holds nothing on its claim.
 type BenchSlot struct {
-	ClaimID, SlotID string
-	Agent           identity.Key
+	ClaimID, SlotID string       // the open slot and its claim
+	Agent           identity.Key // a key holding no slot on ClaimID
 }
 
 // NumberedSlots opens n slots straight through st with predictable IDs, so

@@ -29,16 +29,16 @@ import (
 // Stores is what a backend provides to the suite: one implementation of each
 // domain's store interface (usually the same value).
 type Stores struct {
-	Slots      slots.Store
-	Identity   identity.Store
-	Discussion discussion.Store
-	Prism      prism.Store
-	Arena      arena.Store
-	AgentChat  agentchat.Store
+	Slots      slots.Store      // required by the Slots and Prism sections
+	Identity   identity.Store   // required by the Identity section
+	Discussion discussion.Store // required by the Discussion section
+	Prism      prism.Store      // required by the Prism section
+	Arena      arena.Store      // required by the Arena section
+	AgentChat  agentchat.Store  // required by the AgentChat section
 	// Notifier and Peer are two notifiers on the same backend, as two server
 	// processes sharing it would have them (the same one for memstore).
 	Notifier store.Notifier
-	Peer     store.Notifier
+	Peer     store.Notifier // see Notifier
 	// PeerChat is the AgentChat store as another process sharing the
 	// backend has it: its own connections (the same store for memstore).
 	// Nil runs the cross-process checks against AgentChat.

@@ -23,28 +23,28 @@ import (
 
 // Backend is an opened store with what goes with it.
 type Backend struct {
-	Name       string // "memory", "postgres" or "redis"
-	Slots      slots.Store
-	Identity   identity.Store
-	Discussion discussion.Store
-	Prism      prism.Store
-	Arena      arena.Store
-	AgentChat  agentchat.Store
-	Notifier   store.Notifier
-	Limiter    httpapi.Limiter
-	Ping       httpapi.Ping // nil: the memory store, which always answers
-	Close      func()
+	Name       string           // "memory", "postgres" or "redis"
+	Slots      slots.Store      // the store, as the slots service takes it
+	Identity   identity.Store   // the same store, as identity takes it
+	Discussion discussion.Store // the same store, as discussion takes it
+	Prism      prism.Store      // the same store, as prism takes it
+	Arena      arena.Store      // the same store, as arena takes it
+	AgentChat  agentchat.Store  // the same store, as agentchat takes it
+	Notifier   store.Notifier   // the backend's notifier, shared by every process on it
+	Limiter    httpapi.Limiter  // the per-key rate limit at Config's Rate and Burst
+	Ping       httpapi.Ping     // nil: the memory store, which always answers
+	Close      func()           // closes the notifier and the connections; never nil
 }
 
 // Config is what the command line says of the store.
 type Config struct {
-	URL         string // memory (or empty), postgres://… or redis://…
-	RedisPrefix string
-	Rate        float64 // the per-key rate limit, per second
-	Burst       int
+	URL         string        // memory (or empty), postgres://… or redis://…
+	RedisPrefix string        // the prefix of every Redis key; Redis only
+	Rate        float64       // the per-key rate limit, per second
+	Burst       int           // the rate limit's burst, in requests
 	Timeout     time.Duration // how long one store call may wait for the database
 	MaxConns    int           // the PostgreSQL pool's size
-	Log         *slog.Logger
+	Log         *slog.Logger  // where opening warns; not nil for PostgreSQL and Redis
 }
 
 // Open opens the store c.URL names; on PostgreSQL it makes the schema the
