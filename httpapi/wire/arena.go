@@ -10,7 +10,8 @@ import "time"
 // original's detail string beside Agora's error object.
 
 // CreateGame is the body of POST /api/games. Both fields are optional: an
-// absent min_players is 3, a phase_timeout_s of 0 means no deadline.
+// absent min_players is 1 (a start seats fillers up to at least 3), a
+// phase_timeout_s of 0 means no deadline.
 type CreateGame struct {
 	MinPlayers    *Int `json:"min_players,omitempty"`     // integer 1 to 50; absent: 1
 	PhaseTimeoutS *Int `json:"phase_timeout_s,omitempty"` // integer seconds, 0 to 86400; absent or 0: no deadline

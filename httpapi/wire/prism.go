@@ -191,8 +191,8 @@ type ConsensusList struct {
 	NextCursor *string     `json:"nextCursor"` // always null: the list is never paged
 }
 
-// ResolveFlag is the body of POST .../flags/{flagId}/resolve: accept,
-// reject or rerun, and a note.
+// ResolveFlag is the body of POST .../flags/{flagId}/resolve: advance or
+// retry, and a note.
 type ResolveFlag struct {
 	Action string `json:"action" openapi:"required"` // required: "advance" (apply the effect, go on) or "retry" (a fresh consensus)
 	Note   string `json:"note,omitempty"`            // optional, at most 2000 bytes
