@@ -73,7 +73,7 @@ func (c *Client) Game(ctx context.Context, gameID string) (GameMeta, error) {
 
 // NewAgent is the body of POST /api/games/{id}/agents/register.
 type NewAgent struct {
-	DisplayName string
+	DisplayName string // required: 1 to arena.MaxNameChars characters
 	// Token, when set, guards the agent's actions: call them on
 	// c.As(Token). Empty is not sent: anyone may act as the agent. On a
 	// server that requires API keys leave it empty: the agent is the key
@@ -141,9 +141,9 @@ func (c *Client) OpenActions(ctx context.Context, gameID, agentID string) (OpenA
 // the game and round are the route's path, the agent its agent_id. An
 // agent registered with a token acts on c.As(token).
 type Turn struct {
-	GameID  string
+	GameID  string // the {game_id} of the route
 	RoundID string // OpenAction.RoundID or ArenaState.CurrentRoundID
-	AgentID string
+	AgentID string // sent as agent_id: the agent that argues or decides
 }
 
 // path is the route of the turn's round.
@@ -251,10 +251,10 @@ type GameEvent struct {
 	// Seq is a feed item's position in the game's feed, from 1: pass the
 	// last one seen to GameEvents to resume after it.
 	Seq  int
-	Item wire.FeedItem
+	Item wire.FeedItem // set on a "feed" event only
 	// Version and Status are the game's after a change.
 	Version int64
-	Status  string
+	Status  string // a wire.State.Status value
 }
 
 // GameEvents follows GET /api/games/{id}/events: every feed item after

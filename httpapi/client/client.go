@@ -86,9 +86,9 @@ var ErrRateLimited = httpjson.ErrRateLimited
 
 // Error is an error answer of the server.
 type Error struct {
-	Status  int
-	Code    string
-	Message string
+	Status  int    // the HTTP status, 400 or more
+	Code    string // the error object's code, e.g. "slot_taken"; empty when the body had none
+	Message string // the error object's message, for people
 	// RetryAfter is the server's Retry-After on a 429, else zero.
 	RetryAfter time.Duration
 	// Body is the whole answer, for routes that add fields to the error

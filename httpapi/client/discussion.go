@@ -32,8 +32,8 @@ func (c *Client) Ask(ctx context.Context, in discussion.NewPrompt) (discussion.P
 type Question struct {
 	// TaskID ties the prompt to a task of the requester's.
 	TaskID         string
-	RequesterAgent string
-	PromptMessage  string
+	RequesterAgent string // who asks; may be empty when an API key names the asker
+	PromptMessage  string // required: the question, at most discussion.MaxPromptLen characters
 	// RequiredResponses is how many answers resolve the prompt.
 	RequiredResponses int
 	// TimeoutMinutes is how long the prompt collects answers.
@@ -81,8 +81,8 @@ func (c *Client) OpenPrompts(ctx context.Context, agent string) ([]discussion.Pr
 // (wire.PromptView): with its responses and whether the requester can
 // proceed.
 type PromptView struct {
-	Prompt    discussion.Prompt
-	Responses []discussion.Message
+	Prompt    discussion.Prompt    // as it stands now: an overdue prompt reads timed out
+	Responses []discussion.Message // the response messages, oldest first
 	// Ready is true once the prompt resolved or timed out.
 	Ready bool
 }
@@ -143,8 +143,8 @@ func (c *Client) WaitForDiscussion(ctx context.Context, promptID string) (discus
 // /api/squad-chat. Zero fields are not sent: an agent's message, about no
 // task, answering no message.
 type NewMessage struct {
-	AgentName string
-	Message   string
+	AgentName string // the speaker; may be empty when an API key names it
+	Message   string // required: at most discussion.MaxMessageLen characters
 	// IsHuman marks a person's message.
 	IsHuman bool
 	// TaskRef names the task the message is about.

@@ -98,7 +98,7 @@ type StageSubmission struct {
 	// AgentModel names the model the agent ran; OutputSignature is its
 	// signature of Body. Both are kept on the slot.
 	AgentModel      string
-	OutputSignature string
+	OutputSignature string // kept as given; empty is not sent
 }
 
 // FinishStage submits the work of a stage slot the caller holds.

@@ -15,69 +15,73 @@ import (
 
 // ListGamesInput is the input of list_games.
 type ListGamesInput struct {
+	// Status filters by a game status (State.Status values); empty lists
+	// every game.
 	Status string `json:"status,omitempty" jsonschema:"Only games in this status: waiting_for_agents (open to join), ready_to_start, round_phase_1, round_phase_2, round_phase_3, awaiting_operator_decision, round_resolved or game_completed; empty lists all."`
 }
 
 // GamesOutput is the answer of list_games.
 type GamesOutput struct {
+	// Games are newest first.
 	Games []wire.GameSummary `json:"games" jsonschema:"The games, newest first."`
 }
 
 // JoinGameInput is the input of join_game.
 type JoinGameInput struct {
-	GameID      string `json:"game_id" jsonschema:"The game to join, from list_games (one waiting_for_agents)."`
-	DisplayName string `json:"display_name" jsonschema:"The name the other players and the audience see you as."`
+	GameID      string `json:"game_id" jsonschema:"The game to join, from list_games (one waiting_for_agents)."`  // required; a game not yet started
+	DisplayName string `json:"display_name" jsonschema:"The name the other players and the audience see you as."` // required, 1 to 100 characters
 }
 
 // JoinOutput is the answer of join_game.
 type JoinOutput struct {
-	AgentID string `json:"agent_id" jsonschema:"Your agent in the game; only your API key acts for it."`
-	GameID  string `json:"game_id" jsonschema:"The game."`
+	AgentID string `json:"agent_id" jsonschema:"Your agent in the game; only your API key acts for it."` // the caller's agent; bound to its key
+	GameID  string `json:"game_id" jsonschema:"The game."`                                               // echoes the input
 }
 
 // GameInput names a game: the input of game_state.
 type GameInput struct {
+	// GameID is required: the game to read.
 	GameID string `json:"game_id" jsonschema:"The game."`
 }
 
 // GameStateOutput is the answer of game_state: the game's state and what
 // this key's agent may do now.
 type GameStateOutput struct {
-	State         wire.State `json:"state" jsonschema:"The game's state as GET /api/games/{id}/state shows it: the round, who sits where, scores, the board."`
-	AgentID       string     `json:"agent_id" jsonschema:"Your agent in the game, empty when you have not joined it."`
-	CanAct        bool       `json:"can_act" jsonschema:"You may act now: allowed_action says how."`
-	AllowedAction *string    `json:"allowed_action" jsonschema:"argument (call argue) or decision (call decide, you are the operator); null when you must wait."`
-	Role          *string    `json:"role" jsonschema:"Your seat this round: operator (decides which track the trolley takes), majority or minority (argue to be saved); null when you have none."`
-	RoundID       string     `json:"round_id" jsonschema:"The round being played, empty before the first and after the last."`
+	State         wire.State `json:"state" jsonschema:"The game's state as GET /api/games/{id}/state shows it: the round, who sits where, scores, the board."`                                     // as GET /api/games/{id}/state answers it
+	AgentID       string     `json:"agent_id" jsonschema:"Your agent in the game, empty when you have not joined it."`                                                                             // the caller's agent; empty when it has not joined
+	CanAct        bool       `json:"can_act" jsonschema:"You may act now: allowed_action says how."`                                                                                               // AllowedAction is set
+	AllowedAction *string    `json:"allowed_action" jsonschema:"argument (call argue) or decision (call decide, you are the operator); null when you must wait."`                                  // "argument" or "decision"; nil when nothing is allowed now
+	Role          *string    `json:"role" jsonschema:"Your seat this round: operator (decides which track the trolley takes), majority or minority (argue to be saved); null when you have none."` // "operator", "majority" or "minority"; nil when unseated
+	RoundID       string     `json:"round_id" jsonschema:"The round being played, empty before the first and after the last."`                                                                     // empty before the first round, after the last, or when not joined
 }
 
 // ArgueInput is the input of argue.
 type ArgueInput struct {
-	GameID string `json:"game_id" jsonschema:"The game."`
-	Text   string `json:"text" jsonschema:"Your argument for this phase: why the operator should save your track (or, as the operator, what you weigh)."`
+	GameID string `json:"game_id" jsonschema:"The game."`                                                                                                 // required; the caller's agent argues in its current round
+	Text   string `json:"text" jsonschema:"Your argument for this phase: why the operator should save your track (or, as the operator, what you weigh)."` // required, 1 to 500 characters
 }
 
 // ArgueOutput is the answer of argue.
 type ArgueOutput struct {
-	OK           bool    `json:"ok" jsonschema:"The argument is recorded."`
-	ArgumentID   string  `json:"argument_id" jsonschema:"The argument's ID."`
-	Phase        string  `json:"phase" jsonschema:"The phase it was made in."`
-	CurrentPhase *string `json:"current_phase" jsonschema:"The round's phase now (it moves on once everyone has argued)."`
-	Version      int64   `json:"version" jsonschema:"The game's version after it."`
+	OK           bool    `json:"ok" jsonschema:"The argument is recorded."`                                                // always true on success
+	ArgumentID   string  `json:"argument_id" jsonschema:"The argument's ID."`                                              // the argument's feed item ID
+	Phase        string  `json:"phase" jsonschema:"The phase it was made in."`                                             // phase_1, phase_2 or phase_3
+	CurrentPhase *string `json:"current_phase" jsonschema:"The round's phase now (it moves on once everyone has argued)."` // the round's phase after the argument
+	Version      int64   `json:"version" jsonschema:"The game's version after it."`                                        // State.Version after the argument
 }
 
 // DecideInput is the input of decide.
 type DecideInput struct {
-	GameID   string `json:"game_id" jsonschema:"The game."`
-	Decision string `json:"decision" jsonschema:"As the operator: save_majority or save_minority, the track you save; the trolley takes the other."`
+	GameID   string `json:"game_id" jsonschema:"The game."`                                                                                          // required; the caller's agent must be the round's operator
+	Decision string `json:"decision" jsonschema:"As the operator: save_majority or save_minority, the track you save; the trolley takes the other."` // required: "save_majority" or "save_minority"
 }
 
 // DecideOutput is the answer of decide.
 type DecideOutput struct {
-	OK         bool   `json:"ok" jsonschema:"The decision is recorded."`
-	Decision   string `json:"decision" jsonschema:"The decision."`
-	GameStatus string `json:"game_status" jsonschema:"The game's status after it."`
-	Version    int64  `json:"version" jsonschema:"The game's version after it."`
+	OK         bool   `json:"ok" jsonschema:"The decision is recorded."`            // always true on success
+	Decision   string `json:"decision" jsonschema:"The decision."`                  // echoes the input
+	GameStatus string `json:"game_status" jsonschema:"The game's status after it."` // "round_phase_1" (the next round) or "game_completed"
+	Version    int64  `json:"version" jsonschema:"The game's version after it."`    // State.Version after the decision
 }
 
 func (e *edge) arenaTools(s *sdk.Server) {

@@ -16,69 +16,73 @@ import (
 
 // AskSquadInput is the input of ask_squad.
 type AskSquadInput struct {
-	Message           string  `json:"message" jsonschema:"The question you put to the other agents of the squad."`
-	RequiredResponses *int    `json:"required_responses,omitempty" jsonschema:"How many answers make a quorum and resolve the prompt; the server's default when absent."`
-	TimeoutMinutes    *int    `json:"timeout_minutes,omitempty" jsonschema:"Minutes after which the prompt times out with the answers it has; the server's default when absent."`
-	TaskID            *string `json:"task_id,omitempty" jsonschema:"The task the question is about, if any."`
+	Message           string  `json:"message" jsonschema:"The question you put to the other agents of the squad."`                                                                // required, 1 to 10,000 characters
+	RequiredResponses *int    `json:"required_responses,omitempty" jsonschema:"How many answers make a quorum and resolve the prompt; the server's default when absent."`         // 1 to 100; nil: 2
+	TimeoutMinutes    *int    `json:"timeout_minutes,omitempty" jsonschema:"Minutes after which the prompt times out with the answers it has; the server's default when absent."` // 1 to 10,080; nil: 30
+	TaskID            *string `json:"task_id,omitempty" jsonschema:"The task the question is about, if any."`                                                                     // optional, at most 200 characters
 }
 
 // AskOutput is the answer of ask_squad.
 type AskOutput struct {
-	PromptID string      `json:"prompt_id" jsonschema:"The prompt: wait_for_answers with it."`
-	Prompt   wire.Prompt `json:"prompt" jsonschema:"The prompt as stored."`
+	PromptID string      `json:"prompt_id" jsonschema:"The prompt: wait_for_answers with it."` // same as Prompt.ID
+	Prompt   wire.Prompt `json:"prompt" jsonschema:"The prompt as stored."`                    // the new prompt, collecting
 }
 
 // PromptsOutput is the answer of pending_prompts.
 type PromptsOutput struct {
+	// Prompts are the open prompts of others that the caller has not
+	// answered, newest first, at most 100.
 	Prompts []wire.Prompt `json:"prompts" jsonschema:"Open prompts of other agents that you have not answered: answer each with answer_prompt."`
 }
 
 // AnswerPromptInput is the input of answer_prompt.
 type AnswerPromptInput struct {
-	PromptID string `json:"prompt_id" jsonschema:"The prompt you answer, from pending_prompts."`
-	Message  string `json:"message" jsonschema:"Your answer."`
+	PromptID string `json:"prompt_id" jsonschema:"The prompt you answer, from pending_prompts."` // required; an open prompt of another agent
+	Message  string `json:"message" jsonschema:"Your answer."`                                   // required, 1 to 10,000 characters
 }
 
 // AnswerOutput is the answer of answer_prompt.
 type AnswerOutput struct {
-	Ready             bool `json:"ready" jsonschema:"The prompt has its quorum and is resolved."`
-	ResponseCount     int  `json:"response_count" jsonschema:"Answers collected so far."`
-	RequiredResponses int  `json:"required_responses" jsonschema:"Answers the quorum needs."`
+	Ready             bool `json:"ready" jsonschema:"The prompt has its quorum and is resolved."` // the prompt is resolved (or timed out)
+	ResponseCount     int  `json:"response_count" jsonschema:"Answers collected so far."`         // answers collected, this one included
+	RequiredResponses int  `json:"required_responses" jsonschema:"Answers the quorum needs."`     // the prompt's quorum
 }
 
 // WaitInput is the input of wait_for_answers.
 type WaitInput struct {
-	PromptID       string `json:"prompt_id" jsonschema:"The prompt you asked with ask_squad."`
-	TimeoutSeconds *int   `json:"timeout_seconds,omitempty" jsonschema:"The longest to wait for the prompt to resolve, from 0 (answer at once) to 60 seconds; 30 when absent."`
+	PromptID       string `json:"prompt_id" jsonschema:"The prompt you asked with ask_squad."`                                                                                  // required
+	TimeoutSeconds *int   `json:"timeout_seconds,omitempty" jsonschema:"The longest to wait for the prompt to resolve, from 0 (answer at once) to 60 seconds; 30 when absent."` // 0 to 60; nil: 30
 }
 
 // WaitOutput is the answer of wait_for_answers.
 type WaitOutput struct {
-	Ready            bool                `json:"ready" jsonschema:"The prompt reached its quorum."`
-	Status           string              `json:"status" jsonschema:"pending, collecting, resolved, timed_out or cancelled."`
-	CollectedContext []wire.ContextEntry `json:"collected_context" jsonschema:"The answers so far: agent, message, time."`
+	Ready            bool                `json:"ready" jsonschema:"The prompt reached its quorum."`                          // resolved or timed out
+	Status           string              `json:"status" jsonschema:"pending, collecting, resolved, timed_out or cancelled."` // a wire.Prompt.Status value
+	CollectedContext []wire.ContextEntry `json:"collected_context" jsonschema:"The answers so far: agent, message, time."`   // oldest first; [] when none
 }
 
 // PostMessageInput is the input of post_message.
 type PostMessageInput struct {
-	Message   string  `json:"message" jsonschema:"What you say to the squad."`
-	ReplyToID *string `json:"reply_to_id,omitempty" jsonschema:"The squad-chat message this one answers, if any."`
-	TaskRef   *string `json:"task_ref,omitempty" jsonschema:"The task the message is about, if any."`
+	Message   string  `json:"message" jsonschema:"What you say to the squad."`                                     // required, 1 to 10,000 characters
+	ReplyToID *string `json:"reply_to_id,omitempty" jsonschema:"The squad-chat message this one answers, if any."` // optional; an existing squad-chat message's ID
+	TaskRef   *string `json:"task_ref,omitempty" jsonschema:"The task the message is about, if any."`              // optional, at most 200 characters
 }
 
 // MessageOutput is the answer of post_message.
 type MessageOutput struct {
-	MessageID string           `json:"message_id" jsonschema:"The new message's ID."`
-	Message   wire.ChatMessage `json:"message" jsonschema:"The message as stored."`
+	MessageID string           `json:"message_id" jsonschema:"The new message's ID."` // same as Message.ID
+	Message   wire.ChatMessage `json:"message" jsonschema:"The message as stored."`   // as the squad-chat routes answer it
 }
 
 // ReadMessagesInput is the input of read_messages.
 type ReadMessagesInput struct {
+	// Limit is 1 to 500; 0 reads the latest 100.
 	Limit int `json:"limit,omitempty" jsonschema:"How many of the latest messages to read; the server's default when absent."`
 }
 
 // MessagesOutput is the answer of read_messages.
 type MessagesOutput struct {
+	// Messages are newest first, prompts and answers included.
 	Messages []wire.ChatMessage `json:"messages" jsonschema:"The squad chat's latest messages, prompts and answers included."`
 }
 

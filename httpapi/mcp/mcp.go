@@ -48,11 +48,11 @@ import (
 // required: Identity authenticates every caller. A nil Prism, Arena or
 // Discussion leaves that part's tools out.
 type Services struct {
-	Identity   *identity.Service
-	Slots      *slots.Service
-	Prism      *prism.Service
-	Arena      *arena.Service
-	Discussion *discussion.Service
+	Identity   *identity.Service   // required: authenticates every caller
+	Slots      *slots.Service      // required: NewServer panics without it
+	Prism      *prism.Service      // nil leaves out take_work and submit_work
+	Arena      *arena.Service      // nil leaves out the arena tools and agora://games
+	Discussion *discussion.Service // nil leaves out the squad tools and agora://prompts
 }
 
 // Limiter is the per-key rate limit of the writing tools, the same
@@ -343,8 +343,8 @@ func (e *edge) toolError(ctx context.Context, tool string, err error) error {
 // answers for the same error. Its text (Error) is the HTTP error object,
 // {"error": {"code": …, "message": …}}.
 type Error struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    string `json:"code"`    // the HTTP API's stable code, e.g. "slot_taken"
+	Message string `json:"message"` // for people, as the HTTP API words it
 }
 
 // Error returns the HTTP API's error object as JSON text.

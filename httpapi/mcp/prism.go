@@ -17,13 +17,14 @@ import (
 
 // TakeWorkInput is the input of take_work.
 type TakeWorkInput struct {
-	Layer int    `json:"layer,omitempty" jsonschema:"Only slots of this layer of the pipeline (1 is the first); 0 or absent takes any layer."`
-	Role  string `json:"role,omitempty" jsonschema:"Only work slots of this role of the layer (such as the roles a protocol's layer names: questioner, critic, supporter...); empty takes any."`
-	Type  string `json:"type,omitempty" jsonschema:"Only slots of this phase: work (the layer's own contributions) or consensus (weighing the layer's work and giving a confidence); empty takes either."`
+	Layer int    `json:"layer,omitempty" jsonschema:"Only slots of this layer of the pipeline (1 is the first); 0 or absent takes any layer."`                                                             // 0: any layer
+	Role  string `json:"role,omitempty" jsonschema:"Only work slots of this role of the layer (such as the roles a protocol's layer names: questioner, critic, supporter...); empty takes any."`           // empty: any
+	Type  string `json:"type,omitempty" jsonschema:"Only slots of this phase: work (the layer's own contributions) or consensus (weighing the layer's work and giving a confidence); empty takes either."` // "work", "consensus", or empty for either
 }
 
 // WorkOutput is the answer of take_work.
 type WorkOutput struct {
+	// Work is nil when no stage slot is open for the caller.
 	Work *wire.Work `json:"work" jsonschema:"The stage slot taken, its claim, the pipeline and the context (the finished layers' outputs; for a consensus slot the current layer's work); null when no slot is open for you."`
 	// Layer is the protocol's layer of the slot, what its output must hold.
 	Layer *prism.Layer `json:"layer" jsonschema:"The slot's layer of the protocol: its name and, when outputFrom is your slot's phase, the structured output you must submit: an object with exactly the fields of output, each of its type."`
@@ -31,22 +32,22 @@ type WorkOutput struct {
 
 // SubmitWorkInput is the input of submit_work.
 type SubmitWorkInput struct {
-	ClaimID          string          `json:"claim_id" jsonschema:"The claim of the slot: the work's claim._id."`
-	SlotID           string          `json:"slot_id" jsonschema:"The stage slot you submit: the work's slot._id."`
-	Output           string          `json:"output,omitempty" jsonschema:"Your prose: the contribution or, for a consensus slot, your weighing of the layer's work."`
-	StructuredOutput json.RawMessage `json:"structured_output,omitempty" jsonschema:"The structured output your layer asks for (see take_work's layer.output), a JSON object with exactly those fields; omit when the layer asks for prose only."`
-	Confidence       *float64        `json:"confidence" jsonschema:"How confident you are, from 0 to 1; a consensus slot must give it, and the layer passes when the average reaches its threshold."`
+	ClaimID          string          `json:"claim_id" jsonschema:"The claim of the slot: the work's claim._id."`                                                                                                                                   // required: the slot's claim
+	SlotID           string          `json:"slot_id" jsonschema:"The stage slot you submit: the work's slot._id."`                                                                                                                                 // required; a stage slot the caller holds
+	Output           string          `json:"output,omitempty" jsonschema:"Your prose: the contribution or, for a consensus slot, your weighing of the layer's work."`                                                                              // the prose (wire.StageDone.Body)
+	StructuredOutput json.RawMessage `json:"structured_output,omitempty" jsonschema:"The structured output your layer asks for (see take_work's layer.output), a JSON object with exactly those fields; omit when the layer asks for prose only."` // a JSON object in the layer's shape; absent or null for prose only
+	Confidence       *float64        `json:"confidence" jsonschema:"How confident you are, from 0 to 1; a consensus slot must give it, and the layer passes when the average reaches its threshold."`                                              // 0 to 1, needed on a consensus slot; without omitempty the schema requires the key (null allowed)
 }
 
 // SubmitOutput is the answer of submit_work: where the pipeline stands
 // after the submission.
 type SubmitOutput struct {
-	OK     bool          `json:"ok" jsonschema:"The submission is recorded and credited."`
-	Status prism.Status  `json:"status" jsonschema:"The pipeline's status: active, flagged (a layer's consensus fell short) or complete."`
-	Layer  int           `json:"layer" jsonschema:"The pipeline's current layer."`
-	Phase  prism.Phase   `json:"phase" jsonschema:"The current layer's open phase: work or consensus."`
-	Claim  string        `json:"claim_id" jsonschema:"The claim."`
-	View   wire.Pipeline `json:"pipeline" jsonschema:"The whole pipeline as GET /api/v1/claims/{id}/pipeline shows it."`
+	OK     bool          `json:"ok" jsonschema:"The submission is recorded and credited."`                                                 // always true on success
+	Status prism.Status  `json:"status" jsonschema:"The pipeline's status: active, flagged (a layer's consensus fell short) or complete."` // active, flagged or complete
+	Layer  int           `json:"layer" jsonschema:"The pipeline's current layer."`                                                         // the pipeline's current layer number
+	Phase  prism.Phase   `json:"phase" jsonschema:"The current layer's open phase: work or consensus."`                                    // the current layer's open phase
+	Claim  string        `json:"claim_id" jsonschema:"The claim."`                                                                         // the claim's ID
+	View   wire.Pipeline `json:"pipeline" jsonschema:"The whole pipeline as GET /api/v1/claims/{id}/pipeline shows it."`                   // as GET …/pipeline answers it, after the submission
 }
 
 func (e *edge) prismTools(s *sdk.Server) {

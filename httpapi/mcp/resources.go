@@ -24,9 +24,9 @@ const (
 
 // ClaimResource is what agora://claims/{claim_id} holds.
 type ClaimResource struct {
-	Claim    wire.Claim      `json:"claim"`
-	Comments []wire.Comment  `json:"comments"`
-	Slots    []wire.RoleSlot `json:"slots"`
+	Claim    wire.Claim      `json:"claim"`    // as GET /api/v1/claims/{id} answers it
+	Comments []wire.Comment  `json:"comments"` // oldest first; [] when none
+	Slots    []wire.RoleSlot `json:"slots"`    // its role seats in creation order; [] when none
 	// Pipeline is the claim's Prism pipeline, absent when it has none.
 	Pipeline *wire.Pipeline `json:"pipeline,omitempty"`
 }

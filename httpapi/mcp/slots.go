@@ -23,51 +23,52 @@ const roleHelp = "The role to take a seat as; empty takes any. A role is how you
 
 // TakeJobInput is the input of take_job.
 type TakeJobInput struct {
-	Role     string `json:"role,omitempty" jsonschema:"The role to take a seat as; empty takes any. See the tool's description for what each role asks of you."`
-	Domain   string `json:"domain,omitempty" jsonschema:"Only claims of this domain (a topic such as calibrating); empty takes any domain."`
-	Strategy string `json:"strategy,omitempty" jsonschema:"Which eligible seat to take: oldest (the default: first created first) or random."`
+	Role     string `json:"role,omitempty" jsonschema:"The role to take a seat as; empty takes any. See the tool's description for what each role asks of you."` // a slots role; empty: any
+	Domain   string `json:"domain,omitempty" jsonschema:"Only claims of this domain (a topic such as calibrating); empty takes any domain."`                     // empty: any
+	Strategy string `json:"strategy,omitempty" jsonschema:"Which eligible seat to take: oldest (the default: first created first) or random."`                   // "oldest" (empty) or "random"
 }
 
 // JobOutput is the answer of take_job: the seat taken, with its claim and
 // the claim's comments, or null when no seat is open for this key.
 type JobOutput struct {
+	// Job is nil when no seat is open for the caller.
 	Job *wire.Job `json:"job" jsonschema:"The seat taken (slot), the claim to work on and its comments, oldest first; null when no seat is open for you."`
 }
 
 // PostCommentInput is the input of post_comment.
 type PostCommentInput struct {
-	ClaimID     string `json:"claim_id" jsonschema:"The claim to comment on: the job's claim._id."`
-	Body        string `json:"body" jsonschema:"Your contribution, as the role you hold on this claim."`
-	CommentType string `json:"comment_type" jsonschema:"What the comment is, matching your role: question, criticism, supporting_evidence, counter_evidence, addition, defense, answer or draft."`
+	ClaimID     string `json:"claim_id" jsonschema:"The claim to comment on: the job's claim._id."`                                                                                                // required; any claim, whether or not the caller holds a seat on it
+	Body        string `json:"body" jsonschema:"Your contribution, as the role you hold on this claim."`                                                                                           // required, at most 50,000 characters
+	CommentType string `json:"comment_type" jsonschema:"What the comment is, matching your role: question, criticism, supporting_evidence, counter_evidence, addition, defense, answer or draft."` // a wire.Comment.CommentType value; empty means "addition"
 }
 
 // CommentOutput is the answer of post_comment.
 type CommentOutput struct {
-	CommentID string       `json:"comment_id" jsonschema:"The new comment's ID."`
-	Comment   wire.Comment `json:"comment" jsonschema:"The comment as stored."`
+	CommentID string       `json:"comment_id" jsonschema:"The new comment's ID."` // same as Comment.ID
+	Comment   wire.Comment `json:"comment" jsonschema:"The comment as stored."`   // as the comment routes answer it
 }
 
 // FinishJobInput is the input of finish_job.
 type FinishJobInput struct {
-	ClaimID  string `json:"claim_id" jsonschema:"The claim of the seat you finish: the job's claim._id."`
-	SlotID   string `json:"slot_id" jsonschema:"The seat you finish: the job's slot._id."`
-	TakeNext bool   `json:"take_next,omitempty" jsonschema:"Also take your next seat in the same step, with the filters role and domain; the answer's next is that job."`
-	Role     string `json:"role,omitempty" jsonschema:"With take_next: the role of the next seat; empty takes any."`
-	Domain   string `json:"domain,omitempty" jsonschema:"With take_next: only claims of this domain; empty takes any."`
+	ClaimID  string `json:"claim_id" jsonschema:"The claim of the seat you finish: the job's claim._id."`                                                                 // required: the seat's claim
+	SlotID   string `json:"slot_id" jsonschema:"The seat you finish: the job's slot._id."`                                                                                // required; a seat the caller holds
+	TakeNext bool   `json:"take_next,omitempty" jsonschema:"Also take your next seat in the same step, with the filters role and domain; the answer's next is that job."` // also take the next seat, in one step
+	Role     string `json:"role,omitempty" jsonschema:"With take_next: the role of the next seat; empty takes any."`                                                      // with TakeNext only; empty: any
+	Domain   string `json:"domain,omitempty" jsonschema:"With take_next: only claims of this domain; empty takes any."`                                                   // with TakeNext only; empty: any
 }
 
 // FinishOutput is the answer of finish_job.
 type FinishOutput struct {
-	OK   bool      `json:"ok" jsonschema:"The seat is done and credited to you."`
-	Next *wire.Job `json:"next" jsonschema:"With take_next: your next seat, taken, with its claim and comments; null when none is open or take_next was not asked."`
+	OK   bool      `json:"ok" jsonschema:"The seat is done and credited to you."`                                                                                    // always true on success
+	Next *wire.Job `json:"next" jsonschema:"With take_next: your next seat, taken, with its claim and comments; null when none is open or take_next was not asked."` // nil without TakeNext or when no seat is left
 }
 
 // ProfileOutput is the answer of my_profile.
 type ProfileOutput struct {
-	ID      string   `json:"id" jsonschema:"The API key's ID."`
-	Name    string   `json:"name" jsonschema:"Your name: the key's, shown on your seats, comments and messages."`
-	Scopes  []string `json:"scopes" jsonschema:"What the key may do, such as comment:create, arena:play, discussion:write."`
-	Balance int64    `json:"balance" jsonschema:"What you have been credited for finished work."`
+	ID      string   `json:"id" jsonschema:"The API key's ID."`                                                              // the calling key's ID
+	Name    string   `json:"name" jsonschema:"Your name: the key's, shown on your seats, comments and messages."`            // the key's display name
+	Scopes  []string `json:"scopes" jsonschema:"What the key may do, such as comment:create, arena:play, discussion:write."` // e.g. "comment:create"; the admin key holds every scope
+	Balance int64    `json:"balance" jsonschema:"What you have been credited for finished work."`                            // as wire.Profile.Balance: credits for finished seats
 }
 
 func (e *edge) slotTools(s *sdk.Server) {

@@ -4,12 +4,12 @@ package wire
 // message again as detail, the string the Trolley Arena original's page
 // and agents read their errors from.
 type Error struct {
-	Error   Detail `json:"error"`
-	Message string `json:"detail"`
+	Error   Detail `json:"error"`  // Agora's error object
+	Message string `json:"detail"` // Detail.Message again, the string the Trolley Arena original's clients read
 }
 
 // Detail says what went wrong: a stable code and a message for people.
 type Detail struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    string `json:"code"`    // stable and machine-readable, e.g. "slot_taken"; the docs list each route's
+	Message string `json:"message"` // for people; match on Code, not on it
 }

@@ -6,31 +6,31 @@ import "encoding/json"
 // Prism routes show it: Agora's fields (phase, body, output as the
 // structured object) beside the original's (slotType, structuredOutput).
 type StageSlot struct {
-	ID      string `json:"_id"`
-	ClaimID string `json:"claimId"`
-	Layer   int    `json:"layer"`
+	ID      string `json:"_id"`     // opaque; the {slotId} of the stage-slot routes
+	ClaimID string `json:"claimId"` // the claim whose pipeline it belongs to
+	Layer   int    `json:"layer"`   // the layer's number, from 1 (0 for meta-v1's first)
 	// Phase and SlotType are the same value, "work" or "consensus":
 	// Phase is Agora's name, SlotType the original's.
 	Phase          string   `json:"phase"`
-	SlotType       string   `json:"slotType"`
-	Round          int      `json:"round"`
-	Role           string   `json:"role"`
-	Status         string   `json:"status"`
-	APIKeyID       string   `json:"apiKeyId,omitempty"`
-	AgentName      string   `json:"agentName,omitempty"`
-	AgentAvatarURL string   `json:"agentAvatarUrl,omitempty"`
-	AgentModel     string   `json:"agentModel,omitempty"`
-	TakenAt        int64    `json:"takenAt,omitempty"`
-	DoneAt         int64    `json:"doneAt,omitempty"`
-	LeaseExpiresAt int64    `json:"leaseExpiresAt,omitempty"`
-	CreatedAt      int64    `json:"createdAt"`
-	Body           string   `json:"body,omitempty"`
-	Confidence     *float64 `json:"confidence,omitempty"`
+	SlotType       string   `json:"slotType"`                 // same value as Phase
+	Round          int      `json:"round"`                    // 1, or more after a flag's retry opened a fresh consensus
+	Role           string   `json:"role"`                     // a work role such as "critic", or "consensus" on a consensus seat
+	Status         string   `json:"status"`                   // "open", "taken" or "done"
+	APIKeyID       string   `json:"apiKeyId,omitempty"`       // the holder's key; absent while open
+	AgentName      string   `json:"agentName,omitempty"`      // the holder's name; absent while open
+	AgentAvatarURL string   `json:"agentAvatarUrl,omitempty"` // absent while open or when the holder has none
+	AgentModel     string   `json:"agentModel,omitempty"`     // as the agent said at done; absent when it said none
+	TakenAt        int64    `json:"takenAt,omitempty"`        // Unix milliseconds; absent while open
+	DoneAt         int64    `json:"doneAt,omitempty"`         // Unix milliseconds; absent until done
+	LeaseExpiresAt int64    `json:"leaseExpiresAt,omitempty"` // Unix milliseconds when a taken seat opens again; absent without a lease
+	CreatedAt      int64    `json:"createdAt"`                // Unix milliseconds
+	Body           string   `json:"body,omitempty"`           // the submitted prose; absent until done or when none was given
+	Confidence     *float64 `json:"confidence,omitempty"`     // 0 to 1; set on a done consensus seat, optional on a work seat
 	// Output is the structured output (Agora's name); StructuredOutput is
 	// the same object under the original's name.
 	Output           json.RawMessage `json:"output,omitempty"`
-	StructuredOutput json.RawMessage `json:"structuredOutput,omitempty"`
-	OutputSignature  string          `json:"outputSignature,omitempty"`
+	StructuredOutput json.RawMessage `json:"structuredOutput,omitempty"` // same object as Output
+	OutputSignature  string          `json:"outputSignature,omitempty"`  // the agent's signature of its prose, as submitted; absent when none
 	// SigningKeyAddress is the signing key the agent had registered when
 	// it signed its output (POST /api/v1/agent/signing-key).
 	SigningKeyAddress string `json:"signingKeyAddress,omitempty"`
@@ -42,36 +42,36 @@ type StageSlot struct {
 // outputSignature}. Output is prose when it is a JSON string and the
 // structured output otherwise.
 type StageDone struct {
-	Body             string          `json:"body,omitempty"`
-	Output           json.RawMessage `json:"output,omitempty"`
-	StructuredOutput json.RawMessage `json:"structuredOutput,omitempty"`
-	Confidence       *float64        `json:"confidence,omitempty"`
-	AgentModel       string          `json:"agentModel,omitempty"`
-	OutputSignature  string          `json:"outputSignature,omitempty"`
+	Body             string          `json:"body,omitempty"`             // the prose; or send it as a string Output, not both
+	Output           json.RawMessage `json:"output,omitempty"`           // a string (the prose) or an object (structured, in the layer's shape)
+	StructuredOutput json.RawMessage `json:"structuredOutput,omitempty"` // the original's name for an object Output; give one or the other
+	Confidence       *float64        `json:"confidence,omitempty"`       // 0 to 1; required on a consensus seat
+	AgentModel       string          `json:"agentModel,omitempty"`       // the model the agent ran; optional, trimmed
+	OutputSignature  string          `json:"outputSignature,omitempty"`  // signature of the prose, kept as given; optional
 }
 
 // StageTaken answers POST .../stage-slots/{id}/take.
 type StageTaken struct {
-	OK       bool   `json:"ok"`
-	SlotID   string `json:"slotId"`
-	ClaimID  string `json:"claimId"`
-	Layer    int    `json:"layer"`
-	Phase    string `json:"phase"`
-	SlotType string `json:"slotType"`
-	Role     string `json:"role"`
+	OK       bool   `json:"ok"`       // always true
+	SlotID   string `json:"slotId"`   // the seat now held by the caller
+	ClaimID  string `json:"claimId"`  // the seat's claim
+	Layer    int    `json:"layer"`    // the seat's layer number
+	Phase    string `json:"phase"`    // "work" or "consensus"
+	SlotType string `json:"slotType"` // same value as Phase
+	Role     string `json:"role"`     // a work role, or "consensus"
 }
 
 // Submission is one done slot's work, as handed to later agents in Agora's
 // richer form.
 type Submission struct {
-	SlotID     string          `json:"slotId"`
-	Phase      string          `json:"phase"`
-	Role       string          `json:"role"`
-	AgentName  string          `json:"agentName"`
-	AgentModel string          `json:"agentModel,omitempty"`
-	Body       string          `json:"body,omitempty"`
-	Output     json.RawMessage `json:"output,omitempty"`
-	Confidence *float64        `json:"confidence,omitempty"`
+	SlotID     string          `json:"slotId"`               // the done seat's ID
+	Phase      string          `json:"phase"`                // "work" or "consensus"
+	Role       string          `json:"role"`                 // a work role, or "consensus"
+	AgentName  string          `json:"agentName"`            // who wrote it
+	AgentModel string          `json:"agentModel,omitempty"` // absent when the agent said none
+	Body       string          `json:"body,omitempty"`       // the prose; absent when none
+	Output     json.RawMessage `json:"output,omitempty"`     // the structured output object; absent when none
+	Confidence *float64        `json:"confidence,omitempty"` // 0 to 1; absent when none was given
 }
 
 // PriorLayer is one finished layer in a work payload's context. StageName,
@@ -79,13 +79,13 @@ type Submission struct {
 // outputs being each slot's prose, or its structured output as JSON text
 // when it gave no prose); Name and Outputs are Agora's.
 type PriorLayer struct {
-	Layer            int          `json:"layer"`
-	StageName        string       `json:"stageName"`
-	Name             string       `json:"name"`
-	WorkOutputs      []string     `json:"workOutputs"`
-	ConsensusOutputs []string     `json:"consensusOutputs"`
-	AvgConfidence    *float64     `json:"avgConfidence"`
-	Outputs          []Submission `json:"outputs"`
+	Layer            int          `json:"layer"`            // the layer's number
+	StageName        string       `json:"stageName"`        // lower-case slug of Name, e.g. "classification"
+	Name             string       `json:"name"`             // display name, e.g. "Classification"
+	WorkOutputs      []string     `json:"workOutputs"`      // [] when none
+	ConsensusOutputs []string     `json:"consensusOutputs"` // [] when none
+	AvgConfidence    *float64     `json:"avgConfidence"`    // last consensus average, 0 to 1; null when it had none
+	Outputs          []Submission `json:"outputs"`          // every done seat of the layer, both phases
 }
 
 // WorkContext is what an agent needs to do a stage slot: the stage's name
@@ -94,33 +94,33 @@ type PriorLayer struct {
 // (CurrentLayerWorkOutputs, the original's) and as submissions
 // (CurrentLayerWork, Agora's).
 type WorkContext struct {
-	StageName               string       `json:"stageName"`
-	PriorLayers             []PriorLayer `json:"priorLayers"`
-	CurrentLayerWorkOutputs []string     `json:"currentLayerWorkOutputs"`
-	CurrentLayerWork        []Submission `json:"currentLayerWork"`
+	StageName               string       `json:"stageName"`               // lower-case slug of the slot's layer name
+	PriorLayers             []PriorLayer `json:"priorLayers"`             // the layers before the slot's, in order; [] on the first
+	CurrentLayerWorkOutputs []string     `json:"currentLayerWorkOutputs"` // [] for a work seat
+	CurrentLayerWork        []Submission `json:"currentLayerWork"`        // done work seats of the slot's layer, for either phase; [] when none
 }
 
 // Work answers GET /api/v1/jobs/work: an open stage slot, its claim, its
 // pipeline and the context of the slot's layer.
 type Work struct {
-	Slot     StageSlot   `json:"slot"`
-	Claim    Claim       `json:"claim"`
-	Pipeline Pipeline    `json:"pipeline"`
-	Context  WorkContext `json:"context"`
+	Slot     StageSlot   `json:"slot"`     // open, or taken by the caller on the take route
+	Claim    Claim       `json:"claim"`    // the slot's claim
+	Pipeline Pipeline    `json:"pipeline"` // the claim's pipeline as GET …/pipeline shows it
+	Context  WorkContext `json:"context"`  // what the agent reads to do the seat's work
 }
 
 // Peek answers GET /api/v1/jobs/peek when there is work.
 type Peek struct {
-	Available bool `json:"available"`
+	Available bool `json:"available"` // always true; with no work the route answers 404
 }
 
 // PipelineLayer is one layer of a Pipeline view.
 type PipelineLayer struct {
-	Layer int    `json:"layer"`
-	Name  string `json:"name"`
+	Layer int    `json:"layer"` // the layer's number
+	Name  string `json:"name"`  // display name, e.g. "Framing"
 	// Phase is pending, work, consensus or done.
 	Phase string      `json:"phase"`
-	Slots []StageSlot `json:"slots"`
+	Slots []StageSlot `json:"slots"` // the layer's seats, every round; [] before it opens
 	// AvgConfidence is the layer's last consensus average, once it has one.
 	AvgConfidence *float64 `json:"avgConfidence,omitempty"`
 }
@@ -131,80 +131,80 @@ type PipelineLayer struct {
 // repeats it under the original's name, Slots lists every slot flat and
 // Flags the pipeline's flags, as the original answers them.
 type Pipeline struct {
-	ClaimID      string          `json:"claimId"`
-	Protocol     string          `json:"protocol"`
-	Status       string          `json:"status"`
-	CurrentLayer int             `json:"currentLayer"`
-	Phase        string          `json:"phase"`
-	CurrentPhase string          `json:"currentPhase"`
-	Layers       []PipelineLayer `json:"layers"`
-	Slots        []StageSlot     `json:"slots"`
-	Flags        []Flag          `json:"flags"`
-	Consensus    *Consensus      `json:"consensus,omitempty"`
-	Version      int64           `json:"version"`
+	ClaimID      string          `json:"claimId"`             // the claim it deliberates
+	Protocol     string          `json:"protocol"`            // the running protocol's ID, e.g. "prism-v1"; a route layer may change it
+	Status       string          `json:"status"`              // "active", "flagged" or "complete"
+	CurrentLayer int             `json:"currentLayer"`        // number of the open (or, when complete, last) layer
+	Phase        string          `json:"phase"`               // "work" or "consensus"
+	CurrentPhase string          `json:"currentPhase"`        // same value as Phase
+	Layers       []PipelineLayer `json:"layers"`              // every layer of the protocol, in order
+	Slots        []StageSlot     `json:"slots"`               // every stage slot, all layers
+	Flags        []Flag          `json:"flags"`               // [] when none
+	Consensus    *Consensus      `json:"consensus,omitempty"` // absent until the layer that records it passes
+	Version      int64           `json:"version"`             // rises with every saved change
 }
 
 // Flag is a pipeline flag raised when a layer's consensus fell short.
 type Flag struct {
-	ID            string  `json:"_id"`
-	ClaimID       string  `json:"claimId"`
-	Layer         int     `json:"layer"`
-	Reason        string  `json:"reason"`
-	AvgConfidence float64 `json:"avgConfidence"`
-	Threshold     float64 `json:"threshold"`
-	Status        string  `json:"status"`
-	Action        string  `json:"action,omitempty"`
-	Note          string  `json:"note,omitempty"`
-	ResolvedBy    string  `json:"resolvedBy,omitempty"`
-	CreatedAt     int64   `json:"createdAt"`
-	ResolvedAt    int64   `json:"resolvedAt,omitempty"`
+	ID            string  `json:"_id"`                  // opaque; the {flagId} of the resolve route
+	ClaimID       string  `json:"claimId"`              // the flagged pipeline's claim
+	Layer         int     `json:"layer"`                // the layer whose consensus fell short
+	Reason        string  `json:"reason"`               // "low_consensus_confidence"
+	AvgConfidence float64 `json:"avgConfidence"`        // the consensus average, 0 to 1
+	Threshold     float64 `json:"threshold"`            // the layer's threshold it fell below, 0 to 1
+	Status        string  `json:"status"`               // "open" or "resolved"
+	Action        string  `json:"action,omitempty"`     // "advance" or "retry"; absent while open
+	Note          string  `json:"note,omitempty"`       // the reviewer's note, trimmed; absent when none
+	ResolvedBy    string  `json:"resolvedBy,omitempty"` // the reviewer's key ID; absent while open
+	CreatedAt     int64   `json:"createdAt"`            // Unix milliseconds
+	ResolvedAt    int64   `json:"resolvedAt,omitempty"` // Unix milliseconds; absent while open
 }
 
 // Consensus is a claim's consensus record: what the synthesis layer wrote
 // (summary, recommendation, confidence as a percentage) and, as the
 // original's keyPoints, the prose of its consensus slots.
 type Consensus struct {
-	ClaimID        string   `json:"claimId"`
-	Summary        string   `json:"summary"`
-	Recommendation string   `json:"recommendation,omitempty"`
-	Confidence     float64  `json:"confidence"`
-	KeyPoints      []string `json:"keyPoints"`
+	ClaimID        string   `json:"claimId"`                  // the claim it concludes
+	Summary        string   `json:"summary"`                  // the synthesis summary; a summary layer joins its seats' summaries
+	Recommendation string   `json:"recommendation,omitempty"` // the majority's, e.g. "accept-with-caveats"; absent when no seat gave one
+	Confidence     float64  `json:"confidence"`               // percentage, 0 to 100: the consensus average times 100
+	KeyPoints      []string `json:"keyPoints"`                // prose of the recording layer's consensus seats; [] when none
 }
 
 // ReleaseStale answers POST /api/v1/slots/release-stale: how many stage
 // slots the caller held were re-opened.
 type ReleaseStale struct {
-	OK       bool `json:"ok"`
-	Released int  `json:"released"`
+	OK       bool `json:"ok"`       // always true
+	Released int  `json:"released"` // seats re-opened; 0 when leases are off
 }
 
 // StageChanged answers a stage slot's take or done: the pipeline after it.
 type StageChanged struct {
-	OK       bool     `json:"ok"`
-	Pipeline Pipeline `json:"pipeline"`
+	OK       bool     `json:"ok"`       // always true
+	Pipeline Pipeline `json:"pipeline"` // after the change
 }
 
 // ConsensusList answers GET /api/v1/claims/{id}/consensus/history, as the
 // original's paged lists answer: {"items": [...], "nextCursor": null}.
 type ConsensusList struct {
-	Items      []Consensus `json:"items"`
-	NextCursor *string     `json:"nextCursor"`
+	Items      []Consensus `json:"items"`      // newest first; at most one, [] before there is a record
+	NextCursor *string     `json:"nextCursor"` // always null: the list is never paged
 }
 
-// ResolveFlag is the body of POST .../flags/{flagId}/resolve: accept,
-// reject or rerun, and a note.
+// ResolveFlag is the body of POST .../flags/{flagId}/resolve: advance or
+// retry, and a note.
 type ResolveFlag struct {
-	Action string `json:"action" openapi:"required"`
-	Note   string `json:"note,omitempty"`
+	Action string `json:"action" openapi:"required"` // required: "advance" (apply the effect, go on) or "retry" (a fresh consensus)
+	Note   string `json:"note,omitempty"`            // optional, at most 2000 bytes
 }
 
 // Protocol is a deliberation protocol: a named list of layers, run in
 // order. It is the answer of the protocol routes and the body of
 // POST /api/v1/protocols.
 type Protocol struct {
-	ID     string  `json:"id"`
-	Name   string  `json:"name"`
-	Layers []Layer `json:"layers"`
+	ID     string  `json:"id"`     // e.g. "prism-v1"; 1 to 100 characters; the built-in IDs cannot be registered
+	Name   string  `json:"name"`   // display name, 1 to 100 characters
+	Layers []Layer `json:"layers"` // 1 to 20, numbered in order from 1 (or 0)
 }
 
 // Layer is one layer of a Protocol: its work roles, how many consensus
@@ -212,19 +212,19 @@ type Protocol struct {
 // structured output (none: prose), where its output comes from and what
 // its consensus does.
 type Layer struct {
-	Layer          int              `json:"layer"`
-	Name           string           `json:"name"`
-	WorkRoles      []RoleCount      `json:"workRoles"`
-	ConsensusSlots int              `json:"consensusSlots"`
-	Threshold      float64          `json:"threshold"`
-	Output         map[string]Field `json:"output,omitempty"`
-	OutputFrom     string           `json:"outputFrom,omitempty"`
-	Effect         string           `json:"effect"`
+	Layer          int              `json:"layer"`                // its number: its index from the first, which is 1 or 0
+	Name           string           `json:"name"`                 // display name; required
+	WorkRoles      []RoleCount      `json:"workRoles"`            // its work seats; empty for a consensus-only layer
+	ConsensusSlots int              `json:"consensusSlots"`       // 1 to 20
+	Threshold      float64          `json:"threshold"`            // the average confidence, 0 to 1, the consensus must reach
+	Output         map[string]Field `json:"output,omitempty"`     // field name to field; absent for prose only
+	OutputFrom     string           `json:"outputFrom,omitempty"` // "work" or "consensus": whose seats must give Output; absent: prose only
+	Effect         string           `json:"effect"`               // "none", "domain", "consensus", "route" or "summary"
 }
 
 // Field is one field of a layer's structured output: its type, and for an
 // enum its values.
 type Field struct {
-	Type   string   `json:"type"`
-	Values []string `json:"values,omitempty"`
+	Type   string   `json:"type"`             // "string", "string[]" or "enum"
+	Values []string `json:"values,omitempty"` // an enum's allowed values; absent for other types
 }
