@@ -2,7 +2,6 @@ package discussion
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"time"
 
@@ -237,25 +236,15 @@ func (s *Service) List(ctx context.Context, q ListQuery) (_ []Prompt, err error)
 	if limit < 1 || limit > MaxListLimit {
 		return nil, invalid("invalid_limit", "limit must be from 1 to %d", MaxListLimit)
 	}
-	// An overdue prompt is stored as open until swept: ask the store for
-	// open ones too when timed_out is wanted, and filter on the status as
-	// it stands now.
-	stored := slices.Clone(want)
-	if slices.Contains(want, StatusTimedOut) {
-		stored = append(stored, StatusPending, StatusCollecting)
-	}
-	page, err := s.store.ListPrompts(ctx, ListParams{Statuses: stored, Agent: q.Agent, TaskID: q.TaskID, Limit: limit})
+	now := s.now()
+	page, err := s.store.ListPrompts(ctx, ListParams{Statuses: want, Agent: q.Agent, TaskID: q.TaskID, Limit: limit, Now: now})
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
-	out := []Prompt{}
-	for _, p := range page {
-		if p = p.AsOf(now); slices.Contains(want, p.Status) {
-			out = append(out, p)
-		}
+	for i := range page {
+		page[i] = page[i].AsOf(now)
 	}
-	return out, nil
+	return page, nil
 }
 
 // Response is the input of Respond.

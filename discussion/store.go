@@ -45,10 +45,13 @@ type Store interface {
 
 // ListParams filters ListPrompts.
 type ListParams struct {
-	// Statuses keeps prompts in one of these stored statuses; empty keeps
-	// all. (A prompt past its deadline but not yet swept is stored as
-	// collecting.)
+	// Statuses keeps prompts in one of these statuses as they stand at
+	// Now (Prompt.AsOf): a prompt stored pending or collecting whose
+	// deadline is at or before Now, not yet swept, is timed_out. Empty
+	// keeps all.
 	Statuses []Status
+	// Now is when the statuses are read.
+	Now time.Time
 	// Agent, when set, keeps what that agent could answer: not its own
 	// prompts, not ones it has answered.
 	Agent string

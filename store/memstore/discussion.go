@@ -81,7 +81,7 @@ func (s *Store) ListPrompts(ctx context.Context, lp discussion.ListParams) ([]di
 	for i := len(order) - 1; i >= 0 && len(out) < lp.Limit; i-- {
 		p := s.disc.prompts[order[i]]
 		switch {
-		case len(lp.Statuses) > 0 && !slices.Contains(lp.Statuses, p.Status):
+		case len(lp.Statuses) > 0 && !slices.Contains(lp.Statuses, p.AsOf(lp.Now).Status):
 		case lp.TaskID != "" && (p.TaskID == nil || *p.TaskID != lp.TaskID):
 		case lp.Agent != "" && !p.AnswerableBy(lp.Agent):
 		default:

@@ -122,11 +122,14 @@ func (s *Store) ListPrompts(ctx context.Context, p discussion.ListParams) ([]dis
 		statuses[i] = string(st)
 	}
 	var rows []promptRow
+	// The status as of $5 is discussion.Prompt.AsOf's: TimeOut's lapse, as
+	// in TimeOut below (storetest's ListFilters holds the two together).
 	err := s.db.SelectContext(ctx, &rows, `SELECT `+promptColumns+` FROM agora_prompts
-		WHERE (cardinality($1::text[]) = 0 OR status = ANY($1))
+		WHERE (cardinality($1::text[]) = 0 OR CASE WHEN status IN ('pending', 'collecting') AND deadline <= $5
+				THEN 'timed_out' ELSE status END = ANY($1))
 			AND ($2 = '' OR task_id = $2)
 			AND ($3 = '' OR (requester_agent <> $3 AND NOT collected_context @> jsonb_build_array(jsonb_build_object('agent', $3::text))))
-		ORDER BY id DESC LIMIT $4`, pq.Array(statuses), p.TaskID, p.Agent, max(p.Limit, 0))
+		ORDER BY id DESC LIMIT $4`, pq.Array(statuses), p.TaskID, p.Agent, max(p.Limit, 0), p.Now)
 	if err != nil {
 		return nil, interpretError(ctx, err)
 	}

@@ -105,7 +105,7 @@ func (s *Store) ListPrompts(ctx context.Context, p discussion.ListParams) ([]dis
 	if p.Limit <= 0 {
 		return []discussion.Prompt{}, ctx.Err()
 	}
-	args := []any{s.keyPrefix(kindPrompt), s.keyPrefix(kindContext), s.keyPrefix(kindResponders), p.Limit, p.TaskID, p.Agent}
+	args := []any{s.keyPrefix(kindPrompt), s.keyPrefix(kindContext), s.keyPrefix(kindResponders), p.Limit, p.TaskID, p.Agent, p.Now.UnixMilli()}
 	for _, st := range p.Statuses {
 		args = append(args, string(st))
 	}

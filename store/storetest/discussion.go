@@ -469,6 +469,21 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		e.clock.Advance(time.Minute)
 		require.Equal(t, []string{short.ID}, list(discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusTimedOut}}), "overdue counts as timed out before a sweep")
 		require.NotContains(t, list(discussion.ListQuery{}), short.ID)
+
+		// The limit counts prompts as they stand now: open ones newer than a
+		// timed-out one do not fill its page, nor an overdue one an open
+		// one's.
+		fresh := e.prompt(t, "Developer", 1, 30)
+		require.Equal(t, []string{short.ID}, list(discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusTimedOut}, Limit: 1}))
+		e.clock.Advance(time.Millisecond)
+		late := e.prompt(t, "Developer", 1, 1)
+		e.clock.Advance(time.Minute)
+		require.Equal(t, []string{fresh.ID}, list(discussion.ListQuery{Limit: 1}), "an overdue prompt is not open")
+		require.Equal(t, []string{late.ID, short.ID}, list(discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusTimedOut}, Limit: 2}))
+		n, err := e.svc.Sweep(e.ctx)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		require.Equal(t, []string{late.ID, short.ID}, list(discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusTimedOut}, Limit: 2}), "swept, the same")
 		_, err = e.svc.List(e.ctx, discussion.ListQuery{Statuses: []discussion.Status{"open"}})
 		require.ErrorIs(t, err, store.ErrInvalid)
 	})
