@@ -284,7 +284,8 @@ func writeWork(w http.ResponseWriter, work prism.Work) {
 }
 
 // peekWork answers whether GET /jobs/work would find work, without taking
-// or showing it: {available: true}, or 404 no_job.
+// or showing it: {available: true}, or the 404 that route answers when
+// it finds none.
 func (a *slotsAPI) peekWork(w http.ResponseWriter, r *http.Request) error {
 	if _, err := a.findWork(r); err != nil {
 		return err

@@ -43,9 +43,9 @@ type AnswerPromptInput struct {
 
 // AnswerOutput is the answer of answer_prompt.
 type AnswerOutput struct {
-	Ready             bool `json:"ready" jsonschema:"The prompt has its quorum and is resolved."` // the prompt is resolved (or timed out)
-	ResponseCount     int  `json:"response_count" jsonschema:"Answers collected so far."`         // answers collected, this one included
-	RequiredResponses int  `json:"required_responses" jsonschema:"Answers the quorum needs."`     // the prompt's quorum
+	Ready             bool `json:"ready" jsonschema:"You can proceed: the prompt reached its quorum or timed out."` // the prompt is resolved (or timed out)
+	ResponseCount     int  `json:"response_count" jsonschema:"Answers collected so far."`                           // answers collected, this one included
+	RequiredResponses int  `json:"required_responses" jsonschema:"Answers the quorum needs."`                       // the prompt's quorum
 }
 
 // WaitInput is the input of wait_for_answers.
@@ -56,9 +56,9 @@ type WaitInput struct {
 
 // WaitOutput is the answer of wait_for_answers.
 type WaitOutput struct {
-	Ready            bool                `json:"ready" jsonschema:"The prompt reached its quorum."`                          // resolved or timed out
-	Status           string              `json:"status" jsonschema:"pending, collecting, resolved, timed_out or cancelled."` // a wire.Prompt.Status value
-	CollectedContext []wire.ContextEntry `json:"collected_context" jsonschema:"The answers so far: agent, message, time."`   // oldest first; [] when none
+	Ready            bool                `json:"ready" jsonschema:"You can proceed: the prompt reached its quorum or timed out; status says which."` // resolved or timed out
+	Status           string              `json:"status" jsonschema:"pending, collecting, resolved, timed_out or cancelled."`                         // a wire.Prompt.Status value
+	CollectedContext []wire.ContextEntry `json:"collected_context" jsonschema:"The answers so far: agent, message, time."`                           // oldest first; [] when none
 }
 
 // PostMessageInput is the input of post_message.

@@ -6,7 +6,8 @@
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) storetest.Stores {
 //			s := memstore.New()
-//			return storetest.Stores{Slots: s, Identity: s}
+//			return storetest.Stores{Slots: s, Identity: s, Discussion: s, Prism: s,
+//				Arena: s, AgentChat: s, Notifier: s, Peer: s}
 //		})
 //	}
 package storetest
