@@ -381,6 +381,7 @@ const MaxNoteLen = 2000
 
 // resolveFlag applies a reviewer's decision on an open flag.
 func (p *Pipeline) resolveFlag(flagID string, action FlagAction, note, by string, fx *Effects, e env) error {
+	note = strings.TrimSpace(note)
 	var f *Flag
 	for i := range p.Flags {
 		if p.Flags[i].ID == flagID {
@@ -397,7 +398,7 @@ func (p *Pipeline) resolveFlag(flagID string, action FlagAction, note, by string
 	case f.Status != FlagOpen:
 		return ErrFlagResolved
 	}
-	f.Status, f.Action, f.Note, f.ResolvedBy, f.ResolvedAt = FlagResolved, string(action), strings.TrimSpace(note), by, e.now
+	f.Status, f.Action, f.Note, f.ResolvedBy, f.ResolvedAt = FlagResolved, string(action), note, by, e.now
 	p.Status = StatusActive
 	if action == FlagAdvance {
 		return p.pass(fx, e)

@@ -413,10 +413,14 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			require.ErrorIs(t, err, store.ErrInvalid)
 			_, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), prism.ResolveFlagParams{ClaimID: c.ID, FlagID: "flag_missing", Action: action, Note: ""})
 			require.ErrorIs(t, err, prism.ErrFlagNotFound)
-			p, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), prism.ResolveFlagParams{ClaimID: c.ID, FlagID: f.ID, Action: action, Note: "looked fine"})
-			require.NoError(t, err)
+			_, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), prism.ResolveFlagParams{ClaimID: c.ID, FlagID: f.ID, Action: action, Note: strings.Repeat("x", prism.MaxNoteLen+1)})
+			require.ErrorIs(t, err, store.ErrInvalid)
+			note := strings.Repeat("x", prism.MaxNoteLen-len("looked fine")) + "looked fine"
+			p, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), prism.ResolveFlagParams{ClaimID: c.ID, FlagID: f.ID, Action: action, Note: "\n  " + note + "  \n"})
+			require.NoError(t, err, "the note is measured trimmed")
 			require.Equal(t, prism.StatusActive, p.Status)
 			require.Equal(t, prism.FlagResolved, p.Flags[0].Status)
+			require.Equal(t, note, p.Flags[0].Note)
 			_, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), prism.ResolveFlagParams{ClaimID: c.ID, FlagID: f.ID, Action: action, Note: ""})
 			require.ErrorIs(t, err, prism.ErrFlagResolved)
 			if action == prism.FlagAdvance {
