@@ -65,8 +65,9 @@ type AgentRegistered struct {
 type GameStarted struct {
 	Status  string `json:"status"`  // the game's status after the start: "round_phase_1"
 	Message string `json:"message"` // e.g. "Game started with 3 agents"
-	// Fillers lists the filler agents the start added to make up the
-	// table (beyond the original, which says nothing of them).
+	// Fillers lists the game's filler agents as it starts: those the start
+	// added to make up the table and any added before (beyond the
+	// original, which says nothing of them).
 	Fillers []FillerAgent `json:"fillers"`
 }
 
