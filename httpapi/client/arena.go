@@ -107,9 +107,10 @@ type ArenaState struct {
 // Seat is an agent in the current round of an ArenaState.
 type Seat = wire.Seat
 
-// Board is the last resolved round as an ArenaState draws it: its
-// decision (save_majority or save_minority), who survived and who was
-// lost, and a version that rises with every decision.
+// Board is the round being played as an ArenaState draws it: its
+// decision (save_majority or save_minority) and who survived and who was
+// lost once it is decided, and a version that rises with every decision.
+// The last round decided is the state's LastDecision.
 type Board = wire.Board
 
 // WaitState long-polls the game until its version is not version (or wait

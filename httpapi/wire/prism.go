@@ -90,9 +90,9 @@ type PriorLayer struct {
 
 // WorkContext is what an agent needs to do a stage slot: the stage's name
 // (the original's lower-case name, such as "classification"), the finished
-// layers, and for a consensus slot the current layer's work, as strings
-// (CurrentLayerWorkOutputs, the original's) and as submissions
-// (CurrentLayerWork, Agora's).
+// layers, and the current layer's work: as strings for a consensus slot
+// (CurrentLayerWorkOutputs, the original's) and as submissions for any
+// slot (CurrentLayerWork, Agora's).
 type WorkContext struct {
 	StageName               string       `json:"stageName"`               // lower-case slug of the slot's layer name
 	PriorLayers             []PriorLayer `json:"priorLayers"`             // the layers before the slot's, in order; [] on the first
