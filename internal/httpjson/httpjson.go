@@ -321,9 +321,11 @@ func OptionalInt(name string, raw json.RawMessage) (*int, error) {
 // It refuses, before any handler runs, a request a browser sent from
 // another site to change something (CrossOrigin: a POST from someone
 // else's page, which a browser sends without asking first when its body is
-// text/plain, and with the user's cookies) and one whose path or query
-// breaks the text rule (text.go). Clients that are not browsers send no
-// Sec-Fetch-Site or Origin header and are not affected.
+// text/plain, and with the user's cookies), one whose path or query
+// breaks the text rule (text.go), and one whose Content-Length is over
+// MaxBodyBytes (413, on every route, those that read no body included).
+// Clients that are not browsers send no Sec-Fetch-Site or Origin header
+// and are not affected by the first.
 type Router struct {
 	Log *slog.Logger
 	// CrossOrigin decides which cross-origin browser requests are
@@ -352,6 +354,11 @@ func (rt *Router) Handle(method, path string, fn func(w http.ResponseWriter, r *
 	rt.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		notePattern(r.Context(), pattern)
 		err := checkURL(r)
+		if err == nil && r.ContentLength > MaxBodyBytes {
+			// Refused before the route runs, whether or not it reads a
+			// body, and without waiting for a body it would not read.
+			err = &http.MaxBytesError{Limit: MaxBodyBytes}
+		}
 		if err == nil && rt.CrossOrigin != nil {
 			if rt.CrossOrigin.Check(r) != nil {
 				err = store.Errorf(store.ErrForbidden, "cross_origin", "a browser request from another site may not change anything here")
