@@ -333,12 +333,13 @@ type Router struct {
 	// that serves a page from another origin adds it as trusted.
 	CrossOrigin *http.CrossOriginProtection
 	mux         *http.ServeMux
-	patterns    map[string][]string // path pattern -> methods
+	patterns    map[string][]string // path pattern -> methods, of Handle
+	raw         map[string][]string // the same, of HandleRaw's patterns that name a method
 }
 
 // NewRouter returns an empty Router logging unexpected errors to log.
 func NewRouter(log *slog.Logger) *Router {
-	rt := &Router{Log: log, CrossOrigin: http.NewCrossOriginProtection(), mux: http.NewServeMux(), patterns: map[string][]string{}}
+	rt := &Router{Log: log, CrossOrigin: http.NewCrossOriginProtection(), mux: http.NewServeMux(), patterns: map[string][]string{}, raw: map[string][]string{}}
 	rt.mux.HandleFunc("/", rt.notFound)
 	return rt
 }
@@ -387,8 +388,12 @@ func (rt *Router) Routes() []string {
 }
 
 // HandleRaw routes a full ServeMux pattern to a plain handler (pages,
-// files).
+// files). A pattern that names a method ("GET /page") is one the Router's
+// 405 lists for its path.
 func (rt *Router) HandleRaw(pattern string, h http.Handler) {
+	if method, path, ok := strings.Cut(pattern, " "); ok {
+		rt.raw[path] = append(rt.raw[path], method)
+	}
 	rt.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		notePattern(r.Context(), pattern)
 		h.ServeHTTP(w, r)
@@ -404,12 +409,14 @@ const Unmatched = "unmatched"
 func (rt *Router) notFound(w http.ResponseWriter, r *http.Request) {
 	notePattern(r.Context(), Unmatched)
 	var allow []string
-	for path, methods := range rt.patterns {
-		probe := r.Clone(r.Context())
-		for _, m := range methods {
-			probe.Method = m
-			if _, p := rt.mux.Handler(probe); p == m+" "+path {
-				allow = append(allow, m)
+	probe := r.Clone(r.Context())
+	for _, patterns := range []map[string][]string{rt.patterns, rt.raw} {
+		for path, methods := range patterns {
+			for _, m := range methods {
+				probe.Method = m
+				if _, p := rt.mux.Handler(probe); p == m+" "+path {
+					allow = append(allow, m)
+				}
 			}
 		}
 	}
