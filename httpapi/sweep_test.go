@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -227,4 +228,51 @@ func TestBrokenBodiesEveryRoute(t *testing.T) {
 		}
 		require.Equal(t, first, got, "every backend answers alike")
 	}
+}
+
+// TestOversizeBodiesEveryRoute: a request declaring a body larger than
+// MaxBodyBytes is 413 payload_too_large, in JSON, on every route of every
+// handler that takes anything but GET, on every backend — those that read
+// no body included — before the route runs: its body is never read (the
+// client is not kept waiting for a body it may still be sending) and
+// nothing is written.
+func TestOversizeBodiesEveryRoute(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		handlers := everyHandler(t, st)
+		for name, h := range handlers {
+			for _, route := range h.(interface{ Routes() []string }).Routes() {
+				method, pattern, _ := strings.Cut(route, " ")
+				if method == "GET" || method == "HEAD" {
+					continue
+				}
+				body := &unreadBody{}
+				req := httptest.NewRequest(method, "http://agora.test"+fillPattern(pattern, "x"), body)
+				req.ContentLength = httpapi.MaxBodyBytes + 1
+				req.Header.Set("Authorization", "Bearer "+admin)
+				req.Header.Set("Content-Type", "application/json")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code, "%s %s: %s", name, route, rec.Body)
+				require.Contains(t, rec.Header().Get("Content-Type"), "application/json", "%s %s", name, route)
+				require.Contains(t, rec.Body.String(), `"payload_too_large"`, "%s %s", name, route)
+				require.False(t, body.read, "%s %s read the body", name, route)
+			}
+		}
+		// The routes that create something without a body created nothing.
+		for _, path := range []string{"/api/games"} {
+			req := httptest.NewRequest("GET", "http://agora.test"+path, nil)
+			rec := httptest.NewRecorder()
+			handlers["arena"].ServeHTTP(rec, req)
+			require.Equal(t, http.StatusOK, rec.Code)
+			require.JSONEq(t, `[]`, rec.Body.String(), "no game was made")
+		}
+	})
+}
+
+// unreadBody is a body that says whether it was read.
+type unreadBody struct{ read bool }
+
+func (b *unreadBody) Read(p []byte) (int, error) {
+	b.read = true
+	return copy(p, "{}"), io.EOF
 }

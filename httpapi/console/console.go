@@ -16,8 +16,11 @@ package console
 import (
 	"embed"
 	"io/fs"
+	"log/slog"
 	"net/http"
-	"strings"
+
+	"github.com/agorahq/agora/internal/httpjson"
+	"github.com/agorahq/agora/store"
 )
 
 //go:embed static
@@ -25,29 +28,33 @@ var files embed.FS
 
 // Handler serves the console pages. Mount it at "/jobs", "/squad",
 // "/device" (where an operator approves an agent CLI's device login),
-// "/arena/" and "/console/".
+// "/arena/" and "/console/". The pages and files answer GET and HEAD;
+// anything else under those paths answers as the API does, in JSON: a
+// path with no page or file 404, another method 405.
 func Handler() http.Handler {
 	sub, _ := fs.Sub(files, "static") // the embedded directory exists
-	static := http.StripPrefix("/console/", http.FileServer(http.FS(sub)))
+	rt := httpjson.NewRouter(slog.Default())
+	page := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.ServeFileFS(w, r, sub, name) })
+	}
+	rt.HandleRaw("GET /jobs", page("jobs.html"))
+	rt.HandleRaw("GET /squad", page("squad.html"))
+	rt.HandleRaw("GET /device", page("device.html"))
+	rt.HandleRaw("GET /arena/{game_id}", page("arena.html"))
+	rt.HandleRaw("GET /console/{file}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("file")
+		if fi, err := fs.Stat(sub, name); err != nil || fi.IsDir() {
+			httpjson.WriteError(w, r, rt.Log, store.Errorf(store.ErrNotFound, "file_not_found", "no file %s", r.URL.Path))
+			return
+		}
+		http.ServeFileFS(w, r, sub, name)
+	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; frame-ancestors 'self'")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		// No other site may frame the page (clickjacking); older browsers
 		// read X-Frame-Options.
 		w.Header().Set("X-Frame-Options", "SAMEORIGIN")
-		switch {
-		case r.URL.Path == "/jobs":
-			http.ServeFileFS(w, r, sub, "jobs.html")
-		case r.URL.Path == "/squad":
-			http.ServeFileFS(w, r, sub, "squad.html")
-		case r.URL.Path == "/device":
-			http.ServeFileFS(w, r, sub, "device.html")
-		case strings.HasPrefix(r.URL.Path, "/arena/") && len(r.URL.Path) > len("/arena/"):
-			http.ServeFileFS(w, r, sub, "arena.html")
-		case strings.HasPrefix(r.URL.Path, "/console/") && len(r.URL.Path) > len("/console/"):
-			static.ServeHTTP(w, r)
-		default:
-			http.NotFound(w, r)
-		}
+		rt.ServeHTTP(w, r)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -148,6 +149,59 @@ func TestPagesRefuseFraming(t *testing.T) {
 		require.Equal(t, http.StatusOK, res.StatusCode, p)
 		require.Contains(t, res.Header.Get("Content-Security-Policy"), "frame-ancestors 'self'", p)
 		require.Equal(t, "SAMEORIGIN", res.Header.Get("X-Frame-Options"), p)
+	}
+}
+
+// TestPagesAnswerJSONWhenNothingIsThere: under the pages' paths, a path
+// with no page or file is a JSON 404 and another method than GET or HEAD a
+// JSON 405 naming GET, as every API route answers, never the pages'
+// content or a plain-text 404.
+func TestPagesAnswerJSONWhenNothingIsThere(t *testing.T) {
+	t.Parallel()
+	base := serve(t, memoryServices(t, true), server.Options{})
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		code         string
+	}{
+		{"GET", "/console/", 404, "route_not_found"},
+		{"GET", "/console/missing.js", 404, "file_not_found"},
+		{"GET", "/console/a/b", 404, "route_not_found"},
+		{"GET", "/arena/", 404, "route_not_found"},
+		{"GET", "/arena/g1/x", 404, "route_not_found"},
+		{"HEAD", "/console/missing.js", 404, ""},
+		{"POST", "/jobs", 405, "method_not_allowed"},
+		{"DELETE", "/squad", 405, "method_not_allowed"},
+		{"PUT", "/device", 405, "method_not_allowed"},
+		{"POST", "/arena/g1", 405, "method_not_allowed"},
+		{"POST", "/console/console.js", 405, "method_not_allowed"},
+		{"POST", "/chat", 405, "method_not_allowed"},
+	} {
+		req, _ := http.NewRequest(tc.method, base+tc.path, nil)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		what := tc.method + " " + tc.path
+		require.Equal(t, tc.status, res.StatusCode, "%s: %s", what, body)
+		require.Contains(t, res.Header.Get("Content-Type"), "application/json", what)
+		if tc.code != "" {
+			require.Contains(t, string(body), `"code":"`+tc.code+`"`, what)
+		}
+		if tc.status == 405 {
+			require.Equal(t, "GET", res.Header.Get("Allow"), what)
+		}
+	}
+	// What is there is still served.
+	for _, p := range []string{"/jobs", "/squad", "/device", "/arena/g1", "/console/console.js", "/chat"} {
+		for _, method := range []string{"GET", "HEAD"} {
+			req, _ := http.NewRequest(method, base+p, nil)
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			res.Body.Close()
+			require.Equal(t, http.StatusOK, res.StatusCode, method+" "+p)
+			require.NotContains(t, res.Header.Get("Content-Type"), "json", method+" "+p)
+		}
 	}
 }
 

@@ -323,9 +323,11 @@ func OptionalInt(name string, raw json.RawMessage) (*int, error) {
 // It refuses, before any handler runs, a request a browser sent from
 // another site to change something (CrossOrigin: a POST from someone
 // else's page, which a browser sends without asking first when its body is
-// text/plain, and with the user's cookies) and one whose path or query
-// breaks the text rule (text.go). Clients that are not browsers send no
-// Sec-Fetch-Site or Origin header and are not affected.
+// text/plain, and with the user's cookies), one whose path or query
+// breaks the text rule (text.go), and one whose Content-Length is over
+// MaxBodyBytes (413, on every route, those that read no body included).
+// Clients that are not browsers send no Sec-Fetch-Site or Origin header
+// and are not affected by the first.
 type Router struct {
 	Log *slog.Logger // where unexpected errors and store outages are logged; not nil
 	// CrossOrigin decides which cross-origin browser requests are
@@ -333,12 +335,13 @@ type Router struct {
 	// that serves a page from another origin adds it as trusted.
 	CrossOrigin *http.CrossOriginProtection
 	mux         *http.ServeMux
-	patterns    map[string][]string // path pattern -> methods
+	patterns    map[string][]string // path pattern -> methods, of Handle
+	raw         map[string][]string // the same, of HandleRaw's patterns that name a method
 }
 
 // NewRouter returns an empty Router logging unexpected errors to log.
 func NewRouter(log *slog.Logger) *Router {
-	rt := &Router{Log: log, CrossOrigin: http.NewCrossOriginProtection(), mux: http.NewServeMux(), patterns: map[string][]string{}}
+	rt := &Router{Log: log, CrossOrigin: http.NewCrossOriginProtection(), mux: http.NewServeMux(), patterns: map[string][]string{}, raw: map[string][]string{}}
 	rt.mux.HandleFunc("/", rt.notFound)
 	return rt
 }
@@ -354,6 +357,11 @@ func (rt *Router) Handle(method, path string, fn func(w http.ResponseWriter, r *
 	rt.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		notePattern(r.Context(), pattern)
 		err := checkURL(r)
+		if err == nil && r.ContentLength > MaxBodyBytes {
+			// Refused before the route runs, whether or not it reads a
+			// body, and without waiting for a body it would not read.
+			err = &http.MaxBytesError{Limit: MaxBodyBytes}
+		}
 		if err == nil && rt.CrossOrigin != nil {
 			if rt.CrossOrigin.Check(r) != nil {
 				err = store.Errorf(store.ErrForbidden, "cross_origin", "a browser request from another site may not change anything here")
@@ -382,8 +390,12 @@ func (rt *Router) Routes() []string {
 }
 
 // HandleRaw routes a full ServeMux pattern to a plain handler (pages,
-// files).
+// files). A pattern that names a method ("GET /page") is one the Router's
+// 405 lists for its path.
 func (rt *Router) HandleRaw(pattern string, h http.Handler) {
+	if method, path, ok := strings.Cut(pattern, " "); ok {
+		rt.raw[path] = append(rt.raw[path], method)
+	}
 	rt.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		notePattern(r.Context(), pattern)
 		h.ServeHTTP(w, r)
@@ -399,12 +411,14 @@ const Unmatched = "unmatched"
 func (rt *Router) notFound(w http.ResponseWriter, r *http.Request) {
 	notePattern(r.Context(), Unmatched)
 	var allow []string
-	for path, methods := range rt.patterns {
-		probe := r.Clone(r.Context())
-		for _, m := range methods {
-			probe.Method = m
-			if _, p := rt.mux.Handler(probe); p == m+" "+path {
-				allow = append(allow, m)
+	probe := r.Clone(r.Context())
+	for _, patterns := range []map[string][]string{rt.patterns, rt.raw} {
+		for path, methods := range patterns {
+			for _, m := range methods {
+				probe.Method = m
+				if _, p := rt.mux.Handler(probe); p == m+" "+path {
+					allow = append(allow, m)
+				}
 			}
 		}
 	}
