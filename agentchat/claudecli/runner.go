@@ -186,10 +186,15 @@ func (c Runner) attemptParsed(ctx context.Context, message, resume string, emit 
 	p := &Parser{SessionID: resume}
 	activity := make(chan struct{}, 1)
 	resultSeen := make(chan struct{})
-	readDone := make(chan error, 1)
+	// readDone closes once the reader has emitted its last event: p and
+	// emit belong to the reader until then, so the run waits for it before
+	// it reads p or emits an event of its own, and never returns while an
+	// event of the process is still being handled.
+	readDone := make(chan struct{})
 	go func() {
+		defer close(readDone)
 		var once sync.Once
-		readDone <- ReadLines(stdout, func(b []byte) error {
+		_ = ReadLines(stdout, func(b []byte) error {
 			select {
 			case activity <- struct{}{}:
 			default:
@@ -211,8 +216,7 @@ func (c Runner) attemptParsed(ctx context.Context, message, resume string, emit 
 	stop := func(why string) string {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		select {
-		case err := <-readDone:
-			readDone <- err
+		case <-readDone:
 		case <-time.After(c.KillGrace):
 		}
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -267,6 +271,9 @@ loop:
 		werr = <-waited
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	// Wait closed the pipe, so the reader ends even if something outside
+	// the group holds the other end; a slow emit is waited for.
+	<-readDone
 	res := agentchat.RunResult{SessionID: p.SessionID, Stopped: stopped, Stderr: stderr.String()}
 	var exit *exec.ExitError
 	if errors.As(werr, &exit) {

@@ -264,3 +264,40 @@ func TestRunnerPassesTheTrace(t *testing.T) {
 	require.Equal(t, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", inv[0].TraceParent)
 	require.Empty(t, inv[1].TraceParent)
 }
+
+// TestRunnerReturnsAfterItsLastEvent: a run stopped while its events are
+// still being handled (a slow store) returns only once the last of them
+// is, and its own stop event comes after them: the service stores a run's
+// closing status once Run returns, and no event of the run may follow it.
+func TestRunnerReturnsAfterItsLastEvent(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, "ignore-term", "")
+	f.runner.KillGrace = 100 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	var mu sync.Mutex
+	returned := false
+	var seen, late []agentchat.EventType
+	res, err := f.runner.Run(ctx, agentchat.RunRequest{Message: "hi", OnEvent: func(e agentchat.Event) {
+		if e.Type == agentchat.EventSystem {
+			time.Sleep(time.Second) // the init event is stored slowly
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, e.Type)
+		if returned {
+			late = append(late, e.Type)
+		}
+	}})
+	mu.Lock()
+	returned = true
+	mu.Unlock()
+	require.NoError(t, err)
+	require.Equal(t, "cancelled", res.Stopped)
+	require.Equal(t, "fake-session", res.SessionID)
+	time.Sleep(1500 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Empty(t, late, "no event after Run returned")
+	require.Equal(t, []agentchat.EventType{agentchat.EventSystem, agentchat.EventError}, seen)
+}
