@@ -65,6 +65,11 @@ type Message struct {
 // ErrConversationNotFound is returned for an unknown conversation.
 var ErrConversationNotFound = &store.Error{Kind: store.ErrNotFound, Code: "conversation_not_found", Message: "conversation not found"}
 
+// ErrConversationBusy is what Store.DeleteConversation returns, deleting
+// nothing, for a conversation whose agent is running or queued (in any
+// process sharing the store); the Service answers it as ErrBusy.
+var ErrConversationBusy = &store.Error{Kind: store.ErrConflict, Code: "conversation_busy", Message: "the conversation's agent is running or queued"}
+
 // ListConversationsParams pages Store.ListConversations.
 type ListConversationsParams struct {
 	Limit  int    // at least 1
@@ -83,7 +88,10 @@ type Store interface {
 	// no conversation.
 	ListConversations(ctx context.Context, p ListConversationsParams) ([]Conversation, error)
 	// DeleteConversation removes a conversation and its messages, or
-	// returns ErrConversationNotFound.
+	// returns ErrConversationNotFound; a conversation whose status is
+	// running or queued is ErrConversationBusy, and nothing is deleted. The
+	// check and the delete are one atomic step, so a run that starts in
+	// another process never loses its conversation.
 	DeleteConversation(ctx context.Context, id string) error
 	// UpdateConversation sets the status, session ID and title of
 	// conversation u.ID (empty session and title leave them as they are)

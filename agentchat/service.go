@@ -325,6 +325,15 @@ func (s *Service) startLocked(id, text string, sc trace.SpanContext) error {
 // session to resume.
 func (s *Service) run(ctx context.Context, id, text string) (Status, string) {
 	bg := context.WithoutCancel(ctx) // storing goes on after a cancel
+	// A conversation deleted under the run (by a process that took it for
+	// stopped) stops the agent: nothing it does could be stored.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	keep := func(typ EventType, content string) {
+		if _, err := s.append(bg, id, typ, content); errors.Is(err, ErrConversationNotFound) {
+			stop()
+		}
+	}
 	c, err := s.store.GetConversation(bg, id)
 	if err != nil {
 		return StatusError, ""
@@ -339,7 +348,7 @@ func (s *Service) run(ctx context.Context, id, text string) (Status, string) {
 	}
 	flush := func() {
 		if held := titles.Flush(); held != "" {
-			_, _ = s.append(bg, id, EventAssistant, held)
+			keep(EventAssistant, held)
 		}
 	}
 	res, err := s.runner.Run(ctx, RunRequest{Message: text, SessionID: c.SessionID, History: history, OnEvent: func(e Event) {
@@ -371,7 +380,7 @@ func (s *Service) run(ctx context.Context, id, text string) (Status, string) {
 		default:
 			content = string(e.Data())
 		}
-		_, _ = s.append(bg, id, e.Type, content)
+		keep(e.Type, content)
 	}})
 	flush()
 	status := StatusIdle
@@ -444,17 +453,23 @@ func (s *Service) cancelLocal(ctx context.Context, id string) bool {
 	return false
 }
 
-// Delete removes a conversation whose agent is not running or queued.
+// Delete removes a conversation whose agent is not running or queued, in
+// this process or another sharing the store (ErrBusy). It holds the lock
+// Send starts runs under, and the store refuses a busy conversation in
+// the step that deletes, so no run starts on a conversation being deleted.
 func (s *Service) Delete(ctx context.Context, id string) (err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Delete")
 	defer func() { done(err) }()
 	s.mu.Lock()
-	busy := s.active == id || slices.ContainsFunc(s.queue, func(q queued) bool { return q.conversationID == id })
-	s.mu.Unlock()
-	if busy {
+	defer s.mu.Unlock()
+	if s.active == id || slices.ContainsFunc(s.queue, func(q queued) bool { return q.conversationID == id }) {
 		return ErrBusy
 	}
-	return s.store.DeleteConversation(ctx, id)
+	err = s.store.DeleteConversation(ctx, id)
+	if errors.Is(err, ErrConversationBusy) {
+		return ErrBusy
+	}
+	return err
 }
 
 // Running reports the conversation being run, if any.

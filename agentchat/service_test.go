@@ -287,3 +287,40 @@ func TestStatusEventFollowsTheConversation(t *testing.T) {
 		t.Fatal("the run never ended")
 	}
 }
+
+// chatty is a Runner that reports an event every few milliseconds until
+// it is stopped, or gives up after a while.
+type chatty struct{ started chan struct{} }
+
+func (r chatty) Run(ctx context.Context, req agentchat.RunRequest) (agentchat.RunResult, error) {
+	r.started <- struct{}{}
+	for range 500 {
+		select {
+		case <-ctx.Done():
+			return agentchat.RunResult{Stopped: "cancelled"}, nil
+		case <-time.After(10 * time.Millisecond):
+			req.OnEvent(agentchat.Event{Type: agentchat.EventAssistant, Content: "working"})
+		}
+	}
+	return agentchat.RunResult{}, nil
+}
+
+// A run whose conversation was deleted under it (another process took the
+// run for stopped) stops its agent instead of working on for nothing.
+func TestRunStopsWhenItsConversationIsDeleted(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	r := chatty{started: make(chan struct{}, 1)}
+	svc := agentchat.New(st, r)
+	defer svc.Close()
+	c, err := svc.Create(ctx, agentchat.NewConversation{Title: "doomed"})
+	require.NoError(t, err)
+	_, err = svc.Send(ctx, c.ID, "long job")
+	require.NoError(t, err)
+	<-r.started
+	n, err := st.InterruptRunning(ctx, time.Now()) // a process starting elsewhere
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.NoError(t, st.DeleteConversation(ctx, c.ID))
+	require.Eventually(t, func() bool { return svc.Running() == "" }, 2*time.Second, 5*time.Millisecond, "the run stopped")
+}

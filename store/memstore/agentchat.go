@@ -71,15 +71,20 @@ func (s *Store) ListConversations(ctx context.Context, p agentchat.ListConversat
 	return out[:min(len(out), p.Limit)], nil
 }
 
-// DeleteConversation implements agentchat.Store.
+// DeleteConversation implements agentchat.Store: the status is checked
+// and the conversation deleted under the mutex.
 func (s *Store) DeleteConversation(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.chats[id]; !ok {
+	r, ok := s.chats[id]
+	if !ok {
 		return agentchat.ErrConversationNotFound
+	}
+	if r.conv.Status.Busy() {
+		return agentchat.ErrConversationBusy
 	}
 	delete(s.chats, id)
 	return nil

@@ -75,9 +75,28 @@ func (s *Store) ListConversations(ctx context.Context, p agentchat.ListConversat
 	return out, nil
 }
 
-// DeleteConversation implements agentchat.Store; its messages go with it.
+// DeleteConversation implements agentchat.Store in one statement; its
+// messages go with it. The DELETE's condition on the status is re-checked
+// on the newest version of a row it waits for, so a run that started
+// meanwhile keeps its conversation; the statement's snapshot then tells a
+// busy conversation from a missing one.
 func (s *Store) DeleteConversation(ctx context.Context, id string) error {
-	return s.execOne(ctx, agentchat.ErrConversationNotFound, `DELETE FROM agora_conversations WHERE id = $1`, id)
+	var r struct {
+		Deleted bool `db:"deleted"`
+		Found   bool `db:"found"`
+	}
+	err := s.get(ctx, &r, `WITH d AS (
+			DELETE FROM agora_conversations WHERE id = $1 AND status NOT IN ('running', 'queued') RETURNING id)
+		SELECT EXISTS (SELECT 1 FROM d) AS deleted, EXISTS (SELECT 1 FROM agora_conversations WHERE id = $1) AS found`, id)
+	switch {
+	case err != nil:
+		return interpretError(ctx, err)
+	case r.Deleted:
+		return nil
+	case r.Found:
+		return agentchat.ErrConversationBusy
+	}
+	return agentchat.ErrConversationNotFound
 }
 
 // UpdateConversation implements agentchat.Store.

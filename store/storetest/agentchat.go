@@ -211,6 +211,87 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		require.Zero(t, n)
 	})
 
+	t.Run("DeleteRefusesABusyConversation", func(t *testing.T) {
+		t.Parallel()
+		st := newChat(t)
+		ctx := context.Background()
+		for _, status := range []agentchat.Status{agentchat.StatusRunning, agentchat.StatusQueued} {
+			id := "conv_" + string(status)
+			require.NoError(t, st.CreateConversation(ctx, conv(id, at)))
+			_, err := st.AppendChatMessage(ctx, agentchat.Message{ConversationID: id, Type: agentchat.EventUser, Content: "go", CreatedAt: at})
+			require.NoError(t, err)
+			require.NoError(t, st.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: id, Status: status, At: at}))
+			require.ErrorIs(t, st.DeleteConversation(ctx, id), agentchat.ErrConversationBusy, status)
+			ms, err := st.ListChatMessages(ctx, id, 0)
+			require.NoError(t, err)
+			require.Len(t, ms, 1, "%s: nothing is deleted", status)
+			require.NoError(t, st.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: id, Status: agentchat.StatusCancelled, At: at}))
+			require.NoError(t, st.DeleteConversation(ctx, id))
+		}
+	})
+
+	// A run starting (its conversation set running) races a delete: one of
+	// the two wins, never both — a delete that checked the status apart from
+	// its write would delete a conversation whose run has started.
+	t.Run("RaceDeleteAndRunStart", func(t *testing.T) {
+		t.Parallel()
+		st := newChat(t)
+		ctx := context.Background()
+		for r := range raceRepeats * 4 {
+			id := fmt.Sprintf("conv_race%d", r)
+			require.NoError(t, st.CreateConversation(ctx, conv(id, at)))
+			var runErr, delErr error
+			concurrently(2, func(i int) {
+				if i == 0 {
+					runErr = st.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: id, Status: agentchat.StatusRunning, At: at})
+				} else {
+					delErr = st.DeleteConversation(ctx, id)
+				}
+			})
+			if delErr == nil {
+				require.ErrorIs(t, runErr, agentchat.ErrConversationNotFound, "the run starts on a deleted conversation")
+				continue
+			}
+			require.NoError(t, runErr)
+			require.ErrorIs(t, delErr, agentchat.ErrConversationBusy)
+			c, err := st.GetConversation(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, agentchat.StatusRunning, c.Status)
+		}
+	})
+
+	// A conversation whose agent runs in another process sharing the store
+	// is not deleted from this one: the run would go on for nothing.
+	t.Run("DeleteRefusesARunElsewhere", func(t *testing.T) {
+		t.Parallel()
+		st := newStores(t)
+		peer := st.PeerChat
+		if peer == nil {
+			peer = st.AgentChat
+		}
+		ctx := context.Background()
+		r := &blockingRunner{started: make(chan struct{}, 1)}
+		here := agentchat.New(st.AgentChat, r)
+		defer here.Close()
+		there := agentchat.New(peer, r)
+		defer there.Close()
+		c, err := here.Create(ctx, agentchat.NewConversation{Title: "busy elsewhere"})
+		require.NoError(t, err)
+		_, err = here.Send(ctx, c.ID, "long job")
+		require.NoError(t, err)
+		<-r.started
+		require.ErrorIs(t, there.Delete(ctx, c.ID), agentchat.ErrBusy)
+		_, ms, err := there.Conversation(ctx, c.ID)
+		require.NoError(t, err, "the conversation is still there")
+		require.NotEmpty(t, ms)
+		require.NoError(t, here.Cancel(ctx, c.ID))
+		require.Eventually(t, func() bool {
+			got, err := peer.GetConversation(ctx, c.ID)
+			return err == nil && got.Status == agentchat.StatusCancelled
+		}, 10*time.Second, 10*time.Millisecond)
+		require.NoError(t, there.Delete(ctx, c.ID), "deleted once the run ended")
+	})
+
 	t.Run("CancelAcrossNotifierCut", func(t *testing.T) {
 		t.Parallel()
 		st := newStores(t)
