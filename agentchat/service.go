@@ -103,10 +103,23 @@ func (s *Service) Start(ctx context.Context) (_ int, err error) {
 	return s.store.InterruptRunning(ctx, s.now().UTC())
 }
 
-// Close stops the running agent and waits for it.
+// Close stops the running agent and waits for it. As the process stops,
+// its runs end interrupted: the one running, and those queued, which will
+// not start; each gets its closing status event, so no conversation is
+// left running or queued for the processes sharing the store.
 func (s *Service) Close() {
 	s.stop()
 	s.wg.Wait()
+	s.mu.Lock()
+	queue := s.queue
+	s.queue = nil
+	s.mu.Unlock()
+	ctx := context.WithoutCancel(s.base)
+	for _, q := range queue {
+		if s.store.UpdateConversation(ctx, ConversationUpdate{ID: q.conversationID, Status: StatusInterrupted, At: s.now().UTC()}) == nil {
+			_, _ = s.append(ctx, q.conversationID, EventStatus, closingStatus(StatusInterrupted))
+		}
+	}
 }
 
 // topic is the notifier topic of a conversation; events carry the ID of
@@ -385,6 +398,10 @@ func (s *Service) run(ctx context.Context, id, text string) (Status, string) {
 	flush()
 	status := StatusIdle
 	switch {
+	case ctx.Err() != nil && s.base.Err() != nil:
+		// Close stopped it: the process is stopping, nobody cancelled.
+		status = StatusInterrupted
+		_, _ = s.append(bg, id, EventSystem, string(Event{Content: "interrupted"}.Data()))
 	case ctx.Err() != nil:
 		status = StatusCancelled
 		_, _ = s.append(bg, id, EventSystem, string(Event{Content: "cancelled"}.Data()))

@@ -324,3 +324,34 @@ func TestRunStopsWhenItsConversationIsDeleted(t *testing.T) {
 	require.NoError(t, st.DeleteConversation(ctx, c.ID))
 	require.Eventually(t, func() bool { return svc.Running() == "" }, 2*time.Second, 5*time.Millisecond, "the run stopped")
 }
+
+// Close stops this process's runs as a process that stops does: the run
+// going and the runs queued behind it end interrupted, each with its
+// closing status event, so no conversation stays busy for the processes
+// sharing the store (which could then neither delete it nor see it end).
+func TestCloseInterruptsTheRunAndTheQueue(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	r := &scripted{release: make(chan struct{}), started: make(chan string, 2)}
+	svc := agentchat.New(st, r)
+	a, _ := svc.Create(ctx, agentchat.NewConversation{Title: "a"})
+	b, _ := svc.Create(ctx, agentchat.NewConversation{Title: "b"})
+	_, err := svc.Send(ctx, a.ID, "long job")
+	require.NoError(t, err)
+	<-r.started
+	res, err := svc.Send(ctx, b.ID, "waiting")
+	require.NoError(t, err)
+	require.True(t, res.Queued)
+	svc.Close()
+	for _, id := range []string{a.ID, b.ID} {
+		c, err := st.GetConversation(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, agentchat.StatusInterrupted, c.Status, c.Title)
+		ms, err := st.ListChatMessages(ctx, id, 0)
+		require.NoError(t, err)
+		last := ms[len(ms)-1]
+		require.Equal(t, agentchat.EventStatus, last.Type, c.Title)
+		require.JSONEq(t, `{"status":"interrupted"}`, last.Content, c.Title)
+		require.NoError(t, st.DeleteConversation(ctx, id), "nothing runs it any more")
+	}
+}
