@@ -211,8 +211,8 @@ const (
 // ListQuery filters List. Empty Statuses means pending and collecting.
 type ListQuery struct {
 	Statuses []Status // as they stand now, an overdue prompt timed out
-	Agent    string   // when set, only prompts that agent could answer (ListParams.Agent)
-	TaskID   string   // when set, only prompts of that task
+	Agent    string   // when set, only prompts that agent could answer (ListParams.Agent); trimmed, as names are stored
+	TaskID   string   // when set, only prompts of that task; trimmed, as task IDs are stored
 	Limit    int      // 0 means DefaultListLimit
 }
 
@@ -237,7 +237,10 @@ func (s *Service) List(ctx context.Context, q ListQuery) (_ []Prompt, err error)
 		return nil, invalid("invalid_limit", "limit must be from 1 to %d", MaxListLimit)
 	}
 	now := s.now()
-	page, err := s.store.ListPrompts(ctx, ListParams{Statuses: want, Agent: q.Agent, TaskID: q.TaskID, Limit: limit, Now: now})
+	// The filters are compared with names and task IDs as Create and
+	// Respond store them: trimmed.
+	agent, task := strings.TrimSpace(q.Agent), strings.TrimSpace(q.TaskID)
+	page, err := s.store.ListPrompts(ctx, ListParams{Statuses: want, Agent: agent, TaskID: task, Limit: limit, Now: now})
 	if err != nil {
 		return nil, err
 	}

@@ -463,6 +463,9 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		require.Equal(t, []string{short.ID, answeredByBuilder.ID, p1.ID, mine.ID}, list(discussion.ListQuery{}), "open ones, newest first")
 		require.Equal(t, []string{short.ID, p1.ID}, list(discussion.ListQuery{Agent: "Builder"}), "not its own, not answered")
 		require.Equal(t, []string{p1.ID}, list(discussion.ListQuery{TaskID: task}))
+		// Names and task IDs are stored trimmed; the filters are read so.
+		require.Equal(t, []string{short.ID, p1.ID}, list(discussion.ListQuery{Agent: " Builder\t"}), "the agent filter is trimmed")
+		require.Equal(t, []string{p1.ID}, list(discussion.ListQuery{TaskID: " " + task + " "}), "the task filter is trimmed")
 		require.Equal(t, []string{done.ID}, list(discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusResolved}}))
 		require.Equal(t, []string{cancelled.ID, done.ID}, list(discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusResolved, discussion.StatusCancelled}}))
 
