@@ -665,6 +665,43 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.Equal(t, 6, meta, "meta-classify's slots stay on the pipeline")
 	})
 
+	t.Run("DomainReachesRoleSlotJobs", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		c, _, err := e.svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "Crows: they plan ahead", Body: "Corvids — 12:30 — cache food."}})
+		require.NoError(t, err)
+		_, err = e.slots.ConfigureSlots(e.ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 3}})
+		require.NoError(t, err)
+		_, err = e.slots.AddComment(identity.WithKey(e.ctx, e.keys[15]), slots.NewComment{ClaimID: c.ID, Body: "a draft", CommentType: "draft"})
+		require.NoError(t, err)
+		job, err := e.slots.NextJob(e.ctx, slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, slots.DefaultDomain, job.Claim.Domain)
+		for range 2 { // framing, then classification, which writes the domain
+			e.finishPhase(t, c.ID, 0, 0.8)
+			e.finishPhase(t, c.ID, 8, 0.8)
+		}
+		const domain = "cognitive-ethology"
+		for name, q := range map[string]slots.JobQuery{"unfiltered": {}, "by domain": {Domain: domain}, "at random": {Strategy: slots.StrategyRandom}} {
+			job, err = e.slots.NextJob(e.ctx, q)
+			require.NoError(t, err, name)
+			require.Equal(t, domain, job.Claim.Domain, "%s: a role slot's job carries the claim's domain as the layer wrote it", name)
+			want := c
+			want.Domain = domain
+			require.Equal(t, want, job.Claim, "%s: and the rest of the claim as it was", name)
+			require.Len(t, job.Comments, 1)
+		}
+		job, err = e.slots.TakeNext(identity.WithKey(e.ctx, e.keys[14]), slots.JobQuery{Domain: domain})
+		require.NoError(t, err)
+		require.Equal(t, domain, job.Claim.Domain, "a take's job too")
+		done, err := e.slots.DoneAndTakeNext(identity.WithKey(e.ctx, e.keys[14]), c.ID, job.Slot.ID, slots.JobQuery{})
+		require.NoError(t, err)
+		require.Nil(t, done.Next, "the agent holds the claim's only seat it may have")
+		job, err = e.slots.TakeNext(identity.WithKey(e.ctx, e.keys[13]), slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, domain, job.Claim.Domain)
+	})
+
 	t.Run("MetaRoutesToPrismAndSolo", func(t *testing.T) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 16)
