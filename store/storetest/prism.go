@@ -592,6 +592,48 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		}
 	})
 
+	t.Run("NextWorkPastSlotsItSkips", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		// 17 claims in layer 1's consensus: 34 open consensus slots, every
+		// one in a layer where agents 0 and 1 did the work, older than
+		// the work slots of the claim created after them.
+		var older []string
+		for range 17 {
+			c, _ := e.claim(t)
+			e.finishPhase(t, c.ID, 0, 0.8)
+			older = append(older, c.ID)
+		}
+		e.clock.Advance(time.Millisecond)
+		fresh, p := e.claim(t)
+		reader := identity.WithKey(e.ctx, identity.Key{ID: "reader"})
+		w, err := e.svc.NextWork(reader, prism.WorkQuery{})
+		require.NoError(t, err)
+		require.Equal(t, older[0], w.Claim.ID, "oldest first")
+		require.Equal(t, prism.PhaseConsensus, w.Slot.Phase)
+		for _, strategy := range []slots.Strategy{slots.StrategyOldest, slots.StrategyRandom} {
+			w, err = e.svc.NextWork(reader, prism.WorkQuery{Phase: prism.PhaseWork, Strategy: strategy})
+			require.NoError(t, err, "%s: a work slot behind the consensus slots", strategy)
+			require.Equal(t, fresh.ID, w.Claim.ID)
+			require.Equal(t, prism.PhaseWork, w.Slot.Phase)
+			w, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[0]), prism.WorkQuery{Strategy: strategy})
+			require.NoError(t, err, "%s: a slot past those of layers the agent holds", strategy)
+			require.Equal(t, fresh.ID, w.Claim.ID)
+		}
+		w, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, e.keys[1]), prism.WorkQuery{})
+		require.NoError(t, err)
+		require.Equal(t, fresh.ID, w.Claim.ID)
+		require.Equal(t, e.keys[1].ID, w.Slot.APIKeyID)
+		w, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, e.keys[0]), prism.WorkQuery{Phase: prism.PhaseWork})
+		require.NoError(t, err)
+		require.Equal(t, fresh.ID, w.Claim.ID)
+		require.Contains(t, []string{p.OpenSlots()[0].ID, p.OpenSlots()[1].ID}, w.Slot.ID)
+		_, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[0]), prism.WorkQuery{})
+		require.ErrorIs(t, err, slots.ErrNoJob, "every open slot is in a layer the agent holds")
+		_, err = e.svc.NextWork(reader, prism.WorkQuery{Phase: prism.PhaseWork})
+		require.ErrorIs(t, err, slots.ErrNoJob, "no work slot is open")
+	})
+
 	t.Run("Protocols", func(t *testing.T) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 4)
