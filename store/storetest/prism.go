@@ -374,6 +374,14 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			"empty slug":     {Output: json.RawMessage(`{"domain":"!!!"}`)},
 			"confidence > 1": {Output: outputFor(p.Layer(), prism.PhaseWork, 0), Confidence: conf(1.5)},
 			"confidence < 0": {Output: outputFor(p.Layer(), prism.PhaseWork, 0), Confidence: conf(-0.1)},
+			// Text no backend can keep alike: PostgreSQL's jsonb refuses
+			// a NUL, and JSON turns bytes that are not UTF-8 into U+FFFD.
+			"NUL in the body":         {Body: "a\x00b", Output: outputFor(p.Layer(), prism.PhaseWork, 0)},
+			"body not UTF-8":          {Body: "a\xffb", Output: outputFor(p.Layer(), prism.PhaseWork, 0)},
+			"NUL in the output":       {Output: json.RawMessage(`{"domain":"Cognitive Ethology","note":"a\u0000b"}`)},
+			"NUL in an output field":  {Output: json.RawMessage(`{"domain":"Cognitive\u0000Ethology"}`)},
+			"unpaired high surrogate": {Output: json.RawMessage(`{"domain":"Cognitive Ethology \ud83d"}`)},
+			"unpaired low surrogate":  {Output: json.RawMessage(`{"domain":"Cognitive Ethology \ude00!"}`)},
 		} {
 			_, err := e.svc.Done(identity.WithKey(e.ctx, a), c.ID, s.ID, in)
 			require.ErrorIs(t, err, store.ErrInvalid, name)
@@ -381,6 +389,17 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		after, err := e.svc.Pipeline(e.ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, before.Version, after.Version, "a refused done changes nothing")
+		kept := json.RawMessage(`{"domain":"Cognitive Ethology \\u0000 \ud83d\ude00 \u00e9"}`)
+		after, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, s.ID, prism.DoneInput{Body: "é \\u0000", Output: kept})
+		require.NoError(t, err, "an escaped backslash before u0000 and a surrogate pair are text like any")
+		after, err = e.svc.Pipeline(e.ctx, c.ID)
+		require.NoError(t, err)
+		for _, sl := range after.Slots {
+			if sl.ID == s.ID {
+				require.JSONEq(t, string(kept), string(sl.Output), "kept")
+				require.Equal(t, "é \\u0000", sl.Body)
+			}
+		}
 		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, "stage_missing", prism.DoneInput{})
 		require.ErrorIs(t, err, slots.ErrSlotNotFound)
 		_, _, err = e.svc.Take(identity.WithKey(e.ctx, a), "claim_missing", s.ID)
@@ -415,6 +434,10 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			require.ErrorIs(t, err, prism.ErrFlagNotFound)
 			_, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), prism.ResolveFlagParams{ClaimID: c.ID, FlagID: f.ID, Action: action, Note: strings.Repeat("x", prism.MaxNoteLen+1)})
 			require.ErrorIs(t, err, store.ErrInvalid)
+			for _, bad := range []string{"a\x00b", "a\xffb"} {
+				_, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), prism.ResolveFlagParams{ClaimID: c.ID, FlagID: f.ID, Action: action, Note: bad})
+				require.ErrorIs(t, err, store.ErrInvalid, "a note %q", bad)
+			}
 			note := strings.Repeat("x", prism.MaxNoteLen-len("looked fine")) + "looked fine"
 			p, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), prism.ResolveFlagParams{ClaimID: c.ID, FlagID: f.ID, Action: action, Note: "\n  " + note + "  \n"})
 			require.NoError(t, err, "the note is measured trimmed")
