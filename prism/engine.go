@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -164,15 +165,21 @@ func (p *Pipeline) done(slotID, keyID string, in DoneInput, e env) (Effects, err
 	if len(in.Body) > MaxBodyLen {
 		return Effects{}, store.Errorf(store.ErrInvalid, "invalid_body", "body is longer than %d bytes", MaxBodyLen)
 	}
-	if len(in.AgentModel) > MaxAgentModelLen || !utf8.ValidString(in.AgentModel) || strings.ContainsRune(in.AgentModel, 0) {
+	if !storableText(in.Body) {
+		return Effects{}, store.Errorf(store.ErrInvalid, "invalid_body", "body must be UTF-8 text without NUL characters")
+	}
+	if len(in.AgentModel) > MaxAgentModelLen || !storableText(in.AgentModel) {
 		return Effects{}, store.Errorf(store.ErrInvalid, "invalid_agent_model", "agentModel must be UTF-8 text of at most %d bytes", MaxAgentModelLen)
 	}
-	if len(in.OutputSignature) > MaxOutputSignature || !utf8.ValidString(in.OutputSignature) || strings.ContainsRune(in.OutputSignature, 0) {
+	if len(in.OutputSignature) > MaxOutputSignature || !storableText(in.OutputSignature) {
 		return Effects{}, store.Errorf(store.ErrInvalid, "invalid_output_signature", "outputSignature must be UTF-8 text of at most %d bytes", MaxOutputSignature)
 	}
 	out := bytes.TrimSpace(in.Output)
 	if string(out) == "null" {
 		out = nil
+	}
+	if len(out) > 0 && json.Valid(out) && !storableJSON(out) {
+		return Effects{}, store.Errorf(store.ErrInvalid, "invalid_output", "output must be UTF-8 JSON whose strings hold no NUL character and no unpaired surrogate")
 	}
 	// A layer's structured output is validated whenever it is given, and
 	// required only where the layer's effect reads it (the domain vote, the
@@ -395,6 +402,8 @@ func (p *Pipeline) resolveFlag(flagID string, action FlagAction, note, by string
 		return store.Errorf(store.ErrInvalid, "invalid_action", "action must be advance or retry")
 	case len(note) > MaxNoteLen:
 		return store.Errorf(store.ErrInvalid, "invalid_note", "note is longer than %d bytes", MaxNoteLen)
+	case !storableText(note):
+		return store.Errorf(store.ErrInvalid, "invalid_note", "note must be UTF-8 text without NUL characters")
 	case f.Status != FlagOpen:
 		return ErrFlagResolved
 	}
@@ -465,4 +474,49 @@ func (p *Pipeline) OpenSlots() []StageSlot {
 		}
 	}
 	return out
+}
+
+// storableText reports whether s is text every backend keeps as given:
+// UTF-8 (JSON would turn other bytes into U+FFFD on the backends that
+// store the pipeline as JSON) without NUL (PostgreSQL's jsonb refuses it).
+func storableText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// storableJSON reports whether the valid JSON text raw is one every
+// backend keeps as given: UTF-8, its strings escaping no NUL and no
+// unpaired surrogate, which PostgreSQL's jsonb refuses.
+func storableJSON(raw []byte) bool {
+	if !utf8.Valid(raw) {
+		return false
+	}
+	escaped := func(at int) (rune, bool) { // the code unit of a \uXXXX at raw[at]
+		if at+6 > len(raw) || raw[at] != '\\' || raw[at+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(raw[at+2:at+6]), 16, 16)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		r, ok := escaped(i)
+		if !ok {
+			i++ // a one-character escape: \\, \", \n, …
+			continue
+		}
+		switch {
+		case r == 0, r >= 0xDC00 && r < 0xE000:
+			return false
+		case r >= 0xD800 && r < 0xDC00:
+			low, ok := escaped(i + 6)
+			if !ok || low < 0xDC00 || low >= 0xE000 {
+				return false
+			}
+			i += 6
+		}
+		i += 5
+	}
+	return true
 }

@@ -46,6 +46,9 @@ func (s Shape) check() error {
 		if strings.TrimSpace(name) == "" {
 			return fmt.Errorf("an output field has no name")
 		}
+		if !storableText(name) || slices.ContainsFunc(f.Values, func(v string) bool { return !storableText(v) }) {
+			return fmt.Errorf("field %q: names and values must be UTF-8 text without NUL", name)
+		}
 		switch f.Type {
 		case TypeString, TypeStringList:
 			if len(f.Values) != 0 {

@@ -61,6 +61,16 @@ func TestProtocolValidate(t *testing.T) {
 		"work output none":  mutate(func(p *prism.Protocol) { p.Layers[6].OutputFrom = prism.OutputWork }),
 		"unknown effect":    mutate(func(p *prism.Protocol) { p.Layers[0].Effect = "explode" }),
 		"shape without src": mutate(func(p *prism.Protocol) { p.Layers[2].OutputFrom = prism.OutputNone }),
+		// Text a backend would refuse (PostgreSQL: NUL) or alter (JSON:
+		// bytes that are not UTF-8) is refused before any stores it.
+		"NUL in the id":       mutate(func(p *prism.Protocol) { p.ID = "mine\x00" }),
+		"id not UTF-8":        mutate(func(p *prism.Protocol) { p.ID = "mine\xff" }),
+		"NUL in the name":     mutate(func(p *prism.Protocol) { p.Name = "Mine\x00" }),
+		"NUL in a layer name": mutate(func(p *prism.Protocol) { p.Layers[3].Name = "Crit\x00ique" }),
+		"NUL in a field name": mutate(func(p *prism.Protocol) { p.Layers[2].Output["x\x00"] = prism.Field{Type: prism.TypeString} }),
+		"enum value not UTF-8": mutate(func(p *prism.Protocol) {
+			p.Layers[2].Output["strength"] = prism.Field{Type: prism.TypeEnum, Values: []string{"\xff"}}
+		}),
 	} {
 		err := p.Validate()
 		require.ErrorIs(t, err, store.ErrInvalid, name)

@@ -140,8 +140,9 @@ func (p Protocol) Validate() error {
 	bad := func(format string, args ...any) error {
 		return store.Errorf(store.ErrInvalid, "invalid_protocol", "protocol %q: "+format, append([]any{p.ID}, args...)...)
 	}
-	if strings.TrimSpace(p.ID) == "" || len(p.ID) > MaxProtocolNameLen || strings.TrimSpace(p.Name) == "" || len(p.Name) > MaxProtocolNameLen {
-		return store.Errorf(store.ErrInvalid, "invalid_protocol", "a protocol needs an id and a name of 1 to %d characters", MaxProtocolNameLen)
+	if strings.TrimSpace(p.ID) == "" || len(p.ID) > MaxProtocolNameLen || strings.TrimSpace(p.Name) == "" || len(p.Name) > MaxProtocolNameLen ||
+		!storableText(p.ID) || !storableText(p.Name) {
+		return store.Errorf(store.ErrInvalid, "invalid_protocol", "a protocol needs an id and a name of 1 to %d characters of UTF-8 text without NUL", MaxProtocolNameLen)
 	}
 	if len(p.Layers) < 1 || len(p.Layers) > MaxLayers {
 		return bad("needs 1 to %d layers", MaxLayers)
@@ -156,6 +157,9 @@ func (p Protocol) Validate() error {
 		}
 		if strings.TrimSpace(l.Name) == "" {
 			return bad("layer %d has no name", l.Number)
+		}
+		if !storableText(l.Name) {
+			return bad("layer %d: its name must be UTF-8 text without NUL", l.Number)
 		}
 		if err := validateRoles(l.WorkRoles); err != nil {
 			return bad("layer %d: %v", l.Number, err)

@@ -385,8 +385,8 @@ type Work struct {
 	Pipeline Pipeline    // the pipeline as read when the slot was found
 }
 
-// workCandidates bounds how many indexed slots NextWork looks at to find
-// one the agent may take (it holds none in that layer).
+// workCandidates is how many indexed slots NextWork reads at a time to
+// find one the agent may take (it holds none in that layer).
 const workCandidates = 32
 
 // NextWork returns an open stage slot the caller's key may take: in the current
@@ -395,9 +395,11 @@ const workCandidates = 32
 // one. It returns slots.ErrNoJob when there is none, and store.ErrInvalid
 // for a query no slot could match (see WorkQuery).
 //
-// It looks at the first workCandidates indexed slots only, so an agent that
-// holds a slot in the layers of all of them is told there is no work even
-// when there is more further on; taking work moves it on.
+// It reads the work index workCandidates slots at a time, paging on past
+// the slots of layers where the agent holds a slot, so a slot further on
+// is found however many it passes over; those are the open slots of the
+// layers the agent works in, so the pages stay few for an agent holding
+// few seats.
 func (s *Service) NextWork(ctx context.Context, q WorkQuery) (_ Work, err error) {
 	ctx, done := s.obs.Call(ctx, "prism.NextWork")
 	defer func() { done(err) }()
@@ -439,35 +441,59 @@ func (s *Service) nextWork(ctx context.Context, agent identity.Key, q WorkQuery)
 	case q.Phase == PhaseConsensus:
 		q.Role = RoleConsensus
 	}
-	refs, err := s.store.FindWork(ctx, q)
-	if err != nil {
-		return Work{}, err
-	}
-	for _, ref := range refs {
-		p, err := s.store.GetPipeline(ctx, ref.ClaimID)
-		if err != nil {
-			continue // gone or changed since the index was read
-		}
-		sl := p.slot(ref.SlotID)
-		if sl == nil || p.Status != StatusActive || sl.Status != slots.StatusOpen || sl.Layer != p.CurrentLayer || sl.Phase != p.Phase ||
-			q.Phase != "" && sl.Phase != q.Phase {
-			continue
-		}
-		held := false
-		for _, o := range p.Slots {
-			if o.Layer == sl.Layer && o.APIKeyID == agent.ID {
-				held = true
-				break
-			}
-		}
-		if held {
-			continue
-		}
-		c, err := s.claims.GetClaim(ctx, p.ClaimID)
+	read := map[string]*Pipeline{} // each claim's pipeline, read once
+	for {
+		from := q.After
+		refs, err := s.store.FindWork(ctx, q)
 		if err != nil {
 			return Work{}, err
 		}
-		return Work{Slot: *sl, Claim: c, Pipeline: p}, nil
+		for _, ref := range refs {
+			q.After = max(q.After, ref.SlotID) // a random pick's page is shuffled
+			p, ok := read[ref.ClaimID]
+			if !ok {
+				got, err := s.store.GetPipeline(ctx, ref.ClaimID)
+				switch {
+				case errors.Is(err, ErrPipelineNotFound):
+				case err != nil:
+					return Work{}, err
+				default:
+					p = &got
+				}
+				read[ref.ClaimID] = p
+			}
+			if p == nil {
+				continue // gone since the index was read
+			}
+			if sl := p.workFor(ref.SlotID, agent.ID, q.Phase); sl != nil {
+				c, err := s.claims.GetClaim(ctx, p.ClaimID)
+				if err != nil {
+					return Work{}, err
+				}
+				return Work{Slot: *sl, Claim: c, Pipeline: *p}, nil
+			}
+		}
+		if len(refs) < q.Limit || q.After == from {
+			return Work{}, slots.ErrNoJob // the index's end
+		}
 	}
-	return Work{}, slots.ErrNoJob
+}
+
+// workFor returns the slot with ID id if the agent with key ID keyID may
+// take it now — open, in the current phase (of phase, when set) of an
+// active pipeline, in a layer where the agent holds no slot — else nil. An
+// empty keyID holds nothing. The index that named the slot is a hint: the
+// pipeline may have moved on since.
+func (p *Pipeline) workFor(id, keyID string, phase Phase) *StageSlot {
+	sl := p.slot(id)
+	if sl == nil || p.Status != StatusActive || sl.Status != slots.StatusOpen || sl.Layer != p.CurrentLayer || sl.Phase != p.Phase ||
+		phase != "" && sl.Phase != phase {
+		return nil
+	}
+	for _, o := range p.Slots {
+		if keyID != "" && o.Layer == sl.Layer && o.APIKeyID == keyID {
+			return nil
+		}
+	}
+	return sl
 }

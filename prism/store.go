@@ -37,10 +37,12 @@ type Store interface {
 	// is ErrPipelineNotFound.
 	UpdatePipeline(ctx context.Context, next Pipeline, fx Effects) (current Pipeline, err error)
 	// FindWork returns up to q.Limit open slots of the current phase of
-	// active pipelines matching q, oldest first — or, when q.Random ≥ 0, a
-	// selection in an order randomised with it — from an index: its cost
-	// does not grow with the number of pipelines. The refs are hints read
-	// from the index; the caller re-reads the pipeline.
+	// active pipelines matching q (with q.Phase PhaseWork, no consensus
+	// slot), with IDs above q.After when it is set: the oldest such, in
+	// that order or, when q.Random ≥ 0, in an order randomised with it.
+	// It reads an index: its cost does not grow with the number of
+	// pipelines. The refs are hints read from the index; the caller
+	// re-reads the pipeline.
 	FindWork(ctx context.Context, q WorkQuery) ([]WorkRef, error)
 	// LapsedPipelines returns the claims whose pipeline has a taken slot
 	// with a lease expired at or before now.
@@ -55,8 +57,9 @@ type WorkQuery struct {
 	// Domain is a claim's domain.
 	Domain string
 	// Phase keeps slots of one phase, work or consensus (another value is
-	// store.ErrInvalid). The Service applies it (a consensus slot's role is
-	// RoleConsensus); stores ignore it.
+	// store.ErrInvalid). Stores leave consensus slots out for PhaseWork;
+	// for PhaseConsensus the Service asks for Role RoleConsensus, the role
+	// of every consensus slot.
 	Phase Phase
 	// Strategy picks among eligible slots: slots.StrategyOldest (empty
 	// means it) or slots.StrategyRandom; another value is
@@ -67,6 +70,10 @@ type WorkQuery struct {
 	// Limit bounds the refs returned.
 	Random float64
 	Limit  int // see Random
+	// After, set by the Service, pages on: only slots whose ID is above
+	// it, the highest of the page before, which held none the caller may
+	// take. Empty starts at the oldest.
+	After string
 }
 
 // WorkRef points at an open stage slot.

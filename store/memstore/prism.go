@@ -215,7 +215,9 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 	return prism.Pipeline{}, nil
 }
 
-// FindWork implements prism.Store.
+// FindWork implements prism.Store: a walk of the index of q's role, layer
+// and domain from q.After, passing over the consensus slots (those of the
+// consensus index) for PhaseWork.
 func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRef, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -223,12 +225,18 @@ func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRe
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.prism.work[workKey{q.Role, q.Layer, q.Domain}]
-	if t == nil {
+	if t == nil || q.Limit <= 0 {
 		return nil, nil
 	}
+	var consensus *btree.BTreeG[prism.WorkRef]
+	if q.Phase == prism.PhaseWork && q.Role == "" { // a role names one phase's slots
+		consensus = s.prism.work[workKey{prism.RoleConsensus, q.Layer, q.Domain}]
+	}
 	var out []prism.WorkRef
-	t.Ascend(func(r prism.WorkRef) bool {
-		out = append(out, r)
+	t.AscendGreaterOrEqual(prism.WorkRef{SlotID: q.After}, func(r prism.WorkRef) bool {
+		if r.SlotID != q.After && (consensus == nil || !consensus.Has(r)) {
+			out = append(out, r)
+		}
 		return len(out) < q.Limit
 	})
 	if q.Random >= 0 {

@@ -190,7 +190,8 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 }
 
 // FindWork implements prism.Store: the oldest matching rows of the work
-// index; a random pick shuffles them.
+// index past q.After (without the consensus slots' rows for PhaseWork); a
+// random pick shuffles them.
 func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRef, error) {
 	var where []string
 	var args []any
@@ -206,6 +207,12 @@ func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRe
 	}
 	if q.Domain != "" {
 		add("domain = $%d", q.Domain)
+	}
+	if q.Phase == prism.PhaseWork {
+		add("role <> $%d", prism.RoleConsensus)
+	}
+	if q.After != "" {
+		add("slot_id > $%d", q.After)
 	}
 	query := `SELECT claim_id, slot_id FROM agora_stage_work`
 	if len(where) > 0 {

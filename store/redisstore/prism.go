@@ -29,6 +29,7 @@ var _ prism.Store = (*Store)(nil)
 var (
 	claimPipelineCreateScript = newScript("claim_pipeline_create.lua")
 	prismUpdateScript         = newScript("prism_update.lua")
+	findWorkScript            = newScript("find_work.lua")
 )
 
 func (s *Store) pipelineKey(claimID string) string { return s.key("pipeline", claimID) }
@@ -142,13 +143,30 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 	return cur, prism.ErrVersionConflict
 }
 
-// FindWork implements prism.Store from the work-index sorted sets.
+// workKey is the name of the work index of a role, layer and domain (see
+// lib.lua's set_work).
+func (s *Store) workKey(role string, layer int, domain string) string {
+	return s.ns + "w|" + role + "|" + strconv.Itoa(layer) + "|" + domain
+}
+
+// FindWork implements prism.Store from the work-index sorted sets, in one
+// script (find_work.lua), which passes over the consensus slots for
+// prism.PhaseWork. A member is "<slot ID> <claim ID>", so the members past
+// q.After are those above q.After followed by a space and the highest
+// byte.
 func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRef, error) {
 	if q.Limit <= 0 {
 		return nil, ctx.Err()
 	}
-	key := s.ns + "w|" + q.Role + "|" + strconv.Itoa(q.Layer) + "|" + q.Domain
-	members, err := s.client.ZRangeArgs(ctx, redis.ZRangeArgs{Key: key, Start: 0, Stop: q.Limit - 1}).Result()
+	from, skip := "-", "0"
+	if q.After != "" {
+		from = "(" + q.After + " \xff"
+	}
+	if q.Phase == prism.PhaseWork && q.Role == "" { // a role names one phase's slots
+		skip = "1"
+	}
+	members, err := findWorkScript.Run(ctx, s.client,
+		[]string{s.workKey(q.Role, q.Layer, q.Domain), s.workKey(prism.RoleConsensus, q.Layer, q.Domain)}, q.Limit, from, skip).StringSlice()
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)
 	}

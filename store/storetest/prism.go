@@ -374,6 +374,14 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			"empty slug":     {Output: json.RawMessage(`{"domain":"!!!"}`)},
 			"confidence > 1": {Output: outputFor(p.Layer(), prism.PhaseWork, 0), Confidence: conf(1.5)},
 			"confidence < 0": {Output: outputFor(p.Layer(), prism.PhaseWork, 0), Confidence: conf(-0.1)},
+			// Text no backend can keep alike: PostgreSQL's jsonb refuses
+			// a NUL, and JSON turns bytes that are not UTF-8 into U+FFFD.
+			"NUL in the body":         {Body: "a\x00b", Output: outputFor(p.Layer(), prism.PhaseWork, 0)},
+			"body not UTF-8":          {Body: "a\xffb", Output: outputFor(p.Layer(), prism.PhaseWork, 0)},
+			"NUL in the output":       {Output: json.RawMessage(`{"domain":"Cognitive Ethology","note":"a\u0000b"}`)},
+			"NUL in an output field":  {Output: json.RawMessage(`{"domain":"Cognitive\u0000Ethology"}`)},
+			"unpaired high surrogate": {Output: json.RawMessage(`{"domain":"Cognitive Ethology \ud83d"}`)},
+			"unpaired low surrogate":  {Output: json.RawMessage(`{"domain":"Cognitive Ethology \ude00!"}`)},
 		} {
 			_, err := e.svc.Done(identity.WithKey(e.ctx, a), c.ID, s.ID, in)
 			require.ErrorIs(t, err, store.ErrInvalid, name)
@@ -381,6 +389,17 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		after, err := e.svc.Pipeline(e.ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, before.Version, after.Version, "a refused done changes nothing")
+		kept := json.RawMessage(`{"domain":"Cognitive Ethology \\u0000 \ud83d\ude00 \u00e9"}`)
+		after, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, s.ID, prism.DoneInput{Body: "é \\u0000", Output: kept})
+		require.NoError(t, err, "an escaped backslash before u0000 and a surrogate pair are text like any")
+		after, err = e.svc.Pipeline(e.ctx, c.ID)
+		require.NoError(t, err)
+		for _, sl := range after.Slots {
+			if sl.ID == s.ID {
+				require.JSONEq(t, string(kept), string(sl.Output), "kept")
+				require.Equal(t, "é \\u0000", sl.Body)
+			}
+		}
 		_, err = e.svc.Done(identity.WithKey(e.ctx, a), c.ID, "stage_missing", prism.DoneInput{})
 		require.ErrorIs(t, err, slots.ErrSlotNotFound)
 		_, _, err = e.svc.Take(identity.WithKey(e.ctx, a), "claim_missing", s.ID)
@@ -415,6 +434,10 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			require.ErrorIs(t, err, prism.ErrFlagNotFound)
 			_, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), prism.ResolveFlagParams{ClaimID: c.ID, FlagID: f.ID, Action: action, Note: strings.Repeat("x", prism.MaxNoteLen+1)})
 			require.ErrorIs(t, err, store.ErrInvalid)
+			for _, bad := range []string{"a\x00b", "a\xffb"} {
+				_, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), prism.ResolveFlagParams{ClaimID: c.ID, FlagID: f.ID, Action: action, Note: bad})
+				require.ErrorIs(t, err, store.ErrInvalid, "a note %q", bad)
+			}
 			note := strings.Repeat("x", prism.MaxNoteLen-len("looked fine")) + "looked fine"
 			p, err = e.svc.ResolveFlag(identity.WithKey(e.ctx, reviewer), prism.ResolveFlagParams{ClaimID: c.ID, FlagID: f.ID, Action: action, Note: "\n  " + note + "  \n"})
 			require.NoError(t, err, "the note is measured trimmed")
@@ -592,6 +615,48 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		}
 	})
 
+	t.Run("NextWorkPastSlotsItSkips", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		// 17 claims in layer 1's consensus: 34 open consensus slots, every
+		// one in a layer where agents 0 and 1 did the work, older than
+		// the work slots of the claim created after them.
+		var older []string
+		for range 17 {
+			c, _ := e.claim(t)
+			e.finishPhase(t, c.ID, 0, 0.8)
+			older = append(older, c.ID)
+		}
+		e.clock.Advance(time.Millisecond)
+		fresh, p := e.claim(t)
+		reader := identity.WithKey(e.ctx, identity.Key{ID: "reader"})
+		w, err := e.svc.NextWork(reader, prism.WorkQuery{})
+		require.NoError(t, err)
+		require.Equal(t, older[0], w.Claim.ID, "oldest first")
+		require.Equal(t, prism.PhaseConsensus, w.Slot.Phase)
+		for _, strategy := range []slots.Strategy{slots.StrategyOldest, slots.StrategyRandom} {
+			w, err = e.svc.NextWork(reader, prism.WorkQuery{Phase: prism.PhaseWork, Strategy: strategy})
+			require.NoError(t, err, "%s: a work slot behind the consensus slots", strategy)
+			require.Equal(t, fresh.ID, w.Claim.ID)
+			require.Equal(t, prism.PhaseWork, w.Slot.Phase)
+			w, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[0]), prism.WorkQuery{Strategy: strategy})
+			require.NoError(t, err, "%s: a slot past those of layers the agent holds", strategy)
+			require.Equal(t, fresh.ID, w.Claim.ID)
+		}
+		w, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, e.keys[1]), prism.WorkQuery{})
+		require.NoError(t, err)
+		require.Equal(t, fresh.ID, w.Claim.ID)
+		require.Equal(t, e.keys[1].ID, w.Slot.APIKeyID)
+		w, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, e.keys[0]), prism.WorkQuery{Phase: prism.PhaseWork})
+		require.NoError(t, err)
+		require.Equal(t, fresh.ID, w.Claim.ID)
+		require.Contains(t, []string{p.OpenSlots()[0].ID, p.OpenSlots()[1].ID}, w.Slot.ID)
+		_, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[0]), prism.WorkQuery{})
+		require.ErrorIs(t, err, slots.ErrNoJob, "every open slot is in a layer the agent holds")
+		_, err = e.svc.NextWork(reader, prism.WorkQuery{Phase: prism.PhaseWork})
+		require.ErrorIs(t, err, slots.ErrNoJob, "no work slot is open")
+	})
+
 	t.Run("Protocols", func(t *testing.T) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 4)
@@ -663,6 +728,43 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			}
 		}
 		require.Equal(t, 6, meta, "meta-classify's slots stay on the pipeline")
+	})
+
+	t.Run("DomainReachesRoleSlotJobs", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		c, _, err := e.svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "Crows: they plan ahead", Body: "Corvids — 12:30 — cache food."}})
+		require.NoError(t, err)
+		_, err = e.slots.ConfigureSlots(e.ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 3}})
+		require.NoError(t, err)
+		_, err = e.slots.AddComment(identity.WithKey(e.ctx, e.keys[15]), slots.NewComment{ClaimID: c.ID, Body: "a draft", CommentType: "draft"})
+		require.NoError(t, err)
+		job, err := e.slots.NextJob(e.ctx, slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, slots.DefaultDomain, job.Claim.Domain)
+		for range 2 { // framing, then classification, which writes the domain
+			e.finishPhase(t, c.ID, 0, 0.8)
+			e.finishPhase(t, c.ID, 8, 0.8)
+		}
+		const domain = "cognitive-ethology"
+		for name, q := range map[string]slots.JobQuery{"unfiltered": {}, "by domain": {Domain: domain}, "at random": {Strategy: slots.StrategyRandom}} {
+			job, err = e.slots.NextJob(e.ctx, q)
+			require.NoError(t, err, name)
+			require.Equal(t, domain, job.Claim.Domain, "%s: a role slot's job carries the claim's domain as the layer wrote it", name)
+			want := c
+			want.Domain = domain
+			require.Equal(t, want, job.Claim, "%s: and the rest of the claim as it was", name)
+			require.Len(t, job.Comments, 1)
+		}
+		job, err = e.slots.TakeNext(identity.WithKey(e.ctx, e.keys[14]), slots.JobQuery{Domain: domain})
+		require.NoError(t, err)
+		require.Equal(t, domain, job.Claim.Domain, "a take's job too")
+		done, err := e.slots.DoneAndTakeNext(identity.WithKey(e.ctx, e.keys[14]), c.ID, job.Slot.ID, slots.JobQuery{})
+		require.NoError(t, err)
+		require.Nil(t, done.Next, "the agent holds the claim's only seat it may have")
+		job, err = e.slots.TakeNext(identity.WithKey(e.ctx, e.keys[13]), slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, domain, job.Claim.Domain)
 	})
 
 	t.Run("MetaRoutesToPrismAndSolo", func(t *testing.T) {

@@ -37,6 +37,21 @@ local function job_text(claim, comments)
   return table.concat(parts)
 end
 
+-- job_domain returns a claim's job text (job_text) with the claim's domain
+-- item replaced by domain, the rest as it was: what a claim whose domain a
+-- Prism layer rewrote keeps, so a take answers the claim as it is now.
+local function job_domain(job, domain)
+  local pos = 1
+  for i = 1, C_domain do
+    local colon = string.find(job, ':', pos, true)
+    local stop = colon + tonumber(string.sub(job, pos, colon - 1))
+    if i == C_domain then
+      return string.sub(job, 1, pos - 1) .. job_item(domain) .. string.sub(job, stop + 1)
+    end
+    pos = stop + 1
+  end
+end
+
 -- put_claim writes a new claim's hash and indexes it among every claim and
 -- its domain's (score 0: they sort by ID, oldest first). The caller has
 -- checked that the ID is free.

@@ -22,8 +22,13 @@ set_work(ns, claim, ARGV[6], {unpack(ARGV, 9 + 2 * ncredits)})
 set_lease(ns, claim, ARGV[5])
 local new_domain = ARGV[7]
 if new_domain ~= '' then
-  local c = redis.call('HMGET', KEYS[2], 'domain', 'hasDraft')
+  local c = redis.call('HMGET', KEYS[2], 'domain', 'hasDraft', 'job')
   redis.call('HSET', KEYS[2], 'domain', new_domain)
+  -- The claim's job text, which a take answers, carries the domain too; a
+  -- claim stored before it had one gets it with its next comment.
+  if c[3] and c[1] ~= new_domain then
+    redis.call('HSET', KEYS[2], 'job', job_domain(c[3], new_domain))
+  end
   -- The claim moves to the new domain's claims index (domain_claims_key).
   if c[1] ~= new_domain then
     if c[1] then
