@@ -53,6 +53,10 @@ type Option func(*Service)
 // WithClock sets the clock; the default is time.Now.
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
+// clock is the time the Service stamps: the millisecond in UTC, as every
+// backend keeps it, so that every backend orders and returns the same.
+func (s *Service) clock() time.Time { return store.Milli(s.now()) }
+
 // WithNotifier announces every stored message on n (topic topic(id)).
 func WithNotifier(n store.Notifier) Option {
 	return func(s *Service) { s.notifier = notify.ForService(n) }
@@ -100,7 +104,7 @@ func (s *Service) Start(ctx context.Context) (_ int, err error) {
 			}
 		}()
 	}
-	return s.store.InterruptRunning(ctx, s.now().UTC())
+	return s.store.InterruptRunning(ctx, s.clock())
 }
 
 // Close stops the running agent and waits for it. As the process stops,
@@ -116,7 +120,7 @@ func (s *Service) Close() {
 	s.mu.Unlock()
 	ctx := context.WithoutCancel(s.base)
 	for _, q := range queue {
-		if s.store.UpdateConversation(ctx, ConversationUpdate{ID: q.conversationID, Status: StatusInterrupted, At: s.now().UTC()}) == nil {
+		if s.store.UpdateConversation(ctx, ConversationUpdate{ID: q.conversationID, Status: StatusInterrupted, At: s.clock()}) == nil {
 			_, _ = s.append(ctx, q.conversationID, EventStatus, closingStatus(StatusInterrupted))
 		}
 	}
@@ -159,7 +163,7 @@ func (s *Service) Create(ctx context.Context, in NewConversation) (_ Conversatio
 	if err != nil {
 		return Conversation{}, err
 	}
-	now := s.now().UTC()
+	now := s.clock()
 	c := Conversation{ID: s.ids.New("conv"), Title: title, User: user, Status: StatusIdle, CreatedAt: now, UpdatedAt: now}
 	return c, s.store.CreateConversation(ctx, c)
 }
@@ -237,7 +241,7 @@ func (s *Service) Subscribe(ctx context.Context, id string) (_ *store.Subscripti
 }
 
 func (s *Service) append(ctx context.Context, id string, typ EventType, content string) (Message, error) {
-	m, err := s.store.AppendChatMessage(ctx, Message{ConversationID: id, Type: typ, Content: content, CreatedAt: s.now().UTC()})
+	m, err := s.store.AppendChatMessage(ctx, Message{ConversationID: id, Type: typ, Content: content, CreatedAt: s.clock()})
 	if err == nil && !notify.Quiet(s.notifier) {
 		_ = s.notifier.Publish(context.WithoutCancel(ctx), topic(id), []byte(strconv.FormatInt(m.ID, 10)))
 	}
@@ -277,7 +281,7 @@ func (s *Service) Send(ctx context.Context, id, content string) (_ SendResult, e
 		if r := []rune(title); len(r) > 60 {
 			title = string(r[:60]) + "…"
 		}
-		_ = s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: c.Status, SessionID: "", Title: title, At: s.now().UTC()})
+		_ = s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: c.Status, SessionID: "", Title: title, At: s.clock()})
 	}
 	if s.active == id || slices.ContainsFunc(s.queue, func(q queued) bool { return q.conversationID == id }) {
 		return SendResult{Message: m}, ErrBusy
@@ -287,7 +291,7 @@ func (s *Service) Send(ctx context.Context, id, content string) (_ SendResult, e
 			return SendResult{Message: m}, ErrBusy
 		}
 		s.queue = append(s.queue, queued{id, content, trace.SpanContextFromContext(ctx)})
-		return SendResult{Message: m, Queued: true}, s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: StatusQueued, SessionID: "", Title: "", At: s.now().UTC()})
+		return SendResult{Message: m, Queued: true}, s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: StatusQueued, SessionID: "", Title: "", At: s.clock()})
 	}
 	return SendResult{Message: m}, s.startLocked(id, content, trace.SpanContextFromContext(ctx))
 }
@@ -301,7 +305,7 @@ func (s *Service) startLocked(id, text string, sc trace.SpanContext) error {
 		base = trace.ContextWithRemoteSpanContext(base, sc)
 	}
 	ctx, cancel := context.WithCancel(base)
-	if err := s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: StatusRunning, SessionID: "", Title: "", At: s.now().UTC()}); err != nil {
+	if err := s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: StatusRunning, SessionID: "", Title: "", At: s.clock()}); err != nil {
 		cancel()
 		return err
 	}
@@ -316,7 +320,7 @@ func (s *Service) startLocked(id, text string, sc trace.SpanContext) error {
 		// How the run ended is stored under the lock Send takes, so no
 		// message is stored between the run's end and its status event.
 		bg := context.WithoutCancel(ctx)
-		_ = s.store.UpdateConversation(bg, ConversationUpdate{ID: id, Status: status, SessionID: session, Title: "", At: s.now().UTC()})
+		_ = s.store.UpdateConversation(bg, ConversationUpdate{ID: id, Status: status, SessionID: session, Title: "", At: s.clock()})
 		// The run ends with a status event, stored like the rest, so a
 		// stream (live or replayed) always tells how the run ended. It is
 		// stored after the conversation's status, so a page that re-reads
@@ -356,7 +360,7 @@ func (s *Service) run(ctx context.Context, id, text string) (Status, string) {
 	var titles titleFilter
 	setTitle := func(title string) {
 		if title != "" {
-			_ = s.store.UpdateConversation(bg, ConversationUpdate{ID: id, Status: StatusRunning, SessionID: "", Title: title, At: s.now().UTC()})
+			_ = s.store.UpdateConversation(bg, ConversationUpdate{ID: id, Status: StatusRunning, SessionID: "", Title: title, At: s.clock()})
 		}
 	}
 	flush := func() {
@@ -462,7 +466,7 @@ func (s *Service) cancelLocal(ctx context.Context, id string) bool {
 	}
 	if i := slices.IndexFunc(s.queue, func(q queued) bool { return q.conversationID == id }); i >= 0 {
 		s.queue = slices.Delete(s.queue, i, i+1)
-		_ = s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: StatusCancelled, SessionID: "", Title: "", At: s.now().UTC()})
+		_ = s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: StatusCancelled, SessionID: "", Title: "", At: s.clock()})
 		// A stream waiting for the queued run learns it will not come.
 		_, _ = s.append(context.WithoutCancel(ctx), id, EventStatus, closingStatus(StatusCancelled))
 		return true

@@ -355,3 +355,35 @@ func TestCloseInterruptsTheRunAndTheQueue(t *testing.T) {
 		require.NoError(t, st.DeleteConversation(ctx, id), "nothing runs it any more")
 	}
 }
+
+// TestTimesAreMilliseconds: the Service stamps times to the millisecond,
+// as every backend keeps them, so conversations changed within one
+// millisecond list alike on every backend (the higher ID first), not by
+// a finer time only some backends keep.
+func TestTimesAreMilliseconds(t *testing.T) {
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var mu sync.Mutex
+	tick := base
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		tick = tick.Add(10 * time.Microsecond)
+		return tick
+	}
+	st := memstore.New()
+	svc := agentchat.New(st, &scripted{}, agentchat.WithClock(clock))
+	ctx := context.Background()
+	a, err := svc.Create(ctx, agentchat.NewConversation{Title: "a"})
+	require.NoError(t, err)
+	b, err := svc.Create(ctx, agentchat.NewConversation{Title: "b"})
+	require.NoError(t, err)
+	require.Equal(t, base, a.CreatedAt)
+	require.Equal(t, base, b.UpdatedAt)
+	_, err = svc.Send(ctx, a.ID, "hello")
+	require.NoError(t, err)
+	c := waitStatus(t, svc, a.ID, agentchat.StatusIdle)
+	require.Equal(t, base, c.UpdatedAt, "still within the first millisecond")
+	list, err := svc.Conversations(ctx, agentchat.ConversationsQuery{})
+	require.NoError(t, err)
+	require.Equal(t, []string{b.ID, a.ID}, []string{list[0].ID, list[1].ID})
+}
