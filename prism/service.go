@@ -438,6 +438,10 @@ func (s *Service) nextWork(ctx context.Context, agent identity.Key, q WorkQuery)
 	case q.Phase == PhaseConsensus && q.Role != "" && q.Role != RoleConsensus,
 		q.Phase == PhaseWork && q.Role == RoleConsensus:
 		return Work{}, slots.ErrNoJob // no slot has that role in that phase
+	case q.Layer > MaxLayers:
+		// No protocol has that layer; and a store need not hold the number
+		// (PostgreSQL's integer column does not hold 10^12).
+		return Work{}, slots.ErrNoJob
 	case q.Phase == PhaseConsensus:
 		q.Role = RoleConsensus
 	}

@@ -53,7 +53,7 @@ type Store interface {
 // Zero fields do not filter.
 type WorkQuery struct {
 	Role  string // a slot's role, RoleConsensus for consensus slots
-	Layer int    // from 1; negative is store.ErrInvalid
+	Layer int    // from 1; negative is store.ErrInvalid, beyond MaxLayers matches no slot
 	// Domain is a claim's domain.
 	Domain string
 	// Phase keeps slots of one phase, work or consensus (another value is

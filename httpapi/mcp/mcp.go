@@ -26,10 +26,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -304,7 +307,8 @@ type argsSchema struct {
 
 // decodeArgs is a tool call's arguments as In, once they match its schema
 // in; a mismatch (a wrong type, a missing or unknown argument) is an error
-// that names the argument, worded as the SDK's typed tools word it.
+// that names the argument, worded as the SDK's typed tools word it, and
+// text the HTTP API would refuse is its invalid_text (checkText).
 func decodeArgs[In any](in argsSchema, raw json.RawMessage) (In, error) {
 	var args In
 	if in.emptyOK && (len(raw) == 0 || string(raw) == "{}" || string(raw) == "null") {
@@ -319,12 +323,52 @@ func decodeArgs[In any](in argsSchema, raw json.RawMessage) (In, error) {
 	if err := in.Validate(m); err != nil {
 		return args, fmt.Errorf("validating \"arguments\": %w", err)
 	}
+	if err := checkText(raw, m); err != nil {
+		return args, err
+	}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &args); err != nil {
 			return args, err
 		}
 	}
 	return args, nil
+}
+
+// checkText applies the HTTP API's rule for text to a tool call's
+// arguments, as the routes apply it to a request before any handler or
+// store sees it: no NUL character and nothing that is not UTF-8, in any
+// argument at any depth. PostgreSQL keeps neither while memory and Redis
+// would, so without it a NUL in an ID would be an internal error on one
+// backend and not found on the others. The refusal is the HTTP API's code,
+// invalid_text, naming the argument.
+func checkText(raw json.RawMessage, args map[string]any) error {
+	if !utf8.Valid(raw) {
+		return &Error{Code: "invalid_text", Message: "the arguments are not UTF-8 text"}
+	}
+	for _, name := range slices.Sorted(maps.Keys(args)) {
+		if holdsNUL(name) || holdsNUL(args[name]) {
+			return &Error{Code: "invalid_text", Message: fmt.Sprintf("%s contains a NUL character (\\u0000), which no argument accepts", name)}
+		}
+	}
+	return nil
+}
+
+// holdsNUL reports whether v, a decoded JSON value, holds a NUL character
+// in a string, an object's key included.
+func holdsNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.IndexByte(v, 0) >= 0
+	case []any:
+		return slices.ContainsFunc(v, holdsNUL)
+	case map[string]any:
+		for k, e := range v {
+			if holdsNUL(k) || holdsNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // toolError is err as the tool's error result: the HTTP API's error

@@ -520,3 +520,37 @@ func TestIdleSessionsAreReleased(t *testing.T) {
 	_, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "my_profile"})
 	require.Error(t, err, "the idle session is gone")
 }
+
+// TestArgumentsKeepTheTextRule gives the tools a NUL in an argument, which
+// PostgreSQL cannot keep, on every backend: each is the HTTP API's
+// invalid_text naming the argument, as a request body holding one is,
+// never an internal error on one backend and not found on another. A
+// layer no protocol has is no work, not a number the store fails on.
+func TestArgumentsKeepTheTextRule(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		b := setup(t, st)
+		cs := b.connect(t, b.key(t, "prober", b.svcs.Identity.Scopes()...))
+		for _, c := range []struct {
+			tool, arg string
+			args      map[string]any
+		}{
+			{"take_job", "domain", map[string]any{"domain": "a\x00b"}},
+			{"post_comment", "claim_id", map[string]any{"claim_id": "a\x00b", "body": "x", "comment_type": "criticism"}},
+			{"finish_job", "claim_id", map[string]any{"claim_id": "a\x00b", "slot_id": "s"}},
+			{"take_work", "role", map[string]any{"role": "\x00"}},
+			{"submit_work", "structured_output", map[string]any{"claim_id": "c", "slot_id": "s", "confidence": nil, "structured_output": map[string]any{"k": []any{"\x00"}}}},
+			{"game_state", "game_id", map[string]any{"game_id": "a\x00b"}},
+			{"join_game", "game_id", map[string]any{"game_id": "a\x00b", "display_name": "x"}},
+			{"argue", "game_id", map[string]any{"game_id": "a\x00b", "text": "x"}},
+			{"decide", "game_id", map[string]any{"game_id": "a\x00b", "decision": "save_majority"}},
+			{"answer_prompt", "prompt_id", map[string]any{"prompt_id": "a\x00b", "message": "x"}},
+			{"wait_for_answers", "prompt_id", map[string]any{"prompt_id": "a\x00b", "timeout_seconds": 0}},
+		} {
+			e, msg := fails(t, cs, c.tool, c.args)
+			require.Equal(t, "invalid_text", e.Code, "%s: %s", c.tool, msg)
+			require.Contains(t, e.Message, c.arg, c.tool)
+		}
+		none := ok[mcp.WorkOutput](t, cs, "take_work", map[string]any{"layer": 1e12})
+		require.Nil(t, none.Work)
+	})
+}
