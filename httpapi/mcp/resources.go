@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agorahq/agora/httpapi"
@@ -42,7 +43,7 @@ func (e *edge) resources(s *sdk.Server) {
 				uri := req.Params.URI
 				v, err := read(ctx, strings.TrimPrefix(uri, uriPrefix(uri)))
 				if errors.Is(err, store.ErrNotFound) {
-					return nil, sdk.ResourceNotFoundError(uri)
+					return nil, resourceNotFound(uri)
 				}
 				if err != nil {
 					return nil, e.toolError(ctx, name, err)
@@ -72,6 +73,38 @@ func (e *edge) resources(s *sdk.Server) {
 			}
 			return httpapi.ViewPrompt(p), nil
 		})
+	}
+}
+
+// resourceNotFound is the protocol's error for a resource uri that is not
+// there, sdk.ResourceNotFoundError's with its data JSON: that one quotes
+// the URI as Go does, "\x01" for a control character, which is no JSON, and
+// the answer carrying it would end the client's session.
+func resourceNotFound(uri string) error {
+	data, err := json.Marshal(struct {
+		URI string `json:"uri"`
+	}{uri})
+	if err != nil {
+		data = nil
+	}
+	return &jsonrpc.Error{Code: sdk.CodeResourceNotFound, Message: "Resource not found", Data: data}
+}
+
+// wellFormedErrors is a receiving middleware that mends the SDK's own
+// not-found error of an unknown resource read, whose data is no JSON when
+// the URI holds a control character or a NUL: its answer would end the
+// client's session.
+func wellFormedErrors(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Data == nil || json.Valid(rpc.Data) {
+			return res, err
+		}
+		if p, ok := req.GetParams().(*sdk.ReadResourceParams); ok && p != nil && rpc.Code == sdk.CodeResourceNotFound {
+			return res, resourceNotFound(p.URI)
+		}
+		return res, &jsonrpc.Error{Code: rpc.Code, Message: rpc.Message}
 	}
 }
 
@@ -160,7 +193,7 @@ func (w *watches) subscription(ctx context.Context, uri string) (*store.Subscrip
 			return sub, mine, err
 		}
 	}
-	return nil, nil, sdk.ResourceNotFoundError(uri)
+	return nil, nil, resourceNotFound(uri)
 }
 
 func (w *watches) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
@@ -196,7 +229,7 @@ func (w *watches) subscribe(ctx context.Context, req *sdk.SubscribeRequest) erro
 // subscribed it.
 func (w *watches) attach(s *sdk.Server) {
 	w.server = s
-	s.AddReceivingMiddleware(w.armed)
+	s.AddReceivingMiddleware(w.armed, wellFormedErrors)
 	s.AddSendingMiddleware(w.acknowledged)
 }
 

@@ -158,3 +158,20 @@ func ackedInto(acked chan<- string) sdk.Middleware {
 		}
 	}
 }
+
+// TestResourcesNotFoundKeepTheSession reads resources that are not there,
+// their URIs holding a control character or a NUL, on every backend: each
+// is the protocol's not-found error, and the session goes on (an error
+// whose data is no JSON would end it).
+func TestResourcesNotFoundKeepTheSession(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := context.Background()
+		b := setup(t, st)
+		cs := b.connect(t, b.key(t, "reader"))
+		for _, uri := range []string{"agora://claims/a\x01b", "agora://games/\x7f", "agora://prompts/a\x00b", "agora://claims/a\x00b", "agora://elsewhere/\x1b"} {
+			_, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+			require.ErrorContains(t, err, "Resource not found", "%q", uri)
+			ok[mcp.ProfileOutput](t, cs, "my_profile", nil)
+		}
+	})
+}
