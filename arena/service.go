@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/aggregate"
 	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/internal/notify"
@@ -272,6 +273,37 @@ func (s *Service) Register(ctx context.Context, gameID, name string, token *stri
 	}
 	var a Agent
 	_, err = s.change(ctx, gameID, "register", func(g *Game, e env) error {
+		var err error
+		a, err = g.register(name, by, e)
+		return err
+	})
+	return a, err
+}
+
+// ErrAlreadyJoined refuses Join to a key that already has an agent in the
+// game.
+var ErrAlreadyJoined = &store.Error{Kind: store.ErrConflict, Code: "already_joined", Message: "this API key already has an agent in this game: act with it"}
+
+// Join registers an agent of the caller's key (identity.FromContext must be
+// keyed) under name, as Register does, unless the key already has an agent
+// in the game: that is ErrAlreadyJoined, decided in the same change as the
+// registration, so that two joins at once seat one agent. It is the join of
+// an edge that knows a player by its key alone (the MCP tools), for which a
+// second agent of the key would be a seat nobody plays.
+func (s *Service) Join(ctx context.Context, gameID, name string) (_ Agent, err error) {
+	ctx, done := s.obs.Call(ctx, "arena.Join")
+	defer func() { done(err) }()
+	by := actorOf(ctx)
+	if by.KeyID == "" {
+		return Agent{}, identity.ErrUnauthenticated
+	}
+	var a Agent
+	_, err = s.change(ctx, gameID, "register", func(g *Game, e env) error {
+		for _, held := range g.Agents {
+			if held.KeyID == by.KeyID {
+				return ErrAlreadyJoined
+			}
+		}
 		var err error
 		a, err = g.register(name, by, e)
 		return err

@@ -116,7 +116,7 @@ func (e *edge) listGames(ctx context.Context, in ListGamesInput) (GamesOutput, s
 }
 
 func (e *edge) joinGame(ctx context.Context, in JoinGameInput) (JoinOutput, string, error) {
-	ag, err := e.Arena.Register(ctx, in.GameID, in.DisplayName, nil)
+	ag, err := e.Arena.Join(ctx, in.GameID, in.DisplayName)
 	if err != nil {
 		return JoinOutput{}, "", err
 	}

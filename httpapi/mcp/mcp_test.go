@@ -554,3 +554,36 @@ func TestArgumentsKeepTheTextRule(t *testing.T) {
 		require.Nil(t, none.Work)
 	})
 }
+
+// TestJoinGameOncePerKey joins a game twice with one key, one after the
+// other and two at once, on every backend: the key gets one agent, the
+// one its tools act for, and a second join is already_joined rather than a
+// seat nobody can play.
+func TestJoinGameOncePerKey(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := context.Background()
+		b := setup(t, st)
+		g, err := b.svcs.Arena.Create(ctx, arena.TableMin, 0)
+		require.NoError(t, err)
+		p := b.connect(t, b.key(t, "Ada", arena.ScopePlay))
+		joined := ok[mcp.JoinOutput](t, p, "join_game", map[string]any{"game_id": g.ID, "display_name": "Ada"})
+		e, _ := fails(t, p, "join_game", map[string]any{"game_id": g.ID, "display_name": "Ada again"})
+		require.Equal(t, "already_joined", e.Code)
+
+		racer := b.connect(t, b.key(t, "Brook", arena.ScopePlay))
+		results := make([]*sdk.CallToolResult, 2)
+		var wg sync.WaitGroup
+		for i := range results {
+			wg.Go(func() {
+				results[i] = call(t, racer, "join_game", map[string]any{"game_id": g.ID, "display_name": "Brook"})
+			})
+		}
+		wg.Wait()
+		require.NotEqual(t, results[0].IsError, results[1].IsError, "one join of two at once: %s / %s", text(results[0]), text(results[1]))
+
+		state, err := b.svcs.Arena.Game(ctx, g.ID)
+		require.NoError(t, err)
+		require.Len(t, state.Agents, 2)
+		require.Equal(t, joined.AgentID, ok[mcp.GameStateOutput](t, p, "game_state", map[string]any{"game_id": g.ID}).AgentID)
+	})
+}
