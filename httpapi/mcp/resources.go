@@ -160,7 +160,16 @@ type watches struct {
 	server *sdk.Server
 	mu     sync.Mutex
 	byURI  map[string]*watch
+	// held counts each session's subscriptions, which MaxSubscriptions
+	// bounds.
+	held map[*sdk.ServerSession]int
 }
+
+// MaxSubscriptions is the most resources one session follows at once: a
+// subscription holds a notifier subscription and a goroutine until it
+// ends, so a session's subscriptions are bounded like its other state.
+// One more is refused with too_many_subscriptions.
+const MaxSubscriptions = 256
 
 // watch is one resource's: its subscribers and how to stop following it.
 // A subscriber is arming from the moment its subscribe request reaches the
@@ -204,6 +213,10 @@ func (w *watches) subscribe(ctx context.Context, req *sdk.SubscribeRequest) erro
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	wt := w.byURI[uri]
+	if (wt == nil || !wt.sessions[req.Session]) && w.held[req.Session] >= MaxSubscriptions {
+		return w.e.toolError(ctx, "subscribe", store.Errorf(store.ErrConflict, "too_many_subscriptions",
+			"a session follows at most %d resources at once; unsubscribe from one first", MaxSubscriptions))
+	}
 	if wt == nil {
 		// The watch outlives the request that starts it.
 		wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -218,6 +231,7 @@ func (w *watches) subscribe(ctx context.Context, req *sdk.SubscribeRequest) erro
 	}
 	if !wt.sessions[req.Session] {
 		wt.sessions[req.Session] = true
+		w.held[req.Session]++
 		wt.arming++
 		go func(ss *sdk.ServerSession) { _ = ss.Wait(); w.release(uri, ss) }(req.Session)
 	}
@@ -296,6 +310,9 @@ func (w *watches) release(uri string, ss *sdk.ServerSession) {
 		return
 	}
 	delete(wt.sessions, ss)
+	if w.held[ss]--; w.held[ss] == 0 {
+		delete(w.held, ss)
+	}
 	if len(wt.sessions) == 0 {
 		wt.stop()
 		delete(w.byURI, uri)

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -174,4 +175,31 @@ func TestResourcesNotFoundKeepTheSession(t *testing.T) {
 			ok[mcp.ProfileOutput](t, cs, "my_profile", nil)
 		}
 	})
+}
+
+// TestSubscriptionsPerSessionAreBounded holds a session to
+// mcp.MaxSubscriptions resources at once (the edge's bound, the same on
+// every backend, so on memory): one more is refused with
+// too_many_subscriptions, a resource already followed may be subscribed
+// again, and an unsubscription makes room. It subscribes by
+// resources/subscribe, whose answer carries the refusal; a
+// subscriptions/listen stream asking for more is refused whole.
+func TestSubscriptionsPerSessionAreBounded(t *testing.T) {
+	ctx := context.Background()
+	b := setup(t, testbackend.All()[0].New(t))
+	classic := &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+	srv := mcp.NewServer(b.svcs, mcp.Options{Token: b.key(t, "watcher")})
+	cs := connectWith(t, srv, nil, classic)
+	uri := func(i int) string { return fmt.Sprintf("agora://claims/c%d", i) }
+	for i := range mcp.MaxSubscriptions {
+		require.NoError(t, cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri(i)}))
+	}
+	err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri(mcp.MaxSubscriptions)})
+	require.ErrorContains(t, err, "too_many_subscriptions")
+	require.NoError(t, cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri(0)}), "one already followed")
+	require.NoError(t, cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: uri(0)}))
+	require.NoError(t, cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri(mcp.MaxSubscriptions)}))
+	other := connectWith(t, srv, nil, classic)
+	require.NoError(t, other.Subscribe(ctx, &sdk.SubscribeParams{URI: uri(mcp.MaxSubscriptions + 1)}), "the bound is each session's")
+	ok[mcp.ProfileOutput](t, cs, "my_profile", nil)
 }
