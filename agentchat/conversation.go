@@ -107,9 +107,16 @@ type Store interface {
 	// ListChatMessages returns the conversation's messages with IDs above
 	// after, in order; after need not be an ID of this conversation.
 	ListChatMessages(ctx context.Context, conversationID string, after int64) ([]Message, error)
-	// InterruptRunning marks every running or queued conversation
-	// interrupted and returns how many: the runs of a process that stopped.
-	InterruptRunning(ctx context.Context, at time.Time) (int, error)
+	// RenewConversations sets the lease of those of ids that are running
+	// or queued to until (see ConversationUpdate.LeaseUntil); the others,
+	// and IDs no conversation has, are left alone. It changes no UpdatedAt.
+	RenewConversations(ctx context.Context, ids []string, until time.Time) error
+	// InterruptRunning marks interrupted, UpdatedAt at, every running or
+	// queued conversation whose lease ended at or before at, or that has
+	// none, and returns their IDs: the runs of a process that stopped. A
+	// conversation whose lease is still running is left alone: a live
+	// process is working on it.
+	InterruptRunning(ctx context.Context, at time.Time) ([]string, error)
 }
 
 // ConversationUpdate is what Store.UpdateConversation changes of a
@@ -120,4 +127,9 @@ type ConversationUpdate struct {
 	SessionID string    // empty: unchanged
 	Title     string    // empty: unchanged
 	At        time.Time // becomes UpdatedAt
+	// LeaseUntil, with a running or queued Status, is until when the
+	// process that runs or queues the conversation vouches for it
+	// (RenewConversations extends it; InterruptRunning spares it until
+	// then). Zero leaves the lease as it is.
+	LeaseUntil time.Time
 }

@@ -32,6 +32,7 @@ type Service struct {
 	ids      ids.Gen
 	reject   bool
 	obs      Observer
+	lease    time.Duration // how long a run or queued message is vouched for
 
 	base     context.Context
 	stop     context.CancelFunc
@@ -62,13 +63,23 @@ func WithNotifier(n store.Notifier) Option {
 	return func(s *Service) { s.notifier = notify.ForService(n) }
 }
 
+// DefaultRunLease is how long a Service vouches for the conversations it
+// runs or queues before it renews them (every third of it): a process
+// that stops renewing, having stopped, leaves them to be interrupted by
+// the next Start or sweep of any process sharing the store.
+const DefaultRunLease = 30 * time.Second
+
+// WithRunLease sets the run lease (DefaultRunLease); a process paused
+// longer than it may have its runs taken for stopped.
+func WithRunLease(d time.Duration) Option { return func(s *Service) { s.lease = d } }
+
 // WithRejectWhenBusy refuses a message to another conversation while one
 // runs, instead of queueing it.
 func WithRejectWhenBusy() Option { return func(s *Service) { s.reject = true } }
 
 // New returns a Service. Call Start before use and Close when done.
 func New(st Store, runner Runner, opts ...Option) *Service {
-	s := &Service{store: st, runner: runner, now: time.Now, notifier: notify.Local(), obs: nopObserver{}}
+	s := &Service{store: st, runner: runner, now: time.Now, notifier: notify.Local(), obs: nopObserver{}, lease: DefaultRunLease}
 	for _, o := range opts {
 		o(s)
 	}
@@ -81,9 +92,12 @@ func New(st Store, runner Runner, opts ...Option) *Service {
 // conversation whose run (wherever it is) should stop.
 const cancelTopic = "agentchat:cancel"
 
-// Start marks the runs a stopped process left running as interrupted and,
-// with a notifier shared with other processes, starts listening for the
-// cancels they send.
+// Start marks the runs a stopped process left running or queued as
+// interrupted (those whose lease has ended: a live process's are spared)
+// and returns how many; with a notifier shared with other processes, it
+// starts listening for the cancels they send. Until Close it renews the
+// leases of this process's runs and interrupts those other processes
+// stopped renewing.
 func (s *Service) Start(ctx context.Context) (_ int, err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Start")
 	defer func() { done(err) }()
@@ -104,8 +118,59 @@ func (s *Service) Start(ctx context.Context) (_ int, err error) {
 			}
 		}()
 	}
-	return s.store.InterruptRunning(ctx, s.clock())
+	n, err := s.interruptLapsed(ctx)
+	if err != nil {
+		return 0, err
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.keepLeases()
+	}()
+	return n, nil
 }
+
+// interruptLapsed interrupts the runs whose lease has ended and ends each
+// one's stream with its closing status.
+func (s *Service) interruptLapsed(ctx context.Context) (int, error) {
+	ids, err := s.store.InterruptRunning(ctx, s.clock())
+	for _, id := range ids {
+		_, _ = s.append(ctx, id, EventStatus, closingStatus(StatusInterrupted))
+	}
+	return len(ids), err
+}
+
+// keepLeases renews the leases of this process's running and queued
+// conversations every third of the lease, and interrupts the lapsed runs
+// of the processes sharing the store, until Close.
+func (s *Service) keepLeases() {
+	tick := time.NewTicker(max(s.lease/3, time.Millisecond))
+	defer tick.Stop()
+	ctx := s.base
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		s.mu.Lock()
+		mine := make([]string, 0, len(s.queue)+1)
+		if s.active != "" {
+			mine = append(mine, s.active)
+		}
+		for _, q := range s.queue {
+			mine = append(mine, q.conversationID)
+		}
+		s.mu.Unlock()
+		if len(mine) > 0 {
+			_ = s.store.RenewConversations(ctx, mine, s.leaseUntil())
+		}
+		_, _ = s.interruptLapsed(ctx)
+	}
+}
+
+// leaseUntil is the lease of a run or queued message starting now.
+func (s *Service) leaseUntil() time.Time { return s.clock().Add(s.lease) }
 
 // Close stops the running agent and waits for it. As the process stops,
 // its runs end interrupted: the one running, and those queued, which will
@@ -291,7 +356,7 @@ func (s *Service) Send(ctx context.Context, id, content string) (_ SendResult, e
 			return SendResult{Message: m}, ErrBusy
 		}
 		s.queue = append(s.queue, queued{id, content, trace.SpanContextFromContext(ctx)})
-		return SendResult{Message: m, Queued: true}, s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: StatusQueued, SessionID: "", Title: "", At: s.clock()})
+		return SendResult{Message: m, Queued: true}, s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: StatusQueued, SessionID: "", Title: "", At: s.clock(), LeaseUntil: s.leaseUntil()})
 	}
 	return SendResult{Message: m}, s.startLocked(id, content, trace.SpanContextFromContext(ctx))
 }
@@ -305,7 +370,7 @@ func (s *Service) startLocked(id, text string, sc trace.SpanContext) error {
 		base = trace.ContextWithRemoteSpanContext(base, sc)
 	}
 	ctx, cancel := context.WithCancel(base)
-	if err := s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: StatusRunning, SessionID: "", Title: "", At: s.clock()}); err != nil {
+	if err := s.store.UpdateConversation(ctx, ConversationUpdate{ID: id, Status: StatusRunning, SessionID: "", Title: "", At: s.clock(), LeaseUntil: s.leaseUntil()}); err != nil {
 		cancel()
 		return err
 	}

@@ -181,9 +181,10 @@ func TestCancelAndInterrupted(t *testing.T) {
 	svc.Close()
 	require.Empty(t, svc.Running())
 
-	// A process that died mid-run leaves the conversation running; the
-	// next one to start marks it interrupted.
-	require.NoError(t, st.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: a.ID, Status: agentchat.StatusRunning, SessionID: "", Title: "", At: time.Now()}))
+	// A process that died mid-run leaves the conversation running; once
+	// its lease has ended, the next one to start marks it interrupted.
+	require.NoError(t, st.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: a.ID, Status: agentchat.StatusRunning, SessionID: "", Title: "", At: time.Now(),
+		LeaseUntil: time.Now().Add(-time.Second)}))
 	next := agentchat.New(st, r)
 	defer next.Close()
 	n, err := next.Start(ctx)
@@ -318,9 +319,11 @@ func TestRunStopsWhenItsConversationIsDeleted(t *testing.T) {
 	_, err = svc.Send(ctx, c.ID, "long job")
 	require.NoError(t, err)
 	<-r.started
-	n, err := st.InterruptRunning(ctx, time.Now()) // a process starting elsewhere
+	// A process elsewhere takes the run for stopped, as it would were this
+	// one paused past its lease.
+	ids, err := st.InterruptRunning(ctx, time.Now().Add(agentchat.DefaultRunLease))
 	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	require.Equal(t, []string{c.ID}, ids)
 	require.NoError(t, st.DeleteConversation(ctx, c.ID))
 	require.Eventually(t, func() bool { return svc.Running() == "" }, 2*time.Second, 5*time.Millisecond, "the run stopped")
 }
@@ -386,4 +389,60 @@ func TestTimesAreMilliseconds(t *testing.T) {
 	list, err := svc.Conversations(ctx, agentchat.ConversationsQuery{})
 	require.NoError(t, err)
 	require.Equal(t, []string{b.ID, a.ID}, []string{list[0].ID, list[1].ID})
+}
+
+// TestLiveRunsAreSpared: a process that starts interrupts only the runs
+// whose lease has ended, the leftovers of a process that stopped, and ends
+// their streams with the closing status; a live process's run, its lease
+// renewed, goes on however many leases pass, and a leftover whose lease
+// was still running is interrupted by the sweep once it ends.
+func TestLiveRunsAreSpared(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	const lease = 60 * time.Millisecond
+	release := make(chan struct{})
+	live := agentchat.New(st, &scripted{release: release}, agentchat.WithRunLease(lease))
+	_, err := live.Start(ctx)
+	require.NoError(t, err)
+	t.Cleanup(live.Close)
+	c, err := live.Create(ctx, agentchat.NewConversation{Title: "live"})
+	require.NoError(t, err)
+	_, err = live.Send(ctx, c.ID, "work")
+	require.NoError(t, err)
+	waitStatus(t, live, c.ID, agentchat.StatusRunning)
+
+	// Leftovers of a process that stopped: one without a lease, one whose
+	// lease runs a little longer.
+	leftover := func(title string, until time.Time) string {
+		t.Helper()
+		l, err := live.Create(ctx, agentchat.NewConversation{Title: title})
+		require.NoError(t, err)
+		require.NoError(t, st.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: l.ID, Status: agentchat.StatusRunning, At: time.Now().UTC(), LeaseUntil: until}))
+		return l.ID
+	}
+	gone := leftover("gone", time.Time{})
+	fading := leftover("fading", time.Now().Add(3*lease))
+
+	next := agentchat.New(st, &scripted{}, agentchat.WithRunLease(lease))
+	n, err := next.Start(ctx)
+	require.NoError(t, err)
+	t.Cleanup(next.Close)
+	require.Equal(t, 1, n, "only the leftover without a lease")
+	waitStatus(t, next, gone, agentchat.StatusInterrupted)
+	waitStatus(t, next, fading, agentchat.StatusInterrupted)
+	for _, id := range []string{gone, fading} {
+		_, msgs, err := next.Conversation(ctx, id)
+		require.NoError(t, err)
+		require.NotEmpty(t, msgs)
+		last := msgs[len(msgs)-1]
+		require.Equal(t, agentchat.EventStatus, last.Type)
+		require.JSONEq(t, `{"status":"interrupted"}`, last.Content, "the stream ends with the run's closing status")
+	}
+
+	time.Sleep(5 * lease)
+	got, _, err := next.Conversation(ctx, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, agentchat.StatusRunning, got.Status, "the live run outlives five leases")
+	close(release)
+	waitStatus(t, live, c.ID, agentchat.StatusIdle)
 }

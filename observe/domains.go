@@ -101,10 +101,10 @@ func (s agentchatStore) UpdateConversation(ctx context.Context, u agentchat.Conv
 
 // InterruptRunning implements agentchat.Store; each conversation it marks
 // is a run interrupted.
-func (s agentchatStore) InterruptRunning(ctx context.Context, at time.Time) (int, error) {
+func (s agentchatStore) InterruptRunning(ctx context.Context, at time.Time) ([]string, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opAgentchatInterruptRunning])
-	n, err := s.next.InterruptRunning(ctx, at)
+	ids, err := s.next.InterruptRunning(ctx, at)
 	c.end(err)
-	s.o.chat(agentchat.StatusInterrupted, n)
-	return n, err
+	s.o.chat(agentchat.StatusInterrupted, len(ids))
+	return ids, err
 }

@@ -508,6 +508,7 @@ var agentchatOps = []string{
 	"InterruptRunning",
 	"ListChatMessages",
 	"ListConversations",
+	"RenewConversations",
 	"UpdateConversation",
 }
 
@@ -519,7 +520,8 @@ const (
 	opAgentchatInterruptRunning   = 4
 	opAgentchatListChatMessages   = 5
 	opAgentchatListConversations  = 6
-	opAgentchatUpdateConversation = 7
+	opAgentchatRenewConversations = 7
+	opAgentchatUpdateConversation = 8
 )
 
 // AppendChatMessage implements agentchat.Store.
@@ -568,4 +570,12 @@ func (s agentchatStore) ListConversations(ctx context.Context, a1 agentchat.List
 	r0, err := s.next.ListConversations(ctx, a1)
 	c.end(err)
 	return r0, err
+}
+
+// RenewConversations implements agentchat.Store.
+func (s agentchatStore) RenewConversations(ctx context.Context, a1 []string, a2 time.Time) error {
+	ctx, c := s.o.start(ctx, &s.ops[opAgentchatRenewConversations])
+	err := s.next.RenewConversations(ctx, a1, a2)
+	c.end(err)
+	return err
 }

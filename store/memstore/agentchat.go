@@ -14,6 +14,7 @@ var _ agentchat.Store = (*Store)(nil)
 type chatRec struct {
 	conv     agentchat.Conversation
 	messages []agentchat.Message
+	lease    time.Time // ConversationUpdate.LeaseUntil's, for a busy status
 }
 
 // CreateConversation implements agentchat.Store.
@@ -103,6 +104,9 @@ func (s *Store) UpdateConversation(ctx context.Context, u agentchat.Conversation
 		return agentchat.ErrConversationNotFound
 	}
 	r.conv.Status, r.conv.UpdatedAt = status, at
+	if !u.LeaseUntil.IsZero() {
+		r.lease = u.LeaseUntil
+	}
 	if sessionID != "" {
 		r.conv.SessionID = sessionID
 	}
@@ -145,19 +149,34 @@ func (s *Store) ListChatMessages(ctx context.Context, conversationID string, aft
 	return append([]agentchat.Message{}, r.messages[i:]...), nil
 }
 
-// InterruptRunning implements agentchat.Store.
-func (s *Store) InterruptRunning(ctx context.Context, at time.Time) (int, error) {
+// RenewConversations implements agentchat.Store.
+func (s *Store) RenewConversations(ctx context.Context, ids []string, until time.Time) error {
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, r := range s.chats {
-		if r.conv.Status == agentchat.StatusRunning || r.conv.Status == agentchat.StatusQueued {
-			r.conv.Status, r.conv.UpdatedAt = agentchat.StatusInterrupted, at
-			n++
+	for _, id := range ids {
+		if r, ok := s.chats[id]; ok && r.conv.Status.Busy() {
+			r.lease = until
 		}
 	}
-	return n, nil
+	return nil
+}
+
+// InterruptRunning implements agentchat.Store.
+func (s *Store) InterruptRunning(ctx context.Context, at time.Time) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := []string{}
+	for id, r := range s.chats {
+		if r.conv.Status.Busy() && !r.lease.After(at) {
+			r.conv.Status, r.conv.UpdatedAt = agentchat.StatusInterrupted, at
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }

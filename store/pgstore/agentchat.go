@@ -2,7 +2,10 @@ package pgstore
 
 import (
 	"context"
+	"database/sql"
 	"time"
+
+	"github.com/lib/pq"
 
 	"github.com/agorahq/agora/agentchat"
 )
@@ -102,10 +105,19 @@ func (s *Store) DeleteConversation(ctx context.Context, id string) error {
 // UpdateConversation implements agentchat.Store.
 func (s *Store) UpdateConversation(ctx context.Context, u agentchat.ConversationUpdate) error {
 	id, status, sessionID, title, at := u.ID, u.Status, u.SessionID, u.Title, u.At
+	lease := sql.NullTime{Time: u.LeaseUntil, Valid: !u.LeaseUntil.IsZero()}
 	return s.execOne(ctx, agentchat.ErrConversationNotFound, `UPDATE agora_conversations SET status = $2,
 		session_id = CASE WHEN $3 = '' THEN session_id ELSE $3 END,
-		title = CASE WHEN $4 = '' THEN title ELSE $4 END, updated_at = $5 WHERE id = $1`,
-		id, string(status), sessionID, title, at)
+		title = CASE WHEN $4 = '' THEN title ELSE $4 END, updated_at = $5,
+		lease_until = COALESCE($6, lease_until) WHERE id = $1`,
+		id, string(status), sessionID, title, at, lease)
+}
+
+// RenewConversations implements agentchat.Store in one statement.
+func (s *Store) RenewConversations(ctx context.Context, ids []string, until time.Time) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE agora_conversations SET lease_until = $2
+		WHERE id = ANY($1) AND status IN ('running', 'queued')`, pq.Array(ids), until)
+	return interpretError(ctx, err)
 }
 
 // AppendChatMessage implements agentchat.Store in one statement: the ID
@@ -151,12 +163,12 @@ func (s *Store) ListChatMessages(ctx context.Context, conversationID string, aft
 }
 
 // InterruptRunning implements agentchat.Store.
-func (s *Store) InterruptRunning(ctx context.Context, at time.Time) (int, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE agora_conversations SET status = 'interrupted', updated_at = $1
-		WHERE status IN ('running', 'queued')`, at)
+func (s *Store) InterruptRunning(ctx context.Context, at time.Time) ([]string, error) {
+	ids := []string{}
+	err := s.db.SelectContext(ctx, &ids, `UPDATE agora_conversations SET status = 'interrupted', updated_at = $1
+		WHERE status IN ('running', 'queued') AND (lease_until IS NULL OR lease_until <= $1) RETURNING id`, at)
 	if err != nil {
-		return 0, interpretError(ctx, err)
+		return nil, interpretError(ctx, err)
 	}
-	n, err := res.RowsAffected()
-	return int(n), interpretError(ctx, err)
+	return ids, nil
 }

@@ -17,7 +17,7 @@ var _ agentchat.Store = (*Store)(nil)
 
 // agentchat keys, under the store's hash tag:
 //
-//	conv:<id>        hash: id, title, session_id, user, status, created_at, updated_at, updated_ms
+//	conv:<id>        hash: id, title, session_id, user, status, created_at, updated_at, updated_ms, lease_ms
 //	chatmsgs:<id>    zset of messages scored by ID, a member "<ID> <JSON>"
 //	chatseq          the last message ID, store-wide
 //	convmsgs:<id>    list of messages stored before IDs were store-wide (a
@@ -30,6 +30,7 @@ var (
 	chatListScript      = newScript("chat_list.lua")
 	chatDeleteScript    = newScript("chat_delete.lua")
 	chatInterruptScript = newScript("chat_interrupt.lua")
+	chatRenewScript     = newScript("chat_renew.lua")
 )
 
 func (s *Store) convKey(id string) string     { return s.key("conv", id) }
@@ -40,12 +41,17 @@ func (s *Store) chatKeys(id string) []string {
 	return []string{s.convKey(id), s.convMsgsKey(id), s.key("chatmsgs", id), s.key("chatseq")}
 }
 
-func (s *Store) updateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at time.Time, created *agentchat.Conversation) error {
+func (s *Store) updateConversation(ctx context.Context, id string, status agentchat.Status, sessionID, title string, at, lease time.Time, created *agentchat.Conversation) error {
 	args := []any{id, string(status), sessionID, title, at.UnixMilli(), stamp(at)}
 	if created != nil {
 		args = append(args, "create", stamp(created.CreatedAt), created.User)
 	} else {
 		args = append(args, "update", "", "")
+	}
+	if lease.IsZero() {
+		args = append(args, "")
+	} else {
+		args = append(args, lease.UnixMilli())
 	}
 	err := chatUpdateScript.Run(ctx, s.client, []string{s.convKey(id), s.key("convs"), s.key("convactive")}, args...).Err()
 	return interpretError(ctx, err, nil)
@@ -53,13 +59,13 @@ func (s *Store) updateConversation(ctx context.Context, id string, status agentc
 
 // CreateConversation implements agentchat.Store.
 func (s *Store) CreateConversation(ctx context.Context, c agentchat.Conversation) error {
-	return s.updateConversation(ctx, c.ID, c.Status, c.SessionID, c.Title, c.UpdatedAt, &c)
+	return s.updateConversation(ctx, c.ID, c.Status, c.SessionID, c.Title, c.UpdatedAt, time.Time{}, &c)
 }
 
 // UpdateConversation implements agentchat.Store.
 func (s *Store) UpdateConversation(ctx context.Context, u agentchat.ConversationUpdate) error {
 	id, status, sessionID, title, at := u.ID, u.Status, u.SessionID, u.Title, u.At
-	return s.updateConversation(ctx, id, status, sessionID, title, at, nil)
+	return s.updateConversation(ctx, id, status, sessionID, title, at, u.LeaseUntil, nil)
 }
 
 func decodeConversation(m map[string]string) (agentchat.Conversation, error) {
@@ -166,7 +172,24 @@ func (s *Store) ListChatMessages(ctx context.Context, conversationID string, aft
 }
 
 // InterruptRunning implements agentchat.Store.
-func (s *Store) InterruptRunning(ctx context.Context, at time.Time) (int, error) {
-	n, err := chatInterruptScript.Run(ctx, s.client, []string{s.key("convactive")}, s.ns, at.UnixMilli(), stamp(at)).Int()
-	return n, interpretError(ctx, err, nil)
+func (s *Store) InterruptRunning(ctx context.Context, at time.Time) ([]string, error) {
+	ids, err := chatInterruptScript.Run(ctx, s.client, []string{s.key("convactive")}, s.ns, at.UnixMilli(), stamp(at)).StringSlice()
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	return ids, nil
+}
+
+// RenewConversations implements agentchat.Store in one script
+// (chat_renew.lua).
+func (s *Store) RenewConversations(ctx context.Context, ids []string, until time.Time) error {
+	if len(ids) == 0 {
+		return ctx.Err()
+	}
+	args := make([]any, 0, len(ids)+2)
+	args = append(args, s.ns, until.UnixMilli())
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	return interpretError(ctx, chatRenewScript.Run(ctx, s.client, []string{s.key("convactive")}, args...).Err(), nil)
 }

@@ -193,22 +193,41 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		t.Parallel()
 		st := newChat(t)
 		ctx := context.Background()
-		for _, id := range []string{"conv_1", "conv_2", "conv_3"} {
+		for _, id := range []string{"conv_1", "conv_2", "conv_3", "conv_4", "conv_5"} {
 			require.NoError(t, st.CreateConversation(ctx, conv(id, at)))
 		}
-		require.NoError(t, st.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: "conv_1", Status: agentchat.StatusRunning, SessionID: "", Title: "", At: at}))
-		require.NoError(t, st.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: "conv_2", Status: agentchat.StatusQueued, SessionID: "", Title: "", At: at}))
-		n, err := st.InterruptRunning(ctx, at.Add(time.Minute))
+		busy := func(id string, status agentchat.Status, lease time.Time) {
+			t.Helper()
+			require.NoError(t, st.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: id, Status: status, SessionID: "", Title: "", At: at, LeaseUntil: lease}))
+		}
+		busy("conv_1", agentchat.StatusRunning, time.Time{})        // no lease: a leftover
+		busy("conv_2", agentchat.StatusQueued, at.Add(time.Second)) // its lease ends before the sweep
+		busy("conv_4", agentchat.StatusRunning, at.Add(time.Hour))  // a live process's run
+		busy("conv_5", agentchat.StatusQueued, at.Add(time.Second)) // renewed below
+		require.NoError(t, st.RenewConversations(ctx, []string{"conv_5", "conv_3", "conv_missing"}, at.Add(2*time.Minute)))
+		// A title written during a run keeps its lease.
+		require.NoError(t, st.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: "conv_4", Status: agentchat.StatusRunning, SessionID: "", Title: "named", At: at}))
+		ids, err := st.InterruptRunning(ctx, at.Add(time.Minute))
 		require.NoError(t, err)
-		require.Equal(t, 2, n)
-		for id, want := range map[string]agentchat.Status{"conv_1": agentchat.StatusInterrupted, "conv_2": agentchat.StatusInterrupted, "conv_3": agentchat.StatusIdle} {
+		require.ElementsMatch(t, []string{"conv_1", "conv_2"}, ids)
+		for id, want := range map[string]agentchat.Status{"conv_1": agentchat.StatusInterrupted, "conv_2": agentchat.StatusInterrupted,
+			"conv_3": agentchat.StatusIdle, "conv_4": agentchat.StatusRunning, "conv_5": agentchat.StatusQueued} {
 			c, err := st.GetConversation(ctx, id)
 			require.NoError(t, err)
 			require.Equal(t, want, c.Status, id)
 		}
-		n, err = st.InterruptRunning(ctx, at.Add(time.Minute))
+		ids, err = st.InterruptRunning(ctx, at.Add(time.Minute))
 		require.NoError(t, err)
-		require.Zero(t, n)
+		require.Empty(t, ids)
+		// A renewal does not bring back an idle conversation's lease: conv_3
+		// was renewed while idle; made busy without a lease, it is a leftover.
+		busy("conv_3", agentchat.StatusRunning, time.Time{})
+		ids, err = st.InterruptRunning(ctx, at.Add(2*time.Minute))
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{"conv_3", "conv_5"}, ids, "a lease ends at its time")
+		ids, err = st.InterruptRunning(ctx, at.Add(time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, []string{"conv_4"}, ids)
 	})
 
 	t.Run("DeleteRefusesABusyConversation", func(t *testing.T) {
