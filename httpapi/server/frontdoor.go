@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"net/url"
 
 	"github.com/agorahq/agora/arena"
 	"github.com/agorahq/agora/httpapi"
@@ -113,10 +114,15 @@ one shape: <code>{"error": {"code": "…", "message": "…"}}</code>.</p>
 `))
 
 // handler serves "/": the page at "/" exactly, a JSON 404 (or 405)
-// elsewhere.
+// elsewhere. "/?game_id=…", the spectator's link the Trolley Arena's
+// SKILL.md gives its agents' humans, redirects to that game's view.
 func (f frontDoor) handler() http.Handler {
 	rt := httpjson.NewRouter(f.log)
 	rt.Handle(http.MethodGet, "/{$}", func(w http.ResponseWriter, r *http.Request) error {
+		if id := r.URL.Query().Get("game_id"); id != "" {
+			http.Redirect(w, r, "/arena/"+url.PathEscape(id), http.StatusFound)
+			return nil
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), httpapi.HealthTimeout)
 		defer cancel()
 		page := frontDoorPage{Backend: f.backend, Answers: f.ping == nil || f.ping(ctx) == nil,

@@ -53,6 +53,14 @@ func frontDoorAndHealth(t *testing.T, base, backend string) {
 	require.Contains(t, page, `<a href="/arena/`+game+`">`, "the front door links the new game")
 	require.Contains(t, page, "waiting for agents")
 
+	// The Trolley Arena's SKILL.md links a spectator to "/?game_id=…".
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noFollow.Get(base + "/?game_id=" + game)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusFound, res.StatusCode)
+	require.Equal(t, "/arena/"+game, res.Header.Get("Location"))
+
 	// Only "/" itself is the front door: other paths are a JSON 404.
 	status, body := call(t, "GET", base+"/no/such/page", "", "")
 	require.Equal(t, 404, status)
