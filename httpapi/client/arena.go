@@ -273,7 +273,10 @@ func (c *Client) GameEvents(ctx context.Context, gameID string, after int) (<-ch
 		case "feed":
 			seq, err := strconv.Atoi(ev.id)
 			g.Seq = seq
-			return g, err == nil && json.Unmarshal([]byte(ev.data), &g.Item) == nil
+			// Decoded before the return reads g: Go leaves the order of
+			// reading g and calling Unmarshal in one return unspecified.
+			ok := err == nil && json.Unmarshal([]byte(ev.data), &g.Item) == nil
+			return g, ok
 		case "state":
 			var d wire.GameEventState
 			err := json.Unmarshal([]byte(ev.data), &d)

@@ -42,6 +42,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
@@ -96,9 +97,18 @@ type Error struct {
 	Body map[string]any
 }
 
-// Error says the status, the code and the server's message.
+// Error says the status, the code (the status's text when the answer had
+// none) and the server's message.
 func (e *Error) Error() string {
-	return fmt.Sprintf("agora: %d %s: %s", e.Status, e.Code, e.Message)
+	code := e.Code
+	if code == "" {
+		code = http.StatusText(e.Status)
+	}
+	s := fmt.Sprintf("agora: %d %s", e.Status, code)
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
 }
 
 // Unwrap maps the status back to the library's sentinel error the server
@@ -159,7 +169,12 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if out == nil || len(data) == 0 {
 		return nil
 	}
-	return json.Unmarshal(data, out)
+	if err := json.Unmarshal(data, out); err != nil {
+		// Not the server's JSON: a proxy or portal answered in its place.
+		return fmt.Errorf("agora: %s %s answered %d (%s), not the JSON it answers: %w",
+			method, path, res.StatusCode, res.Header.Get("Content-Type"), err)
+	}
+	return nil
 }
 
 // readError turns an error answer into an *Error.
@@ -175,9 +190,27 @@ func readError(res *http.Response) error {
 	}
 	_ = json.Unmarshal(data, &e.Body)
 	if e.Message == "" {
-		e.Message = strings.TrimSpace(string(data))
+		e.Message = excerpt(data)
 	}
 	return e
+}
+
+// maxExcerpt bounds the part of an answer that is not Agora's error object
+// (a proxy's HTML page) an Error keeps as its message.
+const maxExcerpt = 200
+
+// excerpt is the start of data on one line: spaces and line breaks
+// collapsed, at most maxExcerpt bytes of whole characters.
+func excerpt(data []byte) string {
+	s := strings.Join(strings.Fields(string(data[:min(len(data), 4*maxExcerpt)])), " ")
+	if len(s) <= maxExcerpt {
+		return s
+	}
+	cut := maxExcerpt
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // ctxErr makes sure an error caused by the end of ctx matches ctx.Err()

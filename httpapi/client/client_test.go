@@ -2,12 +2,14 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -332,6 +334,55 @@ func TestErrorsUseTheServersTable(t *testing.T) {
 	require.ErrorIs(t, &client.Error{Status: http.StatusServiceUnavailable}, store.ErrUnavailable)
 	require.ErrorIs(t, &client.Error{Status: http.StatusTooManyRequests}, client.ErrRateLimited)
 	require.NoError(t, (&client.Error{Status: http.StatusInternalServerError}).Unwrap())
+}
+
+// TestAnswersThatAreNotAgoras: an answer Agora did not write — a proxy's
+// HTML page, an empty body — comes back as an error that says its status
+// and a line of what came, not the whole page; a success whose body is not
+// JSON says so, with the route, not as a bare JSON syntax error.
+func TestAnswersThatAreNotAgoras(t *testing.T) {
+	page := "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>" + strings.Repeat("<p>nginx</p>\n", 5000) + "</body></html>"
+	answers := []struct {
+		status      int
+		contentType string
+		body        string
+		want        string
+	}{
+		{http.StatusBadGateway, "text/html", page, "agora: 502 Bad Gateway: <html> <head><title>502 Bad Gateway</title></head>"},
+		{http.StatusRequestEntityTooLarge, "", "", "agora: 413 Request Entity Too Large"},
+		{http.StatusServiceUnavailable, "text/plain", "  upstream connect error  ", "agora: 503 Service Unavailable: upstream connect error"},
+	}
+	for _, a := range answers {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if a.contentType != "" {
+				w.Header().Set("Content-Type", a.contentType)
+			}
+			w.WriteHeader(a.status)
+			_, _ = w.Write([]byte(a.body))
+		}))
+		_, err := client.New(srv.URL).Claim(t.Context(), "claim_1")
+		srv.Close()
+		var e *client.Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, a.status, e.Status)
+		require.Empty(t, e.Code, "no error object, no code")
+		require.LessOrEqual(t, len(err.Error()), 300, "a line, not the page")
+		require.True(t, strings.HasPrefix(err.Error(), a.want), "%q", err.Error())
+		if kind := httpjson.KindOf(a.status); kind != nil {
+			require.ErrorIs(t, err, kind, "the status still matches its kind")
+		}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte("<html>sign in to the network</html>"))
+	}))
+	defer srv.Close()
+	_, err := client.New(srv.URL).Claim(t.Context(), "claim_1")
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "GET /api/v1/claims/claim_1")
+	require.Contains(t, err.Error(), "text/html")
+	var syntax *json.SyntaxError
+	require.ErrorAs(t, err, &syntax, "the decoding error is kept")
 }
 
 // TestErrorsMatchTheSentinels: every kind of error answer, from each API,

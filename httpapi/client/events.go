@@ -20,7 +20,8 @@ import (
 func (c *Client) ClaimEvents(ctx context.Context) (<-chan string, error) {
 	return subscribe(ctx, c, "/api/v1/events", nil, func(ev event) (string, bool) {
 		var d wire.ClaimChanged
-		return d.ClaimID, ev.name == "changed" && json.Unmarshal([]byte(ev.data), &d) == nil
+		ok := ev.name == "changed" && json.Unmarshal([]byte(ev.data), &d) == nil
+		return d.ClaimID, ok
 	})
 }
 
@@ -31,7 +32,8 @@ func (c *Client) ClaimEvents(ctx context.Context) (<-chan string, error) {
 func (c *Client) SquadEvents(ctx context.Context) (<-chan string, error) {
 	return subscribe(ctx, c, "/api/squad-chat/events", nil, func(ev event) (string, bool) {
 		var d wire.SquadChanged
-		return d.ID, ev.name == "changed" && json.Unmarshal([]byte(ev.data), &d) == nil
+		ok := ev.name == "changed" && json.Unmarshal([]byte(ev.data), &d) == nil
+		return d.ID, ok
 	})
 }
 

@@ -9,8 +9,9 @@ import (
 // Limiter is a per-key rate limit kept in PostgreSQL (GCRA), so that it
 // holds across every server process sharing the database, as redisstore's
 // does on Redis. It satisfies httpapi.Limiter. Each Allow is one
-// statement on one row of agora_rate_limits, timed by the database's clock,
-// the one clock every process shares.
+// statement on one row of agora_rate_limits (a refusal one more, to read
+// how long to wait), timed by the database's clock, the one clock every
+// process shares.
 type Limiter struct {
 	s        *Store
 	interval int64 // microseconds between requests at the steady rate
@@ -28,7 +29,7 @@ func (s *Store) Limiter(perSecond float64, burst int) *Limiter {
 // allowQuery moves the key's theoretical arrival time (tat) one interval on
 // from max(tat, now) when that stays within the window of now, in one
 // statement: concurrent calls on one key queue on its row. It returns
-// whether it moved and, when not, how long until it would.
+// whether it moved.
 const allowQuery = `
 WITH clock AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS now),
 took AS (
@@ -36,21 +37,31 @@ took AS (
     ON CONFLICT (key) DO UPDATE SET tat = GREATEST(r.tat, EXCLUDED.tat - $2) + $2
     WHERE GREATEST(r.tat, EXCLUDED.tat - $2) + $2 <= EXCLUDED.tat - $2 + $3
     RETURNING r.tat)
-SELECT EXISTS (SELECT 1 FROM took) AS ok,
-    COALESCE((SELECT GREATEST(r.tat - clock.now, 0) + $2 - $3 FROM agora_rate_limits r WHERE r.key = $1), 0) AS wait
-FROM clock`
+SELECT EXISTS (SELECT 1 FROM took)`
+
+// waitQuery is how long until the key's next request fits its window, in
+// microseconds, read from the row as it is now. allowQuery cannot say it:
+// its plain reads see the snapshot its statement began with, before the
+// concurrent calls it queued behind moved the row (or, for a new key,
+// inserted it), so a refusal would be told a wait too short (none at all).
+const waitQuery = `
+SELECT COALESCE((SELECT GREATEST(tat - (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, 0) + $2 - $3
+    FROM agora_rate_limits WHERE key = $1), 0)`
 
 // Allow implements httpapi.Limiter.
 func (l *Limiter) Allow(ctx context.Context, key string) (bool, time.Duration, error) {
-	var row struct {
-		OK   bool  `db:"ok"`
-		Wait int64 `db:"wait"`
-	}
-	if err := l.s.get(ctx, &row, allowQuery, key, l.interval, l.window); err != nil {
+	var ok bool
+	if err := l.s.get(ctx, &ok, allowQuery, key, l.interval, l.window); err != nil {
 		return false, 0, fmt.Errorf("rate limit: %w", interpretError(ctx, err))
 	}
-	if row.OK {
+	if ok {
 		return true, 0, nil
 	}
-	return false, max(time.Duration(row.Wait)*time.Microsecond, time.Millisecond), nil
+	// A statement of its own sees every change committed before it,
+	// among them the one that refused this request.
+	var wait int64
+	if err := l.s.get(ctx, &wait, waitQuery, key, l.interval, l.window); err != nil {
+		return false, 0, fmt.Errorf("rate limit: %w", interpretError(ctx, err))
+	}
+	return false, max(time.Duration(wait)*time.Microsecond, time.Millisecond), nil
 }

@@ -20,17 +20,13 @@ type Limiter struct {
 // Limiter returns a rate limiter of perSecond requests a second per key with
 // bursts of burst, stored under the store's prefix.
 func (s *Store) Limiter(perSecond float64, burst int) *Limiter {
-	// redis_rate counts whole requests per period: express fractional rates
-	// as requests per a longer period.
-	period := time.Second
-	rate := perSecond
-	for rate < 1 && period < time.Hour {
-		rate *= 60
-		period *= 60
-	}
+	// One request per interval, as memstore's and pgstore's Limiter count:
+	// redis_rate spaces requests Period/Rate apart, so Rate 1 keeps a
+	// fractional rate (2.5 a second) whole rather than rounding it down.
+	interval := max(time.Duration(float64(time.Second)/max(perSecond, 1e-9)), 1)
 	return &Limiter{
 		rl:    redis_rate.NewLimiter(s.client),
-		limit: redis_rate.Limit{Rate: max(1, int(rate)), Burst: max(1, burst), Period: period},
+		limit: redis_rate.Limit{Rate: 1, Burst: max(1, burst), Period: interval},
 		// redis_rate puts "rate:" in front; the store's hash tag follows.
 		prefix: s.ns,
 	}
