@@ -12,12 +12,11 @@ import (
 // (long polls, SSE streams) are built on it.
 //
 // Events are hints that something changed, delivered at most once: a
-// subscriber that wakes up re-reads the state it watches, and a subscriber
-// that is not keeping up misses events it would only have re-read for
-// anyway (see Subscription). Payloads are small (see MaxEventBytes). An
-// empty payload may arrive on any topic at any time: it says events may
-// have been lost (the notifier reconnected), so the subscriber re-reads
-// everything it shows.
+// subscriber that wakes up re-reads the state it watches. Payloads are
+// small (see MaxEventBytes). An empty payload, delivered as nil, may arrive
+// on any topic at any time: it says events may have been lost (the
+// notifier reconnected, or the subscriber fell behind and events were
+// dropped after it), so the subscriber re-reads everything it shows.
 type Notifier interface {
 	// Publish sends payload to every current subscriber of topic.
 	Publish(ctx context.Context, topic string, payload []byte) error

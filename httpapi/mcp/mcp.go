@@ -120,7 +120,7 @@ func NewServer(svcs Services, opts Options) *sdk.Server {
 		opts.Logger = slog.Default()
 	}
 	e := &edge{Services: svcs, opts: opts}
-	w := &watches{e: e, byURI: map[string]*watch{}, held: map[*sdk.ServerSession]int{}}
+	w := &watches{e: e, byURI: map[string]*watch{}, held: map[*sdk.ServerSession]map[string]bool{}}
 	s := sdk.NewServer(&sdk.Implementation{Name: Name, Title: "Agora", Version: "1"},
 		&sdk.ServerOptions{Instructions: instructions, Capabilities: &sdk.ServerCapabilities{},
 			SubscribeHandler: w.subscribe, UnsubscribeHandler: w.unsubscribe})

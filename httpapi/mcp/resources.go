@@ -160,9 +160,10 @@ type watches struct {
 	server *sdk.Server
 	mu     sync.Mutex
 	byURI  map[string]*watch
-	// held counts each session's subscriptions, which MaxSubscriptions
-	// bounds.
-	held map[*sdk.ServerSession]int
+	// held is the URIs each session follows, at most MaxSubscriptions. A
+	// session is here from its first subscription until it ends, watched
+	// for its end by one goroutine, however often it subscribes.
+	held map[*sdk.ServerSession]map[string]bool
 }
 
 // MaxSubscriptions is the most resources one session follows at once: a
@@ -213,7 +214,7 @@ func (w *watches) subscribe(ctx context.Context, req *sdk.SubscribeRequest) erro
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	wt := w.byURI[uri]
-	if (wt == nil || !wt.sessions[req.Session]) && w.held[req.Session] >= MaxSubscriptions {
+	if (wt == nil || !wt.sessions[req.Session]) && len(w.held[req.Session]) >= MaxSubscriptions {
 		return w.e.toolError(ctx, "subscribe", store.Errorf(store.ErrConflict, "too_many_subscriptions",
 			"a session follows at most %d resources at once; unsubscribe from one first", MaxSubscriptions))
 	}
@@ -231,11 +232,25 @@ func (w *watches) subscribe(ctx context.Context, req *sdk.SubscribeRequest) erro
 	}
 	if !wt.sessions[req.Session] {
 		wt.sessions[req.Session] = true
-		w.held[req.Session]++
+		if w.held[req.Session] == nil {
+			w.held[req.Session] = map[string]bool{}
+			go w.ended(req.Session)
+		}
+		w.held[req.Session][uri] = true
 		wt.arming++
-		go func(ss *sdk.ServerSession) { _ = ss.Wait(); w.release(uri, ss) }(req.Session)
 	}
 	return nil
+}
+
+// ended waits for ss to end, then ends its subscriptions.
+func (w *watches) ended(ss *sdk.ServerSession) {
+	_ = ss.Wait()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for uri := range w.held[ss] {
+		w.releaseLocked(uri, ss)
+	}
+	delete(w.held, ss)
 }
 
 // attach makes s the server w tells of changes, and ends each
@@ -305,14 +320,17 @@ func (w *watches) unsubscribe(_ context.Context, req *sdk.UnsubscribeRequest) er
 func (w *watches) release(uri string, ss *sdk.ServerSession) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.releaseLocked(uri, ss)
+}
+
+// releaseLocked is release with w.mu held.
+func (w *watches) releaseLocked(uri string, ss *sdk.ServerSession) {
 	wt := w.byURI[uri]
 	if wt == nil || !wt.sessions[ss] {
 		return
 	}
 	delete(wt.sessions, ss)
-	if w.held[ss]--; w.held[ss] == 0 {
-		delete(w.held, ss)
-	}
+	delete(w.held[ss], uri)
 	if len(wt.sessions) == 0 {
 		wt.stop()
 		delete(w.byURI, uri)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -201,5 +202,30 @@ func TestSubscriptionsPerSessionAreBounded(t *testing.T) {
 	require.NoError(t, cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri(mcp.MaxSubscriptions)}))
 	other := connectWith(t, srv, nil, classic)
 	require.NoError(t, other.Subscribe(ctx, &sdk.SubscribeParams{URI: uri(mcp.MaxSubscriptions + 1)}), "the bound is each session's")
+	ok[mcp.ProfileOutput](t, cs, "my_profile", nil)
+}
+
+// TestSubscribingAgainAndAgainHoldsNoMoreGoroutines: a session that
+// subscribes to a resource and unsubscribes, over and over, holds no more
+// than it holds for what it follows now — each subscription's watch for
+// the session's end goes with it, not with the session.
+func TestSubscribingAgainAndAgainHoldsNoMoreGoroutines(t *testing.T) {
+	ctx := context.Background()
+	b := setup(t, testbackend.All()[0].New(t))
+	classic := &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+	srv := mcp.NewServer(b.svcs, mcp.Options{Token: b.key(t, "watcher")})
+	cs := connectWith(t, srv, nil, classic)
+	const uri = "agora://claims/c1"
+	cycle := func() {
+		require.NoError(t, cs.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}))
+		require.NoError(t, cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: uri}))
+	}
+	cycle()
+	before := runtime.NumGoroutine()
+	for range 500 {
+		cycle()
+	}
+	require.Eventually(t, func() bool { return runtime.NumGoroutine()-before < 50 }, 5*time.Second, 10*time.Millisecond,
+		"goroutines after 500 subscriptions ended: %d more than before", runtime.NumGoroutine()-before)
 	ok[mcp.ProfileOutput](t, cs, "my_profile", nil)
 }

@@ -27,7 +27,7 @@ func TestRecordedSubscriptionTellsAMissedChange(t *testing.T) {
 					return nil, sdk.ResourceNotFoundError("")
 				})
 			uri := claimURI + "c1"
-			w := &watches{byURI: map[string]*watch{uri: {sessions: map[*sdk.ServerSession]bool{}, stop: func() {}, arming: 1, missed: true}}, held: map[*sdk.ServerSession]int{}}
+			w := &watches{byURI: map[string]*watch{uri: {sessions: map[*sdk.ServerSession]bool{}, stop: func() {}, arming: 1, missed: true}}, held: map[*sdk.ServerSession]map[string]bool{}}
 			w.attach(s)
 
 			updated := make(chan string, 8)

@@ -14,8 +14,12 @@ import (
 )
 
 // subscriptionBuffer is how many undelivered events a subscription holds.
-// When it is full a new event is dropped: the subscriber has events pending
-// already, and reading them it re-reads the state the dropped one announced.
+// Its last place is kept for the empty event: an event that finds one place
+// left is replaced by an empty one, and one that finds none is dropped
+// behind it. A subscriber that fell behind thus reads the events it could
+// hold and then the empty one, and the re-read that one asks for sees what
+// the dropped events named — a hint naming one claim or prompt is never
+// lost without a word.
 const subscriptionBuffer = 64
 
 // Hub fans events out to the subscriptions of this process. memstore uses
@@ -56,7 +60,16 @@ func (h *Hub) Subscribe(ctx context.Context, topic string) *store.Subscription {
 	h.subs[topic][c] = struct{}{}
 	h.open.Add(1)
 	h.mu.Unlock()
-	s := store.NewSubscription(c, h.Local, func() {
+	// Closed with ctx, by a callback that Close unregisters: a subscription
+	// closed first leaves nothing waiting on a context that lives on.
+	var s *store.Subscription
+	made := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		<-made
+		s.Close()
+	})
+	s = store.NewSubscription(c, h.Local, func() {
+		stop()
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		delete(h.subs[topic], c)
@@ -66,24 +79,35 @@ func (h *Hub) Subscribe(ctx context.Context, topic string) *store.Subscription {
 		}
 		close(c)
 	})
-	if ctx.Done() != nil {
-		go func() {
-			<-ctx.Done()
-			s.Close()
-		}()
-	}
+	close(made)
 	return s
 }
 
 // Deliver hands payload to every subscription of topic without blocking.
+// An empty payload is delivered as nil. A subscription with one place left
+// gets the empty event instead, and one with none drops payload: the empty
+// event waiting there makes its reader re-read everything.
 func (h *Hub) Deliver(topic string, payload []byte) {
+	if len(payload) == 0 {
+		payload = nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for c := range h.subs[topic] {
-		select {
-		case c <- payload:
-		default: // full: the subscriber has a wake-up pending already
-		}
+		send(c, payload)
+	}
+}
+
+// send puts payload on c unless that would take c's last place, which only
+// the empty event takes; c is full only behind an empty event. Only the
+// hub, holding its lock, sends on c, so its length only falls meanwhile.
+func send(c chan []byte, payload []byte) {
+	if len(c) >= cap(c)-1 {
+		payload = nil
+	}
+	select {
+	case c <- payload:
+	default: // full: the empty event waiting says to re-read
 	}
 }
 
@@ -96,10 +120,7 @@ func (h *Hub) Resync() {
 	h.mu.Lock()
 	for _, subs := range h.subs {
 		for c := range subs {
-			select {
-			case c <- nil:
-			default: // full: the subscriber has a wake-up pending already
-			}
+			send(c, nil)
 		}
 	}
 	h.mu.Unlock()

@@ -2,6 +2,7 @@ package notify_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -75,5 +76,30 @@ func TestOnResyncIsCalledAfterResync(t *testing.T) {
 	h.Resync()
 	if calls != 2 {
 		t.Fatalf("OnResync called %d times, want 2", calls)
+	}
+}
+
+// TestClosedSubscriptionLeavesNothingOnItsContext: a subscription closed
+// before its context ends holds no goroutine waiting on that context, so a
+// long-lived context (a service's, an MCP session's) that subscribes and
+// closes again and again does not pile them up.
+func TestClosedSubscriptionLeavesNothingOnItsContext(t *testing.T) {
+	var h notify.Hub
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	before := runtime.NumGoroutine()
+	for range 1000 {
+		h.Subscribe(ctx, "t").Close()
+	}
+	require.Less(t, runtime.NumGoroutine()-before, 10, "goroutines left behind by closed subscriptions")
+
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	sub := h.Subscribe(done, "t")
+	select {
+	case _, open := <-sub.C:
+		require.False(t, open, "a subscription made with a done context closes")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the subscription outlived its context")
 	}
 }

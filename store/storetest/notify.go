@@ -95,6 +95,45 @@ func RunNotifier(t *testing.T, newStores NewStores) {
 		require.Equal(t, "after", got, "events flow again after the reconnect")
 	})
 
+	t.Run("SubscriberBehindIsToldToReRead", func(t *testing.T) {
+		t.Parallel()
+		st := newStores(t)
+		ctx := context.Background()
+		behind, err := st.Peer.Subscribe(ctx, "claim:1")
+		require.NoError(t, err)
+		defer behind.Close()
+		marker, err := st.Peer.Subscribe(ctx, "marker")
+		require.NoError(t, err)
+		defer marker.Close()
+		// Far more events than a subscription holds while its reader is
+		// busy elsewhere, each naming what changed (as a claim's hint
+		// does), then the empty event the convention allows.
+		const n = 300
+		for i := 0; i < n; i++ {
+			require.NoError(t, st.Notifier.Publish(ctx, "claim:1", []byte(fmt.Sprint("v", i))))
+		}
+		require.NoError(t, st.Notifier.Publish(ctx, "claim:1", []byte{}))
+		require.NoError(t, st.Notifier.Publish(ctx, "marker", []byte("all sent")))
+		require.Equal(t, "all sent", receive(t, marker), "events of one notifier arrive in order")
+		// The reader may miss events, but never silently: an event
+		// dropped for it comes after an empty one still waiting, so the
+		// re-read it does for that one sees what the dropped one named.
+		var got [][]byte
+		for len(got) == 0 || len(got[len(got)-1]) > 0 {
+			select {
+			case p, ok := <-behind.C:
+				require.True(t, ok, "subscription closed")
+				got = append(got, p)
+			case <-time.After(eventTimeout):
+				t.Fatalf("after %d events none is the empty one that says to re-read", len(got))
+			}
+		}
+		require.Nil(t, got[len(got)-1], "an empty event is delivered as nil, whatever slice was published")
+		for i, p := range got[:len(got)-1] {
+			require.Equal(t, fmt.Sprint("v", i), string(p), "in order, and none dropped before the empty event")
+		}
+	})
+
 	t.Run("CloseAndCancel", func(t *testing.T) {
 		t.Parallel()
 		st := newStores(t)
