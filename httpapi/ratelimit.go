@@ -31,26 +31,46 @@ type LocalLimiter struct {
 	every   rate.Limit
 	burst   int
 	buckets map[string]*rate.Limiter
+	// pruneAt is how many buckets a new key finds before the full ones,
+	// which are as good as absent, are dropped: the buckets held stay
+	// about those of the keys seen within a refill, however many keys
+	// come (the device-code route limits by client address).
+	pruneAt int
 }
+
+// minPrune is the fewest buckets or keys a limiter holds before it drops
+// those as good as absent.
+const minPrune = 1024
 
 // NewLocalLimiter allows perSecond requests a second per key with bursts of
 // burst.
 func NewLocalLimiter(perSecond float64, burst int) *LocalLimiter {
-	return &LocalLimiter{every: rate.Limit(perSecond), burst: burst, buckets: map[string]*rate.Limiter{}}
+	return &LocalLimiter{every: rate.Limit(perSecond), burst: burst, buckets: map[string]*rate.Limiter{}, pruneAt: minPrune}
 }
 
 // Allow implements Limiter.
+// The bucket is read, and dropped when full, under l.mu, so no request is
+// counted on a bucket a prune has just dropped.
 func (l *LocalLimiter) Allow(_ context.Context, key string) (bool, time.Duration, error) {
+	now := time.Now()
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	b, ok := l.buckets[key]
 	if !ok {
+		if len(l.buckets) >= l.pruneAt {
+			for k, o := range l.buckets {
+				if o.TokensAt(now) >= float64(l.burst) {
+					delete(l.buckets, k)
+				}
+			}
+			l.pruneAt = max(minPrune, 2*len(l.buckets))
+		}
 		b = rate.NewLimiter(l.every, l.burst)
 		l.buckets[key] = b
 	}
-	l.mu.Unlock()
-	res := b.Reserve()
-	if d := res.Delay(); d > 0 {
-		res.Cancel()
+	res := b.ReserveN(now, 1)
+	if d := res.DelayFrom(now); d > 0 {
+		res.CancelAt(now)
 		return false, d, nil
 	}
 	return true, 0, nil

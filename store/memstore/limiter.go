@@ -11,7 +11,16 @@ import (
 type rateData struct {
 	mu  sync.Mutex
 	tat map[string]time.Time
+	// pruneAt is how many keys a new key finds before those whose tat has
+	// passed, which are as good as absent, are dropped (at least
+	// minPrune): the keys held stay about those seen within a window,
+	// however many keys come.
+	pruneAt int
 }
+
+// minPrune is the fewest keys rateData holds before it drops those as
+// good as absent.
+const minPrune = 1024
 
 // Limiter is a per-key rate limit (GCRA) kept in the store, the same rule
 // pgstore's and redisstore's Limiter keep in theirs: every Limiter of one
@@ -45,6 +54,14 @@ func (l *Limiter) Allow(_ context.Context, key string) (bool, time.Duration, err
 	}
 	if l.r.tat == nil {
 		l.r.tat = map[string]time.Time{}
+	}
+	if _, ok := l.r.tat[key]; !ok && len(l.r.tat) >= max(l.r.pruneAt, minPrune) {
+		for k, t := range l.r.tat {
+			if !t.After(now) {
+				delete(l.r.tat, k)
+			}
+		}
+		l.r.pruneAt = 2 * len(l.r.tat)
 	}
 	l.r.tat[key] = next
 	return true, 0, nil

@@ -139,3 +139,6 @@ var (
 	ReadComments      = readComments
 	UnmarshalComments = unmarshalComments
 )
+
+// SetPruneEvery sets how often l prunes its table, for tests.
+func (l *Limiter) SetPruneEvery(n uint64) { l.pruneEvery = n }

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,14 +17,27 @@ type Limiter struct {
 	s        *Store
 	interval int64 // microseconds between requests at the steady rate
 	window   int64 // interval × burst: how far ahead a key may run
+	// Every pruneEvery calls, Allow deletes the rows whose tat has passed,
+	// which are as good as absent, so the table holds about the keys seen
+	// within a window however many keys come (the device-code route limits
+	// by client address).
+	pruneEvery uint64
+	calls      atomic.Uint64
 }
+
+// pruneEvery is Limiter.pruneEvery's default.
+const pruneEvery = 4096
+
+// pruneQuery deletes the rows as good as absent. A row an Allow moves on
+// meanwhile is re-checked on its new version and kept.
+const pruneQuery = `DELETE FROM agora_rate_limits WHERE tat < (extract(epoch FROM clock_timestamp()) * 1000000)::bigint`
 
 // Limiter returns a rate limiter of perSecond requests a second per key
 // with bursts of burst.
 func (s *Store) Limiter(perSecond float64, burst int) *Limiter {
 	interval := int64(float64(time.Second/time.Microsecond) / max(perSecond, 1e-9))
 	interval = max(interval, 1)
-	return &Limiter{s: s, interval: interval, window: interval * int64(max(burst, 1))}
+	return &Limiter{s: s, interval: interval, window: interval * int64(max(burst, 1)), pruneEvery: pruneEvery}
 }
 
 // allowQuery moves the key's theoretical arrival time (tat) one interval on
@@ -50,6 +64,11 @@ SELECT COALESCE((SELECT GREATEST(tat - (extract(epoch FROM clock_timestamp()) * 
 
 // Allow implements httpapi.Limiter.
 func (l *Limiter) Allow(ctx context.Context, key string) (bool, time.Duration, error) {
+	if l.calls.Add(1)%l.pruneEvery == 0 {
+		if _, err := l.s.db.ExecContext(ctx, pruneQuery); err != nil {
+			return false, 0, fmt.Errorf("rate limit: %w", interpretError(ctx, err))
+		}
+	}
 	var ok bool
 	if err := l.s.get(ctx, &ok, allowQuery, key, l.interval, l.window); err != nil {
 		return false, 0, fmt.Errorf("rate limit: %w", interpretError(ctx, err))
