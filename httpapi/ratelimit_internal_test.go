@@ -16,16 +16,12 @@ import (
 func TestLocalLimiterDropsFullBuckets(t *testing.T) {
 	ctx := context.Background()
 	fast := NewLocalLimiter(1e6, 1) // full again within a microsecond
-	for i := range 3 * minPrune {
+	for i := range 10 * minPrune {
 		ok, _, err := fast.Allow(ctx, fmt.Sprint("addr-", i))
 		require.NoError(t, err)
 		require.True(t, ok)
+		require.LessOrEqual(t, len(fast.buckets), 2*minPrune, "after %d keys", i+1)
 	}
-	require.LessOrEqual(t, len(fast.buckets), 2*minPrune)
-	time.Sleep(2 * time.Millisecond)
-	_, _, err := fast.Allow(ctx, "late")
-	require.NoError(t, err)
-	require.Len(t, fast.buckets, 1, "every full bucket dropped")
 
 	slow := NewLocalLimiter(0.001, 1) // a request every 1,000 s
 	ok, _, _ := slow.Allow(ctx, "k")
