@@ -1,5 +1,7 @@
 package prism
 
+import "math"
+
 // Majority returns the value submitted most often, values being in
 // submission order; a tie goes to the value submitted first. It returns ""
 // for no values.
@@ -44,10 +46,15 @@ type ConsensusRecord struct {
 	// Recommendation is the majority of the submissions'
 	// recommendations; empty when none gave one.
 	Recommendation string `json:"recommendation"`
-	// Confidence is the layer's average consensus confidence as a
-	// percentage, 0 to 100.
+	// Confidence is the layer's average consensus confidence as a whole
+	// percentage, 0 to 100 (Percent).
 	Confidence float64 `json:"confidence"`
 }
+
+// Percent returns a confidence from 0 to 1 as the consensus record holds
+// it: a whole percentage, rounded half up as the original's
+// Math.round(avg * 100), so 0.8 is 80 and not 80.00000000000001.
+func Percent(confidence float64) float64 { return math.Round(confidence * 100) }
 
 // Synthesis is one consensus submission of the synthesis layer.
 type Synthesis struct {
@@ -58,14 +65,14 @@ type Synthesis struct {
 
 // NewConsensusRecord combines the synthesis submissions, in submission
 // order: the majority recommendation, the summary of the first submission
-// that recommended it, and the average confidence as a percentage.
+// that recommended it, and the average confidence as a whole percentage.
 func NewConsensusRecord(subs []Synthesis) ConsensusRecord {
 	recs := make([]string, len(subs))
 	confs := make([]float64, len(subs))
 	for i, s := range subs {
 		recs[i], confs[i] = s.Recommendation, s.Confidence
 	}
-	r := ConsensusRecord{Recommendation: Majority(recs), Confidence: Average(confs) * 100}
+	r := ConsensusRecord{Recommendation: Majority(recs), Confidence: Percent(Average(confs))}
 	for _, s := range subs {
 		if s.Recommendation == r.Recommendation {
 			r.Summary = s.Summary

@@ -355,7 +355,7 @@ func (p *Pipeline) writeSummary(l Layer) {
 	if len(summaries) == 0 {
 		summaries = prose
 	}
-	p.Consensus = &ConsensusRecord{Summary: strings.Join(summaries, "\n\n---\n\n"), Recommendation: Majority(recs), Confidence: Average(confs) * 100}
+	p.Consensus = &ConsensusRecord{Summary: strings.Join(summaries, "\n\n---\n\n"), Recommendation: Majority(recs), Confidence: Percent(Average(confs))}
 }
 
 // layerOutputs returns the done slots that carry the layer's structured

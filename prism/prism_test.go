@@ -164,5 +164,12 @@ func TestMajorityAndConsensus(t *testing.T) {
 	})
 	require.Equal(t, "accept", r.Recommendation)
 	require.Equal(t, "holds", r.Summary)
-	require.InDelta(t, 80, r.Confidence, 1e-9)
+	require.Equal(t, 80.0, r.Confidence, "a whole percentage, as the original's Math.round(avg * 100): not 79.99999999999999")
+
+	r = prism.NewConsensusRecord([]prism.Synthesis{
+		{Summary: "a", Recommendation: "accept", Confidence: 0.71},
+		{Summary: "b", Recommendation: "accept", Confidence: 0.72},
+		{Summary: "c", Recommendation: "accept", Confidence: 0.72},
+	})
+	require.Equal(t, 72.0, r.Confidence, "71.67 rounds to 72")
 }

@@ -167,7 +167,7 @@ type Consensus struct {
 	ClaimID        string   `json:"claimId"`                  // the claim it concludes
 	Summary        string   `json:"summary"`                  // the synthesis summary; a summary layer joins its seats' summaries
 	Recommendation string   `json:"recommendation,omitempty"` // the majority's, e.g. "accept-with-caveats"; absent when no seat gave one
-	Confidence     float64  `json:"confidence"`               // percentage, 0 to 100: the consensus average times 100
+	Confidence     float64  `json:"confidence"`               // whole percentage, 0 to 100: the consensus average times 100, rounded
 	KeyPoints      []string `json:"keyPoints"`                // prose of the recording layer's consensus seats; [] when none
 }
 

@@ -223,7 +223,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.NotNil(t, p.Consensus)
 		require.Equal(t, "accept", p.Consensus.Recommendation)
 		require.Equal(t, "summary 0", p.Consensus.Summary)
-		require.InDelta(t, 80, p.Consensus.Confidence, 1e-9)
+		require.Equal(t, 80.0, p.Consensus.Confidence, "a whole percentage")
 		claim, err := e.slots.Claim(e.ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, "cognitive-ethology", claim.Domain, "layer 2 wrote the normalised domain")
@@ -719,7 +719,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.Equal(t, prism.StatusComplete, p.Status)
 		require.Equal(t, "map 0\n\n---\n\nmap 1", p.Consensus.Summary, "the summary layer's record: the summaries given")
 		require.Equal(t, "needs-more-evidence", p.Consensus.Recommendation, "no verdict of its own: the one a summary gave")
-		require.InDelta(t, 80, p.Consensus.Confidence, 1e-9)
+		require.Equal(t, 80.0, p.Consensus.Confidence, "a whole percentage")
 		var meta int
 		for _, s := range p.Slots {
 			if s.Layer == 0 {
