@@ -197,6 +197,90 @@ func RunArena(t *testing.T, newStores NewStores) {
 		})
 	}
 
+	t.Run("ListGamesByStatus", func(t *testing.T) {
+		t.Parallel()
+		e := newArenaEnv(t, newStores)
+		at := func() { e.clock.Advance(time.Second) } // each game a second newer
+		create := func() arena.Game {
+			t.Helper()
+			at()
+			g, err := e.svc.Create(e.ctx, 0, 0)
+			require.NoError(t, err)
+			return g
+		}
+		register := func(g arena.Game) arena.Game {
+			t.Helper()
+			_, err := e.svc.Register(e.ctx, g.ID, "Alice", nil)
+			require.NoError(t, err)
+			g, err = e.svc.Game(e.ctx, g.ID)
+			require.NoError(t, err)
+			return g
+		}
+		play := func() arena.Game {
+			t.Helper()
+			at()
+			g, _ := e.game(t, 3, 0, false)
+			return g
+		}
+		// Created oldest to newest, the statuses interleaved; moved is
+		// created waiting and made ready after newer games were created.
+		moved := create()
+		w1 := create()
+		r1 := register(create())
+		p1 := play()
+		w2 := create()
+		done := play()
+		for done.Status != arena.StatusCompleted {
+			var err error
+			done, err = e.svc.Advance(e.ctx, done.ID, arena.ActionForceDecision)
+			require.NoError(t, err)
+			r := done.Current()
+			done, err = e.svc.Decide(e.ctx, arena.DecideParams{GameID: done.ID, RoundID: r.ID, AgentID: r.Operator, Decision: arena.SaveMajority})
+			require.NoError(t, err)
+		}
+		r2 := register(create())
+		w3 := create()
+		p2 := play()
+		moved = register(moved)
+		require.Equal(t, arena.StatusReady, moved.Status)
+
+		sum := func(games ...arena.Game) []arena.Summary {
+			out := []arena.Summary{}
+			for _, g := range games {
+				out = append(out, arena.Summary{ID: g.ID, Status: g.Status, CreatedAt: g.CreatedAt})
+			}
+			return out
+		}
+		for _, c := range []struct {
+			status arena.Status
+			limit  int
+			want   []arena.Summary
+		}{
+			{arena.StatusWaiting, 2, sum(w3, w2)},
+			{arena.StatusWaiting, 10, sum(w3, w2, w1)},
+			{arena.StatusReady, 1, sum(r2)},
+			{arena.StatusReady, 10, sum(r2, r1, moved)},
+			{arena.StatusPhase1, 1, sum(p2)},
+			{arena.StatusPhase1, 2, sum(p2, p1)},
+			{arena.StatusCompleted, 10, sum(done)},
+			{arena.StatusAwaiting, 10, sum()},
+			{"", 3, sum(p2, w3, r2)},
+			{"", 100, sum(p2, w3, r2, done, w2, p1, r1, w1, moved)},
+		} {
+			got, err := e.store.ListGames(e.ctx, c.status, c.limit)
+			require.NoError(t, err)
+			require.Equal(t, c.want, got, "store: %q limit %d, newest first", c.status, c.limit)
+			got, err = e.svc.List(e.ctx, c.status, c.limit)
+			require.NoError(t, err)
+			require.Equal(t, c.want, got, "service: %q limit %d, newest first", c.status, c.limit)
+		}
+		all, err := e.svc.List(e.ctx, arena.StatusWaiting, 0)
+		require.NoError(t, err)
+		require.Equal(t, sum(w3, w2, w1), all, "no limit: the service's default")
+		_, err = e.svc.List(e.ctx, "bogus", 10)
+		requireCode(t, &store.Error{Kind: store.ErrInvalid, Code: "invalid_status"}, err)
+	})
+
 	t.Run("RaceTwentyArguing", func(t *testing.T) {
 		t.Parallel()
 		e := newArenaEnv(t, newStores)
