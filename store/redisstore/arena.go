@@ -30,6 +30,10 @@ var _ arena.Store = (*Store)(nil)
 // indexes' prefix (gamesByStatusKey("")) and appends the status.
 var arenaSaveScript = newScript("arena_save.lua")
 
+// arenaListScript reads a games index and its games' status and creation
+// time in one step (lua/arena_list.lua).
+var arenaListScript = newScript("arena_list.lua")
+
 // gamesByStatusKey is the index of the games in status st.
 func (s *Store) gamesByStatusKey(st arena.Status) string { return s.key("games", string(st)) }
 
@@ -152,7 +156,8 @@ func (s *Store) GetGame(ctx context.Context, id string) (arena.Game, error) {
 	return g, nil
 }
 
-// ListGames implements arena.Store.
+// ListGames implements arena.Store in one script (lua/arena_list.lua): one
+// round trip, and each game with the status its index has.
 func (s *Store) ListGames(ctx context.Context, status arena.Status, limit int) ([]arena.Summary, error) {
 	if limit <= 0 {
 		return []arena.Summary{}, ctx.Err()
@@ -161,20 +166,14 @@ func (s *Store) ListGames(ctx context.Context, status arena.Status, limit int) (
 	if status != "" {
 		index = s.gamesByStatusKey(status)
 	}
-	ids, err := s.client.ZRevRangeByLex(ctx, index, &redis.ZRangeBy{Min: "-", Max: "+", Count: int64(limit)}).Result()
+	v, err := arenaListScript.Run(ctx, s.client, []string{index}, s.key("game", ""), limit).StringSlice()
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)
 	}
-	out := make([]arena.Summary, 0, len(ids))
-	for _, id := range ids {
-		v, err := s.client.HMGet(ctx, s.key("game", id), "status", "created").Result()
-		if err != nil {
-			return nil, interpretError(ctx, err, nil)
-		}
-		st, _ := v[0].(string)
-		created, _ := v[1].(string)
-		ms, _ := strconv.ParseInt(created, 10, 64)
-		out = append(out, arena.Summary{ID: id, Status: arena.Status(st), CreatedAt: time.UnixMilli(ms).UTC()})
+	out := make([]arena.Summary, 0, len(v)/3)
+	for i := 0; i+2 < len(v); i += 3 {
+		ms, _ := strconv.ParseInt(v[i+2], 10, 64)
+		out = append(out, arena.Summary{ID: v[i], Status: arena.Status(v[i+1]), CreatedAt: time.UnixMilli(ms).UTC()})
 	}
 	return out, nil
 }
