@@ -62,7 +62,9 @@ func migrations() ([]migration, error) {
 // Migrate brings the schema of db's current search path up to date. Each
 // migration runs in its own transaction holding an advisory lock and is
 // recorded in agora_migrations, so Migrate is idempotent and safe when
-// several processes call it at once.
+// several processes call it at once. A migration on a big table, or the
+// wait for another process's, can outlast a pool's CallTimeout: give
+// Migrate a pool of its own with a long one.
 func Migrate(ctx context.Context, db *sqlx.DB) error {
 	ms, err := migrations()
 	if err != nil {

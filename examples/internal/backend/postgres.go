@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -35,7 +36,16 @@ func openPostgres(ctx context.Context, c Config) (_ *Backend, err error) {
 	if err := createSchema(ctx, db, dsn, c.Log); err != nil {
 		return nil, err
 	}
-	if err := migrate(ctx, db, c.Log); err != nil {
+	// Migrations run on a pool of their own whose reads may wait long: a
+	// migration on a big table, or the wait for another server's, outlasts
+	// -store-timeout, which bounds the serving pool's every read.
+	mdb, err := pgstore.Open(dsn, pgstore.PoolOptions{MaxOpenConns: 1, CallTimeout: migrationCallTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("-store: %w", err)
+	}
+	err = migrate(ctx, mdb, c.Log)
+	mdb.Close()
+	if err != nil {
 		return nil, err
 	}
 	n, err := pgstore.NewNotifier(ctx, db, dsn)
@@ -48,6 +58,9 @@ func openPostgres(ctx context.Context, c Config) (_ *Backend, err error) {
 		Close: func() { n.Close(); db.Close() },
 	}, nil
 }
+
+// migrationCallTimeout bounds each read of the migrations' pool.
+const migrationCallTimeout = time.Hour
 
 // migrate applies pgstore's migrations and logs which it applied, or that
 // the schema was up to date.
