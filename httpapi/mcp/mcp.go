@@ -323,7 +323,7 @@ func decodeArgs[In any](in argsSchema, raw json.RawMessage) (In, error) {
 	if err := in.Validate(m); err != nil {
 		return args, fmt.Errorf("validating \"arguments\": %w", err)
 	}
-	if err := checkText(raw, m); err != nil {
+	if err := checkText(raw); err != nil {
 		return args, err
 	}
 	if len(raw) > 0 {
@@ -334,41 +334,22 @@ func decodeArgs[In any](in argsSchema, raw json.RawMessage) (In, error) {
 	return args, nil
 }
 
-// checkText applies the HTTP API's rule for text to a tool call's
-// arguments, as the routes apply it to a request before any handler or
-// store sees it: no NUL character and nothing that is not UTF-8, in any
-// argument at any depth. PostgreSQL keeps neither while memory and Redis
-// would, so without it a NUL in an ID would be an internal error on one
-// backend and not found on the others. The refusal is the HTTP API's code,
-// invalid_text, naming the argument.
-func checkText(raw json.RawMessage, args map[string]any) error {
-	if !utf8.Valid(raw) {
-		return &Error{Code: "invalid_text", Message: "the arguments are not UTF-8 text"}
+// checkText applies the HTTP API's rule for text (httpjson.CheckJSONText)
+// to a tool call's arguments, as the routes apply it to a request body
+// before any handler or store sees it; the refusal, invalid_text, names
+// the argument that breaks it.
+func checkText(raw json.RawMessage) error {
+	if httpjson.CheckJSONText(raw) == nil {
+		return nil
 	}
-	for _, name := range slices.Sorted(maps.Keys(args)) {
-		if holdsNUL(name) || holdsNUL(args[name]) {
-			return &Error{Code: "invalid_text", Message: fmt.Sprintf("%s contains a NUL character (\\u0000), which no argument accepts", name)}
+	var byName map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &byName) // an object: the schema has passed it
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		if httpjson.CheckJSONText(byName[name]) != nil || !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+			return &Error{Code: "invalid_text", Message: name + " must be UTF-8 text without NUL characters (\\u0000)"}
 		}
 	}
-	return nil
-}
-
-// holdsNUL reports whether v, a decoded JSON value, holds a NUL character
-// in a string, an object's key included.
-func holdsNUL(v any) bool {
-	switch v := v.(type) {
-	case string:
-		return strings.IndexByte(v, 0) >= 0
-	case []any:
-		return slices.ContainsFunc(v, holdsNUL)
-	case map[string]any:
-		for k, e := range v {
-			if holdsNUL(k) || holdsNUL(e) {
-				return true
-			}
-		}
-	}
-	return false
+	return &Error{Code: "invalid_text", Message: "the arguments must be UTF-8 text without NUL characters (\\u0000)"}
 }
 
 // toolError is err as the tool's error result: the HTTP API's error

@@ -200,7 +200,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any, required bool) error 
 		}
 		return Invalid("invalid_json", "request body is empty; a JSON object is required")
 	}
-	if err := checkJSONText(data); err != nil {
+	if err := CheckJSONText(data); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -38,10 +38,11 @@ func cleanText(s string) bool {
 	return utf8.ValidString(s)
 }
 
-// checkJSONText applies the text rule to a JSON document: raw bytes that
+// CheckJSONText applies the text rule to a JSON document: raw bytes that
 // are not UTF-8 (which encoding/json would quietly turn into U+FFFD) and
 // the escape \u0000 anywhere in it, a field name or a value of any depth.
-func checkJSONText(data []byte) error {
+// Its refusal is invalid_text.
+func CheckJSONText(data []byte) error {
 	if !utf8.Valid(data) {
 		return Invalid("invalid_text", "request body is not UTF-8")
 	}

@@ -14,7 +14,7 @@ func FuzzCheckJSONText(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
-		err := checkJSONText([]byte(doc))
+		err := CheckJSONText([]byte(doc))
 		var v any
 		if json.Unmarshal([]byte(doc), &v) != nil {
 			return // not JSON: decode refuses it anyway
