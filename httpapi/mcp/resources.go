@@ -81,12 +81,9 @@ func (e *edge) resources(s *sdk.Server) {
 // the URI as Go does, "\x01" for a control character, which is no JSON, and
 // the answer carrying it would end the client's session.
 func resourceNotFound(uri string) error {
-	data, err := json.Marshal(struct {
+	data, _ := json.Marshal(struct { // a string field: never an error
 		URI string `json:"uri"`
 	}{uri})
-	if err != nil {
-		data = nil
-	}
 	return &jsonrpc.Error{Code: sdk.CodeResourceNotFound, Message: "Resource not found", Data: data}
 }
 
