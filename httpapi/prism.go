@@ -249,14 +249,19 @@ func workContext(p prism.Pipeline, slot prism.StageSlot) wire.WorkContext {
 }
 
 // workQuery reads the filters of GET /jobs/work, /jobs/peek and POST
-// /jobs/work/take; the service checks them.
+// /jobs/work/take; the service checks them. An empty or absent layer is
+// any layer, and layer=0 is layer 0, as in the original.
 func workQuery(r *http.Request) (prism.WorkQuery, error) {
 	q := r.URL.Query()
-	layer, err := httpjson.QueryInt(r, "layer")
-	if err != nil {
-		return prism.WorkQuery{}, err
+	wq := prism.WorkQuery{Role: q.Get("role"), Domain: q.Get("domain"), Phase: prism.Phase(q.Get("type"))}
+	if q.Get("layer") != "" {
+		layer, err := httpjson.QueryInt(r, "layer")
+		if err != nil {
+			return prism.WorkQuery{}, err
+		}
+		wq.Layer = &layer
 	}
-	return prism.WorkQuery{Role: q.Get("role"), Layer: layer, Domain: q.Get("domain"), Phase: prism.Phase(q.Get("type"))}, nil
+	return wq, nil
 }
 
 // findWork runs the work queue for the request's filters and strategy.

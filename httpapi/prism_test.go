@@ -140,3 +140,32 @@ func TestPrismHTTPErrors(t *testing.T) {
 		require.Equal(t, "consensus", v["phase"])
 	})
 }
+
+// TestPrismWorkLayerZero: ?layer=0 asks for layer 0, meta-v1's
+// meta-classify, as the original's work queue reads it; no layer is any
+// layer, and the peek and the take read it alike.
+func TestPrismWorkLayerZero(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		_, human := c.key("human", slots.ScopeClaimCreate)
+		_, a := c.key("a", slots.ScopeCommentCreate)
+		older := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "older"}).body["_id"].(string)
+		meta := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "meta", "protocol": prism.MetaV1ID}).body["_id"].(string)
+		for _, q := range []string{"?layer=0", "?layer=0&role=classifier", "?layer=0&type=work"} {
+			w := c.expect(200, "GET", "/api/v1/jobs/work"+q, a, nil).body
+			require.Equal(t, meta, w["claim"].(map[string]any)["_id"], q)
+			require.EqualValues(t, 0, w["slot"].(map[string]any)["layer"], q)
+		}
+		for _, q := range []string{"", "?layer=1"} {
+			w := c.expect(200, "GET", "/api/v1/jobs/work"+q, a, nil).body
+			require.Equal(t, older, w["claim"].(map[string]any)["_id"], "%q: the oldest claim's slot", q)
+			require.EqualValues(t, 1, w["slot"].(map[string]any)["layer"], q)
+		}
+		c.expect(404, "GET", "/api/v1/jobs/peek?layer=0&type=consensus", a, nil)
+		require.Equal(t, "invalid_layer", c.expect(400, "GET", "/api/v1/jobs/peek?layer=-1", a, nil).errCode(t))
+		w := c.expect(200, "POST", "/api/v1/jobs/work/take?layer=0", a, nil).body
+		require.Equal(t, meta, w["claim"].(map[string]any)["_id"])
+		c.expect(404, "GET", "/api/v1/jobs/peek?layer=0", a, nil)
+		c.expect(200, "GET", "/api/v1/jobs/peek", a, nil)
+	})
+}

@@ -418,8 +418,8 @@ func (q WorkQuery) pick() (WorkQuery, error) {
 	default:
 		return WorkQuery{}, store.Errorf(store.ErrInvalid, "invalid_type", "type must be work or consensus")
 	}
-	if q.Layer < 0 {
-		return WorkQuery{}, store.Errorf(store.ErrInvalid, "invalid_layer", "layer must be 1 or more, or 0 for any")
+	if q.Layer != nil && *q.Layer < 0 {
+		return WorkQuery{}, store.Errorf(store.ErrInvalid, "invalid_layer", "layer must be 0 or more")
 	}
 	q.Limit = workCandidates
 	switch q.Strategy {
@@ -438,7 +438,7 @@ func (s *Service) nextWork(ctx context.Context, agent identity.Key, q WorkQuery)
 	case q.Phase == PhaseConsensus && q.Role != "" && q.Role != RoleConsensus,
 		q.Phase == PhaseWork && q.Role == RoleConsensus:
 		return Work{}, slots.ErrNoJob // no slot has that role in that phase
-	case q.Layer > MaxLayers:
+	case q.Layer != nil && *q.Layer > MaxLayers:
 		// No protocol has that layer; and a store need not hold the number
 		// (PostgreSQL's integer column does not hold 10^12).
 		return Work{}, slots.ErrNoJob

@@ -52,8 +52,11 @@ type Store interface {
 // WorkQuery filters the work queue: Service.NextWork's query and FindWork's.
 // Zero fields do not filter.
 type WorkQuery struct {
-	Role  string // a slot's role, RoleConsensus for consensus slots
-	Layer int    // from 1; negative is store.ErrInvalid, beyond MaxLayers matches no slot
+	Role string // a slot's role, RoleConsensus for consensus slots
+	// Layer keeps slots of one layer (nil: any), as the original's
+	// ?layer= does: 0 is meta-v1's meta-classify, then from 1; negative is
+	// store.ErrInvalid, beyond MaxLayers matches no slot.
+	Layer *int
 	// Domain is a claim's domain.
 	Domain string
 	// Phase keeps slots of one phase, work or consensus (another value is

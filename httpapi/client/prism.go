@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/agorahq/agora/httpapi/wire"
@@ -20,8 +21,9 @@ type WorkQuery struct {
 	// Role is a stage slot's role, such as "contributor" or
 	// prism.RoleConsensus.
 	Role string
-	// Layer is a protocol layer, from 1.
-	Layer int
+	// Layer keeps slots of one protocol layer: 0 is meta-v1's
+	// meta-classify, then from 1; nil is any layer.
+	Layer *int
 	// Type keeps slots of one phase: prism.PhaseWork or
 	// prism.PhaseConsensus.
 	Type prism.Phase
@@ -42,7 +44,15 @@ func (c *Client) NextWork(ctx context.Context, q WorkQuery) (Work, error) {
 }
 
 func (q WorkQuery) query() string {
-	return query("role", q.Role, "layer", num(q.Layer), "type", string(q.Type), "domain", q.Domain, "strategy", string(q.Strategy))
+	return query("role", q.Role, "layer", layerParam(q.Layer), "type", string(q.Type), "domain", q.Domain, "strategy", string(q.Strategy))
+}
+
+// layerParam is the ?layer= of a work query: empty for any layer.
+func layerParam(layer *int) string {
+	if layer == nil {
+		return ""
+	}
+	return strconv.Itoa(*layer)
 }
 
 // PeekWork reports whether the Prism work queue has a slot for the caller

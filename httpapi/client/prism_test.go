@@ -22,7 +22,7 @@ import (
 func work(t *testing.T, a *client.Client, layer int, confidence float64) client.Work {
 	t.Helper()
 	ctx := t.Context()
-	w, err := a.TakeNextWork(ctx, client.WorkQuery{Layer: layer}, 50*time.Millisecond)
+	w, err := a.TakeNextWork(ctx, client.WorkQuery{Layer: &layer}, 50*time.Millisecond)
 	require.NoError(t, err)
 	require.NoError(t, a.FinishStage(ctx, w.Claim.ID, w.Slot.ID, client.StageSubmission{Body: "notes", Confidence: &confidence}))
 	return w
@@ -73,6 +73,11 @@ func TestWorkQueueStrategy(t *testing.T) {
 		oldest, err := a.NextWork(ctx, client.WorkQuery{})
 		require.NoError(t, err)
 		require.Equal(t, first.ID, oldest.Claim.ID)
+		open, err := a.PeekWork(ctx, client.WorkQuery{Layer: new(0)})
+		require.NoError(t, err)
+		require.False(t, open, "layer 0 is meta-v1's, which no claim here runs")
+		_, err = a.TakeWork(ctx, client.WorkQuery{Layer: new(0)})
+		require.ErrorIs(t, err, store.ErrNotFound)
 		random := map[string]bool{}
 		for i := 0; i < 30; i++ {
 			w, err := a.NextWork(ctx, client.WorkQuery{Strategy: slots.StrategyOldest})
@@ -84,7 +89,7 @@ func TestWorkQueueStrategy(t *testing.T) {
 		}
 		// Thirty draws among four slots all landing on one: about 1 in 10^17.
 		require.Greater(t, len(random), 1, "random spreads over the open slots")
-		w, err := a.TakeNextWork(ctx, client.WorkQuery{Layer: 1, Strategy: slots.StrategyRandom}, 50*time.Millisecond)
+		w, err := a.TakeNextWork(ctx, client.WorkQuery{Layer: new(1), Strategy: slots.StrategyRandom}, 50*time.Millisecond)
 		require.NoError(t, err)
 		require.Equal(t, 1, w.Slot.Layer)
 
@@ -224,7 +229,7 @@ func TestProtocolsThroughTheClient(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, quick.ID, p.Protocol)
 		require.Equal(t, string(prism.PhaseConsensus), p.Phase)
-		w, err := a.TakeNextWork(ctx, client.WorkQuery{Role: prism.RoleConsensus, Layer: 1}, 50*time.Millisecond)
+		w, err := a.TakeNextWork(ctx, client.WorkQuery{Role: prism.RoleConsensus, Layer: new(1)}, 50*time.Millisecond)
 		require.NoError(t, err)
 		conf := 0.8
 		require.NoError(t, a.FinishStage(ctx, claim.ID, w.Slot.ID, client.StageSubmission{
@@ -261,7 +266,7 @@ func TestOriginalsRoutesThroughTheClient(t *testing.T) {
 		ok, err = a.PeekWork(ctx, client.WorkQuery{Type: prism.PhaseWork})
 		require.NoError(t, err)
 		require.True(t, ok)
-		w, err := a.TakeNextWork(ctx, client.WorkQuery{Layer: 1}, 50*time.Millisecond)
+		w, err := a.TakeNextWork(ctx, client.WorkQuery{Layer: new(1)}, 50*time.Millisecond)
 		require.NoError(t, err)
 		require.Equal(t, string(prism.PhaseWork), w.Slot.SlotType)
 		require.Equal(t, "framing", w.Context.StageName)
@@ -270,7 +275,7 @@ func TestOriginalsRoutesThroughTheClient(t *testing.T) {
 		n, err := a.ReleaseStale(ctx)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
-		w, err = a.TakeNextWork(ctx, client.WorkQuery{Layer: 1}, 50*time.Millisecond)
+		w, err = a.TakeNextWork(ctx, client.WorkQuery{Layer: new(1)}, 50*time.Millisecond)
 		require.NoError(t, err)
 		require.NoError(t, a.FinishStage(ctx, w.Claim.ID, w.Slot.ID, client.StageSubmission{Body: "the frame", AgentModel: "sonnet-4.6", OutputSignature: "sig"}))
 		p, err := c.Pipeline(ctx, claim.ID)

@@ -37,7 +37,7 @@ func (c *Client) takeNextJob(ctx context.Context, q slots.JobQuery, maxWait time
 // store.ErrNotFound when no slot is eligible.
 func (c *Client) TakeWork(ctx context.Context, q WorkQuery) (Work, error) {
 	var w Work
-	err := c.do(ctx, "POST", "/api/v1/jobs/work/take"+query("role", q.Role, "layer", num(q.Layer), "type", string(q.Type), "domain", q.Domain), nil, &w)
+	err := c.do(ctx, "POST", "/api/v1/jobs/work/take"+query("role", q.Role, "layer", layerParam(q.Layer), "type", string(q.Type), "domain", q.Domain), nil, &w)
 	return w, err
 }
 

@@ -329,6 +329,15 @@ func TestPrismTools(t *testing.T) {
 		// One slot per agent per layer: nothing more for this key now.
 		none := ok[work](t, agent, "take_work", map[string]any{"layer": 1})
 		require.Nil(t, none.Work)
+		// Layer 0 is meta-v1's meta-classify, not any layer.
+		none = ok[work](t, agent, "take_work", map[string]any{"layer": 0})
+		require.Nil(t, none.Work, "no claim runs meta-v1")
+		meta, _, err := b.svcs.Prism.CreateClaim(ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "What if cities had no cars?"}, Protocol: prism.MetaV1ID})
+		require.NoError(t, err)
+		w0 := ok[work](t, agent, "take_work", map[string]any{"layer": 0})
+		require.NotNil(t, w0.Work)
+		require.Equal(t, meta.ID, w0.Work.Claim.ID)
+		require.Equal(t, 0, w0.Work.Slot.Layer)
 
 		e, _ = fails(t, agent, "submit_work", map[string]any{"claim_id": c.ID, "slot_id": w.Work.Slot.ID, "output": "x", "confidence": 7})
 		require.Equal(t, "invalid_confidence", e.Code)

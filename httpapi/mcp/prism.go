@@ -17,7 +17,7 @@ import (
 
 // TakeWorkInput is the input of take_work.
 type TakeWorkInput struct {
-	Layer int    `json:"layer,omitempty" jsonschema:"Only slots of this layer of the pipeline (1 is the first); 0 or absent takes any layer."`                                                             // 0: any layer
+	Layer *int   `json:"layer,omitempty" jsonschema:"Only slots of this layer of the pipeline: 0 is meta-classify (the meta-v1 protocol's first), 1 the first of the others; absent takes any layer."`     // nil: any layer
 	Role  string `json:"role,omitempty" jsonschema:"Only work slots of this role of the layer (such as the roles a protocol's layer names: questioner, critic, supporter...); empty takes any."`           // empty: any
 	Type  string `json:"type,omitempty" jsonschema:"Only slots of this phase: work (the layer's own contributions) or consensus (weighing the layer's work and giving a confidence); empty takes either."` // "work", "consensus", or empty for either
 }

@@ -27,10 +27,23 @@ type prismData struct {
 	workOf map[string][]workEntry
 }
 
+// workKey names one index of work: an empty role or domain, or the layer
+// anyLayer, is the index of every one.
 type workKey struct {
 	role   string
 	layer  int
 	domain string
+}
+
+// anyLayer is workKey's layer for the index of every layer (0 is a layer).
+const anyLayer = -1
+
+// layerKey is the workKey layer a query's Layer reads.
+func layerKey(layer *int) int {
+	if layer == nil {
+		return anyLayer
+	}
+	return *layer
 }
 
 type workEntry struct {
@@ -63,7 +76,7 @@ func (d *prismData) reindex(p prism.Pipeline) {
 	for _, s := range p.OpenSlots() {
 		ref := prism.WorkRef{ClaimID: p.ClaimID, SlotID: s.ID}
 		for _, role := range []string{"", s.Role} {
-			for _, layer := range []int{0, s.Layer} {
+			for _, layer := range []int{anyLayer, s.Layer} {
 				for _, domain := range []string{"", p.Domain} {
 					k := workKey{role, layer, domain}
 					t := d.work[k]
@@ -224,13 +237,13 @@ func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRe
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.prism.work[workKey{q.Role, q.Layer, q.Domain}]
+	t := s.prism.work[workKey{q.Role, layerKey(q.Layer), q.Domain}]
 	if t == nil || q.Limit <= 0 {
 		return nil, nil
 	}
 	var consensus *btree.BTreeG[prism.WorkRef]
 	if q.Phase == prism.PhaseWork && q.Role == "" { // a role names one phase's slots
-		consensus = s.prism.work[workKey{prism.RoleConsensus, q.Layer, q.Domain}]
+		consensus = s.prism.work[workKey{prism.RoleConsensus, layerKey(q.Layer), q.Domain}]
 	}
 	var out []prism.WorkRef
 	t.AscendGreaterOrEqual(prism.WorkRef{SlotID: q.After}, func(r prism.WorkRef) bool {

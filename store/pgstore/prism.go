@@ -202,8 +202,8 @@ func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRe
 	if q.Role != "" {
 		add("role = $%d", q.Role)
 	}
-	if q.Layer != 0 {
-		add("layer = $%d", q.Layer)
+	if q.Layer != nil {
+		add("layer = $%d", *q.Layer)
 	}
 	if q.Domain != "" {
 		add("domain = $%d", q.Domain)

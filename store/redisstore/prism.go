@@ -77,7 +77,7 @@ func (s *Store) ListProtocols(ctx context.Context) ([]prism.Protocol, error) {
 func openTriples(p prism.Pipeline) []any {
 	var out []any
 	for _, sl := range p.OpenSlots() {
-		out = append(out, sl.ID, sl.Role, sl.Layer)
+		out = append(out, sl.ID, sl.Role, layerName(sl.Layer))
 	}
 	return out
 }
@@ -144,9 +144,26 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 }
 
 // workKey is the name of the work index of a role, layer and domain (see
-// lib.lua's set_work).
-func (s *Store) workKey(role string, layer int, domain string) string {
-	return s.ns + "w|" + role + "|" + strconv.Itoa(layer) + "|" + domain
+// lib.lua's set_work); a nil layer is every layer's.
+func (s *Store) workKey(role string, layer *int, domain string) string {
+	l := anyLayer
+	if layer != nil {
+		l = layerName(*layer)
+	}
+	return s.ns + "w|" + role + "|" + l + "|" + domain
+}
+
+// anyLayer names the work index of every layer. It is "0" from before
+// layer 0 could be asked for, so layer 0's own index is named "=0" and the
+// other layers' by their number: indexes stored then keep their meaning.
+const anyLayer = "0"
+
+// layerName is the name of one layer's work index.
+func layerName(layer int) string {
+	if layer == 0 {
+		return "=0"
+	}
+	return strconv.Itoa(layer)
 }
 
 // FindWork implements prism.Store from the work-index sorted sets, in one

@@ -250,7 +250,7 @@ func BenchmarkNextWork(b *testing.B, newStores func(b *testing.B) Stores, maxPip
 			for _, q := range []struct {
 				name string
 				q    prism.WorkQuery
-			}{{"any", prism.WorkQuery{}}, {"role+layer", prism.WorkQuery{Role: "contributor", Layer: 1}}} {
+			}{{"any", prism.WorkQuery{}}, {"role+layer", prism.WorkQuery{Role: "contributor", Layer: new(1)}}} {
 				b.Run(q.name, func(b *testing.B) {
 					b.ReportAllocs()
 					for range b.N {

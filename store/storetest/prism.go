@@ -562,7 +562,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		n, err = e.svc.Sweep(e.ctx)
 		require.NoError(t, err)
 		require.Zero(t, n)
-		w, err := e.svc.NextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Layer: 1})
+		w, err := e.svc.NextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Layer: new(1)})
 		require.NoError(t, err)
 		require.Equal(t, c.ID, w.Claim.ID)
 		_, _, err = e.svc.Take(identity.WithKey(e.ctx, b), c.ID, s.ID)
@@ -588,12 +588,12 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		w, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[0]), prism.WorkQuery{})
 		require.NoError(t, err)
 		require.Equal(t, c2.ID, w.Claim.ID, "not a layer where the agent holds a slot")
-		w, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[1]), prism.WorkQuery{Role: "contributor", Layer: 1, Domain: slots.DefaultDomain})
+		w, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[1]), prism.WorkQuery{Role: "contributor", Layer: new(1), Domain: slots.DefaultDomain})
 		require.NoError(t, err)
 		require.Equal(t, c1.ID, w.Claim.ID)
 		_, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[1]), prism.WorkQuery{Role: "critic"})
 		require.ErrorIs(t, err, slots.ErrNoJob)
-		_, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[1]), prism.WorkQuery{Layer: 2})
+		_, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[1]), prism.WorkQuery{Layer: new(2)})
 		require.ErrorIs(t, err, slots.ErrNoJob)
 		got := map[string]bool{}
 		for i := 0; i < 50; i++ {
@@ -605,7 +605,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		for code, q := range map[string]prism.WorkQuery{
 			"invalid_strategy": {Strategy: "sideways"},
 			"invalid_type":     {Phase: "review"},
-			"invalid_layer":    {Layer: -1},
+			"invalid_layer":    {Layer: new(-1)},
 		} {
 			want := &store.Error{Kind: store.ErrInvalid, Code: code}
 			_, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[1]), q)
@@ -728,6 +728,50 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			}
 		}
 		require.Equal(t, 6, meta, "meta-classify's slots stay on the pipeline")
+	})
+
+	// A query for layer 0 keeps meta-v1's meta-classify slots, as the
+	// original's ?layer=0 does; no layer is any layer.
+	t.Run("LayerZeroIsALayer", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 16)
+		older, _ := e.claimUnder(t, "Crows plan ahead", prism.PrismV1ID)
+		e.clock.Advance(time.Millisecond)
+		meta, _ := e.claimUnder(t, "What if cities had no cars?", prism.MetaV1ID)
+		agent := identity.WithKey(e.ctx, e.keys[0])
+		for name, q := range map[string]prism.WorkQuery{
+			"layer 0":            {Layer: new(0)},
+			"layer 0, work":      {Layer: new(0), Phase: prism.PhaseWork},
+			"layer 0, its role":  {Layer: new(0), Role: string(prism.RoleClassifier)},
+			"layer 0, at random": {Layer: new(0), Strategy: slots.StrategyRandom},
+		} {
+			w, err := e.svc.NextWork(agent, q)
+			require.NoError(t, err, name)
+			require.Equal(t, meta.ID, w.Claim.ID, name)
+			require.Equal(t, 0, w.Slot.Layer, name)
+		}
+		for name, q := range map[string]prism.WorkQuery{"any layer": {}, "layer 1": {Layer: new(1)}} {
+			w, err := e.svc.NextWork(agent, q)
+			require.NoError(t, err, name)
+			require.Equal(t, older.ID, w.Claim.ID, "%s: the oldest claim's slot", name)
+			require.Equal(t, 1, w.Slot.Layer, name)
+		}
+		_, err := e.svc.NextWork(agent, prism.WorkQuery{Layer: new(0), Phase: prism.PhaseConsensus})
+		require.ErrorIs(t, err, slots.ErrNoJob, "layer 0's consensus is not open yet")
+
+		for i := range 3 {
+			w, err := e.svc.TakeNextWork(identity.WithKey(e.ctx, e.keys[i]), prism.WorkQuery{Layer: new(0)})
+			require.NoError(t, err)
+			require.Equal(t, meta.ID, w.Claim.ID)
+			require.Equal(t, 0, w.Slot.Layer)
+		}
+		_, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, e.keys[3]), prism.WorkQuery{Layer: new(0)})
+		require.ErrorIs(t, err, slots.ErrNoJob, "layer 0's three seats are taken; layer 1's work is not layer 0's")
+		_, err = e.svc.NextWork(identity.WithKey(e.ctx, e.keys[3]), prism.WorkQuery{Layer: new(0)})
+		require.ErrorIs(t, err, slots.ErrNoJob)
+		w, err := e.svc.NextWork(identity.WithKey(e.ctx, e.keys[3]), prism.WorkQuery{})
+		require.NoError(t, err)
+		require.Equal(t, older.ID, w.Claim.ID)
 	})
 
 	t.Run("DomainReachesRoleSlotJobs", func(t *testing.T) {

@@ -51,11 +51,11 @@ func runPrismTakeNext(t *testing.T, newStores NewStores) {
 
 		_, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Role: "critic"})
 		require.ErrorIs(t, err, slots.ErrNoJob)
-		_, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Layer: 2})
+		_, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Layer: new(2)})
 		require.ErrorIs(t, err, slots.ErrNoJob)
 		_, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Phase: prism.PhaseConsensus})
 		require.ErrorIs(t, err, slots.ErrNoJob)
-		w, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Role: "contributor", Layer: 1, Domain: slots.DefaultDomain, Phase: prism.PhaseWork})
+		w, err = e.svc.TakeNextWork(identity.WithKey(e.ctx, b), prism.WorkQuery{Role: "contributor", Layer: new(1), Domain: slots.DefaultDomain, Phase: prism.PhaseWork})
 		require.NoError(t, err)
 		require.Equal(t, c1.ID, w.Claim.ID)
 		require.Equal(t, "contributor", w.Slot.Role)
@@ -87,7 +87,7 @@ func runPrismTakeNext(t *testing.T, newStores NewStores) {
 						errs <- fmt.Errorf("agent %d: a slot on more claims than there are", i)
 						return
 					}
-					w, err := svc.TakeNextWork(identity.WithKey(e.ctx, e.keys[i]), prism.WorkQuery{Layer: 1})
+					w, err := svc.TakeNextWork(identity.WithKey(e.ctx, e.keys[i]), prism.WorkQuery{Layer: new(1)})
 					if errors.Is(err, slots.ErrNoJob) {
 						return
 					}

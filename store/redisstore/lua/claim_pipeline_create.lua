@@ -2,7 +2,7 @@
 -- hash.
 -- ARGV: namespace, claim ID, title, body, domain, createdAt, sources (a
 -- JSON array), pipeline version, pipeline doc, next lease, then the open
--- slots as (id, role, layer) triples.
+-- slots as (id, role, layer name) triples.
 -- prism.Store.CreateClaimPipeline: both checks, then both writes.
 local ns, claim = ARGV[1], ARGV[2]
 if redis.call('EXISTS', KEYS[1]) == 1 then

@@ -179,9 +179,10 @@ end
 
 -- Prism's work index: the open stage slots of active pipelines, in sorted
 -- sets named for every combination of role, layer and domain ('' and '0'
--- for "any"), member "<slot ID> <claim ID>" with score 0 so they sort by
+-- for "any"; layer 0's own is '=0', see prism.go's layerName), member "<slot ID> <claim ID>" with score 0 so they sort by
 -- slot ID, oldest first. The domain comes last in the name because only it
 -- may contain the separator. pwork:<claim> remembers a claim's entries.
+-- open holds a slot's ID, role and layer name, for each open slot.
 local function set_work(ns, claim, domain, open)
   local wk = ns .. 'pwork:' .. claim
   for _, e in ipairs(redis.call('LRANGE', wk, 0, -1)) do

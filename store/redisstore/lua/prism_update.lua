@@ -1,7 +1,7 @@
 -- KEYS: pipeline hash, claim hash, the claim's role-slot list, balances.
 -- ARGV: namespace, claim ID, new version, doc, next lease, domain, new
 -- claim domain ('' for none), number of credits, the credits as (key,
--- amount) pairs, then the open slots as (id, role, layer) triples.
+-- amount) pairs, then the open slots as (id, role, layer name) triples.
 -- Saves the pipeline if its stored version is the one before, with every
 -- effect, and returns 1; otherwise changes nothing and returns the stored
 -- document, so the caller can apply its change again without reading.
