@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/agorahq/agora/store"
 )
 
 // Limiter decides whether the API key key may make one more rate-limited
@@ -43,9 +45,13 @@ type LocalLimiter struct {
 const minPrune = 1024
 
 // NewLocalLimiter allows perSecond requests a second per key with bursts of
-// burst.
+// burst, as store.RateLimit has them: 0 or less (or NaN) is no limit.
 func NewLocalLimiter(perSecond float64, burst int) *LocalLimiter {
-	return &LocalLimiter{every: rate.Limit(perSecond), burst: burst, buckets: map[string]*rate.Limiter{}, pruneAt: minPrune}
+	every := rate.Limit(perSecond)
+	if _, _, ok := store.RateLimit(perSecond, burst); !ok {
+		every = rate.Inf
+	}
+	return &LocalLimiter{every: every, burst: max(burst, 1), buckets: map[string]*rate.Limiter{}, pruneAt: minPrune}
 }
 
 // Allow implements Limiter.

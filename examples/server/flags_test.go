@@ -50,3 +50,21 @@ func TestHelpIsNoFailure(t *testing.T) {
 	require.NoError(t, run(context.Background(), []string{"-h"}, &bytes.Buffer{}, nil))
 	require.Error(t, run(context.Background(), []string{"-no-such-flag"}, &bytes.Buffer{}, nil))
 }
+
+// TestRateZeroIsNoLimit: -rate 0 serves with no per-key limit (the
+// limiters' arithmetic once overflowed on it), and a negative rate is
+// refused at start with the flag's name.
+func TestRateZeroIsNoLimit(t *testing.T) {
+	t.Parallel()
+	for _, r := range []string{"-1", "NaN"} {
+		err := run(context.Background(), []string{"-rate", r, "-addr", "127.0.0.1:0"}, &bytes.Buffer{}, nil)
+		require.ErrorContains(t, err, "-rate", r)
+	}
+	base, _ := serve(t, "-rate", "0", "-burst", "1", "-admin-key", "admin-rate")
+	status, key := call(t, "POST", base+"/api/v1/keys", "admin-rate", `{"name":"poster","scopes":["claim:create"]}`)
+	require.Equal(t, 201, status)
+	for i := range 30 {
+		status, body := call(t, "POST", base+"/api/v1/claims", key["key"].(string), `{"title":"claim","body":"one of many"}`)
+		require.Equal(t, 201, status, "claim %d: no limit, not a burst of one: %v", i, body)
+	}
+}

@@ -70,7 +70,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 	adminKey := fs.String("admin-key", os.Getenv("AGORA_ADMIN_KEY"), "admin API key (default $AGORA_ADMIN_KEY, else generated); prefer the environment variable: a flag's value shows in ps to every user of the machine")
 	lease := fs.Duration("lease", 0, "re-open a taken role slot not done within this time (0: never)")
 	stageLease := fs.Duration("stage-lease", prism.DefaultLease, "re-open a taken Prism stage slot not done within this time (0: never)")
-	rate := fs.Float64("rate", httpapi.DefaultRatePerSecond, "take/done/comment/claim-creation requests per second per key")
+	rate := fs.Float64("rate", httpapi.DefaultRatePerSecond, "take/done/comment/claim-creation requests per second per key (0: no limit)")
 	burst := fs.Int("burst", httpapi.DefaultRateBurst, "burst of the per-key rate limit")
 	redisPrefix := fs.String("redis-prefix", "agora", "key prefix (and hash tag) of the Redis store")
 	agentDir := fs.String("agent-dir", "", "serve /agent/ (the coding-agent chat API) running the agent in this directory")
@@ -98,6 +98,9 @@ func run(ctx context.Context, args []string, stdout io.Writer, ready func(addr s
 			return nil // -h: the usage is printed, and asking for it is no failure
 		}
 		return err
+	}
+	if !(*rate >= 0) {
+		return fmt.Errorf("-rate %v: want requests a second, 0 or more (0: no limit)", *rate)
 	}
 	var chatScheme chatauth.Scheme
 	if *agentDir != "" {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/agorahq/agora/store"
 )
 
 // rateData is every Limiter's state: each key's GCRA theoretical arrival
@@ -27,20 +29,24 @@ const minPrune = 1024
 // store shares it. It satisfies httpapi.Limiter.
 type Limiter struct {
 	r        *rateData
+	none     bool          // no limit: every request passes (store.RateLimit)
 	interval time.Duration // between requests at the steady rate
 	window   time.Duration // interval × burst: how far ahead a key may run
 	now      func() time.Time
 }
 
 // Limiter returns a rate limiter of perSecond requests a second per key
-// with bursts of burst.
+// with bursts of burst, as store.RateLimit has them (0 or less: no limit).
 func (s *Store) Limiter(perSecond float64, burst int) *Limiter {
-	interval := max(time.Duration(float64(time.Second)/max(perSecond, 1e-9)), 1)
-	return &Limiter{r: &s.rates, interval: interval, window: interval * time.Duration(max(burst, 1)), now: time.Now}
+	interval, window, ok := store.RateLimit(perSecond, burst)
+	return &Limiter{r: &s.rates, none: !ok, interval: interval, window: window, now: time.Now}
 }
 
 // Allow implements httpapi.Limiter.
 func (l *Limiter) Allow(_ context.Context, key string) (bool, time.Duration, error) {
+	if l.none {
+		return true, 0, nil
+	}
 	now := l.now()
 	l.r.mu.Lock()
 	defer l.r.mu.Unlock()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/agorahq/agora/store"
 )
 
 // Limiter is a per-key rate limit kept in PostgreSQL (GCRA), so that it
@@ -15,6 +17,7 @@ import (
 // process shares.
 type Limiter struct {
 	s        *Store
+	none     bool  // no limit: every request passes (store.RateLimit)
 	interval int64 // microseconds between requests at the steady rate
 	window   int64 // interval × burst: how far ahead a key may run
 	// Every pruneEvery calls, Allow deletes the rows whose tat has passed,
@@ -33,11 +36,10 @@ const pruneEvery = 4096
 const pruneQuery = `DELETE FROM agora_rate_limits WHERE tat < (extract(epoch FROM clock_timestamp()) * 1000000)::bigint`
 
 // Limiter returns a rate limiter of perSecond requests a second per key
-// with bursts of burst.
+// with bursts of burst, as store.RateLimit has them (0 or less: no limit).
 func (s *Store) Limiter(perSecond float64, burst int) *Limiter {
-	interval := int64(float64(time.Second/time.Microsecond) / max(perSecond, 1e-9))
-	interval = max(interval, 1)
-	return &Limiter{s: s, interval: interval, window: interval * int64(max(burst, 1)), pruneEvery: pruneEvery}
+	interval, window, ok := store.RateLimit(perSecond, burst)
+	return &Limiter{s: s, none: !ok, interval: max(interval.Microseconds(), 1), window: max(window.Microseconds(), 1), pruneEvery: pruneEvery}
 }
 
 // allowQuery moves the key's theoretical arrival time (tat) one interval on
@@ -64,6 +66,9 @@ SELECT COALESCE((SELECT GREATEST(tat - (extract(epoch FROM clock_timestamp()) * 
 
 // Allow implements httpapi.Limiter.
 func (l *Limiter) Allow(ctx context.Context, key string) (bool, time.Duration, error) {
+	if l.none {
+		return true, 0, nil
+	}
 	if l.calls.Add(1)%l.pruneEvery == 0 {
 		if _, err := l.s.db.ExecContext(ctx, pruneQuery); err != nil {
 			return false, 0, fmt.Errorf("rate limit: %w", interpretError(ctx, err))

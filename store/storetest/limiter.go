@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,6 +89,52 @@ func RunLimiter(t *testing.T, newStores NewStores) {
 		ok, _, err = b.Allow(ctx, "key_refill")
 		require.NoError(t, err)
 		require.True(t, ok, "after the wait it passes")
+	})
+	t.Run("NoRateIsNoLimit", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		for _, perSecond := range []float64{0, -1, math.NaN()} {
+			a, b := limiters(t, newStores, perSecond, 1)
+			for i := range 20 {
+				l := a
+				if i%2 == 1 {
+					l = b
+				}
+				ok, wait, err := l.Allow(ctx, "key_free")
+				require.NoError(t, err, "%v a second", perSecond)
+				require.True(t, ok, "%v a second: no limit", perSecond)
+				require.Zero(t, wait)
+			}
+		}
+	})
+	t.Run("ExtremeRates", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		// One request in 30,000 years with a burst of a million: the
+		// window does not fit a time.Duration, so it is bounded, not
+		// wrapped round to a negative that refuses every request.
+		a, b := limiters(t, newStores, 1e-12, 1_000_000)
+		for i := range 20 {
+			ok, _, err := a.Allow(ctx, fmt.Sprintf("key_slow_%d", i%2))
+			require.NoError(t, err)
+			require.True(t, ok, "within the burst")
+		}
+		a, b = limiters(t, newStores, 1e-12, 2)
+		for range 2 {
+			ok, _, err := a.Allow(ctx, "key_slow")
+			require.NoError(t, err)
+			require.True(t, ok, "within the burst")
+		}
+		ok, wait, err := b.Allow(ctx, "key_slow")
+		require.NoError(t, err)
+		require.False(t, ok, "the burst is spent")
+		require.Greater(t, wait, 24*time.Hour, "the wait is long, and a positive duration")
+		a, _ = limiters(t, newStores, 1e12, 1)
+		for range 20 {
+			ok, _, err := a.Allow(ctx, "key_fast")
+			require.NoError(t, err)
+			require.True(t, ok, "a trillion a second")
+		}
 	})
 }
 
