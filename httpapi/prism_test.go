@@ -75,7 +75,7 @@ func TestPrismThroughHTTP(t *testing.T) {
 		require.Equal(t, "animal-cognition", got["domain"], "layer 2's majority slug")
 		cons := c.expect(200, "GET", "/api/v1/claims/"+claim+"/consensus", human, nil).body
 		require.Equal(t, "accept-with-caveats", cons["recommendation"])
-		require.Equal(t, "Corvids plan ahead.", cons["summary"])
+		require.Equal(t, "Corvids plan ahead.\n\n---\n\nCorvids plan ahead.\n\n---\n\nCorvids plan ahead.", cons["summary"], "the three syntheses' summaries, joined as the original joins them")
 		require.InDelta(t, 85, cons["confidence"], 1e-9)
 		for _, l := range view["layers"].([]any) {
 			require.Equal(t, "done", l.(map[string]any)["phase"])

@@ -1,6 +1,9 @@
 package prism
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // Majority returns the value submitted most often, values being in
 // submission order; a tie goes to the value submitted first. It returns ""
@@ -39,9 +42,7 @@ func (l Layer) Passes(avg float64) bool { return avg >= l.Threshold }
 
 // ConsensusRecord is what Synthesis writes for a claim.
 type ConsensusRecord struct {
-	// Summary is the summary of the first submission that made the
-	// majority recommendation, or for a summary layer (EffectSummary) the
-	// submissions' summaries joined.
+	// Summary is the submissions' summaries joined (NewConsensusRecord).
 	Summary string `json:"summary"`
 	// Recommendation is the majority of the submissions'
 	// recommendations; empty when none gave one.
@@ -56,28 +57,38 @@ type ConsensusRecord struct {
 // Math.round(avg * 100), so 0.8 is 80 and not 80.00000000000001.
 func Percent(confidence float64) float64 { return math.Round(confidence * 100) }
 
-// Synthesis is one consensus submission of the synthesis layer.
+// Synthesis is one submission of the layer that records the consensus.
 type Synthesis struct {
-	Summary        string  // the submission's "summary" output field
-	Recommendation string  // the submission's "recommendation" output field
-	Confidence     float64 // the submission's confidence, 0 to 1
+	Summary        string   // its output's "summary" field, when a string
+	Recommendation string   // its output's "recommendation" field, when a string
+	Prose          string   // its body
+	Confidence     *float64 // its confidence, 0 to 1; nil when it gave none
 }
 
-// NewConsensusRecord combines the synthesis submissions, in submission
-// order: the majority recommendation, the summary of the first submission
-// that recommended it, and the average confidence as a whole percentage.
+// NewConsensusRecord combines a layer's submissions, in submission order,
+// as the original's final layer does: the summaries given, trimmed and
+// joined by "\n\n---\n\n" (the prose when no summary was given), the
+// majority of the recommendations given, and the average of the
+// confidences given as a whole percentage.
 func NewConsensusRecord(subs []Synthesis) ConsensusRecord {
-	recs := make([]string, len(subs))
-	confs := make([]float64, len(subs))
-	for i, s := range subs {
-		recs[i], confs[i] = s.Recommendation, s.Confidence
-	}
-	r := ConsensusRecord{Recommendation: Majority(recs), Confidence: Percent(Average(confs))}
+	var summaries, prose, recs []string
+	var confs []float64
 	for _, s := range subs {
-		if s.Recommendation == r.Recommendation {
-			r.Summary = s.Summary
-			break
+		if v := strings.TrimSpace(s.Summary); v != "" {
+			summaries = append(summaries, v)
+		}
+		if v := strings.TrimSpace(s.Recommendation); v != "" {
+			recs = append(recs, v)
+		}
+		if v := strings.TrimSpace(s.Prose); v != "" {
+			prose = append(prose, v)
+		}
+		if s.Confidence != nil {
+			confs = append(confs, *s.Confidence)
 		}
 	}
-	return r
+	if len(summaries) == 0 {
+		summaries = prose
+	}
+	return ConsensusRecord{Summary: strings.Join(summaries, "\n\n---\n\n"), Recommendation: Majority(recs), Confidence: Percent(Average(confs))}
 }

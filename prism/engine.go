@@ -291,18 +291,8 @@ func (p *Pipeline) pass(fx *Effects, e env) error {
 		p.Protocol = next
 		p.enterLayer(next.First(), e)
 		return nil
-	case EffectSummary:
-		p.writeSummary(l)
-	case EffectConsensus:
-		var subs []Synthesis
-		for _, s := range p.layerOutputs(l) {
-			var o struct{ Summary, Recommendation string }
-			if json.Unmarshal(s.Output, &o) == nil && s.Confidence != nil {
-				subs = append(subs, Synthesis{Summary: o.Summary, Recommendation: o.Recommendation, Confidence: *s.Confidence})
-			}
-		}
-		rec := NewConsensusRecord(subs)
-		p.Consensus = &rec
+	case EffectConsensus, EffectSummary:
+		p.writeConsensus(l)
 	}
 	if p.CurrentLayer == p.Protocol.Last() {
 		p.Status, p.Phase = StatusComplete, ""
@@ -329,33 +319,21 @@ func (p *Pipeline) writeDomain(l Layer, fx *Effects) {
 	}
 }
 
-// writeSummary writes a consensus record without a verdict, as AOP's
-// final layer of lens-v1 does: the summaries the consensus slots gave
-// (else their prose), joined; the majority of the recommendations some
-// gave, if any; the average confidence.
-func (p *Pipeline) writeSummary(l Layer) {
-	var summaries, prose, recs []string
-	var confs []float64
+// writeConsensus writes the claim's consensus record from the layer's
+// submissions (NewConsensusRecord), as AOP's final layer does, with a
+// verdict (Prism v1's synthesis) or without (lens-v1's summary).
+func (p *Pipeline) writeConsensus(l Layer) {
+	var subs []Synthesis
 	for _, s := range p.layerOutputs(l) {
 		var o struct{ Summary, Recommendation any }
 		_ = json.Unmarshal(s.Output, &o)
-		if str, ok := o.Summary.(string); ok && strings.TrimSpace(str) != "" {
-			summaries = append(summaries, strings.TrimSpace(str))
-		}
-		if str, ok := o.Recommendation.(string); ok && strings.TrimSpace(str) != "" {
-			recs = append(recs, strings.TrimSpace(str))
-		}
-		if b := strings.TrimSpace(s.Body); b != "" {
-			prose = append(prose, b)
-		}
-		if s.Confidence != nil {
-			confs = append(confs, *s.Confidence)
-		}
+		sub := Synthesis{Prose: s.Body, Confidence: s.Confidence}
+		sub.Summary, _ = o.Summary.(string)
+		sub.Recommendation, _ = o.Recommendation.(string)
+		subs = append(subs, sub)
 	}
-	if len(summaries) == 0 {
-		summaries = prose
-	}
-	p.Consensus = &ConsensusRecord{Summary: strings.Join(summaries, "\n\n---\n\n"), Recommendation: Majority(recs), Confidence: Percent(Average(confs))}
+	rec := NewConsensusRecord(subs)
+	p.Consensus = &rec
 }
 
 // layerOutputs returns the done slots that carry the layer's structured

@@ -157,19 +157,25 @@ func TestMajorityAndConsensus(t *testing.T) {
 	require.True(t, l.Passes(0.7))
 	require.False(t, l.Passes(0.6999))
 
+	// As the original's final layer: every summary given, joined; the
+	// majority's recommendation; the average confidence.
 	r := prism.NewConsensusRecord([]prism.Synthesis{
-		{Summary: "weak", Recommendation: "reject", Confidence: 0.6},
-		{Summary: "holds", Recommendation: "accept", Confidence: 0.9},
-		{Summary: "holds too", Recommendation: "accept", Confidence: 0.9},
+		{Summary: "weak", Recommendation: "reject", Prose: "p1", Confidence: new(0.6)},
+		{Summary: " holds ", Recommendation: "accept", Prose: "p2", Confidence: new(0.9)},
+		{Summary: "", Recommendation: "accept", Prose: "p3", Confidence: new(0.9)},
 	})
 	require.Equal(t, "accept", r.Recommendation)
-	require.Equal(t, "holds", r.Summary)
+	require.Equal(t, "weak\n\n---\n\nholds", r.Summary, "the summaries given, in submission order")
 	require.Equal(t, 80.0, r.Confidence, "a whole percentage, as the original's Math.round(avg * 100): not 79.99999999999999")
 
+	r = prism.NewConsensusRecord([]prism.Synthesis{{Prose: " a "}, {Prose: "b", Recommendation: "reject"}, {}})
+	require.Equal(t, "a\n\n---\n\nb", r.Summary, "no summary given: the prose")
+	require.Equal(t, "reject", r.Recommendation, "the majority of those given")
+
 	r = prism.NewConsensusRecord([]prism.Synthesis{
-		{Summary: "a", Recommendation: "accept", Confidence: 0.71},
-		{Summary: "b", Recommendation: "accept", Confidence: 0.72},
-		{Summary: "c", Recommendation: "accept", Confidence: 0.72},
+		{Summary: "a", Recommendation: "accept", Confidence: new(0.71)},
+		{Summary: "b", Recommendation: "accept", Confidence: new(0.72)},
+		{Summary: "c", Recommendation: "accept", Confidence: new(0.72)},
 	})
 	require.Equal(t, 72.0, r.Confidence, "71.67 rounds to 72")
 }

@@ -165,7 +165,7 @@ type Flag struct {
 // original's keyPoints, the prose of its consensus slots.
 type Consensus struct {
 	ClaimID        string   `json:"claimId"`                  // the claim it concludes
-	Summary        string   `json:"summary"`                  // the synthesis summary; a summary layer joins its seats' summaries
+	Summary        string   `json:"summary"`                  // the recording layer's seats' summaries joined by "\n\n---\n\n" (their prose when none gave one)
 	Recommendation string   `json:"recommendation,omitempty"` // the majority's, e.g. "accept-with-caveats"; absent when no seat gave one
 	Confidence     float64  `json:"confidence"`               // whole percentage, 0 to 100: the consensus average times 100, rounded
 	KeyPoints      []string `json:"keyPoints"`                // prose of the recording layer's consensus seats; [] when none

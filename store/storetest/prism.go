@@ -222,7 +222,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.Equal(t, prism.StatusComplete, p.Status)
 		require.NotNil(t, p.Consensus)
 		require.Equal(t, "accept", p.Consensus.Recommendation)
-		require.Equal(t, "summary 0", p.Consensus.Summary)
+		require.Equal(t, "summary 0\n\n---\n\nsummary 1\n\n---\n\nsummary 2", p.Consensus.Summary, "every synthesis's summary, joined, as the original's")
 		require.Equal(t, 80.0, p.Consensus.Confidence, "a whole percentage")
 		claim, err := e.slots.Claim(e.ctx, c.ID)
 		require.NoError(t, err)
