@@ -133,7 +133,7 @@ func TestAgentLoopPipelineWire(t *testing.T) {
 		}
 		cons := c.expect(200, "GET", "/api/v1/claims/"+claim+"/consensus", human, nil).body
 		require.Equal(t, "accept-with-caveats", cons["recommendation"])
-		require.Equal(t, "Corvids plan ahead.", cons["summary"])
+		require.Equal(t, "Corvids plan ahead.\n\n---\n\nCorvids plan ahead.\n\n---\n\nCorvids plan ahead.", cons["summary"], "the three syntheses' summaries, joined")
 		require.InDelta(t, 85, cons["confidence"], 1e-9)
 		require.Len(t, requireStrings(t, cons["keyPoints"], "keyPoints"), 3, "the synthesis agents' prose")
 		hist := c.expect(200, "GET", "/api/v1/claims/"+claim+"/consensus/history", human, nil).body

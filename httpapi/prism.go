@@ -149,8 +149,15 @@ func roundOf(p prism.Pipeline, layer int) int {
 }
 
 func viewPipeline(p prism.Pipeline) wire.Pipeline {
-	v := wire.Pipeline{ClaimID: p.ClaimID, Protocol: p.Protocol.ID, Status: string(p.Status), CurrentLayer: p.CurrentLayer,
-		Phase: string(p.Phase), Slots: []wire.StageSlot{}, Flags: []wire.Flag{}, Consensus: viewConsensus(p), Version: p.Version}
+	v := wire.Pipeline{ClaimID: p.ClaimID, Protocol: p.Protocol.ID, ProtocolID: p.Protocol.ID, Status: string(p.Status), CurrentLayer: p.CurrentLayer,
+		Phase: string(p.Phase), Slots: []wire.StageSlot{}, Flags: []wire.Flag{}, Consensus: viewConsensus(p), Version: p.Version,
+		UpdatedAt: store.Millis(p.UpdatedAt)}
+	if !p.CreatedAt.IsZero() {
+		v.CreatedAt = store.Millis(p.CreatedAt)
+	}
+	if p.Status == prism.StatusComplete {
+		v.CompletedAt = v.UpdatedAt
+	}
 	if v.Phase == "" && p.Status == prism.StatusComplete {
 		// Complete: the last layer ended on its consensus phase, which is
 		// where the original's currentPhase stays.

@@ -64,6 +64,11 @@ func TestPrismThroughHTTP(t *testing.T) {
 		require.EqualValues(t, 1, view["currentLayer"])
 		require.Equal(t, "work", view["phase"])
 		require.Equal(t, "prism-v1", view["protocol"])
+		require.Equal(t, "prism-v1", view["protocolId"], "the original's name for it")
+		created := view["createdAt"].(float64)
+		require.Positive(t, created)
+		require.Equal(t, created, view["updatedAt"])
+		require.NotContains(t, view, "completedAt", "not complete")
 		require.Len(t, view["layers"].([]any), 7)
 		c.expect(404, "GET", "/api/v1/claims/"+claim+"/consensus", human, nil)
 
@@ -73,6 +78,9 @@ func TestPrismThroughHTTP(t *testing.T) {
 		})
 		got := c.expect(200, "GET", "/api/v1/claims/"+claim, human, nil).body
 		require.Equal(t, "animal-cognition", got["domain"], "layer 2's majority slug")
+		require.Equal(t, created, view["createdAt"])
+		require.GreaterOrEqual(t, view["updatedAt"], created)
+		require.Equal(t, view["updatedAt"], view["completedAt"], "complete: completed at its last change")
 		cons := c.expect(200, "GET", "/api/v1/claims/"+claim+"/consensus", human, nil).body
 		require.Equal(t, "accept-with-caveats", cons["recommendation"])
 		require.Equal(t, "Corvids plan ahead.\n\n---\n\nCorvids plan ahead.\n\n---\n\nCorvids plan ahead.", cons["summary"], "the three syntheses' summaries, joined as the original joins them")

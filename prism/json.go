@@ -68,13 +68,18 @@ func (f *Flag) UnmarshalJSON(b []byte) error {
 
 type pipelineJSON struct {
 	pipelineFields
+	CreatedAt int64 `json:"createdAt,omitempty"`
 	UpdatedAt int64 `json:"updatedAt"`
 }
 
 // MarshalJSON writes the pipeline, the document the backends store, with
 // its times as Unix milliseconds.
 func (p Pipeline) MarshalJSON() ([]byte, error) {
-	return json.Marshal(pipelineJSON{pipelineFields(p), store.Millis(p.UpdatedAt)})
+	j := pipelineJSON{pipelineFields: pipelineFields(p), UpdatedAt: store.Millis(p.UpdatedAt)}
+	if !p.CreatedAt.IsZero() {
+		j.CreatedAt = store.Millis(p.CreatedAt)
+	}
+	return json.Marshal(j)
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -85,5 +90,8 @@ func (p *Pipeline) UnmarshalJSON(b []byte) error {
 	}
 	*p = Pipeline(j.pipelineFields)
 	p.UpdatedAt = store.FromMillis(j.UpdatedAt)
+	if j.CreatedAt != 0 {
+		p.CreatedAt = store.FromMillis(j.CreatedAt)
+	}
 	return nil
 }

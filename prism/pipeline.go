@@ -170,8 +170,11 @@ type Pipeline struct {
 	// Version is 1 when the pipeline is created and rises by exactly one
 	// with every saved change; the store compares it to save.
 	Version int64 `json:"version"`
+	// CreatedAt is when the pipeline was created, with its claim, UTC to
+	// the millisecond; zero for one stored before it was kept.
+	CreatedAt time.Time `json:"-"`
 	// UpdatedAt is when the service made the pipeline's last change, UTC
-	// to the millisecond.
+	// to the millisecond: when it completed, once complete.
 	UpdatedAt time.Time `json:"-"`
 }
 

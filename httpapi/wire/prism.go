@@ -131,17 +131,21 @@ type PipelineLayer struct {
 // repeats it under the original's name, Slots lists every slot flat and
 // Flags the pipeline's flags, as the original answers them.
 type Pipeline struct {
-	ClaimID      string          `json:"claimId"`             // the claim it deliberates
-	Protocol     string          `json:"protocol"`            // the running protocol's ID, e.g. "prism-v1"; a route layer may change it
-	Status       string          `json:"status"`              // "active", "flagged" or "complete"
-	CurrentLayer int             `json:"currentLayer"`        // number of the open (or, when complete, last) layer
-	Phase        string          `json:"phase"`               // "work" or "consensus"
-	CurrentPhase string          `json:"currentPhase"`        // same value as Phase
-	Layers       []PipelineLayer `json:"layers"`              // every layer of the protocol, in order
-	Slots        []StageSlot     `json:"slots"`               // every stage slot, all layers
-	Flags        []Flag          `json:"flags"`               // [] when none
-	Consensus    *Consensus      `json:"consensus,omitempty"` // absent until the layer that records it passes
-	Version      int64           `json:"version"`             // rises with every saved change
+	ClaimID      string          `json:"claimId"`               // the claim it deliberates
+	Protocol     string          `json:"protocol"`              // the running protocol's ID, e.g. "prism-v1"; a route layer may change it
+	ProtocolID   string          `json:"protocolId"`            // the same ID, under the original's name
+	Status       string          `json:"status"`                // "active", "flagged" or "complete"
+	CurrentLayer int             `json:"currentLayer"`          // number of the open (or, when complete, last) layer
+	Phase        string          `json:"phase"`                 // "work" or "consensus"
+	CurrentPhase string          `json:"currentPhase"`          // same value as Phase
+	Layers       []PipelineLayer `json:"layers"`                // every layer of the protocol, in order
+	Slots        []StageSlot     `json:"slots"`                 // every stage slot, all layers
+	Flags        []Flag          `json:"flags"`                 // [] when none
+	Consensus    *Consensus      `json:"consensus,omitempty"`   // absent until the layer that records it passes
+	Version      int64           `json:"version"`               // rises with every saved change
+	CreatedAt    int64           `json:"createdAt,omitempty"`   // Unix milliseconds; absent for a pipeline stored before Agora kept it
+	UpdatedAt    int64           `json:"updatedAt"`             // Unix milliseconds of the last change
+	CompletedAt  int64           `json:"completedAt,omitempty"` // Unix milliseconds; absent until complete
 }
 
 // Flag is a pipeline flag raised when a layer's consensus fell short.

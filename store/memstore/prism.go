@@ -112,7 +112,7 @@ func storedPipeline(p prism.Pipeline) prism.Pipeline {
 		f := &p.Flags[i]
 		f.CreatedAt, f.ResolvedAt = store.Milli(f.CreatedAt), store.Milli(f.ResolvedAt)
 	}
-	p.UpdatedAt = store.Milli(p.UpdatedAt)
+	p.CreatedAt, p.UpdatedAt = store.Milli(p.CreatedAt), store.Milli(p.UpdatedAt)
 	return p
 }
 

@@ -206,6 +206,8 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		stored, err := e.svc.Pipeline(e.ctx, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, p.Version, stored.Version, "stored with its claim")
+		require.Equal(t, store.Milli(c.CreatedAt), stored.CreatedAt, "created with its claim, to the millisecond")
+		require.Equal(t, stored.CreatedAt, stored.UpdatedAt)
 
 		for layer := 1; layer <= 7; layer++ {
 			p, err = e.svc.Pipeline(e.ctx, c.ID)
@@ -223,6 +225,10 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.NotNil(t, p.Consensus)
 		require.Equal(t, "accept", p.Consensus.Recommendation)
 		require.Equal(t, "summary 0\n\n---\n\nsummary 1\n\n---\n\nsummary 2", p.Consensus.Summary, "every synthesis's summary, joined, as the original's")
+		done, err := e.svc.Pipeline(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, stored.CreatedAt, done.CreatedAt, "a change keeps when it was created")
+		require.True(t, done.UpdatedAt.After(done.CreatedAt), "and moves when it was changed")
 		require.Equal(t, 80.0, p.Consensus.Confidence, "a whole percentage")
 		claim, err := e.slots.Claim(e.ctx, c.ID)
 		require.NoError(t, err)
