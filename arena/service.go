@@ -295,7 +295,7 @@ func (s *Service) Join(ctx context.Context, gameID, name string) (_ Agent, err e
 	defer func() { done(err) }()
 	by := actorOf(ctx)
 	if by.KeyID == "" {
-		return Agent{}, identity.ErrUnauthenticated
+		return Agent{}, identity.ErrMissingToken
 	}
 	var a Agent
 	_, err = s.change(ctx, gameID, "register", func(g *Game, e env) error {

@@ -45,7 +45,8 @@ type response struct {
 }
 
 // errCode returns the code of an error body, failing the test when the body
-// does not have the documented error shape.
+// does not have the documented error shape or its code header (the
+// original's X-Aop-Error-Code) says otherwise.
 func (r response) errCode(t *testing.T) string {
 	t.Helper()
 	e, ok := r.body["error"].(map[string]any)
@@ -53,6 +54,7 @@ func (r response) errCode(t *testing.T) string {
 	require.NotEmpty(t, e["message"], "error message in %s", r.raw)
 	code, _ := e["code"].(string)
 	require.NotEmpty(t, code, "error code in %s", r.raw)
+	require.Equal(t, code, r.header.Get("X-Aop-Error-Code"), "the code header of %s", r.raw)
 	return code
 }
 
@@ -116,13 +118,24 @@ func (c *apiClient) claim(token, domain string) string {
 	return r.body["_id"].(string)
 }
 
+// tokenCode is the code of a 401 for token: the original's missing_token
+// when none is given, invalid_api_key for one that is not a key.
+func tokenCode(token string) string {
+	if token == "" {
+		return "missing_token"
+	}
+	return "invalid_api_key"
+}
+
 func TestAuthentication(t *testing.T) {
 	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
 		c := newAPI(t, st)
 		for _, tok := range []string{"", "wrong", "agora.key_x.y"} {
 			r := c.expect(401, "GET", "/api/v1/me", tok, nil)
-			require.Equal(t, "invalid_api_key", r.errCode(t))
+			require.Equal(t, tokenCode(tok), r.errCode(t), "the original's codes")
 		}
+		r := c.expect(401, "GET", "/api/v1/me", "", nil)
+		require.Equal(t, "Missing bearer token", r.body["error"].(map[string]any)["message"])
 		id, tok := c.key("Skeptic-7", slots.ScopeCommentCreate)
 		me := c.expect(200, "GET", "/api/v1/me", tok, nil).body
 		require.Equal(t, id, me["_id"])

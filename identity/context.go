@@ -44,26 +44,31 @@ func FromContext(ctx context.Context) Caller {
 	return c
 }
 
-// ErrUnauthenticated is the error of every failed authentication — empty,
-// malformed, unknown, wrong secret, revoked — and of an operation that
-// needs a key called without one: the same error, so a caller learns
-// nothing about which part was wrong.
-var ErrUnauthenticated = &store.Error{Kind: store.ErrUnauthorized, Code: "invalid_api_key", Message: "missing, unknown or revoked API key"}
+// ErrUnauthenticated is the error of every failed authentication of a
+// token given — malformed, unknown, wrong secret, revoked — the same
+// error, so a caller learns nothing about which part was wrong. Its code
+// and message are the original's.
+var ErrUnauthenticated = &store.Error{Kind: store.ErrUnauthorized, Code: "invalid_api_key", Message: "Invalid API key: unknown, malformed or revoked"}
 
-// KeyFrom returns the key of ctx's caller, or ErrUnauthenticated when no
-// key authenticated it: for the operations that always need one (taking a
+// ErrMissingToken is the error of a request with no bearer token, and of
+// an operation that needs a key called without one; its code and message
+// are the original's.
+var ErrMissingToken = &store.Error{Kind: store.ErrUnauthorized, Code: "missing_token", Message: "Missing bearer token"}
+
+// KeyFrom returns the key of ctx's caller, or ErrMissingToken when no key
+// authenticated it: for the operations that always need one (taking a
 // slot, commenting).
 func KeyFrom(ctx context.Context) (Key, error) {
 	c := FromContext(ctx)
 	if !c.Keyed() {
-		return Key{}, ErrUnauthenticated
+		return Key{}, ErrMissingToken
 	}
 	return c.Key, nil
 }
 
 // Require returns ctx's caller's key when it carries scope s. A caller
-// without a key is ErrUnauthenticated; a key without s is ErrForbidden
-// with the code "missing_scope".
+// without a key is ErrMissingToken; a key without s is ErrForbidden with
+// the code "missing_scope".
 func Require(ctx context.Context, s Scope) (Key, error) {
 	k, err := KeyFrom(ctx)
 	if err != nil {
@@ -79,7 +84,7 @@ func Require(ctx context.Context, s Scope) (Key, error) {
 // "missing_scope".
 func (k Key) Require(s Scope) error {
 	if !k.Has(s) {
-		return store.Errorf(store.ErrForbidden, "missing_scope", "this API key lacks the %s scope", s)
+		return store.Errorf(store.ErrForbidden, "missing_scope", "Missing scope: this API key lacks %s", s)
 	}
 	return nil
 }

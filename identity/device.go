@@ -74,7 +74,7 @@ func (d DeviceCode) Expired(now time.Time) bool {
 // The errors of device logins. Their codes are the original's where its
 // CLI reads them.
 var (
-	ErrDeviceCodeNotFound = &store.Error{Kind: store.ErrNotFound, Code: "invalid_device_code", Message: "unknown device code"}
+	ErrDeviceCodeNotFound = &store.Error{Kind: store.ErrNotFound, Code: "invalid_device_code", Message: "Unknown device code"}
 	ErrDeviceCodeExpired  = &store.Error{Kind: store.ErrGone, Code: "expired_token", Message: "the device code has expired; run setup again"}
 	ErrDeviceCodeConsumed = &store.Error{Kind: store.ErrGone, Code: "consumed_token", Message: "the device code was already used"}
 	ErrDeviceCodeUsed     = &store.Error{Kind: store.ErrConflict, Code: "device_code_used", Message: "the device code is already approved"}

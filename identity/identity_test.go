@@ -68,9 +68,9 @@ func TestCallerInContext(t *testing.T) {
 	ctx := context.Background()
 	require.Equal(t, identity.Caller{}, identity.FromContext(ctx))
 	_, err := identity.KeyFrom(ctx)
-	requireCode(t, store.ErrUnauthorized, "invalid_api_key", err)
+	requireCode(t, store.ErrUnauthorized, "missing_token", err)
 	_, err = identity.Require(ctx, "arena:play")
-	requireCode(t, store.ErrUnauthorized, "invalid_api_key", err)
+	requireCode(t, store.ErrUnauthorized, "missing_token", err)
 
 	open := identity.NewContext(ctx, identity.Caller{Token: "agent-secret"})
 	require.False(t, identity.FromContext(open).Keyed())
@@ -86,7 +86,7 @@ func TestCallerInContext(t *testing.T) {
 	require.Equal(t, k.ID, got.ID)
 	_, err = identity.Require(keyed, "arena:admin")
 	requireCode(t, store.ErrForbidden, "missing_scope", err)
-	require.EqualError(t, err, "this API key lacks the arena:admin scope")
+	require.EqualError(t, err, "Missing scope: this API key lacks arena:admin")
 }
 
 // TestScopesAreTheHosts: a key carries only the scopes the host declared
@@ -136,7 +136,7 @@ func TestKeysAdminIsTheServices(t *testing.T) {
 	_, err = svc.Keys(asAgent)
 	requireCode(t, store.ErrForbidden, "missing_scope", err)
 	_, err = svc.Keys(ctx)
-	requireCode(t, store.ErrUnauthorized, "invalid_api_key", err)
+	requireCode(t, store.ErrUnauthorized, "missing_token", err)
 
 	_, _, err = svc.CreateKey(asKeeper, identity.NewKey{Name: "y", Scopes: []identity.Scope{"arena:play"}})
 	requireCode(t, store.ErrForbidden, "insufficient_scope", err)

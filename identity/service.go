@@ -234,14 +234,15 @@ func (s *Service) RegisterSigningKey(ctx context.Context, address string) (err e
 	return s.store.SetSigningKey(ctx, agent.ID, address)
 }
 
-// Authenticate returns the key a bearer token belongs to. Any failure — empty,
-// malformed, unknown, wrong secret, revoked — is ErrUnauthenticated, so a
-// caller learns nothing about which part was wrong.
+// Authenticate returns the key a bearer token belongs to. An empty token is
+// ErrMissingToken; any other failure — malformed, unknown, wrong secret,
+// revoked — is ErrUnauthenticated, so a caller learns nothing about which
+// part was wrong.
 func (s *Service) Authenticate(ctx context.Context, token string) (k Key, err error) {
 	ctx, done := s.obs.Call(ctx, "identity.Authenticate")
 	defer func() { done(err) }()
 	if token == "" {
-		return Key{}, ErrUnauthenticated
+		return Key{}, ErrMissingToken
 	}
 	if s.adminHash != nil {
 		h := sha256.Sum256([]byte(token))

@@ -162,7 +162,7 @@ func newHandler(svcs Services, opts Options) (http.Handler, *sdk.Server) {
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		&sdk.StreamableHTTPOptions{SessionTimeout: timeout, MaxRequestBodyBytes: httpjson.MaxBodyBytes, JSONResponse: true})
 	// The key is authenticated once per request, before the SDK sees it:
-	// a refusal is the HTTP API's (401 invalid_api_key as JSON, 503 when
+	// a refusal is the HTTP API's (401 missing_token or invalid_api_key as JSON, 503 when
 	// the store is unreachable, never the driver's words); the SDK's
 	// bearer middleware then binds the session to the key and hands it to
 	// the tools in the request's token info.

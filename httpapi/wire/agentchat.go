@@ -60,6 +60,9 @@ type ChatBusy struct {
 	MessageID int64  `json:"message_id"` // the stored user message's ID
 }
 
+// ErrorCode returns the error's code, for the X-Aop-Error-Code header.
+func (b ChatBusy) ErrorCode() string { return b.Error.Code }
+
 // ChatText is the stream's data of a user or assistant text message.
 type ChatText struct {
 	// Content is the user's or the agent's text, as stored.

@@ -8,6 +8,9 @@ type Error struct {
 	Message string `json:"detail"` // Detail.Message again, the string the Trolley Arena original's clients read
 }
 
+// ErrorCode returns the error's code, for the X-Aop-Error-Code header.
+func (e Error) ErrorCode() string { return e.Error.Code }
+
 // Detail says what went wrong: a stable code and a message for people.
 type Detail struct {
 	Code    string `json:"code"`    // stable and machine-readable, e.g. "slot_taken"; the docs list each route's

@@ -157,8 +157,17 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 // MaxBodyBytes is the largest request body any route accepts.
 const MaxBodyBytes = 1 << 20
 
-// Write answers status with v as JSON.
+// ErrorCodeHeader carries an error answer's code, as the Agent
+// Orchestration Protocol's server sends it, for clients that read the
+// code without the body.
+const ErrorCodeHeader = "X-Aop-Error-Code"
+
+// Write answers status with v as JSON; the code of an error body (one
+// with an ErrorCode method, as wire.Error) is also sent in ErrorCodeHeader.
 func Write(w http.ResponseWriter, status int, v any) {
+	if e, ok := v.(interface{ ErrorCode() string }); ok && e.ErrorCode() != "" {
+		w.Header().Set(ErrorCodeHeader, e.ErrorCode())
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
