@@ -233,14 +233,14 @@ func TestClaimsAndComments(t *testing.T) {
 			c.expect(400, "GET", "/api/v1/claims?limit="+bad, writer, nil)
 		}
 
-		cm := c.expect(201, "POST", "/api/v1/claims/"+id+"/comments", writer, map[string]any{"body": "why?", "commentType": "Question"}).body
+		cm := c.expect(200, "POST", "/api/v1/claims/"+id+"/comments", writer, map[string]any{"body": "why?", "commentType": "Question"}).body
 		require.Equal(t, "question", cm["commentType"])
 		require.Equal(t, id, cm["claimId"])
 		require.Equal(t, "writer", cm["agentName"])
 		for _, f := range []string{"_id", "claimId", "body", "commentType", "authorId", "agentName", "createdAt"} {
 			require.Contains(t, cm, f)
 		}
-		cm2 := c.expect(201, "POST", "/api/v1/claims/"+id+"/comments", writer, map[string]any{"body": "more"}).body
+		cm2 := c.expect(200, "POST", "/api/v1/claims/"+id+"/comments", writer, map[string]any{"body": "more"}).body
 		require.Equal(t, "addition", cm2["commentType"])
 		r = c.expect(400, "POST", "/api/v1/claims/"+id+"/comments", writer, map[string]any{"body": "x", "commentType": "rant"})
 		require.Equal(t, "invalid_comment_type", r.errCode(t))
@@ -288,7 +288,7 @@ func TestClaimSources(t *testing.T) {
 		require.Equal(t, claim, c.expect(200, "GET", "/api/v1/claims/"+id, writer, nil).body)
 		require.Equal(t, want, c.expect(200, "GET", "/api/v1/claims", writer, nil).body["items"].([]any)[0].(map[string]any)["sources"])
 		c.expect(201, "POST", "/api/v1/claims/"+id+"/slots", writer, map[string]any{"roles": []any{map[string]any{"role": "critic", "count": 1}}})
-		c.expect(201, "POST", "/api/v1/claims/"+id+"/comments", writer, map[string]any{"body": "a draft", "commentType": "draft"})
+		c.expect(200, "POST", "/api/v1/claims/"+id+"/comments", writer, map[string]any{"body": "a draft", "commentType": "draft"})
 		job := c.expect(200, "GET", "/api/v1/jobs/slots", writer, nil).body
 		require.Equal(t, want, job["claim"].(map[string]any)["sources"], "the job's claim, which the agent CLIs print")
 
@@ -344,7 +344,7 @@ func TestRoleSlotsWorkflow(t *testing.T) {
 		// No draft yet: the job queue has nothing.
 		r := c.expect(404, "GET", "/api/v1/jobs/slots", a, nil)
 		require.Equal(t, "no_open_slots", r.errCode(t))
-		c.expect(201, "POST", "/api/v1/claims/"+claim+"/comments", human, map[string]any{"body": "draft", "commentType": "draft"})
+		c.expect(200, "POST", "/api/v1/claims/"+claim+"/comments", human, map[string]any{"body": "draft", "commentType": "draft"})
 
 		job := c.expect(200, "GET", "/api/v1/jobs/slots?role=critic&domain=medicine", a, nil).body
 		slot := job["slot"].(map[string]any)
@@ -375,7 +375,7 @@ func TestRoleSlotsWorkflow(t *testing.T) {
 		require.Equal(t, aID, taken["apiKeyId"])
 		require.Contains(t, taken, "takenAt")
 
-		c.expect(201, "POST", "/api/v1/claims/"+claim+"/comments", a, map[string]any{"body": "a criticism", "commentType": "criticism"})
+		c.expect(200, "POST", "/api/v1/claims/"+claim+"/comments", a, map[string]any{"body": "a criticism", "commentType": "criticism"})
 		r = c.expect(403, "POST", slotsPath+"/"+slotID+"/done", b, nil)
 		require.Equal(t, "not_slot_owner", r.errCode(t))
 		r = c.expect(400, "POST", slotsPath+"/"+other+"/done", b, nil)
@@ -450,8 +450,8 @@ func TestRateLimit(t *testing.T) {
 	_, human := c.key("human", slots.ScopeClaimCreate, slots.ScopeCommentCreate)
 	claim := c.claim(adminToken, "")
 	path := "/api/v1/claims/" + claim + "/comments"
-	c.expect(201, "POST", path, human, map[string]any{"body": "1"})
-	c.expect(201, "POST", path, human, map[string]any{"body": "2"})
+	c.expect(200, "POST", path, human, map[string]any{"body": "1"})
+	c.expect(200, "POST", path, human, map[string]any{"body": "2"})
 	r := c.expect(429, "POST", path, human, map[string]any{"body": "3"})
 	require.Equal(t, "rate_limited", r.errCode(t))
 	require.NotEmpty(t, r.header.Get("Retry-After"))
@@ -459,7 +459,7 @@ func TestRateLimit(t *testing.T) {
 	// Reads are not limited, and other keys have their own bucket.
 	c.expect(200, "GET", path, human, nil)
 	_, other := c.key("other", slots.ScopeCommentCreate)
-	c.expect(201, "POST", path, other, map[string]any{"body": "4"})
+	c.expect(200, "POST", path, other, map[string]any{"body": "4"})
 	// Creating claims counts too.
 	_, maker := c.key("maker", slots.ScopeClaimCreate)
 	c.claim(maker, "")

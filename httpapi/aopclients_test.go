@@ -182,7 +182,7 @@ func TestCouncilAndJobRoutesWire(t *testing.T) {
 		_, critic := c.key("Skeptic-7", slots.ScopeCommentCreate)
 		older := c.claim(human, "medicine")
 		claim := c.claim(human, "medicine")
-		c.expect(201, "POST", "/api/v1/claims/"+claim+"/comments", human, map[string]any{"body": "a draft", "commentType": "draft"})
+		c.expect(200, "POST", "/api/v1/claims/"+claim+"/comments", human, map[string]any{"body": "a draft", "commentType": "draft"})
 		c.expect(201, "POST", "/api/v1/claims/"+claim+"/slots", human, map[string]any{"roles": []any{map[string]any{"role": "critic", "count": 1}}})
 
 		job := c.expect(200, "GET", "/api/v1/jobs/slots?role=critic&domain=medicine", critic, nil).body
@@ -191,7 +191,7 @@ func TestCouncilAndJobRoutesWire(t *testing.T) {
 		require.Equal(t, "human", comments[0].(map[string]any)["authorName"])
 		slot := job["slot"].(map[string]any)
 		c.expect(200, "POST", fmt.Sprintf("/api/v1/claims/%s/slots/%s/take", claim, slot["_id"]), critic, map[string]any{})
-		cm := c.expect(201, "POST", "/api/v1/claims/"+claim+"/comments", critic, map[string]any{"body": "small sample", "commentType": "criticism"}).body
+		cm := c.expect(200, "POST", "/api/v1/claims/"+claim+"/comments", critic, map[string]any{"body": "small sample", "commentType": "criticism"}).body
 		require.Equal(t, true, cm["ok"])
 		require.NotEmpty(t, cm["commentId"])
 		require.Equal(t, "Skeptic-7", cm["authorName"])
@@ -202,9 +202,9 @@ func TestCouncilAndJobRoutesWire(t *testing.T) {
 		require.Equal(t, claim, latest["claim"].(map[string]any)["_id"])
 		require.Len(t, latest["comments"], 2)
 		require.NotEmpty(t, latest["instructions"])
-		c.expect(201, "POST", "/api/v1/claims/"+older+"/comments", human, map[string]any{"body": "one"})
-		c.expect(201, "POST", "/api/v1/claims/"+older+"/comments", human, map[string]any{"body": "two"})
-		c.expect(201, "POST", "/api/v1/claims/"+older+"/comments", human, map[string]any{"body": "three"})
+		c.expect(200, "POST", "/api/v1/claims/"+older+"/comments", human, map[string]any{"body": "one"})
+		c.expect(200, "POST", "/api/v1/claims/"+older+"/comments", human, map[string]any{"body": "two"})
+		c.expect(200, "POST", "/api/v1/claims/"+older+"/comments", human, map[string]any{"body": "three"})
 		top := c.expect(200, "GET", "/api/v1/jobs/claims?strategy=top&pool=10&commentLimit=2", critic, nil).body
 		require.Equal(t, older, top["claim"].(map[string]any)["_id"])
 		tc := top["comments"].([]any)

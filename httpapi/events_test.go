@@ -101,7 +101,7 @@ func TestClaimEventsAcrossProcesses(t *testing.T) {
 
 		id := b.claim(token, "health")
 		expectEvent(t, events, id, "the new claim")
-		b.expect(201, "POST", "/api/v1/claims/"+id+"/comments", token, map[string]any{"body": "a draft", "commentType": "draft"})
+		b.expect(200, "POST", "/api/v1/claims/"+id+"/comments", token, map[string]any{"body": "a draft", "commentType": "draft"})
 		expectEvent(t, events, id, "the comment")
 		b.expect(201, "POST", "/api/v1/claims/"+id+"/slots", token, map[string]any{"roles": []map[string]any{{"role": "critic", "count": 1}}})
 		expectEvent(t, events, id, "the configuration")

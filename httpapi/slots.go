@@ -41,7 +41,7 @@ func (a *slotsAPI) routes() []operation {
 			body: wire.NewClaim{}, status: 201, resp: wire.Claim{}, limited: true, fn: a.createClaim},
 		{id: "listClaims", method: "GET", path: "/api/v1/claims", query: "limit:integer cursor domain", tag: tagAOP, summary: "List claims, newest first (limit, cursor, domain)", auth: keyRequired, status: 200, resp: wire.Items[wire.Claim]{}, fn: a.listClaims},
 		{id: "getClaim", method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: wire.Claim{}, fn: a.getClaim},
-		{id: "createComment", method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 201, resp: wire.CommentCreated{}, limited: true, fn: a.addComment},
+		{id: "createComment", method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 200, resp: wire.CommentCreated{}, limited: true, fn: a.addComment},
 		{id: "listComments", method: "GET", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "List a claim's comments", auth: keyRequired, status: 200, resp: wire.Items[wire.Comment]{}, fn: a.listComments},
 		{id: "configureSlots", method: "POST", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "Configure a claim's role slots", auth: keyRequired, scope: slots.ScopeSlotsConfigure,
 			body: wire.ConfigureSlots{}, status: 201, resp: wire.SlotsConfigured{}, fn: a.configureSlots},
@@ -172,7 +172,9 @@ func (a *slotsAPI) addComment(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusCreated, wire.CommentCreated{Comment: viewComment(c), OK: true, CommentID: c.ID})
+	// 200, not 201: the original answers a new comment so, and its clients
+	// check for exactly 200.
+	httpjson.Write(w, http.StatusOK, wire.CommentCreated{Comment: viewComment(c), OK: true, CommentID: c.ID})
 	return nil
 }
 

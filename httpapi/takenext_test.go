@@ -30,7 +30,7 @@ func TestTakeJobRoute(t *testing.T) {
 
 		r := c.expect(404, "POST", "/api/v1/jobs/slots/take", a, nil)
 		require.Equal(t, "no_open_slots", r.errCode(t), "no draft yet")
-		c.expect(201, "POST", "/api/v1/claims/"+claim+"/comments", human, map[string]any{"body": "draft", "commentType": "draft"})
+		c.expect(200, "POST", "/api/v1/claims/"+claim+"/comments", human, map[string]any{"body": "draft", "commentType": "draft"})
 
 		c.expect(401, "POST", "/api/v1/jobs/slots/take", "", nil)
 		c.expect(403, "POST", "/api/v1/jobs/slots/take", reader, nil)
@@ -89,7 +89,7 @@ func TestDoneAndTakeRoute(t *testing.T) {
 			c.expect(201, "POST", "/api/v1/claims/"+claim+"/slots", human, map[string]any{"roles": []any{
 				map[string]any{"role": "critic", "count": 2},
 			}})
-			c.expect(201, "POST", "/api/v1/claims/"+claim+"/comments", human, map[string]any{"body": "draft", "commentType": "draft"})
+			c.expect(200, "POST", "/api/v1/claims/"+claim+"/comments", human, map[string]any{"body": "draft", "commentType": "draft"})
 			claims = append(claims, claim)
 		}
 		job := c.expect(200, "POST", "/api/v1/jobs/slots/take", a, nil).body
