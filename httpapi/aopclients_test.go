@@ -158,12 +158,12 @@ func TestStageDoneBodies(t *testing.T) {
 			"prose twice":      {"body": "x", "output": "y"},
 			"structured twice": {"output": map[string]any{}, "structuredOutput": map[string]any{}},
 			"not an object":    {"output": "x", "structuredOutput": []any{"a"}},
-			"unknown field":    {"output": "x", "signature": "s"},
 		} {
 			c.expect(400, "POST", path+"/done", a, body)
 			_ = name
 		}
-		c.expect(200, "POST", path+"/done", a, map[string]any{"output": "framing prose", "structuredOutput": map[string]any{"note": "free-form on a prose layer"}})
+		c.expect(200, "POST", path+"/done", a, map[string]any{"output": "framing prose", "structuredOutput": map[string]any{"note": "free-form on a prose layer"},
+			"signature": "a field the route does not read, ignored as the original ignores it"})
 		p := c.expect(200, "GET", "/api/v1/claims/"+claim+"/pipeline", a, nil).body
 		s := p["layers"].([]any)[0].(map[string]any)["slots"].([]any)[0].(map[string]any)
 		require.Equal(t, "framing prose", s["body"])

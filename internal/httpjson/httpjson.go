@@ -186,8 +186,11 @@ func Invalid(code, format string, args ...any) error {
 	return store.Errorf(store.ErrInvalid, code, format, args...)
 }
 
-// Decode reads exactly one JSON object into v, refusing unknown fields,
-// trailing data, an empty body and bodies over MaxBodyBytes.
+// Decode reads exactly one JSON object into v, refusing trailing data, an
+// empty body and bodies over MaxBodyBytes. Fields v does not have are
+// ignored, as every original whose routes Agora serves ignores them, so
+// that their clients' extra fields (AOP's agentName or parentCommentId)
+// are no error.
 func Decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return decode(w, r, v, true)
 }
@@ -213,7 +216,6 @@ func decode(w http.ResponseWriter, r *http.Request, v any, required bool) error 
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return Invalid("invalid_json", "request body is not valid: %s", describeJSONError(err))
 	}
@@ -254,7 +256,7 @@ func describeJSONError(err error) string {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "malformed JSON: unexpected end"
 	}
-	return err.Error() // e.g. `json: unknown field "x"`
+	return err.Error()
 }
 
 func jsonKind(goKind string) string {
