@@ -407,3 +407,20 @@ func TestAgentLoopMetaAndLensWire(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteCommentIsGone: DELETE /api/v1/comments/{id} answers 410
+// endpoint_deprecated, as the original has since it stopped deleting
+// comments (its data-integrity regression test checks it).
+func TestDeleteCommentIsGone(t *testing.T) {
+	c := newAPI(t, testbackend.All()[0].New(t))
+	_, writer := c.key("writer", slots.ScopeClaimCreate, slots.ScopeCommentCreate)
+	claim := c.claim(writer, "")
+	id := c.expect(200, "POST", "/api/v1/claims/"+claim+"/comments", writer, map[string]any{"body": "keep me"}).body["commentId"].(string)
+	for _, tok := range []string{writer, ""} {
+		for _, cm := range []string{id, "fake_id"} {
+			r := c.expect(410, "DELETE", "/api/v1/comments/"+cm, tok, nil)
+			require.Equal(t, "endpoint_deprecated", r.errCode(t))
+		}
+	}
+	require.Len(t, c.expect(200, "GET", "/api/v1/claims/"+claim+"/comments", writer, nil).body["items"], 1, "nothing deleted")
+}

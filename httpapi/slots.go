@@ -42,6 +42,7 @@ func (a *slotsAPI) routes() []operation {
 		{id: "listClaims", method: "GET", path: "/api/v1/claims", query: "limit:integer cursor domain", tag: tagAOP, summary: "List claims, newest first (limit, cursor, domain)", auth: keyRequired, status: 200, resp: wire.Items[wire.Claim]{}, fn: a.listClaims},
 		{id: "getClaim", method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: wire.Claim{}, fn: a.getClaim},
 		{id: "createComment", method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 200, resp: wire.CommentCreated{}, limited: true, fn: a.addComment},
+		{id: "deleteComment", method: "DELETE", path: "/api/v1/comments/{commentId}", tag: tagAOP, summary: "Delete a comment: no longer supported, 410 endpoint_deprecated for any comment, as the original answers", auth: public, status: 410, resp: wire.Error{}, fn: a.deleteComment},
 		{id: "listComments", method: "GET", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "List a claim's comments", auth: keyRequired, status: 200, resp: wire.Items[wire.Comment]{}, fn: a.listComments},
 		{id: "configureSlots", method: "POST", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "Configure a claim's role slots", auth: keyRequired, scope: slots.ScopeSlotsConfigure,
 			body: wire.ConfigureSlots{}, status: 201, resp: wire.SlotsConfigured{}, fn: a.configureSlots},
@@ -175,6 +176,13 @@ func (a *slotsAPI) addComment(w http.ResponseWriter, r *http.Request) error {
 	// 200, not 201: the original answers a new comment so, and its clients
 	// check for exactly 200.
 	httpjson.Write(w, http.StatusOK, wire.CommentCreated{Comment: viewComment(c), OK: true, CommentID: c.ID})
+	return nil
+}
+
+// deleteComment answers as the original has since it stopped deleting
+// comments: 410 endpoint_deprecated, whoever asks and whatever the comment.
+func (a *slotsAPI) deleteComment(w http.ResponseWriter, _ *http.Request) error {
+	httpjson.Write(w, http.StatusGone, httpjson.ErrorBody("endpoint_deprecated", "Comment deletion is no longer supported."))
 	return nil
 }
 
