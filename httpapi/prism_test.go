@@ -126,7 +126,10 @@ func TestPrismHTTPErrors(t *testing.T) {
 		c.expect(400, "GET", "/api/v1/jobs/work?layer=x", a, nil)
 		c.expect(400, "GET", "/api/v1/jobs/work?strategy=best", a, nil)
 		c.expect(404, "GET", "/api/v1/jobs/work?layer=5", a, nil)
-		c.expect(404, "GET", "/api/v1/claims/claim_missing/pipeline", a, nil)
+		for _, route := range []string{"pipeline", "consensus", "consensus/history", "flags"} {
+			r := c.expect(404, "GET", "/api/v1/claims/claim_missing/"+route, a, nil)
+			require.Equal(t, "claim_not_found", r.errCode(t), "%s: no claim is the claim's 404, as the original's", route)
+		}
 		require.JSONEq(t, `{"items":[]}`, c.expect(200, "GET", "/api/v1/claims/"+claim+"/flags", a, nil).raw)
 		c.expect(403, "POST", "/api/v1/claims/"+claim+"/flags/flag_x/resolve", a, map[string]any{"action": "advance"})
 		c.expect(404, "POST", "/api/v1/claims/"+claim+"/flags/flag_x/resolve", reviewer, map[string]any{"action": "advance"})

@@ -229,11 +229,21 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, Pi
 	return c, p, nil
 }
 
-// Pipeline returns a claim's pipeline.
+// Pipeline returns a claim's pipeline: ErrPipelineNotFound for a claim
+// without one, the claims' not-found error (slots.ErrClaimNotFound) for no
+// claim.
 func (s *Service) Pipeline(ctx context.Context, claimID string) (_ Pipeline, err error) {
 	ctx, done := s.obs.Call(ctx, "prism.Pipeline")
 	defer func() { done(err) }()
-	return s.store.GetPipeline(ctx, claimID)
+	p, err := s.store.GetPipeline(ctx, claimID)
+	if errors.Is(err, ErrPipelineNotFound) {
+		// As the original: no claim is the claim's 404, before the
+		// pipeline's.
+		if _, cerr := s.claims.GetClaim(ctx, claimID); cerr != nil {
+			return Pipeline{}, cerr
+		}
+	}
+	return p, err
 }
 
 // Take gives a stage slot to the caller's key (identity.KeyFrom): exactly
