@@ -255,7 +255,7 @@ func TestClaimsAndComments(t *testing.T) {
 			delete(m, "ok")
 			delete(m, "commentId")
 		}
-		items := c.expect(200, "GET", "/api/v1/claims/"+id+"/comments", creator, nil).body["items"].([]any)
+		items := c.expect(200, "GET", "/api/v1/claims/"+id+"/comments?sort=old", creator, nil).body["items"].([]any)
 		require.Equal(t, []any{cm, cm2}, items)
 		empty := c.expect(200, "GET", "/api/v1/claims/"+second+"/comments", creator, nil)
 		require.JSONEq(t, `{"items":[]}`, empty.raw)

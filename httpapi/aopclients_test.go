@@ -424,3 +424,31 @@ func TestDeleteCommentIsGone(t *testing.T) {
 	}
 	require.Len(t, c.expect(200, "GET", "/api/v1/claims/"+claim+"/comments", writer, nil).body["items"], 1, "nothing deleted")
 }
+
+// TestCommentsSortAndLimit: GET /api/v1/claims/{id}/comments reads the
+// original's sort (top, its default, new or old) and limit, on every
+// backend.
+func TestCommentsSortAndLimit(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newAPI(t, st)
+		_, writer := c.key("writer", slots.ScopeClaimCreate, slots.ScopeCommentCreate)
+		claim := c.claim(writer, "")
+		path := "/api/v1/claims/" + claim + "/comments"
+		for _, b := range []string{"one", "two", "three"} {
+			c.expect(200, "POST", path, writer, map[string]any{"body": b})
+		}
+		bodies := func(q string) []string {
+			var out []string
+			for _, it := range c.expect(200, "GET", path+q, writer, nil).body["items"].([]any) {
+				out = append(out, it.(map[string]any)["body"].(string))
+			}
+			return out
+		}
+		require.Equal(t, []string{"three", "two", "one"}, bodies(""), "top, the default: newest first without votes or replies")
+		require.Equal(t, []string{"three", "two"}, bodies("?sort=new&limit=2"))
+		require.Equal(t, []string{"one", "two", "three"}, bodies("?sort=OLD"))
+		require.Equal(t, []string{"one"}, bodies("?sort=old&limit=1"))
+		require.Equal(t, "invalid_sort", c.expect(400, "GET", path+"?sort=best", writer, nil).errCode(t))
+		require.Equal(t, "invalid_limit", c.expect(400, "GET", path+"?limit=-1", writer, nil).errCode(t))
+	})
+}

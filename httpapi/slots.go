@@ -43,7 +43,7 @@ func (a *slotsAPI) routes() []operation {
 		{id: "getClaim", method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: wire.Claim{}, fn: a.getClaim},
 		{id: "createComment", method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 200, resp: wire.CommentCreated{}, limited: true, fn: a.addComment},
 		{id: "deleteComment", method: "DELETE", path: "/api/v1/comments/{commentId}", tag: tagAOP, summary: "Delete a comment: no longer supported, 410 endpoint_deprecated for any comment, as the original answers", auth: public, status: 410, resp: wire.Error{}, fn: a.deleteComment},
-		{id: "listComments", method: "GET", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "List a claim's comments", auth: keyRequired, status: 200, resp: wire.Items[wire.Comment]{}, fn: a.listComments},
+		{id: "listComments", method: "GET", path: "/api/v1/claims/{claimId}/comments", query: "sort limit:integer", tag: tagAOP, summary: "List a claim's comments: sort top (the default; newest first, as Agora's comments have no votes or replies), new or old; limit 50 by default, at most 500", auth: keyRequired, status: 200, resp: wire.Items[wire.Comment]{}, fn: a.listComments},
 		{id: "configureSlots", method: "POST", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "Configure a claim's role slots", auth: keyRequired, scope: slots.ScopeSlotsConfigure,
 			body: wire.ConfigureSlots{}, status: 201, resp: wire.SlotsConfigured{}, fn: a.configureSlots},
 		{id: "listSlots", method: "GET", path: "/api/v1/claims/{claimId}/slots", tag: tagAOP, summary: "List a claim's role slots", auth: keyRequired, status: 200, resp: wire.Items[wire.RoleSlot]{}, fn: a.listSlots},
@@ -187,7 +187,11 @@ func (a *slotsAPI) deleteComment(w http.ResponseWriter, _ *http.Request) error {
 }
 
 func (a *slotsAPI) listComments(w http.ResponseWriter, r *http.Request) error {
-	cs, err := a.svc.Comments(r.Context(), r.PathValue("claimId"))
+	limit, err := httpjson.QueryInt(r, "limit")
+	if err != nil {
+		return err
+	}
+	cs, err := a.svc.Comments(r.Context(), r.PathValue("claimId"), slots.CommentsParams{Sort: r.URL.Query().Get("sort"), Limit: limit})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package slots
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -224,11 +225,59 @@ func (s *Service) AddComment(ctx context.Context, in NewComment) (_ Comment, err
 	return c, nil
 }
 
-// Comments lists a claim's comments, oldest first.
-func (s *Service) Comments(ctx context.Context, claimID string) (_ []Comment, err error) {
+// The orders of CommentsParams.Sort, the original's.
+const (
+	// CommentsTop is the original's default: most votes, then most
+	// replies, then newest. Agora's comments have neither votes nor
+	// replies, so it lists newest first.
+	CommentsTop = "top"
+	CommentsNew = "new" // newest first
+	CommentsOld = "old" // oldest first
+)
+
+// The bounds of CommentsParams.Limit, the original's.
+const (
+	DefaultCommentsLimit = 50
+	MaxCommentsLimit     = 500
+)
+
+// CommentsParams says which of a claim's comments Comments lists.
+type CommentsParams struct {
+	// Sort is CommentsTop (empty means it), CommentsNew or CommentsOld,
+	// any case; another value is store.ErrInvalid invalid_sort.
+	Sort string
+	// Limit is the most comments listed: 0 means DefaultCommentsLimit,
+	// above MaxCommentsLimit is MaxCommentsLimit, negative is
+	// store.ErrInvalid invalid_limit.
+	Limit int
+}
+
+// Comments lists a claim's comments in p's order, at most p.Limit of them,
+// as the original's GET /claims/{id}/comments does; ErrClaimNotFound for
+// no claim.
+func (s *Service) Comments(ctx context.Context, claimID string, p CommentsParams) (_ []Comment, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.Comments")
 	defer func() { done(err) }()
-	return s.store.ListComments(ctx, claimID)
+	sort := strings.ToLower(p.Sort)
+	switch sort {
+	case "", CommentsTop, CommentsNew, CommentsOld:
+	default:
+		return nil, store.Errorf(store.ErrInvalid, "invalid_sort", "sort must be top, new or old")
+	}
+	switch {
+	case p.Limit < 0:
+		return nil, store.Errorf(store.ErrInvalid, "invalid_limit", "limit must be 1 or more")
+	case p.Limit == 0:
+		p.Limit = DefaultCommentsLimit
+	}
+	cs, err := s.store.ListComments(ctx, claimID)
+	if err != nil {
+		return nil, err
+	}
+	if sort != CommentsOld {
+		slices.Reverse(cs) // the store lists oldest first
+	}
+	return cs[:min(len(cs), p.Limit, MaxCommentsLimit)], nil
 }
 
 // Balance returns what the key has been credited.

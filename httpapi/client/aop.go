@@ -141,10 +141,12 @@ func (c *Client) ClaimJob(ctx context.Context, q ClaimJobQuery) (wire.ClaimJob, 
 	return j, err
 }
 
-// Comments lists a claim's comments.
-func (c *Client) Comments(ctx context.Context, claimID string) ([]Comment, error) {
+// Comments lists a claim's comments as slots.Service.Comments does (GET
+// /api/v1/claims/{id}/comments): newest first unless p.Sort says old, at
+// most 50 unless p.Limit says otherwise.
+func (c *Client) Comments(ctx context.Context, claimID string, p slots.CommentsParams) ([]Comment, error) {
 	var out wire.Items[Comment]
-	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/comments", nil, &out)
+	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/comments"+query("sort", p.Sort, "limit", num(p.Limit)), nil, &out)
 	return out.Items, err
 }
 

@@ -306,7 +306,7 @@ func TestOriginalsRoutesThroughTheClient(t *testing.T) {
 		require.True(t, cm.OK)
 		require.Equal(t, cm.ID, cm.CommentID)
 		require.Equal(t, "Skeptic-7", cm.AuthorName)
-		cs, err := a.Comments(ctx, claim.ID)
+		cs, err := a.Comments(ctx, claim.ID, slots.CommentsParams{Sort: slots.CommentsOld, Limit: slots.MaxCommentsLimit})
 		require.NoError(t, err)
 		require.Len(t, cs, 1)
 		require.Equal(t, "Skeptic-7", cs[0].AuthorName)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/wire"
+	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
 
@@ -120,7 +121,7 @@ func (e *edge) readClaim(ctx context.Context, id string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, err := e.Slots.Comments(ctx, id)
+	cs, err := e.Slots.Comments(ctx, id, slots.CommentsParams{Sort: slots.CommentsOld, Limit: slots.MaxCommentsLimit})
 	if err != nil {
 		return nil, err
 	}

@@ -104,7 +104,7 @@ func TestClaimStoredWithoutJobText(t *testing.T) {
 	first, err := svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_a", Name: "ann"}), slots.JobQuery{})
 	require.NoError(t, err)
 	require.Equal(t, claim, first.Claim)
-	want, err := svc.Comments(ctx, claim.ID)
+	want, err := svc.Comments(ctx, claim.ID, slots.CommentsParams{Sort: slots.CommentsOld, Limit: slots.MaxCommentsLimit})
 	require.NoError(t, err)
 	require.Equal(t, want, first.Comments)
 
@@ -114,7 +114,7 @@ func TestClaimStoredWithoutJobText(t *testing.T) {
 	second, err := svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_b", Name: "bob"}), slots.JobQuery{})
 	require.NoError(t, err)
 	require.Equal(t, claim, second.Claim)
-	want, err = svc.Comments(ctx, claim.ID)
+	want, err = svc.Comments(ctx, claim.ID, slots.CommentsParams{Sort: slots.CommentsOld, Limit: slots.MaxCommentsLimit})
 	require.NoError(t, err)
 	require.Len(t, want, 2)
 	require.Equal(t, want, second.Comments)

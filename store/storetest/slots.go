@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -191,19 +192,56 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.Equal(t, slots.CommentAddition, second.CommentType)
 
-		list, err := e.svc.Comments(e.ctx, c.ID)
+		list, err := e.svc.Comments(e.ctx, c.ID, slots.CommentsParams{Sort: slots.CommentsOld, Limit: slots.MaxCommentsLimit})
 		require.NoError(t, err)
 		require.Equal(t, []slots.Comment{first, second}, list)
 
 		_, err = e.svc.AddComment(identity.WithKey(e.ctx, author), slots.NewComment{ClaimID: "claim_missing", Body: "x"})
 		requireCode(t, slots.ErrClaimNotFound, err)
-		_, err = e.svc.Comments(e.ctx, "claim_missing")
+		_, err = e.svc.Comments(e.ctx, "claim_missing", slots.CommentsParams{Sort: slots.CommentsOld, Limit: slots.MaxCommentsLimit})
 		requireCode(t, slots.ErrClaimNotFound, err)
 		_, err = e.svc.AddComment(identity.WithKey(e.ctx, author), slots.NewComment{ClaimID: c.ID, Body: "x", CommentType: "rant"})
 		require.ErrorIs(t, err, store.ErrInvalid)
-		list, err = e.svc.Comments(e.ctx, c.ID)
+		list, err = e.svc.Comments(e.ctx, c.ID, slots.CommentsParams{Sort: slots.CommentsOld, Limit: slots.MaxCommentsLimit})
 		require.NoError(t, err)
 		require.Len(t, list, 2, "a rejected comment is not stored")
+	})
+
+	// The original's GET /claims/{id}/comments: sort top (the default),
+	// new or old; 50 by default, at most 500.
+	t.Run("CommentsSortAndLimit", func(t *testing.T) {
+		t.Parallel()
+		e := newSlotsEnv(t, newStores)
+		c := e.claim("")
+		author := identity.WithKey(e.ctx, e.agent("Writer"))
+		var made []slots.Comment
+		for i := range 55 {
+			cm, err := e.svc.AddComment(author, slots.NewComment{ClaimID: c.ID, Body: fmt.Sprint("comment ", i)})
+			require.NoError(t, err)
+			made = append(made, cm)
+		}
+		newest := slices.Clone(made)
+		slices.Reverse(newest)
+		for name, tc := range map[string]struct {
+			p    slots.CommentsParams
+			want []slots.Comment
+		}{
+			"default":        {slots.CommentsParams{}, newest[:50]},
+			"top":            {slots.CommentsParams{Sort: "top", Limit: 3}, newest[:3]},
+			"new, any case":  {slots.CommentsParams{Sort: "NEW", Limit: 2}, newest[:2]},
+			"old":            {slots.CommentsParams{Sort: slots.CommentsOld, Limit: 4}, made[:4]},
+			"above the most": {slots.CommentsParams{Sort: slots.CommentsOld, Limit: 100_000}, made},
+		} {
+			list, err := e.svc.Comments(e.ctx, c.ID, tc.p)
+			require.NoError(t, err, name)
+			require.Equal(t, tc.want, list, name)
+		}
+		_, err := e.svc.Comments(e.ctx, c.ID, slots.CommentsParams{Sort: "best"})
+		requireCode(t, &store.Error{Kind: store.ErrInvalid, Code: "invalid_sort"}, err)
+		_, err = e.svc.Comments(e.ctx, c.ID, slots.CommentsParams{Limit: -1})
+		requireCode(t, &store.Error{Kind: store.ErrInvalid, Code: "invalid_limit"}, err)
+		_, err = e.svc.Comments(e.ctx, "claim_missing", slots.CommentsParams{})
+		requireCode(t, slots.ErrClaimNotFound, err)
 	})
 
 	t.Run("ConfigureReplacesOnlyOpenSlots", func(t *testing.T) {
@@ -420,7 +458,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 			for err := range errs {
 				require.NoError(t, err)
 			}
-			list, err := e.svc.Comments(e.ctx, c.ID)
+			list, err := e.svc.Comments(e.ctx, c.ID, slots.CommentsParams{Sort: slots.CommentsOld, Limit: slots.MaxCommentsLimit})
 			require.NoError(t, err)
 			require.Len(t, list, 1+writers*each, "round %d: no comment lost to a concurrent one", round)
 			bodies := []string{}

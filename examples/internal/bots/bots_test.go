@@ -90,7 +90,7 @@ func comment(t *testing.T, ctx context.Context, c *client.Client, title string, 
 func criticism(t *testing.T, ctx context.Context, c *client.Client, claim client.Claim, job slots.Job) client.Comment {
 	t.Helper()
 	require.Equal(t, claim.ID, job.Claim.ID)
-	cs, err := c.Comments(ctx, claim.ID)
+	cs, err := c.Comments(ctx, claim.ID, slots.CommentsParams{Sort: slots.CommentsOld, Limit: slots.MaxCommentsLimit})
 	require.NoError(t, err)
 	require.Len(t, cs, 2, "the draft and the critic's comment")
 	require.Equal(t, string(slots.CommentCriticism), cs[1].CommentType)

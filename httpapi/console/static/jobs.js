@@ -328,7 +328,7 @@
     const [list, flags, comments] = await Promise.all([
       api("GET", "/api/v1/claims/" + encodeURIComponent(id) + "/slots"),
       p ? api("GET", "/api/v1/claims/" + encodeURIComponent(id) + "/flags") : { items: [] },
-      api("GET", "/api/v1/claims/" + encodeURIComponent(id) + "/comments"),
+      api("GET", "/api/v1/claims/" + encodeURIComponent(id) + "/comments?sort=old&limit=500"),
     ]);
     const body = el("div", "body");
     if (v.claim.body) body.appendChild(el("p", "dim", v.claim.body));
