@@ -108,7 +108,6 @@ func TestPrismHTTPErrors(t *testing.T) {
 		_, a := c.key("a", slots.ScopeCommentCreate)
 		_, b := c.key("b", slots.ScopeCommentCreate)
 		_, reviewer := c.key("reviewer", prism.ScopePipelineReview)
-		c.expect(400, "POST", "/api/v1/claims", human, map[string]any{"title": "t", "protocol": "nope"})
 		claim := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "t"}).body["_id"].(string)
 		work := c.expect(200, "GET", "/api/v1/jobs/work?layer=1&role=contributor", a, nil).body
 		path := fmt.Sprintf("/api/v1/claims/%s/stage-slots/%s", claim, work["slot"].(map[string]any)["_id"])
@@ -126,6 +125,9 @@ func TestPrismHTTPErrors(t *testing.T) {
 		c.expect(400, "GET", "/api/v1/jobs/work?layer=x", a, nil)
 		c.expect(400, "GET", "/api/v1/jobs/work?strategy=best", a, nil)
 		c.expect(404, "GET", "/api/v1/jobs/work?layer=5", a, nil)
+		other := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "t", "protocol": "scientific-review"}).body["_id"].(string)
+		require.Equal(t, prism.PrismV1ID, c.expect(200, "GET", "/api/v1/claims/"+other+"/pipeline", human, nil).body["protocol"],
+			"a protocol no one registered runs the default, as the original's")
 		for _, route := range []string{"pipeline", "consensus", "consensus/history", "flags"} {
 			r := c.expect(404, "GET", "/api/v1/claims/claim_missing/"+route, a, nil)
 			require.Equal(t, "claim_not_found", r.errCode(t), "%s: no claim is the claim's 404, as the original's", route)

@@ -203,12 +203,13 @@ type NewClaim struct {
 // CreateClaim creates a claim and its pipeline under in.Protocol, the
 // first layer open, in one atomic step of the store: the claim never
 // stands without its pipeline, and a failure leaves neither. The claim is
-// checked as slots.Service.CreateClaim checks it; an unknown protocol is
-// store.ErrInvalid (invalid_protocol) and creates nothing.
+// checked as slots.Service.CreateClaim checks it. A protocol no one
+// registered runs Prism v1, as the original falls back to its default
+// protocol: AOP's agents are told to send a protocol and may name any.
 func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, Pipeline, error) {
 	proto, err := s.Protocol(ctx, in.Protocol)
 	if errors.Is(err, ErrProtocolNotFound) {
-		return slots.Claim{}, Pipeline{}, store.Errorf(store.ErrInvalid, "invalid_protocol", "unknown protocol %q", in.Protocol)
+		proto, err = s.Protocol(ctx, "")
 	}
 	if err != nil {
 		return slots.Claim{}, Pipeline{}, err

@@ -23,7 +23,7 @@ type NewClaim struct {
 	Title    string      `json:"title" openapi:"required"` // required: at most 500 characters, trimmed
 	Body     string      `json:"body"`                     // optional; at most 50,000 characters
 	Domain   string      `json:"domain,omitempty"`         // at most 100 characters; empty means "calibrating"
-	Protocol string      `json:"protocol,omitempty"`       // e.g. "prism-v1"; empty: Prism v1; a server without pipelines refuses any
+	Protocol string      `json:"protocol,omitempty"`       // e.g. "prism-v1"; empty or unregistered: Prism v1, as the original; a server without pipelines refuses any
 	Sources  []NewSource `json:"sources,omitempty"`        // at most 20 http(s) URLs; trimmed, made canonical, repeats dropped
 }
 

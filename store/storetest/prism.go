@@ -684,8 +684,9 @@ func RunPrism(t *testing.T, newStores NewStores) {
 		require.Equal(t, prism.PhaseConsensus, p.Phase, "a layer without work starts in consensus")
 		p = e.finishPhase(t, c.ID, 0, 0.6)
 		require.Equal(t, prism.StatusComplete, p.Status)
-		_, _, err = e.svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "other"}, Protocol: "missing"})
-		requireCode(t, &store.Error{Kind: store.ErrInvalid, Code: "invalid_protocol"}, err)
+		_, p, err = e.svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "other"}, Protocol: "missing"})
+		require.NoError(t, err, "a protocol no one registered runs the default, as the original's")
+		require.Equal(t, prism.PrismV1ID, p.Protocol.ID)
 	})
 
 	t.Run("MetaRoutesToLens", func(t *testing.T) {

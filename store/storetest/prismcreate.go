@@ -54,14 +54,15 @@ func runPrismCreateClaim(t *testing.T, newStores NewStores) {
 			require.NoError(t, err)
 			return len(page.Items)
 		}
-		_, _, err = e.svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "x"}, Protocol: "lens-v2"})
-		requireCode(t, &store.Error{Kind: store.ErrInvalid, Code: "invalid_protocol"}, err)
+		_, other, err := e.svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "y"}, Protocol: "lens-v2"})
+		require.NoError(t, err, "a protocol no one registered runs the default, as the original's")
+		require.Equal(t, prism.PrismV1ID, other.Protocol.ID)
 		_, _, err = e.svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: " "}})
 		require.ErrorIs(t, err, store.ErrInvalid)
 		failing := prism.New(failingPipelines{e.store}, e.claims, prism.WithClock(e.clock.Now))
 		_, _, err = failing.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "x"}})
 		require.ErrorIs(t, err, errInjected)
-		require.Equal(t, 1, count(), "a refused or failed create leaves no claim")
+		require.Equal(t, 2, count(), "a refused or failed create leaves no claim; the two made stand")
 
 		// The store refuses a taken claim ID and writes no pipeline for it.
 		plain, err := e.slots.CreateClaim(e.ctx, slots.NewClaim{Title: "no pipeline"})
