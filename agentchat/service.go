@@ -163,7 +163,7 @@ func (s *Service) keepLeases() {
 		}
 		s.mu.Unlock()
 		if len(mine) > 0 {
-			_ = s.store.RenewConversations(ctx, mine, s.leaseUntil())
+			_, _ = s.store.RenewConversations(ctx, mine, s.leaseUntil())
 		}
 		_, _ = s.interruptLapsed(ctx)
 	}
@@ -195,11 +195,12 @@ func (s *Service) Close() {
 // the stored message.
 func topic(conversationID string) string { return "agentchat:" + conversationID }
 
-// The errors of the service.
-var (
-	ErrBusy       = &store.Error{Kind: store.ErrConflict, Code: "agent_busy", Message: "the agent is working on this conversation; the message is stored and will not start a run"}
-	ErrNotRunning = &store.Error{Kind: store.ErrConflict, Code: "not_running", Message: "the conversation has no running or queued agent"}
-)
+// ErrBusy is what Send returns for a message to a conversation whose
+// agent is running or queued (or, with WithRejectWhenBusy, to any while
+// another conversation's agent runs), and Delete for a conversation whose
+// agent is running or queued. Cancel's error for a conversation with no
+// run is ErrNotRunning.
+var ErrBusy = &store.Error{Kind: store.ErrConflict, Code: "agent_busy", Message: "the agent is working on this conversation; the message is stored and will not start a run"}
 
 // MaxMessageLen bounds a user message.
 const MaxMessageLen = 100_000
