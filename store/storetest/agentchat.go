@@ -412,6 +412,32 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		require.NoError(t, there.Delete(ctx, c.ID), "deleted once the run ended")
 	})
 
+	// A cancel sent from another process reaches the run through the
+	// store alone: these two share no notifier, as if every message
+	// between them were lost, and the run still ends cancelled when its
+	// process next renews its lease.
+	t.Run("CancelElsewhereWithoutNotifier", func(t *testing.T) {
+		t.Parallel()
+		const lease = time.Second // renewed every third of it
+		peer, here, there, r := twoProcesses(t, newStores, agentchat.WithRunLease(lease))
+		ctx := context.Background()
+		for _, svc := range []*agentchat.Service{here, there} {
+			_, err := svc.Start(ctx)
+			require.NoError(t, err)
+		}
+		c, err := here.Create(ctx, agentchat.NewConversation{Title: "no notifier"})
+		require.NoError(t, err)
+		_, err = here.Send(ctx, c.ID, "long job")
+		require.NoError(t, err)
+		<-r.started
+		require.NoError(t, there.Cancel(ctx, c.ID), "the request is stored")
+		require.Eventually(t, func() bool {
+			got, err := peer.GetConversation(ctx, c.ID)
+			return err == nil && got.Status == agentchat.StatusCancelled
+		}, 10*time.Second, 10*time.Millisecond, "the run's process found the request")
+		require.ErrorIs(t, there.Cancel(ctx, c.ID), agentchat.ErrNotRunning)
+	})
+
 	t.Run("CancelAcrossNotifierCut", func(t *testing.T) {
 		t.Parallel()
 		st := newStores(t)
@@ -437,7 +463,9 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		<-r.started
 		// A cancel published while a listener is still reconnecting may be
-		// lost (events are hints), so the peer repeats it until it lands.
+		// lost (events are hints); the stored request outlasts it, but is
+		// found only by the next renewal (a third of the default lease), so
+		// the peer repeats it to see it land sooner.
 		require.Eventually(t, func() bool {
 			if err := there.Cancel(ctx, c.ID); err != nil {
 				return errors.Is(err, agentchat.ErrNotRunning)
