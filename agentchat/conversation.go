@@ -70,6 +70,10 @@ var ErrConversationNotFound = &store.Error{Kind: store.ErrNotFound, Code: "conve
 // process sharing the store); the Service answers it as ErrBusy.
 var ErrConversationBusy = &store.Error{Kind: store.ErrConflict, Code: "conversation_busy", Message: "the conversation's agent is running or queued"}
 
+// ErrNotRunning is what Service.Cancel, and Store.RequestCancel, return
+// for a conversation whose agent is neither running nor queued.
+var ErrNotRunning = &store.Error{Kind: store.ErrConflict, Code: "not_running", Message: "the conversation has no running or queued agent"}
+
 // ListConversationsParams pages Store.ListConversations.
 type ListConversationsParams struct {
 	Limit  int    // at least 1
@@ -95,7 +99,9 @@ type Store interface {
 	DeleteConversation(ctx context.Context, id string) error
 	// UpdateConversation sets the status, session ID and title of
 	// conversation u.ID (empty session and title leave them as they are)
-	// and its UpdatedAt to u.At, or returns ErrConversationNotFound.
+	// and its UpdatedAt to u.At, or returns ErrConversationNotFound. A
+	// status other than running or queued clears the conversation's
+	// cancel request (see RequestCancel); running or queued keeps it.
 	UpdateConversation(ctx context.Context, u ConversationUpdate) error
 	// AppendChatMessage stores a message under the store's next message ID,
 	// in one atomic step, and returns it. IDs are unique across all
@@ -110,12 +116,28 @@ type Store interface {
 	// RenewConversations sets the lease of those of ids that are running
 	// or queued to until (see ConversationUpdate.LeaseUntil); the others,
 	// and IDs no conversation has, are left alone. It changes no UpdatedAt.
-	RenewConversations(ctx context.Context, ids []string, until time.Time) error
+	// It returns the IDs, among those it renewed, whose cancel was
+	// requested (RequestCancel), in no particular order: the runs the
+	// process renewing them is to stop.
+	RenewConversations(ctx context.Context, ids []string, until time.Time) ([]string, error)
+	// RequestCancel marks a running or queued conversation as asked to
+	// stop, for the process that runs or queues it to find when it renews
+	// its lease: the request is state, so it is not lost with a notifier
+	// message. A conversation neither running nor queued is ErrNotRunning,
+	// an unknown one ErrConversationNotFound, and neither is marked. The
+	// check of the status and the mark are one atomic step, so a run that
+	// ends meanwhile never leaves a mark behind. It changes neither the
+	// status nor UpdatedAt. The mark stays while the conversation is
+	// running or queued (a cancel asked of a queued run holds once the run
+	// starts) and is cleared when it leaves both: by UpdateConversation
+	// with another status, or by InterruptRunning.
+	RequestCancel(ctx context.Context, id string) error
 	// InterruptRunning marks interrupted, UpdatedAt at, every running or
 	// queued conversation whose lease ended at or before at, or that has
 	// none, and returns their IDs: the runs of a process that stopped. A
 	// conversation whose lease is still running is left alone: a live
-	// process is working on it.
+	// process is working on it. It clears the cancel requests of those it
+	// marks (see RequestCancel).
 	InterruptRunning(ctx context.Context, at time.Time) ([]string, error)
 }
 

@@ -41,6 +41,7 @@ type Service struct {
 	active   string             // the conversation running, "" for none
 	cancelFn context.CancelFunc // stops the active run
 	queue    []queued
+	recheck  chan struct{} // asks keepLeases to renew now, not at its next tick
 }
 
 type queued struct {
@@ -84,20 +85,25 @@ func New(st Store, runner Runner, opts ...Option) *Service {
 		o(s)
 	}
 	s.ids.Now = s.now
+	s.recheck = make(chan struct{}, 1)
 	s.base, s.stop = context.WithCancel(context.Background())
 	return s
 }
 
 // cancelTopic carries cancels between processes: the payload is the
-// conversation whose run (wherever it is) should stop.
+// conversation whose run (wherever it is) should stop. It only hastens
+// them: each is stored first (Store.RequestCancel), and the process that
+// runs the conversation finds it when it renews its lease.
 const cancelTopic = "agentchat:cancel"
 
 // Start marks the runs a stopped process left running or queued as
 // interrupted (those whose lease has ended: a live process's are spared)
 // and returns how many; with a notifier shared with other processes, it
-// starts listening for the cancels they send. Until Close it renews the
-// leases of this process's runs and interrupts those other processes
-// stopped renewing.
+// starts listening for the cancels they send, and renews at once when the
+// notifier says it lost some (it reconnected). Until Close it renews the
+// leases of this process's runs, stopping those whose cancel another
+// process requested, and interrupts those other processes stopped
+// renewing.
 func (s *Service) Start(ctx context.Context) (_ int, err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Start")
 	defer func() { done(err) }()
@@ -110,10 +116,16 @@ func (s *Service) Start(ctx context.Context) (_ int, err error) {
 		go func() {
 			defer s.wg.Done()
 			for id := range sub.C {
-				// An empty event says the notifier reconnected; it names
-				// no conversation.
 				if len(id) > 0 {
 					s.cancelLocal(context.WithoutCancel(ctx), string(id))
+					continue
+				}
+				// An empty event says the notifier reconnected: cancels
+				// sent meanwhile were lost, but not the requests they
+				// carried, which the renewal reads.
+				select {
+				case s.recheck <- struct{}{}:
+				default: // a renewal is already due
 				}
 			}
 		}()
@@ -141,8 +153,9 @@ func (s *Service) interruptLapsed(ctx context.Context) (int, error) {
 }
 
 // keepLeases renews the leases of this process's running and queued
-// conversations every third of the lease, and interrupts the lapsed runs
-// of the processes sharing the store, until Close.
+// conversations every third of the lease, and at once when the cancel
+// subscription asks (recheck), and interrupts the lapsed runs of the
+// processes sharing the store every third of the lease, until Close.
 func (s *Service) keepLeases() {
 	tick := time.NewTicker(max(s.lease/3, time.Millisecond))
 	defer tick.Stop()
@@ -151,21 +164,37 @@ func (s *Service) keepLeases() {
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.recheck:
+			s.renew(ctx)
+			continue
 		case <-tick.C:
 		}
-		s.mu.Lock()
-		mine := make([]string, 0, len(s.queue)+1)
-		if s.active != "" {
-			mine = append(mine, s.active)
-		}
-		for _, q := range s.queue {
-			mine = append(mine, q.conversationID)
-		}
-		s.mu.Unlock()
-		if len(mine) > 0 {
-			_ = s.store.RenewConversations(ctx, mine, s.leaseUntil())
-		}
+		s.renew(ctx)
 		_, _ = s.interruptLapsed(ctx)
+	}
+}
+
+// renew renews the leases of this process's running and queued
+// conversations and stops those whose cancel another process requested:
+// a cancel reaches its run here even when the notifier lost its message.
+func (s *Service) renew(ctx context.Context) {
+	s.mu.Lock()
+	mine := make([]string, 0, len(s.queue)+1)
+	if s.active != "" {
+		mine = append(mine, s.active)
+	}
+	for _, q := range s.queue {
+		mine = append(mine, q.conversationID)
+	}
+	s.mu.Unlock()
+	if len(mine) == 0 {
+		return
+	}
+	cancels, _ := s.store.RenewConversations(ctx, mine, s.leaseUntil())
+	for _, id := range cancels {
+		// Without ctx's cancel: a queued run taken out is stored
+		// cancelled even if Close has begun.
+		s.cancelLocal(context.WithoutCancel(ctx), id)
 	}
 }
 
@@ -195,11 +224,12 @@ func (s *Service) Close() {
 // the stored message.
 func topic(conversationID string) string { return "agentchat:" + conversationID }
 
-// The errors of the service.
-var (
-	ErrBusy       = &store.Error{Kind: store.ErrConflict, Code: "agent_busy", Message: "the agent is working on this conversation; the message is stored and will not start a run"}
-	ErrNotRunning = &store.Error{Kind: store.ErrConflict, Code: "not_running", Message: "the conversation has no running or queued agent"}
-)
+// ErrBusy is what Send returns for a message to a conversation whose
+// agent is running or queued (or, with WithRejectWhenBusy, to any while
+// another conversation's agent runs), and Delete for a conversation whose
+// agent is running or queued. Cancel's error for a conversation with no
+// run is ErrNotRunning.
+var ErrBusy = &store.Error{Kind: store.ErrConflict, Code: "agent_busy", Message: "the agent is working on this conversation; the message is stored and will not start a run"}
 
 // MaxMessageLen bounds a user message.
 const MaxMessageLen = 100_000
@@ -502,22 +532,29 @@ func (s *Service) history(ctx context.Context, id string) []Turn {
 }
 
 // Cancel stops the conversation's running agent, or takes it out of the
-// queue.
+// queue, in this process or in another sharing the store: ErrNotRunning
+// when it is neither running nor queued, ErrConversationNotFound when
+// there is no such conversation. A run elsewhere is asked to stop through
+// the store (Store.RequestCancel), where its process finds the request
+// when it next renews its lease (within a third of the lease), and
+// through the notifier, which makes it stop at once; a notifier that
+// loses the message, or fails to send it, only delays the stop.
 func (s *Service) Cancel(ctx context.Context, id string) (err error) {
 	ctx, done := s.obs.Call(ctx, "agentchat.Cancel")
 	defer func() { done(err) }()
-	c, err := s.store.GetConversation(ctx, id)
-	if err != nil {
-		return err
-	}
 	if s.cancelLocal(ctx, id) {
 		return nil
 	}
 	// Not here: the run may belong to another process sharing the store.
-	if (c.Status == StatusRunning || c.Status == StatusQueued) && !notify.IsLocal(s.notifier) {
-		return s.notifier.Publish(ctx, cancelTopic, []byte(id))
+	// The store checks that it is running or queued in the step that
+	// records the request.
+	if err := s.store.RequestCancel(ctx, id); err != nil {
+		return err
 	}
-	return ErrNotRunning
+	if !notify.IsLocal(s.notifier) {
+		_ = s.notifier.Publish(ctx, cancelTopic, []byte(id)) // the request is stored: the message only hastens it
+	}
+	return nil
 }
 
 // cancelLocal stops the conversation's run or takes it out of the queue,

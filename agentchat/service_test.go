@@ -2,7 +2,9 @@ package agentchat_test
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agorahq/agora/agentchat"
+	"github.com/agorahq/agora/store"
 	"github.com/agorahq/agora/store/memstore"
 )
 
@@ -219,6 +222,137 @@ func TestCancelFromAnotherProcess(t *testing.T) {
 	require.NoError(t, there.Cancel(ctx, c.ID), "the other process passes the cancel on")
 	waitStatus(t, here, c.ID, agentchat.StatusCancelled)
 	require.ErrorIs(t, there.Cancel(ctx, c.ID), agentchat.ErrNotRunning)
+}
+
+// lossyNotifier is a notifier shared by processes that loses every
+// cancel, as one does while the listening connection of the process that
+// runs the conversation is down: Publish on the cancel topic fails, and a
+// subscriber to that topic hears only the empty events the test sends on
+// reconnected (the notifier's "events may have been lost"). It publishes
+// in process (notify.InProcess), so the service calls its Publish
+// directly and gets its error, where an Async notifier would drop it.
+type lossyNotifier struct {
+	store.Notifier
+	reconnected chan []byte  // delivered to the subscriber of the cancel topic
+	lost        atomic.Int32 // cancels Publish lost
+}
+
+// cancelTopic is the service's.
+const cancelTopic = "agentchat:cancel"
+
+func newLossy(n store.Notifier) *lossyNotifier {
+	return &lossyNotifier{Notifier: n, reconnected: make(chan []byte)}
+}
+
+func (n *lossyNotifier) PublishesInProcess() {}
+
+func (n *lossyNotifier) Publish(ctx context.Context, topic string, payload []byte) error {
+	if topic == cancelTopic {
+		n.lost.Add(1)
+		return errors.New("notifier: the connection is down")
+	}
+	return n.Notifier.Publish(ctx, topic, payload)
+}
+
+func (n *lossyNotifier) Subscribe(ctx context.Context, topic string) (*store.Subscription, error) {
+	if topic != cancelTopic {
+		return n.Notifier.Subscribe(ctx, topic)
+	}
+	ctx, stop := context.WithCancel(ctx)
+	c := make(chan []byte)
+	go func() {
+		defer close(c)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e := <-n.reconnected:
+				select {
+				case c <- e:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return store.NewSubscription(c, false, stop), nil
+}
+
+// lossyProcesses returns two started services sharing st, as two
+// processes would, each with its lossyNotifier on st, both running r with
+// the given run lease. They close with t.
+func lossyProcesses(t *testing.T, st *memstore.Store, r agentchat.Runner, lease time.Duration) (here, there *agentchat.Service, hereN, thereN *lossyNotifier) {
+	hereN, thereN = newLossy(st), newLossy(st)
+	here = agentchat.New(st, r, agentchat.WithNotifier(hereN), agentchat.WithRunLease(lease))
+	t.Cleanup(here.Close)
+	there = agentchat.New(st, r, agentchat.WithNotifier(thereN), agentchat.WithRunLease(lease))
+	t.Cleanup(there.Close)
+	for _, svc := range []*agentchat.Service{here, there} {
+		_, err := svc.Start(context.Background())
+		require.NoError(t, err)
+	}
+	return here, there, hereN, thereN
+}
+
+// A cancel sent from another process reaches the run though the notifier
+// lost its message: the request is stored, and the process running the
+// conversation finds it when it renews its lease (every third of it),
+// for the run going and for a run queued behind it. The lost message is
+// no error of the cancel.
+func TestCancelElsewhereSurvivesALostMessage(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	r := &scripted{release: make(chan struct{}), started: make(chan string, 2)}
+	here, there, _, lossy := lossyProcesses(t, st, r, 300*time.Millisecond)
+	a, _ := here.Create(ctx, agentchat.NewConversation{Title: "a"})
+	b, _ := here.Create(ctx, agentchat.NewConversation{Title: "b"})
+	_, err := here.Send(ctx, a.ID, "long job")
+	require.NoError(t, err)
+	require.Equal(t, "long job", <-r.started)
+	res, err := here.Send(ctx, b.ID, "waiting")
+	require.NoError(t, err)
+	require.True(t, res.Queued)
+
+	require.NoError(t, there.Cancel(ctx, b.ID), "the request is stored: the lost message is no error")
+	waitStatus(t, here, b.ID, agentchat.StatusCancelled)
+	require.NoError(t, there.Cancel(ctx, a.ID))
+	waitStatus(t, here, a.ID, agentchat.StatusCancelled)
+	require.EqualValues(t, 2, lossy.lost.Load(), "both messages were lost")
+	require.Empty(t, here.Running())
+	require.ErrorIs(t, there.Cancel(ctx, a.ID), agentchat.ErrNotRunning)
+	for _, id := range []string{a.ID, b.ID} {
+		ms, err := st.ListChatMessages(ctx, id, 0)
+		require.NoError(t, err)
+		last := ms[len(ms)-1]
+		require.Equal(t, agentchat.EventStatus, last.Type, "the stream ends with the run's closing status")
+		require.JSONEq(t, string(agentchat.StatusCancelled.Closing().Data()), last.Content)
+	}
+}
+
+// A notifier that reconnected (its empty event on the cancel topic) may
+// have lost cancels: the process renews at once and stops the runs whose
+// cancel was requested meanwhile, not a third of a lease later.
+func TestReconnectedNotifierRechecksCancels(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	r := &scripted{release: make(chan struct{}), started: make(chan string, 1)}
+	// No renewal comes by itself during the test.
+	here, there, lossy, _ := lossyProcesses(t, st, r, time.Hour)
+	c, _ := here.Create(ctx, agentchat.NewConversation{Title: "cut"})
+	_, err := here.Send(ctx, c.ID, "long job")
+	require.NoError(t, err)
+	<-r.started
+	require.NoError(t, there.Cancel(ctx, c.ID))
+	time.Sleep(50 * time.Millisecond)
+	got, err := here.Get(ctx, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, agentchat.StatusRunning, got.Status, "the message was lost: nothing has stopped the run yet")
+	select {
+	case lossy.reconnected <- nil:
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing listens for cancels")
+	}
+	waitStatus(t, here, c.ID, agentchat.StatusCancelled)
 }
 
 // traced is a Runner that records the trace its run's context carries.

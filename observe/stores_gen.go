@@ -509,6 +509,7 @@ var agentchatOps = []string{
 	"ListChatMessages",
 	"ListConversations",
 	"RenewConversations",
+	"RequestCancel",
 	"UpdateConversation",
 }
 
@@ -521,7 +522,8 @@ const (
 	opAgentchatListChatMessages   = 5
 	opAgentchatListConversations  = 6
 	opAgentchatRenewConversations = 7
-	opAgentchatUpdateConversation = 8
+	opAgentchatRequestCancel      = 8
+	opAgentchatUpdateConversation = 9
 )
 
 // AppendChatMessage implements agentchat.Store.
@@ -573,9 +575,17 @@ func (s agentchatStore) ListConversations(ctx context.Context, a1 agentchat.List
 }
 
 // RenewConversations implements agentchat.Store.
-func (s agentchatStore) RenewConversations(ctx context.Context, a1 []string, a2 time.Time) error {
+func (s agentchatStore) RenewConversations(ctx context.Context, a1 []string, a2 time.Time) ([]string, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opAgentchatRenewConversations])
-	err := s.next.RenewConversations(ctx, a1, a2)
+	r0, err := s.next.RenewConversations(ctx, a1, a2)
+	c.end(err)
+	return r0, err
+}
+
+// RequestCancel implements agentchat.Store.
+func (s agentchatStore) RequestCancel(ctx context.Context, a1 string) error {
+	ctx, c := s.o.start(ctx, &s.ops[opAgentchatRequestCancel])
+	err := s.next.RequestCancel(ctx, a1)
 	c.end(err)
 	return err
 }

@@ -15,6 +15,7 @@ type chatRec struct {
 	conv     agentchat.Conversation
 	messages []agentchat.Message
 	lease    time.Time // ConversationUpdate.LeaseUntil's, for a busy status
+	cancel   bool      // RequestCancel's mark, cleared when the status leaves busy
 }
 
 // CreateConversation implements agentchat.Store.
@@ -72,9 +73,9 @@ func (s *Store) ListConversations(ctx context.Context, p agentchat.ListConversat
 	return out[:min(len(out), p.Limit)], nil
 }
 
-// DeleteConversation implements agentchat.Store: the status is checked
-// and the conversation deleted under the mutex.
-func (s *Store) DeleteConversation(ctx context.Context, id string) error {
+// withChat runs fn on conversation id's record under the mutex, or
+// returns ErrConversationNotFound.
+func (s *Store) withChat(ctx context.Context, id string, fn func(r *chatRec) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -84,36 +85,37 @@ func (s *Store) DeleteConversation(ctx context.Context, id string) error {
 	if !ok {
 		return agentchat.ErrConversationNotFound
 	}
-	if r.conv.Status.Busy() {
-		return agentchat.ErrConversationBusy
-	}
-	delete(s.chats, id)
-	return nil
+	return fn(r)
+}
+
+// DeleteConversation implements agentchat.Store: the status is checked
+// and the conversation deleted under the mutex.
+func (s *Store) DeleteConversation(ctx context.Context, id string) error {
+	return s.withChat(ctx, id, func(r *chatRec) error {
+		if r.conv.Status.Busy() {
+			return agentchat.ErrConversationBusy
+		}
+		delete(s.chats, id)
+		return nil
+	})
 }
 
 // UpdateConversation implements agentchat.Store.
 func (s *Store) UpdateConversation(ctx context.Context, u agentchat.ConversationUpdate) error {
-	id, status, sessionID, title, at := u.ID, u.Status, u.SessionID, u.Title, u.At
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, ok := s.chats[id]
-	if !ok {
-		return agentchat.ErrConversationNotFound
-	}
-	r.conv.Status, r.conv.UpdatedAt = status, at
-	if !u.LeaseUntil.IsZero() {
-		r.lease = u.LeaseUntil
-	}
-	if sessionID != "" {
-		r.conv.SessionID = sessionID
-	}
-	if title != "" {
-		r.conv.Title = title
-	}
-	return nil
+	return s.withChat(ctx, u.ID, func(r *chatRec) error {
+		r.conv.Status, r.conv.UpdatedAt = u.Status, u.At
+		r.cancel = r.cancel && u.Status.Busy()
+		if !u.LeaseUntil.IsZero() {
+			r.lease = u.LeaseUntil
+		}
+		if u.SessionID != "" {
+			r.conv.SessionID = u.SessionID
+		}
+		if u.Title != "" {
+			r.conv.Title = u.Title
+		}
+		return nil
+	})
 }
 
 // AppendChatMessage implements agentchat.Store: the ID is the store's next,
@@ -150,18 +152,34 @@ func (s *Store) ListChatMessages(ctx context.Context, conversationID string, aft
 }
 
 // RenewConversations implements agentchat.Store.
-func (s *Store) RenewConversations(ctx context.Context, ids []string, until time.Time) error {
+func (s *Store) RenewConversations(ctx context.Context, ids []string, until time.Time) ([]string, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var cancels []string
 	for _, id := range ids {
 		if r, ok := s.chats[id]; ok && r.conv.Status.Busy() {
 			r.lease = until
+			if r.cancel {
+				cancels = append(cancels, id)
+			}
 		}
 	}
-	return nil
+	return cancels, nil
+}
+
+// RequestCancel implements agentchat.Store: the status is checked and the
+// mark set under the mutex.
+func (s *Store) RequestCancel(ctx context.Context, id string) error {
+	return s.withChat(ctx, id, func(r *chatRec) error {
+		if !r.conv.Status.Busy() {
+			return agentchat.ErrNotRunning
+		}
+		r.cancel = true
+		return nil
+	})
 }
 
 // InterruptRunning implements agentchat.Store.
@@ -174,7 +192,7 @@ func (s *Store) InterruptRunning(ctx context.Context, at time.Time) ([]string, e
 	ids := []string{}
 	for id, r := range s.chats {
 		if r.conv.Status.Busy() && !r.lease.After(at) {
-			r.conv.Status, r.conv.UpdatedAt = agentchat.StatusInterrupted, at
+			r.conv.Status, r.conv.UpdatedAt, r.cancel = agentchat.StatusInterrupted, at, false
 			ids = append(ids, id)
 		}
 	}

@@ -84,40 +84,68 @@ func (s *Store) ListConversations(ctx context.Context, p agentchat.ListConversat
 // meanwhile keeps its conversation; the statement's snapshot then tells a
 // busy conversation from a missing one.
 func (s *Store) DeleteConversation(ctx context.Context, id string) error {
+	return s.changeConversation(ctx, id, agentchat.ErrConversationBusy,
+		`DELETE FROM agora_conversations WHERE id = $1 AND status NOT IN ('running', 'queued') RETURNING id`)
+}
+
+// changeConversation runs change, a DELETE or UPDATE of conversation $1
+// under a condition, RETURNING the ID of the row it changed, in one
+// statement that also tells, by its snapshot, whether the conversation
+// exists: nil when change changed it, refused when it exists and change
+// left it, ErrConversationNotFound when it does not exist.
+func (s *Store) changeConversation(ctx context.Context, id string, refused error, change string) error {
 	var r struct {
-		Deleted bool `db:"deleted"`
+		Changed bool `db:"changed"`
 		Found   bool `db:"found"`
 	}
-	err := s.get(ctx, &r, `WITH d AS (
-			DELETE FROM agora_conversations WHERE id = $1 AND status NOT IN ('running', 'queued') RETURNING id)
-		SELECT EXISTS (SELECT 1 FROM d) AS deleted, EXISTS (SELECT 1 FROM agora_conversations WHERE id = $1) AS found`, id)
+	err := s.get(ctx, &r, `WITH c AS (`+change+`)
+		SELECT EXISTS (SELECT 1 FROM c) AS changed, EXISTS (SELECT 1 FROM agora_conversations WHERE id = $1) AS found`, id)
 	switch {
 	case err != nil:
 		return interpretError(ctx, err)
-	case r.Deleted:
+	case r.Changed:
 		return nil
 	case r.Found:
-		return agentchat.ErrConversationBusy
+		return refused
 	}
 	return agentchat.ErrConversationNotFound
 }
 
-// UpdateConversation implements agentchat.Store.
+// UpdateConversation implements agentchat.Store. A status other than
+// running or queued clears the cancel request in the same statement.
 func (s *Store) UpdateConversation(ctx context.Context, u agentchat.ConversationUpdate) error {
 	id, status, sessionID, title, at := u.ID, u.Status, u.SessionID, u.Title, u.At
 	lease := sql.NullTime{Time: u.LeaseUntil, Valid: !u.LeaseUntil.IsZero()}
 	return s.execOne(ctx, agentchat.ErrConversationNotFound, `UPDATE agora_conversations SET status = $2,
 		session_id = CASE WHEN $3 = '' THEN session_id ELSE $3 END,
 		title = CASE WHEN $4 = '' THEN title ELSE $4 END, updated_at = $5,
-		lease_until = COALESCE($6, lease_until) WHERE id = $1`,
+		lease_until = COALESCE($6, lease_until),
+		cancel_requested = cancel_requested AND $2 IN ('running', 'queued') WHERE id = $1`,
 		id, string(status), sessionID, title, at, lease)
 }
 
-// RenewConversations implements agentchat.Store in one statement.
-func (s *Store) RenewConversations(ctx context.Context, ids []string, until time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE agora_conversations SET lease_until = $2
-		WHERE id = ANY($1) AND status IN ('running', 'queued')`, pq.Array(ids), until)
-	return interpretError(ctx, err)
+// RenewConversations implements agentchat.Store in one statement, which
+// returns the renewed conversations whose cancel was requested.
+func (s *Store) RenewConversations(ctx context.Context, ids []string, until time.Time) ([]string, error) {
+	cancels := []string{}
+	err := s.db.SelectContext(ctx, &cancels, `WITH r AS (
+			UPDATE agora_conversations SET lease_until = $2
+			WHERE id = ANY($1) AND status IN ('running', 'queued') RETURNING id, cancel_requested)
+		SELECT id FROM r WHERE cancel_requested`, pq.Array(ids), until)
+	if err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	return cancels, nil
+}
+
+// RequestCancel implements agentchat.Store in one statement, as
+// DeleteConversation: the UPDATE's condition on the status is re-checked
+// on the newest version of a row it waits for, so a run that ends
+// meanwhile is not marked; the statement's snapshot then tells a
+// conversation not running from a missing one.
+func (s *Store) RequestCancel(ctx context.Context, id string) error {
+	return s.changeConversation(ctx, id, agentchat.ErrNotRunning, `UPDATE agora_conversations SET cancel_requested = true
+		WHERE id = $1 AND status IN ('running', 'queued') RETURNING id`)
 }
 
 // AppendChatMessage implements agentchat.Store in one statement: the ID
@@ -162,11 +190,12 @@ func (s *Store) ListChatMessages(ctx context.Context, conversationID string, aft
 	return out, nil
 }
 
-// InterruptRunning implements agentchat.Store.
+// InterruptRunning implements agentchat.Store; it clears the cancel
+// requests of the conversations it marks.
 func (s *Store) InterruptRunning(ctx context.Context, at time.Time) ([]string, error) {
 	ids := []string{}
-	err := s.db.SelectContext(ctx, &ids, `UPDATE agora_conversations SET status = 'interrupted', updated_at = $1
-		WHERE status IN ('running', 'queued') AND (lease_until IS NULL OR lease_until <= $1) RETURNING id`, at)
+	err := s.db.SelectContext(ctx, &ids, `UPDATE agora_conversations SET status = 'interrupted', updated_at = $1,
+		cancel_requested = false WHERE status IN ('running', 'queued') AND (lease_until IS NULL OR lease_until <= $1) RETURNING id`, at)
 	if err != nil {
 		return nil, interpretError(ctx, err)
 	}

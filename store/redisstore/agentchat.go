@@ -17,7 +17,8 @@ var _ agentchat.Store = (*Store)(nil)
 
 // agentchat keys, under the store's hash tag:
 //
-//	conv:<id>        hash: id, title, session_id, user, status, created_at, updated_at, updated_ms, lease_ms
+//	conv:<id>        hash: id, title, session_id, user, status, created_at, updated_at, updated_ms, lease_ms,
+//	                 and cancel ("1") while a cancel requested of its run stands
 //	chatmsgs:<id>    zset of messages scored by ID, a member "<ID> <JSON>"
 //	chatseq          the last message ID, store-wide
 //	convmsgs:<id>    list of messages stored before IDs were store-wide (a
@@ -31,6 +32,7 @@ var (
 	chatDeleteScript    = newScript("chat_delete.lua")
 	chatInterruptScript = newScript("chat_interrupt.lua")
 	chatRenewScript     = newScript("chat_renew.lua")
+	chatCancelScript    = newScript("chat_cancel.lua")
 )
 
 func (s *Store) convKey(id string) string     { return s.key("conv", id) }
@@ -181,15 +183,26 @@ func (s *Store) InterruptRunning(ctx context.Context, at time.Time) ([]string, e
 }
 
 // RenewConversations implements agentchat.Store in one script
-// (chat_renew.lua).
-func (s *Store) RenewConversations(ctx context.Context, ids []string, until time.Time) error {
+// (chat_renew.lua), which returns the renewed conversations whose cancel
+// was requested.
+func (s *Store) RenewConversations(ctx context.Context, ids []string, until time.Time) ([]string, error) {
 	if len(ids) == 0 {
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 	args := make([]any, 0, len(ids)+2)
 	args = append(args, s.ns, until.UnixMilli())
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	return interpretError(ctx, chatRenewScript.Run(ctx, s.client, []string{s.key("convactive")}, args...).Err(), nil)
+	cancels, err := chatRenewScript.Run(ctx, s.client, []string{s.key("convactive")}, args...).StringSlice()
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	return cancels, nil
+}
+
+// RequestCancel implements agentchat.Store in one script (chat_cancel.lua):
+// the status is checked and the mark set in one step.
+func (s *Store) RequestCancel(ctx context.Context, id string) error {
+	return interpretError(ctx, chatCancelScript.Run(ctx, s.client, []string{s.convKey(id)}).Err(), nil)
 }

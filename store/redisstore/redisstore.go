@@ -183,7 +183,7 @@ var scriptErrorList = []*store.Error{
 	prism.ErrPipelineNotFound, prism.ErrPipelineExists, prism.ErrVersionConflict,
 	arena.ErrGameNotFound, arena.ErrGameExists, arena.ErrVersionConflict,
 	agentchat.ErrConversationNotFound,
-	agentchat.ErrConversationBusy,
+	agentchat.ErrConversationBusy, agentchat.ErrNotRunning,
 }
 
 // scriptErrorPrefix starts every error reply of this package's scripts.

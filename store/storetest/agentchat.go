@@ -112,11 +112,7 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 
 	t.Run("MessageIDs", func(t *testing.T) {
 		t.Parallel()
-		st := newStores(t)
-		here, there := st.AgentChat, st.PeerChat
-		if there == nil {
-			there = here
-		}
+		here, there := chatPeers(t, newStores)
 		ctx := context.Background()
 		for _, id := range []string{"conv_m", "conv_n"} {
 			require.NoError(t, here.CreateConversation(ctx, conv(id, at)))
@@ -204,7 +200,9 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		busy("conv_2", agentchat.StatusQueued, at.Add(time.Second)) // its lease ends before the sweep
 		busy("conv_4", agentchat.StatusRunning, at.Add(time.Hour))  // a live process's run
 		busy("conv_5", agentchat.StatusQueued, at.Add(time.Second)) // renewed below
-		require.NoError(t, st.RenewConversations(ctx, []string{"conv_5", "conv_3", "conv_missing"}, at.Add(2*time.Minute)))
+		cancels, err := st.RenewConversations(ctx, []string{"conv_5", "conv_3", "conv_missing"}, at.Add(2*time.Minute))
+		require.NoError(t, err)
+		require.Empty(t, cancels, "no cancel was requested")
 		// A title written during a run keeps its lease.
 		require.NoError(t, st.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: "conv_4", Status: agentchat.StatusRunning, SessionID: "", Title: "named", At: at}))
 		ids, err := st.InterruptRunning(ctx, at.Add(time.Minute))
@@ -228,6 +226,118 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		ids, err = st.InterruptRunning(ctx, at.Add(time.Hour))
 		require.NoError(t, err)
 		require.Equal(t, []string{"conv_4"}, ids)
+	})
+
+	// A cancel asked of a run is stored (RequestCancel), for the process
+	// that runs or queues the conversation to find when it renews its
+	// lease, even if the notifier lost the message that carried it; it
+	// lasts as long as the run it asks to stop, and no longer.
+	t.Run("RequestCancel", func(t *testing.T) {
+		t.Parallel()
+		st := newChat(t)
+		ctx := context.Background()
+		statuses := []agentchat.Status{agentchat.StatusIdle, agentchat.StatusQueued, agentchat.StatusRunning,
+			agentchat.StatusError, agentchat.StatusInterrupted, agentchat.StatusCancelled}
+		set := func(id string, status agentchat.Status, title string) {
+			t.Helper()
+			require.NoError(t, st.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: id, Status: status, Title: title, At: at, LeaseUntil: at.Add(time.Hour)}))
+		}
+		var all []string
+		for _, status := range statuses {
+			id := "conv_" + string(status)
+			require.NoError(t, st.CreateConversation(ctx, conv(id, at)))
+			set(id, status, "")
+			all = append(all, id)
+		}
+		renew := func() []string {
+			t.Helper()
+			ids, err := st.RenewConversations(ctx, all, at.Add(time.Hour))
+			require.NoError(t, err)
+			return ids
+		}
+		require.Empty(t, renew(), "nothing asked yet")
+
+		before, err := st.GetConversation(ctx, "conv_running")
+		require.NoError(t, err)
+		for _, status := range statuses {
+			err := st.RequestCancel(ctx, "conv_"+string(status))
+			if status.Busy() {
+				require.NoError(t, err, status)
+			} else {
+				require.ErrorIs(t, err, agentchat.ErrNotRunning, status)
+			}
+		}
+		require.ErrorIs(t, st.RequestCancel(ctx, "conv_missing"), agentchat.ErrConversationNotFound)
+		after, err := st.GetConversation(ctx, "conv_running")
+		require.NoError(t, err)
+		require.Equal(t, before, after, "the request changes neither the status nor UpdatedAt")
+		require.ElementsMatch(t, []string{"conv_queued", "conv_running"}, renew())
+		require.ElementsMatch(t, []string{"conv_queued", "conv_running"}, renew(), "a renewal leaves the mark")
+		ids, err := st.RenewConversations(ctx, []string{"conv_running", "conv_idle", "conv_missing"}, at.Add(time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, []string{"conv_running"}, ids, "only among those renewed")
+		require.NoError(t, st.RequestCancel(ctx, "conv_running"), "asked twice")
+
+		// The queued run starts, and a title is written during the other:
+		// a running or queued status keeps the mark.
+		set("conv_queued", agentchat.StatusRunning, "")
+		set("conv_running", agentchat.StatusRunning, "named")
+		require.ElementsMatch(t, []string{"conv_queued", "conv_running"}, renew(), "kept by a running or queued status")
+
+		// The runs end: the mark goes with them, and the next runs start
+		// with none.
+		set("conv_queued", agentchat.StatusIdle, "")
+		set("conv_running", agentchat.StatusCancelled, "")
+		require.Empty(t, renew(), "cleared as the runs end")
+		set("conv_queued", agentchat.StatusQueued, "")
+		set("conv_running", agentchat.StatusRunning, "")
+		require.Empty(t, renew(), "the next runs are not asked to stop")
+
+		// A run interrupted (its process stopped) loses its mark too.
+		require.NoError(t, st.RequestCancel(ctx, "conv_running"))
+		require.NoError(t, st.RequestCancel(ctx, "conv_queued"))
+		ids, err = st.InterruptRunning(ctx, at.Add(2*time.Hour))
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{"conv_queued", "conv_running"}, ids)
+		set("conv_queued", agentchat.StatusQueued, "")
+		set("conv_running", agentchat.StatusRunning, "")
+		require.Empty(t, renew(), "cleared by the interruption")
+	})
+
+	// A cancel asked as the run ends never outlives the run: RequestCancel
+	// checks the status and marks in one step, so its mark never lands on
+	// a conversation the run has left, where it would stop the next run.
+	// The requests come from another process, as a remote Cancel's do.
+	t.Run("RaceRequestCancelAndRunEnd", func(t *testing.T) {
+		t.Parallel()
+		here, there := chatPeers(t, newStores)
+		ctx := context.Background()
+		const askers = 6
+		for r := range raceRepeats * 2 {
+			id := fmt.Sprintf("conv_race%d", r)
+			require.NoError(t, here.CreateConversation(ctx, conv(id, at)))
+			require.NoError(t, here.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: id, Status: agentchat.StatusRunning, At: at, LeaseUntil: at.Add(time.Hour)}))
+			var endErr error
+			asked := make([]error, askers+1)
+			concurrently(askers+1, func(i int) {
+				if i == 0 {
+					endErr = here.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: id, Status: agentchat.StatusIdle, At: at})
+				} else {
+					asked[i] = there.RequestCancel(ctx, id)
+				}
+			})
+			require.NoError(t, endErr)
+			for _, err := range asked[1:] {
+				if err != nil {
+					require.ErrorIs(t, err, agentchat.ErrNotRunning)
+				}
+			}
+			// The next run starts: no request of the last may stop it.
+			require.NoError(t, here.UpdateConversation(ctx, agentchat.ConversationUpdate{ID: id, Status: agentchat.StatusRunning, At: at, LeaseUntil: at.Add(time.Hour)}))
+			ids, err := here.RenewConversations(ctx, []string{id}, at.Add(time.Hour))
+			require.NoError(t, err)
+			require.Empty(t, ids, "round %d: a cancel outlived the run it asked to stop", r)
+		}
 	})
 
 	t.Run("DeleteRefusesABusyConversation", func(t *testing.T) {
@@ -283,17 +393,8 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 	// is not deleted from this one: the run would go on for nothing.
 	t.Run("DeleteRefusesARunElsewhere", func(t *testing.T) {
 		t.Parallel()
-		st := newStores(t)
-		peer := st.PeerChat
-		if peer == nil {
-			peer = st.AgentChat
-		}
+		peer, here, there, r := twoProcesses(t, newStores)
 		ctx := context.Background()
-		r := &blockingRunner{started: make(chan struct{}, 1)}
-		here := agentchat.New(st.AgentChat, r)
-		defer here.Close()
-		there := agentchat.New(peer, r)
-		defer there.Close()
 		c, err := here.Create(ctx, agentchat.NewConversation{Title: "busy elsewhere"})
 		require.NoError(t, err)
 		_, err = here.Send(ctx, c.ID, "long job")
@@ -309,6 +410,32 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 			return err == nil && got.Status == agentchat.StatusCancelled
 		}, 10*time.Second, 10*time.Millisecond)
 		require.NoError(t, there.Delete(ctx, c.ID), "deleted once the run ended")
+	})
+
+	// A cancel sent from another process reaches the run through the
+	// store alone: these two share no notifier, as if every message
+	// between them were lost, and the run still ends cancelled when its
+	// process next renews its lease.
+	t.Run("CancelElsewhereWithoutNotifier", func(t *testing.T) {
+		t.Parallel()
+		const lease = time.Second // renewed every third of it
+		peer, here, there, r := twoProcesses(t, newStores, agentchat.WithRunLease(lease))
+		ctx := context.Background()
+		for _, svc := range []*agentchat.Service{here, there} {
+			_, err := svc.Start(ctx)
+			require.NoError(t, err)
+		}
+		c, err := here.Create(ctx, agentchat.NewConversation{Title: "no notifier"})
+		require.NoError(t, err)
+		_, err = here.Send(ctx, c.ID, "long job")
+		require.NoError(t, err)
+		<-r.started
+		require.NoError(t, there.Cancel(ctx, c.ID), "the request is stored")
+		require.Eventually(t, func() bool {
+			got, err := peer.GetConversation(ctx, c.ID)
+			return err == nil && got.Status == agentchat.StatusCancelled
+		}, 10*time.Second, 10*time.Millisecond, "the run's process found the request")
+		require.ErrorIs(t, there.Cancel(ctx, c.ID), agentchat.ErrNotRunning)
 	})
 
 	t.Run("CancelAcrossNotifierCut", func(t *testing.T) {
@@ -336,7 +463,9 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		<-r.started
 		// A cancel published while a listener is still reconnecting may be
-		// lost (events are hints), so the peer repeats it until it lands.
+		// lost (events are hints); the stored request outlasts it, but is
+		// found only by the next renewal (a third of the default lease), so
+		// the peer repeats it to see it land sooner.
 		require.Eventually(t, func() bool {
 			if err := there.Cancel(ctx, c.ID); err != nil {
 				return errors.Is(err, agentchat.ErrNotRunning)
@@ -345,6 +474,31 @@ func RunAgentChat(t *testing.T, newStores NewStores) {
 			return err == nil && got.Status == agentchat.StatusCancelled
 		}, 10*time.Second, 50*time.Millisecond, "the peer's cancel reaches the run after the reconnect")
 	})
+}
+
+// chatPeers returns fresh stores' AgentChat and PeerChat, the store as
+// two processes sharing the backend have it (AgentChat twice when the
+// backend has no PeerChat).
+func chatPeers(t *testing.T, newStores NewStores) (here, there agentchat.Store) {
+	st := newStores(t)
+	if st.PeerChat == nil {
+		return st.AgentChat, st.AgentChat
+	}
+	return st.AgentChat, st.PeerChat
+}
+
+// twoProcesses returns two services on fresh stores, as two processes
+// sharing the backend have them, with no notifier between them: here on
+// AgentChat, there and peer on PeerChat (AgentChat when the backend has
+// none); both run r, and opts configure both. They close with t.
+func twoProcesses(t *testing.T, newStores NewStores, opts ...agentchat.Option) (peer agentchat.Store, here, there *agentchat.Service, r *blockingRunner) {
+	mine, peer := chatPeers(t, newStores)
+	r = &blockingRunner{started: make(chan struct{}, 1)}
+	here = agentchat.New(mine, r, opts...)
+	t.Cleanup(here.Close)
+	there = agentchat.New(peer, r, opts...)
+	t.Cleanup(there.Close)
+	return peer, here, there, r
 }
 
 // blockingRunner is a Runner whose runs last until they are cancelled.

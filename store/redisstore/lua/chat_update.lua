@@ -3,6 +3,8 @@
 -- it), updated (ms), updated (text), then 'create' and the created fields,
 -- created (text) and user (or 'update' and two empty strings), then the
 -- lease until (ms; '' keeps it).
+-- A status other than running or queued clears the cancel request
+-- (chat_cancel.lua); running or queued keeps it.
 if ARGV[7] == 'create' then
   redis.call('HSET', KEYS[1], 'id', ARGV[1], 'title', ARGV[4], 'session_id', ARGV[3], 'created_at', ARGV[8], 'user', ARGV[9])
 elseif redis.call('EXISTS', KEYS[1]) == 0 then
@@ -23,5 +25,6 @@ if ARGV[2] == 'running' or ARGV[2] == 'queued' then
   redis.call('SADD', KEYS[3], ARGV[1])
 else
   redis.call('SREM', KEYS[3], ARGV[1])
+  redis.call('HDEL', KEYS[1], 'cancel')
 end
 return 1
