@@ -565,12 +565,17 @@ func TestLiveRunsAreSpared(t *testing.T) {
 	waitStatus(t, next, gone, agentchat.StatusInterrupted)
 	waitStatus(t, next, fading, agentchat.StatusInterrupted)
 	for _, id := range []string{gone, fading} {
-		_, msgs, err := next.Conversation(ctx, id)
-		require.NoError(t, err)
-		require.NotEmpty(t, msgs)
-		last := msgs[len(msgs)-1]
-		require.Equal(t, agentchat.EventStatus, last.Type)
-		require.JSONEq(t, `{"status":"interrupted"}`, last.Content, "the stream ends with the run's closing status")
+		// The status is stored before the closing event is appended: wait
+		// for the event.
+		require.Eventually(t, func() bool {
+			_, msgs, err := next.Conversation(ctx, id)
+			require.NoError(t, err)
+			if len(msgs) == 0 {
+				return false
+			}
+			last := msgs[len(msgs)-1]
+			return last.Type == agentchat.EventStatus && last.Content == `{"status":"interrupted"}`
+		}, 5*time.Second, 5*time.Millisecond, "the stream ends with the run's closing status")
 	}
 
 	time.Sleep(5 * lease)
