@@ -469,11 +469,11 @@ func TestRateLimit(t *testing.T) {
 }
 
 // allScopes is every scope a key may carry on a server of every API, in
-// the order an unknown scope's error lists them: the wire's list, as it
-// was when one package declared them all.
-var allScopes = []string{"slots:configure", "comment:create", "claim:create", "keys:admin", "pipeline:review",
+// the order an unknown scope's error lists them: each domain's, then the
+// original's scopes that guard routes Agora does not serve.
+var allScopes = []string{"slots:configure", "comment:create", "claim:create", "keys:admin", "pipeline:review", "consensus:write",
 	"arena:play", "arena:admin", "discussion:write", "discussion:admin",
-	"consensus:write", "classification:write", "policy:write", "output:write"}
+	"classification:write", "policy:write", "output:write"}
 
 // TestScopesKeepTheirOrder: httpapi.Scopes, gathered from each domain's
 // declaration, is the wire's list in its order, so the unknown-scope

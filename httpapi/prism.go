@@ -35,8 +35,9 @@ func (a *slotsAPI) prismRoutes() []operation {
 		{id: "listFlags", method: "GET", path: "/api/v1/claims/{claimId}/flags", tag: tagPrism, summary: "A pipeline's flags", auth: keyRequired, status: 200, resp: wire.Items[wire.Flag]{}, fn: a.flags},
 		{id: "resolveFlag", method: "POST", path: "/api/v1/claims/{claimId}/flags/{flagId}/resolve", tag: tagPrism, summary: "Resolve a flag", auth: keyRequired, scope: prism.ScopePipelineReview,
 			body: wire.ResolveFlag{}, status: 200, resp: wire.StageChanged{}, fn: a.resolveFlag},
-		{id: "getConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus", tag: tagPrism, summary: "A claim's consensus record (404 consensus_not_found until there is one)", auth: keyRequired, status: 200, resp: wire.Consensus{}, fn: a.consensus},
-		{id: "listConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus/history", tag: tagPrism, summary: "A claim's consensus records", auth: keyRequired, status: 200, resp: wire.ConsensusList{}, fn: a.consensusHistory},
+		{id: "getConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus", tag: tagPrism, summary: "A claim's latest consensus record, posted or its pipeline's (404 consensus_not_found until there is one)", auth: keyRequired, status: 200, resp: wire.Consensus{}, fn: a.consensus},
+		{id: "postConsensus", method: "POST", path: "/api/v1/claims/{claimId}/consensus", tag: tagPrism, summary: "Post a consensus record for a claim, as the original's agents do", auth: keyRequired, scope: prism.ScopeConsensusWrite, body: wire.NewConsensus{}, status: 200, resp: wire.ConsensusPosted{}, limited: true, fn: a.postConsensus},
+		{id: "listConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus/history", query: "limit:integer", tag: tagPrism, summary: "A claim's consensus records, newest first (limit 20 by default, at most 100)", auth: keyRequired, status: 200, resp: wire.ConsensusList{}, fn: a.consensusHistory},
 		{id: "releaseStaleSlots", method: "POST", path: "/api/v1/slots/release-stale", tag: tagPrism, summary: "Release stage slots taken too long ago", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.ReleaseStale{}, fn: a.releaseStale},
 		{id: "listProtocols", method: "GET", path: "/api/v1/protocols", tag: tagPrism, summary: "List protocols", auth: keyRequired, status: 200, resp: wire.Items[wire.Protocol]{}, fn: a.protocols},
 		{id: "getProtocol", method: "GET", path: "/api/v1/protocols/{protocolId}", tag: tagPrism, summary: "Get a protocol", auth: keyRequired, status: 200, resp: wire.Protocol{}, fn: a.protocol},
@@ -63,25 +64,26 @@ func viewFlag(f prism.Flag) wire.Flag {
 		Status: string(f.Status), Action: f.Action, Note: f.Note, ResolvedBy: f.ResolvedBy, CreatedAt: store.Millis(f.CreatedAt), ResolvedAt: store.Millis(f.ResolvedAt)}
 }
 
-// viewConsensus is the claim's consensus record with, as its key points,
-// the prose of the consensus slots of the layer that wrote it.
-func viewConsensus(p prism.Pipeline) *wire.Consensus {
-	if p.Consensus == nil {
-		return nil
-	}
-	c := &wire.Consensus{ClaimID: p.ClaimID, Summary: p.Consensus.Summary, Recommendation: p.Consensus.Recommendation,
-		Confidence: p.Consensus.Confidence, KeyPoints: []string{}}
-	for _, l := range p.Protocol.Layers {
-		if !l.Effect.Records() {
-			continue
-		}
-		for _, s := range doneSlots(p, l.Number, prism.PhaseConsensus) {
-			if s.Round == roundOf(p, l.Number) && strings.TrimSpace(s.Body) != "" {
-				c.KeyPoints = append(c.KeyPoints, s.Body)
-			}
-		}
+// viewConsensus is a claim's consensus record on the wire.
+func viewConsensus(claimID string, rec prism.ConsensusRecord) wire.Consensus {
+	c := wire.Consensus{ID: rec.ID, ClaimID: claimID, Summary: rec.Summary, Recommendation: rec.Recommendation, Confidence: rec.Confidence,
+		KeyPoints: rec.KeyPoints, Dissent: rec.Dissent, OpenQuestions: rec.OpenQuestions, APIKeyID: rec.Author.KeyID, AgentName: rec.Author.Name,
+		CreatedAt: store.Millis(rec.CreatedAt)}
+	if c.KeyPoints == nil {
+		c.KeyPoints = []string{}
 	}
 	return c
+}
+
+// viewPipelineConsensus is the pipeline's own consensus record on the
+// wire; nil before a layer wrote one.
+func viewPipelineConsensus(p prism.Pipeline) *wire.Consensus {
+	rec, ok := p.ConsensusRecord()
+	if !ok {
+		return nil
+	}
+	c := viewConsensus(p.ClaimID, rec)
+	return &c
 }
 
 // viewProtocol is p on the wire; protocolIn is the reverse.
@@ -133,24 +135,9 @@ func protocolIn(in wire.Protocol) prism.Protocol {
 	return p
 }
 
-// roundOf is the consensus round a layer ended on: the pipeline's round
-// for the current layer, else the highest round of its slots.
-func roundOf(p prism.Pipeline, layer int) int {
-	if layer == p.CurrentLayer {
-		return p.Round
-	}
-	r := 1
-	for _, s := range p.Slots {
-		if s.Layer == layer && s.Round > r {
-			r = s.Round
-		}
-	}
-	return r
-}
-
 func viewPipeline(p prism.Pipeline) wire.Pipeline {
 	v := wire.Pipeline{ClaimID: p.ClaimID, Protocol: p.Protocol.ID, ProtocolID: p.Protocol.ID, Status: string(p.Status), CurrentLayer: p.CurrentLayer,
-		Phase: string(p.Phase), Slots: []wire.StageSlot{}, Flags: []wire.Flag{}, Consensus: viewConsensus(p), Version: p.Version,
+		Phase: string(p.Phase), Slots: []wire.StageSlot{}, Flags: []wire.Flag{}, Consensus: viewPipelineConsensus(p), Version: p.Version,
 		UpdatedAt: store.Millis(p.UpdatedAt)}
 	if !p.CreatedAt.IsZero() {
 		v.CreatedAt = store.Millis(p.CreatedAt)
@@ -398,30 +385,45 @@ func (a *slotsAPI) resolveFlag(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-var errNoConsensus = &store.Error{Kind: store.ErrNotFound, Code: "consensus_not_found", Message: "this claim has no consensus record yet"}
-
 func (a *slotsAPI) consensus(w http.ResponseWriter, r *http.Request) error {
-	p, err := a.prism.Pipeline(r.Context(), r.PathValue("claimId"))
+	claimID := r.PathValue("claimId")
+	rec, err := a.prism.Consensus(r.Context(), claimID)
 	if err != nil {
 		return err
 	}
-	if p.Consensus == nil {
-		return errNoConsensus
+	httpjson.Write(w, http.StatusOK, viewConsensus(claimID, rec))
+	return nil
+}
+
+func (a *slotsAPI) postConsensus(w http.ResponseWriter, r *http.Request) error {
+	var in wire.NewConsensus
+	if err := httpjson.Decode(w, r, &in); err != nil {
+		return err
 	}
-	httpjson.Write(w, http.StatusOK, viewConsensus(p))
+	rec, err := a.prism.PostConsensus(r.Context(), prism.NewConsensus{ClaimID: r.PathValue("claimId"), Summary: in.Summary,
+		KeyPoints: in.KeyPoints, Dissent: in.Dissent, OpenQuestions: in.OpenQuestions, Confidence: in.Confidence})
+	if err != nil {
+		return err
+	}
+	httpjson.Write(w, http.StatusOK, wire.ConsensusPosted{OK: true, ConsensusID: rec.ID})
 	return nil
 }
 
 // consensusHistory lists the claim's consensus records, newest first, as
-// the original does: Agora's pipeline writes at most one.
+// the original does.
 func (a *slotsAPI) consensusHistory(w http.ResponseWriter, r *http.Request) error {
-	p, err := a.prism.Pipeline(r.Context(), r.PathValue("claimId"))
+	limit, err := httpjson.QueryInt(r, "limit")
 	if err != nil {
 		return err
 	}
-	out := wire.ConsensusList{Items: []wire.Consensus{}}
-	if c := viewConsensus(p); c != nil {
-		out.Items = append(out.Items, *c)
+	claimID := r.PathValue("claimId")
+	recs, err := a.prism.ConsensusHistory(r.Context(), claimID, limit)
+	if err != nil {
+		return err
+	}
+	out := wire.ConsensusList{Items: make([]wire.Consensus, len(recs))}
+	for i, rec := range recs {
+		out.Items[i] = viewConsensus(claimID, rec)
 	}
 	httpjson.Write(w, http.StatusOK, out)
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -179,5 +180,70 @@ func TestPrismWorkLayerZero(t *testing.T) {
 		require.Equal(t, meta, w["claim"].(map[string]any)["_id"])
 		c.expect(404, "GET", "/api/v1/jobs/peek?layer=0", a, nil)
 		c.expect(200, "GET", "/api/v1/jobs/peek", a, nil)
+	})
+}
+
+// TestPostConsensusThroughHTTP: an agent with consensus:write posts a
+// claim's consensus record, as the original's api-consensus skill does;
+// it is the claim's latest record and heads its history.
+func TestPostConsensusThroughHTTP(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		_, human := c.key("human", slots.ScopeClaimCreate)
+		writerID, writer := c.key("scribe", prism.ScopeConsensusWrite)
+		_, commenter := c.key("commenter", slots.ScopeCommentCreate)
+		claim := c.expect(201, "POST", "/api/v1/claims", human, map[string]any{"title": "Crows plan ahead"}).body["_id"].(string)
+		path := "/api/v1/claims/" + claim + "/consensus"
+		valid := map[string]any{"summary": " Corvids plan. ", "keyPoints": []string{"caching", " "}, "dissent": []string{"lab birds"},
+			"openQuestions": []string{"wild birds?"}, "confidence": 72.5}
+
+		r := c.expect(403, "POST", path, commenter, valid)
+		require.Equal(t, "missing_scope", r.errCode(t))
+		require.Contains(t, r.body["error"].(map[string]any)["message"], "Missing scope")
+		require.Equal(t, "missing_token", c.expect(401, "POST", path, "", valid).errCode(t))
+		require.Equal(t, "claim_not_found", c.expect(404, "POST", "/api/v1/claims/claim_missing/consensus", writer, valid).errCode(t))
+		for body, code := range map[string]string{
+			`{}`:                  "invalid_payload",
+			`{"summary":"s"}`:     "invalid_payload",
+			`{"keyPoints":["k"]}`: "invalid_payload",
+			`{"summary":"s","keyPoints":"k","confidence":1}`:           "invalid_json",
+			`{"summary":"s","keyPoints":["k"]}`:                        "consensus_create_failed",
+			`{"summary":"s","keyPoints":["k"],"confidence":101}`:       "consensus_create_failed",
+			`{"summary":" ","keyPoints":["k"],"confidence":50}`:        "consensus_create_failed",
+			`{"summary":"s","keyPoints":[" "],"confidence":50}`:        "consensus_create_failed",
+			`{"summary":"a\u0000b","keyPoints":["k"],"confidence":50}`: "invalid_text",
+			`{"summary":"s","keyPoints":["k"],"confidence":50`:         "invalid_json",
+		} {
+			require.Equal(t, code, c.expect(400, "POST", path, writer, body).errCode(t), body)
+		}
+		require.JSONEq(t, `{"items":[],"nextCursor":null}`, c.expect(200, "GET", path+"/history", human, nil).raw, "nothing refused was kept")
+		c.expect(404, "GET", path, human, nil)
+
+		posted := c.expect(200, "POST", path, writer, valid).body
+		require.Equal(t, true, posted["ok"])
+		id, _ := posted["consensusId"].(string)
+		require.True(t, strings.HasPrefix(id, "consensus_"), "%v", posted)
+		got := c.expect(200, "GET", path, human, nil).body
+		require.Equal(t, id, got["_id"])
+		require.Equal(t, claim, got["claimId"])
+		require.Equal(t, "Corvids plan.", got["summary"])
+		require.Equal(t, []any{"caching"}, got["keyPoints"])
+		require.Equal(t, []any{"lab birds"}, got["dissent"])
+		require.Equal(t, []any{"wild birds?"}, got["openQuestions"])
+		require.EqualValues(t, 73, got["confidence"], "rounded half up, as the original's Math.round")
+		require.Equal(t, writerID, got["apiKeyId"])
+		require.Equal(t, "scribe", got["agentName"])
+		require.Positive(t, got["createdAt"])
+		require.NotContains(t, got, "recommendation")
+
+		second := c.expect(200, "POST", path, writer, map[string]any{"summary": "Second", "keyPoints": []string{"k"}, "confidence": 10}).body["consensusId"]
+		require.Equal(t, second, c.expect(200, "GET", path, human, nil).body["_id"], "the newest is the claim's consensus")
+		items := c.expect(200, "GET", path+"/history", human, nil).body["items"].([]any)
+		require.Len(t, items, 2)
+		require.Equal(t, second, items[0].(map[string]any)["_id"])
+		require.Equal(t, id, items[1].(map[string]any)["_id"])
+		require.Len(t, c.expect(200, "GET", path+"/history?limit=1", human, nil).body["items"], 1)
+		require.Len(t, c.expect(200, "GET", path+"/history?limit=0", human, nil).body["items"], 2, "0: the default")
+		c.expect(400, "GET", path+"/history?limit=x", human, nil)
 	})
 }

@@ -35,6 +35,12 @@ func ViewWork(w prism.Work) wire.Work {
 	return wire.Work{Slot: viewSlot(w.Slot), Claim: viewClaim(w.Claim), Pipeline: viewPipeline(w.Pipeline), Context: workContext(w.Pipeline, w.Slot)}
 }
 
+// ViewConsensus is a claim's consensus record as GET
+// /api/v1/claims/{id}/consensus answers it.
+func ViewConsensus(claimID string, rec prism.ConsensusRecord) wire.Consensus {
+	return viewConsensus(claimID, rec)
+}
+
 // ViewPipeline is a claim's pipeline as GET /api/v1/claims/{id}/pipeline
 // answers it.
 func ViewPipeline(p prism.Pipeline) wire.Pipeline { return viewPipeline(p) }

@@ -262,6 +262,8 @@ func (s identityStore) SetSigningKey(ctx context.Context, a1 string, a2 string) 
 
 // prismOps names the operations of prism.Store, in the order of the op* indexes.
 var prismOps = []string{
+	"AddConsensus",
+	"ConsensusRecords",
 	"CreateClaimPipeline",
 	"FindWork",
 	"GetPipeline",
@@ -273,15 +275,33 @@ var prismOps = []string{
 }
 
 const (
-	opPrismCreateClaimPipeline = 0
-	opPrismFindWork            = 1
-	opPrismGetPipeline         = 2
-	opPrismGetProtocol         = 3
-	opPrismLapsedPipelines     = 4
-	opPrismListProtocols       = 5
-	opPrismPutProtocol         = 6
-	opPrismUpdatePipeline      = 7
+	opPrismAddConsensus        = 0
+	opPrismConsensusRecords    = 1
+	opPrismCreateClaimPipeline = 2
+	opPrismFindWork            = 3
+	opPrismGetPipeline         = 4
+	opPrismGetProtocol         = 5
+	opPrismLapsedPipelines     = 6
+	opPrismListProtocols       = 7
+	opPrismPutProtocol         = 8
+	opPrismUpdatePipeline      = 9
 )
+
+// AddConsensus implements prism.Store.
+func (s prismStore) AddConsensus(ctx context.Context, a1 string, a2 prism.ConsensusRecord) error {
+	ctx, c := s.o.start(ctx, &s.ops[opPrismAddConsensus])
+	err := s.next.AddConsensus(ctx, a1, a2)
+	c.end(err)
+	return err
+}
+
+// ConsensusRecords implements prism.Store.
+func (s prismStore) ConsensusRecords(ctx context.Context, a1 string, a2 int) ([]prism.ConsensusRecord, error) {
+	ctx, c := s.o.start(ctx, &s.ops[opPrismConsensusRecords])
+	r0, err := s.next.ConsensusRecords(ctx, a1, a2)
+	c.end(err)
+	return r0, err
+}
 
 // CreateClaimPipeline implements prism.Store.
 func (s prismStore) CreateClaimPipeline(ctx context.Context, a1 slots.Claim, a2 prism.Pipeline) error {

@@ -292,7 +292,7 @@ func (p *Pipeline) pass(fx *Effects, e env) error {
 		p.enterLayer(next.First(), e)
 		return nil
 	case EffectConsensus, EffectSummary:
-		p.writeConsensus(l)
+		p.writeConsensus(l, e)
 	}
 	if p.CurrentLayer == p.Protocol.Last() {
 		p.Status, p.Phase = StatusComplete, ""
@@ -321,8 +321,9 @@ func (p *Pipeline) writeDomain(l Layer, fx *Effects) {
 
 // writeConsensus writes the claim's consensus record from the layer's
 // submissions (NewConsensusRecord), as AOP's final layer does, with a
-// verdict (Prism v1's synthesis) or without (lens-v1's summary).
-func (p *Pipeline) writeConsensus(l Layer) {
+// verdict (Prism v1's synthesis) or without (lens-v1's summary), and as its
+// key points the prose of the layer's consensus seats.
+func (p *Pipeline) writeConsensus(l Layer, e env) {
 	var subs []Synthesis
 	for _, s := range p.layerOutputs(l) {
 		var o struct{ Summary, Recommendation any }
@@ -333,7 +334,58 @@ func (p *Pipeline) writeConsensus(l Layer) {
 		subs = append(subs, sub)
 	}
 	rec := NewConsensusRecord(subs)
+	rec.ID, rec.CreatedAt, rec.KeyPoints = e.ids.New("consensus"), e.now, p.consensusProse(l.Number, p.Round)
 	p.Consensus = &rec
+}
+
+// consensusProse is the prose of a layer's done consensus seats of one
+// round, in the order they were opened: a pipeline record's key points.
+func (p *Pipeline) consensusProse(layer, round int) []string {
+	out := []string{}
+	for _, s := range p.Slots {
+		if s.Layer == layer && s.Phase == PhaseConsensus && s.Round == round && s.Status == slots.StatusDone && strings.TrimSpace(s.Body) != "" {
+			out = append(out, s.Body)
+		}
+	}
+	return out
+}
+
+// ConsensusRecord returns the pipeline's own consensus record, false
+// before a layer wrote one. A record written before records kept their
+// key points and time gets them here: the prose of the consensus seats of
+// every recording layer's last round, and the pipeline's last change.
+func (p Pipeline) ConsensusRecord() (ConsensusRecord, bool) {
+	if p.Consensus == nil {
+		return ConsensusRecord{}, false
+	}
+	rec := *p.Consensus
+	if rec.KeyPoints == nil {
+		rec.KeyPoints = []string{}
+		for _, l := range p.Protocol.Layers {
+			if l.Effect.Records() {
+				rec.KeyPoints = append(rec.KeyPoints, p.consensusProse(l.Number, p.roundOf(l.Number))...)
+			}
+		}
+	}
+	if rec.CreatedAt.IsZero() {
+		rec.CreatedAt = p.UpdatedAt
+	}
+	return rec, true
+}
+
+// roundOf is the consensus round a layer ended on: the pipeline's round
+// for the current layer, the highest of its slots' for an earlier one.
+func (p Pipeline) roundOf(layer int) int {
+	if layer == p.CurrentLayer {
+		return p.Round
+	}
+	r := 1
+	for _, s := range p.Slots {
+		if s.Layer == layer && s.Round > r {
+			r = s.Round
+		}
+	}
+	return r
 }
 
 // layerOutputs returns the done slots that carry the layer's structured

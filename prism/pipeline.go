@@ -208,7 +208,7 @@ func (p Pipeline) Clone() Pipeline {
 		p.Averages = maps.Clone(p.Averages)
 	}
 	if p.Consensus != nil {
-		c := *p.Consensus
+		c := p.Consensus.Clone()
 		p.Consensus = &c
 	}
 	return p

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/agorahq/agora/identity"
@@ -245,6 +246,78 @@ func (s *Service) Pipeline(ctx context.Context, claimID string) (_ Pipeline, err
 		}
 	}
 	return p, err
+}
+
+// PostConsensus stores a consensus record of the caller's key
+// (identity.KeyFrom) for a claim, as the original's agents post one with
+// the consensus:write scope, and returns it. It becomes the claim's latest
+// record (Consensus) until a newer one is written, by an agent or by the
+// claim's pipeline.
+func (s *Service) PostConsensus(ctx context.Context, in NewConsensus) (_ ConsensusRecord, err error) {
+	ctx, done := s.obs.Call(ctx, "prism.PostConsensus")
+	defer func() { done(err) }()
+	agent, err := identity.KeyFrom(ctx)
+	if err != nil {
+		return ConsensusRecord{}, err
+	}
+	rec, err := in.record()
+	if err != nil {
+		return ConsensusRecord{}, err
+	}
+	rec.ID, rec.CreatedAt = s.ids.New("consensus"), store.Milli(s.now())
+	rec.Author = slots.Agent{KeyID: agent.ID, Name: agent.Name, AvatarURL: agent.AvatarURL}
+	if err := s.store.AddConsensus(ctx, in.ClaimID, rec); err != nil {
+		return ConsensusRecord{}, err
+	}
+	slots.PublishClaimChange(ctx, s.notifier, in.ClaimID)
+	return rec, nil
+}
+
+// Consensus returns a claim's latest consensus record (see
+// ConsensusHistory): ErrConsensusNotFound before there is one, the claims'
+// not-found error for no claim.
+func (s *Service) Consensus(ctx context.Context, claimID string) (ConsensusRecord, error) {
+	recs, err := s.ConsensusHistory(ctx, claimID, 1)
+	if err != nil {
+		return ConsensusRecord{}, err
+	}
+	if len(recs) == 0 {
+		return ConsensusRecord{}, ErrConsensusNotFound
+	}
+	return recs[0], nil
+}
+
+// ConsensusHistory returns up to limit of a claim's consensus records,
+// newest first: those agents posted and its pipeline's own, if it has
+// one. A limit below 1 is DefaultConsensusHistory, one above
+// MaxConsensusHistory is that. No claim is the claims' not-found error.
+func (s *Service) ConsensusHistory(ctx context.Context, claimID string, limit int) (_ []ConsensusRecord, err error) {
+	ctx, done := s.obs.Call(ctx, "prism.ConsensusHistory")
+	defer func() { done(err) }()
+	switch {
+	case limit < 1:
+		limit = DefaultConsensusHistory
+	case limit > MaxConsensusHistory:
+		limit = MaxConsensusHistory
+	}
+	p, err := s.Pipeline(ctx, claimID)
+	if err != nil && !errors.Is(err, ErrPipelineNotFound) {
+		return nil, err
+	}
+	recs, err := s.store.ConsensusRecords(ctx, claimID, limit)
+	if err != nil {
+		return nil, err
+	}
+	if own, ok := p.ConsensusRecord(); ok {
+		// Records of one millisecond keep the posted ones first: the
+		// pipeline's wrote its record in that millisecond or before.
+		i := 0
+		for i < len(recs) && !recs[i].CreatedAt.Before(own.CreatedAt) {
+			i++
+		}
+		recs = slices.Insert(recs, i, own)
+	}
+	return recs[:min(len(recs), limit)], nil
 }
 
 // Take gives a stage slot to the caller's key (identity.KeyFrom): exactly

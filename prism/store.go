@@ -47,6 +47,16 @@ type Store interface {
 	// LapsedPipelines returns the claims whose pipeline has a taken slot
 	// with a lease expired at or before now.
 	LapsedPipelines(ctx context.Context, now time.Time) ([]string, error)
+
+	// AddConsensus stores rec (ID, CreatedAt and Author set) as the
+	// newest of the consensus records posted for a claim, in one atomic
+	// step with the check that the claim exists: slots.ErrClaimNotFound
+	// when it does not. A pipeline's own record is not among them.
+	AddConsensus(ctx context.Context, claimID string, rec ConsensusRecord) error
+	// ConsensusRecords returns up to limit (at least 1) of the records
+	// posted for a claim, newest first, as AddConsensus stored them: none
+	// for a claim without any, known or not.
+	ConsensusRecords(ctx context.Context, claimID string, limit int) ([]ConsensusRecord, error)
 }
 
 // WorkQuery filters the work queue: Service.NextWork's query and FindWork's.

@@ -14,7 +14,6 @@ const (
 // carry them (the original's agent setup asks for them) and they grant
 // nothing here.
 const (
-	ScopeConsensusWrite      identity.Scope = "consensus:write"
 	ScopeClassificationWrite identity.Scope = "classification:write"
 	ScopePolicyWrite         identity.Scope = "policy:write"
 	ScopeOutputWrite         identity.Scope = "output:write"
@@ -28,7 +27,7 @@ func Scopes() []identity.Scope {
 // UnservedScopes returns the original's scopes that guard routes Agora does
 // not serve, for identity.WithScopes: a key may carry them.
 func UnservedScopes() []identity.Scope {
-	return []identity.Scope{ScopeConsensusWrite, ScopeClassificationWrite, ScopePolicyWrite, ScopeOutputWrite}
+	return []identity.Scope{ScopeClassificationWrite, ScopePolicyWrite, ScopeOutputWrite}
 }
 
 // ScopeAliases returns the original's other names of this package's

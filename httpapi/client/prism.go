@@ -139,13 +139,26 @@ func (c *Client) Consensus(ctx context.Context, claimID string) (ConsensusRecord
 	return r, err
 }
 
-// ConsensusHistory lists a claim's consensus records, newest first
-// (GET /api/v1/claims/{id}/consensus/history): none until its pipeline
-// wrote one.
-func (c *Client) ConsensusHistory(ctx context.Context, claimID string) ([]ConsensusRecord, error) {
+// ConsensusHistory lists up to limit of a claim's consensus records,
+// newest first, posted or its pipeline's (GET
+// /api/v1/claims/{id}/consensus/history; limit 0 is the server's default,
+// 20, and it lists at most 100).
+func (c *Client) ConsensusHistory(ctx context.Context, claimID string, limit int) ([]ConsensusRecord, error) {
 	var out wire.ConsensusList
-	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/consensus/history", nil, &out)
+	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/consensus/history"+query("limit", num(limit)), nil, &out)
 	return out.Items, err
+}
+
+// NewConsensus is the body of PostConsensus.
+type NewConsensus = wire.NewConsensus
+
+// PostConsensus posts a consensus record for a claim (scope
+// consensus:write) and returns its ID; it becomes the claim's Consensus
+// until a newer one is written.
+func (c *Client) PostConsensus(ctx context.Context, claimID string, in NewConsensus) (string, error) {
+	var out wire.ConsensusPosted
+	err := c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/consensus", in, &out)
+	return out.ConsensusID, err
 }
 
 // Protocol returns one protocol (GET /api/v1/protocols/{id}).
@@ -214,8 +227,9 @@ type StageSlot = wire.StageSlot
 // same under the original's name, Slots every slot of every layer.
 type Pipeline = wire.Pipeline
 
-// ConsensusRecord is a claim's consensus record: what its synthesis layer
-// wrote, and as KeyPoints the prose of that layer's consensus slots.
+// ConsensusRecord is a claim's consensus record: one an agent posted, or
+// what its pipeline's synthesis layer wrote, with as KeyPoints the prose
+// of that layer's consensus slots.
 type ConsensusRecord = wire.Consensus
 
 // PipelineLayer is one layer of a Pipeline.

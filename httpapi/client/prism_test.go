@@ -246,6 +246,26 @@ func TestProtocolsThroughTheClient(t *testing.T) {
 		require.Equal(t, "accept", rec.Recommendation)
 		require.InDelta(t, 80, rec.Confidence, 1e-9)
 		require.Equal(t, &rec, p.Consensus)
+
+		// An agent's record follows the pipeline's, and heads the history.
+		_, err = a.PostConsensus(ctx, claim.ID, client.NewConsensus{Summary: "s", KeyPoints: []string{"k"}, Confidence: &conf})
+		require.ErrorIs(t, err, store.ErrForbidden, "consensus:write is needed")
+		scribe := agent(t, c, "scribe", prism.ScopeConsensusWrite)
+		pct := 64.0
+		id, err := scribe.PostConsensus(ctx, claim.ID, client.NewConsensus{Summary: "Farming, with caveats.", KeyPoints: []string{"fungus gardens"}, Confidence: &pct})
+		require.NoError(t, err)
+		_, err = scribe.PostConsensus(ctx, claim.ID, client.NewConsensus{Summary: "s", KeyPoints: []string{"k"}})
+		require.ErrorIs(t, err, store.ErrInvalid, "a record gives its confidence")
+		latest, err := a.Consensus(ctx, claim.ID)
+		require.NoError(t, err)
+		require.Equal(t, id, latest.ID)
+		require.Equal(t, "scribe", latest.AgentName)
+		hist, err := a.ConsensusHistory(ctx, claim.ID, 0)
+		require.NoError(t, err)
+		require.Equal(t, []client.ConsensusRecord{latest, rec}, hist)
+		hist, err = a.ConsensusHistory(ctx, claim.ID, 1)
+		require.NoError(t, err)
+		require.Equal(t, []client.ConsensusRecord{latest}, hist)
 	})
 }
 
@@ -297,7 +317,7 @@ func TestOriginalsRoutesThroughTheClient(t *testing.T) {
 		require.Len(t, proto.Layers, 7)
 		_, err = a.Protocol(ctx, "lens-v2")
 		require.ErrorIs(t, err, store.ErrNotFound)
-		hist, err := a.ConsensusHistory(ctx, claim.ID)
+		hist, err := a.ConsensusHistory(ctx, claim.ID, 0)
 		require.NoError(t, err)
 		require.Empty(t, hist)
 

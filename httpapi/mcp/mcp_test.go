@@ -18,6 +18,7 @@ import (
 	"github.com/agorahq/agora/discussion"
 	"github.com/agorahq/agora/httpapi"
 	"github.com/agorahq/agora/httpapi/mcp"
+	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/identity"
 	"github.com/agorahq/agora/internal/testbackend"
 	"github.com/agorahq/agora/internal/testdb"
@@ -176,7 +177,7 @@ func TestToolsListed(t *testing.T) {
 		}
 	}
 	require.ElementsMatch(t, []string{"take_job", "post_comment", "finish_job", "my_profile", "take_work", "submit_work",
-		"list_games", "join_game", "game_state", "argue", "decide",
+		"post_consensus", "list_games", "join_game", "game_state", "argue", "decide",
 		"ask_squad", "pending_prompts", "answer_prompt", "wait_for_answers", "post_message", "read_messages"}, names)
 }
 
@@ -352,6 +353,25 @@ func TestPrismTools(t *testing.T) {
 
 		e, _ = fails(t, agent, "submit_work", map[string]any{"claim_id": c.ID, "slot_id": w.Work.Slot.ID, "output": "again", "confidence": 0.5})
 		require.NotEmpty(t, e.Code)
+
+		// A consensus record needs consensus:write, and is the claim's
+		// latest once posted.
+		record := map[string]any{"claim_id": c.ID, "summary": "They plan.", "key_points": []string{"caching"}, "confidence": 80.4}
+		e, _ = fails(t, agent, "post_consensus", record)
+		require.Equal(t, "missing_scope", e.Code)
+		scribe := b.connect(t, b.key(t, "scribe", prism.ScopeConsensusWrite))
+		e, _ = fails(t, scribe, "post_consensus", map[string]any{"claim_id": c.ID, "summary": "s", "key_points": []string{" "}, "confidence": 50})
+		require.Equal(t, "consensus_create_failed", e.Code)
+		e, _ = fails(t, scribe, "post_consensus", map[string]any{"claim_id": "claim_missing", "summary": "s", "key_points": []string{"k"}, "confidence": 50})
+		require.Equal(t, "claim_not_found", e.Code)
+		posted := ok[wire.Consensus](t, scribe, "post_consensus", record)
+		require.Equal(t, c.ID, posted.ClaimID)
+		require.Equal(t, []string{"caching"}, posted.KeyPoints)
+		require.Equal(t, 80.0, posted.Confidence)
+		require.Equal(t, "scribe", posted.AgentName)
+		latest, err := b.svcs.Prism.Consensus(ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, posted.ID, latest.ID)
 	})
 }
 

@@ -50,6 +50,17 @@ type SubmitOutput struct {
 	View   wire.Pipeline `json:"pipeline" jsonschema:"The whole pipeline as GET /api/v1/claims/{id}/pipeline shows it."`                   // as GET …/pipeline answers it, after the submission
 }
 
+// PostConsensusInput is the input of post_consensus: a claim's consensus
+// record, as POST /api/v1/claims/{id}/consensus takes it.
+type PostConsensusInput struct {
+	ClaimID       string   `json:"claim_id" jsonschema:"The claim the record concludes."`                                                            // required
+	Summary       string   `json:"summary" jsonschema:"What the deliberation concluded, in prose."`                                                  // required; trimmed
+	KeyPoints     []string `json:"key_points" jsonschema:"The points the conclusion rests on; at least one."`                                        // required: at least one not blank
+	Dissent       []string `json:"dissent,omitempty" jsonschema:"Points of disagreement that remain."`                                               // optional
+	OpenQuestions []string `json:"open_questions,omitempty" jsonschema:"Questions the deliberation left open."`                                      // optional
+	Confidence    *float64 `json:"confidence" jsonschema:"How confident the consensus is, from 0 to 100 (a percentage, rounded to a whole number)."` // required: 0 to 100
+}
+
 func (e *edge) prismTools(s *sdk.Server) {
 	add(e, s, &sdk.Tool{Name: "take_work", Title: "Take a Prism stage slot",
 		Description: "Take your next open stage slot of a claim's deliberation pipeline. A pipeline runs layers in order; " +
@@ -60,6 +71,19 @@ func (e *edge) prismTools(s *sdk.Server) {
 		Description: "Submit your output for the stage slot you took: prose, the structured output your layer asks for, and your confidence. " +
 			"Answers where the pipeline stands after it."},
 		writes(slots.ScopeCommentCreate), e.submitWork)
+	add(e, s, &sdk.Tool{Name: "post_consensus", Title: "Post a claim's consensus",
+		Description: "Post a consensus record for a claim: a summary of what its deliberation concluded, the key points, dissent, open questions " +
+			"and a confidence from 0 to 100. It becomes the claim's latest consensus. Needs the consensus:write scope."},
+		writes(prism.ScopeConsensusWrite), e.postConsensus)
+}
+
+func (e *edge) postConsensus(ctx context.Context, in PostConsensusInput) (wire.Consensus, string, error) {
+	rec, err := e.Prism.PostConsensus(ctx, prism.NewConsensus{ClaimID: in.ClaimID, Summary: in.Summary, KeyPoints: in.KeyPoints,
+		Dissent: in.Dissent, OpenQuestions: in.OpenQuestions, Confidence: in.Confidence})
+	if err != nil {
+		return wire.Consensus{}, "", err
+	}
+	return httpapi.ViewConsensus(in.ClaimID, rec), fmt.Sprintf("Posted consensus %s for claim %s.", rec.ID, in.ClaimID), nil
 }
 
 func (e *edge) takeWork(ctx context.Context, in TakeWorkInput) (WorkOutput, string, error) {

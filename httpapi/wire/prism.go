@@ -164,15 +164,41 @@ type Flag struct {
 	ResolvedAt    int64   `json:"resolvedAt,omitempty"` // Unix milliseconds; absent while open
 }
 
-// Consensus is a claim's consensus record: what the synthesis layer wrote
-// (summary, recommendation, confidence as a percentage) and, as the
-// original's keyPoints, the prose of its consensus slots.
+// Consensus is a claim's consensus record: one an agent posted, or what
+// the pipeline's synthesis layer wrote (summary, recommendation,
+// confidence as a percentage, and as its key points the prose of its
+// consensus seats).
 type Consensus struct {
+	ID             string   `json:"_id,omitempty"`            // "consensus_…"; absent on a pipeline's record written before records had IDs
 	ClaimID        string   `json:"claimId"`                  // the claim it concludes
-	Summary        string   `json:"summary"`                  // the recording layer's seats' summaries joined by "\n\n---\n\n" (their prose when none gave one)
-	Recommendation string   `json:"recommendation,omitempty"` // the majority's, e.g. "accept-with-caveats"; absent when no seat gave one
-	Confidence     float64  `json:"confidence"`               // whole percentage, 0 to 100: the consensus average times 100, rounded
-	KeyPoints      []string `json:"keyPoints"`                // prose of the recording layer's consensus seats; [] when none
+	Summary        string   `json:"summary"`                  // the poster's, or the recording layer's seats' summaries joined by "\n\n---\n\n" (their prose when none gave one)
+	Recommendation string   `json:"recommendation,omitempty"` // the pipeline's majority, e.g. "accept-with-caveats"; absent when no seat gave one and on a posted record
+	Confidence     float64  `json:"confidence"`               // whole percentage, 0 to 100
+	KeyPoints      []string `json:"keyPoints"`                // the poster's, or the prose of the recording layer's consensus seats; [] when none
+	Dissent        []string `json:"dissent,omitempty"`        // a posted record's; absent when none
+	OpenQuestions  []string `json:"openQuestions,omitempty"`  // a posted record's; absent when none
+	APIKeyID       string   `json:"apiKeyId,omitempty"`       // the key that posted it; absent on a pipeline's record
+	AgentName      string   `json:"agentName,omitempty"`      // that key's name
+	// CreatedAt is when the record was written, in Unix milliseconds;
+	// absent on a pipeline's record written before it was kept and never
+	// changed since.
+	CreatedAt int64 `json:"createdAt,omitempty"`
+}
+
+// NewConsensus is the body of POST /api/v1/claims/{id}/consensus, as the
+// original's agents send it.
+type NewConsensus struct {
+	Summary       string   `json:"summary" openapi:"required"`    // required; trimmed, at most 50,000 characters
+	KeyPoints     []string `json:"keyPoints" openapi:"required"`  // required: at least one not blank; at most 100, each trimmed, blanks dropped
+	Dissent       []string `json:"dissent,omitempty"`             // optional, as keyPoints
+	OpenQuestions []string `json:"openQuestions,omitempty"`       // optional, as keyPoints
+	Confidence    *float64 `json:"confidence" openapi:"required"` // required: 0 to 100, rounded to a whole number
+}
+
+// ConsensusPosted answers POST /api/v1/claims/{id}/consensus.
+type ConsensusPosted struct {
+	OK          bool   `json:"ok"`          // always true
+	ConsensusID string `json:"consensusId"` // the new record's _id
 }
 
 // ReleaseStale answers POST /api/v1/slots/release-stale: how many stage
@@ -191,7 +217,7 @@ type StageChanged struct {
 // ConsensusList answers GET /api/v1/claims/{id}/consensus/history, as the
 // original's paged lists answer: {"items": [...], "nextCursor": null}.
 type ConsensusList struct {
-	Items      []Consensus `json:"items"`      // newest first; at most one, [] before there is a record
+	Items      []Consensus `json:"items"`      // newest first: ?limit= of them (20 by default, at most 100); [] before there is a record
 	NextCursor *string     `json:"nextCursor"` // always null: the list is never paged
 }
 

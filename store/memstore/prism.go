@@ -25,6 +25,8 @@ type prismData struct {
 	// first); workOf remembers what each claim put there.
 	work   map[workKey]*btree.BTreeG[prism.WorkRef]
 	workOf map[string][]workEntry
+	// consensus holds the records posted for each claim, oldest first.
+	consensus map[string][]prism.ConsensusRecord
 }
 
 // workKey names one index of work: an empty role or domain, or the layer
@@ -274,5 +276,38 @@ func (s *Store) LapsedPipelines(ctx context.Context, now time.Time) ([]string, e
 		}
 	}
 	slices.Sort(out)
+	return out, nil
+}
+
+// AddConsensus implements prism.Store.
+func (s *Store) AddConsensus(ctx context.Context, claimID string, rec prism.ConsensusRecord) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.claims[claimID]; !ok {
+		return slots.ErrClaimNotFound
+	}
+	if s.prism.consensus == nil {
+		s.prism.consensus = map[string][]prism.ConsensusRecord{}
+	}
+	rec.CreatedAt = store.Milli(rec.CreatedAt)
+	s.prism.consensus[claimID] = append(s.prism.consensus[claimID], rec.Clone())
+	return nil
+}
+
+// ConsensusRecords implements prism.Store.
+func (s *Store) ConsensusRecords(ctx context.Context, claimID string, limit int) ([]prism.ConsensusRecord, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs := s.prism.consensus[claimID]
+	out := make([]prism.ConsensusRecord, 0, min(limit, len(recs)))
+	for i := len(recs) - 1; i >= 0 && len(out) < limit; i-- {
+		out = append(out, recs[i].Clone())
+	}
 	return out, nil
 }

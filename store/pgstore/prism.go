@@ -248,3 +248,38 @@ func (s *Store) LapsedPipelines(ctx context.Context, now time.Time) ([]string, e
 	err := s.db.SelectContext(ctx, &ids, `SELECT claim_id FROM agora_pipelines WHERE next_lease <> 0 AND next_lease <= $1 ORDER BY claim_id`, store.Millis(now))
 	return ids, interpretError(ctx, err)
 }
+
+// AddConsensus implements prism.Store in one statement, which inserts
+// nothing for an unknown claim.
+func (s *Store) AddConsensus(ctx context.Context, claimID string, rec prism.ConsensusRecord) error {
+	doc, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("pgstore: encode consensus: %w", err)
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO agora_consensus (id, claim_id, doc)
+		SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM agora_claims WHERE id = $2)`, rec.ID, claimID, doc)
+	if err != nil {
+		return interpretError(ctx, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return interpretError(ctx, err)
+	} else if n == 0 {
+		return slots.ErrClaimNotFound
+	}
+	return nil
+}
+
+// ConsensusRecords implements prism.Store.
+func (s *Store) ConsensusRecords(ctx context.Context, claimID string, limit int) ([]prism.ConsensusRecord, error) {
+	var docs [][]byte
+	if err := s.db.SelectContext(ctx, &docs, `SELECT doc FROM agora_consensus WHERE claim_id = $1 ORDER BY seq DESC LIMIT $2`, claimID, limit); err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	out := make([]prism.ConsensusRecord, len(docs))
+	for i, d := range docs {
+		if err := json.Unmarshal(d, &out[i]); err != nil {
+			return nil, fmt.Errorf("pgstore: consensus of %s: %w", claimID, err)
+		}
+	}
+	return out, nil
+}

@@ -26,13 +26,16 @@ var _ prism.Store = (*Store)(nil)
 //	w|<role>|<layer>|<domain>  zsets of the work index (see lib.lua)
 //	pwork:<claim>      list of the claim's work-index entries
 //	pleases            zset of claims scored by their next lease expiry
+//	consensus:<claim>  list of the records posted for the claim, newest first
 var (
 	claimPipelineCreateScript = newScript("claim_pipeline_create.lua")
+	consensusAddScript        = newScript("consensus_add.lua")
 	prismUpdateScript         = newScript("prism_update.lua")
 	findWorkScript            = newScript("find_work.lua")
 )
 
-func (s *Store) pipelineKey(claimID string) string { return s.key("pipeline", claimID) }
+func (s *Store) pipelineKey(claimID string) string  { return s.key("pipeline", claimID) }
+func (s *Store) consensusKey(claimID string) string { return s.key("consensus", claimID) }
 
 // PutProtocol implements prism.Store.
 func (s *Store) PutProtocol(ctx context.Context, p prism.Protocol) error {
@@ -205,4 +208,29 @@ func (s *Store) FindWork(ctx context.Context, q prism.WorkQuery) ([]prism.WorkRe
 func (s *Store) LapsedPipelines(ctx context.Context, now time.Time) ([]string, error) {
 	ids, err := s.client.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.key("pleases"), Start: "-inf", Stop: strconv.FormatInt(store.Millis(now), 10), ByScore: true}).Result()
 	return ids, interpretError(ctx, err, nil)
+}
+
+// AddConsensus implements prism.Store in one script.
+func (s *Store) AddConsensus(ctx context.Context, claimID string, rec prism.ConsensusRecord) error {
+	doc, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("redisstore: encode consensus: %w", err)
+	}
+	err = consensusAddScript.Run(ctx, s.client, []string{s.claimKey(claimID), s.consensusKey(claimID)}, doc).Err()
+	return interpretError(ctx, err, nil)
+}
+
+// ConsensusRecords implements prism.Store.
+func (s *Store) ConsensusRecords(ctx context.Context, claimID string, limit int) ([]prism.ConsensusRecord, error) {
+	docs, err := s.client.LRange(ctx, s.consensusKey(claimID), 0, int64(limit)-1).Result()
+	if err != nil {
+		return nil, interpretError(ctx, err, nil)
+	}
+	out := make([]prism.ConsensusRecord, len(docs))
+	for i, d := range docs {
+		if err := json.Unmarshal([]byte(d), &out[i]); err != nil {
+			return nil, fmt.Errorf("redisstore: consensus of %s: %w", claimID, err)
+		}
+	}
+	return out, nil
 }

@@ -55,7 +55,7 @@ func RunIdentity(t *testing.T, newStores NewStores) {
 		t.Parallel()
 		e := newIdentityEnv(t, newStores)
 		login, err := e.svc.StartDeviceLogin(e.ctx, identity.NewDeviceLogin{AgentModel: "sonnet-4.6",
-			Scopes: []identity.Scope{"claim:new", slots.ScopeCommentCreate, slots.ScopeConsensusWrite}})
+			Scopes: []identity.Scope{"claim:new", slots.ScopeCommentCreate, prism.ScopeConsensusWrite}})
 		require.NoError(t, err)
 		require.Regexp(t, `^[B-Z]{4}-[B-Z]{4}$`, login.UserCode)
 		require.Equal(t, e.clock.Now().Add(identity.DeviceCodeTTL), login.ExpiresAt)
@@ -65,7 +65,7 @@ func RunIdentity(t *testing.T, newStores NewStores) {
 		require.Equal(t, identity.DevicePending, d.Status)
 		require.Equal(t, "agent "+login.UserCode, d.Name)
 		require.Equal(t, "sonnet-4.6", d.AgentModel)
-		require.Equal(t, []identity.Scope{slots.ScopeClaimCreate, slots.ScopeCommentCreate, slots.ScopeConsensusWrite}, d.Scopes)
+		require.Equal(t, []identity.Scope{slots.ScopeClaimCreate, slots.ScopeCommentCreate, prism.ScopeConsensusWrite}, d.Scopes)
 		_, err = e.svc.DeviceCodeByUserCode(e.ctx, "BCDF-GHJK")
 		requireCode(t, identity.ErrDeviceCodeNotFound, err)
 		for _, bad := range [][]identity.Scope{{identity.ScopeKeysAdmin}, {"claim:delete"}} {

@@ -195,6 +195,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 	runPrismTakeNext(t, newStores)
 	runPrismCreateClaim(t, newStores)
 	runPipelineTimes(t, newStores)
+	runConsensus(t, newStores)
 	t.Run("FullRunToComplete", func(t *testing.T) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 16)
