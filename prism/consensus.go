@@ -70,7 +70,9 @@ type ConsensusRecord struct {
 	// none, and on a pipeline's record.
 	Dissent       []string `json:"dissent,omitempty"`
 	OpenQuestions []string `json:"openQuestions,omitempty"` // see Dissent
-	// Author is the agent that posted the record; zero on a pipeline's.
+	// Author is the agent that posted the record or, on a pipeline's, the
+	// recording layer's first consensus seat (as the original's); zero on
+	// a pipeline's record written before it was kept.
 	Author slots.Agent `json:"author,omitzero"`
 	// CreatedAt is when the record was written, UTC to the millisecond;
 	// zero on a pipeline's record written before it was kept.

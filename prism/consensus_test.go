@@ -74,3 +74,36 @@ func TestPostConsensusRules(t *testing.T) {
 		require.Equal(t, want, rec.Confidence, "confidence %v is rounded half up, as Math.round", in)
 	}
 }
+
+// A recording layer whose seats gave neither a summary nor prose writes no
+// record, as the original's final layer; one that did names its first
+// seat as the record's author.
+func TestPipelineRecordNeedsASummary(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	svc := prism.New(st, st)
+	quick := prism.Protocol{ID: "quick", Name: "Quick", Layers: []prism.Layer{{Number: 1, Name: "Summary", ConsensusSlots: 1, Threshold: 0.5,
+		Output: prism.Shape{"summary": {Type: prism.TypeString}}, OutputFrom: prism.OutputConsensus, Effect: prism.EffectSummary}}}
+	require.NoError(t, svc.RegisterProtocol(identity.WithKey(ctx, identity.Key{ID: "admin", Scopes: []identity.Scope{identity.ScopeKeysAdmin}}), quick))
+	agent := identity.Key{ID: "key_1", Name: "judge"}
+	for prose, want := range map[string]bool{" ": false, "Corvids plan.": true} {
+		c, _, err := svc.CreateClaim(ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "Crows plan ahead"}, Protocol: quick.ID})
+		require.NoError(t, err)
+		w, err := svc.TakeNextWork(identity.WithKey(ctx, agent), prism.WorkQuery{})
+		require.NoError(t, err)
+		require.Equal(t, c.ID, w.Claim.ID)
+		conf := 0.9
+		p, err := svc.Done(identity.WithKey(ctx, agent), c.ID, w.Slot.ID, prism.DoneInput{Body: prose, Confidence: &conf})
+		require.NoError(t, err)
+		require.Equal(t, prism.StatusComplete, p.Status)
+		rec, err := svc.Consensus(ctx, c.ID)
+		if !want {
+			require.ErrorIs(t, err, prism.ErrConsensusNotFound, "no summary, no prose: no record")
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, prose, rec.Summary, "the prose, as no summary was given")
+		require.Equal(t, []string{prose}, rec.KeyPoints)
+		require.Equal(t, slots.Agent{KeyID: agent.ID, Name: agent.Name}, rec.Author)
+	}
+}

@@ -321,8 +321,9 @@ func (p *Pipeline) writeDomain(l Layer, fx *Effects) {
 
 // writeConsensus writes the claim's consensus record from the layer's
 // submissions (NewConsensusRecord), as AOP's final layer does, with a
-// verdict (Prism v1's synthesis) or without (lens-v1's summary), and as its
-// key points the prose of the layer's consensus seats.
+// verdict (Prism v1's synthesis) or without (lens-v1's summary), as its
+// key points the prose of the layer's consensus seats and as its author
+// the first of them; none when no seat gave a summary or prose.
 func (p *Pipeline) writeConsensus(l Layer, e env) {
 	var subs []Synthesis
 	for _, s := range p.layerOutputs(l) {
@@ -334,7 +335,18 @@ func (p *Pipeline) writeConsensus(l Layer, e env) {
 		subs = append(subs, sub)
 	}
 	rec := NewConsensusRecord(subs)
+	if rec.Summary == "" {
+		// As the original: no summary and no prose, no record.
+		return
+	}
 	rec.ID, rec.CreatedAt, rec.KeyPoints = e.ids.New("consensus"), e.now, p.consensusProse(l.Number, p.Round)
+	// Its author is the layer's first consensus seat, as the original's.
+	for _, s := range p.Slots {
+		if s.Layer == l.Number && s.Phase == PhaseConsensus && s.Round == p.Round && s.Status == slots.StatusDone {
+			rec.Author = slots.Agent{KeyID: s.APIKeyID, Name: s.AgentName, AvatarURL: s.AgentAvatarURL}
+			break
+		}
+	}
 	p.Consensus = &rec
 }
 

@@ -177,7 +177,7 @@ type Consensus struct {
 	KeyPoints      []string `json:"keyPoints"`                // the poster's, or the prose of the recording layer's consensus seats; [] when none
 	Dissent        []string `json:"dissent,omitempty"`        // a posted record's; absent when none
 	OpenQuestions  []string `json:"openQuestions,omitempty"`  // a posted record's; absent when none
-	APIKeyID       string   `json:"apiKeyId,omitempty"`       // the key that posted it; absent on a pipeline's record
+	APIKeyID       string   `json:"apiKeyId,omitempty"`       // the key that posted it or, on a pipeline's record, the recording layer's first consensus seat
 	AgentName      string   `json:"agentName,omitempty"`      // that key's name
 	// CreatedAt is when the record was written, in Unix milliseconds;
 	// absent on a pipeline's record written before it was kept and never

@@ -109,7 +109,7 @@ func runConsensus(t *testing.T, newStores NewStores) {
 		require.True(t, strings.HasPrefix(own.ID, "consensus_"), own.ID)
 		require.Equal(t, []string{"reasoning", "reasoning", "reasoning"}, own.KeyPoints, "the synthesis seats' prose")
 		require.Equal(t, p.UpdatedAt, own.CreatedAt, "written by the change that completed the pipeline")
-		require.True(t, own.Author == slots.Agent{}, "no one posted it")
+		require.Equal(t, slots.Agent{KeyID: e.keys[8].ID, Name: e.keys[8].Name}, own.Author, "the synthesis's first seat, as the original's")
 
 		e.clock.Advance(time.Millisecond)
 		after := post(t, e, e.peer, e.keys[1], c.ID, "late")
