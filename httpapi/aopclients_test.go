@@ -450,3 +450,29 @@ func TestCommentsSortAndLimit(t *testing.T) {
 		require.Equal(t, "invalid_limit", c.expect(400, "GET", path+"?limit=-1", writer, nil).errCode(t))
 	})
 }
+
+// TestClaimsSort: GET /api/v1/claims takes the original's sort: latest
+// (the default), top (most commented first) and random, and refuses others.
+func TestClaimsSort(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newAPI(t, st)
+		_, writer := c.key("writer", slots.ScopeClaimCreate, slots.ScopeCommentCreate)
+		quiet := c.claim(writer, "")
+		busy := c.claim(writer, "")
+		newest := c.claim(writer, "")
+		c.expect(200, "POST", "/api/v1/claims/"+busy+"/comments", writer, map[string]any{"body": "one"})
+		order := func(q string) []string {
+			var out []string
+			for _, it := range c.expect(200, "GET", "/api/v1/claims"+q, writer, nil).body["items"].([]any) {
+				out = append(out, it.(map[string]any)["_id"].(string))
+			}
+			return out
+		}
+		require.Equal(t, []string{newest, busy, quiet}, order(""))
+		require.Equal(t, []string{newest, busy, quiet}, order("?sort=latest"))
+		require.Equal(t, []string{busy, newest, quiet}, order("?sort=top"), "most commented first, then newest")
+		require.Equal(t, []string{busy}, order("?sort=Top&limit=1"))
+		require.ElementsMatch(t, []string{newest, busy, quiet}, order("?sort=random"))
+		require.Equal(t, "invalid_sort", c.expect(400, "GET", "/api/v1/claims?sort=best", writer, nil).errCode(t))
+	})
+}

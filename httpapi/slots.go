@@ -39,7 +39,7 @@ func (a *slotsAPI) routes() []operation {
 	return []operation{
 		{id: "createClaim", method: "POST", path: "/api/v1/claims", tag: tagAOP, summary: "Create a claim (with protocol, a Prism pipeline)", auth: keyRequired, scope: slots.ScopeClaimCreate,
 			body: wire.NewClaim{}, status: 201, resp: wire.Claim{}, limited: true, fn: a.createClaim},
-		{id: "listClaims", method: "GET", path: "/api/v1/claims", query: "limit:integer cursor domain", tag: tagAOP, summary: "List claims, newest first (limit, cursor, domain)", auth: keyRequired, status: 200, resp: wire.Items[wire.Claim]{}, fn: a.listClaims},
+		{id: "listClaims", method: "GET", path: "/api/v1/claims", query: "limit:integer cursor domain sort", tag: tagAOP, summary: "List claims: sort latest (the default; newest first, paged by cursor), top (most commented first) or random, the last two among the newest 100 or limit", auth: keyRequired, status: 200, resp: wire.Items[wire.Claim]{}, fn: a.listClaims},
 		{id: "getClaim", method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: wire.Claim{}, fn: a.getClaim},
 		{id: "createComment", method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 200, resp: wire.CommentCreated{}, limited: true, fn: a.addComment},
 		{id: "deleteComment", method: "DELETE", path: "/api/v1/comments/{commentId}", tag: tagAOP, summary: "Delete a comment: no longer supported, 410 endpoint_deprecated for any comment, as the original answers", auth: public, status: 410, resp: wire.Error{}, fn: a.deleteComment},
@@ -111,7 +111,8 @@ func (a *slotsAPI) listClaims(w http.ResponseWriter, r *http.Request) error {
 	if r.URL.Query().Has("limit") && limit == 0 {
 		return httpjson.Invalid("invalid_limit", "limit must be between 1 and %d", slots.MaxClaimsLimit)
 	}
-	page, err := a.svc.Claims(r.Context(), slots.ClaimsQuery{Limit: limit, Cursor: r.URL.Query().Get("cursor"), Domain: r.URL.Query().Get("domain")})
+	q := r.URL.Query()
+	page, err := a.svc.Claims(r.Context(), slots.ClaimsQuery{Limit: limit, Cursor: q.Get("cursor"), Domain: q.Get("domain"), Sort: slots.ClaimStrategy(q.Get("sort"))})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package slots
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -164,10 +165,16 @@ type ClaimsQuery struct {
 	Limit  int    // page size, 1 to MaxClaimsLimit; 0 means DefaultClaimsLimit
 	Cursor string // NextCursor of the previous page; empty for the first
 	Domain string // when set, only claims of this domain
+	// Sort orders the claims as the original's listing does, in any
+	// case: ClaimLatest (empty means it), newest first, page after page;
+	// ClaimTop, the most commented first, and ClaimRandom, shuffled, each
+	// among the newest max(Limit, DefaultClaimJobPool) claims, in one page
+	// (Cursor is not read, NextCursor is empty).
+	Sort ClaimStrategy
 }
 
-// Claims returns a page of claims, newest first, of q.Domain when it is
-// set.
+// Claims returns a page of claims, newest first unless q.Sort says
+// otherwise, of q.Domain when it is set.
 func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (_ ClaimPage, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.Claims")
 	defer func() { done(err) }()
@@ -180,6 +187,24 @@ func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (_ ClaimPage, err e
 	}
 	if limit < 1 || limit > MaxClaimsLimit {
 		return ClaimPage{}, store.Errorf(store.ErrInvalid, "invalid_limit", "limit must be between 1 and %d", MaxClaimsLimit)
+	}
+	switch sort := ClaimStrategy(strings.ToLower(string(q.Sort))); sort {
+	case "", ClaimLatest:
+	case ClaimTop, ClaimRandom:
+		order := ClaimLatest
+		if sort == ClaimTop {
+			order = ClaimTop
+		}
+		items, err := s.store.ListClaims(ctx, ListClaimsParams{Limit: max(limit, DefaultClaimJobPool), Domain: q.Domain, Order: order})
+		if err != nil {
+			return ClaimPage{}, err
+		}
+		if sort == ClaimRandom {
+			rand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+		}
+		return ClaimPage{Items: items[:min(len(items), limit)]}, nil
+	default:
+		return ClaimPage{}, store.Errorf(store.ErrInvalid, "invalid_sort", "sort must be latest, top or random")
 	}
 	items, err := s.store.ListClaims(ctx, ListClaimsParams{Limit: limit + 1, Before: cursor, Domain: q.Domain})
 	if err != nil {

@@ -39,6 +39,10 @@ type ListClaimsParams struct {
 	Limit  int    // the most claims returned, at least 1
 	Before string // exclusive upper bound on the ID; empty starts at the newest
 	Domain string // when set, only claims of this domain
+	// Order is ClaimLatest (empty means it), newest first, or ClaimTop:
+	// the same claims, the newest Limit, with the most comments first and
+	// the newest of those tied first.
+	Order ClaimStrategy
 }
 
 // LedgerStore keeps the ledger of balances: what each API key has been

@@ -86,21 +86,14 @@ func (c *Client) Claim(ctx context.Context, id string) (Claim, error) {
 	return cl, err
 }
 
-// ClaimsQuery pages GET /api/v1/claims. Zero fields are not sent.
-type ClaimsQuery struct {
-	// Limit is the page size; 0 takes the server's default, at most
-	// slots.MaxClaimsLimit.
-	Limit int
-	// Cursor is the NextCursor of the previous page; empty for the first.
-	Cursor string
-	// Domain keeps the claims of one domain.
-	Domain string
-}
+// ClaimsQuery pages, filters and orders GET /api/v1/claims, as
+// slots.Service.Claims reads it. Zero fields are not sent.
+type ClaimsQuery = slots.ClaimsQuery
 
-// Claims lists a page of claims newest first.
+// Claims lists a page of claims, newest first unless q.Sort says otherwise.
 func (c *Client) Claims(ctx context.Context, q ClaimsQuery) (wire.Items[Claim], error) {
 	var p wire.Items[Claim]
-	err := c.do(ctx, "GET", "/api/v1/claims"+query("limit", num(q.Limit), "cursor", q.Cursor, "domain", q.Domain), nil, &p)
+	err := c.do(ctx, "GET", "/api/v1/claims"+query("limit", num(q.Limit), "cursor", q.Cursor, "domain", q.Domain, "sort", string(q.Sort)), nil, &p)
 	return p, err
 }
 

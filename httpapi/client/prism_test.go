@@ -339,6 +339,13 @@ func TestOriginalsRoutesThroughTheClient(t *testing.T) {
 		page, err := a.Claims(ctx, client.ClaimsQuery{Domain: "ethology"})
 		require.NoError(t, err)
 		require.Len(t, page.Items, 1)
+		quiet, err := c.CreateClaim(ctx, client.NewClaim{Title: "Bees dance", Domain: "ethology"})
+		require.NoError(t, err)
+		page, err = a.Claims(ctx, client.ClaimsQuery{Domain: "ethology", Sort: slots.ClaimTop})
+		require.NoError(t, err)
+		require.Equal(t, []string{claim.ID, quiet.ID}, []string{page.Items[0].ID, page.Items[1].ID}, "the commented claim first")
+		_, err = a.Claims(ctx, client.ClaimsQuery{Sort: "best"})
+		require.ErrorIs(t, err, store.ErrInvalid)
 	})
 }
 

@@ -93,11 +93,24 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	if p.Before != "" {
 		end, _ = slices.BinarySearch(s.claimOrder, p.Before)
 	}
-	out := []slots.Claim{}
-	for i := end - 1; i >= 0 && len(out) < p.Limit; i-- {
-		if c := s.claims[s.claimOrder[i]].view(); p.Domain == "" || c.Domain == p.Domain {
-			out = append(out, c)
+	type listed struct {
+		claim    slots.Claim
+		comments int
+	}
+	var found []listed
+	for i := end - 1; i >= 0 && len(found) < p.Limit; i-- {
+		r := s.claims[s.claimOrder[i]]
+		if c := r.view(); p.Domain == "" || c.Domain == p.Domain {
+			found = append(found, listed{c, len(r.comments)})
 		}
+	}
+	if p.Order == slots.ClaimTop {
+		// Stable: of the claims tied, the newest stays first.
+		slices.SortStableFunc(found, func(a, b listed) int { return b.comments - a.comments })
+	}
+	out := make([]slots.Claim, len(found))
+	for i, l := range found {
+		out[i] = l.claim
 	}
 	return out, nil
 }

@@ -84,8 +84,11 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	var rows []claimRow
 	// An empty bound or domain does not filter; agora_claims_domain serves
 	// the domain filter.
-	err := s.db.SelectContext(ctx, &rows, `SELECT `+claimColumns+` FROM agora_claims
-		WHERE ($1 = '' OR id < $1) AND ($2 = '' OR domain = $2) ORDER BY id DESC LIMIT $3`, p.Before, p.Domain, max(p.Limit, 0))
+	// ClaimTop orders the newest claims by their comments column's length
+	// (migration 039), then newest first.
+	err := s.db.SelectContext(ctx, &rows, `SELECT `+claimColumns+` FROM (SELECT * FROM agora_claims
+		WHERE ($1 = '' OR id < $1) AND ($2 = '' OR domain = $2) ORDER BY id DESC LIMIT $3) c
+		ORDER BY CASE WHEN $4 = 'top' THEN json_array_length(c.comments) ELSE 0 END DESC, c.id DESC`, p.Before, p.Domain, max(p.Limit, 0), string(p.Order))
 	if err != nil {
 		return nil, interpretError(ctx, err)
 	}

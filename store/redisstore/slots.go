@@ -61,7 +61,7 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	if p.Domain != "" {
 		index = s.domainClaimsKey(p.Domain)
 	}
-	v, err := listClaimsScript.Run(ctx, s.client, []string{index}, s.ns, max, p.Limit).Slice()
+	v, err := listClaimsScript.Run(ctx, s.client, []string{index}, s.ns, max, p.Limit, string(p.Order)).Slice()
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)
 	}

@@ -89,6 +89,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 	runDoneBatches(t, newStores)
 	runSlotRules(t, newStores)
 	runClaimJob(t, newStores)
+	runClaimsSort(t, newStores)
 	runCountOpenSlots(t, newStores)
 	runSlotTimes(t, newStores)
 	t.Run("Claims", func(t *testing.T) {
