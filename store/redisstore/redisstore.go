@@ -78,8 +78,9 @@ func (s *Store) key(parts ...string) string { return s.ns + strings.Join(parts, 
 
 func (s *Store) claimsKey() string { return s.key("claims") }
 
-// domainClaimsKey is the index of one domain's claims; prism_update.lua
-// spells it out too when it moves a claim to its new domain.
+// domainClaimsKey is the index of one domain's claims; lib.lua's
+// set_claim_domain spells it out too when it moves a claim to its new
+// domain.
 func (s *Store) domainClaimsKey(domain string) string { return s.key("claims", "domain", domain) }
 func (s *Store) leasesKey() string                    { return s.key("leases") }
 func (s *Store) keysKey() string                      { return s.key("keys") }
