@@ -19,6 +19,8 @@ type claimRec struct {
 	// for every seat up front so that a take, the hot path, never grows it.
 	holdersCap int
 	hasDraft   bool
+	// calibrations are the claim's, in the order they were stored.
+	calibrations []slots.Calibration
 }
 
 type slotRec struct {
@@ -135,7 +137,8 @@ func (s *Store) queueOpen(r *claimRec) {
 
 // setDomain writes domain as r's claim's and, when the claim is in the
 // job queue (it has a draft), indexes its open slots under it: what a
-// Prism domain layer (UpdatePipeline) writes. The caller holds the mutex. The entries under the old domain drop
+// Prism domain layer (UpdatePipeline) and a calibration (AddCalibration)
+// write. The caller holds the mutex. The entries under the old domain drop
 // lazily (jobqueue.go), and the listings read the domain from the claim.
 func (s *Store) setDomain(r *claimRec, domain string) {
 	r.claim.Domain = domain

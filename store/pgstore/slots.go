@@ -141,7 +141,8 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 // read (migration 001). An empty domain writes nothing. It is two CTEs,
 // claim and roles; roles reads claim, so the claim's row is locked before
 // its slots', the order every other write that takes both keeps. A Prism
-// domain layer (updatePipelineQuery) writes a domain with it.
+// domain layer (updatePipelineQuery) and a calibration (calibrateQuery)
+// write a domain with it.
 func domainWrite(from, param string) string {
 	return `claim AS (
 		UPDATE agora_claims SET domain = ` + param + ` FROM ` + from + `

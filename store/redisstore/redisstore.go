@@ -97,6 +97,9 @@ func (s *Store) holdersKey(id string) string  { return s.key("holders", id) }
 func (s *Store) slotKey(id string) string     { return s.key("slot", id) }
 func (s *Store) keyKey(id string) string      { return s.key("key", id) }
 
+// calibrationsKey is the list of a claim's calibrations, oldest first.
+func (s *Store) calibrationsKey(id string) string { return s.key("calibrations", id) }
+
 // queueKey names the job-queue index for a filter; lib.lua's queue_keys
 // names the same four indexes when slots open and close.
 func (s *Store) queueKey(role slots.Role, domain string) string {
@@ -121,6 +124,8 @@ var (
 	createClaimScript      = newScript("create_claim.lua")
 	addCommentScript       = newScript("add_comment.lua")
 	listCommentsScript     = newScript("list_comments.lua")
+	calibrateScript        = newScript("calibrate.lua")
+	listCalibrationsScript = newScript("list_calibrations.lua")
 	listClaimsScript       = newScript("list_claims.lua")
 	pickClaimScript        = newScript("pick_claim.lua")
 	replaceOpenSlotsScript = newScript("replace_open_slots.lua")

@@ -183,7 +183,7 @@ end
 -- gets it with its next comment), its place in the domains' claims indexes
 -- (domain_claims_key in Go) and, when the claim is ready (it has a draft),
 -- its open role slots' places in the job queue. What a Prism domain layer
--- (prism_update) writes.
+-- (prism_update) and a calibration (calibrate) write.
 local function set_claim_domain(ns, claim, claim_key, slots_key, domain)
   local c = redis.call('HMGET', claim_key, 'domain', 'hasDraft', 'job')
   redis.call('HSET', claim_key, 'domain', domain)
