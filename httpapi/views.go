@@ -54,6 +54,10 @@ func ViewPrompt(p discussion.Prompt) wire.Prompt { return promptWire(p) }
 // ViewMessage is a squad-chat message as the squad-chat routes answer it.
 func ViewMessage(m discussion.Message) wire.ChatMessage { return chatMessageView(m) }
 
+// ViewCalibration is a claim's calibration as the calibration routes
+// answer it.
+func ViewCalibration(c slots.Calibration) wire.Calibration { return viewCalibration(c) }
+
 // ViewClaim is a claim as the claim routes answer it.
 func ViewClaim(c slots.Claim) wire.Claim { return viewClaim(c) }
 

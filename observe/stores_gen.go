@@ -16,6 +16,7 @@ import (
 
 // slotsOps names the operations of slots.Store, in the order of the op* indexes.
 var slotsOps = []string{
+	"AddCalibration",
 	"AddComment",
 	"Balance",
 	"CountOpenSlots",
@@ -24,6 +25,7 @@ var slotsOps = []string{
 	"FinishSlot",
 	"FinishSlots",
 	"GetClaim",
+	"ListCalibrations",
 	"ListClaims",
 	"ListComments",
 	"ListSlots",
@@ -37,25 +39,35 @@ var slotsOps = []string{
 }
 
 const (
-	opSlotsAddComment             = 0
-	opSlotsBalance                = 1
-	opSlotsCountOpenSlots         = 2
-	opSlotsCreateClaim            = 3
-	opSlotsFinishAndTakeNextSlots = 4
-	opSlotsFinishSlot             = 5
-	opSlotsFinishSlots            = 6
-	opSlotsGetClaim               = 7
-	opSlotsListClaims             = 8
-	opSlotsListComments           = 9
-	opSlotsListSlots              = 10
-	opSlotsNextOpenSlot           = 11
-	opSlotsPickClaim              = 12
-	opSlotsReleaseExpiredSlots    = 13
-	opSlotsReplaceOpenSlots       = 14
-	opSlotsTakeNextSlot           = 15
-	opSlotsTakeNextSlots          = 16
-	opSlotsTakeSlot               = 17
+	opSlotsAddCalibration         = 0
+	opSlotsAddComment             = 1
+	opSlotsBalance                = 2
+	opSlotsCountOpenSlots         = 3
+	opSlotsCreateClaim            = 4
+	opSlotsFinishAndTakeNextSlots = 5
+	opSlotsFinishSlot             = 6
+	opSlotsFinishSlots            = 7
+	opSlotsGetClaim               = 8
+	opSlotsListCalibrations       = 9
+	opSlotsListClaims             = 10
+	opSlotsListComments           = 11
+	opSlotsListSlots              = 12
+	opSlotsNextOpenSlot           = 13
+	opSlotsPickClaim              = 14
+	opSlotsReleaseExpiredSlots    = 15
+	opSlotsReplaceOpenSlots       = 16
+	opSlotsTakeNextSlot           = 17
+	opSlotsTakeNextSlots          = 18
+	opSlotsTakeSlot               = 19
 )
+
+// AddCalibration implements slots.Store.
+func (s slotsStore) AddCalibration(ctx context.Context, a1 slots.Calibration) error {
+	ctx, c := s.o.start(ctx, &s.ops[opSlotsAddCalibration])
+	err := s.next.AddCalibration(ctx, a1)
+	c.end(err)
+	return err
+}
 
 // AddComment implements slots.Store.
 func (s slotsStore) AddComment(ctx context.Context, a1 slots.Comment) error {
@@ -93,6 +105,14 @@ func (s slotsStore) CreateClaim(ctx context.Context, a1 slots.Claim) error {
 func (s slotsStore) GetClaim(ctx context.Context, a1 string) (slots.Claim, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opSlotsGetClaim])
 	r0, err := s.next.GetClaim(ctx, a1)
+	c.end(err)
+	return r0, err
+}
+
+// ListCalibrations implements slots.Store.
+func (s slotsStore) ListCalibrations(ctx context.Context, a1 string, a2 int) ([]slots.Calibration, error) {
+	ctx, c := s.o.start(ctx, &s.ops[opSlotsListCalibrations])
+	r0, err := s.next.ListCalibrations(ctx, a1, a2)
 	c.end(err)
 	return r0, err
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// ClaimStore keeps claims and their comments.
+// ClaimStore keeps claims, their comments and their calibrations.
 type ClaimStore interface {
 	// CreateClaim stores c. It returns ErrClaimExists if c.ID is taken.
 	CreateClaim(ctx context.Context, c Claim) error
@@ -22,6 +22,17 @@ type ClaimStore interface {
 	// ListComments returns the claim's comments, oldest first, or
 	// ErrClaimNotFound.
 	ListComments(ctx context.Context, claimID string) ([]Comment, error)
+	// AddCalibration stores c and writes c.TopDomain() as its claim's
+	// domain in the same atomic step, with everything a domain write
+	// changes (the claim listed under its new domain, its open slots
+	// offered under it), as a Prism domain layer's write does; concurrent
+	// calls are applied one after the other, so the claim's domain is the
+	// top domain of the calibration stored last. It returns
+	// ErrClaimNotFound, storing nothing, if the claim does not exist.
+	AddCalibration(ctx context.Context, c Calibration) error
+	// ListCalibrations returns the claim's limit (at least 1) latest
+	// calibrations, the one stored last first, or ErrClaimNotFound.
+	ListCalibrations(ctx context.Context, claimID string, limit int) ([]Calibration, error)
 	// PickClaim picks one of the candidates — the newest p.Pool claims,
 	// of p.Domain when it is set — and returns it with its newest
 	// p.CommentLimit comments (every one when 0), oldest first. ClaimLatest

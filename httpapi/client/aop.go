@@ -112,6 +112,37 @@ func (c *Client) Comment(ctx context.Context, claimID, body string, t slots.Comm
 	return cm, err
 }
 
+// CalibrationScore is one domain's share of a claim, out of 100.
+type CalibrationScore = wire.CalibrationScore
+
+// Calibration is a claim's calibration as the routes show it: its scores,
+// its top domain (the one it gave the claim) and who scored them.
+type Calibration = wire.Calibration
+
+// CreatedCalibration answers Calibrate: the calibration and the
+// original's {ok, calibrationId}.
+type CreatedCalibration = wire.CalibrationCreated
+
+// Calibrate calibrates a claim with any key: scores are the claim's
+// domains and their shares, which add up to 100 once rounded (the rules
+// of slots.NormalizeScores), and the top one becomes the claim's domain. A
+// refused set of scores is store.ErrInvalid (no scores at all too), an
+// unknown claim store.ErrNotFound.
+func (c *Client) Calibrate(ctx context.Context, claimID string, scores ...CalibrationScore) (CreatedCalibration, error) {
+	var out CreatedCalibration
+	err := c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/calibrations", wire.NewCalibration{Scores: scores}, &out)
+	return out, err
+}
+
+// Calibrations lists a claim's calibrations newest first: at most limit,
+// 0 taking the server's default (slots.DefaultCalibrationsLimit), at most
+// slots.MaxCalibrationsLimit.
+func (c *Client) Calibrations(ctx context.Context, claimID string, limit int) ([]Calibration, error) {
+	var out wire.Items[Calibration]
+	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/calibrations"+query("limit", num(limit)), nil, &out)
+	return out.Items, err
+}
+
 // ClaimJobQuery picks the claim of GET /api/v1/jobs/claims. Zero fields
 // are not sent.
 type ClaimJobQuery struct {

@@ -1,12 +1,12 @@
 // Package client is a typed Go client of Agora's HTTP API: the /api/v1
-// routes (keys, claims, comments, role slots, the Prism pipeline with its
-// flags, protocols and consensus, the stream of changed claims), the arena
-// and the discussion prompts with their squad chat. Every call takes a
-// context; every error answer comes back as an *Error that errors.Is the
-// library's sentinel errors by the server's own table (a 409 is
-// store.ErrConflict, a 404 store.ErrNotFound, a 503 store.ErrUnavailable,
-// …), and a call that its context ended returns an error
-// that errors.Is ctx.Err().
+// routes (keys, claims, comments, calibrations, role slots, the Prism
+// pipeline with its flags, protocols and consensus, the stream of changed
+// claims), the arena and the discussion prompts with their squad chat.
+// Every call takes a context; every error answer comes back as an *Error
+// that errors.Is the library's sentinel errors by the server's own table (a
+// 409 is store.ErrConflict, a 404 store.ErrNotFound, a 503
+// store.ErrUnavailable, …), and a call that its context ended returns an
+// error that errors.Is ctx.Err().
 //
 // A call whose route takes optional fields, or more than a few, takes them
 // as a struct (NewClaim, WorkQuery, StageSubmission, NewGame, …, or the

@@ -96,7 +96,8 @@ const Name = "agora"
 
 // instructions is what the handshake tells the model about the server.
 const instructions = "Agora coordinates AI agents. Role slots: take_job takes a seat on a claim (a statement put up for deliberation), " +
-	"read the claim and its comments, post_comment your contribution as that role, then finish_job. " +
+	"read the claim and its comments, post_comment your contribution as that role, then finish_job; " +
+	"calibrate_claim scores which domains a claim belongs to (shares adding up to 100). " +
 	"Prism: take_work takes a stage of a claim's deliberation pipeline, submit_work hands in its output. " +
 	"Arena: list_games, join_game, then game_state tells you when you can act (argue or decide). " +
 	"Squad: ask_squad puts a question to the other agents, pending_prompts lists what they ask you, answer_prompt answers, " +

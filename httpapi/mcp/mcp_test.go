@@ -176,7 +176,7 @@ func TestToolsListed(t *testing.T) {
 			require.NotEmpty(t, p.(map[string]any)["description"], "%s.%s has no description", tool.Name, name)
 		}
 	}
-	require.ElementsMatch(t, []string{"take_job", "post_comment", "finish_job", "my_profile", "take_work", "submit_work",
+	require.ElementsMatch(t, []string{"take_job", "post_comment", "finish_job", "calibrate_claim", "my_profile", "take_work", "submit_work",
 		"post_consensus", "list_games", "join_game", "game_state", "argue", "decide",
 		"ask_squad", "pending_prompts", "answer_prompt", "wait_for_answers", "post_message", "read_messages"}, names)
 }
@@ -285,6 +285,41 @@ func TestRoleSlotTools(t *testing.T) {
 		require.Equal(t, "invalid_role", e.Code)
 		e, _ = fails(t, agent, "post_comment", map[string]any{"claim_id": first.Claim.ID, "body": "x", "comment_type": "shout"})
 		require.Contains(t, e.Code, "comment_type")
+	})
+}
+
+// TestCalibrateTool calibrates a claim through MCP on every backend with
+// a key of no scope, as the HTTP route allows, and checks the refusals a
+// model meets.
+func TestCalibrateTool(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		ctx := context.Background()
+		b := setup(t, st)
+		claim := b.claimsWithSeats(t, "Entropy bounds compression")[0]
+		agent := b.connect(t, b.key(t, "calibrator"))
+
+		got := ok[mcp.CalibrateOutput](t, agent, "calibrate_claim", map[string]any{"claim_id": claim,
+			"scores": []map[string]any{{"domain": "statistics", "score": 40}, {"domain": "information-theory", "score": 60}}})
+		require.NotEmpty(t, got.CalibrationID)
+		require.Equal(t, "information-theory", got.Domain)
+		require.Equal(t, got.CalibrationID, got.Calibration.ID)
+		require.Equal(t, "calibrator", got.Calibration.EditorName)
+		c, err := b.svcs.Slots.Claim(ctx, claim)
+		require.NoError(t, err)
+		require.Equal(t, "information-theory", c.Domain)
+		list, err := b.svcs.Slots.Calibrations(ctx, claim, 0)
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+
+		e, _ := fails(t, agent, "calibrate_claim", map[string]any{"claim_id": claim, "scores": []map[string]any{{"domain": "logic", "score": 90}}})
+		require.Equal(t, slots.CodeCalibrationFailed, e.Code)
+		require.Equal(t, "Scores must sum to 100", e.Message)
+		e, _ = fails(t, agent, "calibrate_claim", map[string]any{"claim_id": claim, "scores": []map[string]any{}})
+		require.Equal(t, "At least one domain is required", e.Message)
+		e, _ = fails(t, agent, "calibrate_claim", map[string]any{"claim_id": "claim_missing", "scores": []map[string]any{{"domain": "logic", "score": 100}}})
+		require.Equal(t, "claim_not_found", e.Code)
+		_, msg := fails(t, agent, "calibrate_claim", map[string]any{"claim_id": claim})
+		require.Contains(t, msg, "scores")
 	})
 }
 

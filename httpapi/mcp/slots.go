@@ -63,6 +63,25 @@ type FinishOutput struct {
 	Next *wire.Job `json:"next" jsonschema:"With take_next: your next seat, taken, with its claim and comments; null when none is open or take_next was not asked."` // nil without TakeNext or when no seat is left
 }
 
+// CalibrationScoreInput is one entry of calibrate_claim's scores.
+type CalibrationScoreInput struct {
+	Domain string  `json:"domain" jsonschema:"A domain the claim belongs to, as a slug such as statistics, information-theory, medicine or ethics."` // trimmed; at most 100 characters
+	Score  float64 `json:"score" jsonschema:"The domain's share of the claim, 0 to 100; the shares of the domains add up to 100."`                   // rounded half up; 0 drops the entry
+}
+
+// CalibrateInput is the input of calibrate_claim.
+type CalibrateInput struct {
+	ClaimID string                  `json:"claim_id" jsonschema:"The claim to calibrate: a claim's _id."`                                                                          // required
+	Scores  []CalibrationScoreInput `json:"scores" jsonschema:"The claim's domains and their shares, adding up to 100, each domain once; the top one becomes the claim's domain."` // as the HTTP route's scores
+}
+
+// CalibrateOutput is the answer of calibrate_claim.
+type CalibrateOutput struct {
+	CalibrationID string           `json:"calibration_id" jsonschema:"The new calibration's ID."`                                      // same as Calibration.ID
+	Domain        string           `json:"domain" jsonschema:"The claim's domain now: the top-scoring one (the first of those tied)."` // the calibration's top domain
+	Calibration   wire.Calibration `json:"calibration" jsonschema:"The calibration as stored."`                                        // as the calibration routes answer it
+}
+
 // ProfileOutput is the answer of my_profile.
 type ProfileOutput struct {
 	ID      string   `json:"id" jsonschema:"The API key's ID."`                                                              // the calling key's ID
@@ -82,6 +101,12 @@ func (e *edge) slotTools(s *sdk.Server) {
 	add(e, s, &sdk.Tool{Name: "finish_job", Title: "Finish a role seat",
 		Description: "Mark your seat on a claim done, which credits you; with take_next, take your next seat in the same step."},
 		writes(slots.ScopeCommentCreate), e.finishJob)
+	// Any key calibrates, as on the HTTP route; a write, so it counts
+	// against the key's rate limit.
+	add(e, s, &sdk.Tool{Name: "calibrate_claim", Title: "Calibrate a claim",
+		Description: "Score which domains a claim belongs to, as shares adding up to 100 (for example statistics 60, information-theory 40). " +
+			"Each call stores a new calibration; the top-scoring domain becomes the claim's domain, under which its seats are offered."},
+		writes(""), e.calibrateClaim)
 	add(e, s, &sdk.Tool{Name: "my_profile", Title: "Your profile",
 		Description: "Who you are on Agora: your key's name, its scopes and your balance."},
 		anyKey, e.myProfile)
@@ -130,6 +155,22 @@ func (e *edge) finishJob(ctx context.Context, in FinishJobInput) (FinishOutput, 
 	}
 	v := httpapi.ViewJob(*dn.Next)
 	return FinishOutput{OK: true, Next: &v}, fmt.Sprintf("Seat %s done and credited. Next: %s", in.SlotID, jobText(v)), nil
+}
+
+func (e *edge) calibrateClaim(ctx context.Context, in CalibrateInput) (CalibrateOutput, string, error) {
+	var scores []slots.NewCalibrationScore
+	if in.Scores != nil {
+		scores = make([]slots.NewCalibrationScore, len(in.Scores))
+		for i, sc := range in.Scores {
+			scores[i] = slots.NewCalibrationScore{Domain: sc.Domain, Score: sc.Score}
+		}
+	}
+	c, err := e.Slots.Calibrate(ctx, in.ClaimID, scores)
+	if err != nil {
+		return CalibrateOutput{}, "", err
+	}
+	return CalibrateOutput{CalibrationID: c.ID, Domain: c.TopDomain(), Calibration: httpapi.ViewCalibration(c)},
+		fmt.Sprintf("Calibration %s stored; claim %s is now in domain %s.", c.ID, c.ClaimID, c.TopDomain()), nil
 }
 
 func (e *edge) myProfile(ctx context.Context, _ struct{}) (ProfileOutput, string, error) {

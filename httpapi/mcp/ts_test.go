@@ -138,7 +138,7 @@ func TestTypeScriptClient(t *testing.T) {
 		}
 	}
 	require.NoError(t, json.Unmarshal(stdout, &got), string(stdout))
-	require.Len(t, got.Tools, 18)
+	require.Len(t, got.Tools, 19)
 	require.True(t, got.Described, "every tool has an output schema and described inputs")
 	require.Equal(t, 3, got.Seats, "one critic seat on each claim")
 	require.Positive(t, got.Balance)

@@ -105,6 +105,67 @@ type CommentCreated struct {
 	CommentID string `json:"commentId"` // the comment's ID again, as the original answers it
 }
 
+// CalibrationScore is one domain's share of a claim, out of 100: an entry
+// of a calibration and of the body that makes one.
+type CalibrationScore struct {
+	Domain string  `json:"domain" openapi:"required"` // a domain slug such as "statistics"; trimmed, at most 100 characters
+	Score  float64 `json:"score" openapi:"required"`  // 0 to 100, rounded half up; stored calibrations hold whole numbers from 1
+}
+
+// CalibrationScores is the scores of a new calibration. A value that is
+// not an array reads as none, which the server answers 400 invalid_payload
+// "Missing scores", as the original answers it.
+type CalibrationScores []CalibrationScore
+
+// errScore is the decoding error of a scores array whose entries are not
+// {domain, score} objects.
+var errScore = errors.New(`each of "scores" is an object {"domain": a string, "score": a number}`)
+
+// UnmarshalJSON reads an array of scores; anything else reads as nil.
+func (s *CalibrationScores) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '[' {
+		*s = nil
+		return nil
+	}
+	var items []CalibrationScore
+	if err := json.Unmarshal(b, &items); err != nil {
+		return errScore
+	}
+	*s = items
+	return nil
+}
+
+// NewCalibration is the body of POST /api/v1/claims/{id}/calibrations.
+type NewCalibration struct {
+	// Scores are the claim's domains and their shares: the domains are
+	// distinct once trimmed, and the shares (0 to 100, rounded half up;
+	// those of 0 and those of an empty domain are dropped) add up to 100.
+	// At most 100 entries.
+	Scores CalibrationScores `json:"scores" openapi:"required"`
+}
+
+// Calibration is one calibration of a claim, the original's record: the
+// domains the claim belongs to, as shares of 100, and who scored them.
+type Calibration struct {
+	ID           string             `json:"_id"`          // opaque
+	ClaimID      string             `json:"claimId"`      // the claim calibrated
+	Scores       []CalibrationScore `json:"scores"`       // the non-zero shares, in the order given, adding up to 100
+	Total        int                `json:"total"`        // the sum of the scores: 100
+	Domain       string             `json:"domain"`       // the top-scoring domain (the first of those tied), which the calibration gave the claim
+	EditorAuthID string             `json:"editorAuthId"` // the ID of the API key that calibrated the claim
+	EditorName   string             `json:"editorName"`   // that key's name when it did
+	CreatedAt    int64              `json:"createdAt"`    // Unix milliseconds
+}
+
+// CalibrationCreated answers POST /api/v1/claims/{id}/calibrations: the
+// original's {ok, calibrationId}, and the calibration as stored.
+type CalibrationCreated struct {
+	Calibration
+	OK            bool   `json:"ok"`            // always true
+	CalibrationID string `json:"calibrationId"` // the calibration's ID again, as the original answers it
+}
+
 // ClaimJob answers GET /api/v1/jobs/claims: a claim picked by the
 // strategy, its comments and what to do with them.
 type ClaimJob struct {

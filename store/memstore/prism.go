@@ -217,15 +217,7 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 		s.balances[c.KeyID] += c.Amount
 	}
 	if fx.Domain != "" {
-		r := s.claims[next.ClaimID]
-		r.claim.Domain = fx.Domain
-		if r.hasDraft {
-			for _, rec := range r.slots {
-				if rec.slot.Status == slots.StatusOpen {
-					s.queue.add(rec) // under the new domain; old entries drop lazily
-				}
-			}
-		}
+		s.setDomain(s.claims[next.ClaimID], fx.Domain)
 	}
 	return prism.Pipeline{}, nil
 }

@@ -19,6 +19,8 @@ type claimRec struct {
 	// for every seat up front so that a take, the hot path, never grows it.
 	holdersCap int
 	hasDraft   bool
+	// calibrations are the claim's, in the order they were stored.
+	calibrations []slots.Calibration
 }
 
 type slotRec struct {
@@ -130,13 +132,32 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	r.comments = append(r.comments, c)
 	if c.CommentType == slots.CommentDraft && !r.hasDraft {
 		r.hasDraft = true
-		for _, rec := range r.slots {
-			if rec.slot.Status == slots.StatusOpen {
-				s.queue.add(rec)
-			}
-		}
+		s.queueOpen(r)
 	}
 	return nil
+}
+
+// queueOpen indexes r's open slots in the job queue under the claim's
+// domain as it is now (an entry already there stays one). The caller holds
+// the mutex.
+func (s *Store) queueOpen(r *claimRec) {
+	for _, rec := range r.slots {
+		if rec.slot.Status == slots.StatusOpen {
+			s.queue.add(rec)
+		}
+	}
+}
+
+// setDomain writes domain as r's claim's and, when the claim is in the
+// job queue (it has a draft), indexes its open slots under it: what a
+// Prism domain layer (UpdatePipeline) and a calibration (AddCalibration)
+// write. The caller holds the mutex. The entries under the old domain drop
+// lazily (jobqueue.go), and the listings read the domain from the claim.
+func (s *Store) setDomain(r *claimRec, domain string) {
+	r.claim.Domain = domain
+	if r.hasDraft {
+		s.queueOpen(r)
+	}
 }
 
 // ListComments implements slots.ClaimStore.

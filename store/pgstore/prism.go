@@ -121,14 +121,14 @@ func (s *Store) GetPipeline(ctx context.Context, claimID string) (prism.Pipeline
 // updatePipelineQuery saves a pipeline and its effects in one statement:
 // the compare-and-set, the work index (rows of slots no longer open go,
 // new open slots come; the two sets are disjoint), the ledger credits, and
-// a new domain on the claim and its role slots. Every part hangs off upd,
-// so nothing happens when the version has moved on; then, and only then,
-// cur reads the stored pipeline's document. That read locks the row FOR
-// SHARE: under READ COMMITTED a locking read returns the row's newest
-// committed version, where a plain one would return the statement's
+// a new domain on the claim and its role slots (domainWrite). Every part
+// hangs off upd, so nothing happens when the version has moved on; then,
+// and only then, cur reads the stored pipeline's document. That read locks
+// the row FOR SHARE: under READ COMMITTED a locking read returns the row's
+// newest committed version, where a plain one would return the statement's
 // snapshot — stale when the UPDATE waited for a concurrent save and then
 // found the version moved. The lock ends with the statement.
-const updatePipelineQuery = `
+var updatePipelineQuery = `
 	WITH upd AS (
 		UPDATE agora_pipelines SET version = $2, doc = $3, next_lease = $4
 		WHERE claim_id = $1 AND version = $2 - 1 RETURNING claim_id),
@@ -142,10 +142,7 @@ const updatePipelineQuery = `
 	credit AS (
 		INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)
 		SELECT c.key, c.amount, 'stage_slot_done', c.ref, $12 FROM upd, unnest($9::text[], $10::bigint[], $11::text[]) AS c (key, amount, ref)),
-	claim AS (
-		UPDATE agora_claims SET domain = $13 FROM upd WHERE $13 <> '' AND agora_claims.id = upd.claim_id),
-	roles AS (
-		UPDATE agora_role_slots SET domain = $13 FROM upd WHERE $13 <> '' AND agora_role_slots.claim_id = upd.claim_id),
+	` + domainWrite("upd", "$13") + `,
 	cur AS (
 		SELECT doc FROM agora_pipelines WHERE claim_id = $1 AND NOT EXISTS (SELECT 1 FROM upd) FOR SHARE)
 	SELECT EXISTS (SELECT 1 FROM upd) AS saved, (SELECT doc FROM cur) AS doc`

@@ -137,6 +137,23 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	return interpretError(ctx, tx.Commit())
 }
 
+// domainWrite is the part of a statement that writes a new domain, the
+// statement's parameter param, to the claims of the relation from (its
+// column claim_id): each claim's row, which the claims listed by domain
+// read, then its role slots' copy, which the job queue's partial indexes
+// read (migration 001). An empty domain writes nothing. It is two CTEs,
+// claim and roles; roles reads claim, so the claim's row is locked before
+// its slots', the order every other write that takes both keeps. A Prism
+// domain layer (updatePipelineQuery) and a calibration (calibrateQuery)
+// write a domain with it.
+func domainWrite(from, param string) string {
+	return `claim AS (
+		UPDATE agora_claims SET domain = ` + param + ` FROM ` + from + `
+		WHERE ` + param + ` <> '' AND agora_claims.id = ` + from + `.claim_id RETURNING agora_claims.id),
+	roles AS (
+		UPDATE agora_role_slots SET domain = ` + param + ` FROM claim WHERE agora_role_slots.claim_id = claim.id)`
+}
+
 // commentsJSON is the comments of claim c, oldest first, as a JSON array
 // with an array of commentFields per comment (decodeComments reads it):
 // what AddComment keeps in the claim's comments column (migration 039), so

@@ -33,6 +33,7 @@
 //	                                        one field for the take to read; claims stored before it
 //	                                        gain it with their next comment)
 //	{p}:comments:<claim>                list of comment JSON, oldest first
+//	{p}:calibrations:<claim>            list of calibration JSON, oldest first
 //	{p}:slots:<claim>                   list of slot IDs, creation order
 //	{p}:holders:<claim>                 hash key ID -> slot ID (one seat per agent, any status)
 //	{p}:slot:<slot>                     hash _id claimId role status createdAt

@@ -78,8 +78,9 @@ func (s *Store) key(parts ...string) string { return s.ns + strings.Join(parts, 
 
 func (s *Store) claimsKey() string { return s.key("claims") }
 
-// domainClaimsKey is the index of one domain's claims; prism_update.lua
-// spells it out too when it moves a claim to its new domain.
+// domainClaimsKey is the index of one domain's claims; lib.lua's
+// set_claim_domain spells it out too when it moves a claim to its new
+// domain.
 func (s *Store) domainClaimsKey(domain string) string { return s.key("claims", "domain", domain) }
 func (s *Store) leasesKey() string                    { return s.key("leases") }
 func (s *Store) keysKey() string                      { return s.key("keys") }
@@ -95,6 +96,9 @@ func (s *Store) slotsKey(id string) string    { return s.key("slots", id) }
 func (s *Store) holdersKey(id string) string  { return s.key("holders", id) }
 func (s *Store) slotKey(id string) string     { return s.key("slot", id) }
 func (s *Store) keyKey(id string) string      { return s.key("key", id) }
+
+// calibrationsKey is the list of a claim's calibrations, oldest first.
+func (s *Store) calibrationsKey(id string) string { return s.key("calibrations", id) }
 
 // queueKey names the job-queue index for a filter; lib.lua's queue_keys
 // names the same four indexes when slots open and close.
@@ -120,6 +124,8 @@ var (
 	createClaimScript      = newScript("create_claim.lua")
 	addCommentScript       = newScript("add_comment.lua")
 	listCommentsScript     = newScript("list_comments.lua")
+	calibrateScript        = newScript("calibrate.lua")
+	listCalibrationsScript = newScript("list_calibrations.lua")
 	listClaimsScript       = newScript("list_claims.lua")
 	pickClaimScript        = newScript("pick_claim.lua")
 	replaceOpenSlotsScript = newScript("replace_open_slots.lua")

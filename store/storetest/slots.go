@@ -92,6 +92,7 @@ func RunSlots(t *testing.T, newStores NewStores) {
 	runClaimsSort(t, newStores)
 	runCountOpenSlots(t, newStores)
 	runSlotTimes(t, newStores)
+	runCalibrations(t, newStores)
 	t.Run("Claims", func(t *testing.T) {
 		t.Parallel()
 		e := newSlotsEnv(t, newStores)

@@ -177,6 +177,37 @@ local function lapsed(status, lease, now)
   return status == 'taken' and l ~= nil and l ~= 0 and l <= now
 end
 
+-- set_claim_domain writes domain as the claim's (its hash claim_key, its
+-- role-slot list slots_key) with everything keyed by the domain: the
+-- claim's job text, which a take answers (a claim stored before it had one
+-- gets it with its next comment), its place in the domains' claims indexes
+-- (domain_claims_key in Go) and, when the claim is ready (it has a draft),
+-- its open role slots' places in the job queue. What a Prism domain layer
+-- (prism_update) and a calibration (calibrate) write.
+local function set_claim_domain(ns, claim, claim_key, slots_key, domain)
+  local c = redis.call('HMGET', claim_key, 'domain', 'hasDraft', 'job')
+  redis.call('HSET', claim_key, 'domain', domain)
+  if c[1] == domain then
+    return
+  end
+  if c[3] then
+    redis.call('HSET', claim_key, 'job', job_domain(c[3], domain))
+  end
+  if c[1] then
+    redis.call('ZREM', ns .. 'claims:domain:' .. c[1], claim)
+  end
+  redis.call('ZADD', ns .. 'claims:domain:' .. domain, 0, claim)
+  if c[2] == '1' then
+    for _, id in ipairs(redis.call('LRANGE', slots_key, 0, -1)) do
+      local s = redis.call('HMGET', ns .. 'slot:' .. id, 'status', 'role')
+      if s[1] == 'open' then
+        dequeue(ns, id, s[2], c[1])
+        enqueue(ns, id, s[2], domain)
+      end
+    end
+  end
+end
+
 -- Prism's work index: the open stage slots of active pipelines, in sorted
 -- sets named for every combination of role, layer and domain ('' and '0'
 -- for "any"; layer 0's own is '=0', see prism.go's layerName), member "<slot ID> <claim ID>" with score 0 so they sort by

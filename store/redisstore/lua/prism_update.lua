@@ -20,31 +20,7 @@ for i = 9, 8 + 2 * ncredits, 2 do
 end
 set_work(ns, claim, ARGV[6], {unpack(ARGV, 9 + 2 * ncredits)})
 set_lease(ns, claim, ARGV[5])
-local new_domain = ARGV[7]
-if new_domain ~= '' then
-  local c = redis.call('HMGET', KEYS[2], 'domain', 'hasDraft', 'job')
-  redis.call('HSET', KEYS[2], 'domain', new_domain)
-  -- The claim's job text, which a take answers, carries the domain too; a
-  -- claim stored before it had one gets it with its next comment.
-  if c[3] and c[1] ~= new_domain then
-    redis.call('HSET', KEYS[2], 'job', job_domain(c[3], new_domain))
-  end
-  -- The claim moves to the new domain's claims index (domain_claims_key).
-  if c[1] ~= new_domain then
-    if c[1] then
-      redis.call('ZREM', ns .. 'claims:domain:' .. c[1], claim)
-    end
-    redis.call('ZADD', ns .. 'claims:domain:' .. new_domain, 0, claim)
-  end
-  -- The claim's open role slots move to the new domain's queue indexes.
-  if c[2] == '1' and c[1] ~= new_domain then
-    for _, id in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
-      local s = redis.call('HMGET', ns .. 'slot:' .. id, 'status', 'role')
-      if s[1] == 'open' then
-        dequeue(ns, id, s[2], c[1])
-        enqueue(ns, id, s[2], new_domain)
-      end
-    end
-  end
+if ARGV[7] ~= '' then
+  set_claim_domain(ns, claim, KEYS[2], KEYS[3], ARGV[7])
 end
 return 1
