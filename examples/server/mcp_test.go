@@ -74,7 +74,7 @@ func TestMCPOverStreamableHTTP(t *testing.T) {
 	defer local.Close()
 	tools, err := local.ListTools(ctx, nil)
 	require.NoError(t, err)
-	require.Len(t, tools.Tools, 17)
+	require.Len(t, tools.Tools, 19)
 	res, err = local.CallTool(ctx, &sdk.CallToolParams{Name: "my_profile"})
 	require.NoError(t, err)
 	decode(t, res, &me)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/agorahq/agora/prism"
@@ -168,9 +169,16 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 		Saved bool   `db:"saved"`
 		Doc   []byte `db:"doc"`
 	}
-	err = stmt.GetContext(ctx, &r, next.ClaimID, next.Version, doc, store.Millis(next.NextLease()),
+	args := []any{next.ClaimID, next.Version, doc, store.Millis(next.NextLease()),
 		pq.Array(ids), pq.Array(roles), pq.Array(layers), next.Domain,
-		pq.Array(keys), pq.Array(amounts), pq.Array(refs), store.Millis(next.UpdatedAt), fx.Domain)
+		pq.Array(keys), pq.Array(amounts), pq.Array(refs), store.Millis(next.UpdatedAt), fx.Domain}
+	if fx.Domain == "" {
+		err = stmt.GetContext(ctx, &r, args...)
+	} else {
+		err = s.withClaimLocked(ctx, next.ClaimID, func(tx *sqlx.Tx) error {
+			return tx.StmtxContext(ctx, stmt).GetContext(ctx, &r, args...)
+		})
+	}
 	switch {
 	case err != nil:
 		return prism.Pipeline{}, interpretError(ctx, err)
@@ -279,4 +287,25 @@ func (s *Store) ConsensusRecords(ctx context.Context, claimID string, limit int)
 		}
 	}
 	return out, nil
+}
+
+// withClaimLocked runs fn in a transaction that first locks the claim's
+// row, for a statement that writes the claim's domain to its role slots
+// (domainWrite): a statement's snapshot is taken before it waits for the
+// row, so without the lock taken first it would miss the slots that a
+// concurrent ReplaceOpenSlots, holding the row, inserts. A claim that is
+// not there locks nothing; fn finds it missing as it would alone.
+func (s *Store) withClaimLocked(ctx context.Context, claimID string, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM agora_claims WHERE id = $1 FOR UPDATE`, claimID); err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
