@@ -301,9 +301,17 @@ func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	busy := func() bool {
-		c, err := a.svc.Get(ctx, id)
-		return err == nil && c.Status.Busy()
+	// started reports whether a run started after the user message
+	// userID: the conversation is busy now or, when it is not, something
+	// other than a user message was stored after it. A run that ended
+	// between the messages' read and this check stored its events before
+	// its status left busy, so the second read finds them.
+	started := func(userID int64) bool {
+		if c, err := a.svc.Get(ctx, id); err == nil && c.Status.Busy() {
+			return true
+		}
+		later, err := a.svc.Messages(ctx, id, userID)
+		return err == nil && slices.ContainsFunc(later, func(m agentchat.Message) bool { return m.Type != agentchat.EventUser })
 	}
 	first := true
 	httpjson.Stream(w, r, sub.C, sub.Poll(), func(w io.Writer, _ []byte) error {
@@ -314,7 +322,7 @@ func (a *chatAPI) stream(w http.ResponseWriter, r *http.Request) error {
 		}
 		for i, m := range ms {
 			after = m.ID
-			if m.Type == agentchat.EventStatus && superseded(ms[i+1:], busy) {
+			if m.Type == agentchat.EventStatus && superseded(ms[i+1:], started) {
 				continue
 			}
 			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", m.ID, m.Type, sseData(m))
@@ -348,8 +356,9 @@ func streamStart(r *http.Request) (int64, error) {
 // superseded reports whether a status event, followed by later (the
 // messages stored after it), closed a run that a new user message has
 // superseded: a user message comes later, and a run started after it
-// (something else was stored after it) or is starting (busy).
-func superseded(later []agentchat.Message, busy func() bool) bool {
+// (something else was stored after it, or started says so: later may have
+// been read before the run stored anything).
+func superseded(later []agentchat.Message, started func(userID int64) bool) bool {
 	i := slices.IndexFunc(later, func(m agentchat.Message) bool { return m.Type == agentchat.EventUser })
 	if i < 0 {
 		return false
@@ -357,5 +366,5 @@ func superseded(later []agentchat.Message, busy func() bool) bool {
 	if slices.ContainsFunc(later[i+1:], func(m agentchat.Message) bool { return m.Type != agentchat.EventUser }) {
 		return true
 	}
-	return busy()
+	return started(later[i].ID)
 }
