@@ -447,7 +447,10 @@ func TestCommentsSortAndLimit(t *testing.T) {
 		require.Equal(t, []string{"one", "two", "three"}, bodies("?sort=OLD"))
 		require.Equal(t, []string{"one"}, bodies("?sort=old&limit=1"))
 		require.Equal(t, "invalid_sort", c.expect(400, "GET", path+"?sort=best", writer, nil).errCode(t))
-		require.Equal(t, "invalid_limit", c.expect(400, "GET", path+"?limit=-1", writer, nil).errCode(t))
+		for _, q := range []string{"?limit=-1", "?limit=0", "?limit=abc", "?limit=1e400"} {
+			require.Equal(t, []string{"three", "two", "one"}, bodies(q), "%s: the default, as the original reads it", q)
+		}
+		require.Equal(t, []string{"three", "two"}, bodies("?limit=2.9"), "its whole part")
 	})
 }
 
@@ -474,5 +477,11 @@ func TestClaimsSort(t *testing.T) {
 		require.Equal(t, []string{busy}, order("?sort=Top&limit=1"))
 		require.ElementsMatch(t, []string{newest, busy, quiet}, order("?sort=random"))
 		require.Equal(t, "invalid_sort", c.expect(400, "GET", "/api/v1/claims?sort=best", writer, nil).errCode(t))
+		// Any limit the original takes is taken: not a number or below 1
+		// is the default, above the most a page holds is that.
+		for _, q := range []string{"?limit=0", "?limit=-4", "?limit=x", "?limit=100000"} {
+			require.Equal(t, []string{newest, busy, quiet}, order(q), q)
+		}
+		require.Equal(t, []string{newest}, order("?limit=1.5"))
 	})
 }

@@ -1,10 +1,7 @@
 package httpapi
 
 import (
-	"math"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/agorahq/agora/httpapi/wire"
 	"github.com/agorahq/agora/internal/httpjson"
@@ -36,18 +33,6 @@ func (a *slotsAPI) listCalibrations(w http.ResponseWriter, r *http.Request) erro
 	}
 	httpjson.Write(w, http.StatusOK, wire.List(viewAll(cs, viewCalibration)))
 	return nil
-}
-
-// looseLimit reads ?limit= as the original's parseLimit does for the
-// routes that take any value: a finite number of at least 1 is its whole
-// part (at most a billion), anything else — absent, not a number, below
-// 1 — is 0, which the services read as their default.
-func looseLimit(r *http.Request) int {
-	f, err := strconv.ParseFloat(strings.TrimSpace(r.URL.Query().Get("limit")), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 1 {
-		return 0
-	}
-	return int(min(f, 1e9))
 }
 
 // calibrationScoresIn is a calibration body's scores as the domain's: nil

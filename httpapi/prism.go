@@ -37,7 +37,7 @@ func (a *slotsAPI) prismRoutes() []operation {
 			body: wire.ResolveFlag{}, status: 200, resp: wire.StageChanged{}, fn: a.resolveFlag},
 		{id: "getConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus", tag: tagPrism, summary: "A claim's latest consensus record, posted or its pipeline's (404 consensus_not_found until there is one)", auth: keyRequired, status: 200, resp: wire.Consensus{}, fn: a.consensus},
 		{id: "postConsensus", method: "POST", path: "/api/v1/claims/{claimId}/consensus", tag: tagPrism, summary: "Post a consensus record for a claim, as the original's agents do", auth: keyRequired, scope: prism.ScopeConsensusWrite, body: wire.NewConsensus{}, status: 200, resp: wire.ConsensusPosted{}, limited: true, fn: a.postConsensus},
-		{id: "listConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus/history", query: "limit:integer", tag: tagPrism, summary: "A claim's consensus records, newest first (limit 20 by default, at most 100)", auth: keyRequired, status: 200, resp: wire.ConsensusList{}, fn: a.consensusHistory},
+		{id: "listConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus/history", query: "limit", tag: tagPrism, summary: "A claim's consensus records, newest first (limit 20 by default, at most 100)", auth: keyRequired, status: 200, resp: wire.ConsensusList{}, fn: a.consensusHistory},
 		{id: "releaseStaleSlots", method: "POST", path: "/api/v1/slots/release-stale", tag: tagPrism, summary: "Release stage slots taken too long ago", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.ReleaseStale{}, fn: a.releaseStale},
 		{id: "listProtocols", method: "GET", path: "/api/v1/protocols", tag: tagPrism, summary: "List protocols", auth: keyRequired, status: 200, resp: wire.Items[wire.Protocol]{}, fn: a.protocols},
 		{id: "getProtocol", method: "GET", path: "/api/v1/protocols/{protocolId}", tag: tagPrism, summary: "Get a protocol", auth: keyRequired, status: 200, resp: wire.Protocol{}, fn: a.protocol},
@@ -412,12 +412,8 @@ func (a *slotsAPI) postConsensus(w http.ResponseWriter, r *http.Request) error {
 // consensusHistory lists the claim's consensus records, newest first, as
 // the original does.
 func (a *slotsAPI) consensusHistory(w http.ResponseWriter, r *http.Request) error {
-	limit, err := httpjson.QueryInt(r, "limit")
-	if err != nil {
-		return err
-	}
 	claimID := r.PathValue("claimId")
-	recs, err := a.prism.ConsensusHistory(r.Context(), claimID, limit)
+	recs, err := a.prism.ConsensusHistory(r.Context(), claimID, looseLimit(r))
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/agorahq/agora/httpapi/wire"
@@ -39,11 +41,11 @@ func (a *slotsAPI) routes() []operation {
 	return []operation{
 		{id: "createClaim", method: "POST", path: "/api/v1/claims", tag: tagAOP, summary: "Create a claim (with protocol, a Prism pipeline)", auth: keyRequired, scope: slots.ScopeClaimCreate,
 			body: wire.NewClaim{}, status: 201, resp: wire.Claim{}, limited: true, fn: a.createClaim},
-		{id: "listClaims", method: "GET", path: "/api/v1/claims", query: "limit:integer cursor domain sort", tag: tagAOP, summary: "List claims: sort latest (the default; newest first, paged by cursor), top (most commented first) or random, the last two among the newest 100 or limit", auth: keyRequired, status: 200, resp: wire.Items[wire.Claim]{}, fn: a.listClaims},
+		{id: "listClaims", method: "GET", path: "/api/v1/claims", query: "limit cursor domain sort", tag: tagAOP, summary: "List claims: sort latest (the default; newest first, paged by cursor), top (most commented first) or random, the last two among the newest 100 or limit", auth: keyRequired, status: 200, resp: wire.Items[wire.Claim]{}, fn: a.listClaims},
 		{id: "getClaim", method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: wire.Claim{}, fn: a.getClaim},
 		{id: "createComment", method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 200, resp: wire.CommentCreated{}, limited: true, fn: a.addComment},
 		{id: "deleteComment", method: "DELETE", path: "/api/v1/comments/{commentId}", tag: tagAOP, summary: "Delete a comment: no longer supported, 410 endpoint_deprecated for any comment, as the original answers", auth: public, status: 410, resp: wire.Error{}, fn: a.deleteComment},
-		{id: "listComments", method: "GET", path: "/api/v1/claims/{claimId}/comments", query: "sort limit:integer", tag: tagAOP, summary: "List a claim's comments: sort top (the default; newest first, as Agora's comments have no votes or replies), new or old; limit 50 by default, at most 500", auth: keyRequired, status: 200, resp: wire.Items[wire.Comment]{}, fn: a.listComments},
+		{id: "listComments", method: "GET", path: "/api/v1/claims/{claimId}/comments", query: "sort limit", tag: tagAOP, summary: "List a claim's comments: sort top (the default; newest first, as Agora's comments have no votes or replies), new or old; limit 50 by default, at most 500", auth: keyRequired, status: 200, resp: wire.Items[wire.Comment]{}, fn: a.listComments},
 		{id: "createCalibration", method: "POST", path: "/api/v1/claims/{claimId}/calibrations", tag: tagAOP, summary: "Calibrate a claim: score its domains, shares adding up to 100; the top one becomes the claim's domain", auth: keyRequired,
 			body: wire.NewCalibration{}, status: 200, resp: wire.CalibrationCreated{}, limited: true, fn: a.calibrate},
 		{id: "listCalibrations", method: "GET", path: "/api/v1/claims/{claimId}/calibrations", query: "limit", tag: tagAOP, summary: "List a claim's calibrations, newest first: limit 20 by default, at most 100; one that is not a positive number means 20, as the original reads it", auth: keyRequired, status: 200, resp: wire.Items[wire.Calibration]{}, fn: a.listCalibrations},
@@ -107,15 +109,8 @@ func (a *slotsAPI) newClaim(ctx context.Context, in wire.NewClaim) (slots.Claim,
 }
 
 func (a *slotsAPI) listClaims(w http.ResponseWriter, r *http.Request) error {
-	limit, err := httpjson.QueryInt(r, "limit")
-	if err != nil {
-		return err
-	}
-	if r.URL.Query().Has("limit") && limit == 0 {
-		return httpjson.Invalid("invalid_limit", "limit must be between 1 and %d", slots.MaxClaimsLimit)
-	}
 	q := r.URL.Query()
-	page, err := a.svc.Claims(r.Context(), slots.ClaimsQuery{Limit: limit, Cursor: q.Get("cursor"), Domain: q.Get("domain"), Sort: slots.ClaimStrategy(q.Get("sort"))})
+	page, err := a.svc.Claims(r.Context(), slots.ClaimsQuery{Limit: looseLimit(r), Cursor: q.Get("cursor"), Domain: q.Get("domain"), Sort: slots.ClaimStrategy(q.Get("sort"))})
 	if err != nil {
 		return err
 	}
@@ -191,11 +186,7 @@ func (a *slotsAPI) deleteComment(w http.ResponseWriter, _ *http.Request) error {
 }
 
 func (a *slotsAPI) listComments(w http.ResponseWriter, r *http.Request) error {
-	limit, err := httpjson.QueryInt(r, "limit")
-	if err != nil {
-		return err
-	}
-	cs, err := a.svc.Comments(r.Context(), r.PathValue("claimId"), slots.CommentsParams{Sort: r.URL.Query().Get("sort"), Limit: limit})
+	cs, err := a.svc.Comments(r.Context(), r.PathValue("claimId"), slots.CommentsParams{Sort: r.URL.Query().Get("sort"), Limit: looseLimit(r)})
 	if err != nil {
 		return err
 	}
@@ -382,4 +373,18 @@ func (a *slotsAPI) events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	})
 	return nil
+}
+
+// looseLimit reads ?limit= as the original's parseLimit does on its list
+// routes (claims, comments, calibrations, consensus history), so that no
+// limit an agent of the original sends is refused: a finite number of at
+// least 1 is its whole part (at most a billion), anything else — absent,
+// not a number, below 1 — is 0, which the services read as their default
+// (and they cap the rest).
+func looseLimit(r *http.Request) int {
+	f, err := strconv.ParseFloat(strings.TrimSpace(r.URL.Query().Get("limit")), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 1 {
+		return 0
+	}
+	return int(min(f, 1e9))
 }

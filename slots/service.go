@@ -162,7 +162,7 @@ const (
 
 // ClaimsQuery pages and filters Claims.
 type ClaimsQuery struct {
-	Limit  int    // page size, 1 to MaxClaimsLimit; 0 means DefaultClaimsLimit
+	Limit  int    // page size: 0 means DefaultClaimsLimit, above MaxClaimsLimit is MaxClaimsLimit, negative is invalid_limit
 	Cursor string // NextCursor of the previous page; empty for the first
 	Domain string // when set, only claims of this domain
 	// Sort orders the claims as the original's listing does, in any
@@ -182,12 +182,13 @@ func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (_ ClaimPage, err e
 	if err := text.Check("domain", q.Domain, false, MaxDomainLen); err != nil {
 		return ClaimPage{}, err
 	}
-	if limit == 0 {
+	switch {
+	case limit < 0:
+		return ClaimPage{}, store.Errorf(store.ErrInvalid, "invalid_limit", "limit must be 1 or more")
+	case limit == 0:
 		limit = DefaultClaimsLimit
 	}
-	if limit < 1 || limit > MaxClaimsLimit {
-		return ClaimPage{}, store.Errorf(store.ErrInvalid, "invalid_limit", "limit must be between 1 and %d", MaxClaimsLimit)
-	}
+	limit = min(limit, MaxClaimsLimit)
 	switch sort := ClaimStrategy(strings.ToLower(string(q.Sort))); sort {
 	case "", ClaimLatest:
 	case ClaimTop, ClaimRandom:

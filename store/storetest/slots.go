@@ -140,8 +140,11 @@ func RunSlots(t *testing.T, newStores NewStores) {
 		}
 		require.Equal(t, want, seen, "newest first, each once")
 
-		_, err := e.svc.Claims(e.ctx, slots.ClaimsQuery{Limit: 1000})
-		require.ErrorIs(t, err, store.ErrInvalid)
+		page, err := e.svc.Claims(e.ctx, slots.ClaimsQuery{Limit: 1000})
+		require.NoError(t, err, "a limit above the most is the most, as the original's")
+		require.Len(t, page.Items, len(ids))
+		_, err = e.svc.Claims(e.ctx, slots.ClaimsQuery{Limit: -1})
+		requireCode(t, &store.Error{Kind: store.ErrInvalid, Code: "invalid_limit"}, err)
 	})
 
 	t.Run("ClaimsByDomain", func(t *testing.T) {
