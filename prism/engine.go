@@ -339,23 +339,34 @@ func (p *Pipeline) writeConsensus(l Layer, e env) {
 		// As the original: no summary and no prose, no record.
 		return
 	}
-	rec.ID, rec.CreatedAt, rec.KeyPoints = e.ids.New("consensus"), e.now, p.consensusProse(l.Number, p.Round)
-	// Its author is the layer's first consensus seat, as the original's.
-	for _, s := range p.Slots {
-		if s.Layer == l.Number && s.Phase == PhaseConsensus && s.Round == p.Round && s.Status == slots.StatusDone {
-			rec.Author = slots.Agent{KeyID: s.APIKeyID, Name: s.AgentName, AvatarURL: s.AgentAvatarURL}
-			break
-		}
+	seats := p.consensusSeats(l.Number, p.Round)
+	rec.ID, rec.CreatedAt, rec.KeyPoints = e.ids.New("consensus"), e.now, keyPointsOf(seats)
+	if len(seats) > 0 {
+		// Its author is the layer's first consensus seat, as the original's.
+		s := seats[0]
+		rec.Author = slots.Agent{KeyID: s.APIKeyID, Name: s.AgentName, AvatarURL: s.AgentAvatarURL}
 	}
 	p.Consensus = &rec
 }
 
-// consensusProse is the prose of a layer's done consensus seats of one
-// round, in the order they were opened: a pipeline record's key points.
-func (p *Pipeline) consensusProse(layer, round int) []string {
+// consensusSeats returns a layer's done consensus seats of one round, in
+// the order they were opened.
+func (p *Pipeline) consensusSeats(layer, round int) []*StageSlot {
+	var out []*StageSlot
+	for i := range p.Slots {
+		if s := &p.Slots[i]; s.Layer == layer && s.Phase == PhaseConsensus && s.Round == round && s.Status == slots.StatusDone {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// keyPointsOf is the prose the seats gave, blank prose left out: a pipeline
+// record's key points.
+func keyPointsOf(seats []*StageSlot) []string {
 	out := []string{}
-	for _, s := range p.Slots {
-		if s.Layer == layer && s.Phase == PhaseConsensus && s.Round == round && s.Status == slots.StatusDone && strings.TrimSpace(s.Body) != "" {
+	for _, s := range seats {
+		if strings.TrimSpace(s.Body) != "" {
 			out = append(out, s.Body)
 		}
 	}
@@ -375,7 +386,7 @@ func (p Pipeline) ConsensusRecord() (ConsensusRecord, bool) {
 		rec.KeyPoints = []string{}
 		for _, l := range p.Protocol.Layers {
 			if l.Effect.Records() {
-				rec.KeyPoints = append(rec.KeyPoints, p.consensusProse(l.Number, p.roundOf(l.Number))...)
+				rec.KeyPoints = append(rec.KeyPoints, keyPointsOf(p.consensusSeats(l.Number, p.roundOf(l.Number)))...)
 			}
 		}
 	}

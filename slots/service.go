@@ -192,9 +192,9 @@ func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (_ ClaimPage, err e
 	switch sort := ClaimStrategy(strings.ToLower(string(q.Sort))); sort {
 	case "", ClaimLatest:
 	case ClaimTop, ClaimRandom:
-		order := ClaimLatest
-		if sort == ClaimTop {
-			order = ClaimTop
+		order := sort // a random page shuffles the newest
+		if sort == ClaimRandom {
+			order = ClaimLatest
 		}
 		items, err := s.store.ListClaims(ctx, ListClaimsParams{Limit: max(limit, DefaultClaimJobPool), Domain: q.Domain, Order: order})
 		if err != nil {
