@@ -14,10 +14,11 @@ import (
 // so that a copy that drifts fails.
 
 // OpenAt reports whether the prompt accepts a response or a close at t: it
-// is pending or collecting and its deadline is after t. At the deadline
-// itself it has timed out.
+// is pending or collecting and t is not past its deadline. As the seed's
+// sweep (created_at + timeout_minutes < now), it times out only after the
+// deadline, not at it.
 func (p *Prompt) OpenAt(t time.Time) bool {
-	return p.Status.Open() && t.Before(p.Deadline())
+	return p.Status.Open() && !t.After(p.Deadline())
 }
 
 // Answered reports whether agent's response is in the collected context.
@@ -75,7 +76,7 @@ func (p *Prompt) Close(to Status, now time.Time) error {
 }
 
 // TimeOut records the timeout of a prompt that is still pending or
-// collecting at or after its deadline: timed out, resolved at the deadline
+// collecting after its deadline: timed out, resolved at the deadline
 // (not at now, however late the sweep runs). It reports whether it did.
 //
 // The sweeps of store/pgstore (TimeOut's UPDATE) and

@@ -404,8 +404,10 @@ func (s *Service) Wait(ctx context.Context, id string, d time.Duration) (_ Promp
 		if err != nil || p.Final() || d <= 0 {
 			return p, err
 		}
-		// Wake at the deadline too: the prompt times out then.
-		wake := time.NewTimer(min(poll, max(0, p.Deadline().Sub(s.now()))))
+		// Wake just past the deadline too: the prompt times out then (at
+		// the deadline itself it is still open; the stores keep
+		// milliseconds).
+		wake := time.NewTimer(min(poll, max(0, p.Deadline().Add(time.Millisecond).Sub(s.now()))))
 		select {
 		case <-ctx.Done():
 			wake.Stop()

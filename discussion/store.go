@@ -47,7 +47,7 @@ type Store interface {
 type ListParams struct {
 	// Statuses keeps prompts in one of these statuses as they stand at
 	// Now (Prompt.AsOf): a prompt stored pending or collecting whose
-	// deadline is at or before Now, not yet swept, is timed_out. Empty
+	// deadline is before Now, not yet swept, is timed_out. Empty
 	// keeps all.
 	Statuses []Status
 	// Now is when the statuses are read.

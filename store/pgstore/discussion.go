@@ -125,7 +125,7 @@ func (s *Store) ListPrompts(ctx context.Context, p discussion.ListParams) ([]dis
 	// The status as of $5 is discussion.Prompt.AsOf's: TimeOut's lapse, as
 	// in TimeOut below (storetest's ListFilters holds the two together).
 	err := s.db.SelectContext(ctx, &rows, `SELECT `+promptColumns+` FROM agora_prompts
-		WHERE (cardinality($1::text[]) = 0 OR CASE WHEN status IN ('pending', 'collecting') AND deadline <= $5
+		WHERE (cardinality($1::text[]) = 0 OR CASE WHEN status IN ('pending', 'collecting') AND deadline < $5
 				THEN 'timed_out' ELSE status END = ANY($1))
 			AND ($2 = '' OR task_id = $2)
 			AND ($3 = '' OR (requester_agent <> $3 AND NOT collected_context @> jsonb_build_array(jsonb_build_object('agent', $3::text))))
@@ -199,14 +199,14 @@ func (s *Store) ClosePrompt(ctx context.Context, id string, to discussion.Status
 // TimeOut implements discussion.Store; the UPDATE re-checks each row it
 // waits for, so concurrent sweeps time a prompt out once. Its WHERE and SET
 // are discussion.Prompt.TimeOut in SQL (open: pending or collecting;
-// lapsed: deadline at or before now; resolved at the deadline), so that
+// lapsed: deadline before now; resolved at the deadline), so that
 // the deadline index finds the overdue prompts; storetest's PromptRules
 // pins the two together.
 func (s *Store) TimeOut(ctx context.Context, now time.Time) ([]string, error) {
 	var ids []string
 	err := s.db.SelectContext(ctx, &ids, `
 		UPDATE agora_prompts SET status = 'timed_out', resolved_at = deadline
-		WHERE status IN ('pending', 'collecting') AND deadline <= $1
+		WHERE status IN ('pending', 'collecting') AND deadline < $1
 		RETURNING id`, now)
 	return ids, interpretError(ctx, err)
 }

@@ -226,7 +226,17 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		e.respond(t, p.ID, "Builder")
 		other := e.prompt(t, "Developer", 1, 60)
 
+		// At its deadline it is still open, as the seed's sweep has it
+		// (created_at + timeout_minutes < now); a millisecond later it has
+		// timed out.
 		e.clock.Advance(5 * time.Minute)
+		at, err := e.svc.Get(e.ctx, p.ID)
+		require.NoError(t, err)
+		require.Equal(t, discussion.StatusCollecting, at.Status, "open at its deadline")
+		n, err := e.svc.Sweep(e.ctx)
+		require.NoError(t, err)
+		require.Zero(t, n, "no sweep at the deadline itself")
+		e.clock.Advance(time.Millisecond)
 		got, err := e.svc.Get(e.ctx, p.ID)
 		require.NoError(t, err)
 		require.Equal(t, discussion.StatusTimedOut, got.Status, "overdue reads as timed out before any sweep")
@@ -263,11 +273,11 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 			var mu sync.Mutex
 			var accepted []string
 			// Ten responders and three sweepers; the first sweeper moves the
-			// clock to the deadline mid-race.
+			// clock past the deadline mid-race.
 			concurrently(13, func(i int) {
 				if i >= 10 {
 					if i == 10 {
-						e.clock.Advance(time.Second)
+						e.clock.Advance(time.Second + time.Millisecond)
 					}
 					if _, err := e.svc.Sweep(e.ctx); err != nil {
 						t.Error(err)
@@ -470,6 +480,8 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		require.Equal(t, []string{cancelled.ID, done.ID}, list(discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusResolved, discussion.StatusCancelled}}))
 
 		e.clock.Advance(time.Minute)
+		require.Contains(t, list(discussion.ListQuery{}), short.ID, "open at its deadline")
+		e.clock.Advance(time.Millisecond)
 		require.Equal(t, []string{short.ID}, list(discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusTimedOut}}), "overdue counts as timed out before a sweep")
 		require.NotContains(t, list(discussion.ListQuery{}), short.ID)
 
@@ -480,7 +492,7 @@ func RunDiscussion(t *testing.T, newStores NewStores) {
 		require.Equal(t, []string{short.ID}, list(discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusTimedOut}, Limit: 1}))
 		e.clock.Advance(time.Millisecond)
 		late := e.prompt(t, "Developer", 1, 1)
-		e.clock.Advance(time.Minute)
+		e.clock.Advance(time.Minute + time.Millisecond)
 		require.Equal(t, []string{fresh.ID}, list(discussion.ListQuery{Limit: 1}), "an overdue prompt is not open")
 		require.Equal(t, []string{late.ID, short.ID}, list(discussion.ListQuery{Statuses: []discussion.Status{discussion.StatusTimedOut}, Limit: 2}))
 		n, err := e.svc.Sweep(e.ctx)

@@ -146,12 +146,14 @@ func promptRules(t *testing.T, newStores NewStores) {
 		got = e.respond(t, pending.ID, "A", soon, nil)
 		require.Equal(t, discussion.StatusPending, got.Status)
 
-		// The deadline's edge: a millisecond before it counts, at it the
-		// prompt has timed out.
-		edge := open(2)
+		// The deadline's edge: at it a response counts, a millisecond
+		// after it the prompt has timed out (the seed times out when
+		// created_at + timeout_minutes < now).
+		edge := open(3)
 		e.respond(t, edge.ID, "A", edge.Deadline().Add(-ms), nil)
-		e.respond(t, edge.ID, "B", edge.Deadline(), discussion.ErrPromptClosed)
-		e.respond(t, edge.ID, "C", edge.Deadline().Add(time.Hour), discussion.ErrPromptClosed)
+		e.respond(t, edge.ID, "B", edge.Deadline(), nil)
+		e.respond(t, edge.ID, "C", edge.Deadline().Add(ms), discussion.ErrPromptClosed)
+		e.respond(t, edge.ID, "D", edge.Deadline().Add(time.Hour), discussion.ErrPromptClosed)
 
 		// Each closed status refuses.
 		for _, to := range []discussion.Status{discussion.StatusResolved, discussion.StatusCancelled} {
@@ -167,14 +169,14 @@ func promptRules(t *testing.T, newStores NewStores) {
 		// closed before already answered.
 		own := open(2)
 		e.respond(t, own.ID, "Asker", soon, discussion.ErrOwnPrompt)
-		e.respond(t, own.ID, "Asker", own.Deadline(), discussion.ErrOwnPrompt)
+		e.respond(t, own.ID, "Asker", own.Deadline().Add(ms), discussion.ErrOwnPrompt)
 		e.close(t, own.ID, discussion.StatusCancelled, soon, nil)
 		e.respond(t, own.ID, "Asker", soon, discussion.ErrOwnPrompt)
 
 		twice := open(3)
 		e.respond(t, twice.ID, "A", soon, nil)
 		e.respond(t, twice.ID, "A", soon.Add(ms), discussion.ErrAlreadyResponded)
-		e.respond(t, twice.ID, "A", twice.Deadline(), discussion.ErrPromptClosed)
+		e.respond(t, twice.ID, "A", twice.Deadline().Add(ms), discussion.ErrPromptClosed)
 		e.close(t, twice.ID, discussion.StatusResolved, soon.Add(ms), nil)
 		e.respond(t, twice.ID, "A", soon.Add(2*ms), discussion.ErrPromptClosed)
 		e.respond(t, twice.ID, "B", soon.Add(2*ms), discussion.ErrPromptClosed)
@@ -194,10 +196,10 @@ func promptRules(t *testing.T, newStores NewStores) {
 				e.close(t, p.ID, to, soon.Add(ms), nil)
 				e.close(t, p.ID, to, soon.Add(2*ms), discussion.ErrPromptClosed)
 			}
-			// The deadline's edge.
+			// The deadline's edge: closed a millisecond after it, open at it.
 			p := e.create(t, discussion.StatusCollecting, 2, 10)
-			e.close(t, p.ID, to, p.Deadline(), discussion.ErrPromptClosed)
-			e.close(t, p.ID, to, p.Deadline().Add(-ms), nil)
+			e.close(t, p.ID, to, p.Deadline().Add(ms), discussion.ErrPromptClosed)
+			e.close(t, p.ID, to, p.Deadline(), nil)
 			// Resolved by its quorum.
 			q := e.create(t, discussion.StatusCollecting, 1, 10)
 			e.respond(t, q.ID, "A", soon, nil)
@@ -208,16 +210,16 @@ func promptRules(t *testing.T, newStores NewStores) {
 	t.Run("TimeOut", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t)
-		// Every prompt times out after a minute but one; the sweep runs
-		// exactly at their deadline.
-		at := e.now.Add(time.Minute)
+		// Every prompt times out after a minute but two; the sweep runs a
+		// millisecond past their deadline.
+		at := e.now.Add(time.Minute + ms)
 		prompts := []discussion.Prompt{
-			e.create(t, discussion.StatusCollecting, 2, 1), // due: at its deadline
+			e.create(t, discussion.StatusCollecting, 2, 1), // due: a millisecond past its deadline
 			e.create(t, discussion.StatusPending, 2, 1),    // due
 			e.create(t, discussion.StatusCollecting, 2, 2), // a minute to go
 		}
 		e.now = e.now.Add(ms)
-		prompts = append(prompts, e.create(t, discussion.StatusCollecting, 2, 1)) // a millisecond to go
+		prompts = append(prompts, e.create(t, discussion.StatusCollecting, 2, 1)) // at its deadline: not yet
 		e.now = e.now.Add(-2 * ms)
 		partial := e.create(t, discussion.StatusCollecting, 3, 1) // due, with a response kept
 		e.respond(t, partial.ID, "A", e.now.Add(time.Second), nil)

@@ -4,7 +4,7 @@
 -- (ms), then the wanted statuses (none for any).
 -- Walks prompts newest first and returns up to limit that match, each as
 -- {hash, context}. A prompt's status is matched as it stands at now: one
--- pending or collecting whose deadline is at or before now is timed_out
+-- pending or collecting whose deadline is before now is timed_out
 -- (discussion.Prompt.AsOf; discussion_timeout.lua's lapse). The agent
 -- filter mirrors discussion.Prompt.AnswerableBy: not the agent's own
 -- prompt, not one it answered.
@@ -28,7 +28,7 @@ while #out < limit do
     local key = prompt_prefix .. id
     local h = redis.call('HMGET', key, 'status', 'task_id', 'requester', 'deadline')
     local status = h[1]
-    if (status == 'pending' or status == 'collecting') and tonumber(h[4]) <= now then
+    if (status == 'pending' or status == 'collecting') and tonumber(h[4]) < now then
       status = 'timed_out'
     end
     local ok = (any or want[status]) and (task == '' or h[2] == task)

@@ -1,6 +1,6 @@
 -- Mirrors discussion.Prompt.Respond, which memstore and pgstore call: the
 -- same checks in the same order (own prompt; not pending or collecting, or
--- the deadline at or before the entry's time; already answered), then the
+-- the deadline before the entry's time; already answered), then the
 -- entry appended, and the one reaching the required count resolves the
 -- prompt at the entry's time. Nothing is written on error. storetest's
 -- PromptRules walks every branch of the Go method on every backend, so
@@ -17,7 +17,7 @@ local agent = ARGV[2]
 if agent == h[1] then
   return fail('own_prompt')
 end
-if (h[2] ~= 'pending' and h[2] ~= 'collecting') or tonumber(ARGV[4]) >= tonumber(h[3]) then
+if (h[2] ~= 'pending' and h[2] ~= 'collecting') or tonumber(ARGV[4]) > tonumber(h[3]) then
   return fail('prompt_closed')
 end
 if redis.call('SISMEMBER', KEYS[3], agent) == 1 then
