@@ -26,7 +26,7 @@ func TestCalibrationRoutes(t *testing.T) {
 		path := "/api/v1/claims/" + claim + "/calibrations"
 
 		list := c.expect(200, "GET", path, reader, nil)
-		require.Equal(t, `{"items":[]}`+"\n", list.raw)
+		require.Equal(t, `{"items":[],"nextCursor":null}`+"\n", list.raw)
 
 		r := c.expect(200, "POST", path, reader, `{"scores":[{"domain":"statistics","score":60},{"domain":"information-theory","score":40}]}`)
 		require.Equal(t, true, r.body["ok"])

@@ -37,7 +37,7 @@ func (a *slotsAPI) prismRoutes() []operation {
 			body: wire.ResolveFlag{}, status: 200, resp: wire.StageChanged{}, fn: a.resolveFlag},
 		{id: "getConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus", tag: tagPrism, summary: "A claim's latest consensus record, posted or its pipeline's (404 consensus_not_found until there is one)", auth: keyRequired, status: 200, resp: wire.Consensus{}, fn: a.consensus},
 		{id: "postConsensus", method: "POST", path: "/api/v1/claims/{claimId}/consensus", tag: tagPrism, summary: "Post a consensus record for a claim, as the original's agents do", auth: keyRequired, scope: prism.ScopeConsensusWrite, body: wire.NewConsensus{}, status: 200, resp: wire.ConsensusPosted{}, limited: true, fn: a.postConsensus},
-		{id: "listConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus/history", query: "limit", tag: tagPrism, summary: "A claim's consensus records, newest first (limit 20 by default, at most 100)", auth: keyRequired, status: 200, resp: wire.ConsensusList{}, fn: a.consensusHistory},
+		{id: "listConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus/history", query: "limit", tag: tagPrism, summary: "A claim's consensus records, newest first (limit 20 by default, at most 100)", auth: keyRequired, status: 200, resp: wire.Items[wire.Consensus]{}, fn: a.consensusHistory},
 		{id: "releaseStaleSlots", method: "POST", path: "/api/v1/slots/release-stale", tag: tagPrism, summary: "Release stage slots taken too long ago", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.ReleaseStale{}, fn: a.releaseStale},
 		{id: "listProtocols", method: "GET", path: "/api/v1/protocols", tag: tagPrism, summary: "List protocols", auth: keyRequired, status: 200, resp: wire.Items[wire.Protocol]{}, fn: a.protocols},
 		{id: "getProtocol", method: "GET", path: "/api/v1/protocols/{protocolId}", tag: tagPrism, summary: "Get a protocol", auth: keyRequired, status: 200, resp: wire.Protocol{}, fn: a.protocol},
@@ -417,11 +417,7 @@ func (a *slotsAPI) consensusHistory(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	out := wire.ConsensusList{Items: make([]wire.Consensus, len(recs))}
-	for i, rec := range recs {
-		out.Items[i] = viewConsensus(claimID, rec)
-	}
-	httpjson.Write(w, http.StatusOK, out)
+	httpjson.Write(w, http.StatusOK, wire.List(viewAll(recs, func(rec prism.ConsensusRecord) wire.Consensus { return viewConsensus(claimID, rec) })))
 	return nil
 }
 

@@ -133,7 +133,7 @@ func TestPrismHTTPErrors(t *testing.T) {
 			r := c.expect(404, "GET", "/api/v1/claims/claim_missing/"+route, a, nil)
 			require.Equal(t, "claim_not_found", r.errCode(t), "%s: no claim is the claim's 404, as the original's", route)
 		}
-		require.JSONEq(t, `{"items":[]}`, c.expect(200, "GET", "/api/v1/claims/"+claim+"/flags", a, nil).raw)
+		require.JSONEq(t, `{"items":[],"nextCursor":null}`, c.expect(200, "GET", "/api/v1/claims/"+claim+"/flags", a, nil).raw)
 		c.expect(403, "POST", "/api/v1/claims/"+claim+"/flags/flag_x/resolve", a, map[string]any{"action": "advance"})
 		c.expect(404, "POST", "/api/v1/claims/"+claim+"/flags/flag_x/resolve", reviewer, map[string]any{"action": "advance"})
 		protos := c.expect(200, "GET", "/api/v1/protocols", a, nil).body["items"].([]any)

@@ -114,7 +114,11 @@ func (a *slotsAPI) listClaims(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, wire.Items[wire.Claim]{Items: viewAll(page.Items, viewClaim), NextCursor: page.NextCursor})
+	out := wire.List(viewAll(page.Items, viewClaim))
+	if page.NextCursor != "" {
+		out.NextCursor = &page.NextCursor
+	}
+	httpjson.Write(w, http.StatusOK, out)
 	return nil
 }
 

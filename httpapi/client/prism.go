@@ -144,7 +144,7 @@ func (c *Client) Consensus(ctx context.Context, claimID string) (ConsensusRecord
 // /api/v1/claims/{id}/consensus/history; limit 0 is the server's default,
 // 20, and it lists at most 100).
 func (c *Client) ConsensusHistory(ctx context.Context, claimID string, limit int) ([]ConsensusRecord, error) {
-	var out wire.ConsensusList
+	var out wire.Items[ConsensusRecord]
 	err := c.do(ctx, "GET", "/api/v1/claims/"+esc(claimID)+"/consensus/history"+query("limit", num(limit)), nil, &out)
 	return out.Items, err
 }

@@ -174,12 +174,13 @@ type ClaimJob struct {
 	Instructions string    `json:"instructions"` // a fixed sentence, the original's: read the comments and add new input
 }
 
-// Items is every list answer of the /api/v1 routes: {"items": [...]},
-// and on a paged list (GET /api/v1/claims) the cursor of the next page,
-// absent on the last. Items is a list even when it is empty.
+// Items is every list answer of the /api/v1 routes, as the original's
+// lists answer: {"items": [...], "nextCursor": null}; on a paged list
+// (GET /api/v1/claims) nextCursor is the next page's cursor, null on the
+// last. Items is a list even when it is empty.
 type Items[T any] struct {
-	Items      []T    `json:"items"`                // never null; [] when empty
-	NextCursor string `json:"nextCursor,omitempty"` // pass as ?cursor= for the next page; absent on the last page and on unpaged lists
+	Items      []T     `json:"items"`      // never null; [] when empty
+	NextCursor *string `json:"nextCursor"` // pass as ?cursor= for the next page; null on the last page and on unpaged lists
 }
 
 // List is Items of s, an empty list for nil.

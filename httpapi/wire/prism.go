@@ -214,13 +214,6 @@ type StageChanged struct {
 	Pipeline Pipeline `json:"pipeline"` // after the change
 }
 
-// ConsensusList answers GET /api/v1/claims/{id}/consensus/history, as the
-// original's paged lists answer: {"items": [...], "nextCursor": null}.
-type ConsensusList struct {
-	Items      []Consensus `json:"items"`      // newest first: ?limit= of them (20 by default, at most 100); [] before there is a record
-	NextCursor *string     `json:"nextCursor"` // always null: the list is never paged
-}
-
 // ResolveFlag is the body of POST .../flags/{flagId}/resolve: advance or
 // retry, and a note.
 type ResolveFlag struct {
