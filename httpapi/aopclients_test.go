@@ -485,3 +485,48 @@ func TestClaimsSort(t *testing.T) {
 		require.Equal(t, []string{newest}, order("?limit=1.5"))
 	})
 }
+
+// TestProtocolClaims: the original's api-protocols skill lists the claims
+// created under a protocol by GET /api/v1/protocols/{protocolId}/claims and
+// GET /api/v1/claims?protocolId=, the protocol being the name given at
+// creation (kept on the claim as "protocol"), registered or not.
+func TestProtocolClaims(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		_, writer := c.key("writer", slots.ScopeClaimCreate, slots.ScopeCommentCreate)
+		create := func(protocol, domain string) map[string]any {
+			return c.expect(201, "POST", "/api/v1/claims", writer, map[string]any{"title": "Under " + protocol, "body": "b", "protocol": protocol, "domain": domain}).body
+		}
+		sim := create("simulation", "")
+		require.Equal(t, "simulation", sim["protocol"], "the claim keeps the name given")
+		solo := create(" prism-v1-solo ", "")
+		require.Equal(t, "prism-v1-solo", solo["protocol"])
+		simEthology := create("simulation", "ethology")
+		none := c.expect(201, "POST", "/api/v1/claims", writer, map[string]any{"title": "None", "body": "b"}).body
+		require.Equal(t, "prism-v1", none["protocol"], "none given: the pipeline's")
+		require.Equal(t, "simulation", c.expect(200, "GET", "/api/v1/claims/"+sim["_id"].(string), writer, nil).body["protocol"])
+
+		ids := func(path string) []string {
+			t.Helper()
+			page := c.expect(200, "GET", path, writer, nil).body
+			require.Contains(t, page, "nextCursor")
+			out := []string{}
+			for _, it := range page["items"].([]any) {
+				out = append(out, it.(map[string]any)["_id"].(string))
+			}
+			return out
+		}
+		want := []string{simEthology["_id"].(string), sim["_id"].(string)}
+		require.Equal(t, want, ids("/api/v1/protocols/simulation/claims"))
+		require.Equal(t, want, ids("/api/v1/claims?protocolId=simulation"))
+		require.Equal(t, want[:1], ids("/api/v1/protocols/simulation/claims?domain=ethology"))
+		require.Equal(t, want[:1], ids("/api/v1/protocols/simulation/claims?limit=1"))
+		require.Equal(t, want[1:], ids("/api/v1/protocols/simulation/claims?sort=top&domain=calibrating"))
+		require.Equal(t, []string{solo["_id"].(string)}, ids("/api/v1/protocols/prism-v1-solo/claims"))
+		require.Equal(t, []string{}, ids("/api/v1/protocols/unknown/claims"), "a name no claim has: none, as the original")
+		require.Equal(t, "invalid_sort", c.expect(400, "GET", "/api/v1/protocols/simulation/claims?sort=best", writer, nil).errCode(t))
+		require.Equal(t, "invalid_protocol", c.expect(400, "GET", "/api/v1/claims?protocolId="+strings.Repeat("p", 101), writer, nil).errCode(t))
+		require.Equal(t, "invalid_protocol", c.expect(400, "POST", "/api/v1/claims", writer, map[string]any{"title": "T", "body": "b", "protocol": strings.Repeat("p", 101)}).errCode(t))
+		c.expect(401, "GET", "/api/v1/protocols/simulation/claims", "", nil)
+	})
+}

@@ -41,6 +41,7 @@ func (a *slotsAPI) prismRoutes() []operation {
 		{id: "releaseStaleSlots", method: "POST", path: "/api/v1/slots/release-stale", tag: tagPrism, summary: "Release stage slots taken too long ago", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.ReleaseStale{}, fn: a.releaseStale},
 		{id: "listProtocols", method: "GET", path: "/api/v1/protocols", tag: tagPrism, summary: "List protocols", auth: keyRequired, status: 200, resp: wire.Items[wire.Protocol]{}, fn: a.protocols},
 		{id: "getProtocol", method: "GET", path: "/api/v1/protocols/{protocolId}", tag: tagPrism, summary: "Get a protocol", auth: keyRequired, status: 200, resp: wire.Protocol{}, fn: a.protocol},
+		{id: "listProtocolClaims", method: "GET", path: "/api/v1/protocols/{protocolId}/claims", query: "limit cursor domain sort", tag: tagPrism, summary: "List the claims created under a protocol (the name given at creation, registered or not), as GET /api/v1/claims?protocolId= does", auth: keyRequired, status: 200, resp: wire.Items[wire.Claim]{}, fn: a.protocolClaims},
 		{id: "registerProtocol", method: "POST", path: "/api/v1/protocols", tag: tagPrism, summary: "Register a protocol", auth: keyRequired, scope: identity.ScopeKeysAdmin, body: wire.Protocol{}, status: 201, resp: wire.Protocol{}, fn: a.registerProtocol},
 	}
 }

@@ -41,7 +41,7 @@ func (a *slotsAPI) routes() []operation {
 	return []operation{
 		{id: "createClaim", method: "POST", path: "/api/v1/claims", tag: tagAOP, summary: "Create a claim (with protocol, a Prism pipeline)", auth: keyRequired, scope: slots.ScopeClaimCreate,
 			body: wire.NewClaim{}, status: 201, resp: wire.Claim{}, limited: true, fn: a.createClaim},
-		{id: "listClaims", method: "GET", path: "/api/v1/claims", query: "limit cursor domain sort", tag: tagAOP, summary: "List claims: sort latest (the default; newest first, paged by cursor), top (most commented first) or random, the last two among the newest 100 or limit", auth: keyRequired, status: 200, resp: wire.Items[wire.Claim]{}, fn: a.listClaims},
+		{id: "listClaims", method: "GET", path: "/api/v1/claims", query: "limit cursor domain sort protocolId", tag: tagAOP, summary: "List claims: sort latest (the default; newest first, paged by cursor), top (most commented first) or random, the last two among the newest 100 or limit; protocolId keeps the claims created under that protocol", auth: keyRequired, status: 200, resp: wire.Items[wire.Claim]{}, fn: a.listClaims},
 		{id: "getClaim", method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: wire.Claim{}, fn: a.getClaim},
 		{id: "createComment", method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 200, resp: wire.CommentCreated{}, limited: true, fn: a.addComment},
 		{id: "deleteComment", method: "DELETE", path: "/api/v1/comments/{commentId}", tag: tagAOP, summary: "Delete a comment: no longer supported, 410 endpoint_deprecated for any comment, as the original answers", auth: public, status: 410, resp: wire.Error{}, fn: a.deleteComment},
@@ -109,8 +109,21 @@ func (a *slotsAPI) newClaim(ctx context.Context, in wire.NewClaim) (slots.Claim,
 }
 
 func (a *slotsAPI) listClaims(w http.ResponseWriter, r *http.Request) error {
+	return a.writeClaims(w, r, r.URL.Query().Get("protocolId"))
+}
+
+// protocolClaims lists the claims created under a protocol, as the
+// original's GET /api/v1/protocols/{protocolId}/claims does: the claims
+// list with its protocolId.
+func (a *slotsAPI) protocolClaims(w http.ResponseWriter, r *http.Request) error {
+	return a.writeClaims(w, r, r.PathValue("protocolId"))
+}
+
+// writeClaims answers a page of the claims list of the request's query,
+// of protocol when it is set.
+func (a *slotsAPI) writeClaims(w http.ResponseWriter, r *http.Request, protocol string) error {
 	q := r.URL.Query()
-	page, err := a.svc.Claims(r.Context(), slots.ClaimsQuery{Limit: looseLimit(r), Cursor: q.Get("cursor"), Domain: q.Get("domain"), Sort: slots.ClaimStrategy(q.Get("sort"))})
+	page, err := a.svc.Claims(r.Context(), slots.ClaimsQuery{Limit: looseLimit(r), Cursor: q.Get("cursor"), Domain: q.Get("domain"), Protocol: protocol, Sort: slots.ClaimStrategy(q.Get("sort"))})
 	if err != nil {
 		return err
 	}
@@ -135,7 +148,7 @@ func (a *slotsAPI) getClaim(w http.ResponseWriter, r *http.Request) error {
 // the domain's.
 
 func viewClaim(c slots.Claim) wire.Claim {
-	v := wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, CreatedAt: store.Millis(c.CreatedAt)}
+	v := wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, Protocol: c.Protocol, CreatedAt: store.Millis(c.CreatedAt)}
 	if c.Sources != nil {
 		v.Sources = make([]wire.Source, len(c.Sources))
 		for i, s := range c.Sources {

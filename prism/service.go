@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agorahq/agora/identity"
@@ -13,6 +14,7 @@ import (
 	"github.com/agorahq/agora/internal/ids"
 	"github.com/agorahq/agora/internal/notify"
 	"github.com/agorahq/agora/internal/sweep"
+	"github.com/agorahq/agora/internal/text"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
 )
@@ -196,8 +198,10 @@ func (s *Service) Protocols(ctx context.Context) (_ []Protocol, err error) {
 // its pipeline runs.
 type NewClaim struct {
 	slots.NewClaim
-	// Protocol is the ID of a registered or built-in protocol; empty
-	// means Prism v1.
+	// Protocol is the ID of a registered or built-in protocol, trimmed;
+	// empty or another name means Prism v1. The claim keeps the name as
+	// given (slots.Claim.Protocol), at most slots.MaxProtocolLen
+	// characters.
 	Protocol string
 }
 
@@ -208,7 +212,11 @@ type NewClaim struct {
 // registered runs Prism v1, as the original falls back to its default
 // protocol: AOP's agents are told to send a protocol and may name any.
 func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, Pipeline, error) {
-	proto, err := s.Protocol(ctx, in.Protocol)
+	name := strings.TrimSpace(in.Protocol)
+	if err := text.Check("protocol", name, false, slots.MaxProtocolLen); err != nil {
+		return slots.Claim{}, Pipeline{}, err
+	}
+	proto, err := s.Protocol(ctx, name)
 	if errors.Is(err, ErrProtocolNotFound) {
 		proto, err = s.Protocol(ctx, "")
 	}
@@ -218,6 +226,10 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, Pi
 	c, err := in.NewClaim.Check()
 	if err != nil {
 		return slots.Claim{}, Pipeline{}, err
+	}
+	c.Protocol = name
+	if c.Protocol == "" {
+		c.Protocol = proto.ID
 	}
 	e := s.env(ctx)
 	c.ID, c.CreatedAt = s.ids.New("claim"), e.now

@@ -16,6 +16,8 @@ const (
 	MaxBodyLen    = 50_000
 	MaxDomainLen  = 100
 	MaxCommentLen = 50_000
+	// MaxProtocolLen bounds the protocol name a claim keeps (Claim.Protocol).
+	MaxProtocolLen = 100
 )
 
 // Claim is a statement put up for deliberation.
@@ -39,6 +41,12 @@ type Claim struct {
 	// CreatedAt is when the service created the claim, UTC to the
 	// millisecond.
 	CreatedAt time.Time
+	// Protocol is the deliberation protocol the claim was created under,
+	// as the original keeps it: the name its creator gave, trimmed (which
+	// may be one no one registered), else the ID of the protocol its Prism
+	// pipeline runs; empty for a claim without a pipeline, or stored
+	// before claims kept it.
+	Protocol string
 }
 
 // NewClaim is the input of Service.CreateClaim.

@@ -165,6 +165,9 @@ type ClaimsQuery struct {
 	Limit  int    // page size: 0 means DefaultClaimsLimit, above MaxClaimsLimit is MaxClaimsLimit, negative is invalid_limit
 	Cursor string // NextCursor of the previous page; empty for the first
 	Domain string // when set, only claims of this domain
+	// Protocol, when set, keeps only claims created under this protocol
+	// (Claim.Protocol), as the original's protocolId filter does.
+	Protocol string
 	// Sort orders the claims as the original's listing does, in any
 	// case: ClaimLatest (empty means it), newest first, page after page;
 	// ClaimTop, the most commented first, and ClaimRandom, shuffled, each
@@ -182,6 +185,10 @@ func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (_ ClaimPage, err e
 	if err := text.Check("domain", q.Domain, false, MaxDomainLen); err != nil {
 		return ClaimPage{}, err
 	}
+	protocol := strings.TrimSpace(q.Protocol)
+	if err := text.Check("protocol", protocol, false, MaxProtocolLen); err != nil {
+		return ClaimPage{}, err
+	}
 	switch {
 	case limit < 0:
 		return ClaimPage{}, store.Errorf(store.ErrInvalid, "invalid_limit", "limit must be 1 or more")
@@ -196,7 +203,7 @@ func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (_ ClaimPage, err e
 		if sort == ClaimRandom {
 			order = ClaimLatest
 		}
-		items, err := s.store.ListClaims(ctx, ListClaimsParams{Limit: max(limit, DefaultClaimJobPool), Domain: q.Domain, Order: order})
+		items, err := s.store.ListClaims(ctx, ListClaimsParams{Limit: max(limit, DefaultClaimJobPool), Domain: q.Domain, Protocol: protocol, Order: order})
 		if err != nil {
 			return ClaimPage{}, err
 		}
@@ -207,7 +214,7 @@ func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (_ ClaimPage, err e
 	default:
 		return ClaimPage{}, store.Errorf(store.ErrInvalid, "invalid_sort", "sort must be latest, top or random")
 	}
-	items, err := s.store.ListClaims(ctx, ListClaimsParams{Limit: limit + 1, Before: cursor, Domain: q.Domain})
+	items, err := s.store.ListClaims(ctx, ListClaimsParams{Limit: limit + 1, Before: cursor, Domain: q.Domain, Protocol: protocol})
 	if err != nil {
 		return ClaimPage{}, err
 	}

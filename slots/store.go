@@ -13,7 +13,8 @@ type ClaimStore interface {
 	GetClaim(ctx context.Context, id string) (Claim, error)
 	// ListClaims returns up to p.Limit claims, newest first (by ID, which is
 	// time-ordered), with IDs strictly below p.Before when it is set, and
-	// only claims whose domain is p.Domain when it is set.
+	// only claims whose domain is p.Domain and whose protocol is p.Protocol
+	// when they are set.
 	ListClaims(ctx context.Context, p ListClaimsParams) ([]Claim, error)
 	// AddComment stores c, or returns ErrClaimNotFound if its claim does not
 	// exist. When c is the claim's first draft, the claim's open slots join
@@ -50,6 +51,8 @@ type ListClaimsParams struct {
 	Limit  int    // the most claims returned, at least 1
 	Before string // exclusive upper bound on the ID; empty starts at the newest
 	Domain string // when set, only claims of this domain
+	// Protocol, when set, keeps only claims whose Protocol is exactly it.
+	Protocol string
 	// Order is ClaimLatest (empty means it), newest first, or ClaimTop:
 	// the same claims, the newest Limit, with the most comments first and
 	// the newest of those tied first.

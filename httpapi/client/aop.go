@@ -93,7 +93,7 @@ type ClaimsQuery = slots.ClaimsQuery
 // Claims lists a page of claims, newest first unless q.Sort says otherwise.
 func (c *Client) Claims(ctx context.Context, q ClaimsQuery) (wire.Items[Claim], error) {
 	var p wire.Items[Claim]
-	err := c.do(ctx, "GET", "/api/v1/claims"+query("limit", num(q.Limit), "cursor", q.Cursor, "domain", q.Domain, "sort", string(q.Sort)), nil, &p)
+	err := c.do(ctx, "GET", "/api/v1/claims"+query("limit", num(q.Limit), "cursor", q.Cursor, "domain", q.Domain, "sort", string(q.Sort), "protocolId", q.Protocol), nil, &p)
 	return p, err
 }
 

@@ -346,6 +346,13 @@ func TestOriginalsRoutesThroughTheClient(t *testing.T) {
 		require.Equal(t, []string{claim.ID, quiet.ID}, []string{page.Items[0].ID, page.Items[1].ID}, "the commented claim first")
 		_, err = a.Claims(ctx, client.ClaimsQuery{Sort: "best"})
 		require.ErrorIs(t, err, store.ErrInvalid)
+		solo, err := c.CreateClaim(ctx, client.NewClaim{Title: "Ants farm", Domain: "ethology", Protocol: "prism-v1-solo"})
+		require.NoError(t, err)
+		require.Equal(t, "prism-v1-solo", solo.Protocol)
+		page, err = a.Claims(ctx, client.ClaimsQuery{Protocol: "prism-v1-solo"})
+		require.NoError(t, err)
+		require.Equal(t, []string{solo.ID}, []string{page.Items[0].ID}, "the claims created under the protocol")
+		require.Len(t, page.Items, 1)
 	})
 }
 

@@ -15,6 +15,9 @@ type Claim struct {
 	Sources []Source `json:"sources"` // in the order given; [] when none
 	// CreatedAt is in Unix milliseconds.
 	CreatedAt int64 `json:"createdAt"`
+	// Protocol is the protocol named at creation, trimmed, else the one
+	// the claim's pipeline runs; absent for a claim without a pipeline.
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // NewClaim is the body of POST /api/v1/claims. Protocol names the

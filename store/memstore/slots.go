@@ -102,7 +102,7 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	var found []listed
 	for i := end - 1; i >= 0 && len(found) < p.Limit; i-- {
 		r := s.claims[s.claimOrder[i]]
-		if c := r.view(); p.Domain == "" || c.Domain == p.Domain {
+		if c := r.view(); (p.Domain == "" || c.Domain == p.Domain) && (p.Protocol == "" || c.Protocol == p.Protocol) {
 			found = append(found, listed{c, len(r.comments)})
 		}
 	}

@@ -21,15 +21,15 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at, sources) VALUES ($1, $2, $3, $4, $5, $6)`,
-		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at, sources, protocol) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol)
 	if isUniqueViolation(err, "agora_claims_pkey") {
 		return slots.ErrClaimExists
 	}
 	return interpretError(ctx, err)
 }
 
-const claimColumns = `id, title, body, domain, created_at, sources`
+const claimColumns = `id, title, body, domain, created_at, sources, protocol`
 
 type claimRow struct {
 	ID        string `db:"id"`
@@ -38,11 +38,12 @@ type claimRow struct {
 	Domain    string `db:"domain"`
 	CreatedAt int64  `db:"created_at"`
 	Sources   []byte `db:"sources"`
+	Protocol  string `db:"protocol"`
 }
 
 func (r claimRow) claim() (slots.Claim, error) {
 	sources, err := decodeSources(r.Sources)
-	return slots.Claim{ID: r.ID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: store.FromMillis(r.CreatedAt), Sources: sources}, err
+	return slots.Claim{ID: r.ID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: store.FromMillis(r.CreatedAt), Sources: sources, Protocol: r.Protocol}, err
 }
 
 // encodeSources is the sources column's value of a claim's sources.
@@ -82,13 +83,13 @@ func (s *Store) GetClaim(ctx context.Context, id string) (slots.Claim, error) {
 // ListClaims implements slots.ClaimStore.
 func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slots.Claim, error) {
 	var rows []claimRow
-	// An empty bound or domain does not filter; agora_claims_domain serves
-	// the domain filter.
+	// An empty bound, domain or protocol does not filter;
+	// agora_claims_domain and agora_claims_protocol serve those filters.
 	// ClaimTop orders the newest claims by their comments column's length
 	// (migration 039), then newest first.
 	err := s.db.SelectContext(ctx, &rows, `SELECT `+claimColumns+` FROM (SELECT * FROM agora_claims
-		WHERE ($1 = '' OR id < $1) AND ($2 = '' OR domain = $2) ORDER BY id DESC LIMIT $3) c
-		ORDER BY CASE WHEN $4 = 'top' THEN json_array_length(c.comments) ELSE 0 END DESC, c.id DESC`, p.Before, p.Domain, max(p.Limit, 0), string(p.Order))
+		WHERE ($1 = '' OR id < $1) AND ($2 = '' OR domain = $2) AND ($5 = '' OR protocol = $5) ORDER BY id DESC LIMIT $3) c
+		ORDER BY CASE WHEN $4 = 'top' THEN json_array_length(c.comments) ELSE 0 END DESC, c.id DESC`, p.Before, p.Domain, max(p.Limit, 0), string(p.Order), p.Protocol)
 	if err != nil {
 		return nil, interpretError(ctx, err)
 	}

@@ -126,7 +126,7 @@ func (r *takeRow) fields() []any { return append([]any{&r.Kind, &r.Ord}, r.jobRo
 // jobColumns are jobSelect's columns, which jobRow reads.
 const jobColumns = `s.id, s.claim_id, s.role, s.status, COALESCE(s.api_key_id, '') AS api_key_id, s.agent_name,
 			s.agent_avatar_url, s.taken_at, s.done_at, s.created_at, s.lease_expires_at,
-			c.title, c.body, c.domain, c.created_at AS claim_created_at, c.sources, c.comments`
+			c.title, c.body, c.domain, c.created_at AS claim_created_at, c.sources, c.comments, c.protocol`
 
 // jobRow is a row of jobColumns.
 type jobRow struct {
@@ -137,6 +137,7 @@ type jobRow struct {
 	ClaimCreatedAt int64  `db:"claim_created_at"`
 	Sources        []byte `db:"sources"`
 	Comments       []byte `db:"comments"`
+	Protocol       string `db:"protocol"`
 }
 
 // columns implements scanned.
@@ -144,11 +145,11 @@ func (*jobRow) columns() []string { return jobRowColumns }
 
 // fields implements scanned.
 func (r *jobRow) fields() []any {
-	return append(r.slotRow.fields(), &r.Title, &r.Body, &r.Domain, &r.ClaimCreatedAt, &r.Sources, &r.Comments)
+	return append(r.slotRow.fields(), &r.Title, &r.Body, &r.Domain, &r.ClaimCreatedAt, &r.Sources, &r.Comments, &r.Protocol)
 }
 
 func (r jobRow) job() (slots.Job, error) {
-	claim, err := claimRow{ID: r.ClaimID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.ClaimCreatedAt, Sources: r.Sources}.claim()
+	claim, err := claimRow{ID: r.ClaimID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.ClaimCreatedAt, Sources: r.Sources, Protocol: r.Protocol}.claim()
 	if err != nil {
 		return slots.Job{}, err
 	}
@@ -497,7 +498,7 @@ func filterParams(k nextSlotKey) int {
 // for a job's. noneLeft reads it.
 const (
 	candidatesColumns = `(SELECT count(*) FROM l)`
-	candidatesFiller  = `'', '', '', '', '', '', '', 0, 0, 0, 0, '', '', '', 0, '[]'::jsonb, '[]'::json`
+	candidatesFiller  = `'', '', '', '', '', '', '', 0, 0, 0, 0, '', '', '', 0, '[]'::jsonb, '[]'::json, ''`
 )
 
 // noneLeft reports whether an agent a takeManySteps statement left without

@@ -53,6 +53,7 @@ const (
 	claimDomain
 	claimCreatedAt
 	claimSources
+	claimProtocol
 	claimFieldCount
 )
 
@@ -63,6 +64,7 @@ var claimFields = [claimFieldCount]string{
 	claimDomain:    "domain",
 	claimCreatedAt: "createdAt",
 	claimSources:   "sources",
+	claimProtocol:  "protocol",
 }
 
 // The job queue's scripts answer only what their caller did not send. A
@@ -245,7 +247,7 @@ func decodeClaim(v any) (slots.Claim, error) {
 	if err != nil {
 		return slots.Claim{}, err
 	}
-	c := slots.Claim{ID: f[claimID], Title: f[claimTitle], Body: f[claimBody], Domain: f[claimDomain], Sources: []slots.Source{}}
+	c := slots.Claim{ID: f[claimID], Title: f[claimTitle], Body: f[claimBody], Domain: f[claimDomain], Sources: []slots.Source{}, Protocol: f[claimProtocol]}
 	if raw := f[claimSources]; raw != "" && raw != "[]" { // most claims have none
 		if err := json.Unmarshal([]byte(raw), &c.Sources); err != nil {
 			return c, fmt.Errorf("redisstore: sources of %s: %w", c.ID, err)

@@ -23,7 +23,7 @@ func doneValues() []any {
 // the slot was queued), a claim's job text with one comment.
 func jobValues(id string) []any {
 	return []any{id, "c1", "critic", "1", "open",
-		jobTextOf("c1", "title", "body", "d", "1", "", `{"_id":"m1","claimId":"c1","body":"draft","commentType":"draft"}`)}
+		jobTextOf("c1", "title", "body", "d", "1", "", "sim", `{"_id":"m1","claimId":"c1","body":"draft","commentType":"draft"}`)}
 }
 
 // jobTextOf writes items as lib.lua's job_text does.
@@ -60,6 +60,7 @@ func TestReplyReadsFlatAnswers(t *testing.T) {
 	require.Equal(t, slots.Slot{ID: "s2", ClaimID: "c1", Role: slots.RoleCritic, Status: slots.StatusTaken, APIKeyID: "k1", AgentName: "ann", AgentAvatarURL: "a.png",
 		TakenAt: now, CreatedAt: time.UnixMilli(1).UTC(), LeaseExpiresAt: store.Milli(now.Add(time.Minute))}, job.Slot, "what the taker sent fills the rest")
 	require.Equal(t, "title", job.Claim.Title)
+	require.Equal(t, "sim", job.Claim.Protocol)
 	require.Equal(t, []slots.Source{}, job.Claim.Sources)
 	require.Len(t, job.Comments, 1)
 	require.ErrorIs(t, r.finish(finish).Err, slots.ErrNotSlotOwner)
@@ -113,7 +114,7 @@ func TestScriptsDeclareGoFieldOrder(t *testing.T) {
 	require.Contains(t, decl, "local SLOT_FIELDS_N = 11\n")
 	require.Contains(t, decl, "local S_id = 1\n")
 	require.Contains(t, decl, "local S_leaseExpiresAt = 11\n")
-	require.Contains(t, decl, `local function CLAIM_FIELDS() return "_id", "title", "body", "domain", "createdAt", "sources" end`)
+	require.Contains(t, decl, `local function CLAIM_FIELDS() return "_id", "title", "body", "domain", "createdAt", "sources", "protocol" end`)
 	require.Contains(t, decl, "local C_domain = 4\n")
 	require.Contains(t, decl, `local function DONE_FIELDS() return "role", "agentName", "agentAvatarUrl", "takenAt", "createdAt", "leaseExpiresAt" end`)
 	require.Contains(t, decl, "local D_leaseExpiresAt = 6\n")

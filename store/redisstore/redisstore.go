@@ -82,10 +82,17 @@ func (s *Store) claimsKey() string { return s.key("claims") }
 // set_claim_domain spells it out too when it moves a claim to its new
 // domain.
 func (s *Store) domainClaimsKey(domain string) string { return s.key("claims", "domain", domain) }
-func (s *Store) leasesKey() string                    { return s.key("leases") }
-func (s *Store) keysKey() string                      { return s.key("keys") }
-func (s *Store) keyNamesKey() string                  { return s.key("keynames") }
-func (s *Store) balancesKey() string                  { return s.key("balances") }
+
+// protocolClaimsKey is the index of the claims created under one protocol
+// (slots.Claim.Protocol); a claim without one is in none.
+func (s *Store) protocolClaimsKey(protocol string) string {
+	return s.key("claims", "protocol", protocol)
+}
+
+func (s *Store) leasesKey() string   { return s.key("leases") }
+func (s *Store) keysKey() string     { return s.key("keys") }
+func (s *Store) keyNamesKey() string { return s.key("keynames") }
+func (s *Store) balancesKey() string { return s.key("balances") }
 
 // Per-record keys put the kind before the ID ("comments:<claim>", not
 // "claim:<claim>:comments"): IDs reach the store from URLs, and an ID

@@ -30,8 +30,8 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 		return err
 	}
 	err = createClaimScript.Run(ctx, s.client,
-		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain)},
-		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources).Err()
+		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain), s.protocolClaimsKey(c.Protocol)},
+		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol).Err()
 	return interpretError(ctx, err, nil)
 }
 
@@ -57,11 +57,16 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	if p.Before != "" {
 		max = "(" + p.Before
 	}
-	index := s.claimsKey()
-	if p.Domain != "" {
+	// The narrowest index, and the domain read from each claim when both
+	// filters are set.
+	index, domain := s.claimsKey(), ""
+	switch {
+	case p.Protocol != "":
+		index, domain = s.protocolClaimsKey(p.Protocol), p.Domain
+	case p.Domain != "":
 		index = s.domainClaimsKey(p.Domain)
 	}
-	v, err := listClaimsScript.Run(ctx, s.client, []string{index}, s.ns, max, p.Limit, string(p.Order)).Slice()
+	v, err := listClaimsScript.Run(ctx, s.client, []string{index}, s.ns, max, p.Limit, string(p.Order), domain).Slice()
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)
 	}

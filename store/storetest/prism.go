@@ -196,6 +196,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 	runPrismCreateClaim(t, newStores)
 	runPipelineTimes(t, newStores)
 	runConsensus(t, newStores)
+	runClaimProtocols(t, newStores)
 	runPrismDomainRace(t, newStores)
 	t.Run("FullRunToComplete", func(t *testing.T) {
 		t.Parallel()

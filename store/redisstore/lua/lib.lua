@@ -22,7 +22,10 @@ end
 -- bytes (jobText in Go reads them).
 local function job_item(s) return #s .. ':' .. s end
 
--- job_text is a claim as a take answers it, kept in its hash's job field:
+-- job_text is a claim as a take answers it, kept in its hash's jobtext
+-- field (a claim stored before claims kept their protocol has a job field
+-- of one item fewer, which nothing reads; it gets a jobtext with its next
+-- comment, and till then a take builds the text from its fields):
 -- the claim's CLAIM_FIELDS values (false: empty), then its comments' JSON,
 -- each a job_item. One field read in place of the claim's fields and its
 -- comments list; a comment added later is appended as its job_item.
@@ -52,15 +55,18 @@ local function job_domain(job, domain)
   end
 end
 
--- put_claim writes a new claim's hash and indexes it among every claim and
--- its domain's (score 0: they sort by ID, oldest first). The caller has
--- checked that the ID is free.
-local function put_claim(claim_key, claims_key, domain_key, id, title, body, domain, created_at, sources)
+-- put_claim writes a new claim's hash and indexes it among every claim,
+-- its domain's and, when it has one, its protocol's (score 0: they sort
+-- by ID, oldest first). The caller has checked that the ID is free.
+local function put_claim(claim_key, claims_key, domain_key, protocol_key, id, title, body, domain, created_at, sources, protocol)
   redis.call('HSET', claim_key, '_id', id, 'title', title, 'body', body,
-    'domain', domain, 'createdAt', created_at, 'sources', sources,
-    'job', job_text({id, title, body, domain, created_at, sources}, {}))
+    'domain', domain, 'createdAt', created_at, 'sources', sources, 'protocol', protocol,
+    'jobtext', job_text({id, title, body, domain, created_at, sources, protocol}, {}))
   redis.call('ZADD', claims_key, 0, id)
   redis.call('ZADD', domain_key, 0, id)
+  if protocol ~= '' then
+    redis.call('ZADD', protocol_key, 0, id)
+  end
 end
 
 -- put_key stores a new key's hash and indexes it among every key (keys)
@@ -185,13 +191,13 @@ end
 -- its open role slots' places in the job queue. What a Prism domain layer
 -- (prism_update) and a calibration (calibrate) write.
 local function set_claim_domain(ns, claim, claim_key, slots_key, domain)
-  local c = redis.call('HMGET', claim_key, 'domain', 'hasDraft', 'job')
+  local c = redis.call('HMGET', claim_key, 'domain', 'hasDraft', 'jobtext')
   redis.call('HSET', claim_key, 'domain', domain)
   if c[1] == domain then
     return
   end
   if c[3] then
-    redis.call('HSET', claim_key, 'job', job_domain(c[3], domain))
+    redis.call('HSET', claim_key, 'jobtext', job_domain(c[3], domain))
   end
   if c[1] then
     redis.call('ZREM', ns .. 'claims:domain:' .. c[1], claim)
@@ -376,11 +382,11 @@ local function append(out, t)
   end
 end
 
--- claim_job_text is the job field of the claim whose hash is key, and the
--- claim's domain; for a claim stored before that field, the same text
+-- claim_job_text is the jobtext field of the claim whose hash is key, and
+-- the claim's domain; for a claim stored before that field, the same text
 -- built from its fields and comments list.
 local function claim_job_text(key, comments_key)
-  local c = redis.call('HMGET', key, 'job', 'domain')
+  local c = redis.call('HMGET', key, 'jobtext', 'domain')
   if c[1] then
     return c[1], c[2]
   end
