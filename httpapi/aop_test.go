@@ -457,9 +457,10 @@ func TestRateLimit(t *testing.T) {
 	c.expect(200, "POST", path, human, map[string]any{"body": "1"})
 	c.expect(200, "POST", path, human, map[string]any{"body": "2"})
 	r := c.expect(429, "POST", path, human, map[string]any{"body": "3"})
-	require.Equal(t, "rate_limited", r.errCode(t))
+	require.Equal(t, "comment_create_limited", r.errCode(t), "the original's code for a comment")
 	require.NotEmpty(t, r.header.Get("Retry-After"))
-	c.expect(429, "POST", "/api/v1/claims/"+claim+"/slots/slot_x/take", human, nil)
+	r = c.expect(429, "POST", "/api/v1/claims/"+claim+"/slots/slot_x/take", human, nil)
+	require.Equal(t, "rate_limited", r.errCode(t))
 	// Reads are not limited, and other keys have their own bucket.
 	c.expect(200, "GET", path, human, nil)
 	_, other := c.key("other", slots.ScopeCommentCreate)
@@ -468,7 +469,8 @@ func TestRateLimit(t *testing.T) {
 	_, maker := c.key("maker", slots.ScopeClaimCreate)
 	c.claim(maker, "")
 	c.claim(maker, "")
-	c.expect(429, "POST", "/api/v1/claims", maker, map[string]any{"title": "one too many"})
+	r = c.expect(429, "POST", "/api/v1/claims", maker, map[string]any{"title": "one too many"})
+	require.Equal(t, "claim_create_limited", r.errCode(t), "the original's code for a claim")
 }
 
 // allScopes is every scope a key may carry on a server of every API, in

@@ -139,7 +139,9 @@ type route struct {
 	auth    *identity.Service // nil: no authentication
 	scope   identity.Scope    // "": any authenticated key
 	limited bool              // counts against the key's rate limit
-	fn      func(w http.ResponseWriter, r *http.Request) error
+	// limitCode is the code of the route's 429; empty: rate_limited.
+	limitCode string
+	fn        func(w http.ResponseWriter, r *http.Request) error
 }
 
 // keyed is the route fn with scope and limit when the host requires keys
@@ -177,7 +179,7 @@ func (rt *router) serve(w http.ResponseWriter, r *http.Request, rte route) error
 				return err
 			}
 			if !ok {
-				return &httpjson.RateLimited{RetryAfter: wait}
+				return &httpjson.RateLimited{RetryAfter: wait, Code: rte.limitCode}
 			}
 		}
 		caller = identity.Caller{Key: k}

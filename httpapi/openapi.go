@@ -53,8 +53,10 @@ type operation struct {
 	// status.
 	other map[int]any
 	// limited counts the route against the caller's rate limit (when it
-	// is called with a key).
-	limited bool
+	// is called with a key); limitCode is the code of its 429, when not
+	// rate_limited.
+	limited   bool
+	limitCode string
 	// fn serves the route once its caller is let in.
 	fn func(http.ResponseWriter, *http.Request) error
 }
@@ -68,7 +70,7 @@ func (rt *router) mount(ops []operation, keys *identity.Service, guard func(func
 		rte := route{fn: op.fn}
 		switch op.auth {
 		case keyRequired:
-			rte = route{auth: keys, scope: op.scope, limited: op.limited, fn: op.fn}
+			rte = route{auth: keys, scope: op.scope, limited: op.limited, limitCode: op.limitCode, fn: op.fn}
 		case keyIfRequired:
 			rte = rt.keyed(op.scope, op.limited, op.fn)
 		case chatAuth:

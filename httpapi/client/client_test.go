@@ -572,7 +572,7 @@ func TestRateLimited(t *testing.T) {
 	require.ErrorIs(t, err, client.ErrRateLimited)
 	var e *client.Error
 	require.ErrorAs(t, err, &e)
-	require.Equal(t, "rate_limited", e.Code)
+	require.Equal(t, "comment_create_limited", e.Code, "the original's code for a comment")
 	require.Positive(t, e.RetryAfter)
 	require.NotErrorIs(t, err, store.ErrInvalid)
 }

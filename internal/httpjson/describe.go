@@ -16,7 +16,7 @@ func Describe(err error) (status int, d Detail, known bool) {
 	var limited *RateLimited
 	switch {
 	case errors.As(err, &limited):
-		return 429, Detail{Code: "rate_limited", Message: limited.Error()}, true
+		return 429, Detail{Code: limited.ErrorCode(), Message: limited.Error()}, true
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return 503, Detail{Code: "unavailable", Message: "the request timed out or was cancelled"}, true
 	case errors.Is(err, store.ErrUnavailable):

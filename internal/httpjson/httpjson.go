@@ -31,6 +31,18 @@ var ErrRateLimited = errors.New("rate limited")
 // with Retry-After.
 type RateLimited struct {
 	RetryAfter time.Duration // answered in whole seconds, rounded up, at least 1
+	// Code is the answer's error code; empty is "rate_limited". The
+	// original's routes name their own (claim_create_limited,
+	// comment_create_limited).
+	Code string
+}
+
+// ErrorCode is e's code as answered.
+func (e *RateLimited) ErrorCode() string {
+	if e.Code == "" {
+		return "rate_limited"
+	}
+	return e.Code
 }
 
 // Error implements error.
@@ -128,6 +140,8 @@ func WriteError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 			secs = 1
 		}
 		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+		Write(w, http.StatusTooManyRequests, ErrorBody(limited.ErrorCode(), limited.Error()))
+		return
 	case errors.Is(err, context.DeadlineExceeded), r.Context().Err() != nil:
 		w.Header().Set("Retry-After", strconv.Itoa(int(UnavailableRetryAfter/time.Second)))
 		Write(w, http.StatusServiceUnavailable, ErrorBody("unavailable", "the request timed out or was cancelled"))
