@@ -96,6 +96,55 @@ func runClaimProtocols(t *testing.T, newStores NewStores) {
 		require.Len(t, list(slots.ListClaimsParams{Limit: 10}), 5, "nothing stored")
 	})
 
+	t.Run("RaceCreateUnderProtocol", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 0)
+		// Claims created at once under one protocol, by two processes,
+		// while others list it: each claim is listed under it once, with
+		// its pipeline, and a listing never answers a claim twice.
+		for rep := range raceRepeats {
+			protocol := fmt.Sprint("race-", rep)
+			const creators = 16
+			created := make([]slots.Claim, creators)
+			concurrently(creators+4, func(i int) {
+				if i >= creators {
+					for range 5 {
+						cs, err := e.claims.ListClaims(e.ctx, slots.ListClaimsParams{Limit: 100, Protocol: protocol})
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						seen := map[string]bool{}
+						for _, c := range cs {
+							if seen[c.ID] || c.Protocol != protocol {
+								t.Errorf("listing answered %s twice or under %q", c.ID, c.Protocol)
+							}
+							seen[c.ID] = true
+						}
+					}
+					return
+				}
+				svc := e.svc
+				if i%2 == 1 {
+					svc = e.peer
+				}
+				c, _, err := svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: fmt.Sprint("Claim ", i)}, Protocol: protocol})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				created[i] = c
+			})
+			cs, err := e.claims.ListClaims(e.ctx, slots.ListClaimsParams{Limit: 100, Protocol: protocol})
+			require.NoError(t, err)
+			require.ElementsMatch(t, created, cs, "every claim once")
+			for _, c := range cs {
+				_, err := e.svc.Pipeline(e.ctx, c.ID)
+				require.NoError(t, err, "with its pipeline")
+			}
+		}
+	})
+
 	t.Run("ClaimProtocolsFilterPastManyOthers", func(t *testing.T) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 0)
