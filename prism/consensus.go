@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agorahq/agora/internal/jsmath"
 	"github.com/agorahq/agora/internal/text"
 	"github.com/agorahq/agora/slots"
 	"github.com/agorahq/agora/store"
@@ -166,8 +167,8 @@ func (in NewConsensus) record() (ConsensusRecord, error) {
 	if in.Confidence == nil {
 		return ConsensusRecord{}, consensusInvalid("Confidence is required: a number from 0 to 100")
 	}
-	// Math.round, as the original: half up.
-	c := math.Floor(*in.Confidence + 0.5)
+	// Math.round, as the original.
+	c := jsmath.Round(*in.Confidence)
 	if math.IsNaN(c) || c < 0 || c > 100 {
 		return ConsensusRecord{}, consensusInvalid("Confidence must be between 0 and 100")
 	}

@@ -66,7 +66,7 @@ func TestPostConsensusRules(t *testing.T) {
 	_, err = svc.PostConsensus(ctx, valid)
 	require.ErrorIs(t, err, identity.ErrMissingToken, "a record has an author")
 
-	for in, want := range map[float64]float64{-0.5: 0, 0.49: 0, 99.5: 100, 100.4: 100, 42: 42} {
+	for in, want := range map[float64]float64{-0.5: 0, 0.49: 0, 0.49999999999999994: 0, 99.5: 100, 100.4: 100, 42: 42} {
 		v := valid
 		v.Confidence = num(in)
 		rec, err := svc.PostConsensus(agent, v)

@@ -2,11 +2,11 @@ package slots
 
 import (
 	"context"
-	"math"
 	"strings"
 	"time"
 
 	"github.com/agorahq/agora/identity"
+	"github.com/agorahq/agora/internal/jsmath"
 	"github.com/agorahq/agora/internal/text"
 	"github.com/agorahq/agora/store"
 )
@@ -87,17 +87,6 @@ func calibrationError(message string) error {
 	return store.Errorf(store.ErrInvalid, CodeCalibrationFailed, "%s", message)
 }
 
-// roundHalfUp rounds x to the nearest integer, halves up: JavaScript's
-// Math.round, which the original rounds scores with (-2.5 is -2, 2.5 is 3,
-// and 0.49999999999999994 is 0, where math.Floor(x+0.5) says 1).
-func roundHalfUp(x float64) float64 {
-	r := math.Floor(x)
-	if x-r >= 0.5 {
-		r++
-	}
-	return r
-}
-
 // NormalizeScores checks a calibration's scores as the original does and
 // returns those it keeps. Nil scores (none sent) are store.ErrInvalid
 // invalid_payload; more than MaxCalibrationScores entries too_many_scores.
@@ -122,7 +111,7 @@ func NormalizeScores(in []NewCalibrationScore) ([]CalibrationScore, error) {
 	entries := make([]entry, 0, len(in))
 	for _, s := range in {
 		if d := strings.TrimSpace(s.Domain); d != "" {
-			entries = append(entries, entry{d, roundHalfUp(s.Score)})
+			entries = append(entries, entry{d, jsmath.Round(s.Score)})
 		}
 	}
 	for _, e := range entries {
