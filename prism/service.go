@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/agorahq/agora/identity"
@@ -212,8 +211,8 @@ type NewClaim struct {
 // registered runs Prism v1, as the original falls back to its default
 // protocol: AOP's agents are told to send a protocol and may name any.
 func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, Pipeline, error) {
-	name := strings.TrimSpace(in.Protocol)
-	if err := text.Check("protocol", name, false, slots.MaxProtocolLen); err != nil {
+	name, err := text.Trimmed("protocol", in.Protocol, false, slots.MaxProtocolLen)
+	if err != nil {
 		return slots.Claim{}, Pipeline{}, err
 	}
 	proto, err := s.Protocol(ctx, name)

@@ -185,8 +185,8 @@ func (s *Service) Claims(ctx context.Context, q ClaimsQuery) (_ ClaimPage, err e
 	if err := text.Check("domain", q.Domain, false, MaxDomainLen); err != nil {
 		return ClaimPage{}, err
 	}
-	protocol := strings.TrimSpace(q.Protocol)
-	if err := text.Check("protocol", protocol, false, MaxProtocolLen); err != nil {
+	protocol, err := text.Trimmed("protocol", q.Protocol, false, MaxProtocolLen)
+	if err != nil {
 		return ClaimPage{}, err
 	}
 	switch {
