@@ -53,9 +53,9 @@ type Store interface {
 	// step with the check that the claim exists: slots.ErrClaimNotFound
 	// when it does not. A pipeline's own record is not among them.
 	AddConsensus(ctx context.Context, claimID string, rec ConsensusRecord) error
-	// ConsensusRecords returns up to limit (at least 1) of the records
-	// posted for a claim, newest first, as AddConsensus stored them: none
-	// for a claim without any, known or not.
+	// ConsensusRecords returns up to limit of the records posted for a
+	// claim, newest first, as AddConsensus stored them: none for a claim
+	// without any, known or not, and none for a limit below 1.
 	ConsensusRecords(ctx context.Context, claimID string, limit int) ([]ConsensusRecord, error)
 }
 

@@ -297,7 +297,7 @@ func (s *Store) ConsensusRecords(ctx context.Context, claimID string, limit int)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	recs := s.prism.consensus[claimID]
-	out := make([]prism.ConsensusRecord, 0, min(limit, len(recs)))
+	out := make([]prism.ConsensusRecord, 0, max(min(limit, len(recs)), 0))
 	for i := len(recs) - 1; i >= 0 && len(out) < limit; i-- {
 		out = append(out, recs[i].Clone())
 	}

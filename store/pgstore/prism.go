@@ -175,7 +175,9 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 	if fx.Domain == "" {
 		err = stmt.GetContext(ctx, &r, args...)
 	} else {
-		err = s.withClaimLocked(ctx, next.ClaimID, func(tx *sqlx.Tx) error {
+		// A pipeline without its claim does not happen: the two are
+		// created in one statement and never deleted.
+		err = s.withClaimLocked(ctx, next.ClaimID, func(tx *sqlx.Tx, _ bool) error {
 			return tx.StmtxContext(ctx, stmt).GetContext(ctx, &r, args...)
 		})
 	}
@@ -277,7 +279,7 @@ func (s *Store) AddConsensus(ctx context.Context, claimID string, rec prism.Cons
 // ConsensusRecords implements prism.Store.
 func (s *Store) ConsensusRecords(ctx context.Context, claimID string, limit int) ([]prism.ConsensusRecord, error) {
 	var docs [][]byte
-	if err := s.db.SelectContext(ctx, &docs, `SELECT doc FROM agora_consensus WHERE claim_id = $1 ORDER BY seq DESC LIMIT $2`, claimID, limit); err != nil {
+	if err := s.db.SelectContext(ctx, &docs, `SELECT doc FROM agora_consensus WHERE claim_id = $1 ORDER BY seq DESC LIMIT $2`, claimID, max(limit, 0)); err != nil {
 		return nil, interpretError(ctx, err)
 	}
 	out := make([]prism.ConsensusRecord, len(docs))
@@ -293,18 +295,23 @@ func (s *Store) ConsensusRecords(ctx context.Context, claimID string, limit int)
 // row, for a statement that writes the claim's domain to its role slots
 // (domainWrite): a statement's snapshot is taken before it waits for the
 // row, so without the lock taken first it would miss the slots that a
-// concurrent ReplaceOpenSlots, holding the row, inserts. A claim that is
-// not there locks nothing; fn finds it missing as it would alone.
-func (s *Store) withClaimLocked(ctx context.Context, claimID string, fn func(tx *sqlx.Tx) error) error {
+// concurrent ReplaceOpenSlots, holding the row, inserts. found says
+// whether the claim is there; one that is not locks nothing.
+func (s *Store) withClaimLocked(ctx context.Context, claimID string, fn func(tx *sqlx.Tx, found bool) error) error {
 	tx, err := s.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM agora_claims WHERE id = $1 FOR UPDATE`, claimID); err != nil {
+	res, err := tx.ExecContext(ctx, `SELECT 1 FROM agora_claims WHERE id = $1 FOR UPDATE`, claimID)
+	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if err := fn(tx, n > 0); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -222,6 +222,10 @@ func (s *Store) AddConsensus(ctx context.Context, claimID string, rec prism.Cons
 
 // ConsensusRecords implements prism.Store.
 func (s *Store) ConsensusRecords(ctx context.Context, claimID string, limit int) ([]prism.ConsensusRecord, error) {
+	if limit < 1 {
+		// LRANGE 0 -1 would be every record.
+		return []prism.ConsensusRecord{}, ctx.Err()
+	}
 	docs, err := s.client.LRange(ctx, s.consensusKey(claimID), 0, int64(limit)-1).Result()
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)

@@ -162,5 +162,10 @@ func runConsensus(t *testing.T, newStores NewStores) {
 			require.Len(t, recs, want, "limit %d", limit)
 			require.Equal(t, fmt.Sprint(prism.MaxConsensusHistory), recs[0].Summary, "newest first")
 		}
+		for _, limit := range []int{0, -1} {
+			recs, err := e.store.ConsensusRecords(e.ctx, c.ID, limit)
+			require.NoError(t, err)
+			require.Empty(t, recs, "the store lists no more than it is asked for: limit %d", limit)
+		}
 	})
 }
