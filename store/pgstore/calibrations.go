@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/agorahq/agora/slots"
@@ -12,10 +13,7 @@ import (
 
 // calibrateQuery stores a calibration and writes its top domain ($9) to
 // the claim (domainWrite). AddCalibration runs it once it holds the
-// claim's row lock, so its snapshot holds every slot of the claim: a
-// single statement that waited for the lock would write the domain to the
-// slots its earlier snapshot saw only, and miss those a concurrent
-// ReplaceOpenSlots inserted meanwhile.
+// claim's row lock (withClaimLocked).
 var calibrateQuery = `
 	WITH cal AS (
 		INSERT INTO agora_calibrations (id, claim_id, domains, scores, total, editor_id, editor_name, created_at)
@@ -32,24 +30,22 @@ func (s *Store) AddCalibration(ctx context.Context, c slots.Calibration) error {
 	for i, sc := range c.Scores {
 		domains[i], scores[i] = sc.Domain, int64(sc.Score)
 	}
-	tx, err := s.db.BeginTxx(ctx, nil)
+	found := false
+	err := s.withClaimLocked(ctx, c.ClaimID, func(tx *sqlx.Tx, ok bool) error {
+		if found = ok; !ok {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, calibrateQuery, c.ClaimID, c.ID, pq.Array(domains), pq.Array(scores), c.Total,
+			c.EditorID, c.EditorName, store.Millis(c.CreatedAt), c.TopDomain())
+		return err
+	})
 	if err != nil {
 		return interpretError(ctx, err)
 	}
-	defer tx.Rollback()
-	var one int
-	err = tx.GetContext(ctx, &one, `SELECT 1 FROM agora_claims WHERE id = $1 FOR UPDATE`, c.ClaimID)
-	if isNoRows(err) {
+	if !found {
 		return slots.ErrClaimNotFound
 	}
-	if err != nil {
-		return interpretError(ctx, err)
-	}
-	if _, err := tx.ExecContext(ctx, calibrateQuery, c.ClaimID, c.ID, pq.Array(domains), pq.Array(scores), c.Total,
-		c.EditorID, c.EditorName, store.Millis(c.CreatedAt), c.TopDomain()); err != nil {
-		return interpretError(ctx, err)
-	}
-	return interpretError(ctx, tx.Commit())
+	return nil
 }
 
 // listCalibrationsQuery reads a claim's latest calibrations, the last
