@@ -530,3 +530,33 @@ func TestProtocolClaims(t *testing.T) {
 		c.expect(401, "GET", "/api/v1/protocols/simulation/claims", "", nil)
 	})
 }
+
+// TestClaimAuthorAndCommentCount: a claim answers who created it and how
+// many comments it has, under the original's names (authorId, authorName,
+// authorType "ai", commentCount), on every read: by ID, listed, a claim
+// job's and a role slot's job.
+func TestClaimAuthorAndCommentCount(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		writerID, writer := c.key("writer", slots.ScopeClaimCreate, slots.ScopeCommentCreate, slots.ScopeSlotsConfigure)
+		_, critic := c.key("critic", slots.ScopeCommentCreate)
+		created := c.expect(201, "POST", "/api/v1/claims", writer, map[string]any{"title": "Authored", "body": "b"}).body
+		id := created["_id"].(string)
+		check := func(claim map[string]any, comments int, what string) {
+			t.Helper()
+			require.Equal(t, id, claim["_id"], what)
+			require.Equal(t, writerID, claim["authorId"], what)
+			require.Equal(t, "writer", claim["authorName"], what)
+			require.Equal(t, "ai", claim["authorType"], what)
+			require.EqualValues(t, comments, claim["commentCount"], what)
+		}
+		check(created, 0, "as created")
+		c.expect(200, "POST", "/api/v1/claims/"+id+"/comments", critic, map[string]any{"body": "a draft", "commentType": "draft"})
+		c.expect(200, "POST", "/api/v1/claims/"+id+"/comments", critic, map[string]any{"body": "more"})
+		check(c.expect(200, "GET", "/api/v1/claims/"+id, critic, nil).body, 2, "by ID")
+		check(c.expect(200, "GET", "/api/v1/claims", critic, nil).body["items"].([]any)[0].(map[string]any), 2, "listed")
+		check(c.expect(200, "GET", "/api/v1/jobs/claims?commentLimit=1", critic, nil).body["claim"].(map[string]any), 2, "a claim job")
+		c.expect(201, "POST", "/api/v1/claims/"+id+"/slots", writer, map[string]any{"roles": []map[string]any{{"role": "critic", "count": 1}}})
+		check(c.expect(200, "GET", "/api/v1/jobs/slots?role=critic", critic, nil).body["claim"].(map[string]any), 2, "a role slot's job")
+	})
+}

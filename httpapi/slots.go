@@ -148,7 +148,11 @@ func (a *slotsAPI) getClaim(w http.ResponseWriter, r *http.Request) error {
 // the domain's.
 
 func viewClaim(c slots.Claim) wire.Claim {
-	v := wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, Protocol: c.Protocol, CreatedAt: store.Millis(c.CreatedAt)}
+	v := wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, Protocol: c.Protocol, CreatedAt: store.Millis(c.CreatedAt),
+		AuthorID: c.AuthorID, AuthorName: c.AuthorName, CommentCount: c.CommentCount}
+	if c.AuthorID != "" {
+		v.AuthorType = wire.AuthorAI
+	}
 	if c.Sources != nil {
 		v.Sources = make([]wire.Source, len(c.Sources))
 		for i, s := range c.Sources {
@@ -175,7 +179,7 @@ func viewKey(k identity.Key) wire.Key {
 
 func viewComment(c slots.Comment) wire.Comment {
 	return wire.Comment{ID: c.ID, ClaimID: c.ClaimID, Body: c.Body, CommentType: string(c.CommentType), AuthorID: c.AuthorID,
-		AgentName: c.AgentName, AuthorName: c.AgentName, AuthorType: "ai", CreatedAt: store.Millis(c.CreatedAt)}
+		AgentName: c.AgentName, AuthorName: c.AgentName, AuthorType: wire.AuthorAI, CreatedAt: store.Millis(c.CreatedAt)}
 }
 
 func viewComments(cs []slots.Comment) []wire.Comment { return viewAll(cs, viewComment) }

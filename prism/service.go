@@ -232,6 +232,7 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, Pi
 	}
 	e := s.env(ctx)
 	c.ID, c.CreatedAt = s.ids.New("claim"), e.now
+	c.SetAuthor(ctx)
 	p := newPipeline(c.ID, c.Domain, proto, e)
 	p.CreatedAt, p.UpdatedAt = e.now, e.now
 	if err := s.store.CreateClaimPipeline(ctx, c, p); err != nil {

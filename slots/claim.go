@@ -47,6 +47,15 @@ type Claim struct {
 	// pipeline runs; empty for a claim without a pipeline, or stored
 	// before claims kept it.
 	Protocol string
+	// AuthorID and AuthorName are the API key that created the claim and
+	// its name then, as the original's claims carry them; empty for a
+	// claim created without a key, or stored before claims kept it.
+	AuthorID   string
+	AuthorName string
+	// CommentCount is how many comments the claim has, as the store
+	// counts them when it reads the claim (0 on the claim CreateClaim
+	// returns).
+	CommentCount int
 }
 
 // NewClaim is the input of Service.CreateClaim.

@@ -115,6 +115,7 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (_ Claim, err er
 	}
 	c.ID = s.ids.New("claim")
 	c.CreatedAt = s.clock()
+	c.SetAuthor(ctx)
 	if err := s.store.CreateClaim(ctx, c); err != nil {
 		return Claim{}, err
 	}
@@ -145,6 +146,13 @@ func (in NewClaim) Check() (Claim, error) {
 	}
 	c.Sources = sources
 	return c, nil
+}
+
+// SetAuthor makes the caller's key (identity.FromContext), when it has
+// one, the claim's author.
+func (c *Claim) SetAuthor(ctx context.Context) {
+	k := identity.FromContext(ctx).Key
+	c.AuthorID, c.AuthorName = k.ID, k.Name
 }
 
 // Claim returns a claim or ErrClaimNotFound.

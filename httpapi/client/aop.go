@@ -211,10 +211,17 @@ func JobOf(j wire.Job) slots.Job {
 		Slot: slots.Slot{ID: s.ID, ClaimID: s.ClaimID, Role: slots.Role(s.Role), Status: slots.Status(s.Status), APIKeyID: s.APIKeyID,
 			AgentName: s.AgentName, AgentAvatarURL: s.AgentAvatarURL, TakenAt: store.FromMillis(s.TakenAt), DoneAt: store.FromMillis(s.DoneAt),
 			CreatedAt: store.FromMillis(s.CreatedAt), LeaseExpiresAt: store.FromMillis(s.LeaseExpiresAt)},
-		Claim:    slots.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, Sources: all(c.Sources, func(s wire.Source) slots.Source { return slots.Source(s) }), CreatedAt: store.FromMillis(c.CreatedAt)},
+		Claim:    ClaimOf(c),
 		Comments: all(j.Comments, commentOf),
 	}
 	return job
+}
+
+// ClaimOf is a claim as the server answers it, in the slots package's
+// terms.
+func ClaimOf(c wire.Claim) slots.Claim {
+	return slots.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, Sources: all(c.Sources, func(s wire.Source) slots.Source { return slots.Source(s) }),
+		CreatedAt: store.FromMillis(c.CreatedAt), Protocol: c.Protocol, AuthorID: c.AuthorID, AuthorName: c.AuthorName, CommentCount: c.CommentCount}
 }
 
 // commentOf is a comment as the server answers it, in the slots package's

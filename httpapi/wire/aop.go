@@ -18,7 +18,19 @@ type Claim struct {
 	// Protocol is the protocol named at creation, trimmed, else the one
 	// the claim's pipeline runs; absent for a claim without a pipeline.
 	Protocol string `json:"protocol,omitempty"`
+	// AuthorID, AuthorName and AuthorType say who created the claim, as
+	// the original's claims do: the API key's ID, its name then, and "ai"
+	// (every key is an agent's); absent for a claim created without a key.
+	AuthorID   string `json:"authorId,omitempty"`
+	AuthorName string `json:"authorName,omitempty"`
+	AuthorType string `json:"authorType,omitempty"`
+	// CommentCount is how many comments the claim has.
+	CommentCount int `json:"commentCount"`
 }
+
+// AuthorAI is the AuthorType of every claim and comment: each is made with
+// an agent's API key (the original's pages' "human" authors have none).
+const AuthorAI = "ai"
 
 // NewClaim is the body of POST /api/v1/claims. Protocol names the
 // deliberation protocol the claim runs under (empty: the default).

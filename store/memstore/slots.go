@@ -59,6 +59,7 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 func (s *Store) putClaim(c slots.Claim) {
 	c.Sources = append([]slots.Source{}, c.Sources...)
 	c.CreatedAt = store.Milli(c.CreatedAt)
+	c.CommentCount = 0
 	s.claims[c.ID] = &claimRec{claim: c}
 	s.claimOrder = insertSorted(s.claimOrder, c.ID)
 }
@@ -77,10 +78,12 @@ func (s *Store) GetClaim(ctx context.Context, id string) (slots.Claim, error) {
 	return r.view(), nil
 }
 
-// view returns the claim as a caller may keep it: its sources are a copy.
+// view returns the claim as a caller may keep it, its comments counted:
+// its sources are a copy.
 func (r *claimRec) view() slots.Claim {
 	c := r.claim
 	c.Sources = append([]slots.Source{}, c.Sources...)
+	c.CommentCount = len(r.comments)
 	return c
 }
 

@@ -87,12 +87,13 @@ func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.
 	ids, roles, layers := workColumns(p)
 	_, err = s.db.ExecContext(ctx, `
 		WITH claim AS (
-			INSERT INTO agora_claims (id, title, body, domain, created_at, sources, protocol) VALUES ($1, $2, $3, $4, $5, $6, $14) RETURNING id),
+			INSERT INTO agora_claims (id, title, body, domain, created_at, sources, protocol, author_id, author_name)
+			VALUES ($1, $2, $3, $4, $5, $6, $14, $15, $16) RETURNING id),
 		pipe AS (
 			INSERT INTO agora_pipelines (claim_id, version, doc, next_lease) SELECT id, $7, $8, $9 FROM claim RETURNING claim_id)
 		INSERT INTO agora_stage_work (slot_id, claim_id, role, layer, domain)
 		SELECT u.id, pipe.claim_id, u.role, u.layer, $13 FROM pipe, unnest($10::text[], $11::text[], $12::int[]) AS u (id, role, layer)`,
-		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, p.Version, doc, store.Millis(p.NextLease()), pq.Array(ids), pq.Array(roles), pq.Array(layers), p.Domain, c.Protocol)
+		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, p.Version, doc, store.Millis(p.NextLease()), pq.Array(ids), pq.Array(roles), pq.Array(layers), p.Domain, c.Protocol, c.AuthorID, c.AuthorName)
 	switch {
 	case isUniqueViolation(err, "agora_claims_pkey"):
 		return slots.ErrClaimExists

@@ -21,29 +21,38 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at, sources, protocol) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at, sources, protocol, author_id, author_name)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol, c.AuthorID, c.AuthorName)
 	if isUniqueViolation(err, "agora_claims_pkey") {
 		return slots.ErrClaimExists
 	}
 	return interpretError(ctx, err)
 }
 
-const claimColumns = `id, title, body, domain, created_at, sources, protocol`
+// claimColumns are a claim's columns as claimRow reads them; its comments
+// are counted from the comments column (migration 039), which AddComment
+// writes in the transaction that inserts each.
+const claimColumns = `id, title, body, domain, created_at, sources, protocol, author_id, author_name,
+	json_array_length(comments) AS comment_count`
 
 type claimRow struct {
-	ID        string `db:"id"`
-	Title     string `db:"title"`
-	Body      string `db:"body"`
-	Domain    string `db:"domain"`
-	CreatedAt int64  `db:"created_at"`
-	Sources   []byte `db:"sources"`
-	Protocol  string `db:"protocol"`
+	ID           string `db:"id"`
+	Title        string `db:"title"`
+	Body         string `db:"body"`
+	Domain       string `db:"domain"`
+	CreatedAt    int64  `db:"created_at"`
+	Sources      []byte `db:"sources"`
+	Protocol     string `db:"protocol"`
+	AuthorID     string `db:"author_id"`
+	AuthorName   string `db:"author_name"`
+	CommentCount int    `db:"comment_count"`
 }
 
 func (r claimRow) claim() (slots.Claim, error) {
 	sources, err := decodeSources(r.Sources)
-	return slots.Claim{ID: r.ID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: store.FromMillis(r.CreatedAt), Sources: sources, Protocol: r.Protocol}, err
+	return slots.Claim{ID: r.ID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: store.FromMillis(r.CreatedAt), Sources: sources,
+		Protocol: r.Protocol, AuthorID: r.AuthorID, AuthorName: r.AuthorName, CommentCount: r.CommentCount}, err
 }
 
 // encodeSources is the sources column's value of a claim's sources.

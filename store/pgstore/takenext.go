@@ -126,7 +126,8 @@ func (r *takeRow) fields() []any { return append([]any{&r.Kind, &r.Ord}, r.jobRo
 // jobColumns are jobSelect's columns, which jobRow reads.
 const jobColumns = `s.id, s.claim_id, s.role, s.status, COALESCE(s.api_key_id, '') AS api_key_id, s.agent_name,
 			s.agent_avatar_url, s.taken_at, s.done_at, s.created_at, s.lease_expires_at,
-			c.title, c.body, c.domain, c.created_at AS claim_created_at, c.sources, c.comments, c.protocol`
+			c.title, c.body, c.domain, c.created_at AS claim_created_at, c.sources, c.comments, c.protocol,
+			c.author_id, c.author_name`
 
 // jobRow is a row of jobColumns.
 type jobRow struct {
@@ -138,6 +139,8 @@ type jobRow struct {
 	Sources        []byte `db:"sources"`
 	Comments       []byte `db:"comments"`
 	Protocol       string `db:"protocol"`
+	AuthorID       string `db:"author_id"`
+	AuthorName     string `db:"author_name"`
 }
 
 // columns implements scanned.
@@ -145,15 +148,16 @@ func (*jobRow) columns() []string { return jobRowColumns }
 
 // fields implements scanned.
 func (r *jobRow) fields() []any {
-	return append(r.slotRow.fields(), &r.Title, &r.Body, &r.Domain, &r.ClaimCreatedAt, &r.Sources, &r.Comments, &r.Protocol)
+	return append(r.slotRow.fields(), &r.Title, &r.Body, &r.Domain, &r.ClaimCreatedAt, &r.Sources, &r.Comments, &r.Protocol, &r.AuthorID, &r.AuthorName)
 }
 
 func (r jobRow) job() (slots.Job, error) {
-	claim, err := claimRow{ID: r.ClaimID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.ClaimCreatedAt, Sources: r.Sources, Protocol: r.Protocol}.claim()
+	comments, err := decodeComments(r.Comments)
 	if err != nil {
 		return slots.Job{}, err
 	}
-	comments, err := decodeComments(r.Comments)
+	claim, err := claimRow{ID: r.ClaimID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.ClaimCreatedAt, Sources: r.Sources,
+		Protocol: r.Protocol, AuthorID: r.AuthorID, AuthorName: r.AuthorName, CommentCount: len(comments)}.claim()
 	if err != nil {
 		return slots.Job{}, err
 	}
@@ -498,7 +502,7 @@ func filterParams(k nextSlotKey) int {
 // for a job's. noneLeft reads it.
 const (
 	candidatesColumns = `(SELECT count(*) FROM l)`
-	candidatesFiller  = `'', '', '', '', '', '', '', 0, 0, 0, 0, '', '', '', 0, '[]'::jsonb, '[]'::json, ''`
+	candidatesFiller  = `'', '', '', '', '', '', '', 0, 0, 0, 0, '', '', '', 0, '[]'::jsonb, '[]'::json, '', '', ''`
 )
 
 // noneLeft reports whether an agent a takeManySteps statement left without

@@ -28,10 +28,13 @@
 // otherwise):
 //
 //	{p}:claims                          zset, every claim ID, score 0
-//	{p}:claim:<claim>                   hash _id title body domain createdAt sources job [hasDraft]
-//	                                        (job: the claim and its comments as a take answers them,
+//	{p}:claim:<claim>                   hash _id title body domain createdAt sources protocol
+//	                                        authorId authorName jobv [hasDraft]
+//	                                        (jobv: the claim and its comments as a take answers them,
 //	                                        one field for the take to read; claims stored before it
-//	                                        gain it with their next comment)
+//	                                        gain it with their next comment or domain write)
+//	{p}:claims:domain:<domain>          zset, the domain's claim IDs, score 0
+//	{p}:claims:protocol:<protocol>      zset, the IDs of the claims created under it, score 0
 //	{p}:comments:<claim>                list of comment JSON, oldest first
 //	{p}:calibrations:<claim>            list of calibration JSON, oldest first
 //	{p}:slots:<claim>                   list of slot IDs, creation order

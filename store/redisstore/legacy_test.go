@@ -3,6 +3,8 @@ package redisstore_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,7 +84,7 @@ func TestClaimStoredWithoutSources(t *testing.T) {
 }
 
 // TestClaimStoredWithoutJobText: a take of a seat on a claim stored before
-// claims kept their job text (no job field in the hash) answers the claim
+// claims kept their job text (no jobv field in the hash) answers the claim
 // and its comments from the hash and the comments list, and the claim's
 // next comment writes the field with every comment in it.
 func TestClaimStoredWithoutJobText(t *testing.T) {
@@ -98,12 +100,13 @@ func TestClaimStoredWithoutJobText(t *testing.T) {
 	_, err = svc.ConfigureSlots(ctx, claim.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 2}})
 	require.NoError(t, err)
 	key := "{legacy}:claim:" + claim.ID
-	require.NotEmpty(t, m.HGet(key, "jobtext"))
-	m.HDel(key, "jobtext")
+	require.NotEmpty(t, m.HGet(key, "jobv"))
+	m.HDel(key, "jobv")
 	// A claim stored before claims kept their protocol has a job field of
 	// one claim item fewer: nothing reads it.
 	m.HSet(key, "job", "3:old")
 
+	claim.CommentCount = 1
 	first, err := svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_a", Name: "ann"}), slots.JobQuery{})
 	require.NoError(t, err)
 	require.Equal(t, claim, first.Claim)
@@ -113,8 +116,9 @@ func TestClaimStoredWithoutJobText(t *testing.T) {
 
 	_, err = svc.AddComment(drafter, slots.NewComment{ClaimID: claim.ID, Body: "second"})
 	require.NoError(t, err)
-	require.NotEmpty(t, m.HGet(key, "jobtext"), "the next comment writes the job text")
+	require.NotEmpty(t, m.HGet(key, "jobv"), "the next comment writes the job text")
 	require.False(t, m.Exists(key) && m.HGet(key, "job") != "", "and drops the older field")
+	claim.CommentCount = 2
 	second, err := svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_b", Name: "bob"}), slots.JobQuery{})
 	require.NoError(t, err)
 	require.Equal(t, claim, second.Claim)
@@ -122,4 +126,68 @@ func TestClaimStoredWithoutJobText(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, want, 2)
 	require.Equal(t, want, second.Comments)
+}
+
+// TestClaimStoredWithUncountedJobText: a claim stored before claims kept
+// their author has its job text in a jobtext field, seven claim items and
+// no count before them. A take answers the claim from it (no author); a
+// domain write, then a comment, move it to jobv with the domain and the
+// comment, and jobtext is gone.
+func TestClaimStoredWithUncountedJobText(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, c := newMiniredisClient(t)
+	st := redisstore.New(c, redisstore.WithPrefix("legacy"))
+	svc := slots.New(st)
+	drafter := identity.WithKey(ctx, identity.Key{ID: "key_d", Name: "dee"})
+	claim, err := svc.CreateClaim(drafter, slots.NewClaim{Title: "Old: 12:34", Domain: "physics"})
+	require.NoError(t, err)
+	draft, err := svc.AddComment(drafter, slots.NewComment{ClaimID: claim.ID, Body: "draft: 1:2", CommentType: string(slots.CommentDraft)})
+	require.NoError(t, err)
+	_, err = svc.ConfigureSlots(ctx, claim.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 3}})
+	require.NoError(t, err)
+	// As such a claim was stored: no author, and the job text without
+	// its count or the author's items.
+	key := "{legacy}:claim:" + claim.ID
+	for _, f := range []string{"jobv", "authorId", "authorName"} {
+		m.HDel(key, f)
+	}
+	raw, err := json.Marshal(draft)
+	require.NoError(t, err)
+	m.HSet(key, "jobtext", jobItems(claim.ID, claim.Title, "", "physics", fmt.Sprint(claim.CreatedAt.UnixMilli()), "[]", "", string(raw)))
+	claim.AuthorID, claim.AuthorName, claim.CommentCount = "", "", 1
+
+	job, err := svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_a", Name: "ann"}), slots.JobQuery{})
+	require.NoError(t, err)
+	require.Equal(t, claim, job.Claim)
+	require.Equal(t, []slots.Comment{draft}, job.Comments)
+
+	require.NoError(t, st.AddCalibration(ctx, slots.Calibration{ID: "cal_1", ClaimID: claim.ID, Scores: []slots.CalibrationScore{{Domain: "biology", Score: 100}},
+		Total: 100, EditorID: "key_d", EditorName: "dee", CreatedAt: claim.CreatedAt}))
+	require.Empty(t, m.HGet(key, "jobtext"), "a domain write moves the text")
+	claim.Domain = "biology"
+	job, err = svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_b", Name: "bob"}), slots.JobQuery{})
+	require.NoError(t, err)
+	require.Equal(t, claim, job.Claim, "with the domain written")
+
+	second, err := svc.AddComment(drafter, slots.NewComment{ClaimID: claim.ID, Body: "second"})
+	require.NoError(t, err)
+	claim.CommentCount = 2
+	job, err = svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_c", Name: "cy"}), slots.JobQuery{})
+	require.NoError(t, err)
+	require.Equal(t, claim, job.Claim)
+	require.Equal(t, []slots.Comment{draft, second}, job.Comments)
+	got, err := st.GetClaim(ctx, claim.ID)
+	require.NoError(t, err)
+	require.Equal(t, claim, got)
+}
+
+// jobItems writes items as lib.lua's job_text writes each: its length in
+// bytes, ':' and the bytes.
+func jobItems(items ...string) string {
+	var b strings.Builder
+	for _, it := range items {
+		fmt.Fprintf(&b, "%d:%s", len(it), it)
+	}
+	return b.String()
 }

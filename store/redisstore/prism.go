@@ -99,7 +99,8 @@ func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.
 	if err != nil {
 		return err
 	}
-	args := append([]any{s.ns, c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, p.Version, doc, store.Millis(p.NextLease()), c.Protocol}, openTriples(p)...)
+	args := append([]any{s.ns, c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, p.Version, doc, store.Millis(p.NextLease()), c.Protocol,
+		c.AuthorID, c.AuthorName}, openTriples(p)...)
 	err = claimPipelineCreateScript.Run(ctx, s.client,
 		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain), s.pipelineKey(c.ID), s.protocolClaimsKey(c.Protocol)}, args...).Err()
 	return interpretError(ctx, err, nil)

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -54,6 +55,8 @@ const (
 	claimCreatedAt
 	claimSources
 	claimProtocol
+	claimAuthorID
+	claimAuthorName
 	claimFieldCount
 )
 
@@ -65,6 +68,10 @@ var claimFields = [claimFieldCount]string{
 	claimCreatedAt: "createdAt",
 	claimSources:   "sources",
 	claimProtocol:  "protocol",
+	// Fields are only appended: a job text (lib.lua's job_text) says how
+	// many it holds, and one written before later fields reads them empty.
+	claimAuthorID:   "authorId",
+	claimAuthorName: "authorName",
 }
 
 // The job queue's scripts answer only what their caller did not send. A
@@ -247,13 +254,30 @@ func decodeClaim(v any) (slots.Claim, error) {
 	if err != nil {
 		return slots.Claim{}, err
 	}
-	c := slots.Claim{ID: f[claimID], Title: f[claimTitle], Body: f[claimBody], Domain: f[claimDomain], Sources: []slots.Source{}, Protocol: f[claimProtocol]}
+	c := slots.Claim{ID: f[claimID], Title: f[claimTitle], Body: f[claimBody], Domain: f[claimDomain], Sources: []slots.Source{},
+		Protocol: f[claimProtocol], AuthorID: f[claimAuthorID], AuthorName: f[claimAuthorName]}
 	if raw := f[claimSources]; raw != "" && raw != "[]" { // most claims have none
 		if err := json.Unmarshal([]byte(raw), &c.Sources); err != nil {
 			return c, fmt.Errorf("redisstore: sources of %s: %w", c.ID, err)
 		}
 	}
 	return c, times(f, claimFields[:], c.ID, map[int]*time.Time{claimCreatedAt: &c.CreatedAt})
+}
+
+// decodeCountedClaim reads a claim as lib.lua's counted_claim answers it:
+// claimFields, then its comment count.
+func decodeCountedClaim(v any) (slots.Claim, error) {
+	a, ok := v.([]any)
+	if !ok || len(a) != claimFieldCount+1 {
+		return slots.Claim{}, fmt.Errorf("redisstore: claim reply %T of %d items, want %d", v, len(a), claimFieldCount+1)
+	}
+	c, err := decodeClaim(a[:claimFieldCount])
+	n, ok := a[claimFieldCount].(int64)
+	if err == nil && !ok {
+		err = fmt.Errorf("redisstore: comment count of %s is %T, not an integer", c.ID, a[claimFieldCount])
+	}
+	c.CommentCount = int(n)
+	return c, err
 }
 
 // reply reads a script's flat reply in order: push_job's jobs, and the
@@ -324,39 +348,53 @@ func (r *reply) job(take *slots.TakeNextParams) slots.Job {
 	if r.err != nil {
 		return slots.Job{}
 	}
-	v, err = jobText(text)
+	claim, comments, err := jobText(text)
 	if err != nil {
 		r.err = err
 		return slots.Job{}
 	}
-	c, err := decodeClaim(v[:claimFieldCount])
+	c, err := decodeClaim(claim)
 	if err != nil {
 		r.err = err
 		return slots.Job{}
 	}
-	comments, err := decodeComments(v[claimFieldCount:])
+	cs, err := decodeComments(comments)
 	r.err = err
-	return slots.Job{Slot: sl, Claim: c, Comments: comments}
+	c.CommentCount = len(cs)
+	return slots.Job{Slot: sl, Claim: c, Comments: cs}
 }
 
 // jobText splits a claim's job text (lib.lua's job_text: each item its
-// length in bytes, ':' and the bytes) into its items: the claim's
-// claimFields values, then its comments' JSON.
-func jobText(s string) ([]any, error) {
-	var items []any
+// length in bytes, ':' and the bytes) into the claim's claimFields values
+// and its comments' JSON. Its first item is how many claim items follow:
+// those past claimFieldCount are skipped, and those a text written before
+// fields were appended lacks read as empty.
+func jobText(s string) (claim, comments []any, err error) {
+	var items []string
 	for s != "" {
-		n, rest, ok := strings.Cut(s, ":")
-		size, err := strconv.Atoi(n)
-		if !ok || err != nil || size < 0 || size > len(rest) {
-			return nil, fmt.Errorf("redisstore: malformed job text at item %d", len(items))
+		size, rest, ok := strings.Cut(s, ":")
+		m, err := strconv.Atoi(size)
+		if !ok || err != nil || m < 0 || m > len(rest) {
+			return nil, nil, fmt.Errorf("redisstore: malformed job text at item %d", len(items))
 		}
-		items = append(items, rest[:size])
-		s = rest[size:]
+		items = append(items, rest[:m])
+		s = rest[m:]
 	}
-	if len(items) < claimFieldCount {
-		return nil, fmt.Errorf("redisstore: job text of %d items, want at least %d", len(items), claimFieldCount)
+	if len(items) == 0 {
+		return nil, nil, errors.New("redisstore: empty job text")
 	}
-	return items, nil
+	n, err := strconv.Atoi(items[0])
+	if err != nil || n < 0 || n > len(items)-1 {
+		return nil, nil, fmt.Errorf("redisstore: job text of %d items begins with %q, not a count of its claim items", len(items), items[0])
+	}
+	claim = make([]any, claimFieldCount)
+	for i, it := range items[1 : 1+min(n, claimFieldCount)] {
+		claim[i] = it
+	}
+	for _, it := range items[1+n:] {
+		comments = append(comments, it)
+	}
+	return claim, comments, nil
 }
 
 // finish reads the finish p as finish_many.lua answers it: its error code,

@@ -23,7 +23,7 @@ func doneValues() []any {
 // the slot was queued), a claim's job text with one comment.
 func jobValues(id string) []any {
 	return []any{id, "c1", "critic", "1", "open",
-		jobTextOf("c1", "title", "body", "d", "1", "", "sim", `{"_id":"m1","claimId":"c1","body":"draft","commentType":"draft"}`)}
+		jobTextOf("9", "c1", "title", "body", "d", "1", "", "sim", "key_1", "ann", `{"_id":"m1","claimId":"c1","body":"draft","commentType":"draft"}`)}
 }
 
 // jobTextOf writes items as lib.lua's job_text does.
@@ -61,6 +61,9 @@ func TestReplyReadsFlatAnswers(t *testing.T) {
 		TakenAt: now, CreatedAt: time.UnixMilli(1).UTC(), LeaseExpiresAt: store.Milli(now.Add(time.Minute))}, job.Slot, "what the taker sent fills the rest")
 	require.Equal(t, "title", job.Claim.Title)
 	require.Equal(t, "sim", job.Claim.Protocol)
+	require.Equal(t, "key_1", job.Claim.AuthorID)
+	require.Equal(t, "ann", job.Claim.AuthorName)
+	require.Equal(t, 1, job.Claim.CommentCount)
 	require.Equal(t, []slots.Source{}, job.Claim.Sources)
 	require.Len(t, job.Comments, 1)
 	require.ErrorIs(t, r.finish(finish).Err, slots.ErrNotSlotOwner)
@@ -86,7 +89,7 @@ func TestReplyRefusesMalformedAnswers(t *testing.T) {
 		"number for code": {int64(3)},
 		"string for flag": append(append([]any{""}, doneValues()...), "1"),
 		"bad time":        append([]any{""}, badTime...),
-		"short job text":  append(append(append([]any{""}, doneValues()...), int64(1)), append(jobValues("s2")[:5], jobTextOf("c1", "title"))...),
+		"short job text":  append(append(append([]any{""}, doneValues()...), int64(1)), append(jobValues("s2")[:5], jobTextOf("9", "c1", "title"))...),
 		"long item":       append(append(append([]any{""}, doneValues()...), int64(1)), append(jobValues("s2")[:5], "9:c1")...),
 		"no length":       append(append(append([]any{""}, doneValues()...), int64(1)), append(jobValues("s2")[:5], "c1")...),
 		"number for text": append(append(append([]any{""}, doneValues()...), int64(1)), append(jobValues("s2")[:5], int64(3))...),
@@ -114,12 +117,39 @@ func TestScriptsDeclareGoFieldOrder(t *testing.T) {
 	require.Contains(t, decl, "local SLOT_FIELDS_N = 11\n")
 	require.Contains(t, decl, "local S_id = 1\n")
 	require.Contains(t, decl, "local S_leaseExpiresAt = 11\n")
-	require.Contains(t, decl, `local function CLAIM_FIELDS() return "_id", "title", "body", "domain", "createdAt", "sources", "protocol" end`)
+	require.Contains(t, decl, `local function CLAIM_FIELDS() return "_id", "title", "body", "domain", "createdAt", "sources", "protocol", "authorId", "authorName" end`)
 	require.Contains(t, decl, "local C_domain = 4\n")
 	require.Contains(t, decl, `local function DONE_FIELDS() return "role", "agentName", "agentAvatarUrl", "takenAt", "createdAt", "leaseExpiresAt" end`)
 	require.Contains(t, decl, "local D_leaseExpiresAt = 6\n")
 	require.Contains(t, decl, `local function QUEUED_FIELDS() return "claimId", "role", "createdAt", "status" end`)
 	require.Contains(t, decl, "local Q_status = 4\n")
+}
+
+// TestJobTextCountsItsClaimItems: a job text says how many claim items it
+// holds, so one written before fields were appended (a claim's jobtext,
+// seven items) reads the later ones empty, and one with more than this
+// build knows skips them; the comments follow either way.
+func TestJobTextCountsItsClaimItems(t *testing.T) {
+	t.Parallel()
+	comment := `{"_id":"m1"}`
+	for _, tc := range []struct {
+		name  string
+		items []string
+		want  []any
+	}{
+		{"as written now", []string{"9", "c1", "t", "b", "d", "1", "", "p", "key_1", "ann", comment}, []any{"c1", "t", "b", "d", "1", "", "p", "key_1", "ann"}},
+		{"before authors", []string{"7", "c1", "t", "b", "d", "1", "", "p", comment}, []any{"c1", "t", "b", "d", "1", "", "p", nil, nil}},
+		{"from a later build", []string{"11", "c1", "t", "b", "d", "1", "", "p", "key_1", "ann", "x", "y", comment}, []any{"c1", "t", "b", "d", "1", "", "p", "key_1", "ann"}},
+	} {
+		claim, comments, err := jobText(jobTextOf(tc.items...))
+		require.NoError(t, err, tc.name)
+		require.Equal(t, tc.want, claim, tc.name)
+		require.Equal(t, []any{comment}, comments, tc.name)
+	}
+	for _, bad := range []string{"", jobTextOf("c1", "t"), jobTextOf("9", "c1", "t"), jobTextOf("-1", "c1")} {
+		_, _, err := jobText(bad)
+		require.Error(t, err, "%q", bad)
+	}
 }
 
 // FuzzJobText: whatever a claim's job field holds, reading it answers its
@@ -128,16 +158,18 @@ func TestScriptsDeclareGoFieldOrder(t *testing.T) {
 func FuzzJobText(f *testing.F) {
 	f.Add("c1", "title", "ünï: 3:x", "")
 	f.Add("", "", "", "12:")
+	f.Add("", "", "", "1:9")
 	f.Fuzz(func(t *testing.T, a, b, c, raw string) {
-		items := []string{a, b, c, "d", "1", "", raw}
-		got, err := jobText(jobTextOf(items...))
+		items := []string{a, b, c, "d", "1", "", raw, "key_1", "ann"}
+		claim, comments, err := jobText(jobTextOf(append([]string{fmt.Sprint(len(items))}, append(items, raw)...)...))
 		require.NoError(t, err)
-		require.Len(t, got, len(items))
+		require.Len(t, claim, claimFieldCount)
 		for i, it := range items {
-			require.Equal(t, it, got[i])
+			require.Equal(t, it, claim[i])
 		}
-		if got, err := jobText(raw); err == nil {
-			require.GreaterOrEqual(t, len(got), claimFieldCount)
+		require.Equal(t, []any{raw}, comments)
+		if claim, _, err := jobText(raw); err == nil {
+			require.Len(t, claim, claimFieldCount)
 		}
 	})
 }

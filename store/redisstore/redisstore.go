@@ -129,6 +129,7 @@ var luaFiles embed.FS
 // the operation's own file.
 var (
 	createClaimScript      = newScript("create_claim.lua")
+	getClaimScript         = newScript("get_claim.lua")
 	addCommentScript       = newScript("add_comment.lua")
 	listCommentsScript     = newScript("list_comments.lua")
 	calibrateScript        = newScript("calibrate.lua")

@@ -31,20 +31,17 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 	}
 	err = createClaimScript.Run(ctx, s.client,
 		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain), s.protocolClaimsKey(c.Protocol)},
-		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol).Err()
+		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol, c.AuthorID, c.AuthorName).Err()
 	return interpretError(ctx, err, nil)
 }
 
-// GetClaim implements slots.ClaimStore.
+// GetClaim implements slots.ClaimStore in one script.
 func (s *Store) GetClaim(ctx context.Context, id string) (slots.Claim, error) {
-	v, err := s.client.HMGet(ctx, s.claimKey(id), claimFields[:]...).Result()
+	v, err := getClaimScript.Run(ctx, s.client, []string{s.claimKey(id), s.commentsKey(id)}).Result()
 	if err != nil {
 		return slots.Claim{}, interpretError(ctx, err, slots.ErrClaimNotFound)
 	}
-	if len(v) == 0 || v[claimID] == nil {
-		return slots.Claim{}, slots.ErrClaimNotFound
-	}
-	return decodeClaim(v)
+	return decodeCountedClaim(v)
 }
 
 // ListClaims implements slots.ClaimStore.
@@ -72,7 +69,7 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	}
 	out := make([]slots.Claim, 0, len(v))
 	for _, item := range v {
-		c, err := decodeClaim(item)
+		c, err := decodeCountedClaim(item)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +118,7 @@ func (s *Store) PickClaim(ctx context.Context, p slots.PickClaimParams) (slots.C
 	if len(v) != 2 {
 		return slots.ClaimJob{}, fmt.Errorf("redisstore: unexpected pick reply of %d items", len(v))
 	}
-	c, err := decodeClaim(v[0])
+	c, err := decodeCountedClaim(v[0])
 	if err != nil {
 		return slots.ClaimJob{}, err
 	}

@@ -70,6 +70,7 @@ func runClaimJob(t *testing.T, newStores NewStores) {
 			comments     int
 		}{{"a", "law", 3}, {"b", "law", 1}, {"c", "physics", 3}, {"d", "law", 0}} {
 			c := e.claim(n.domain)
+			c.CommentCount = n.comments // every one, whatever CommentLimit
 			claims[n.name] = c
 			for i := range n.comments {
 				_, err := e.svc.AddComment(identity.WithKey(e.ctx, author), slots.NewComment{ClaimID: c.ID, Body: fmt.Sprint(n.name, i)})

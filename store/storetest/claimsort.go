@@ -31,6 +31,7 @@ func runClaimsSort(t *testing.T, newStores NewStores) {
 				_, err := e.svc.AddComment(identity.WithKey(e.ctx, author), slots.NewComment{ClaimID: c.ID, Body: "a comment"})
 				require.NoError(t, err)
 			}
+			c.CommentCount = n.comments
 			byName[n.name] = c
 		}
 		ids := func(cs []slots.Claim) []string {
@@ -58,7 +59,7 @@ func runClaimsSort(t *testing.T, newStores NewStores) {
 		all, err := e.store.ListClaims(e.ctx, slots.ListClaimsParams{Limit: 10, Order: slots.ClaimTop})
 		require.NoError(t, err)
 		require.Equal(t, []string{"other", "c", "a", "d", "b"}, ids(all), "every domain")
-		require.Equal(t, byName["other"], all[0], "the claims as stored")
+		require.Equal(t, byName["other"], all[0], "the claims as stored, their comments counted")
 
 		page, err := e.svc.Claims(e.ctx, slots.ClaimsQuery{Sort: "TOP", Limit: 2, Domain: slots.DefaultDomain, Cursor: byName["b"].ID})
 		require.NoError(t, err)

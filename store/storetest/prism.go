@@ -21,7 +21,7 @@ import (
 type prismEnv struct {
 	ctx    context.Context
 	store  prism.Store
-	claims slots.ClaimStore
+	claims slots.Store
 	slots  *slots.Service
 	ids    *identity.Service
 	svc    *prism.Service
@@ -197,6 +197,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 	runPipelineTimes(t, newStores)
 	runConsensus(t, newStores)
 	runClaimProtocols(t, newStores)
+	runClaimAuthors(t, newStores)
 	runPrismDomainRace(t, newStores)
 	t.Run("FullRunToComplete", func(t *testing.T) {
 		t.Parallel()
@@ -806,7 +807,7 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			require.NoError(t, err, name)
 			require.Equal(t, domain, job.Claim.Domain, "%s: a role slot's job carries the claim's domain as the layer wrote it", name)
 			want := c
-			want.Domain = domain
+			want.Domain, want.CommentCount = domain, 1
 			require.Equal(t, want, job.Claim, "%s: and the rest of the claim as it was", name)
 			require.Len(t, job.Comments, 1)
 		}

@@ -6,15 +6,15 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
 end
 redis.call('RPUSH', KEYS[2], ARGV[2])
 -- The claim's job text gains the comment too; a claim stored before it
--- had one gets it now, and loses the older job field.
-local job = redis.call('HGET', KEYS[1], 'jobtext')
+-- had one gets it now, and loses the older fields.
+local job = redis.call('HGET', KEYS[1], 'jobv')
 if job then
   job = job .. job_item(ARGV[2])
 else
   job = job_text(read_claim(KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1))
-  redis.call('HDEL', KEYS[1], 'job')
+  redis.call('HDEL', KEYS[1], 'job', 'jobtext')
 end
-redis.call('HSET', KEYS[1], 'jobtext', job)
+redis.call('HSET', KEYS[1], 'jobv', job)
 -- The first draft makes the claim ready: its open slots join the job queue
 -- in this same step, so no agent sees a ready claim without its slots.
 if ARGV[3] == '1' and redis.call('HGET', KEYS[1], 'hasDraft') ~= '1' then

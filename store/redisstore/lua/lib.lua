@@ -22,17 +22,19 @@ end
 -- bytes (jobText in Go reads them).
 local function job_item(s) return #s .. ':' .. s end
 
--- job_text is a claim as a take answers it, kept in its hash's jobtext
--- field (a claim stored before claims kept their protocol has a job field
--- of one item fewer, which nothing reads; it gets a jobtext with its next
--- comment, and till then a take builds the text from its fields):
--- the claim's CLAIM_FIELDS values (false: empty), then its comments' JSON,
--- each a job_item. One field read in place of the claim's fields and its
--- comments list; a comment added later is appended as its job_item.
+-- job_text is a claim as a take answers it, kept in its hash's jobv
+-- field: how many claim items follow, then the claim's CLAIM_FIELDS values
+-- (false: empty), then its comments' JSON, each a job_item. One field read
+-- in place of the claim's fields and its comments list; a comment added
+-- later is appended as its job_item. The count lets a text written before
+-- CLAIM_FIELDS grew be read (jobText in Go): fields are only appended.
+-- Claims stored before kept a jobtext field without the count (the first
+-- seven fields) or, earlier, a job field nothing reads; claim_job_text
+-- reads them and their next comment or domain write moves them to jobv.
 local function job_text(claim, comments)
-  local parts = {}
+  local parts = {job_item(tostring(CLAIM_FIELDS_N))}
   for i = 1, CLAIM_FIELDS_N do
-    parts[i] = job_item(claim[i] or '')
+    parts[i + 1] = job_item(claim[i] or '')
   end
   for _, c in ipairs(comments) do
     parts[#parts + 1] = job_item(c)
@@ -40,12 +42,16 @@ local function job_text(claim, comments)
   return table.concat(parts)
 end
 
+-- legacy_job is a jobtext field, kept by claims stored before their job
+-- text counted its claim items (seven then), as job_text writes it.
+local function legacy_job(text) return job_item('7') .. text end
+
 -- job_domain returns a claim's job text (job_text) with the claim's domain
 -- item replaced by domain, the rest as it was: what a claim whose domain a
 -- Prism layer rewrote keeps, so a take answers the claim as it is now.
 local function job_domain(job, domain)
   local pos = 1
-  for i = 1, C_domain do
+  for i = 0, C_domain do -- item 0 is the count of claim items
     local colon = string.find(job, ':', pos, true)
     local stop = colon + tonumber(string.sub(job, pos, colon - 1))
     if i == C_domain then
@@ -58,10 +64,11 @@ end
 -- put_claim writes a new claim's hash and indexes it among every claim,
 -- its domain's and, when it has one, its protocol's (score 0: they sort
 -- by ID, oldest first). The caller has checked that the ID is free.
-local function put_claim(claim_key, claims_key, domain_key, protocol_key, id, title, body, domain, created_at, sources, protocol)
+local function put_claim(claim_key, claims_key, domain_key, protocol_key, id, title, body, domain, created_at, sources, protocol, author_id, author_name)
   redis.call('HSET', claim_key, '_id', id, 'title', title, 'body', body,
     'domain', domain, 'createdAt', created_at, 'sources', sources, 'protocol', protocol,
-    'jobtext', job_text({id, title, body, domain, created_at, sources, protocol}, {}))
+    'authorId', author_id, 'authorName', author_name,
+    'jobv', job_text({id, title, body, domain, created_at, sources, protocol, author_id, author_name}, {}))
   redis.call('ZADD', claims_key, 0, id)
   redis.call('ZADD', domain_key, 0, id)
   if protocol ~= '' then
@@ -191,13 +198,16 @@ end
 -- its open role slots' places in the job queue. What a Prism domain layer
 -- (prism_update) and a calibration (calibrate) write.
 local function set_claim_domain(ns, claim, claim_key, slots_key, domain)
-  local c = redis.call('HMGET', claim_key, 'domain', 'hasDraft', 'jobtext')
+  local c = redis.call('HMGET', claim_key, 'domain', 'hasDraft', 'jobv', 'jobtext')
   redis.call('HSET', claim_key, 'domain', domain)
   if c[1] == domain then
     return
   end
   if c[3] then
-    redis.call('HSET', claim_key, 'jobtext', job_domain(c[3], domain))
+    redis.call('HSET', claim_key, 'jobv', job_domain(c[3], domain))
+  elseif c[4] then
+    redis.call('HSET', claim_key, 'jobv', job_domain(legacy_job(c[4]), domain))
+    redis.call('HDEL', claim_key, 'jobtext', 'job')
   end
   if c[1] then
     redis.call('ZREM', ns .. 'claims:domain:' .. c[1], claim)
@@ -271,6 +281,15 @@ end
 -- read_claim reads a claim's hash so: CLAIM_FIELDS in order (C_).
 local function read_claim(key)
   return redis.call('HMGET', key, CLAIM_FIELDS())
+end
+
+-- counted_claim is a claim (its hash key, its comments list comments_key)
+-- as a read answers it: read_claim's fields, then how many comments it has
+-- (decodeCountedClaim in Go).
+local function counted_claim(key, comments_key)
+  local c = read_claim(key)
+  c[CLAIM_FIELDS_N + 1] = redis.call('LLEN', comments_key)
+  return c
 end
 
 -- queued_slot reads a job-queue entry's slot: QUEUED_FIELDS (Q_), all an
@@ -382,13 +401,17 @@ local function append(out, t)
   end
 end
 
--- claim_job_text is the jobtext field of the claim whose hash is key, and
--- the claim's domain; for a claim stored before that field, the same text
--- built from its fields and comments list.
+-- claim_job_text is the jobv field (job_text) of the claim whose hash is
+-- key, and the claim's domain; for a claim stored before that field, its
+-- jobtext field (legacy_job), or the text built from its fields and
+-- comments list.
 local function claim_job_text(key, comments_key)
-  local c = redis.call('HMGET', key, 'jobtext', 'domain')
+  local c = redis.call('HMGET', key, 'jobv', 'domain', 'jobtext')
   if c[1] then
     return c[1], c[2]
+  end
+  if c[3] then
+    return legacy_job(c[3]), c[2]
   end
   -- Strings, not numbers: a number argument costs Redis a printf.
   local claim = read_claim(key)

@@ -3,7 +3,8 @@
 -- top), domain ('' for any: a protocol's index holds every domain's).
 -- Newest first: the index holds every claim ID with score 0, so reverse
 -- lexicographic order is reverse creation order. With top, the same claims
--- with the most comments first, the newest of those tied first.
+-- with the most comments first, the newest of those tied first. Each
+-- claim is its fields and its comment count (counted_claim).
 local ns, bound, limit, domain = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[5]
 local ids
 if domain == '' then
@@ -41,6 +42,6 @@ if ARGV[4] == 'top' then
 end
 local out = {}
 for _, id in ipairs(ids) do
-  out[#out + 1] = read_claim(ns .. 'claim:' .. id)
+  out[#out + 1] = counted_claim(ns .. 'claim:' .. id, ns .. 'comments:' .. id)
 end
 return out

@@ -2,7 +2,7 @@
 -- ARGV: namespace, strategy (latest, top, random), pool size, random draw
 -- in [0,1), comment limit (0: every comment).
 -- slots.ClaimStore.PickClaim: the candidates are the pool's newest claims;
--- returns the pick's hash and its newest comments, oldest first.
+-- returns the pick (counted_claim) and its newest comments, oldest first.
 local ns, strategy = ARGV[1], ARGV[2]
 local ids = redis.call('ZREVRANGEBYLEX', KEYS[1], '+', '-', 'LIMIT', 0, tonumber(ARGV[3]))
 if #ids == 0 then
@@ -28,6 +28,6 @@ if limit > 0 then
   from = -limit
 end
 return {
-  read_claim(ns .. 'claim:' .. pick),
+  counted_claim(ns .. 'claim:' .. pick, ns .. 'comments:' .. pick),
   redis.call('LRANGE', ns .. 'comments:' .. pick, from, -1),
 }
