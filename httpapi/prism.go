@@ -39,8 +39,8 @@ func (a *slotsAPI) prismRoutes() []operation {
 		{id: "postConsensus", method: "POST", path: "/api/v1/claims/{claimId}/consensus", tag: tagPrism, summary: "Post a consensus record for a claim, as the original's agents do", auth: keyRequired, scope: prism.ScopeConsensusWrite, body: wire.NewConsensus{}, status: 200, resp: wire.ConsensusPosted{}, limited: true, fn: a.postConsensus},
 		{id: "listConsensus", method: "GET", path: "/api/v1/claims/{claimId}/consensus/history", query: "limit", tag: tagPrism, summary: "A claim's consensus records, newest first (limit 20 by default, at most 100)", auth: keyRequired, status: 200, resp: wire.Items[wire.Consensus]{}, fn: a.consensusHistory},
 		{id: "releaseStaleSlots", method: "POST", path: "/api/v1/slots/release-stale", tag: tagPrism, summary: "Release stage slots taken too long ago", auth: keyRequired, scope: slots.ScopeCommentCreate, status: 200, resp: wire.ReleaseStale{}, fn: a.releaseStale},
-		{id: "listProtocols", method: "GET", path: "/api/v1/protocols", tag: tagPrism, summary: "List protocols", auth: keyRequired, status: 200, resp: wire.Items[wire.Protocol]{}, fn: a.protocols},
-		{id: "getProtocol", method: "GET", path: "/api/v1/protocols/{protocolId}", tag: tagPrism, summary: "Get a protocol", auth: keyRequired, status: 200, resp: wire.Protocol{}, fn: a.protocol},
+		{id: "listProtocols", method: "GET", path: "/api/v1/protocols", tag: tagPrism, summary: "List protocols: the registered ones and the names claims were created under, with how often", auth: keyRequired, status: 200, resp: wire.Items[wire.ProtocolSummary]{}, fn: a.protocols},
+		{id: "getProtocol", method: "GET", path: "/api/v1/protocols/{protocolId}", tag: tagPrism, summary: "Get a protocol: a registered one, or a name claims were created under", auth: keyRequired, status: 200, resp: wire.ProtocolSummary{}, fn: a.protocol},
 		{id: "listProtocolClaims", method: "GET", path: "/api/v1/protocols/{protocolId}/claims", query: "limit cursor domain sort", tag: tagPrism, summary: "List the claims created under a protocol (the name given at creation, registered or not), as GET /api/v1/claims?protocolId= does", auth: keyRequired, status: 200, resp: wire.Items[wire.Claim]{}, fn: a.protocolClaims},
 		{id: "registerProtocol", method: "POST", path: "/api/v1/protocols", tag: tagPrism, summary: "Register a protocol", auth: keyRequired, scope: identity.ScopeKeysAdmin, body: wire.Protocol{}, status: 201, resp: wire.Protocol{}, fn: a.registerProtocol},
 	}
@@ -110,6 +110,10 @@ func viewProtocol(p prism.Protocol) wire.Protocol {
 		}
 	}
 	return v
+}
+
+func viewProtocolSummary(p prism.ProtocolSummary) wire.ProtocolSummary {
+	return wire.ProtocolSummary{Protocol: viewProtocol(p.Protocol), ClaimCount: p.Claims, LastUsedAt: store.Millis(p.LastUsedAt)}
 }
 
 func protocolIn(in wire.Protocol) prism.Protocol {
@@ -434,20 +438,20 @@ func (a *slotsAPI) releaseStale(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *slotsAPI) protocol(w http.ResponseWriter, r *http.Request) error {
-	p, err := a.prism.Protocol(r.Context(), r.PathValue("protocolId"))
+	p, err := a.prism.ProtocolSummary(r.Context(), r.PathValue("protocolId"))
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, viewProtocol(p))
+	httpjson.Write(w, http.StatusOK, viewProtocolSummary(p))
 	return nil
 }
 
 func (a *slotsAPI) protocols(w http.ResponseWriter, r *http.Request) error {
-	ps, err := a.prism.Protocols(r.Context())
+	ps, err := a.prism.ProtocolSummaries(r.Context())
 	if err != nil {
 		return err
 	}
-	httpjson.Write(w, http.StatusOK, wire.List(viewAll(ps, viewProtocol)))
+	httpjson.Write(w, http.StatusOK, wire.List(viewAll(ps, viewProtocolSummary)))
 	return nil
 }
 

@@ -31,6 +31,7 @@ var slotsOps = []string{
 	"ListSlots",
 	"NextOpenSlot",
 	"PickClaim",
+	"ProtocolUses",
 	"ReleaseExpiredSlots",
 	"ReplaceOpenSlots",
 	"TakeNextSlot",
@@ -54,11 +55,12 @@ const (
 	opSlotsListSlots              = 12
 	opSlotsNextOpenSlot           = 13
 	opSlotsPickClaim              = 14
-	opSlotsReleaseExpiredSlots    = 15
-	opSlotsReplaceOpenSlots       = 16
-	opSlotsTakeNextSlot           = 17
-	opSlotsTakeNextSlots          = 18
-	opSlotsTakeSlot               = 19
+	opSlotsProtocolUses           = 15
+	opSlotsReleaseExpiredSlots    = 16
+	opSlotsReplaceOpenSlots       = 17
+	opSlotsTakeNextSlot           = 18
+	opSlotsTakeNextSlots          = 19
+	opSlotsTakeSlot               = 20
 )
 
 // AddCalibration implements slots.Store.
@@ -153,6 +155,14 @@ func (s slotsStore) NextOpenSlot(ctx context.Context, a1 slots.NextSlotParams) (
 func (s slotsStore) PickClaim(ctx context.Context, a1 slots.PickClaimParams) (slots.ClaimJob, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opSlotsPickClaim])
 	r0, err := s.next.PickClaim(ctx, a1)
+	c.end(err)
+	return r0, err
+}
+
+// ProtocolUses implements slots.Store.
+func (s slotsStore) ProtocolUses(ctx context.Context, a1 slots.ProtocolUsesParams) ([]slots.ProtocolUse, error) {
+	ctx, c := s.o.start(ctx, &s.ops[opSlotsProtocolUses])
+	r0, err := s.next.ProtocolUses(ctx, a1)
 	c.end(err)
 	return r0, err
 }

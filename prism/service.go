@@ -193,6 +193,99 @@ func (s *Service) Protocols(ctx context.Context) (_ []Protocol, err error) {
 	return s.store.ListProtocols(ctx)
 }
 
+// ProtocolSummary is a protocol as the protocol routes show it: Agora's
+// definition beside the original's summary of how often claims were
+// created under its name. The names claims were created under that no one
+// registered (slots.Claim.Protocol, kept as given) are summaries too.
+type ProtocolSummary struct {
+	// Protocol is the registered or built-in definition; for a name no one
+	// registered, its ID and Name are the name and it has no layers.
+	Protocol Protocol
+	// Claims is how many claims were created under the name, LastUsedAt
+	// the newest one's CreatedAt (zero when none was).
+	Claims     int
+	LastUsedAt time.Time
+}
+
+// MaxProtocolNames bounds how many names no one registered
+// ProtocolSummaries lists: the most used ones.
+const MaxProtocolNames = 1000
+
+// ProtocolSummaries lists every registered protocol, the built-in ones
+// included, and the names claims were created under that no one
+// registered (the MaxProtocolNames most used), as the original's listing
+// orders them: the most claims first, then the latest used, then by ID.
+func (s *Service) ProtocolSummaries(ctx context.Context) (_ []ProtocolSummary, err error) {
+	ctx, done := s.obs.Call(ctx, "prism.ProtocolSummaries")
+	defer func() { done(err) }()
+	registered, err := s.Protocols(ctx)
+	if err != nil {
+		return nil, err
+	}
+	uses, err := s.claims.ProtocolUses(ctx, slots.ProtocolUsesParams{Limit: len(registered) + MaxProtocolNames})
+	if err != nil {
+		return nil, err
+	}
+	used := make(map[string]slots.ProtocolUse, len(uses))
+	for _, u := range uses {
+		used[u.Name] = u
+	}
+	out := make([]ProtocolSummary, 0, len(registered)+len(uses))
+	for _, p := range registered {
+		u := used[p.ID]
+		delete(used, p.ID)
+		out = append(out, ProtocolSummary{Protocol: p, Claims: u.Claims, LastUsedAt: u.LastUsedAt})
+	}
+	names := 0
+	for _, u := range uses {
+		if _, ok := used[u.Name]; ok && names < MaxProtocolNames {
+			out = append(out, ProtocolSummary{Protocol: Protocol{ID: u.Name, Name: u.Name}, Claims: u.Claims, LastUsedAt: u.LastUsedAt})
+			names++
+		}
+	}
+	slices.SortFunc(out, func(a, b ProtocolSummary) int {
+		return slots.CompareProtocolUses(a.use(), b.use())
+	})
+	return out, nil
+}
+
+// ProtocolSummary returns one protocol's summary: a registered one's, or
+// that of a name claims were created under; ErrProtocolNotFound for
+// neither.
+func (s *Service) ProtocolSummary(ctx context.Context, id string) (_ ProtocolSummary, err error) {
+	ctx, done := s.obs.Call(ctx, "prism.ProtocolSummary")
+	defer func() { done(err) }()
+	if id == "" {
+		return ProtocolSummary{}, ErrProtocolNotFound
+	}
+	p, err := s.Protocol(ctx, id)
+	registered := err == nil
+	if err != nil && !errors.Is(err, ErrProtocolNotFound) {
+		return ProtocolSummary{}, err
+	}
+	uses, err := s.claims.ProtocolUses(ctx, slots.ProtocolUsesParams{Name: id})
+	if err != nil {
+		return ProtocolSummary{}, err
+	}
+	sum := ProtocolSummary{Protocol: p}
+	if len(uses) > 0 {
+		sum.Claims, sum.LastUsedAt = uses[0].Claims, uses[0].LastUsedAt
+	}
+	switch {
+	case registered:
+	case len(uses) > 0:
+		sum.Protocol = Protocol{ID: id, Name: id}
+	default:
+		return ProtocolSummary{}, ErrProtocolNotFound
+	}
+	return sum, nil
+}
+
+// use is the summary as slots.CompareProtocolUses orders it.
+func (p ProtocolSummary) use() slots.ProtocolUse {
+	return slots.ProtocolUse{Name: p.Protocol.ID, Claims: p.Claims, LastUsedAt: p.LastUsedAt}
+}
+
 // NewClaim is the input of Service.CreateClaim: a claim and the protocol
 // its pipeline runs.
 type NewClaim struct {

@@ -1,7 +1,9 @@
 package slots
 
 import (
+	"cmp"
 	"context"
+	"strings"
 	"time"
 )
 
@@ -44,6 +46,39 @@ type ClaimStore interface {
 	// statement, script or lock): one round trip, whatever p.Pool. It
 	// returns ErrNoClaims when there is no candidate.
 	PickClaim(ctx context.Context, p PickClaimParams) (ClaimJob, error)
+	// ProtocolUses returns, for the protocol names claims were created
+	// under (Claim.Protocol, when not empty), how many were and when the
+	// newest was, counted in the step that stores each claim: with p.Name
+	// set, that name's alone (none when no claim has it); else up to
+	// p.Limit (at least 1) of them, the most claims first, then the latest
+	// used, then by name.
+	ProtocolUses(ctx context.Context, p ProtocolUsesParams) ([]ProtocolUse, error)
+}
+
+// ProtocolUsesParams selects ProtocolUses.
+type ProtocolUsesParams struct {
+	Name  string // when set, only this protocol name's use
+	Limit int    // the most uses returned when Name is empty, at least 1
+}
+
+// ProtocolUse is how often claims were created under a protocol name, as
+// the original's protocol listing counts them.
+type ProtocolUse struct {
+	Name       string    // a Claim.Protocol, exactly
+	Claims     int       // how many claims were created under it
+	LastUsedAt time.Time // the newest such claim's CreatedAt
+}
+
+// CompareProtocolUses orders uses as ProtocolUses lists them: the most
+// claims first, then the latest used, then by name.
+func CompareProtocolUses(a, b ProtocolUse) int {
+	if a.Claims != b.Claims {
+		return cmp.Compare(b.Claims, a.Claims)
+	}
+	if c := b.LastUsedAt.Compare(a.LastUsedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
 }
 
 // ListClaimsParams pages through claims.

@@ -161,9 +161,10 @@ func (c *Client) PostConsensus(ctx context.Context, claimID string, in NewConsen
 	return out.ConsensusID, err
 }
 
-// Protocol returns one protocol (GET /api/v1/protocols/{id}).
-func (c *Client) Protocol(ctx context.Context, id string) (Protocol, error) {
-	var p Protocol
+// Protocol returns one protocol's summary (GET /api/v1/protocols/{id}):
+// a registered protocol, or a name claims were created under.
+func (c *Client) Protocol(ctx context.Context, id string) (ProtocolSummary, error) {
+	var p ProtocolSummary
 	err := c.do(ctx, "GET", "/api/v1/protocols/"+esc(id), nil, &p)
 	return p, err
 }
@@ -185,9 +186,12 @@ type FlagResolution = wire.ResolveFlag
 // Flag is a pipeline flag as the Prism routes show it.
 type Flag = wire.Flag
 
-// Protocol is a deliberation protocol as the protocol routes show and
-// take it.
+// Protocol is a deliberation protocol as the protocol routes take it.
 type Protocol = wire.Protocol
+
+// ProtocolSummary is a protocol as the protocol routes show it: its
+// definition and how often claims were created under it.
+type ProtocolSummary = wire.ProtocolSummary
 
 // ResolveFlag resolves a pipeline flag (scope pipeline:review) as r says.
 // A flag already resolved is store.ErrConflict; an unknown action,
@@ -197,9 +201,10 @@ func (c *Client) ResolveFlag(ctx context.Context, claimID, flagID string, r Flag
 }
 
 // Protocols lists the deliberation protocols a claim may run under,
-// Prism v1 included.
-func (c *Client) Protocols(ctx context.Context) ([]Protocol, error) {
-	var out wire.Items[Protocol]
+// Prism v1 included, and the names claims were created under that no one
+// registered, with how often each was used.
+func (c *Client) Protocols(ctx context.Context) ([]ProtocolSummary, error) {
+	var out wire.Items[ProtocolSummary]
 	err := c.do(ctx, "GET", "/api/v1/protocols", nil, &out)
 	return out.Items, err
 }

@@ -197,7 +197,7 @@ func TestProtocolsThroughTheClient(t *testing.T) {
 		c := setup(t, st)
 		protos, err := c.Protocols(ctx)
 		require.NoError(t, err)
-		require.Equal(t, wireProtocols(t, prism.LensV1(), prism.MetaV1(), prism.PrismV1(), prism.PrismV1Solo()), protos, "the built-in protocols")
+		require.Equal(t, summaries(wireProtocols(t, prism.LensV1(), prism.MetaV1(), prism.PrismV1(), prism.PrismV1Solo())), protos, "the built-in protocols, unused")
 
 		quick := client.Protocol{ID: "quick-verdict", Name: "Quick verdict", Layers: []wire.Layer{{
 			Layer: 1, Name: "Verdict", ConsensusSlots: 1, Threshold: 0.5,
@@ -213,7 +213,7 @@ func TestProtocolsThroughTheClient(t *testing.T) {
 		protos, err = c.Protocols(ctx)
 		require.NoError(t, err)
 		require.Len(t, protos, len(prism.BuiltinIDs)+1)
-		require.Contains(t, protos, quick)
+		require.Contains(t, protos, client.ProtocolSummary{Protocol: quick})
 
 		bad := quick
 		bad.ID, bad.Layers = "empty", nil
@@ -225,6 +225,12 @@ func TestProtocolsThroughTheClient(t *testing.T) {
 
 		claim, err := a.CreateClaim(ctx, client.NewClaim{Title: "Ants farm", Body: "Leafcutters grow fungus.", Protocol: quick.ID})
 		require.NoError(t, err)
+		used, err := c.Protocol(ctx, quick.ID)
+		require.NoError(t, err)
+		require.Equal(t, client.ProtocolSummary{Protocol: quick, ClaimCount: 1, LastUsedAt: claim.CreatedAt}, used, "used once")
+		protos, err = c.Protocols(ctx)
+		require.NoError(t, err)
+		require.Equal(t, used, protos[0], "the most used first")
 		p, err := c.Pipeline(ctx, claim.ID)
 		require.NoError(t, err)
 		require.Equal(t, quick.ID, p.Protocol)
@@ -385,6 +391,15 @@ func TestDeviceLoginThroughTheClient(t *testing.T) {
 
 // wireProtocols is ps as the protocol routes show them: their stored JSON,
 // which the wire's is the same as.
+// summaries are the protocols' summaries, none of them used.
+func summaries(ps []client.Protocol) []client.ProtocolSummary {
+	out := make([]client.ProtocolSummary, len(ps))
+	for i, p := range ps {
+		out[i] = client.ProtocolSummary{Protocol: p}
+	}
+	return out
+}
+
 func wireProtocols(t *testing.T, ps ...prism.Protocol) []client.Protocol {
 	t.Helper()
 	b, err := json.Marshal(ps)

@@ -225,9 +225,20 @@ type ResolveFlag struct {
 // order. It is the answer of the protocol routes and the body of
 // POST /api/v1/protocols.
 type Protocol struct {
-	ID     string  `json:"id"`     // e.g. "prism-v1"; 1 to 100 characters; the built-in IDs cannot be registered
-	Name   string  `json:"name"`   // display name, 1 to 100 characters
-	Layers []Layer `json:"layers"` // 1 to 20, numbered in order from 1 (or 0)
+	ID     string  `json:"id"`               // e.g. "prism-v1"; 1 to 100 characters; the built-in IDs cannot be registered
+	Name   string  `json:"name"`             // display name, 1 to 100 characters
+	Layers []Layer `json:"layers,omitempty"` // 1 to 20, numbered in order from 1 (or 0); absent from a summary of a name no one registered
+}
+
+// ProtocolSummary answers GET /api/v1/protocols (each item) and
+// GET /api/v1/protocols/{protocolId}: a registered protocol's definition,
+// or a name claims were created under that no one registered (its id and
+// name the name, no layers), with the original's summary of how often
+// claims were created under it.
+type ProtocolSummary struct {
+	Protocol
+	ClaimCount int   `json:"claimCount"`           // claims created under the name
+	LastUsedAt int64 `json:"lastUsedAt,omitempty"` // the newest such claim's createdAt, Unix milliseconds; absent when none was
 }
 
 // Layer is one layer of a Protocol: its work roles, how many consensus

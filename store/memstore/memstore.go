@@ -22,6 +22,7 @@ type Store struct {
 
 	claims     map[string]*claimRec
 	claimOrder []string // claim IDs, ascending
+	protocols  map[string]*slots.ProtocolUse
 	slots      map[string]*slotRec
 	seq        uint64 // last slotRec.seq handed out
 	keys       map[string]*identity.Key
@@ -56,12 +57,13 @@ func (s *Store) Parallelism() int { return 1 }
 // New returns an empty store.
 func New() *Store {
 	return &Store{
-		claims:   map[string]*claimRec{},
-		slots:    map[string]*slotRec{},
-		keys:     map[string]*identity.Key{},
-		keyNames: map[string]string{},
-		balances: map[string]int64{},
-		queue:    jobQueue{sets: map[queueKey]*openSet{}},
-		leased:   map[string]time.Time{},
+		claims:    map[string]*claimRec{},
+		protocols: map[string]*slots.ProtocolUse{},
+		slots:     map[string]*slotRec{},
+		keys:      map[string]*identity.Key{},
+		keyNames:  map[string]string{},
+		balances:  map[string]int64{},
+		queue:     jobQueue{sets: map[queueKey]*openSet{}},
+		leased:    map[string]time.Time{},
 	}
 }

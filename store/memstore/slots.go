@@ -62,6 +62,38 @@ func (s *Store) putClaim(c slots.Claim) {
 	c.CommentCount = 0
 	s.claims[c.ID] = &claimRec{claim: c}
 	s.claimOrder = insertSorted(s.claimOrder, c.ID)
+	if c.Protocol != "" {
+		u := s.protocols[c.Protocol]
+		if u == nil {
+			u = &slots.ProtocolUse{Name: c.Protocol}
+			s.protocols[c.Protocol] = u
+		}
+		u.Claims++
+		if c.CreatedAt.After(u.LastUsedAt) {
+			u.LastUsedAt = c.CreatedAt
+		}
+	}
+}
+
+// ProtocolUses implements slots.ClaimStore.
+func (s *Store) ProtocolUses(ctx context.Context, p slots.ProtocolUsesParams) ([]slots.ProtocolUse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []slots.ProtocolUse{}
+	if p.Name != "" {
+		if u := s.protocols[p.Name]; u != nil {
+			out = append(out, *u)
+		}
+		return out, nil
+	}
+	for _, u := range s.protocols {
+		out = append(out, *u)
+	}
+	slices.SortFunc(out, slots.CompareProtocolUses)
+	return out[:min(len(out), max(p.Limit, 0))], nil
 }
 
 // GetClaim implements slots.ClaimStore.

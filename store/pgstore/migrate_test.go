@@ -79,6 +79,27 @@ func TestMigrateClaimSources(t *testing.T) {
 	require.Equal(t, slots.Claim{ID: "claim_old", Title: "Old", Domain: "physics", CreatedAt: time.UnixMilli(1).UTC(), Sources: []slots.Source{}}, c)
 }
 
+// TestMigrateProtocolUses: the claims stored under protocols before their
+// uses were counted are counted by the migration, and claims created after
+// count on from there.
+func TestMigrateProtocolUses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openAt(t, 45)
+	_, err := db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at, protocol) VALUES
+		('claim_1', 'A', '', 'd', 1, 'sim'), ('claim_2', 'B', '', 'd', 7, 'sim'), ('claim_3', 'C', '', 'd', 3, 'lens-v1'), ('claim_4', 'D', '', 'd', 9, '')`)
+	require.NoError(t, err)
+	require.NoError(t, pgstore.Migrate(ctx, db))
+	st := pgstore.New(db)
+	uses, err := st.ProtocolUses(ctx, slots.ProtocolUsesParams{Limit: 10})
+	require.NoError(t, err)
+	require.Equal(t, []slots.ProtocolUse{{Name: "sim", Claims: 2, LastUsedAt: time.UnixMilli(7).UTC()}, {Name: "lens-v1", Claims: 1, LastUsedAt: time.UnixMilli(3).UTC()}}, uses)
+	require.NoError(t, st.CreateClaim(ctx, slots.Claim{ID: "claim_5", Title: "E", Domain: "d", CreatedAt: time.UnixMilli(11), Protocol: "lens-v1"}))
+	uses, err = st.ProtocolUses(ctx, slots.ProtocolUsesParams{Name: "lens-v1"})
+	require.NoError(t, err)
+	require.Equal(t, []slots.ProtocolUse{{Name: "lens-v1", Claims: 2, LastUsedAt: time.UnixMilli(11).UTC()}}, uses)
+}
+
 // TestMigrateSigningKeys: a key stored before keys had signing keys has
 // none, and can register one.
 func TestMigrateSigningKeys(t *testing.T) {

@@ -88,7 +88,7 @@ func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.
 	_, err = s.db.ExecContext(ctx, `
 		WITH claim AS (
 			INSERT INTO agora_claims (id, title, body, domain, created_at, sources, protocol, author_id, author_name)
-			VALUES ($1, $2, $3, $4, $5, $6, $14, $15, $16) RETURNING id),
+			VALUES ($1, $2, $3, $4, $5, $6, $14, $15, $16) RETURNING id, protocol, created_at)`+countProtocolUse+`,
 		pipe AS (
 			INSERT INTO agora_pipelines (claim_id, version, doc, next_lease) SELECT id, $7, $8, $9 FROM claim RETURNING claim_id)
 		INSERT INTO agora_stage_work (slot_id, claim_id, role, layer, domain)

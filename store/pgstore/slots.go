@@ -21,8 +21,10 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO agora_claims (id, title, body, domain, created_at, sources, protocol, author_id, author_name)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+	_, err = s.db.ExecContext(ctx, `WITH claim AS (
+			INSERT INTO agora_claims (id, title, body, domain, created_at, sources, protocol, author_id, author_name)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING protocol, created_at)`+countProtocolUse+`
+		SELECT 1`,
 		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol, c.AuthorID, c.AuthorName)
 	if isUniqueViolation(err, "agora_claims_pkey") {
 		return slots.ErrClaimExists
@@ -33,6 +35,38 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 // claimColumns are a claim's columns as claimRow reads them; its comments
 // are counted from the comments column (migration 039), which AddComment
 // writes in the transaction that inserts each.
+// countProtocolUse is the CTE that counts the claim inserted by the CTE
+// claim (returning its protocol and created_at) in agora_protocol_uses
+// (migration 046), in the statement that inserts it.
+const countProtocolUse = `,
+		protocol_use AS (
+			INSERT INTO agora_protocol_uses AS u (name, claims, last_used_at)
+			SELECT protocol, 1, created_at FROM claim WHERE protocol <> ''
+			ON CONFLICT (name) DO UPDATE SET claims = u.claims + 1, last_used_at = GREATEST(u.last_used_at, EXCLUDED.last_used_at))`
+
+// ProtocolUses implements slots.ClaimStore.
+func (s *Store) ProtocolUses(ctx context.Context, p slots.ProtocolUsesParams) ([]slots.ProtocolUse, error) {
+	var rows []struct {
+		Name       string `db:"name"`
+		Claims     int    `db:"claims"`
+		LastUsedAt int64  `db:"last_used_at"`
+	}
+	limit := max(p.Limit, 0)
+	if p.Name != "" {
+		limit = 1
+	}
+	err := s.db.SelectContext(ctx, &rows, `SELECT name, claims, last_used_at FROM agora_protocol_uses
+		WHERE ($1 = '' OR name = $1) ORDER BY claims DESC, last_used_at DESC, name LIMIT $2`, p.Name, limit)
+	if err != nil {
+		return nil, interpretError(ctx, err)
+	}
+	out := make([]slots.ProtocolUse, len(rows))
+	for i, r := range rows {
+		out[i] = slots.ProtocolUse{Name: r.Name, Claims: r.Claims, LastUsedAt: store.FromMillis(r.LastUsedAt)}
+	}
+	return out, nil
+}
+
 const claimColumns = `id, title, body, domain, created_at, sources, protocol, author_id, author_name,
 	json_array_length(comments) AS comment_count`
 

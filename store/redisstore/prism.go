@@ -102,7 +102,8 @@ func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.
 	args := append([]any{s.ns, c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, p.Version, doc, store.Millis(p.NextLease()), c.Protocol,
 		c.AuthorID, c.AuthorName}, openTriples(p)...)
 	err = claimPipelineCreateScript.Run(ctx, s.client,
-		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain), s.pipelineKey(c.ID), s.protocolClaimsKey(c.Protocol)}, args...).Err()
+		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain), s.pipelineKey(c.ID), s.protocolClaimsKey(c.Protocol),
+			s.protocolsKey()}, args...).Err()
 	return interpretError(ctx, err, nil)
 }
 

@@ -89,6 +89,11 @@ func (s *Store) protocolClaimsKey(protocol string) string {
 	return s.key("claims", "protocol", protocol)
 }
 
+// protocolsKey indexes the names claims were created under (score 0);
+// protocolsIndexedKey marks it as holding those of claims stored before it.
+func (s *Store) protocolsKey() string        { return s.key("claims", "protocols") }
+func (s *Store) protocolsIndexedKey() string { return s.key("claims", "protocols", "indexed") }
+
 func (s *Store) leasesKey() string   { return s.key("leases") }
 func (s *Store) keysKey() string     { return s.key("keys") }
 func (s *Store) keyNamesKey() string { return s.key("keynames") }
@@ -130,6 +135,8 @@ var luaFiles embed.FS
 var (
 	createClaimScript      = newScript("create_claim.lua")
 	getClaimScript         = newScript("get_claim.lua")
+	protocolUsesScript     = newScript("protocol_uses.lua")
+	protocolIndexScript    = newScript("protocol_index.lua")
 	addCommentScript       = newScript("add_comment.lua")
 	listCommentsScript     = newScript("list_comments.lua")
 	calibrateScript        = newScript("calibrate.lua")
@@ -198,7 +205,13 @@ var scriptErrorList = []*store.Error{
 	arena.ErrGameNotFound, arena.ErrGameExists, arena.ErrVersionConflict,
 	agentchat.ErrConversationNotFound,
 	agentchat.ErrConversationBusy, agentchat.ErrNotRunning,
+	errProtocolsUnindexed,
 }
+
+// errProtocolsUnindexed is protocol_uses.lua's answer while the store's
+// claims may predate its protocol names index; ProtocolUses builds the
+// index and asks again, so it never reaches a caller.
+var errProtocolsUnindexed = &store.Error{Kind: store.ErrUnavailable, Code: "protocols_unindexed", Message: "the protocol names of claims stored before are being indexed"}
 
 // scriptErrorPrefix starts every error reply of this package's scripts.
 const scriptErrorPrefix = "AGORA "

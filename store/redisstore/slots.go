@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -30,7 +31,7 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 		return err
 	}
 	err = createClaimScript.Run(ctx, s.client,
-		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain), s.protocolClaimsKey(c.Protocol)},
+		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain), s.protocolClaimsKey(c.Protocol), s.protocolsKey()},
 		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol, c.AuthorID, c.AuthorName).Err()
 	return interpretError(ctx, err, nil)
 }
@@ -76,6 +77,61 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// ProtocolUses implements slots.ClaimStore in one script
+// (protocol_uses.lua), which counts each name's claims index; Go orders
+// and cuts them. A store whose claims may predate the names index first
+// adds theirs (indexProtocols), once.
+func (s *Store) ProtocolUses(ctx context.Context, p slots.ProtocolUsesParams) ([]slots.ProtocolUse, error) {
+	keys := []string{s.protocolsKey(), s.protocolsIndexedKey()}
+	v, err := protocolUsesScript.Run(ctx, s.client, keys, s.ns, p.Name).Slice()
+	if err = interpretError(ctx, err, nil); errors.Is(err, errProtocolsUnindexed) {
+		if err := s.indexProtocols(ctx); err != nil {
+			return nil, err
+		}
+		v, err = protocolUsesScript.Run(ctx, s.client, keys, s.ns, p.Name).Slice()
+		err = interpretError(ctx, err, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := reply{a: v}
+	out := []slots.ProtocolUse{}
+	for !r.done() {
+		u := slots.ProtocolUse{Name: r.str(), Claims: r.int()}
+		at, err := strconv.ParseInt(r.str(), 10, 64)
+		if r.err == nil && err != nil {
+			r.err = fmt.Errorf("redisstore: last use of protocol %q: %w", u.Name, err)
+		}
+		u.LastUsedAt = store.FromMillis(at)
+		out = append(out, u)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	slices.SortFunc(out, slots.CompareProtocolUses)
+	if p.Name == "" {
+		out = out[:min(len(out), max(p.Limit, 0))]
+	}
+	return out, nil
+}
+
+// indexProtocols adds the protocol names of every claim to the names
+// index, a page of claims a script (protocol_index.lua), and marks the
+// index as complete after the last page.
+func (s *Store) indexProtocols(ctx context.Context) error {
+	keys := []string{s.claimsKey(), s.protocolsKey(), s.protocolsIndexedKey()}
+	for from := "-"; ; {
+		last, err := protocolIndexScript.Run(ctx, s.client, keys, s.ns, from, 500).Text()
+		if err != nil {
+			return interpretError(ctx, err, nil)
+		}
+		if last == "" {
+			return nil
+		}
+		from = "(" + last
+	}
 }
 
 // AddComment implements slots.ClaimStore.

@@ -97,6 +97,61 @@ func runClaimProtocols(t *testing.T, newStores NewStores) {
 		require.Len(t, list(slots.ListClaimsParams{Limit: 10}), 5, "nothing stored")
 	})
 
+	t.Run("ProtocolUses", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 0)
+		uses := func(p slots.ProtocolUsesParams) []slots.ProtocolUse {
+			t.Helper()
+			got, err := e.claims.ProtocolUses(e.ctx, p)
+			require.NoError(t, err)
+			return got
+		}
+		require.Empty(t, uses(slots.ProtocolUsesParams{Limit: 10}), "no claim, no name")
+		create := func(protocol string) slots.Claim {
+			t.Helper()
+			c, _, err := e.svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: "Under " + protocol}, Protocol: protocol})
+			require.NoError(t, err)
+			return c
+		}
+		at := func(d time.Duration) time.Time { return e.clock.Now().Add(d) }
+		e.clock.Advance(time.Millisecond)
+		create("alpha")
+		create("beta")
+		e.clock.Advance(time.Millisecond)
+		alpha := create("alpha")
+		e.clock.Advance(time.Millisecond)
+		create("gamma") // gamma and delta: one claim each, the same millisecond
+		create("delta")
+		t3 := at(0)
+		e.clock.Advance(time.Millisecond)
+		beta := create("beta")
+		_, err := e.slots.CreateClaim(e.ctx, slots.NewClaim{Title: "No protocol, not counted"})
+		require.NoError(t, err)
+		_, _, err = e.svc.CreateClaim(e.ctx, prism.NewClaim{NewClaim: slots.NewClaim{Title: ""}, Protocol: "alpha"})
+		require.Error(t, err, "a refused claim")
+
+		want := []slots.ProtocolUse{
+			{Name: "beta", Claims: 2, LastUsedAt: beta.CreatedAt},
+			{Name: "alpha", Claims: 2, LastUsedAt: alpha.CreatedAt},
+			{Name: "delta", Claims: 1, LastUsedAt: t3},
+			{Name: "gamma", Claims: 1, LastUsedAt: t3},
+		}
+		require.Equal(t, want, uses(slots.ProtocolUsesParams{Limit: 10}), "the most claims, then the latest used, then by name")
+		require.Equal(t, want[:2], uses(slots.ProtocolUsesParams{Limit: 2}))
+		require.Empty(t, uses(slots.ProtocolUsesParams{Limit: 0}))
+		require.Equal(t, want[3:], uses(slots.ProtocolUsesParams{Name: "gamma"}))
+		require.Empty(t, uses(slots.ProtocolUsesParams{Name: "Gamma"}), "exact")
+		require.Empty(t, uses(slots.ProtocolUsesParams{Name: "unused"}))
+
+		// A claim stored through the store counts as the service's do; one
+		// refused for its taken ID counts nothing.
+		e.clock.Advance(time.Millisecond)
+		direct := slots.Claim{ID: "claim_direct", Title: "Direct", Domain: slots.DefaultDomain, Sources: []slots.Source{}, CreatedAt: at(0), Protocol: "gamma"}
+		require.NoError(t, e.claims.CreateClaim(e.ctx, direct))
+		require.ErrorIs(t, e.claims.CreateClaim(e.ctx, direct), slots.ErrClaimExists)
+		require.Equal(t, []slots.ProtocolUse{{Name: "gamma", Claims: 2, LastUsedAt: direct.CreatedAt}}, uses(slots.ProtocolUsesParams{Name: "gamma"}))
+	})
+
 	t.Run("RaceCreateUnderProtocol", func(t *testing.T) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 0)
@@ -139,6 +194,9 @@ func runClaimProtocols(t *testing.T, newStores NewStores) {
 			cs, err := e.claims.ListClaims(e.ctx, slots.ListClaimsParams{Limit: 100, Protocol: protocol})
 			require.NoError(t, err)
 			require.ElementsMatch(t, created, cs, "every claim once")
+			u, err := e.claims.ProtocolUses(e.ctx, slots.ProtocolUsesParams{Name: protocol})
+			require.NoError(t, err)
+			require.Equal(t, []slots.ProtocolUse{{Name: protocol, Claims: creators, LastUsedAt: e.clock.Now()}}, u, "each claim counted once")
 			for _, c := range cs {
 				_, err := e.svc.Pipeline(e.ctx, c.ID)
 				require.NoError(t, err, "with its pipeline")

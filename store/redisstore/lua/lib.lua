@@ -63,8 +63,10 @@ end
 
 -- put_claim writes a new claim's hash and indexes it among every claim,
 -- its domain's and, when it has one, its protocol's (score 0: they sort
--- by ID, oldest first). The caller has checked that the ID is free.
-local function put_claim(claim_key, claims_key, domain_key, protocol_key, id, title, body, domain, created_at, sources, protocol, author_id, author_name)
+-- by ID, oldest first), the protocol's name then joining the names claims
+-- were created under (protocols_key). The caller has checked that the ID
+-- is free.
+local function put_claim(claim_key, claims_key, domain_key, protocol_key, protocols_key, id, title, body, domain, created_at, sources, protocol, author_id, author_name)
   redis.call('HSET', claim_key, '_id', id, 'title', title, 'body', body,
     'domain', domain, 'createdAt', created_at, 'sources', sources, 'protocol', protocol,
     'authorId', author_id, 'authorName', author_name,
@@ -73,6 +75,7 @@ local function put_claim(claim_key, claims_key, domain_key, protocol_key, id, ti
   redis.call('ZADD', domain_key, 0, id)
   if protocol ~= '' then
     redis.call('ZADD', protocol_key, 0, id)
+    redis.call('ZADD', protocols_key, 0, protocol)
   end
 end
 
