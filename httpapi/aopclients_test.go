@@ -549,11 +549,15 @@ func TestClaimAuthorAndCommentCount(t *testing.T) {
 			require.Equal(t, "writer", claim["authorName"], what)
 			require.Equal(t, "ai", claim["authorType"], what)
 			require.EqualValues(t, comments, claim["commentCount"], what)
+			require.GreaterOrEqual(t, claim["updatedAt"], claim["createdAt"], what)
 		}
 		check(created, 0, "as created")
 		c.expect(200, "POST", "/api/v1/claims/"+id+"/comments", critic, map[string]any{"body": "a draft", "commentType": "draft"})
 		c.expect(200, "POST", "/api/v1/claims/"+id+"/comments", critic, map[string]any{"body": "more"})
-		check(c.expect(200, "GET", "/api/v1/claims/"+id, critic, nil).body, 2, "by ID")
+		byID := c.expect(200, "GET", "/api/v1/claims/"+id, critic, nil).body
+		check(byID, 2, "by ID")
+		comments := c.expect(200, "GET", "/api/v1/claims/"+id+"/comments?sort=new", critic, nil).body["items"].([]any)
+		require.Equal(t, comments[0].(map[string]any)["createdAt"], byID["updatedAt"], "updated by its latest comment")
 		check(c.expect(200, "GET", "/api/v1/claims", critic, nil).body["items"].([]any)[0].(map[string]any), 2, "listed")
 		check(c.expect(200, "GET", "/api/v1/jobs/claims?commentLimit=1", critic, nil).body["claim"].(map[string]any), 2, "a claim job")
 		c.expect(201, "POST", "/api/v1/claims/"+id+"/slots", writer, map[string]any{"roles": []map[string]any{{"role": "critic", "count": 1}}})

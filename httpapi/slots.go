@@ -149,7 +149,7 @@ func (a *slotsAPI) getClaim(w http.ResponseWriter, r *http.Request) error {
 
 func viewClaim(c slots.Claim) wire.Claim {
 	v := wire.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, Protocol: c.Protocol, CreatedAt: store.Millis(c.CreatedAt),
-		AuthorID: c.AuthorID, AuthorName: c.AuthorName, CommentCount: c.CommentCount}
+		UpdatedAt: store.Millis(c.UpdatedAt), AuthorID: c.AuthorID, AuthorName: c.AuthorName, CommentCount: c.CommentCount}
 	if c.AuthorID != "" {
 		v.AuthorType = wire.AuthorAI
 	}

@@ -324,7 +324,7 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (slots.Claim, Pi
 		c.Protocol = proto.ID
 	}
 	e := s.env(ctx)
-	c.ID, c.CreatedAt = s.ids.New("claim"), e.now
+	c.ID, c.CreatedAt, c.UpdatedAt = s.ids.New("claim"), e.now, e.now
 	c.SetAuthor(ctx)
 	p := newPipeline(c.ID, c.Domain, proto, e)
 	p.CreatedAt, p.UpdatedAt = e.now, e.now

@@ -29,7 +29,8 @@ type Store interface {
 	// UpdatePipeline stores next if the stored pipeline's Version is
 	// next.Version-1, and in the same atomic step credits fx.Credits to the
 	// ledger and, when fx.Domain is set, writes it to the claim (and its
-	// role slots' copy). Otherwise it applies none of fx and returns
+	// role slots' copy), making next.UpdatedAt the claim's UpdatedAt when
+	// it is later. Otherwise it applies none of fx and returns
 	// ErrVersionConflict together with the pipeline as it is stored now,
 	// read in the same atomic step as the failed comparison (no extra round
 	// trip), so the caller can apply its change again without reading;

@@ -41,6 +41,11 @@ type Claim struct {
 	// CreatedAt is when the service created the claim, UTC to the
 	// millisecond.
 	CreatedAt time.Time
+	// UpdatedAt is when the claim last changed, as the original's claims
+	// say: its creation, its latest comment, calibration or domain a Prism
+	// layer wrote, whichever is last (a claim stored before claims kept it
+	// has its CreatedAt until its next change).
+	UpdatedAt time.Time
 	// Protocol is the deliberation protocol the claim was created under,
 	// as the original keeps it: the name its creator gave, trimmed (which
 	// may be one no one registered), else the ID of the protocol its Prism

@@ -115,6 +115,7 @@ func (s *Service) CreateClaim(ctx context.Context, in NewClaim) (_ Claim, err er
 	}
 	c.ID = s.ids.New("claim")
 	c.CreatedAt = s.clock()
+	c.UpdatedAt = c.CreatedAt
 	c.SetAuthor(ctx)
 	if err := s.store.CreateClaim(ctx, c); err != nil {
 		return Claim{}, err

@@ -20,7 +20,8 @@ type ClaimStore interface {
 	ListClaims(ctx context.Context, p ListClaimsParams) ([]Claim, error)
 	// AddComment stores c, or returns ErrClaimNotFound if its claim does not
 	// exist. When c is the claim's first draft, the claim's open slots join
-	// the job queue in the same atomic step.
+	// the job queue in the same atomic step, which also makes c.CreatedAt
+	// the claim's UpdatedAt when it is later.
 	AddComment(ctx context.Context, c Comment) error
 	// ListComments returns the claim's comments, oldest first, or
 	// ErrClaimNotFound.
@@ -30,7 +31,8 @@ type ClaimStore interface {
 	// changes (the claim listed under its new domain, its open slots
 	// offered under it), as a Prism domain layer's write does; concurrent
 	// calls are applied one after the other, so the claim's domain is the
-	// top domain of the calibration stored last. It returns
+	// top domain of the calibration stored last; c.CreatedAt becomes the
+	// claim's UpdatedAt when it is later. It returns
 	// ErrClaimNotFound, storing nothing, if the claim does not exist.
 	AddCalibration(ctx context.Context, c Calibration) error
 	// ListCalibrations returns the claim's limit (at least 1) latest

@@ -221,7 +221,7 @@ func JobOf(j wire.Job) slots.Job {
 // terms.
 func ClaimOf(c wire.Claim) slots.Claim {
 	return slots.Claim{ID: c.ID, Title: c.Title, Body: c.Body, Domain: c.Domain, Sources: all(c.Sources, func(s wire.Source) slots.Source { return slots.Source(s) }),
-		CreatedAt: store.FromMillis(c.CreatedAt), Protocol: c.Protocol, AuthorID: c.AuthorID, AuthorName: c.AuthorName, CommentCount: c.CommentCount}
+		CreatedAt: store.FromMillis(c.CreatedAt), UpdatedAt: store.FromMillis(c.UpdatedAt), Protocol: c.Protocol, AuthorID: c.AuthorID, AuthorName: c.AuthorName, CommentCount: c.CommentCount}
 }
 
 // commentOf is a comment as the server answers it, in the slots package's

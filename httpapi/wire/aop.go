@@ -15,6 +15,10 @@ type Claim struct {
 	Sources []Source `json:"sources"` // in the order given; [] when none
 	// CreatedAt is in Unix milliseconds.
 	CreatedAt int64 `json:"createdAt"`
+	// UpdatedAt is when the claim last changed, in Unix milliseconds: its
+	// creation, its latest comment, calibration or domain a Prism layer
+	// wrote, as the original's claims say.
+	UpdatedAt int64 `json:"updatedAt"`
 	// Protocol is the protocol named at creation, trimmed, else the one
 	// the claim's pipeline runs; absent for a claim without a pipeline.
 	Protocol string `json:"protocol,omitempty"`

@@ -22,7 +22,7 @@ func (s *Store) AddCalibration(ctx context.Context, c slots.Calibration) error {
 	c.Scores = slices.Clone(c.Scores)
 	c.CreatedAt = store.Milli(c.CreatedAt)
 	r.calibrations = append(r.calibrations, c)
-	s.setDomain(r, c.TopDomain())
+	s.setDomain(r, c.TopDomain(), c.CreatedAt)
 	return nil
 }
 

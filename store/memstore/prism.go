@@ -217,7 +217,7 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 		s.balances[c.KeyID] += c.Amount
 	}
 	if fx.Domain != "" {
-		s.setDomain(s.claims[next.ClaimID], fx.Domain)
+		s.setDomain(s.claims[next.ClaimID], fx.Domain, next.UpdatedAt)
 	}
 	return prism.Pipeline{}, nil
 }

@@ -59,6 +59,7 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 func (s *Store) putClaim(c slots.Claim) {
 	c.Sources = append([]slots.Source{}, c.Sources...)
 	c.CreatedAt = store.Milli(c.CreatedAt)
+	c.UpdatedAt = store.Milli(c.UpdatedAt)
 	c.CommentCount = 0
 	s.claims[c.ID] = &claimRec{claim: c}
 	s.claimOrder = insertSorted(s.claimOrder, c.ID)
@@ -165,6 +166,7 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	}
 	c.CreatedAt = store.Milli(c.CreatedAt)
 	r.comments = append(r.comments, c)
+	r.touch(c.CreatedAt)
 	if c.CommentType == slots.CommentDraft && !r.hasDraft {
 		r.hasDraft = true
 		s.queueOpen(r)
@@ -183,13 +185,21 @@ func (s *Store) queueOpen(r *claimRec) {
 	}
 }
 
+// touch makes at the claim's UpdatedAt when it is later.
+func (r *claimRec) touch(at time.Time) {
+	if at = store.Milli(at); at.After(r.claim.UpdatedAt) {
+		r.claim.UpdatedAt = at
+	}
+}
+
 // setDomain writes domain as r's claim's and, when the claim is in the
 // job queue (it has a draft), indexes its open slots under it: what a
 // Prism domain layer (UpdatePipeline) and a calibration (AddCalibration)
 // write. The caller holds the mutex. The entries under the old domain drop
 // lazily (jobqueue.go), and the listings read the domain from the claim.
-func (s *Store) setDomain(r *claimRec, domain string) {
+func (s *Store) setDomain(r *claimRec, domain string, at time.Time) {
 	r.claim.Domain = domain
+	r.touch(at)
 	if r.hasDraft {
 		s.queueOpen(r)
 	}

@@ -18,7 +18,7 @@ var calibrateQuery = `
 	WITH cal AS (
 		INSERT INTO agora_calibrations (id, claim_id, domains, scores, total, editor_id, editor_name, created_at)
 		VALUES ($2, $1, $3, $4, $5, $6, $7, $8) RETURNING claim_id),
-	` + domainWrite("cal", "$9") + `
+	` + domainWrite("cal", "$9", "$8") + `
 	SELECT count(*) FROM cal`
 
 // AddCalibration implements slots.ClaimStore in one transaction that

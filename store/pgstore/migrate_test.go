@@ -76,7 +76,7 @@ func TestMigrateClaimSources(t *testing.T) {
 	require.NoError(t, pgstore.Migrate(ctx, db))
 	c, err := pgstore.New(db).GetClaim(ctx, "claim_old")
 	require.NoError(t, err)
-	require.Equal(t, slots.Claim{ID: "claim_old", Title: "Old", Domain: "physics", CreatedAt: time.UnixMilli(1).UTC(), Sources: []slots.Source{}}, c)
+	require.Equal(t, slots.Claim{ID: "claim_old", Title: "Old", Domain: "physics", CreatedAt: time.UnixMilli(1).UTC(), UpdatedAt: time.UnixMilli(1).UTC(), Sources: []slots.Source{}}, c)
 }
 
 // TestMigrateProtocolUses: the claims stored under protocols before their

@@ -87,13 +87,14 @@ func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.
 	ids, roles, layers := workColumns(p)
 	_, err = s.db.ExecContext(ctx, `
 		WITH claim AS (
-			INSERT INTO agora_claims (id, title, body, domain, created_at, sources, protocol, author_id, author_name)
-			VALUES ($1, $2, $3, $4, $5, $6, $14, $15, $16) RETURNING id, protocol, created_at)`+countProtocolUse+`,
+			INSERT INTO agora_claims (id, title, body, domain, created_at, sources, protocol, author_id, author_name, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $14, $15, $16, $17) RETURNING id, protocol, created_at)`+countProtocolUse+`,
 		pipe AS (
 			INSERT INTO agora_pipelines (claim_id, version, doc, next_lease) SELECT id, $7, $8, $9 FROM claim RETURNING claim_id)
 		INSERT INTO agora_stage_work (slot_id, claim_id, role, layer, domain)
 		SELECT u.id, pipe.claim_id, u.role, u.layer, $13 FROM pipe, unnest($10::text[], $11::text[], $12::int[]) AS u (id, role, layer)`,
-		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, p.Version, doc, store.Millis(p.NextLease()), pq.Array(ids), pq.Array(roles), pq.Array(layers), p.Domain, c.Protocol, c.AuthorID, c.AuthorName)
+		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, p.Version, doc, store.Millis(p.NextLease()), pq.Array(ids), pq.Array(roles), pq.Array(layers), p.Domain, c.Protocol, c.AuthorID, c.AuthorName,
+		store.Millis(c.UpdatedAt))
 	switch {
 	case isUniqueViolation(err, "agora_claims_pkey"):
 		return slots.ErrClaimExists
@@ -144,7 +145,7 @@ var updatePipelineQuery = `
 	credit AS (
 		INSERT INTO agora_ledger (api_key_id, amount, reason, ref, created_at)
 		SELECT c.key, c.amount, 'stage_slot_done', c.ref, $12 FROM upd, unnest($9::text[], $10::bigint[], $11::text[]) AS c (key, amount, ref)),
-	` + domainWrite("upd", "$13") + `,
+	` + domainWrite("upd", "$13", "$12") + `,
 	cur AS (
 		SELECT doc FROM agora_pipelines WHERE claim_id = $1 AND NOT EXISTS (SELECT 1 FROM upd) FOR SHARE)
 	SELECT EXISTS (SELECT 1 FROM upd) AS saved, (SELECT doc FROM cur) AS doc`

@@ -22,10 +22,10 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 		return err
 	}
 	_, err = s.db.ExecContext(ctx, `WITH claim AS (
-			INSERT INTO agora_claims (id, title, body, domain, created_at, sources, protocol, author_id, author_name)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING protocol, created_at)`+countProtocolUse+`
+			INSERT INTO agora_claims (id, title, body, domain, created_at, sources, protocol, author_id, author_name, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING protocol, created_at)`+countProtocolUse+`
 		SELECT 1`,
-		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol, c.AuthorID, c.AuthorName)
+		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol, c.AuthorID, c.AuthorName, store.Millis(c.UpdatedAt))
 	if isUniqueViolation(err, "agora_claims_pkey") {
 		return slots.ErrClaimExists
 	}
@@ -68,7 +68,7 @@ func (s *Store) ProtocolUses(ctx context.Context, p slots.ProtocolUsesParams) ([
 }
 
 const claimColumns = `id, title, body, domain, created_at, sources, protocol, author_id, author_name,
-	json_array_length(comments) AS comment_count`
+	json_array_length(comments) AS comment_count, updated_at`
 
 type claimRow struct {
 	ID           string `db:"id"`
@@ -81,12 +81,13 @@ type claimRow struct {
 	AuthorID     string `db:"author_id"`
 	AuthorName   string `db:"author_name"`
 	CommentCount int    `db:"comment_count"`
+	UpdatedAt    int64  `db:"updated_at"`
 }
 
 func (r claimRow) claim() (slots.Claim, error) {
 	sources, err := decodeSources(r.Sources)
 	return slots.Claim{ID: r.ID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: store.FromMillis(r.CreatedAt), Sources: sources,
-		Protocol: r.Protocol, AuthorID: r.AuthorID, AuthorName: r.AuthorName, CommentCount: r.CommentCount}, err
+		Protocol: r.Protocol, AuthorID: r.AuthorID, AuthorName: r.AuthorName, CommentCount: r.CommentCount, UpdatedAt: store.FromMillis(r.UpdatedAt)}, err
 }
 
 // encodeSources is the sources column's value of a claim's sources.
@@ -169,8 +170,8 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 		return interpretError(ctx, err)
 	}
 	draft := c.CommentType == slots.CommentDraft
-	if _, err := tx.ExecContext(ctx, `UPDATE agora_claims c SET comments = `+commentsJSON+`, has_draft = has_draft OR $2
-		WHERE c.id = $1`, c.ClaimID, draft); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE agora_claims c SET comments = `+commentsJSON+`, has_draft = has_draft OR $2,
+		updated_at = GREATEST(updated_at, $3) WHERE c.id = $1`, c.ClaimID, draft, store.Millis(c.CreatedAt)); err != nil {
 		return interpretError(ctx, err)
 	}
 	if draft && !hasDraft {
@@ -190,9 +191,9 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 // its slots', the order every other write that takes both keeps. A Prism
 // domain layer (updatePipelineQuery) and a calibration (calibrateQuery)
 // write a domain with it.
-func domainWrite(from, param string) string {
+func domainWrite(from, param, at string) string {
 	return `claim AS (
-		UPDATE agora_claims SET domain = ` + param + ` FROM ` + from + `
+		UPDATE agora_claims SET domain = ` + param + `, updated_at = GREATEST(updated_at, ` + at + `) FROM ` + from + `
 		WHERE ` + param + ` <> '' AND agora_claims.id = ` + from + `.claim_id RETURNING agora_claims.id),
 	roles AS (
 		UPDATE agora_role_slots SET domain = ` + param + ` FROM claim WHERE agora_role_slots.claim_id = claim.id)`

@@ -127,7 +127,7 @@ func (r *takeRow) fields() []any { return append([]any{&r.Kind, &r.Ord}, r.jobRo
 const jobColumns = `s.id, s.claim_id, s.role, s.status, COALESCE(s.api_key_id, '') AS api_key_id, s.agent_name,
 			s.agent_avatar_url, s.taken_at, s.done_at, s.created_at, s.lease_expires_at,
 			c.title, c.body, c.domain, c.created_at AS claim_created_at, c.sources, c.comments, c.protocol,
-			c.author_id, c.author_name`
+			c.author_id, c.author_name, c.updated_at AS claim_updated_at`
 
 // jobRow is a row of jobColumns.
 type jobRow struct {
@@ -141,6 +141,7 @@ type jobRow struct {
 	Protocol       string `db:"protocol"`
 	AuthorID       string `db:"author_id"`
 	AuthorName     string `db:"author_name"`
+	ClaimUpdatedAt int64  `db:"claim_updated_at"`
 }
 
 // columns implements scanned.
@@ -148,7 +149,7 @@ func (*jobRow) columns() []string { return jobRowColumns }
 
 // fields implements scanned.
 func (r *jobRow) fields() []any {
-	return append(r.slotRow.fields(), &r.Title, &r.Body, &r.Domain, &r.ClaimCreatedAt, &r.Sources, &r.Comments, &r.Protocol, &r.AuthorID, &r.AuthorName)
+	return append(r.slotRow.fields(), &r.Title, &r.Body, &r.Domain, &r.ClaimCreatedAt, &r.Sources, &r.Comments, &r.Protocol, &r.AuthorID, &r.AuthorName, &r.ClaimUpdatedAt)
 }
 
 func (r jobRow) job() (slots.Job, error) {
@@ -157,7 +158,7 @@ func (r jobRow) job() (slots.Job, error) {
 		return slots.Job{}, err
 	}
 	claim, err := claimRow{ID: r.ClaimID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.ClaimCreatedAt, Sources: r.Sources,
-		Protocol: r.Protocol, AuthorID: r.AuthorID, AuthorName: r.AuthorName, CommentCount: len(comments)}.claim()
+		Protocol: r.Protocol, AuthorID: r.AuthorID, AuthorName: r.AuthorName, CommentCount: len(comments), UpdatedAt: r.ClaimUpdatedAt}.claim()
 	if err != nil {
 		return slots.Job{}, err
 	}
@@ -502,7 +503,7 @@ func filterParams(k nextSlotKey) int {
 // for a job's. noneLeft reads it.
 const (
 	candidatesColumns = `(SELECT count(*) FROM l)`
-	candidatesFiller  = `'', '', '', '', '', '', '', 0, 0, 0, 0, '', '', '', 0, '[]'::jsonb, '[]'::json, '', '', ''`
+	candidatesFiller  = `'', '', '', '', '', '', '', 0, 0, 0, 0, '', '', '', 0, '[]'::jsonb, '[]'::json, '', '', '', 0`
 )
 
 // noneLeft reports whether an agent a takeManySteps statement left without

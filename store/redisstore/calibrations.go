@@ -30,7 +30,7 @@ func (s *Store) AddCalibration(ctx context.Context, c slots.Calibration) error {
 	}
 	err = calibrateScript.Run(ctx, s.client,
 		[]string{s.claimKey(c.ClaimID), s.calibrationsKey(c.ClaimID), s.slotsKey(c.ClaimID)},
-		s.ns, c.ClaimID, doc, c.TopDomain()).Err()
+		s.ns, c.ClaimID, doc, c.TopDomain(), store.Millis(c.CreatedAt)).Err()
 	return interpretError(ctx, err, nil)
 }
 

@@ -72,7 +72,8 @@ func TestClaimStoredWithoutSources(t *testing.T) {
 	m.HSet("{legacy}:claim:claim_old", "_id", "claim_old", "title", "Old", "body", "", "domain", "physics", "createdAt", "1")
 	got, err := st.GetClaim(ctx, "claim_old")
 	require.NoError(t, err)
-	require.Equal(t, slots.Claim{ID: "claim_old", Title: "Old", Domain: "physics", CreatedAt: time.UnixMilli(1).UTC(), Sources: []slots.Source{}}, got)
+	require.Equal(t, slots.Claim{ID: "claim_old", Title: "Old", Domain: "physics", CreatedAt: time.UnixMilli(1).UTC(), UpdatedAt: time.UnixMilli(1).UTC(), Sources: []slots.Source{}}, got,
+		"no updatedAt: updated when created")
 
 	_, err = m.RPush("{legacy}:comments:claim_old",
 		`{"_id":"comment_old","claimId":"claim_old","body":"b","commentType":"draft","authorId":"key_1","agentName":"ann","createdAt":1767323045123}`)
@@ -95,7 +96,7 @@ func TestClaimStoredWithoutJobText(t *testing.T) {
 	claim, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "Old: 12:34", Body: "ünïcode 3:x", Domain: "physics"})
 	require.NoError(t, err)
 	drafter := identity.WithKey(ctx, identity.Key{ID: "key_d", Name: "dee"})
-	_, err = svc.AddComment(drafter, slots.NewComment{ClaimID: claim.ID, Body: "draft: 1:2", CommentType: string(slots.CommentDraft)})
+	draft, err := svc.AddComment(drafter, slots.NewComment{ClaimID: claim.ID, Body: "draft: 1:2", CommentType: string(slots.CommentDraft)})
 	require.NoError(t, err)
 	_, err = svc.ConfigureSlots(ctx, claim.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 2}})
 	require.NoError(t, err)
@@ -106,7 +107,7 @@ func TestClaimStoredWithoutJobText(t *testing.T) {
 	// one claim item fewer: nothing reads it.
 	m.HSet(key, "job", "3:old")
 
-	claim.CommentCount = 1
+	claim.CommentCount, claim.UpdatedAt = 1, draft.CreatedAt
 	first, err := svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_a", Name: "ann"}), slots.JobQuery{})
 	require.NoError(t, err)
 	require.Equal(t, claim, first.Claim)
@@ -114,11 +115,11 @@ func TestClaimStoredWithoutJobText(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, first.Comments)
 
-	_, err = svc.AddComment(drafter, slots.NewComment{ClaimID: claim.ID, Body: "second"})
+	added, err := svc.AddComment(drafter, slots.NewComment{ClaimID: claim.ID, Body: "second"})
 	require.NoError(t, err)
 	require.NotEmpty(t, m.HGet(key, "jobv"), "the next comment writes the job text")
 	require.False(t, m.Exists(key) && m.HGet(key, "job") != "", "and drops the older field")
-	claim.CommentCount = 2
+	claim.CommentCount, claim.UpdatedAt = 2, added.CreatedAt
 	second, err := svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_b", Name: "bob"}), slots.JobQuery{})
 	require.NoError(t, err)
 	require.Equal(t, claim, second.Claim)
@@ -155,7 +156,7 @@ func TestClaimStoredWithUncountedJobText(t *testing.T) {
 	raw, err := json.Marshal(draft)
 	require.NoError(t, err)
 	m.HSet(key, "jobtext", jobItems(claim.ID, claim.Title, "", "physics", fmt.Sprint(claim.CreatedAt.UnixMilli()), "[]", "", string(raw)))
-	claim.AuthorID, claim.AuthorName, claim.CommentCount = "", "", 1
+	claim.AuthorID, claim.AuthorName, claim.CommentCount, claim.UpdatedAt = "", "", 1, draft.CreatedAt
 
 	job, err := svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_a", Name: "ann"}), slots.JobQuery{})
 	require.NoError(t, err)
@@ -172,7 +173,7 @@ func TestClaimStoredWithUncountedJobText(t *testing.T) {
 
 	second, err := svc.AddComment(drafter, slots.NewComment{ClaimID: claim.ID, Body: "second"})
 	require.NoError(t, err)
-	claim.CommentCount = 2
+	claim.CommentCount, claim.UpdatedAt = 2, second.CreatedAt
 	job, err = svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_c", Name: "cy"}), slots.JobQuery{})
 	require.NoError(t, err)
 	require.Equal(t, claim, job.Claim)

@@ -100,7 +100,7 @@ func (s *Store) CreateClaimPipeline(ctx context.Context, c slots.Claim, p prism.
 		return err
 	}
 	args := append([]any{s.ns, c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, p.Version, doc, store.Millis(p.NextLease()), c.Protocol,
-		c.AuthorID, c.AuthorName}, openTriples(p)...)
+		c.AuthorID, c.AuthorName, store.Millis(c.UpdatedAt)}, openTriples(p)...)
 	err = claimPipelineCreateScript.Run(ctx, s.client,
 		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain), s.pipelineKey(c.ID), s.protocolClaimsKey(c.Protocol),
 			s.protocolsKey()}, args...).Err()
@@ -127,7 +127,7 @@ func (s *Store) UpdatePipeline(ctx context.Context, next prism.Pipeline, fx pris
 	if err != nil {
 		return prism.Pipeline{}, err
 	}
-	args := []any{s.ns, next.ClaimID, next.Version, doc, store.Millis(next.NextLease()), next.Domain, fx.Domain, len(fx.Credits)}
+	args := []any{s.ns, next.ClaimID, next.Version, doc, store.Millis(next.NextLease()), next.Domain, fx.Domain, store.Millis(next.UpdatedAt), len(fx.Credits)}
 	for _, c := range fx.Credits {
 		args = append(args, c.KeyID, c.Amount)
 	}

@@ -268,16 +268,35 @@ func decodeClaim(v any) (slots.Claim, error) {
 // claimFields, then its comment count.
 func decodeCountedClaim(v any) (slots.Claim, error) {
 	a, ok := v.([]any)
-	if !ok || len(a) != claimFieldCount+1 {
-		return slots.Claim{}, fmt.Errorf("redisstore: claim reply %T of %d items, want %d", v, len(a), claimFieldCount+1)
+	if !ok || len(a) != claimFieldCount+2 {
+		return slots.Claim{}, fmt.Errorf("redisstore: claim reply %T of %d items, want %d", v, len(a), claimFieldCount+2)
 	}
 	c, err := decodeClaim(a[:claimFieldCount])
+	if err != nil {
+		return c, err
+	}
 	n, ok := a[claimFieldCount].(int64)
-	if err == nil && !ok {
-		err = fmt.Errorf("redisstore: comment count of %s is %T, not an integer", c.ID, a[claimFieldCount])
+	if !ok {
+		return c, fmt.Errorf("redisstore: comment count of %s is %T, not an integer", c.ID, a[claimFieldCount])
 	}
 	c.CommentCount = int(n)
-	return c, err
+	updated, _ := a[claimFieldCount+1].(string)
+	return c, setUpdated(&c, updated)
+}
+
+// setUpdated reads a claim's updatedAt field, Unix milliseconds; a claim
+// stored before it had one ("") was last updated when it was created.
+func setUpdated(c *slots.Claim, raw string) error {
+	if raw == "" {
+		c.UpdatedAt = c.CreatedAt
+		return nil
+	}
+	ms, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return fmt.Errorf("redisstore: updatedAt of %s: %w", c.ID, err)
+	}
+	c.UpdatedAt = store.FromMillis(ms)
+	return nil
 }
 
 // reply reads a script's flat reply in order: push_job's jobs, and the
@@ -344,7 +363,7 @@ func (r *reply) job(take *slots.TakeNextParams) slots.Job {
 		r.err = err
 		return slots.Job{}
 	}
-	text := r.str()
+	text, updated := r.str(), r.str()
 	if r.err != nil {
 		return slots.Job{}
 	}
@@ -354,6 +373,9 @@ func (r *reply) job(take *slots.TakeNextParams) slots.Job {
 		return slots.Job{}
 	}
 	c, err := decodeClaim(claim)
+	if err == nil {
+		err = setUpdated(&c, updated)
+	}
 	if err != nil {
 		r.err = err
 		return slots.Job{}

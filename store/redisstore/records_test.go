@@ -23,7 +23,7 @@ func doneValues() []any {
 // the slot was queued), a claim's job text with one comment.
 func jobValues(id string) []any {
 	return []any{id, "c1", "critic", "1", "open",
-		jobTextOf("9", "c1", "title", "body", "d", "1", "", "sim", "key_1", "ann", `{"_id":"m1","claimId":"c1","body":"draft","commentType":"draft"}`)}
+		jobTextOf("9", "c1", "title", "body", "d", "1", "", "sim", "key_1", "ann", `{"_id":"m1","claimId":"c1","body":"draft","commentType":"draft"}`), "7"}
 }
 
 // jobTextOf writes items as lib.lua's job_text does.
@@ -64,6 +64,7 @@ func TestReplyReadsFlatAnswers(t *testing.T) {
 	require.Equal(t, "key_1", job.Claim.AuthorID)
 	require.Equal(t, "ann", job.Claim.AuthorName)
 	require.Equal(t, 1, job.Claim.CommentCount)
+	require.Equal(t, time.UnixMilli(7).UTC(), job.Claim.UpdatedAt)
 	require.Equal(t, []slots.Source{}, job.Claim.Sources)
 	require.Len(t, job.Comments, 1)
 	require.ErrorIs(t, r.finish(finish).Err, slots.ErrNotSlotOwner)

@@ -32,7 +32,7 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 	}
 	err = createClaimScript.Run(ctx, s.client,
 		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain), s.protocolClaimsKey(c.Protocol), s.protocolsKey()},
-		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol, c.AuthorID, c.AuthorName).Err()
+		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol, c.AuthorID, c.AuthorName, store.Millis(c.UpdatedAt)).Err()
 	return interpretError(ctx, err, nil)
 }
 
@@ -146,7 +146,7 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	}
 	err = addCommentScript.Run(ctx, s.client,
 		[]string{s.claimKey(c.ClaimID), s.commentsKey(c.ClaimID), s.slotsKey(c.ClaimID)},
-		s.ns, b, draft).Err()
+		s.ns, b, draft, store.Millis(c.CreatedAt)).Err()
 	return interpretError(ctx, err, nil)
 }
 

@@ -48,6 +48,7 @@ func runClaimAuthors(t *testing.T, newStores NewStores) {
 		_, err = e.slots.AddComment(identity.WithKey(e.ctx, writer), slots.NewComment{ClaimID: plain.ID, Body: "one"})
 		require.NoError(t, err)
 		plain.CommentCount, piped.CommentCount = 1, 3
+		plain.UpdatedAt, piped.UpdatedAt = e.clock.Now(), e.clock.Now() // commented on at the last claim's time
 
 		for _, want := range []slots.Claim{plain, piped, anon} {
 			got, err := e.claims.GetClaim(e.ctx, want.ID)
@@ -76,6 +77,59 @@ func runClaimAuthors(t *testing.T, newStores NewStores) {
 		work, err := e.svc.NextWork(identity.WithKey(e.ctx, writer), prism.WorkQuery{})
 		require.NoError(t, err)
 		require.Equal(t, piped, work.Claim, "a pipeline seat's work")
+	})
+
+	t.Run("ClaimUpdatedAt", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 1)
+		key := identity.WithKey(e.ctx, e.keys[0])
+		c, err := e.slots.CreateClaim(key, slots.NewClaim{Title: "Changes"})
+		require.NoError(t, err)
+		other, err := e.slots.CreateClaim(key, slots.NewClaim{Title: "Another"})
+		require.NoError(t, err)
+		require.Equal(t, c.CreatedAt, c.UpdatedAt, "created")
+		reads := func(want slots.Claim, what string) {
+			t.Helper()
+			got, err := e.claims.GetClaim(e.ctx, want.ID)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "%s: read by ID", what)
+			listed, err := e.claims.ListClaims(e.ctx, slots.ListClaimsParams{Limit: 10})
+			require.NoError(t, err)
+			require.Contains(t, listed, want, "%s: listed", what)
+		}
+		reads(c, "as created")
+
+		e.clock.Advance(time.Millisecond)
+		m, err := e.slots.AddComment(key, slots.NewComment{ClaimID: c.ID, Body: "a draft", CommentType: "draft"})
+		require.NoError(t, err)
+		c.UpdatedAt, c.CommentCount = m.CreatedAt, 1
+		reads(c, "commented on")
+		reads(other, "another claim's comment changes nothing")
+
+		e.clock.Advance(time.Millisecond)
+		cal, err := e.slots.Calibrate(key, c.ID, []slots.NewCalibrationScore{{Domain: "ethology", Score: 100}})
+		require.NoError(t, err)
+		c.UpdatedAt, c.Domain = cal.CreatedAt, "ethology"
+		reads(c, "calibrated")
+
+		// Stored with an older time, a comment or calibration leaves the
+		// claim's time as it is: the latest change's.
+		earlier := c.CreatedAt
+		require.NoError(t, e.claims.AddComment(e.ctx, slots.Comment{ID: "comment_late", ClaimID: c.ID, Body: "late", CommentType: slots.CommentAddition,
+			AuthorID: e.keys[0].ID, AgentName: e.keys[0].Name, CreatedAt: earlier}))
+		require.NoError(t, e.claims.AddCalibration(e.ctx, slots.Calibration{ID: "calibration_late", ClaimID: c.ID, Scores: []slots.CalibrationScore{{Domain: "ethology", Score: 100}},
+			Total: 100, EditorID: e.keys[0].ID, EditorName: e.keys[0].Name, CreatedAt: earlier}))
+		c.CommentCount = 2
+		reads(c, "older changes")
+
+		_, err = e.slots.ConfigureSlots(e.ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
+		require.NoError(t, err)
+		job, err := e.slots.TakeNext(key, slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, c, job.Claim, "a job's claim")
+		picked, err := e.slots.ClaimJob(e.ctx, slots.ClaimJobQuery{Strategy: slots.ClaimTop})
+		require.NoError(t, err)
+		require.Equal(t, c, picked.Claim, "a claim job's claim")
 	})
 
 	t.Run("RaceCommentsCounted", func(t *testing.T) {

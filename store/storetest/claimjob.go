@@ -71,12 +71,13 @@ func runClaimJob(t *testing.T, newStores NewStores) {
 		}{{"a", "law", 3}, {"b", "law", 1}, {"c", "physics", 3}, {"d", "law", 0}} {
 			c := e.claim(n.domain)
 			c.CommentCount = n.comments // every one, whatever CommentLimit
-			claims[n.name] = c
 			for i := range n.comments {
-				_, err := e.svc.AddComment(identity.WithKey(e.ctx, author), slots.NewComment{ClaimID: c.ID, Body: fmt.Sprint(n.name, i)})
+				m, err := e.svc.AddComment(identity.WithKey(e.ctx, author), slots.NewComment{ClaimID: c.ID, Body: fmt.Sprint(n.name, i)})
 				require.NoError(t, err)
+				c.UpdatedAt = m.CreatedAt
 				e.clock.Advance(time.Millisecond)
 			}
+			claims[n.name] = c
 			e.clock.Advance(time.Millisecond)
 		}
 		name := func(j slots.ClaimJob) string {

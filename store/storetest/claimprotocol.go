@@ -69,7 +69,7 @@ func runClaimProtocols(t *testing.T, newStores NewStores) {
 		author := e.ids.Admin()
 		_, err = e.slots.AddComment(identity.WithKey(e.ctx, author), slots.NewComment{ClaimID: sim.ID, Body: "a draft", CommentType: string(slots.CommentDraft)})
 		require.NoError(t, err)
-		sim.CommentCount = 1
+		sim.CommentCount, sim.UpdatedAt = 1, e.clock.Now()
 		require.Equal(t, []slots.Claim{sim, simEthology}, list(slots.ListClaimsParams{Limit: 10, Protocol: "simulation", Order: slots.ClaimTop}), "most commented first")
 
 		// A job answers the claim with its protocol.

@@ -802,13 +802,16 @@ func RunPrism(t *testing.T, newStores NewStores) {
 			e.finishPhase(t, c.ID, 8, 0.8)
 		}
 		const domain = "cognitive-ethology"
+		p, err := e.svc.Pipeline(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, 3, p.CurrentLayer, "the change that wrote the domain was the pipeline's last")
 		for name, q := range map[string]slots.JobQuery{"unfiltered": {}, "by domain": {Domain: domain}, "at random": {Strategy: slots.StrategyRandom}} {
 			job, err = e.slots.NextJob(e.ctx, q)
 			require.NoError(t, err, name)
 			require.Equal(t, domain, job.Claim.Domain, "%s: a role slot's job carries the claim's domain as the layer wrote it", name)
 			want := c
-			want.Domain, want.CommentCount = domain, 1
-			require.Equal(t, want, job.Claim, "%s: and the rest of the claim as it was", name)
+			want.Domain, want.CommentCount, want.UpdatedAt = domain, 1, p.UpdatedAt
+			require.Equal(t, want, job.Claim, "%s: and the rest of the claim as it was, updated when the domain was written", name)
 			require.Len(t, job.Comments, 1)
 		}
 		job, err = e.slots.TakeNext(identity.WithKey(e.ctx, e.keys[14]), slots.JobQuery{Domain: domain})

@@ -1,5 +1,6 @@
 -- KEYS: claim hash, its comments list, its slots list.
--- ARGV: namespace, comment JSON, "1" when the comment is a draft.
+-- ARGV: namespace, comment JSON, "1" when the comment is a draft, its
+-- createdAt.
 local ns = ARGV[1]
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return fail('claim_not_found')
@@ -15,6 +16,7 @@ else
   redis.call('HDEL', KEYS[1], 'job', 'jobtext')
 end
 redis.call('HSET', KEYS[1], 'jobv', job)
+touch_claim(KEYS[1], ARGV[4])
 -- The first draft makes the claim ready: its open slots join the job queue
 -- in this same step, so no agent sees a ready claim without its slots.
 if ARGV[3] == '1' and redis.call('HGET', KEYS[1], 'hasDraft') ~= '1' then

@@ -66,10 +66,10 @@ end
 -- by ID, oldest first), the protocol's name then joining the names claims
 -- were created under (protocols_key). The caller has checked that the ID
 -- is free.
-local function put_claim(claim_key, claims_key, domain_key, protocol_key, protocols_key, id, title, body, domain, created_at, sources, protocol, author_id, author_name)
+local function put_claim(claim_key, claims_key, domain_key, protocol_key, protocols_key, id, title, body, domain, created_at, sources, protocol, author_id, author_name, updated_at)
   redis.call('HSET', claim_key, '_id', id, 'title', title, 'body', body,
     'domain', domain, 'createdAt', created_at, 'sources', sources, 'protocol', protocol,
-    'authorId', author_id, 'authorName', author_name,
+    'authorId', author_id, 'authorName', author_name, 'updatedAt', updated_at,
     'jobv', job_text({id, title, body, domain, created_at, sources, protocol, author_id, author_name}, {}))
   redis.call('ZADD', claims_key, 0, id)
   redis.call('ZADD', domain_key, 0, id)
@@ -193,16 +193,27 @@ local function lapsed(status, lease, now)
   return status == 'taken' and l ~= nil and l ~= 0 and l <= now
 end
 
+-- touch_claim makes at (Unix ms, a string) the updatedAt of the claim
+-- whose hash is key when it is later.
+local function touch_claim(key, at)
+  local cur = redis.call('HGET', key, 'updatedAt')
+  if not cur or tonumber(at) > tonumber(cur) then
+    redis.call('HSET', key, 'updatedAt', at)
+  end
+end
+
 -- set_claim_domain writes domain as the claim's (its hash claim_key, its
 -- role-slot list slots_key) with everything keyed by the domain: the
 -- claim's job text, which a take answers (a claim stored before it had one
 -- gets it with its next comment), its place in the domains' claims indexes
 -- (domain_claims_key in Go) and, when the claim is ready (it has a draft),
--- its open role slots' places in the job queue. What a Prism domain layer
--- (prism_update) and a calibration (calibrate) write.
-local function set_claim_domain(ns, claim, claim_key, slots_key, domain)
+-- its open role slots' places in the job queue; at (touch_claim) becomes
+-- its updatedAt when later. What a Prism domain layer (prism_update) and a
+-- calibration (calibrate) write.
+local function set_claim_domain(ns, claim, claim_key, slots_key, domain, at)
   local c = redis.call('HMGET', claim_key, 'domain', 'hasDraft', 'jobv', 'jobtext')
   redis.call('HSET', claim_key, 'domain', domain)
+  touch_claim(claim_key, at)
   if c[1] == domain then
     return
   end
@@ -288,12 +299,15 @@ end
 
 -- counted_claim is a claim (its hash key, its comments list comments_key)
 -- as a read answers it: read_claim's fields, then how many comments it has
--- (decodeCountedClaim in Go).
+-- and its updatedAt ('' for a claim stored before it had one;
+-- decodeCountedClaim in Go).
 local function counted_claim(key, comments_key)
   local c = read_claim(key)
   c[CLAIM_FIELDS_N + 1] = redis.call('LLEN', comments_key)
+  c[CLAIM_FIELDS_N + 2] = redis.call('HGET', key, 'updatedAt') or ''
   return c
 end
+
 
 -- queued_slot reads a job-queue entry's slot: QUEUED_FIELDS (Q_), all an
 -- open slot's hash holds (a take adds the rest; the lease sweep removes
@@ -405,34 +419,37 @@ local function append(out, t)
 end
 
 -- claim_job_text is the jobv field (job_text) of the claim whose hash is
--- key, and the claim's domain; for a claim stored before that field, its
--- jobtext field (legacy_job), or the text built from its fields and
--- comments list.
+-- key, the claim's domain and its updatedAt ('' for a claim stored before
+-- it had one); for a claim stored before the jobv field, its jobtext field
+-- (legacy_job), or the text built from its fields and comments list.
 local function claim_job_text(key, comments_key)
-  local c = redis.call('HMGET', key, 'jobv', 'domain', 'jobtext')
+  local c = redis.call('HMGET', key, 'jobv', 'domain', 'jobtext', 'updatedAt')
+  local updated = c[4] or ''
   if c[1] then
-    return c[1], c[2]
+    return c[1], c[2], updated
   end
   if c[3] then
-    return legacy_job(c[3]), c[2]
+    return legacy_job(c[3]), c[2], updated
   end
   -- Strings, not numbers: a number argument costs Redis a printf.
   local claim = read_claim(key)
-  return job_text(claim, redis.call('LRANGE', comments_key, '0', '-1')), claim[C_domain]
+  return job_text(claim, redis.call('LRANGE', comments_key, '0', '-1')), claim[C_domain], updated
 end
 
 -- push_job appends a job to out as the scripts answer it, flat, so that a
 -- reply of many jobs is one array (each table in a reply costs Redis a
 -- string lookup per kind of reply it might be): the slot's ID, its
 -- queued_slot fields (q, when given, already read), then the claim's
--- job_text. The rest of a slot taken is what its taker sent, and Go fills
--- it in. It returns the slot's role and the claim's domain.
+-- job_text and its updatedAt. The rest of a slot taken is what its taker
+-- sent, and Go fills it in. It returns the slot's role and the claim's
+-- domain.
 local function push_job(out, ns, id, claim_id, q)
   q = q or queued_slot(ns, id)
-  local text, domain = claim_job_text(ns .. 'claim:' .. claim_id, ns .. 'comments:' .. claim_id)
+  local text, domain, updated = claim_job_text(ns .. 'claim:' .. claim_id, ns .. 'comments:' .. claim_id)
   out[#out + 1] = id
   append(out, q)
   out[#out + 1] = text
+  out[#out + 1] = updated
   return q[Q_role], domain
 end
 
