@@ -442,7 +442,7 @@ func TestCommentsSortAndLimit(t *testing.T) {
 			}
 			return out
 		}
-		require.Equal(t, []string{"three", "two", "one"}, bodies(""), "top, the default: newest first without votes or replies")
+		require.Equal(t, []string{"three", "two", "one"}, bodies(""), "top, the default: newest first without votes or replies to any")
 		require.Equal(t, []string{"three", "two"}, bodies("?sort=new&limit=2"))
 		require.Equal(t, []string{"one", "two", "three"}, bodies("?sort=OLD"))
 		require.Equal(t, []string{"one"}, bodies("?sort=old&limit=1"))
@@ -562,5 +562,36 @@ func TestClaimAuthorAndCommentCount(t *testing.T) {
 		check(c.expect(200, "GET", "/api/v1/jobs/claims?commentLimit=1", critic, nil).body["claim"].(map[string]any), 2, "a claim job")
 		c.expect(201, "POST", "/api/v1/claims/"+id+"/slots", writer, map[string]any{"roles": []map[string]any{{"role": "critic", "count": 1}}})
 		check(c.expect(200, "GET", "/api/v1/jobs/slots?role=critic", critic, nil).body["claim"].(map[string]any), 2, "a role slot's job")
+	})
+}
+
+// TestCommentReplies: a comment with the original's parentCommentId is a
+// reply to that comment of the claim, answered and listed with it; a
+// parent that is not one of the claim's comments is the original's 404
+// parent_comment_not_found, and nothing is stored; sort=top lists the
+// most replied to first.
+func TestCommentReplies(t *testing.T) {
+	testbackend.Each(t, func(t *testing.T, st storetest.Stores) {
+		c := newPrismAPI(t, st)
+		_, writer := c.key("writer", slots.ScopeClaimCreate, slots.ScopeCommentCreate)
+		id := c.claim(writer, "")
+		other := c.claim(writer, "")
+		path := "/api/v1/claims/" + id + "/comments"
+		first := c.expect(200, "POST", path, writer, map[string]any{"body": "first"}).body["_id"].(string)
+		second := c.expect(200, "POST", path, writer, map[string]any{"body": "second"}).body["_id"].(string)
+		reply := c.expect(200, "POST", path, writer, map[string]any{"body": "why?", "commentType": "question", "parentCommentId": first}).body
+		require.Equal(t, first, reply["parentCommentId"])
+		elsewhere := c.expect(200, "POST", "/api/v1/claims/"+other+"/comments", writer, map[string]any{"body": "there"}).body["_id"].(string)
+		for _, parent := range []string{"comment_none", elsewhere} {
+			r := c.expect(404, "POST", path, writer, map[string]any{"body": "orphan", "parentCommentId": parent})
+			require.Equal(t, "parent_comment_not_found", r.errCode(t))
+		}
+		items := c.expect(200, "GET", path+"?sort=top", writer, nil).body["items"].([]any)
+		var ids []string
+		for _, it := range items {
+			ids = append(ids, it.(map[string]any)["_id"].(string))
+		}
+		require.Equal(t, []string{first, reply["_id"].(string), second}, ids, "the most replied to first, then the newest; no orphan")
+		require.NotContains(t, items[2], "parentCommentId", "a comment on the claim has none")
 	})
 }

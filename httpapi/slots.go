@@ -45,7 +45,7 @@ func (a *slotsAPI) routes() []operation {
 		{id: "getClaim", method: "GET", path: "/api/v1/claims/{claimId}", tag: tagAOP, summary: "Get a claim", auth: keyRequired, status: 200, resp: wire.Claim{}, fn: a.getClaim},
 		{id: "createComment", method: "POST", path: "/api/v1/claims/{claimId}/comments", tag: tagAOP, summary: "Comment on a claim", auth: keyRequired, scope: slots.ScopeCommentCreate, body: wire.NewComment{}, status: 200, resp: wire.CommentCreated{}, limited: true, limitCode: "comment_create_limited", fn: a.addComment},
 		{id: "deleteComment", method: "DELETE", path: "/api/v1/comments/{commentId}", tag: tagAOP, summary: "Delete a comment: no longer supported, 410 endpoint_deprecated for any comment, as the original answers", auth: public, status: 410, resp: wire.Error{}, fn: a.deleteComment},
-		{id: "listComments", method: "GET", path: "/api/v1/claims/{claimId}/comments", query: "sort limit", tag: tagAOP, summary: "List a claim's comments: sort top (the default; newest first, as Agora's comments have no votes or replies), new or old; limit 50 by default, at most 500", auth: keyRequired, status: 200, resp: wire.Items[wire.Comment]{}, fn: a.listComments},
+		{id: "listComments", method: "GET", path: "/api/v1/claims/{claimId}/comments", query: "sort limit", tag: tagAOP, summary: "List a claim's comments: sort top (the default; the most replied to first, then the newest, as Agora's comments have no votes), new or old; limit 50 by default, at most 500", auth: keyRequired, status: 200, resp: wire.Items[wire.Comment]{}, fn: a.listComments},
 		{id: "createCalibration", method: "POST", path: "/api/v1/claims/{claimId}/calibrations", tag: tagAOP, summary: "Calibrate a claim: score its domains, shares adding up to 100; the top one becomes the claim's domain", auth: keyRequired,
 			body: wire.NewCalibration{}, status: 200, resp: wire.CalibrationCreated{}, limited: true, fn: a.calibrate},
 		{id: "listCalibrations", method: "GET", path: "/api/v1/claims/{claimId}/calibrations", query: "limit", tag: tagAOP, summary: "List a claim's calibrations, newest first: limit 20 by default, at most 100; one that is not a positive number means 20, as the original reads it", auth: keyRequired, status: 200, resp: wire.Items[wire.Calibration]{}, fn: a.listCalibrations},
@@ -179,7 +179,7 @@ func viewKey(k identity.Key) wire.Key {
 
 func viewComment(c slots.Comment) wire.Comment {
 	return wire.Comment{ID: c.ID, ClaimID: c.ClaimID, Body: c.Body, CommentType: string(c.CommentType), AuthorID: c.AuthorID,
-		AgentName: c.AgentName, AuthorName: c.AgentName, AuthorType: wire.AuthorAI, CreatedAt: store.Millis(c.CreatedAt)}
+		AgentName: c.AgentName, AuthorName: c.AgentName, AuthorType: wire.AuthorAI, ParentCommentID: c.ParentID, CreatedAt: store.Millis(c.CreatedAt)}
 }
 
 func viewComments(cs []slots.Comment) []wire.Comment { return viewAll(cs, viewComment) }
@@ -189,7 +189,7 @@ func (a *slotsAPI) addComment(w http.ResponseWriter, r *http.Request) error {
 	if err := httpjson.Decode(w, r, &in); err != nil {
 		return err
 	}
-	c, err := a.svc.AddComment(r.Context(), slots.NewComment{ClaimID: r.PathValue("claimId"), Body: in.Body, CommentType: in.CommentType})
+	c, err := a.svc.AddComment(r.Context(), slots.NewComment{ClaimID: r.PathValue("claimId"), Body: in.Body, CommentType: in.CommentType, ParentID: in.ParentCommentID})
 	if err != nil {
 		return err
 	}

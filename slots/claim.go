@@ -126,6 +126,9 @@ type Comment struct {
 	CommentType CommentType `json:"commentType"` // as ParseCommentType read it
 	AuthorID    string      `json:"authorId"`    // the ID of the API key that posted it
 	AgentName   string      `json:"agentName"`   // that key's name when it posted
+	// ParentID is the comment this one replies to, a comment of the same
+	// claim, as the original's parentCommentId; empty for none.
+	ParentID string `json:"parentCommentId,omitempty"`
 	// CreatedAt is when the service took the comment, UTC to the
 	// millisecond.
 	CreatedAt time.Time `json:"-"`
@@ -137,6 +140,9 @@ type NewComment struct {
 	ClaimID     string // the claim to comment on
 	Body        string // required, kept as given, at most MaxCommentLen characters
 	CommentType string // a CommentType in any case, '-' or ' ' for '_'; empty means addition
+	// ParentID, when set, makes the comment a reply to that comment of
+	// the same claim; another is ErrParentNotFound.
+	ParentID string
 }
 
 // ClaimPage is one page of Service.Claims.

@@ -61,6 +61,14 @@ func readComment(b []byte) (c Comment, ok bool) {
 		}
 		f[k], s = text, s[len(key)+n:]
 	}
+	var parent string
+	if key := `,"parentCommentId":`; strings.HasPrefix(s, key) {
+		text, n, ok := jsontext.String(s[len(key):])
+		if !ok {
+			return Comment{}, false
+		}
+		parent, s = text, s[len(key)+n:]
+	}
 	const key = `,"createdAt":`
 	if !strings.HasPrefix(s, key) {
 		return Comment{}, false
@@ -70,5 +78,5 @@ func readComment(b []byte) (c Comment, ok bool) {
 		return Comment{}, false
 	}
 	return Comment{ID: f[0], ClaimID: f[1], Body: f[2], CommentType: CommentType(f[3]), AuthorID: f[4], AgentName: f[5],
-		CreatedAt: store.FromMillis(ms)}, true
+		ParentID: parent, CreatedAt: store.FromMillis(ms)}, true
 }

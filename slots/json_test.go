@@ -24,6 +24,17 @@ func TestCommentStoredJSON(t *testing.T) {
 	b, err := json.Marshal(c)
 	require.NoError(t, err)
 	require.Equal(t, old, string(b))
+
+	// A reply carries its parent before its time; a comment without one
+	// is written as before.
+	c.ParentID = `comment_"0"`
+	b, err = json.Marshal(c)
+	require.NoError(t, err)
+	const reply = `{"_id":"comment_1","claimId":"claim_1","body":"b","commentType":"draft","authorId":"key_1","agentName":"ann","parentCommentId":"comment_\"0\"","createdAt":1767323045123}`
+	require.Equal(t, reply, string(b))
+	var r slots.Comment
+	require.NoError(t, json.Unmarshal(b, &r))
+	require.Equal(t, c, r)
 }
 
 // storedComment is a comment's JSON as encoding/json reads it, the
@@ -35,6 +46,7 @@ type storedComment struct {
 	CommentType string `json:"commentType"`
 	AuthorID    string `json:"authorId"`
 	AgentName   string `json:"agentName"`
+	ParentID    string `json:"parentCommentId"`
 	CreatedAt   int64  `json:"createdAt"`
 }
 
@@ -67,6 +79,7 @@ func FuzzCommentUnmarshalJSON(f *testing.F) {
 	f.Add([]byte(`{"_id":"comment_1","claimId":"claim_1","body":"b\n\"q\"","commentType":"draft","authorId":"key_1","agentName":"ann","createdAt":1767323045123}`))
 	f.Add([]byte(`{"_id":"c","claimId":"","body":"\u003c","commentType":"","authorId":"","agentName":"","createdAt":0}`))
 	f.Add([]byte(`{"createdAt":1}`))
+	f.Add([]byte(`{"_id":"c","claimId":"","body":"","commentType":"","authorId":"","agentName":"","parentCommentId":"p\n","createdAt":0}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var ref storedComment
 		refErr := json.Unmarshal(b, &ref)
@@ -78,7 +91,7 @@ func FuzzCommentUnmarshalJSON(f *testing.F) {
 		}
 		require.NoError(t, err)
 		require.Equal(t, slots.Comment{ID: ref.ID, ClaimID: ref.ClaimID, Body: ref.Body, CommentType: slots.CommentType(ref.CommentType),
-			AuthorID: ref.AuthorID, AgentName: ref.AgentName, CreatedAt: store.FromMillis(ref.CreatedAt)}, c)
+			AuthorID: ref.AuthorID, AgentName: ref.AgentName, ParentID: ref.ParentID, CreatedAt: store.FromMillis(ref.CreatedAt)}, c)
 	})
 }
 

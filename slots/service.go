@@ -258,6 +258,7 @@ func (s *Service) AddComment(ctx context.Context, in NewComment) (_ Comment, err
 		CommentType: t,
 		AuthorID:    author.ID,
 		AgentName:   author.Name,
+		ParentID:    in.ParentID,
 		CreatedAt:   s.clock(),
 	}
 	if err := s.store.AddComment(ctx, c); err != nil {
@@ -270,8 +271,8 @@ func (s *Service) AddComment(ctx context.Context, in NewComment) (_ Comment, err
 // The orders of CommentsParams.Sort, the original's.
 const (
 	// CommentsTop is the original's default: most votes, then most
-	// replies, then newest. Agora's comments have neither votes nor
-	// replies, so it lists newest first.
+	// replies, then newest. Agora's comments have no votes, so it lists
+	// the most replied to first, then the newest.
 	CommentsTop = "top"
 	CommentsNew = "new" // newest first
 	CommentsOld = "old" // oldest first
@@ -318,6 +319,15 @@ func (s *Service) Comments(ctx context.Context, claimID string, p CommentsParams
 	}
 	if sort != CommentsOld {
 		slices.Reverse(cs) // the store lists oldest first
+	}
+	if sort != CommentsOld && sort != CommentsNew {
+		replies := map[string]int{}
+		for _, c := range cs {
+			if c.ParentID != "" {
+				replies[c.ParentID]++
+			}
+		}
+		slices.SortStableFunc(cs, func(a, b Comment) int { return replies[b.ID] - replies[a.ID] })
 	}
 	return cs[:min(len(cs), p.Limit, MaxCommentsLimit)], nil
 }

@@ -128,4 +128,7 @@ var (
 	ErrNotSlotOwner  = &store.Error{Kind: store.ErrForbidden, Code: "not_slot_owner", Message: "you don't own this slot"}
 	ErrSlotNotTaken  = &store.Error{Kind: store.ErrInvalid, Code: "slot_not_taken", Message: "slot is not in taken status"}
 	ErrClaimExists   = &store.Error{Kind: store.ErrConflict, Code: "claim_exists", Message: "a claim with this ID already exists"}
+	// ErrParentNotFound is a reply to a comment that is not one of its
+	// claim's; its code and message are the original's.
+	ErrParentNotFound = &store.Error{Kind: store.ErrNotFound, Code: "parent_comment_not_found", Message: "Parent comment not found"}
 )

@@ -19,7 +19,8 @@ type ClaimStore interface {
 	// when they are set.
 	ListClaims(ctx context.Context, p ListClaimsParams) ([]Claim, error)
 	// AddComment stores c, or returns ErrClaimNotFound if its claim does not
-	// exist. When c is the claim's first draft, the claim's open slots join
+	// exist and ErrParentNotFound, storing nothing, if c.ParentID is set and
+	// is not a comment of that claim. When c is the claim's first draft, the claim's open slots join
 	// the job queue in the same atomic step, which also makes c.CreatedAt
 	// the claim's UpdatedAt when it is later.
 	AddComment(ctx context.Context, c Comment) error

@@ -336,7 +336,7 @@ func (d *tour) race(ctx context.Context) error {
 	}
 	// The job queue hands out a claim's role seats once it has a draft
 	// comment for the critics to answer.
-	if _, err := h.Comment(ctx, race.ID, "Draft: counting up to four is well supported.", slots.CommentDraft); err != nil {
+	if _, err := h.Comment(ctx, race.ID, client.NewComment{Body: "Draft: counting up to four is well supported.", CommentType: string(slots.CommentDraft)}); err != nil {
 		return err
 	}
 	if _, err := h.ConfigureSlots(ctx, race.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 3}); err != nil {

@@ -66,7 +66,7 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 		require.NoError(t, err)
 		claim, err := c.As(op.Key).CreateClaim(bg, client.NewClaim{Title: "Crows plan for tomorrow", Body: "Scrub jays cache food where they expect to be hungry.", Domain: "animal cognition"})
 		require.NoError(t, err)
-		_, err = c.As(op.Key).Comment(bg, claim.ID, "A draft answer to deliberate on.", slots.CommentDraft)
+		_, err = c.As(op.Key).Comment(bg, claim.ID, client.NewComment{Body: "A draft answer to deliberate on.", CommentType: string(slots.CommentDraft)})
 		require.NoError(t, err)
 
 		// Five agents poll for any seat; a winner holds its seat until the
@@ -91,7 +91,7 @@ func TestJobsPageSlotsGoLive(t *testing.T) {
 				case <-bg.Done():
 					return
 				}
-				if _, err := agent.Comment(bg, job.Claim.ID, "The samples are small.", job.Slot.Role.CommentType()); err == nil {
+				if _, err := agent.Comment(bg, job.Claim.ID, client.NewComment{Body: "The samples are small.", CommentType: string(job.Slot.Role.CommentType())}); err == nil {
 					_ = agent.Done(bg, job.Claim.ID, job.Slot.ID)
 				}
 			}()

@@ -105,10 +105,15 @@ type Comment = wire.Comment
 // {ok, commentId}.
 type CreatedComment = wire.CommentCreated
 
-// Comment posts a comment (scope comment:create).
-func (c *Client) Comment(ctx context.Context, claimID, body string, t slots.CommentType) (CreatedComment, error) {
+// NewComment is the body of Comment: its text, its type and, for a
+// reply, the comment it replies to.
+type NewComment = wire.NewComment
+
+// Comment posts a comment (scope comment:create); a reply to a comment
+// that is not one of the claim's is store.ErrNotFound.
+func (c *Client) Comment(ctx context.Context, claimID string, in NewComment) (CreatedComment, error) {
 	var cm CreatedComment
-	err := c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/comments", wire.NewComment{Body: body, CommentType: string(t)}, &cm)
+	err := c.do(ctx, "POST", "/api/v1/claims/"+esc(claimID)+"/comments", in, &cm)
 	return cm, err
 }
 
@@ -228,7 +233,7 @@ func ClaimOf(c wire.Claim) slots.Claim {
 // terms.
 func commentOf(c wire.Comment) slots.Comment {
 	return slots.Comment{ID: c.ID, ClaimID: c.ClaimID, Body: c.Body, CommentType: slots.CommentType(c.CommentType), AuthorID: c.AuthorID,
-		AgentName: c.AgentName, CreatedAt: store.FromMillis(c.CreatedAt)}
+		AgentName: c.AgentName, ParentID: c.ParentCommentID, CreatedAt: store.FromMillis(c.CreatedAt)}
 }
 
 // Take takes a role slot (scope comment:create).

@@ -129,7 +129,7 @@ func TestAgentLoop(t *testing.T) {
 		n, err := h.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 3})
 		require.NoError(t, err)
 		require.Equal(t, 3, n)
-		_, err = h.Comment(ctx, claim.ID, "a draft", slots.CommentDraft)
+		_, err = h.Comment(ctx, claim.ID, client.NewComment{Body: "a draft", CommentType: string(slots.CommentDraft)})
 		require.NoError(t, err)
 
 		var agents []*client.Client
@@ -154,7 +154,7 @@ func TestAgentLoop(t *testing.T) {
 					}
 					return
 				}
-				if _, err := a.Comment(ctx, job.Claim.ID, "which cohorts?", job.Slot.Role.CommentType()); err != nil {
+				if _, err := a.Comment(ctx, job.Claim.ID, client.NewComment{Body: "which cohorts?", CommentType: string(job.Slot.Role.CommentType())}); err != nil {
 					errs <- err
 				}
 				if err := a.Done(ctx, job.Claim.ID, job.Slot.ID); err != nil {
@@ -221,7 +221,7 @@ func TestTakeNextJobWaitsOnAHeldClaim(t *testing.T) {
 		require.NoError(t, err)
 		_, err = h.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 2})
 		require.NoError(t, err)
-		_, err = h.Comment(ctx, claim.ID, "a draft", slots.CommentDraft)
+		_, err = h.Comment(ctx, claim.ID, client.NewComment{Body: "a draft", CommentType: string(slots.CommentDraft)})
 		require.NoError(t, err)
 		job, err := h.TakeNextJob(ctx, slots.JobQuery{}, time.Second)
 		require.NoError(t, err)
@@ -295,7 +295,7 @@ func TestKeyAvatar(t *testing.T) {
 		require.NoError(t, err)
 		_, err = c.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
 		require.NoError(t, err)
-		_, err = c.Comment(ctx, claim.ID, "a draft", slots.CommentDraft)
+		_, err = c.Comment(ctx, claim.ID, client.NewComment{Body: "a draft", CommentType: string(slots.CommentDraft)})
 		require.NoError(t, err)
 		_, err = a.TakeNextJob(ctx, slots.JobQuery{}, 100*time.Millisecond)
 		require.NoError(t, err)
@@ -568,7 +568,7 @@ func TestRateLimited(t *testing.T) {
 	c := limited(t, 0.1, 1)
 	claim, err := c.CreateClaim(ctx, client.NewClaim{Title: "t"}) // spends the burst: creating counts
 	require.NoError(t, err)
-	_, err = c.Comment(ctx, claim.ID, "first", slots.CommentDraft)
+	_, err = c.Comment(ctx, claim.ID, client.NewComment{Body: "first", CommentType: string(slots.CommentDraft)})
 	require.ErrorIs(t, err, client.ErrRateLimited)
 	var e *client.Error
 	require.ErrorAs(t, err, &e)
@@ -590,7 +590,7 @@ func TestTakeNextJobWaitsOutTheRateLimit(t *testing.T) {
 	k, err := c.CreateKey(ctx, identity.NewKey{Name: "agent", Scopes: []identity.Scope{slots.ScopeCommentCreate}})
 	require.NoError(t, err)
 	a := c.As(k.Key)
-	_, err = a.Comment(ctx, claim.ID, "a draft", slots.CommentDraft) // spends the agent's burst
+	_, err = a.Comment(ctx, claim.ID, client.NewComment{Body: "a draft", CommentType: string(slots.CommentDraft)}) // spends the agent's burst
 	require.NoError(t, err)
 	job, err := a.TakeNextJob(ctx, slots.JobQuery{}, 200*time.Millisecond)
 	require.NoError(t, err, "the 429 was waited out")

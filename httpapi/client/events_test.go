@@ -36,7 +36,7 @@ func TestClaimEvents(t *testing.T) {
 		other, err := writer.CreateClaim(ctx, client.NewClaim{Title: "Pigeons count", Body: "Up to nine."})
 		require.NoError(t, err)
 		expectEvent(t, events, other.ID, "the second claim")
-		_, err = writer.Comment(ctx, claim.ID, "which words?", slots.CommentQuestion)
+		_, err = writer.Comment(ctx, claim.ID, client.NewComment{Body: "which words?", CommentType: string(slots.CommentQuestion)})
 		require.NoError(t, err)
 		expectEvent(t, events, claim.ID, "the comment")
 	})

@@ -327,7 +327,7 @@ func TestOriginalsRoutesThroughTheClient(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, hist)
 
-		cm, err := a.Comment(ctx, claim.ID, "which landmarks?", slots.CommentQuestion)
+		cm, err := a.Comment(ctx, claim.ID, client.NewComment{Body: "which landmarks?", CommentType: string(slots.CommentQuestion)})
 		require.NoError(t, err)
 		require.True(t, cm.OK)
 		require.Equal(t, cm.ID, cm.CommentID)

@@ -34,7 +34,7 @@ func TestTakeJob(t *testing.T) {
 		require.NoError(t, err)
 		_, err = a.TakeJob(ctx, slots.JobQuery{})
 		require.ErrorIs(t, err, store.ErrNotFound, "no draft yet")
-		_, err = h.Comment(ctx, claim.ID, "a draft", slots.CommentDraft)
+		_, err = h.Comment(ctx, claim.ID, client.NewComment{Body: "a draft", CommentType: string(slots.CommentDraft)})
 		require.NoError(t, err)
 
 		job, err := a.TakeJob(ctx, slots.JobQuery{Role: slots.RoleCritic, Domain: "biology", Strategy: slots.StrategyRandom})
@@ -109,7 +109,7 @@ func workQueue(t *testing.T, c *client.Client, n int) (a *client.Client, claims 
 		require.NoError(t, err)
 		_, err = h.ConfigureSlots(ctx, claim.ID, slots.RoleCount{Role: slots.RoleCritic, Count: 1})
 		require.NoError(t, err)
-		_, err = h.Comment(ctx, claim.ID, "a draft", slots.CommentDraft)
+		_, err = h.Comment(ctx, claim.ID, client.NewComment{Body: "a draft", CommentType: string(slots.CommentDraft)})
 		require.NoError(t, err)
 		claims = append(claims, claim.ID)
 	}

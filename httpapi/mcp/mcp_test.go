@@ -234,6 +234,14 @@ func TestRoleSlotTools(t *testing.T) {
 			CommentID string `json:"comment_id"`
 		}](t, agent, "post_comment", map[string]any{"claim_id": first.Claim.ID, "body": "Only lab birds.", "comment_type": "criticism"})
 		require.NotEmpty(t, c.CommentID)
+		r := ok[struct {
+			Comment struct {
+				ParentCommentID string `json:"parentCommentId"`
+			} `json:"comment"`
+		}](t, agent, "post_comment", map[string]any{"claim_id": first.Claim.ID, "body": "And wild ones?", "comment_type": "question", "reply_to": c.CommentID})
+		require.Equal(t, c.CommentID, r.Comment.ParentCommentID, "a reply")
+		orphan, _ := fails(t, agent, "post_comment", map[string]any{"claim_id": first.Claim.ID, "body": "x", "comment_type": "question", "reply_to": "comment_none"})
+		require.Equal(t, "parent_comment_not_found", orphan.Code)
 
 		fin := ok[struct {
 			OK   bool `json:"ok"`

@@ -40,6 +40,7 @@ type PostCommentInput struct {
 	ClaimID     string `json:"claim_id" jsonschema:"The claim to comment on: the job's claim._id."`                                                                                                // required; any claim, whether or not the caller holds a seat on it
 	Body        string `json:"body" jsonschema:"Your contribution, as the role you hold on this claim."`                                                                                           // required, at most 50,000 characters
 	CommentType string `json:"comment_type" jsonschema:"What the comment is, matching your role: question, criticism, supporting_evidence, counter_evidence, addition, defense, answer or draft."` // a wire.Comment.CommentType value; empty means "addition"
+	ReplyTo     string `json:"reply_to,omitempty" jsonschema:"The _id of the claim's comment this one answers, to reply to it; leave out for a comment on the claim."`                             // a comment of the same claim
 }
 
 // CommentOutput is the answer of post_comment.
@@ -131,7 +132,7 @@ func jobText(j wire.Job) string {
 }
 
 func (e *edge) postComment(ctx context.Context, in PostCommentInput) (CommentOutput, string, error) {
-	c, err := e.Slots.AddComment(ctx, slots.NewComment{ClaimID: in.ClaimID, Body: in.Body, CommentType: in.CommentType})
+	c, err := e.Slots.AddComment(ctx, slots.NewComment{ClaimID: in.ClaimID, Body: in.Body, CommentType: in.CommentType, ParentID: in.ReplyTo})
 	if err != nil {
 		return CommentOutput{}, "", err
 	}

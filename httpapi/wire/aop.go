@@ -107,13 +107,19 @@ type Comment struct {
 	AuthorName  string `json:"authorName"`  // AgentName again, under the original's name that AOP's CLIs print
 	// AuthorType is "ai": every comment is posted with an agent's API key.
 	AuthorType string `json:"authorType"`
-	CreatedAt  int64  `json:"createdAt"` // Unix milliseconds
+	// ParentCommentID is the comment this one replies to, a comment of
+	// the same claim; absent for none.
+	ParentCommentID string `json:"parentCommentId,omitempty"`
+	CreatedAt       int64  `json:"createdAt"` // Unix milliseconds
 }
 
 // NewComment is the body of POST /api/v1/claims/{id}/comments.
 type NewComment struct {
 	Body        string `json:"body"`        // required: at most 50,000 characters
 	CommentType string `json:"commentType"` // a Comment.CommentType value (case, '-' and ' ' forgiven); empty: "addition"
+	// ParentCommentID makes the comment a reply to that comment, which
+	// must be one of the claim's (404 parent_comment_not_found otherwise).
+	ParentCommentID string `json:"parentCommentId,omitempty"`
 }
 
 // CommentCreated answers POST /api/v1/claims/{id}/comments: the comment,

@@ -203,7 +203,7 @@ func Invalid(code, format string, args ...any) error {
 // Decode reads exactly one JSON object into v, refusing trailing data, an
 // empty body and bodies over MaxBodyBytes. Fields v does not have are
 // ignored, as every original whose routes Agora serves ignores them, so
-// that their clients' extra fields (AOP's agentName or parentCommentId)
+// that their clients' extra fields (AOP's agentName, for one)
 // are no error.
 func Decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return decode(w, r, v, true)

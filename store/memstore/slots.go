@@ -164,6 +164,9 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	if !ok {
 		return slots.ErrClaimNotFound
 	}
+	if c.ParentID != "" && !slices.ContainsFunc(r.comments, func(m slots.Comment) bool { return m.ID == c.ParentID }) {
+		return slots.ErrParentNotFound
+	}
 	c.CreatedAt = store.Milli(c.CreatedAt)
 	r.comments = append(r.comments, c)
 	r.touch(c.CreatedAt)

@@ -16,6 +16,13 @@ func TestDecodeComments(t *testing.T) {
 	require.Equal(t, []slots.Comment{{ID: "cm_1", ClaimID: "claim_1", Body: `a "body"`, CommentType: slots.CommentDraft,
 		AuthorID: "key_1", AgentName: "drafter", CreatedAt: time.UnixMilli(1700000000123).UTC()}}, got)
 
+	got, err = pgstore.DecodeComments([]byte(`[["cm_2","claim_1","reply","answer","key_2","answerer","1700000000124","cm_1"],["cm_3","claim_1","top","addition","key_2","answerer","1700000000125",""]]`))
+	require.NoError(t, err)
+	require.Equal(t, []slots.Comment{{ID: "cm_2", ClaimID: "claim_1", Body: "reply", CommentType: slots.CommentAnswer,
+		AuthorID: "key_2", AgentName: "answerer", ParentID: "cm_1", CreatedAt: time.UnixMilli(1700000000124).UTC()},
+		{ID: "cm_3", ClaimID: "claim_1", Body: "top", CommentType: slots.CommentAddition,
+			AuthorID: "key_2", AgentName: "answerer", CreatedAt: time.UnixMilli(1700000000125).UTC()}}, got, "eight texts: the eighth its parent")
+
 	got, err = pgstore.DecodeComments([]byte(`[]`))
 	require.NoError(t, err)
 	require.NotNil(t, got)
@@ -24,7 +31,8 @@ func TestDecodeComments(t *testing.T) {
 	for _, bad := range []string{
 		``, `{}`, `[["cm_1"]]`, `[[1,2,3,4,5,6,7]]`,
 		`[["cm_1","claim_1","b","draft","key_1","drafter","soon"]]`,
-		`[["cm_1","claim_1","b","draft","key_1","drafter","1","extra"]]`,
+		`[["cm_1","claim_1","b","draft","key_1","drafter","1","cm_0","extra"]]`,
+		`[["cm_1","claim_1","b","draft","key_1","drafter","1",5]]`,
 	} {
 		_, err := pgstore.DecodeComments([]byte(bad))
 		require.Error(t, err, bad)
@@ -69,6 +77,7 @@ func TestDecodeCommentsByHand(t *testing.T) {
 func FuzzDecodeComments(f *testing.F) {
 	f.Add([]byte(`[["cm_1","claim_1","body","draft","key_1","drafter","1700000000123"]]`))
 	f.Add([]byte(`[["cm_1","claim_1","a\n\"b\"\\","draft","key_1","drafter","1"],["c","c","","d","k","n","-2"]]`))
+	f.Add([]byte(`[["cm_2","claim_1","reply","answer","key_1","drafter","2","cm_1"],["c","c","","d","k","n","3"]]`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`[[]]`))
 	f.Fuzz(func(t *testing.T, raw []byte) {

@@ -165,8 +165,19 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	if err != nil {
 		return interpretError(ctx, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO agora_comments (id, claim_id, body, comment_type, author_id, agent_name, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.ID, c.ClaimID, c.Body, string(c.CommentType), c.AuthorID, c.AgentName, store.Millis(c.CreatedAt)); err != nil {
+	if c.ParentID != "" {
+		// Comments are never deleted, and the claim's row lock orders this
+		// against the claim's other comments.
+		var found bool
+		if err := tx.GetContext(ctx, &found, `SELECT EXISTS (SELECT 1 FROM agora_comments WHERE id = $1 AND claim_id = $2)`, c.ParentID, c.ClaimID); err != nil {
+			return interpretError(ctx, err)
+		}
+		if !found {
+			return slots.ErrParentNotFound
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO agora_comments (id, claim_id, body, comment_type, author_id, agent_name, created_at, parent_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, c.ID, c.ClaimID, c.Body, string(c.CommentType), c.AuthorID, c.AgentName, store.Millis(c.CreatedAt), c.ParentID); err != nil {
 		return interpretError(ctx, err)
 	}
 	draft := c.CommentType == slots.CommentDraft
@@ -210,7 +221,7 @@ const commentsJSON = `to_json(ARRAY(SELECT ` + commentFields + ` FROM agora_comm
 
 // commentFields is the comment m as an array of text, in the order
 // decodeComments reads.
-const commentFields = `ARRAY[m.id, m.claim_id, m.body, m.comment_type, m.author_id, m.agent_name, m.created_at::text]`
+const commentFields = `ARRAY[m.id, m.claim_id, m.body, m.comment_type, m.author_id, m.agent_name, m.created_at::text, m.parent_id]`
 
 // decodeComments reads the comments of commentsJSON: by readComments where
 // it can (the column as PostgreSQL's to_json writes it), else by
@@ -232,10 +243,12 @@ func unmarshalComments(raw []byte) ([]slots.Comment, error) {
 	}
 	out := make([]slots.Comment, len(rows))
 	for i, r := range rows {
-		if len(r) != 7 {
+		if len(r) != 7 && len(r) != 8 {
 			return nil, fmt.Errorf("pgstore: comments: a comment of %d fields", len(r))
 		}
-		c, err := commentOf((*[7]string)(r))
+		var f [8]string
+		copy(f[:], r)
+		c, err := commentOf(&f)
 		if err != nil {
 			return nil, err
 		}
@@ -244,18 +257,20 @@ func unmarshalComments(raw []byte) ([]slots.Comment, error) {
 	return out, nil
 }
 
-// commentOf is the comment of commentFields' seven texts.
-func commentOf(f *[7]string) (slots.Comment, error) {
+// commentOf is the comment of commentFields' eight texts; the comments
+// column of a claim not commented on since migration 048 has seven, the
+// eighth (its parent) then empty.
+func commentOf(f *[8]string) (slots.Comment, error) {
 	at, err := strconv.ParseInt(f[6], 10, 64)
 	if err != nil {
 		return slots.Comment{}, fmt.Errorf("pgstore: comments: %w", err)
 	}
 	return slots.Comment{ID: f[0], ClaimID: f[1], Body: f[2], CommentType: slots.CommentType(f[3]),
-		AuthorID: f[4], AgentName: f[5], CreatedAt: store.FromMillis(at)}, nil
+		AuthorID: f[4], AgentName: f[5], ParentID: f[7], CreatedAt: store.FromMillis(at)}, nil
 }
 
-// readComments reads raw if it is compact JSON of arrays of seven strings
-// that jsontext.String reads; ok is false for anything else, and then
+// readComments reads raw if it is compact JSON of arrays of eight (or,
+// written before migration 048, seven) strings that jsontext.String reads; ok is false for anything else, and then
 // decodeComments's encoding/json answers. The texts share one copy of raw.
 func readComments(raw []byte) (out []slots.Comment, ok bool) {
 	text := string(raw)
@@ -278,8 +293,11 @@ func readComments(raw []byte) (out []slots.Comment, ok bool) {
 			return nil, false
 		}
 		i++
-		var f [7]string
+		var f [8]string
 		for k := range f {
+			if k == 7 && at(i) == ']' {
+				break
+			}
 			if k > 0 {
 				if at(i) != ',' {
 					return nil, false

@@ -197,7 +197,7 @@ var scriptErrors = func() map[string]error {
 var scriptErrorList = []*store.Error{
 	slots.ErrClaimNotFound, slots.ErrSlotNotFound, identity.ErrKeyNotFound, slots.ErrNoJob, slots.ErrNoClaims,
 	slots.ErrSlotTaken, slots.ErrSlotHeld, slots.ErrNotSlotOwner, slots.ErrSlotNotTaken,
-	slots.ErrClaimExists, identity.ErrKeyExists, identity.ErrKeyNameTaken,
+	slots.ErrClaimExists, slots.ErrParentNotFound, identity.ErrKeyExists, identity.ErrKeyNameTaken,
 	identity.ErrDeviceCodeNotFound, identity.ErrDeviceCodeExpired, identity.ErrDeviceCodeConsumed, identity.ErrDeviceCodeUsed, identity.ErrDeviceCodeExists,
 	discussion.ErrPromptNotFound, discussion.ErrPromptClosed, discussion.ErrAlreadyResponded,
 	discussion.ErrOwnPrompt, discussion.ErrPromptExists, discussion.ErrReplyToNotFound,

@@ -132,6 +132,54 @@ func runClaimAuthors(t *testing.T, newStores NewStores) {
 		require.Equal(t, c, picked.Claim, "a claim job's claim")
 	})
 
+	t.Run("CommentReplies", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 1)
+		key := identity.WithKey(e.ctx, e.keys[0])
+		c, err := e.slots.CreateClaim(key, slots.NewClaim{Title: "Threads"})
+		require.NoError(t, err)
+		other, err := e.slots.CreateClaim(key, slots.NewClaim{Title: "Elsewhere"})
+		require.NoError(t, err)
+		first, err := e.slots.AddComment(key, slots.NewComment{ClaimID: c.ID, Body: "a draft", CommentType: "draft"})
+		require.NoError(t, err)
+		e.clock.Advance(time.Millisecond)
+		second, err := e.slots.AddComment(key, slots.NewComment{ClaimID: c.ID, Body: "another"})
+		require.NoError(t, err)
+		e.clock.Advance(time.Millisecond)
+		reply, err := e.slots.AddComment(key, slots.NewComment{ClaimID: c.ID, Body: "why?", CommentType: "question", ParentID: first.ID})
+		require.NoError(t, err)
+		require.Equal(t, first.ID, reply.ParentID)
+		elsewhere, err := e.slots.AddComment(key, slots.NewComment{ClaimID: other.ID, Body: "not here"})
+		require.NoError(t, err)
+
+		for name, parent := range map[string]string{"unknown": "comment_none", "another claim's": elsewhere.ID, "not text": "a\"b<c>"} {
+			_, err := e.slots.AddComment(key, slots.NewComment{ClaimID: c.ID, Body: "orphan", ParentID: parent})
+			requireCode(t, slots.ErrParentNotFound, err, "%s parent", name)
+		}
+		stored, err := e.claims.ListComments(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, []slots.Comment{first, second, reply}, stored, "the reply with its parent; nothing of the refused ones")
+
+		// A parent whose ID JSON escapes is found as any other (IDs that
+		// sort after the service's, which sort in creation order).
+		odd := slots.Comment{ID: "comment_~\"<odd>&", ClaimID: c.ID, Body: "odd", CommentType: slots.CommentAddition, AuthorID: e.keys[0].ID, AgentName: e.keys[0].Name, CreatedAt: e.clock.Now()}
+		require.NoError(t, e.claims.AddComment(e.ctx, odd))
+		toOdd := odd
+		toOdd.ID, toOdd.ParentID = "comment_~~to_odd", odd.ID
+		require.NoError(t, e.claims.AddComment(e.ctx, toOdd))
+
+		// The original's top order: the most replied to first, then the
+		// newest.
+		top, err := e.slots.Comments(e.ctx, c.ID, slots.CommentsParams{})
+		require.NoError(t, err)
+		require.Equal(t, []string{odd.ID, first.ID, toOdd.ID, reply.ID, second.ID}, commentIDs(top))
+		_, err = e.slots.ConfigureSlots(e.ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 1}})
+		require.NoError(t, err)
+		job, err := e.slots.NextJob(e.ctx, slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, []slots.Comment{first, second, reply, odd, toOdd}, job.Comments, "a job's comments carry their parents")
+	})
+
 	t.Run("RaceCommentsCounted", func(t *testing.T) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 1)
@@ -179,4 +227,13 @@ func runClaimAuthors(t *testing.T, newStores NewStores) {
 			require.Equal(t, []slots.Claim{got}, listed, "listed")
 		}
 	})
+}
+
+// commentIDs are the comments' IDs, in order.
+func commentIDs(cs []slots.Comment) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.ID
+	}
+	return out
 }

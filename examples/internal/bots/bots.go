@@ -239,7 +239,7 @@ func SlotAgent(ctx context.Context, c *client.Client, role slots.Role, think tim
 		return slots.Job{}, ctx.Err()
 	}
 	body := cfg.write(ctx, "role-slot comment", Prompt{Text: CommentPrompt(job), Template: Prose(string(job.Slot.Role), rng), Max: slots.MaxCommentLen})
-	if _, err := c.Comment(ctx, job.Claim.ID, body, job.Slot.Role.CommentType()); err != nil {
+	if _, err := c.Comment(ctx, job.Claim.ID, client.NewComment{Body: body, CommentType: string(job.Slot.Role.CommentType())}); err != nil {
 		return slots.Job{}, err
 	}
 	return job, c.Done(ctx, job.Claim.ID, job.Slot.ID)

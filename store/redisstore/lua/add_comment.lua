@@ -1,9 +1,23 @@
 -- KEYS: claim hash, its comments list, its slots list.
 -- ARGV: namespace, comment JSON, "1" when the comment is a draft, its
--- createdAt.
+-- createdAt, and for a reply how its parent's JSON begins ('{"_id":' and
+-- the parent's ID as JSON; '' for none).
 local ns = ARGV[1]
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return fail('claim_not_found')
+end
+local parent = ARGV[5]
+if parent ~= '' then
+  local found = false
+  for _, c in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+    if string.sub(c, 1, #parent) == parent then
+      found = true
+      break
+    end
+  end
+  if not found then
+    return fail('parent_comment_not_found')
+  end
 end
 redis.call('RPUSH', KEYS[2], ARGV[2])
 -- The claim's job text gains the comment too; a claim stored before it
