@@ -68,7 +68,7 @@ func (s *Store) ProtocolUses(ctx context.Context, p slots.ProtocolUsesParams) ([
 }
 
 const claimColumns = `id, title, body, domain, created_at, sources, protocol, author_id, author_name,
-	json_array_length(comments) AS comment_count, updated_at`
+	json_array_length(comments) AS comment_count, GREATEST(updated_at, created_at) AS updated_at`
 
 type claimRow struct {
 	ID           string `db:"id"`

@@ -127,7 +127,7 @@ func (r *takeRow) fields() []any { return append([]any{&r.Kind, &r.Ord}, r.jobRo
 const jobColumns = `s.id, s.claim_id, s.role, s.status, COALESCE(s.api_key_id, '') AS api_key_id, s.agent_name,
 			s.agent_avatar_url, s.taken_at, s.done_at, s.created_at, s.lease_expires_at,
 			c.title, c.body, c.domain, c.created_at AS claim_created_at, c.sources, c.comments, c.protocol,
-			c.author_id, c.author_name, c.updated_at AS claim_updated_at`
+			c.author_id, c.author_name, GREATEST(c.updated_at, c.created_at) AS claim_updated_at`
 
 // jobRow is a row of jobColumns.
 type jobRow struct {

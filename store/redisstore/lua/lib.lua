@@ -308,7 +308,6 @@ local function counted_claim(key, comments_key)
   return c
 end
 
-
 -- queued_slot reads a job-queue entry's slot: QUEUED_FIELDS (Q_), all an
 -- open slot's hash holds (a take adds the rest; the lease sweep removes
 -- them when it reopens one).
