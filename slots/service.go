@@ -165,8 +165,8 @@ func (s *Service) Claim(ctx context.Context, id string) (_ Claim, err error) {
 
 // Listing limits for Claims.
 const (
-	DefaultClaimsLimit = 50
-	MaxClaimsLimit     = 200
+	DefaultClaimsLimit = 20  // the original's
+	MaxClaimsLimit     = 500 // the original's most, for every limit of its routes
 )
 
 // ClaimsQuery pages and filters Claims.

@@ -3,6 +3,7 @@ package slots_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,24 @@ func TestCreateClaimValidation(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "padded", c.Title)
 	require.Equal(t, "physics", c.Domain)
+}
+
+// TestClaimsPageLimits: the claims listing pages 20 claims when not told
+// and at most 500, as the original's listing does.
+func TestClaimsPageLimits(t *testing.T) {
+	ctx := context.Background()
+	svc := slots.New(memstore.New())
+	for i := range 501 {
+		_, err := svc.CreateClaim(ctx, slots.NewClaim{Title: fmt.Sprint("claim ", i)})
+		require.NoError(t, err)
+	}
+	page, err := svc.Claims(ctx, slots.ClaimsQuery{})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 20, "the original's default")
+	require.NotEmpty(t, page.NextCursor)
+	page, err = svc.Claims(ctx, slots.ClaimsQuery{Limit: 100000})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 500, "the original's most: capped, not refused")
 }
 
 // TestChangesArePublished follows ClaimsTopic while a claim is created,
