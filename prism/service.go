@@ -222,7 +222,8 @@ func (s *Service) ProtocolSummaries(ctx context.Context) (_ []ProtocolSummary, e
 	if err != nil {
 		return nil, err
 	}
-	uses, err := s.claims.ProtocolUses(ctx, slots.ProtocolUsesParams{Limit: len(registered) + MaxProtocolNames})
+	limit := len(registered) + MaxProtocolNames
+	uses, err := s.claims.ProtocolUses(ctx, slots.ProtocolUsesParams{Limit: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +233,12 @@ func (s *Service) ProtocolSummaries(ctx context.Context) (_ []ProtocolSummary, e
 	}
 	out := make([]ProtocolSummary, 0, len(registered)+len(uses))
 	for _, p := range registered {
-		u := used[p.ID]
+		u, ok := used[p.ID]
+		if !ok && len(uses) == limit { // the listing stopped before p's use, if it has one
+			if u, err = s.protocolUse(ctx, p.ID); err != nil {
+				return nil, err
+			}
+		}
 		delete(used, p.ID)
 		out = append(out, ProtocolSummary{Protocol: p, Claims: u.Claims, LastUsedAt: u.LastUsedAt})
 	}
@@ -263,22 +269,29 @@ func (s *Service) ProtocolSummary(ctx context.Context, id string) (_ ProtocolSum
 	if err != nil && !errors.Is(err, ErrProtocolNotFound) {
 		return ProtocolSummary{}, err
 	}
-	uses, err := s.claims.ProtocolUses(ctx, slots.ProtocolUsesParams{Name: id})
+	u, err := s.protocolUse(ctx, id)
 	if err != nil {
 		return ProtocolSummary{}, err
 	}
-	sum := ProtocolSummary{Protocol: p}
-	if len(uses) > 0 {
-		sum.Claims, sum.LastUsedAt = uses[0].Claims, uses[0].LastUsedAt
-	}
+	sum := ProtocolSummary{Protocol: p, Claims: u.Claims, LastUsedAt: u.LastUsedAt}
 	switch {
 	case registered:
-	case len(uses) > 0:
+	case u.Claims > 0:
 		sum.Protocol = Protocol{ID: id, Name: id}
 	default:
 		return ProtocolSummary{}, ErrProtocolNotFound
 	}
 	return sum, nil
+}
+
+// protocolUse is how often claims were created under the name: none when
+// no claim was.
+func (s *Service) protocolUse(ctx context.Context, name string) (slots.ProtocolUse, error) {
+	uses, err := s.claims.ProtocolUses(ctx, slots.ProtocolUsesParams{Name: name})
+	if err != nil || len(uses) == 0 {
+		return slots.ProtocolUse{Name: name}, err
+	}
+	return uses[0], nil
 }
 
 // use is the summary as slots.CompareProtocolUses orders it.

@@ -389,8 +389,6 @@ func TestDeviceLoginThroughTheClient(t *testing.T) {
 	})
 }
 
-// wireProtocols is ps as the protocol routes show them: their stored JSON,
-// which the wire's is the same as.
 // summaries are the protocols' summaries, none of them used.
 func summaries(ps []client.Protocol) []client.ProtocolSummary {
 	out := make([]client.ProtocolSummary, len(ps))
@@ -400,6 +398,8 @@ func summaries(ps []client.Protocol) []client.ProtocolSummary {
 	return out
 }
 
+// wireProtocols is ps as the protocol routes show them: their stored JSON,
+// which the wire's is the same as.
 func wireProtocols(t *testing.T, ps ...prism.Protocol) []client.Protocol {
 	t.Helper()
 	b, err := json.Marshal(ps)

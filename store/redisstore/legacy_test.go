@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -155,7 +154,7 @@ func TestClaimStoredWithUncountedJobText(t *testing.T) {
 	}
 	raw, err := json.Marshal(draft)
 	require.NoError(t, err)
-	m.HSet(key, "jobtext", jobItems(claim.ID, claim.Title, "", "physics", fmt.Sprint(claim.CreatedAt.UnixMilli()), "[]", "", string(raw)))
+	m.HSet(key, "jobtext", redisstore.JobTextOf(claim.ID, claim.Title, "", "physics", fmt.Sprint(claim.CreatedAt.UnixMilli()), "[]", "", string(raw)))
 	claim.AuthorID, claim.AuthorName, claim.CommentCount, claim.UpdatedAt = "", "", 1, draft.CreatedAt
 
 	job, err := svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_a", Name: "ann"}), slots.JobQuery{})
@@ -181,47 +180,4 @@ func TestClaimStoredWithUncountedJobText(t *testing.T) {
 	got, err := st.GetClaim(ctx, claim.ID)
 	require.NoError(t, err)
 	require.Equal(t, claim, got)
-}
-
-// jobItems writes items as lib.lua's job_text writes each: its length in
-// bytes, ':' and the bytes.
-func jobItems(items ...string) string {
-	var b strings.Builder
-	for _, it := range items {
-		fmt.Fprintf(&b, "%d:%s", len(it), it)
-	}
-	return b.String()
-}
-
-// TestProtocolNamesIndexedOnce: the claims of a store from before the
-// protocol names index (neither the index nor its marker) are listed by
-// ProtocolUses all the same, past a page of the indexing script, which
-// runs once: a name then indexed stays listed, and new claims index
-// themselves.
-func TestProtocolNamesIndexedOnce(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	m, c := newMiniredisClient(t)
-	st := redisstore.New(c, redisstore.WithPrefix("legacy"))
-	at := time.UnixMilli(1767323045000).UTC()
-	for i := range 520 {
-		protocol := "sim"
-		if i == 519 {
-			protocol = "late" // on the second page
-		}
-		require.NoError(t, st.CreateClaim(ctx, slots.Claim{ID: fmt.Sprintf("claim_%04d", i), Title: "T", Domain: "d", CreatedAt: at.Add(time.Duration(i) * time.Millisecond), Protocol: protocol}))
-	}
-	require.True(t, m.Exists("{legacy}:claims:protocols"))
-	m.Del("{legacy}:claims:protocols")
-	m.Del("{legacy}:claims:protocols:indexed")
-
-	uses, err := st.ProtocolUses(ctx, slots.ProtocolUsesParams{Limit: 10})
-	require.NoError(t, err)
-	require.Equal(t, []slots.ProtocolUse{{Name: "sim", Claims: 519, LastUsedAt: at.Add(518 * time.Millisecond)}, {Name: "late", Claims: 1, LastUsedAt: at.Add(519 * time.Millisecond)}}, uses)
-	require.True(t, m.Exists("{legacy}:claims:protocols:indexed"), "indexed once")
-
-	require.NoError(t, st.CreateClaim(ctx, slots.Claim{ID: "claim_new", Title: "T", Domain: "d", CreatedAt: at.Add(time.Second), Protocol: "fresh"}))
-	uses, err = st.ProtocolUses(ctx, slots.ProtocolUsesParams{Name: "fresh"})
-	require.NoError(t, err)
-	require.Equal(t, []slots.ProtocolUse{{Name: "fresh", Claims: 1, LastUsedAt: at.Add(time.Second)}}, uses)
 }
