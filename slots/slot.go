@@ -102,12 +102,18 @@ type JobQuery struct {
 }
 
 // Job is what the job queue hands an agent: an open slot, its claim and the
-// claim's comments, oldest first.
+// claim's oldest comments (at most JobComments), oldest first.
 type Job struct {
 	Slot     Slot      // the slot: open from NextJob, taken by the caller from TakeNext
-	Claim    Claim     // the slot's claim
-	Comments []Comment // the claim's comments, oldest first
+	Claim    Claim     // the slot's claim; its CommentCount counts every comment
+	Comments []Comment // the claim's oldest comments, at most JobComments, oldest first
 }
+
+// JobComments is the most comments a Job carries: the claim's oldest, as
+// the original's job route lists them (its comments listing's default).
+// Bounded so that a claim's comments cost each later comment and each take
+// of its seats the same however many there are.
+const JobComments = DefaultCommentsLimit
 
 // Agent identifies the API key taking a slot.
 type Agent struct {

@@ -120,6 +120,11 @@ func (r *claimRec) view() slots.Claim {
 	return c
 }
 
+// job is slot's job: the claim and its oldest slots.JobComments comments.
+func (r *claimRec) job(slot slots.Slot) slots.Job {
+	return slots.Job{Slot: slot, Claim: r.view(), Comments: slices.Clone(r.comments[:min(len(r.comments), slots.JobComments)])}
+}
+
 // ListClaims implements slots.ClaimStore.
 func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slots.Claim, error) {
 	if err := ctx.Err(); err != nil {
@@ -327,8 +332,7 @@ func (s *Store) NextOpenSlot(ctx context.Context, p slots.NextSlotParams) (slots
 	if !ok {
 		return slots.Job{}, slots.ErrNoJob
 	}
-	r := rec.claim
-	return slots.Job{Slot: rec.slot, Claim: r.view(), Comments: append([]slots.Comment{}, r.comments...)}, nil
+	return rec.claim.job(rec.slot), nil
 }
 
 // TakeSlot implements slots.SlotStore.

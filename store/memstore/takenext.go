@@ -42,8 +42,7 @@ func (s *Store) takeNext(p slots.TakeNextParams) (slots.Job, error) {
 		return slots.Job{}, slots.ErrNoJob
 	}
 	s.assign(rec, p.Agent, p.Now, p.LeaseUntil)
-	r := rec.claim
-	return slots.Job{Slot: rec.slot, Claim: r.view(), Comments: append([]slots.Comment{}, r.comments...)}, nil
+	return rec.claim.job(rec.slot), nil
 }
 
 // TakeNextSlots implements slots.SlotStore under one lock.

@@ -14,7 +14,7 @@ import (
 // finishTakeColumns are the columns of a finish's row in a finish-and-take
 // answer: a finish carries no claim, so they stand in for jobColumns' claim.
 const finishTakeColumns = `, '' AS title, '' AS body, '' AS domain, 0::bigint AS claim_created_at, '[]'::jsonb AS sources, '[]'::json AS comments, '' AS protocol,
-	'' AS author_id, '' AS author_name, 0::bigint AS claim_updated_at`
+	'' AS author_id, '' AS author_name, 0::bigint AS claim_updated_at, 0 AS comment_count`
 
 // finishTakeAnswers answers a finish-and-take statement: per item a row of
 // kind 'f' for its finish (finishAnswers) and, when it took a slot, one of

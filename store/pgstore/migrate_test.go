@@ -215,3 +215,48 @@ func TestMigrateClaimComments(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, append([]slots.Comment{added}, want...), got, "by ID, as before the migration")
 }
+
+// TestMigrateJobComments: a claim commented on more than slots.JobComments
+// times before migration 049 counts every comment, its jobs carry the
+// oldest JobComments, and its listing and next comment see every one.
+func TestMigrateJobComments(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openAt(t, 48)
+	st := pgstore.New(db)
+	require.NoError(t, st.CreateClaim(ctx, slots.Claim{ID: "claim_m", Title: "M", Domain: "d", CreatedAt: time.UnixMilli(1).UTC()}))
+	var posted []slots.Comment
+	for i := range slots.JobComments + 10 {
+		c := slots.Comment{ID: fmt.Sprintf("comment_%03d", i), ClaimID: "claim_m", Body: fmt.Sprint("c", i), CommentType: slots.CommentAddition, CreatedAt: time.UnixMilli(int64(10 + i)).UTC()}
+		if i == 0 {
+			c.CommentType = slots.CommentDraft
+		}
+		posted = append(posted, c)
+		// The statement of the release before: the whole column again.
+		_, err := db.ExecContext(ctx, `INSERT INTO agora_comments (id, claim_id, body, comment_type, author_id, agent_name, created_at, parent_id) VALUES ($1, $2, $3, $4, '', '', $5, '')`,
+			c.ID, c.ClaimID, c.Body, string(c.CommentType), c.CreatedAt.UnixMilli())
+		require.NoError(t, err)
+		_, err = db.ExecContext(ctx, `UPDATE agora_claims c SET has_draft = true, comments = to_json(ARRAY(SELECT ARRAY[m.id, m.claim_id, m.body, m.comment_type, m.author_id, m.agent_name, m.created_at::text, m.parent_id]
+			FROM agora_comments m WHERE m.claim_id = c.id ORDER BY m.id)) WHERE c.id = 'claim_m'`)
+		require.NoError(t, err)
+	}
+	require.NoError(t, pgstore.Migrate(ctx, db))
+
+	claim, err := st.GetClaim(ctx, "claim_m")
+	require.NoError(t, err)
+	require.Equal(t, len(posted), claim.CommentCount)
+	require.NoError(t, st.ReplaceOpenSlots(ctx, "claim_m", []slots.Slot{{ID: "slot_m", ClaimID: "claim_m", Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: time.UnixMilli(2).UTC()}}))
+	job, err := st.TakeNextSlot(ctx, slots.TakeNextParams{Agent: slots.Agent{KeyID: "key_d", Name: "d"}, Now: time.UnixMilli(100).UTC(), Next: slots.NextSlotParams{Random: -1}})
+	require.NoError(t, err)
+	require.Equal(t, posted[:slots.JobComments], job.Comments)
+	require.Equal(t, len(posted), job.Claim.CommentCount)
+
+	late := slots.Comment{ID: "comment_999", ClaimID: "claim_m", Body: "late", CommentType: slots.CommentAddition, ParentID: posted[len(posted)-1].ID, CreatedAt: time.UnixMilli(200).UTC()}
+	require.NoError(t, st.AddComment(ctx, late))
+	got, err := st.ListComments(ctx, "claim_m")
+	require.NoError(t, err)
+	require.Equal(t, append(posted, late), got)
+	claim, err = st.GetClaim(ctx, "claim_m")
+	require.NoError(t, err)
+	require.Equal(t, len(posted)+1, claim.CommentCount)
+}

@@ -68,7 +68,7 @@ func (s *Store) ProtocolUses(ctx context.Context, p slots.ProtocolUsesParams) ([
 }
 
 const claimColumns = `id, title, body, domain, created_at, sources, protocol, author_id, author_name,
-	json_array_length(comments) AS comment_count, GREATEST(updated_at, created_at) AS updated_at`
+	comment_count, GREATEST(updated_at, created_at) AS updated_at`
 
 type claimRow struct {
 	ID           string `db:"id"`
@@ -129,11 +129,11 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	var rows []claimRow
 	// An empty bound, domain or protocol does not filter;
 	// agora_claims_domain and agora_claims_protocol serve those filters.
-	// ClaimTop orders the newest claims by their comments column's length
-	// (migration 039), then newest first.
+	// ClaimTop orders the newest claims by their comment count (migration
+	// 049), then newest first.
 	err := s.db.SelectContext(ctx, &rows, `SELECT `+claimColumns+` FROM (SELECT * FROM agora_claims
 		WHERE ($1 = '' OR id < $1) AND ($2 = '' OR domain = $2) AND ($5 = '' OR protocol = $5) ORDER BY id DESC LIMIT $3) c
-		ORDER BY CASE WHEN $4 = 'top' THEN json_array_length(c.comments) ELSE 0 END DESC, c.id DESC`, p.Before, p.Domain, max(p.Limit, 0), string(p.Order), p.Protocol)
+		ORDER BY CASE WHEN $4 = 'top' THEN c.comment_count ELSE 0 END DESC, c.id DESC`, p.Before, p.Domain, max(p.Limit, 0), string(p.Order), p.Protocol)
 	if err != nil {
 		return nil, interpretError(ctx, err)
 	}
@@ -146,8 +146,8 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 	return out, nil
 }
 
-// AddComment implements slots.ClaimStore. The claim's comments column
-// (commentsJSON) is written again, and a claim's first draft makes its open
+// AddComment implements slots.ClaimStore. The claim's comments column and
+// count are written again, and a claim's first draft makes its open
 // slots ready for the job queue, in the same transaction.
 func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	tx, err := s.db.BeginTxx(ctx, nil)
@@ -181,8 +181,19 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 		return interpretError(ctx, err)
 	}
 	draft := c.CommentType == slots.CommentDraft
-	if _, err := tx.ExecContext(ctx, `UPDATE agora_claims c SET comments = `+commentsJSON+`, has_draft = has_draft OR $2,
-		updated_at = GREATEST(updated_at, $3) WHERE c.id = $1`, c.ClaimID, draft, store.Millis(c.CreatedAt)); err != nil {
+	// The claim's comments column holds its oldest comments, at most
+	// slots.JobComments ($4), as a JSON array with an array of
+	// commentFields per comment (decodeComments reads it), so that a job's
+	// claim and comments come back in one row; it is written again only
+	// while it holds fewer, so that past them a comment costs the row the
+	// same however many came before. Arrays of text cost PostgreSQL a third
+	// of what a JSON object per comment did (to_json of the rows, or
+	// json_build_object), which looks up each field's type for every one.
+	if _, err := tx.ExecContext(ctx, `UPDATE agora_claims c SET comments = CASE WHEN c.comment_count < $4
+		THEN to_json(ARRAY(SELECT `+commentFields+` FROM agora_comments m WHERE m.claim_id = c.id ORDER BY m.id LIMIT $4))
+		ELSE c.comments END,
+		comment_count = c.comment_count + 1, has_draft = has_draft OR $2,
+		updated_at = GREATEST(updated_at, $3) WHERE c.id = $1`, c.ClaimID, draft, store.Millis(c.CreatedAt), slots.JobComments); err != nil {
 		return interpretError(ctx, err)
 	}
 	if draft && !hasDraft {
@@ -210,20 +221,11 @@ func domainWrite(from, param, at string) string {
 		UPDATE agora_role_slots SET domain = ` + param + ` FROM claim WHERE agora_role_slots.claim_id = claim.id)`
 }
 
-// commentsJSON is the comments of claim c, oldest first, as a JSON array
-// with an array of commentFields per comment (decodeComments reads it):
-// what AddComment keeps in the claim's comments column (migration 039), so
-// that a claim and its comments come back in one row. Arrays of text cost
-// PostgreSQL a third of what a JSON object per comment did (to_json of the
-// rows, or json_build_object), which looks up each field's type for every
-// comment written.
-const commentsJSON = `to_json(ARRAY(SELECT ` + commentFields + ` FROM agora_comments m WHERE m.claim_id = c.id ORDER BY m.id))`
-
 // commentFields is the comment m as an array of text, in the order
 // decodeComments reads.
 const commentFields = `ARRAY[m.id, m.claim_id, m.body, m.comment_type, m.author_id, m.agent_name, m.created_at::text, m.parent_id]`
 
-// decodeComments reads the comments of commentsJSON: by readComments where
+// decodeComments reads a claim's comments column (see AddComment): by readComments where
 // it can (the column as PostgreSQL's to_json writes it), else by
 // encoding/json, whose validation pass and reflection cost about four times
 // as much (BenchmarkDecodeComments). FuzzDecodeComments holds the two to
@@ -330,10 +332,12 @@ func readComments(raw []byte) (out []slots.Comment, ok bool) {
 	}
 }
 
-// ListComments implements slots.ClaimStore.
+// ListComments implements slots.ClaimStore: every comment, from
+// agora_comments (the claim's comments column keeps its oldest only).
 func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comment, error) {
 	var raw []byte
-	err := s.get(ctx, &raw, `SELECT comments FROM agora_claims WHERE id = $1`, claimID)
+	err := s.get(ctx, &raw, `SELECT to_json(ARRAY(SELECT `+commentFields+` FROM agora_comments m WHERE m.claim_id = c.id ORDER BY m.id))
+		FROM agora_claims c WHERE c.id = $1`, claimID)
 	if isNoRows(err) {
 		return nil, slots.ErrClaimNotFound
 	}
@@ -347,7 +351,7 @@ func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comme
 // newest first, numbered from 0 and, for top only, counted (from
 // agora_comments_claim's index); pick is the one chosen; the answer is its
 // row and its newest $5 comments (LIMIT NULL when $5 is 0: every one),
-// oldest first, as commentsJSON writes them.
+// oldest first, as AddComment writes them.
 const pickClaimQuery = `
 	WITH pool AS (
 		SELECT c.id, row_number() OVER (ORDER BY c.id DESC) - 1 AS i,

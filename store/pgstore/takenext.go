@@ -127,7 +127,7 @@ func (r *takeRow) fields() []any { return append([]any{&r.Kind, &r.Ord}, r.jobRo
 const jobColumns = `s.id, s.claim_id, s.role, s.status, COALESCE(s.api_key_id, '') AS api_key_id, s.agent_name,
 			s.agent_avatar_url, s.taken_at, s.done_at, s.created_at, s.lease_expires_at,
 			c.title, c.body, c.domain, c.created_at AS claim_created_at, c.sources, c.comments, c.protocol,
-			c.author_id, c.author_name, GREATEST(c.updated_at, c.created_at) AS claim_updated_at`
+			c.author_id, c.author_name, GREATEST(c.updated_at, c.created_at) AS claim_updated_at, c.comment_count`
 
 // jobRow is a row of jobColumns.
 type jobRow struct {
@@ -142,6 +142,7 @@ type jobRow struct {
 	AuthorID       string `db:"author_id"`
 	AuthorName     string `db:"author_name"`
 	ClaimUpdatedAt int64  `db:"claim_updated_at"`
+	CommentCount   int    `db:"comment_count"`
 }
 
 // columns implements scanned.
@@ -149,7 +150,7 @@ func (*jobRow) columns() []string { return jobRowColumns }
 
 // fields implements scanned.
 func (r *jobRow) fields() []any {
-	return append(r.slotRow.fields(), &r.Title, &r.Body, &r.Domain, &r.ClaimCreatedAt, &r.Sources, &r.Comments, &r.Protocol, &r.AuthorID, &r.AuthorName, &r.ClaimUpdatedAt)
+	return append(r.slotRow.fields(), &r.Title, &r.Body, &r.Domain, &r.ClaimCreatedAt, &r.Sources, &r.Comments, &r.Protocol, &r.AuthorID, &r.AuthorName, &r.ClaimUpdatedAt, &r.CommentCount)
 }
 
 func (r jobRow) job() (slots.Job, error) {
@@ -158,7 +159,7 @@ func (r jobRow) job() (slots.Job, error) {
 		return slots.Job{}, err
 	}
 	claim, err := claimRow{ID: r.ClaimID, Title: r.Title, Body: r.Body, Domain: r.Domain, CreatedAt: r.ClaimCreatedAt, Sources: r.Sources,
-		Protocol: r.Protocol, AuthorID: r.AuthorID, AuthorName: r.AuthorName, CommentCount: len(comments), UpdatedAt: r.ClaimUpdatedAt}.claim()
+		Protocol: r.Protocol, AuthorID: r.AuthorID, AuthorName: r.AuthorName, CommentCount: r.CommentCount, UpdatedAt: r.ClaimUpdatedAt}.claim()
 	if err != nil {
 		return slots.Job{}, err
 	}
@@ -503,7 +504,7 @@ func filterParams(k nextSlotKey) int {
 // for a job's. noneLeft reads it.
 const (
 	candidatesColumns = `(SELECT count(*) FROM l)`
-	candidatesFiller  = `'', '', '', '', '', '', '', 0, 0, 0, 0, '', '', '', 0, '[]'::jsonb, '[]'::json, '', '', '', 0`
+	candidatesFiller  = `'', '', '', '', '', '', '', 0, 0, 0, 0, '', '', '', 0, '[]'::jsonb, '[]'::json, '', '', '', 0, 0`
 )
 
 // noneLeft reports whether an agent a takeManySteps statement left without

@@ -29,13 +29,16 @@
 //
 //	{p}:claims                          zset, every claim ID, score 0
 //	{p}:claim:<claim>                   hash _id title body domain createdAt sources protocol
-//	                                        authorId authorName jobv [hasDraft]
-//	                                        (jobv: the claim and its comments as a take answers them,
-//	                                        one field for the take to read; claims stored before it
-//	                                        gain it with their next comment or domain write)
+//	                                        authorId authorName jobv [hasDraft] [commentCount]
+//	                                        (jobv: the claim and its oldest slots.JobComments comments
+//	                                        as a take answers them, one field for the take to read;
+//	                                        claims stored before it gain it with their next comment or
+//	                                        domain write; commentCount: its comments, written by each)
 //	{p}:claims:domain:<domain>          zset, the domain's claim IDs, score 0
 //	{p}:claims:protocol:<protocol>      zset, the IDs of the claims created under it, score 0
 //	{p}:comments:<claim>                list of comment JSON, oldest first
+//	{p}:commentids:<claim>              set of its comments' IDs (built from the list by the
+//	                                        claim's first comment after it was kept)
 //	{p}:calibrations:<claim>            list of calibration JSON, oldest first
 //	{p}:slots:<claim>                   list of slot IDs, creation order
 //	{p}:holders:<claim>                 hash key ID -> slot ID (one seat per agent, any status)

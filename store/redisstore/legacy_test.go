@@ -181,3 +181,48 @@ func TestClaimStoredWithUncountedJobText(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, claim, got)
 }
+
+// TestClaimCommentedBeforeCommentIDs: a claim commented on before its
+// comment IDs and count were kept, its job text carrying every comment,
+// answers replies to any of its comments (its IDs gathered from its list
+// by its next comment), counts every comment in a job, and carries its
+// oldest slots.JobComments.
+func TestClaimCommentedBeforeCommentIDs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, c := newMiniredisClient(t)
+	st := redisstore.New(c, redisstore.WithPrefix("legacy"))
+	require.NoError(t, st.CreateClaim(ctx, slots.Claim{ID: "claim_l", Title: "L", Domain: "d", CreatedAt: time.UnixMilli(1).UTC()}))
+	var posted []slots.Comment
+	items := []string{"9", "claim_l", "L", "", "d", "1", "[]", "", "", ""}
+	for i := range slots.JobComments + 5 {
+		cm := slots.Comment{ID: fmt.Sprintf("comment_%03d", i), ClaimID: "claim_l", Body: fmt.Sprint("c", i), CommentType: slots.CommentAddition, CreatedAt: time.UnixMilli(int64(10 + i)).UTC()}
+		if i == 0 {
+			cm.CommentType = slots.CommentDraft
+		}
+		posted = append(posted, cm)
+		raw, err := json.Marshal(cm)
+		require.NoError(t, err)
+		_, err = m.RPush("{legacy}:comments:claim_l", string(raw))
+		require.NoError(t, err)
+		items = append(items, string(raw))
+	}
+	// As the release before wrote it: every comment in the job text.
+	m.HSet("{legacy}:claim:claim_l", "jobv", redisstore.JobTextOf(items...), "hasDraft", "1")
+	require.NoError(t, st.ReplaceOpenSlots(ctx, "claim_l", []slots.Slot{{ID: "slot_l", ClaimID: "claim_l", Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: time.UnixMilli(2).UTC()}}))
+
+	job, err := st.TakeNextSlot(ctx, slots.TakeNextParams{Agent: slots.Agent{KeyID: "key_a", Name: "a"}, Now: time.UnixMilli(100).UTC(), Next: slots.NextSlotParams{Random: -1}})
+	require.NoError(t, err)
+	require.Equal(t, posted[:slots.JobComments], job.Comments)
+	require.Equal(t, len(posted), job.Claim.CommentCount)
+
+	require.ErrorIs(t, st.AddComment(ctx, slots.Comment{ID: "comment_x", ClaimID: "claim_l", Body: "x", CommentType: slots.CommentAddition, ParentID: "comment_none"}), slots.ErrParentNotFound)
+	reply := slots.Comment{ID: "comment_r", ClaimID: "claim_l", Body: "re", CommentType: slots.CommentQuestion, ParentID: posted[0].ID, CreatedAt: time.UnixMilli(200).UTC()}
+	require.NoError(t, st.AddComment(ctx, reply))
+	got, err := st.ListComments(ctx, "claim_l")
+	require.NoError(t, err)
+	require.Equal(t, append(posted, reply), got)
+	claim, err := st.GetClaim(ctx, "claim_l")
+	require.NoError(t, err)
+	require.Equal(t, len(posted)+1, claim.CommentCount)
+}

@@ -363,8 +363,13 @@ func (r *reply) job(take *slots.TakeNextParams) slots.Job {
 		r.err = err
 		return slots.Job{}
 	}
-	text, updated := r.str(), r.str()
+	text, updated, count := r.str(), r.str(), r.str()
 	if r.err != nil {
+		return slots.Job{}
+	}
+	n, err := strconv.Atoi(count)
+	if err != nil {
+		r.err = fmt.Errorf("redisstore: job: comment count %q", count)
 		return slots.Job{}
 	}
 	claim, comments, err := jobText(text)
@@ -380,9 +385,11 @@ func (r *reply) job(take *slots.TakeNextParams) slots.Job {
 		r.err = err
 		return slots.Job{}
 	}
-	cs, err := decodeComments(comments)
+	// A job text written before jobs carried slots.JobComments comments
+	// may carry more.
+	cs, err := decodeComments(comments[:min(len(comments), slots.JobComments)])
 	r.err = err
-	c.CommentCount = len(cs)
+	c.CommentCount = n
 	return slots.Job{Slot: sl, Claim: c, Comments: cs}
 }
 

@@ -20,10 +20,11 @@ func doneValues() []any {
 }
 
 // jobValues is a take's answer, push_job's: slot id, its queuedFields (as
-// the slot was queued), a claim's job text with one comment.
+// the slot was queued), a claim's job text with one comment, its updatedAt
+// and its comment count (more than the text carries).
 func jobValues(id string) []any {
 	return []any{id, "c1", "critic", "1", "open",
-		jobTextOf("9", "c1", "title", "body", "d", "1", "", "sim", "key_1", "ann", `{"_id":"m1","claimId":"c1","body":"draft","commentType":"draft"}`), "7"}
+		jobTextOf("9", "c1", "title", "body", "d", "1", "", "sim", "key_1", "ann", `{"_id":"m1","claimId":"c1","body":"draft","commentType":"draft"}`), "7", "3"}
 }
 
 // jobTextOf writes items as lib.lua's job_text does.
@@ -63,7 +64,7 @@ func TestReplyReadsFlatAnswers(t *testing.T) {
 	require.Equal(t, "sim", job.Claim.Protocol)
 	require.Equal(t, "key_1", job.Claim.AuthorID)
 	require.Equal(t, "ann", job.Claim.AuthorName)
-	require.Equal(t, 1, job.Claim.CommentCount)
+	require.Equal(t, 3, job.Claim.CommentCount, "the count the reply gives")
 	require.Equal(t, time.UnixMilli(7).UTC(), job.Claim.UpdatedAt)
 	require.Equal(t, []slots.Source{}, job.Claim.Sources)
 	require.Len(t, job.Comments, 1)

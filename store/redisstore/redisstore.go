@@ -104,10 +104,14 @@ func (s *Store) balancesKey() string { return s.key("balances") }
 // containing ':' must not name another record's key.
 func (s *Store) claimKey(id string) string    { return s.key("claim", id) }
 func (s *Store) commentsKey(id string) string { return s.key("comments", id) }
-func (s *Store) slotsKey(id string) string    { return s.key("slots", id) }
-func (s *Store) holdersKey(id string) string  { return s.key("holders", id) }
-func (s *Store) slotKey(id string) string     { return s.key("slot", id) }
-func (s *Store) keyKey(id string) string      { return s.key("key", id) }
+
+// commentIDsKey is the set of a claim's comment IDs, which a reply's parent
+// is checked against.
+func (s *Store) commentIDsKey(id string) string { return s.key("commentids", id) }
+func (s *Store) slotsKey(id string) string      { return s.key("slots", id) }
+func (s *Store) holdersKey(id string) string    { return s.key("holders", id) }
+func (s *Store) slotKey(id string) string       { return s.key("slot", id) }
+func (s *Store) keyKey(id string) string        { return s.key("key", id) }
 
 // calibrationsKey is the list of a claim's calibrations, oldest first.
 func (s *Store) calibrationsKey(id string) string { return s.key("calibrations", id) }

@@ -144,18 +144,9 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	if c.CommentType == slots.CommentDraft {
 		draft = "1"
 	}
-	parent := ""
-	if c.ParentID != "" {
-		// How the parent's JSON begins: its ID is MarshalJSON's first field.
-		id, err := json.Marshal(c.ParentID)
-		if err != nil {
-			return err
-		}
-		parent = `{"_id":` + string(id) + `,`
-	}
 	err = addCommentScript.Run(ctx, s.client,
-		[]string{s.claimKey(c.ClaimID), s.commentsKey(c.ClaimID), s.slotsKey(c.ClaimID)},
-		s.ns, b, draft, store.Millis(c.CreatedAt), parent).Err()
+		[]string{s.claimKey(c.ClaimID), s.commentsKey(c.ClaimID), s.slotsKey(c.ClaimID), s.commentIDsKey(c.ClaimID)},
+		s.ns, b, draft, store.Millis(c.CreatedAt), c.ParentID, c.ID, slots.JobComments).Err()
 	return interpretError(ctx, err, nil)
 }
 

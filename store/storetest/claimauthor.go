@@ -180,6 +180,54 @@ func runClaimAuthors(t *testing.T, newStores NewStores) {
 		require.Equal(t, []slots.Comment{first, second, reply, odd, toOdd}, job.Comments, "a job's comments carry their parents")
 	})
 
+	t.Run("JobCommentsBounded", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 2)
+		key := identity.WithKey(e.ctx, e.keys[0])
+		c, err := e.slots.CreateClaim(key, slots.NewClaim{Title: "Talked about"})
+		require.NoError(t, err)
+		var posted []slots.Comment
+		for i := range slots.JobComments + 10 {
+			kind := "addition"
+			if i == 0 {
+				kind = "draft"
+			}
+			m, err := e.slots.AddComment(key, slots.NewComment{ClaimID: c.ID, Body: fmt.Sprint("comment ", i), CommentType: kind})
+			require.NoError(t, err)
+			posted = append(posted, m)
+			e.clock.Advance(time.Millisecond)
+		}
+		// Replies to the first comment and to the last still find them.
+		for _, parent := range []slots.Comment{posted[0], posted[len(posted)-1]} {
+			m, err := e.slots.AddComment(key, slots.NewComment{ClaimID: c.ID, Body: "re", CommentType: "question", ParentID: parent.ID})
+			require.NoError(t, err)
+			posted = append(posted, m)
+			e.clock.Advance(time.Millisecond)
+		}
+		stored, err := e.claims.ListComments(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, posted, stored, "the listing keeps every comment")
+		got, err := e.claims.GetClaim(e.ctx, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, len(posted), got.CommentCount)
+
+		_, err = e.slots.ConfigureSlots(e.ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 2}})
+		require.NoError(t, err)
+		oldest := commentIDs(posted[:slots.JobComments])
+		peek, err := e.slots.NextJob(e.ctx, slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, oldest, commentIDs(peek.Comments), "a job carries the oldest JobComments comments")
+		require.Equal(t, len(posted), peek.Claim.CommentCount, "and counts every one")
+		batched, err := e.slots.TakeNext(key, slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, oldest, commentIDs(batched.Comments), "taken in a batch")
+		require.Equal(t, len(posted), batched.Claim.CommentCount)
+		alone, err := slots.New(e.claims, slots.WithoutBatching()).TakeNext(identity.WithKey(e.ctx, e.keys[1]), slots.JobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, oldest, commentIDs(alone.Comments), "taken alone")
+		require.Equal(t, len(posted), alone.Claim.CommentCount)
+	})
+
 	t.Run("RaceCommentsCounted", func(t *testing.T) {
 		t.Parallel()
 		e := newPrismEnv(t, newStores, 1)

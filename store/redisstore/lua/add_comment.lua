@@ -1,35 +1,36 @@
--- KEYS: claim hash, its comments list, its slots list.
+-- KEYS: claim hash, its comments list, its slots list, its comment IDs set.
 -- ARGV: namespace, comment JSON, "1" when the comment is a draft, its
--- createdAt, and for a reply how its parent's JSON begins ('{"_id":' and
--- the parent's ID as JSON; '' for none).
+-- createdAt, the ID of the comment it replies to ('' for none), its ID,
+-- and how many comments a job carries (slots.JobComments).
 local ns = ARGV[1]
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return fail('claim_not_found')
 end
-local parent = ARGV[5]
-if parent ~= '' then
-  local found = false
+local before = redis.call('LLEN', KEYS[2])
+-- A claim commented on before its comment IDs were kept gets them now,
+-- once, from its list.
+if before > 0 and redis.call('EXISTS', KEYS[4]) == 0 then
   for _, c in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
-    if string.sub(c, 1, #parent) == parent then
-      found = true
-      break
-    end
+    redis.call('SADD', KEYS[4], cjson.decode(c)['_id'])
   end
-  if not found then
-    return fail('parent_comment_not_found')
-  end
+end
+if ARGV[5] ~= '' and redis.call('SISMEMBER', KEYS[4], ARGV[5]) == 0 then
+  return fail('parent_comment_not_found')
 end
 redis.call('RPUSH', KEYS[2], ARGV[2])
--- The claim's job text gains the comment too; a claim stored before it
--- had one gets it now, and loses the older fields.
-local job = redis.call('HGET', KEYS[1], 'jobv')
-if job then
-  job = job .. job_item(ARGV[2])
-else
-  job = job_text(read_claim(KEYS[1]), redis.call('LRANGE', KEYS[2], 0, -1))
+redis.call('SADD', KEYS[4], ARGV[6])
+redis.call('HSET', KEYS[1], 'commentCount', before + 1)
+-- The claim's job text carries its oldest comments: this one too while
+-- they are fewer than a job carries, so that past them a comment costs
+-- the same however many came before. A claim stored before it had one
+-- gets it now, and loses the older fields.
+local limit = tonumber(ARGV[7])
+if redis.call('HEXISTS', KEYS[1], 'jobv') == 0 then
+  redis.call('HSET', KEYS[1], 'jobv', job_text(read_claim(KEYS[1]), redis.call('LRANGE', KEYS[2], 0, limit - 1)))
   redis.call('HDEL', KEYS[1], 'job', 'jobtext')
+elseif before < limit then
+  redis.call('HSET', KEYS[1], 'jobv', redis.call('HGET', KEYS[1], 'jobv') .. job_item(ARGV[2]))
 end
-redis.call('HSET', KEYS[1], 'jobv', job)
 touch_claim(KEYS[1], ARGV[4])
 -- The first draft makes the claim ready: its open slots join the job queue
 -- in this same step, so no agent sees a ready claim without its slots.

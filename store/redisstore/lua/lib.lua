@@ -418,37 +418,40 @@ local function append(out, t)
 end
 
 -- claim_job_text is the jobv field (job_text) of the claim whose hash is
--- key, the claim's domain and its updatedAt ('' for a claim stored before
--- it had one); for a claim stored before the jobv field, its jobtext field
--- (legacy_job), or the text built from its fields and comments list.
+-- key, the claim's domain, its updatedAt ('' for a claim stored before it
+-- had one) and how many comments it has; for a claim stored before the
+-- jobv field, its jobtext field (legacy_job), or the text built from its
+-- fields and comments list.
 local function claim_job_text(key, comments_key)
-  local c = redis.call('HMGET', key, 'jobv', 'domain', 'jobtext', 'updatedAt')
+  local c = redis.call('HMGET', key, 'jobv', 'domain', 'jobtext', 'updatedAt', 'commentCount')
   local updated = c[4] or ''
+  -- Strings, not numbers: a number argument costs Redis a printf.
+  local count = c[5] or tostring(redis.call('LLEN', comments_key))
   if c[1] then
-    return c[1], c[2], updated
+    return c[1], c[2], updated, count
   end
   if c[3] then
-    return legacy_job(c[3]), c[2], updated
+    return legacy_job(c[3]), c[2], updated, count
   end
-  -- Strings, not numbers: a number argument costs Redis a printf.
   local claim = read_claim(key)
-  return job_text(claim, redis.call('LRANGE', comments_key, '0', '-1')), claim[C_domain], updated
+  return job_text(claim, redis.call('LRANGE', comments_key, '0', '-1')), claim[C_domain], updated, count
 end
 
 -- push_job appends a job to out as the scripts answer it, flat, so that a
 -- reply of many jobs is one array (each table in a reply costs Redis a
 -- string lookup per kind of reply it might be): the slot's ID, its
 -- queued_slot fields (q, when given, already read), then the claim's
--- job_text and its updatedAt. The rest of a slot taken is what its taker
+-- job_text, its updatedAt and its comment count. The rest of a slot taken is what its taker
 -- sent, and Go fills it in. It returns the slot's role and the claim's
 -- domain.
 local function push_job(out, ns, id, claim_id, q)
   q = q or queued_slot(ns, id)
-  local text, domain, updated = claim_job_text(ns .. 'claim:' .. claim_id, ns .. 'comments:' .. claim_id)
+  local text, domain, updated, count = claim_job_text(ns .. 'claim:' .. claim_id, ns .. 'comments:' .. claim_id)
   out[#out + 1] = id
   append(out, q)
   out[#out + 1] = text
   out[#out + 1] = updated
+  out[#out + 1] = count
   return q[Q_role], domain
 end
 
