@@ -38,8 +38,9 @@ type ClaimJobQuery struct {
 	// among: 0 means DefaultClaimJobPool, more than MaxClaimsLimit means
 	// MaxClaimsLimit.
 	Pool int
-	// CommentLimit keeps the claim's newest comments only: 0 keeps every
-	// one, more than MaxClaimsLimit means MaxClaimsLimit.
+	// CommentLimit is how many of the claim's newest comments come with it:
+	// 0 means DefaultCommentsLimit (the original's default), more than
+	// MaxCommentsLimit means MaxCommentsLimit.
 	CommentLimit int
 	// Domain keeps the claims of one domain; empty keeps every claim.
 	Domain string
@@ -48,7 +49,7 @@ type ClaimJobQuery struct {
 // ClaimJob is a claim to comment on, with its comments, oldest first.
 type ClaimJob struct {
 	Claim    Claim     // the claim picked
-	Comments []Comment // its comments (the newest CommentLimit when set), oldest first
+	Comments []Comment // its newest comments, at most the query's CommentLimit, oldest first
 }
 
 // PickClaimParams is the input of ClaimStore.PickClaim, checked by the
@@ -69,7 +70,7 @@ var ErrNoClaims = &store.Error{Kind: store.ErrNotFound, Code: "no_claims", Messa
 
 // ClaimJob picks a claim for an agent to comment on, as the original API's
 // GET /jobs/claims does: by q.Strategy among the newest q.Pool claims of
-// q.Domain, with its comments (the newest q.CommentLimit when set). The
+// q.Domain, with its newest comments (q.CommentLimit of them). The
 // store reads the candidates, their comment counts and the pick's comments
 // in one round trip. It returns ErrNoClaims when there is no claim, and
 // store.ErrInvalid for a bad query.
@@ -109,6 +110,9 @@ func (q ClaimJobQuery) params() (PickClaimParams, error) {
 		p.Pool = DefaultClaimJobPool
 	}
 	p.Pool = min(p.Pool, MaxClaimsLimit)
-	p.CommentLimit = min(p.CommentLimit, MaxClaimsLimit)
+	if p.CommentLimit == 0 {
+		p.CommentLimit = DefaultCommentsLimit
+	}
+	p.CommentLimit = min(p.CommentLimit, MaxCommentsLimit)
 	return p, nil
 }

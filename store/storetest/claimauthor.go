@@ -211,6 +211,12 @@ func runClaimAuthors(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.Equal(t, len(posted), got.CommentCount)
 
+		picked, err := e.slots.ClaimJob(e.ctx, slots.ClaimJobQuery{})
+		require.NoError(t, err)
+		require.Equal(t, commentIDs(posted[len(posted)-slots.DefaultCommentsLimit:]), commentIDs(picked.Comments),
+			"a claim job without a comment limit answers the newest DefaultCommentsLimit")
+		require.Equal(t, len(posted), picked.Claim.CommentCount)
+
 		_, err = e.slots.ConfigureSlots(e.ctx, c.ID, []slots.RoleCount{{Role: slots.RoleCritic, Count: 2}})
 		require.NoError(t, err)
 		oldest := commentIDs(posted[:slots.JobComments])
