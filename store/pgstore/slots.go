@@ -332,19 +332,42 @@ func readComments(raw []byte) (out []slots.Comment, ok bool) {
 	}
 }
 
-// ListComments implements slots.ClaimStore: every comment, from
-// agora_comments (the claim's comments column keeps its oldest only).
+// ListComments implements slots.ClaimStore: every comment, read from
+// agora_comments (the claim's comments column keeps its oldest only); a
+// claim without any is then looked up.
 func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comment, error) {
-	var raw []byte
-	err := s.get(ctx, &raw, `SELECT to_json(ARRAY(SELECT `+commentFields+` FROM agora_comments m WHERE m.claim_id = c.id ORDER BY m.id))
-		FROM agora_claims c WHERE c.id = $1`, claimID)
-	if isNoRows(err) {
-		return nil, slots.ErrClaimNotFound
-	}
-	if err != nil {
+	var rows []commentRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT id, claim_id, body, comment_type, author_id, agent_name, created_at, parent_id
+		FROM agora_comments WHERE claim_id = $1 ORDER BY id`, claimID); err != nil {
 		return nil, interpretError(ctx, err)
 	}
-	return decodeComments(raw)
+	if len(rows) == 0 {
+		var found bool
+		if err := s.get(ctx, &found, `SELECT EXISTS (SELECT 1 FROM agora_claims WHERE id = $1)`, claimID); err != nil {
+			return nil, interpretError(ctx, err)
+		}
+		if !found {
+			return nil, slots.ErrClaimNotFound
+		}
+	}
+	out := make([]slots.Comment, len(rows))
+	for i, r := range rows {
+		out[i] = slots.Comment{ID: r.ID, ClaimID: r.ClaimID, Body: r.Body, CommentType: slots.CommentType(r.CommentType),
+			AuthorID: r.AuthorID, AgentName: r.AgentName, ParentID: r.ParentID, CreatedAt: store.FromMillis(r.CreatedAt)}
+	}
+	return out, nil
+}
+
+// commentRow is a row of agora_comments.
+type commentRow struct {
+	ID          string `db:"id"`
+	ClaimID     string `db:"claim_id"`
+	Body        string `db:"body"`
+	CommentType string `db:"comment_type"`
+	AuthorID    string `db:"author_id"`
+	AgentName   string `db:"agent_name"`
+	CreatedAt   int64  `db:"created_at"`
+	ParentID    string `db:"parent_id"`
 }
 
 // pickClaimQuery is PickClaim in one statement: pool is the candidates,
