@@ -128,9 +128,9 @@ func (s slotsStore) ListClaims(ctx context.Context, a1 slots.ListClaimsParams) (
 }
 
 // ListComments implements slots.Store.
-func (s slotsStore) ListComments(ctx context.Context, a1 string) ([]slots.Comment, error) {
+func (s slotsStore) ListComments(ctx context.Context, a1 string, a2 slots.ListCommentsParams) ([]slots.Comment, error) {
 	ctx, c := s.o.start(ctx, &s.ops[opSlotsListComments])
-	r0, err := s.next.ListComments(ctx, a1)
+	r0, err := s.next.ListComments(ctx, a1, a2)
 	c.end(err)
 	return r0, err
 }

@@ -271,8 +271,9 @@ func (s *Service) AddComment(ctx context.Context, in NewComment) (_ Comment, err
 // The orders of CommentsParams.Sort, the original's.
 const (
 	// CommentsTop is the original's default: most votes, then most
-	// replies, then newest. Agora's comments have no votes, so it lists
-	// the most replied to first, then the newest.
+	// replies, then newest, among the claim's oldest MaxCommentsLimit
+	// comments. Agora's comments have no votes, so it lists the most
+	// replied to among them first, then the newest.
 	CommentsTop = "top"
 	CommentsNew = "new" // newest first
 	CommentsOld = "old" // oldest first
@@ -295,9 +296,21 @@ type CommentsParams struct {
 	Limit int
 }
 
+// ListCommentsParams is the input of ClaimStore.ListComments: the window
+// of a claim's comments it reads.
+type ListCommentsParams struct {
+	// Limit is the most comments read.
+	Limit int
+	// Newest reads the claim's newest Limit comments; false, its oldest.
+	Newest bool
+}
+
 // Comments lists a claim's comments in p's order, at most p.Limit of them,
 // as the original's GET /claims/{id}/comments does; ErrClaimNotFound for
-// no claim.
+// no claim. Like the original's, CommentsTop ranks the claim's oldest
+// MaxCommentsLimit comments by the replies among them, and CommentsOld
+// lists the oldest; CommentsNew lists the newest, where the original's
+// lists its oldest newest first.
 func (s *Service) Comments(ctx context.Context, claimID string, p CommentsParams) (_ []Comment, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.Comments")
 	defer func() { done(err) }()
@@ -313,7 +326,12 @@ func (s *Service) Comments(ctx context.Context, claimID string, p CommentsParams
 	case p.Limit == 0:
 		p.Limit = DefaultCommentsLimit
 	}
-	cs, err := s.store.ListComments(ctx, claimID)
+	limit := min(p.Limit, MaxCommentsLimit)
+	window := ListCommentsParams{Limit: limit, Newest: sort == CommentsNew}
+	if sort != CommentsOld && sort != CommentsNew {
+		window.Limit = MaxCommentsLimit
+	}
+	cs, err := s.store.ListComments(ctx, claimID, window)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +347,7 @@ func (s *Service) Comments(ctx context.Context, claimID string, p CommentsParams
 		}
 		slices.SortStableFunc(cs, func(a, b Comment) int { return replies[b.ID] - replies[a.ID] })
 	}
-	return cs[:min(len(cs), p.Limit, MaxCommentsLimit)], nil
+	return cs[:min(len(cs), limit)], nil
 }
 
 // Balance returns what the key has been credited.

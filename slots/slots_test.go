@@ -121,6 +121,74 @@ func TestClaimsPageLimits(t *testing.T) {
 	require.Len(t, page.Items, 500, "the original's most: capped, not refused")
 }
 
+// windowSpy records the windows a Service asks the store for.
+type windowSpy struct {
+	*memstore.Store
+	asked []slots.ListCommentsParams
+}
+
+func (s *windowSpy) ListComments(ctx context.Context, claimID string, p slots.ListCommentsParams) ([]slots.Comment, error) {
+	s.asked = append(s.asked, p)
+	return s.Store.ListComments(ctx, claimID, p)
+}
+
+// TestCommentsReadTheirWindow: a listing asks the store for the comments
+// its order needs, never more than MaxCommentsLimit, and sort=top ranks the
+// claim's oldest MaxCommentsLimit by the replies among them, as the
+// original's does.
+func TestCommentsReadTheirWindow(t *testing.T) {
+	ctx := context.Background()
+	spy := &windowSpy{Store: memstore.New()}
+	svc := slots.New(spy)
+	author := identity.WithKey(ctx, identity.Key{ID: "key_a", Name: "a"})
+	c, err := svc.CreateClaim(ctx, slots.NewClaim{Title: "Long thread"})
+	require.NoError(t, err)
+	var ids []string
+	for i := range slots.MaxCommentsLimit + 1 {
+		nc := slots.NewComment{ClaimID: c.ID, Body: fmt.Sprint("comment ", i)}
+		if i == 1 {
+			nc.ParentID = ids[0] // a reply within the oldest MaxCommentsLimit
+		}
+		m, err := svc.AddComment(author, nc)
+		require.NoError(t, err)
+		ids = append(ids, m.ID)
+	}
+	late := ids[slots.MaxCommentsLimit] // past the oldest MaxCommentsLimit
+	for range 2 {
+		_, err := svc.AddComment(author, slots.NewComment{ClaimID: c.ID, Body: "re", ParentID: late})
+		require.NoError(t, err)
+	}
+	_, err = svc.AddComment(author, slots.NewComment{ClaimID: c.ID, Body: "re", ParentID: ids[2]}) // a reply past them
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		p    slots.CommentsParams
+		want slots.ListCommentsParams
+	}{
+		{slots.CommentsParams{Sort: "new", Limit: 7}, slots.ListCommentsParams{Limit: 7, Newest: true}},
+		{slots.CommentsParams{Sort: "OLD"}, slots.ListCommentsParams{Limit: slots.DefaultCommentsLimit}},
+		{slots.CommentsParams{Sort: "old", Limit: 100000}, slots.ListCommentsParams{Limit: slots.MaxCommentsLimit}},
+		{slots.CommentsParams{Limit: 3}, slots.ListCommentsParams{Limit: slots.MaxCommentsLimit}},
+	} {
+		spy.asked = nil
+		_, err := svc.Comments(ctx, c.ID, tc.p)
+		require.NoError(t, err)
+		require.Equal(t, []slots.ListCommentsParams{tc.want}, spy.asked, "%+v", tc.p)
+	}
+	top, err := svc.Comments(ctx, c.ID, slots.CommentsParams{Limit: 3})
+	require.NoError(t, err)
+	require.Equal(t, []string{ids[0], ids[slots.MaxCommentsLimit-1], ids[slots.MaxCommentsLimit-2]}, commentIDs(top),
+		"the oldest MaxCommentsLimit ranked by the replies among them, then the newest")
+}
+
+func commentIDs(cs []slots.Comment) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.ID
+	}
+	return out
+}
+
 // TestChangesArePublished follows ClaimsTopic while a claim is created,
 // commented on, configured, and its slot taken and done: each change
 // publishes the claim's ID once it is stored; a refused change publishes

@@ -24,9 +24,11 @@ type ClaimStore interface {
 	// the job queue in the same atomic step, which also makes c.CreatedAt
 	// the claim's UpdatedAt when it is later.
 	AddComment(ctx context.Context, c Comment) error
-	// ListComments returns the claim's comments, oldest first, or
-	// ErrClaimNotFound.
-	ListComments(ctx context.Context, claimID string) ([]Comment, error)
+	// ListComments returns the claim's oldest p.Limit comments, or its
+	// newest with p.Newest, oldest first either way (none for a Limit
+	// below 1), or ErrClaimNotFound. It reads no comment past the window,
+	// so a listing costs the same however many the claim has.
+	ListComments(ctx context.Context, claimID string, p ListCommentsParams) ([]Comment, error)
 	// AddCalibration stores c and writes c.TopDomain() as its claim's
 	// domain in the same atomic step, with everything a domain write
 	// changes (the claim listed under its new domain, its open slots

@@ -214,7 +214,7 @@ func (s *Store) setDomain(r *claimRec, domain string, at time.Time) {
 }
 
 // ListComments implements slots.ClaimStore.
-func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comment, error) {
+func (s *Store) ListComments(ctx context.Context, claimID string, p slots.ListCommentsParams) ([]slots.Comment, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -224,7 +224,14 @@ func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comme
 	if !ok {
 		return nil, slots.ErrClaimNotFound
 	}
-	return append([]slots.Comment{}, r.comments...), nil
+	cs := r.comments
+	n := min(max(p.Limit, 0), len(cs))
+	if p.Newest {
+		cs = cs[len(cs)-n:]
+	} else {
+		cs = cs[:n]
+	}
+	return append([]slots.Comment{}, cs...), nil
 }
 
 // PickClaim implements slots.ClaimStore under the mutex.

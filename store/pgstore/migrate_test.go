@@ -205,13 +205,13 @@ func TestMigrateClaimComments(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "slot_1", job.Slot.ID)
 	require.Equal(t, want, job.Comments)
-	none, err := st.ListComments(ctx, "claim_none")
+	none, err := st.ListComments(ctx, "claim_none", slots.ListCommentsParams{Limit: slots.MaxCommentsLimit})
 	require.NoError(t, err)
 	require.Empty(t, none)
 
 	added := slots.Comment{ID: "comment_0", ClaimID: "claim_c", Body: "late", CommentType: "critique", AuthorID: "key_d", AgentName: "d", CreatedAt: time.UnixMilli(40).UTC()}
 	require.NoError(t, st.AddComment(ctx, added))
-	got, err := st.ListComments(ctx, "claim_c")
+	got, err := st.ListComments(ctx, "claim_c", slots.ListCommentsParams{Limit: slots.MaxCommentsLimit})
 	require.NoError(t, err)
 	require.Equal(t, append([]slots.Comment{added}, want...), got, "by ID, as before the migration")
 }
@@ -253,7 +253,7 @@ func TestMigrateJobComments(t *testing.T) {
 
 	late := slots.Comment{ID: "comment_999", ClaimID: "claim_m", Body: "late", CommentType: slots.CommentAddition, ParentID: posted[len(posted)-1].ID, CreatedAt: time.UnixMilli(200).UTC()}
 	require.NoError(t, st.AddComment(ctx, late))
-	got, err := st.ListComments(ctx, "claim_m")
+	got, err := st.ListComments(ctx, "claim_m", slots.ListCommentsParams{Limit: slots.MaxCommentsLimit})
 	require.NoError(t, err)
 	require.Equal(t, append(posted, late), got)
 	claim, err = st.GetClaim(ctx, "claim_m")

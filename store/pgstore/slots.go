@@ -335,10 +335,13 @@ func readComments(raw []byte) (out []slots.Comment, ok bool) {
 // ListComments implements slots.ClaimStore: every comment, read from
 // agora_comments (the claim's comments column keeps its oldest only); a
 // claim without any is then looked up.
-func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comment, error) {
+func (s *Store) ListComments(ctx context.Context, claimID string, p slots.ListCommentsParams) ([]slots.Comment, error) {
+	query := listOldestCommentsQuery
+	if p.Newest {
+		query = listNewestCommentsQuery
+	}
 	var rows []commentRow
-	if err := s.db.SelectContext(ctx, &rows, `SELECT id, claim_id, body, comment_type, author_id, agent_name, created_at, parent_id
-		FROM agora_comments WHERE claim_id = $1 ORDER BY id`, claimID); err != nil {
+	if err := s.db.SelectContext(ctx, &rows, query, claimID, max(p.Limit, 0)); err != nil {
 		return nil, interpretError(ctx, err)
 	}
 	if len(rows) == 0 {
@@ -357,6 +360,16 @@ func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comme
 	}
 	return out, nil
 }
+
+// The windows of ListComments, each read from agora_comments_claim's index
+// in its order, oldest first.
+const (
+	listOldestCommentsQuery = `SELECT ` + commentRowColumns + ` FROM agora_comments
+		WHERE claim_id = $1 ORDER BY id LIMIT $2`
+	listNewestCommentsQuery = `SELECT * FROM (SELECT ` + commentRowColumns + ` FROM agora_comments
+		WHERE claim_id = $1 ORDER BY id DESC LIMIT $2) m ORDER BY id`
+	commentRowColumns = `id, claim_id, body, comment_type, author_id, agent_name, created_at, parent_id`
+)
 
 // commentRow is a row of agora_comments.
 type commentRow struct {

@@ -77,7 +77,7 @@ func TestClaimStoredWithoutSources(t *testing.T) {
 	_, err = m.RPush("{legacy}:comments:claim_old",
 		`{"_id":"comment_old","claimId":"claim_old","body":"b","commentType":"draft","authorId":"key_1","agentName":"ann","createdAt":1767323045123}`)
 	require.NoError(t, err)
-	comments, err := st.ListComments(ctx, "claim_old")
+	comments, err := st.ListComments(ctx, "claim_old", slots.ListCommentsParams{Limit: slots.MaxCommentsLimit})
 	require.NoError(t, err)
 	require.Equal(t, []slots.Comment{{ID: "comment_old", ClaimID: "claim_old", Body: "b", CommentType: slots.CommentDraft,
 		AuthorID: "key_1", AgentName: "ann", CreatedAt: time.UnixMilli(1767323045123).UTC()}}, comments)
@@ -219,7 +219,7 @@ func TestClaimCommentedBeforeCommentIDs(t *testing.T) {
 	require.ErrorIs(t, st.AddComment(ctx, slots.Comment{ID: "comment_x", ClaimID: "claim_l", Body: "x", CommentType: slots.CommentAddition, ParentID: "comment_none"}), slots.ErrParentNotFound)
 	reply := slots.Comment{ID: "comment_r", ClaimID: "claim_l", Body: "re", CommentType: slots.CommentQuestion, ParentID: posted[0].ID, CreatedAt: time.UnixMilli(200).UTC()}
 	require.NoError(t, st.AddComment(ctx, reply))
-	got, err := st.ListComments(ctx, "claim_l")
+	got, err := st.ListComments(ctx, "claim_l", slots.ListCommentsParams{Limit: slots.MaxCommentsLimit})
 	require.NoError(t, err)
 	require.Equal(t, append(posted, reply), got)
 	claim, err := st.GetClaim(ctx, "claim_l")

@@ -148,11 +148,14 @@ func TestCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	calls := map[string]func() error{
-		"CreateClaim":  func() error { return st.CreateClaim(ctx, slots.Claim{ID: "claim_1"}) },
-		"GetClaim":     func() error { _, err := st.GetClaim(ctx, "claim_1"); return err },
-		"ListClaims":   func() error { _, err := st.ListClaims(ctx, slots.ListClaimsParams{Limit: 1}); return err },
-		"AddComment":   func() error { return st.AddComment(ctx, slots.Comment{ID: "comment_1", ClaimID: "claim_1"}) },
-		"ListComments": func() error { _, err := st.ListComments(ctx, "claim_1"); return err },
+		"CreateClaim": func() error { return st.CreateClaim(ctx, slots.Claim{ID: "claim_1"}) },
+		"GetClaim":    func() error { _, err := st.GetClaim(ctx, "claim_1"); return err },
+		"ListClaims":  func() error { _, err := st.ListClaims(ctx, slots.ListClaimsParams{Limit: 1}); return err },
+		"AddComment":  func() error { return st.AddComment(ctx, slots.Comment{ID: "comment_1", ClaimID: "claim_1"}) },
+		"ListComments": func() error {
+			_, err := st.ListComments(ctx, "claim_1", slots.ListCommentsParams{Limit: 1})
+			return err
+		},
 		"ReplaceOpenSlots": func() error {
 			return st.ReplaceOpenSlots(ctx, "claim_1", []slots.Slot{{ID: "slot_1", Role: slots.RoleCritic}})
 		},

@@ -151,9 +151,12 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 }
 
 // ListComments implements slots.ClaimStore.
-func (s *Store) ListComments(ctx context.Context, claimID string) ([]slots.Comment, error) {
+func (s *Store) ListComments(ctx context.Context, claimID string, p slots.ListCommentsParams) ([]slots.Comment, error) {
+	if p.Limit < 1 {
+		p.Limit = 0
+	}
 	v, err := listCommentsScript.Run(ctx, s.client,
-		[]string{s.claimKey(claimID), s.commentsKey(claimID)}).Slice()
+		[]string{s.claimKey(claimID), s.commentsKey(claimID)}, p.Limit, p.Newest).Slice()
 	if err != nil {
 		return nil, interpretError(ctx, err, nil)
 	}

@@ -12,6 +12,9 @@ import (
 	"github.com/agorahq/agora/slots"
 )
 
+// allComments lists every comment of the claims these tests make.
+var allComments = slots.ListCommentsParams{Limit: slots.MaxCommentsLimit}
+
 // runClaimAuthors checks what a claim says of who made it and of its
 // comments, as the original's claims do: its author (slots.Claim's
 // AuthorID and AuthorName, the key that created it) and its CommentCount,
@@ -156,7 +159,7 @@ func runClaimAuthors(t *testing.T, newStores NewStores) {
 			_, err := e.slots.AddComment(key, slots.NewComment{ClaimID: c.ID, Body: "orphan", ParentID: parent})
 			requireCode(t, slots.ErrParentNotFound, err, "%s parent", name)
 		}
-		stored, err := e.claims.ListComments(e.ctx, c.ID)
+		stored, err := e.claims.ListComments(e.ctx, c.ID, allComments)
 		require.NoError(t, err)
 		require.Equal(t, []slots.Comment{first, second, reply}, stored, "the reply with its parent; nothing of the refused ones")
 
@@ -204,7 +207,7 @@ func runClaimAuthors(t *testing.T, newStores NewStores) {
 			posted = append(posted, m)
 			e.clock.Advance(time.Millisecond)
 		}
-		stored, err := e.claims.ListComments(e.ctx, c.ID)
+		stored, err := e.claims.ListComments(e.ctx, c.ID, allComments)
 		require.NoError(t, err)
 		require.Equal(t, posted, stored, "the listing keeps every comment")
 		got, err := e.claims.GetClaim(e.ctx, c.ID)
@@ -232,6 +235,59 @@ func runClaimAuthors(t *testing.T, newStores NewStores) {
 		require.NoError(t, err)
 		require.Equal(t, oldest, commentIDs(alone.Comments), "taken alone")
 		require.Equal(t, len(posted), alone.Claim.CommentCount)
+	})
+
+	t.Run("CommentWindows", func(t *testing.T) {
+		t.Parallel()
+		e := newPrismEnv(t, newStores, 1)
+		key := identity.WithKey(e.ctx, e.keys[0])
+		c, err := e.slots.CreateClaim(key, slots.NewClaim{Title: "Windows"})
+		require.NoError(t, err)
+		quiet, err := e.slots.CreateClaim(key, slots.NewClaim{Title: "No comments"})
+		require.NoError(t, err)
+		var posted []slots.Comment
+		for i := range 7 {
+			m, err := e.slots.AddComment(key, slots.NewComment{ClaimID: c.ID, Body: fmt.Sprint("comment ", i)})
+			require.NoError(t, err)
+			posted = append(posted, m)
+			e.clock.Advance(time.Millisecond)
+		}
+		for _, tc := range []struct {
+			name string
+			p    slots.ListCommentsParams
+			want []slots.Comment
+		}{
+			{"the oldest 3", slots.ListCommentsParams{Limit: 3}, posted[:3]},
+			{"the newest 3, oldest first", slots.ListCommentsParams{Limit: 3, Newest: true}, posted[4:]},
+			{"the oldest, past the count", slots.ListCommentsParams{Limit: 100}, posted},
+			{"the newest, past the count", slots.ListCommentsParams{Limit: 100, Newest: true}, posted},
+			{"the newest 1", slots.ListCommentsParams{Limit: 1, Newest: true}, posted[6:]},
+			{"none", slots.ListCommentsParams{}, nil},
+			{"none, newest", slots.ListCommentsParams{Newest: true}, nil},
+			{"a negative limit", slots.ListCommentsParams{Limit: -1, Newest: true}, nil},
+		} {
+			got, err := e.claims.ListComments(e.ctx, c.ID, tc.p)
+			require.NoError(t, err, tc.name)
+			require.Equal(t, commentIDs(tc.want), commentIDs(got), tc.name)
+			require.Equal(t, len(tc.want), len(got), tc.name)
+		}
+		for _, p := range []slots.ListCommentsParams{{Limit: 5}, {Limit: 5, Newest: true}, {}} {
+			got, err := e.claims.ListComments(e.ctx, quiet.ID, p)
+			require.NoError(t, err, "a claim without comments, %+v", p)
+			require.Empty(t, got)
+			_, err = e.claims.ListComments(e.ctx, "claim_none", p)
+			require.ErrorIs(t, err, slots.ErrClaimNotFound, "no claim, %+v", p)
+		}
+		got, err := e.claims.ListComments(e.ctx, c.ID, slots.ListCommentsParams{Limit: 2})
+		require.NoError(t, err)
+		require.Equal(t, posted[:2], got, "every field of a listed comment")
+
+		newest, err := e.slots.Comments(e.ctx, c.ID, slots.CommentsParams{Sort: slots.CommentsNew, Limit: 2})
+		require.NoError(t, err)
+		require.Equal(t, []string{posted[6].ID, posted[5].ID}, commentIDs(newest), "sort=new: the newest, newest first")
+		oldest, err := e.slots.Comments(e.ctx, c.ID, slots.CommentsParams{Sort: slots.CommentsOld, Limit: 2})
+		require.NoError(t, err)
+		require.Equal(t, []string{posted[0].ID, posted[1].ID}, commentIDs(oldest), "sort=old: the oldest, oldest first")
 	})
 
 	t.Run("RaceCommentsCounted", func(t *testing.T) {
@@ -270,7 +326,7 @@ func runClaimAuthors(t *testing.T, newStores NewStores) {
 					}
 				}
 			})
-			comments, err := e.claims.ListComments(e.ctx, c.ID)
+			comments, err := e.claims.ListComments(e.ctx, c.ID, allComments)
 			require.NoError(t, err)
 			require.Len(t, comments, posters*each)
 			got, err := e.claims.GetClaim(e.ctx, c.ID)

@@ -30,9 +30,9 @@ func (c *countingClaims) ListClaims(ctx context.Context, p slots.ListClaimsParam
 	return c.Store.ListClaims(ctx, p)
 }
 
-func (c *countingClaims) ListComments(ctx context.Context, claimID string) ([]slots.Comment, error) {
+func (c *countingClaims) ListComments(ctx context.Context, claimID string, p slots.ListCommentsParams) ([]slots.Comment, error) {
 	c.count("ListComments")
-	return c.Store.ListComments(ctx, claimID)
+	return c.Store.ListComments(ctx, claimID, p)
 }
 
 func (c *countingClaims) PickClaim(ctx context.Context, p slots.PickClaimParams) (slots.ClaimJob, error) {
