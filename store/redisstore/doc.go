@@ -36,6 +36,12 @@
 //	                                        domain write; commentCount: its comments, written by each)
 //	{p}:claims:domain:<domain>          zset, the domain's claim IDs, score 0
 //	{p}:claims:protocol:<protocol>      zset, the IDs of the claims created under it, score 0
+//	{p}:claims:protocols                zset, the names claims were created under, score 0
+//	                                        ({p}:claims:protocols:indexed marks it built for claims before it)
+//	{p}:claims:protocols:rank           zset, each name's rank member, score 0: 2^53 less its claims,
+//	                                        2^52 less its newest claim's createdAt (16 digits each), the name
+//	{p}:claims:protocols:ranks          hash name -> its rank member ({p}:claims:protocols:ranked marks
+//	                                        the ranking built for claims before it)
 //	{p}:comments:<claim>                list of comment JSON, oldest first
 //	{p}:commentids:<claim>              set of its comments' IDs (built from the list by the
 //	                                        claim's first comment after it was kept)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -225,4 +226,64 @@ func TestClaimCommentedBeforeCommentIDs(t *testing.T) {
 	claim, err := st.GetClaim(ctx, "claim_l")
 	require.NoError(t, err)
 	require.Equal(t, len(posted)+1, claim.CommentCount)
+}
+
+// TestProtocolUsesOfOlderStores: claims stored by a release without the
+// protocol names' ranking (with the names index, or older, without it)
+// are ranked by the first listing, once, and claims created after go on
+// from there; a listing reads the ranking, not every name.
+func TestProtocolUsesOfOlderStores(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, older := range []struct {
+		name string
+		drop []string
+	}{
+		{"names indexed, not ranked", []string{"{old}:claims:protocols:rank", "{old}:claims:protocols:ranks", "{old}:claims:protocols:ranked"}},
+		{"names not indexed", []string{"{old}:claims:protocols:rank", "{old}:claims:protocols:ranks", "{old}:claims:protocols:ranked",
+			"{old}:claims:protocols", "{old}:claims:protocols:indexed"}},
+	} {
+		m, c := newMiniredisClient(t)
+		st := redisstore.New(c, redisstore.WithPrefix("old"))
+		create := func(id, protocol string, created time.Time) {
+			t.Helper()
+			require.NoError(t, st.CreateClaim(ctx, slots.Claim{ID: id, Title: id, Domain: slots.DefaultDomain, Sources: []slots.Source{}, CreatedAt: created, Protocol: protocol}))
+		}
+		// 1,201 names: more than two of the ranking's pages of 500.
+		for i := range 1201 {
+			create(fmt.Sprintf("claim_%05d", i), fmt.Sprintf("p%04d", i), at.Add(time.Duration(i)*time.Millisecond))
+		}
+		create("claim_x1", "p0007", at.Add(time.Hour))
+		create("claim_x2", "p0007", at.Add(2*time.Hour))
+		create("claim_x3", "p0003", at.Add(time.Hour))
+		for _, k := range older.drop {
+			m.Del(k)
+		}
+
+		got, err := st.ProtocolUses(ctx, slots.ProtocolUsesParams{Limit: 3})
+		require.NoError(t, err, older.name)
+		require.Equal(t, []slots.ProtocolUse{
+			{Name: "p0007", Claims: 3, LastUsedAt: at.Add(2 * time.Hour)},
+			{Name: "p0003", Claims: 2, LastUsedAt: at.Add(time.Hour)},
+			{Name: "p1200", Claims: 1, LastUsedAt: at.Add(1200 * time.Millisecond)},
+		}, got, older.name)
+		require.True(t, m.Exists("{old}:claims:protocols:ranked"), older.name)
+		all, err := st.ProtocolUses(ctx, slots.ProtocolUsesParams{Limit: 5000})
+		require.NoError(t, err)
+		require.Len(t, all, 1201, older.name)
+		require.True(t, slices.IsSortedFunc(all, slots.CompareProtocolUses), older.name)
+
+		create("claim_y", "p0003", at.Add(3*time.Hour))
+		create("claim_z", "new one", at.Add(4*time.Hour))
+		got, err = st.ProtocolUses(ctx, slots.ProtocolUsesParams{Limit: 2})
+		require.NoError(t, err)
+		require.Equal(t, []slots.ProtocolUse{
+			{Name: "p0003", Claims: 3, LastUsedAt: at.Add(3 * time.Hour)},
+			{Name: "p0007", Claims: 3, LastUsedAt: at.Add(2 * time.Hour)},
+		}, got, older.name)
+		one, err := st.ProtocolUses(ctx, slots.ProtocolUsesParams{Name: "new one"})
+		require.NoError(t, err)
+		require.Equal(t, []slots.ProtocolUse{{Name: "new one", Claims: 1, LastUsedAt: at.Add(4 * time.Hour)}}, one, older.name)
+	}
 }

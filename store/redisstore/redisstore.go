@@ -94,6 +94,14 @@ func (s *Store) protocolClaimsKey(protocol string) string {
 func (s *Store) protocolsKey() string        { return s.key("claims", "protocols") }
 func (s *Store) protocolsIndexedKey() string { return s.key("claims", "protocols", "indexed") }
 
+// protocolRankKey ranks the names claims were created under, score 0, and
+// protocolRanksKey maps each name to its member there (rank_protocol in
+// lua/lib.lua); protocolsRankedKey marks the ranking as holding the names
+// of claims stored before it.
+func (s *Store) protocolRankKey() string    { return s.key("claims", "protocols", "rank") }
+func (s *Store) protocolRanksKey() string   { return s.key("claims", "protocols", "ranks") }
+func (s *Store) protocolsRankedKey() string { return s.key("claims", "protocols", "ranked") }
+
 func (s *Store) leasesKey() string   { return s.key("leases") }
 func (s *Store) keysKey() string     { return s.key("keys") }
 func (s *Store) keyNamesKey() string { return s.key("keynames") }
@@ -141,6 +149,7 @@ var (
 	getClaimScript         = newScript("get_claim.lua")
 	protocolUsesScript     = newScript("protocol_uses.lua")
 	protocolIndexScript    = newScript("protocol_index.lua")
+	protocolRankScript     = newScript("protocol_rank.lua")
 	addCommentScript       = newScript("add_comment.lua")
 	listCommentsScript     = newScript("list_comments.lua")
 	calibrateScript        = newScript("calibrate.lua")

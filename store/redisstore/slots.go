@@ -32,7 +32,7 @@ func (s *Store) CreateClaim(ctx context.Context, c slots.Claim) error {
 	}
 	err = createClaimScript.Run(ctx, s.client,
 		[]string{s.claimKey(c.ID), s.claimsKey(), s.domainClaimsKey(c.Domain), s.protocolClaimsKey(c.Protocol), s.protocolsKey()},
-		c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol, c.AuthorID, c.AuthorName, store.Millis(c.UpdatedAt)).Err()
+		s.ns, c.ID, c.Title, c.Body, c.Domain, store.Millis(c.CreatedAt), sources, c.Protocol, c.AuthorID, c.AuthorName, store.Millis(c.UpdatedAt)).Err()
 	return interpretError(ctx, err, nil)
 }
 
@@ -80,50 +80,70 @@ func (s *Store) ListClaims(ctx context.Context, p slots.ListClaimsParams) ([]slo
 }
 
 // ProtocolUses implements slots.ClaimStore in one script
-// (protocol_uses.lua), which counts each name's claims index; Go orders
-// and cuts them. A store whose claims may predate the names index first
-// adds theirs (indexProtocols), once.
+// (protocol_uses.lua), which reads the names' ranking (rank_protocol) from
+// its start or one name's place in it, so a listing reads only the names
+// it answers. A store whose claims may predate the ranking first ranks
+// theirs (rankProtocols), once.
 func (s *Store) ProtocolUses(ctx context.Context, p slots.ProtocolUsesParams) ([]slots.ProtocolUse, error) {
-	keys := []string{s.protocolsKey(), s.protocolsIndexedKey()}
-	v, err := protocolUsesScript.Run(ctx, s.client, keys, s.ns, p.Name).Slice()
+	keys := []string{s.protocolRankKey(), s.protocolRanksKey(), s.protocolsRankedKey()}
+	v, err := protocolUsesScript.Run(ctx, s.client, keys, p.Name, p.Limit).StringSlice()
 	if err = interpretError(ctx, err, nil); errors.Is(err, errProtocolsUnindexed) {
-		if err := s.indexProtocols(ctx); err != nil {
+		if err := s.rankProtocols(ctx); err != nil {
 			return nil, err
 		}
-		v, err = protocolUsesScript.Run(ctx, s.client, keys, s.ns, p.Name).Slice()
+		v, err = protocolUsesScript.Run(ctx, s.client, keys, p.Name, p.Limit).StringSlice()
 		err = interpretError(ctx, err, nil)
 	}
 	if err != nil {
 		return nil, err
 	}
-	r := reply{a: v}
-	out := []slots.ProtocolUse{}
-	for !r.done() {
-		u := slots.ProtocolUse{Name: r.str(), Claims: r.int()}
-		at, err := strconv.ParseInt(r.str(), 10, 64)
-		if r.err == nil && err != nil {
-			r.err = fmt.Errorf("redisstore: last use of protocol %q: %w", u.Name, err)
+	out := make([]slots.ProtocolUse, len(v))
+	for i, m := range v {
+		if out[i], err = parseProtocolRank(m); err != nil {
+			return nil, err
 		}
-		u.LastUsedAt = store.FromMillis(at)
-		out = append(out, u)
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	slices.SortFunc(out, slots.CompareProtocolUses)
-	if p.Name == "" {
-		out = out[:min(len(out), max(p.Limit, 0))]
 	}
 	return out, nil
 }
 
-// indexProtocols adds the protocol names of every claim to the names
-// index, a page of claims a script (protocol_index.lua), and marks the
-// index as complete after the last page.
-func (s *Store) indexProtocols(ctx context.Context) error {
-	keys := []string{s.claimsKey(), s.protocolsKey(), s.protocolsIndexedKey()}
+// parseProtocolRank reads a member of the names' ranking: 2^53 less the
+// name's claims and 2^52 less its newest claim's createdAt, each as 16
+// digits, then the name (rank_protocol in lua/lib.lua).
+func parseProtocolRank(m string) (slots.ProtocolUse, error) {
+	if len(m) < 32 {
+		return slots.ProtocolUse{}, fmt.Errorf("redisstore: protocol rank %q is too short", m)
+	}
+	inv, err1 := strconv.ParseInt(m[:16], 10, 64)
+	at, err2 := strconv.ParseInt(m[16:32], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return slots.ProtocolUse{}, fmt.Errorf("redisstore: protocol rank %q: %w", m, err)
+	}
+	return slots.ProtocolUse{Name: m[32:], Claims: int(1<<53 - inv), LastUsedAt: store.FromMillis(1<<52 - at)}, nil
+}
+
+// rankProtocols builds what a store older than the names' ranking lacks: the
+// names index, from every claim a page at a time (protocol_index.lua),
+// unless an older release built it, then the ranking from the names index
+// (protocol_rank.lua), and marks it done. Claims created meanwhile rank
+// their names themselves, and ranking a name twice changes nothing.
+func (s *Store) rankProtocols(ctx context.Context) error {
+	indexed, err := s.client.Exists(ctx, s.protocolsIndexedKey()).Result()
+	if err != nil {
+		return interpretError(ctx, err, nil)
+	}
+	if indexed == 0 {
+		if err := s.pages(ctx, protocolIndexScript, []string{s.claimsKey(), s.protocolsKey(), s.protocolsIndexedKey()}); err != nil {
+			return err
+		}
+	}
+	return s.pages(ctx, protocolRankScript, []string{s.protocolsKey(), s.protocolsRankedKey()})
+}
+
+// pages runs a paging script of 500 members a call (protocol_index.lua,
+// protocol_rank.lua) until it answers that it has read the last page.
+func (s *Store) pages(ctx context.Context, script *redis.Script, keys []string) error {
 	for from := "-"; ; {
-		last, err := protocolIndexScript.Run(ctx, s.client, keys, s.ns, from, 500).Text()
+		last, err := script.Run(ctx, s.client, keys, s.ns, from, 500).Text()
 		if err != nil {
 			return interpretError(ctx, err, nil)
 		}

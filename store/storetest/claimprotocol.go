@@ -197,6 +197,15 @@ func runClaimProtocols(t *testing.T, newStores NewStores) {
 			u, err := e.claims.ProtocolUses(e.ctx, slots.ProtocolUsesParams{Name: protocol})
 			require.NoError(t, err)
 			require.Equal(t, []slots.ProtocolUse{{Name: protocol, Claims: creators, LastUsedAt: e.clock.Now()}}, u, "each claim counted once")
+			all, err := e.claims.ProtocolUses(e.ctx, slots.ProtocolUsesParams{Limit: raceRepeats + 1})
+			require.NoError(t, err)
+			var listed []slots.ProtocolUse
+			for _, x := range all {
+				if x.Name == protocol {
+					listed = append(listed, x)
+				}
+			}
+			require.Equal(t, u, listed, "listed once among every name, as counted")
 			for _, c := range cs {
 				_, err := e.svc.Pipeline(e.ctx, c.ID)
 				require.NoError(t, err, "with its pipeline")

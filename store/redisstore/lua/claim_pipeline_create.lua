@@ -12,7 +12,7 @@ end
 if redis.call('EXISTS', KEYS[4]) == 1 then
   return fail('pipeline_exists')
 end
-put_claim(KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[6], claim, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[11], ARGV[12], ARGV[13], ARGV[14])
+put_claim(ns, KEYS[1], KEYS[2], KEYS[3], KEYS[5], KEYS[6], claim, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[11], ARGV[12], ARGV[13], ARGV[14])
 redis.call('HSET', KEYS[4], 'version', ARGV[8], 'doc', ARGV[9])
 set_work(ns, claim, ARGV[5], {unpack(ARGV, 15)})
 set_lease(ns, claim, ARGV[10])

@@ -61,12 +61,47 @@ local function job_domain(job, domain)
   end
 end
 
+-- rank_protocol writes a protocol name's place in the ranking of the names
+-- claims were created under (claims:protocols:rank, score 0, so it sorts
+-- by member): its member is 2^53 less its claims and 2^52 less its newest
+-- claim's createdAt, each as 16 digits, then the name, so the most used
+-- come first, then the latest used, then by name, as
+-- slots.CompareProtocolUses orders them. claims:protocols:ranks maps the
+-- name to its member. Both are computed again from the name's claims
+-- index, so writing a name twice, or from two scripts, changes nothing.
+local function rank_protocol(ns, name)
+  local index = ns .. 'claims:protocol:' .. name
+  local newest = redis.call('ZREVRANGEBYLEX', index, '+', '-', 'LIMIT', 0, 1)[1]
+  local last = newest and tonumber(redis.call('HGET', ns .. 'claim:' .. newest, 'createdAt')) or 0
+  last = math.max(math.min(last, 2 ^ 52), 1 - 2 ^ 52)
+  local member = string.format('%016.0f%016.0f', 2 ^ 53 - redis.call('ZCARD', index), 2 ^ 52 - last) .. name
+  local old = redis.call('HGET', ns .. 'claims:protocols:ranks', name)
+  if old ~= member then
+    if old then
+      redis.call('ZREM', ns .. 'claims:protocols:rank', old)
+    end
+    redis.call('ZADD', ns .. 'claims:protocols:rank', 0, member)
+    redis.call('HSET', ns .. 'claims:protocols:ranks', name, member)
+  end
+end
+
+-- page_end answers a paging script's page of at most size members: '' for
+-- the last one (fewer than size), setting marker_key; else its last member,
+-- for the next page to start after.
+local function page_end(page, size, marker_key)
+  if #page < size then
+    redis.call('SET', marker_key, '1')
+    return ''
+  end
+  return page[#page]
+end
+
 -- put_claim writes a new claim's hash and indexes it among every claim,
 -- its domain's and, when it has one, its protocol's (score 0: they sort
 -- by ID, oldest first), the protocol's name then joining the names claims
--- were created under (protocols_key). The caller has checked that the ID
--- is free.
-local function put_claim(claim_key, claims_key, domain_key, protocol_key, protocols_key, id, title, body, domain, created_at, sources, protocol, author_id, author_name, updated_at)
+-- were created under (protocols_key) and taking its new rank among them.
+-- The caller has checked that the ID is free.
+local function put_claim(ns, claim_key, claims_key, domain_key, protocol_key, protocols_key, id, title, body, domain, created_at, sources, protocol, author_id, author_name, updated_at)
   redis.call('HSET', claim_key, '_id', id, 'title', title, 'body', body,
     'domain', domain, 'createdAt', created_at, 'sources', sources, 'protocol', protocol,
     'authorId', author_id, 'authorName', author_name, 'updatedAt', updated_at,
@@ -76,6 +111,7 @@ local function put_claim(claim_key, claims_key, domain_key, protocol_key, protoc
   if protocol ~= '' then
     redis.call('ZADD', protocol_key, 0, id)
     redis.call('ZADD', protocols_key, 0, protocol)
+    rank_protocol(ns, protocol)
   end
 end
 

@@ -14,8 +14,4 @@ for _, id in ipairs(ids) do
     redis.call('ZADD', KEYS[2], 0, protocol)
   end
 end
-if #ids < tonumber(ARGV[3]) then
-  redis.call('SET', KEYS[3], '1')
-  return ''
-end
-return ids[#ids]
+return page_end(ids, tonumber(ARGV[3]), KEYS[3])

@@ -1,25 +1,20 @@
--- KEYS: the protocol names index (claims:protocols), its marker of
--- claims stored before it indexed (claims:protocols:indexed).
--- ARGV: namespace, a name ('' for every one).
--- slots.ClaimStore.ProtocolUses: for each name claims were created under,
--- or the one asked for, the name, how many claims its index holds and the
--- newest one's createdAt (Go orders and cuts them); or protocols_unindexed
--- while claims stored before the names index may be missing from it.
-if redis.call('EXISTS', KEYS[2]) == 0 then
+-- KEYS: the protocol names' ranking (claims:protocols:rank), its members
+-- by name (claims:protocols:ranks), its marker of claims stored before it
+-- (claims:protocols:ranked).
+-- ARGV: a name ('' for the first of the ranking), how many.
+-- slots.ClaimStore.ProtocolUses: the ranking's members (see rank_protocol)
+-- of the named protocol, or its first ones, in its order; or
+-- protocols_unindexed while claims stored before the ranking may be
+-- missing from it.
+if redis.call('EXISTS', KEYS[3]) == 0 then
   return fail('protocols_unindexed')
 end
-local ns, names = ARGV[1], {}
-if ARGV[2] == '' then
-  names = redis.call('ZRANGE', KEYS[1], 0, -1)
-elseif redis.call('ZSCORE', KEYS[1], ARGV[2]) then
-  names = {ARGV[2]}
+if ARGV[1] ~= '' then
+  local member = redis.call('HGET', KEYS[2], ARGV[1])
+  return member and {member} or {}
 end
-local out = {}
-for _, name in ipairs(names) do
-  local index = ns .. 'claims:protocol:' .. name
-  local newest = redis.call('ZREVRANGEBYLEX', index, '+', '-', 'LIMIT', 0, 1)[1]
-  out[#out + 1] = name
-  out[#out + 1] = redis.call('ZCARD', index)
-  out[#out + 1] = newest and redis.call('HGET', ns .. 'claim:' .. newest, 'createdAt') or '0'
+local n = tonumber(ARGV[2])
+if n < 1 then
+  return {}
 end
-return out
+return redis.call('ZRANGE', KEYS[1], 0, n - 1)
