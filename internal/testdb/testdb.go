@@ -60,6 +60,12 @@ var (
 // (through search_path), dropped when t ends.
 func PostgresDSN(t testing.TB) string {
 	t.Helper()
+	return PostgresSchemaDSN(t, postgresBase(t))
+}
+
+// postgresBase returns the DSN of the database tests share.
+func postgresBase(t testing.TB) string {
+	t.Helper()
 	base := os.Getenv("AGORA_POSTGRES_DSN")
 	if base == "" {
 		pgOnce.Do(func() { pgDSN, pgErr = startPostgres() })
@@ -68,28 +74,47 @@ func PostgresDSN(t testing.TB) string {
 		}
 		base = pgDSN
 	}
+	return base
+}
+
+// PostgresDatabase creates a database beside the one tests share, with
+// options appended to its CREATE DATABASE (a collation, say), dropped when
+// t ends, and returns its DSN for PostgresSchemaDSN.
+func PostgresDatabase(t testing.TB, options string) string {
+	t.Helper()
+	base := postgresBase(t)
+	name := UniqueName()
+	if err := execOn(base, "CREATE DATABASE "+name+" "+options); err != nil {
+		Unavailable(t, "PostgreSQL at %s cannot create a database %s: %v", redact(base), options, err)
+	}
+	t.Cleanup(func() { _ = execOn(base, "DROP DATABASE "+name+" WITH (FORCE)") })
+	return withDatabase(base, name)
+}
+
+// PostgresSchemaDSN returns a DSN of the database at base whose connections
+// use a fresh schema of their own (through search_path), dropped when t
+// ends.
+func PostgresSchemaDSN(t testing.TB, base string) string {
+	t.Helper()
 	schema := UniqueName()
-	db, err := sql.Open("postgres", base)
+	if err := execOn(base, "CREATE SCHEMA "+schema); err != nil {
+		Unavailable(t, "PostgreSQL at %s is not usable: %v", redact(base), err)
+	}
+	t.Cleanup(func() { _ = execOn(base, "DROP SCHEMA "+schema+" CASCADE") })
+	return withParam(base, "search_path", schema)
+}
+
+// execOn runs one statement on a connection of its own to dsn, within 30 s.
+func execOn(dsn, statement string) error {
+	db, err := sql.Open("postgres", dsn)
 	if err != nil {
-		t.Fatalf("testdb: open %s: %v", redact(base), err)
+		return err
 	}
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		Unavailable(t, "PostgreSQL at %s is not usable: %v", redact(base), err)
-	}
-	t.Cleanup(func() {
-		db, err := sql.Open("postgres", base)
-		if err != nil {
-			return
-		}
-		defer db.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_, _ = db.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
-	})
-	return withParam(base, "search_path", schema)
+	_, err = db.ExecContext(ctx, statement)
+	return err
 }
 
 // withParam adds a connection parameter to a URL or key=value DSN.
@@ -104,6 +129,18 @@ func withParam(dsn, key, value string) string {
 		}
 	}
 	return dsn + " " + key + "=" + value
+}
+
+// withDatabase points a URL or key=value DSN at another database.
+func withDatabase(dsn, name string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err == nil {
+			u.Path = "/" + name
+			return u.String()
+		}
+	}
+	return dsn + " dbname=" + name
 }
 
 func redact(dsn string) string {

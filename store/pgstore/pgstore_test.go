@@ -27,7 +27,12 @@ func TestMain(m *testing.M) { os.Exit(testdb.Main(m)) }
 // open connects to a fresh schema of its own and migrates it.
 func open(t testing.TB) (*sqlx.DB, string) {
 	t.Helper()
-	dsn := testdb.PostgresDSN(t)
+	return openDSN(t, testdb.PostgresDSN(t))
+}
+
+// openDSN opens a pool on dsn and migrates it.
+func openDSN(t testing.TB, dsn string) (*sqlx.DB, string) {
+	t.Helper()
 	db, err := pgstore.Open(dsn, pgstore.PoolOptions{MaxOpenConns: 20})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
@@ -45,8 +50,24 @@ func notifier(t testing.TB, db *sqlx.DB, dsn string) *pgstore.Notifier {
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) storetest.Stores {
-		db, dsn := open(t)
+	storetest.Run(t, conformanceStores(testdb.PostgresDSN))
+}
+
+// TestConformanceICU runs the suite on a database whose text sorts by ICU's
+// en-US rules, unlike its bytes ("alpha" before "Zeta", "bb" before "b-c"),
+// as many servers' default collation does: every order a store answers is
+// byte-wise there too, as on the other backends. It runs before the
+// parallel tests, so the two suites never share the server's connections.
+func TestConformanceICU(t *testing.T) {
+	base := testdb.PostgresDatabase(t, "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'")
+	storetest.Run(t, conformanceStores(func(t testing.TB) string { return testdb.PostgresSchemaDSN(t, base) }))
+}
+
+// conformanceStores makes each case's stores in a schema of its own, from
+// schemaDSN.
+func conformanceStores(schemaDSN func(testing.TB) string) storetest.NewStores {
+	return func(t *testing.T) storetest.Stores {
+		db, dsn := openDSN(t, schemaDSN(t))
 		st := pgstore.New(db)
 		t.Cleanup(func() { requireQueueColumns(t, db) })
 		// The peer is another process: its own pool and listener. Its pool
@@ -60,7 +81,7 @@ func TestConformance(t *testing.T) {
 			Limiters: func(perSecond float64, burst int) (storetest.Limiter, storetest.Limiter) {
 				return st.Limiter(perSecond, burst), pgstore.New(peerDB).Limiter(perSecond, burst)
 			}}
-	})
+	}
 }
 
 // requireQueueColumns checks that every slot's is_open and lease_due, which

@@ -143,6 +143,18 @@ func runClaimProtocols(t *testing.T, newStores NewStores) {
 		require.Empty(t, uses(slots.ProtocolUsesParams{Name: "Gamma"}), "exact")
 		require.Empty(t, uses(slots.ProtocolUsesParams{Name: "unused"}))
 
+		// Names tied on claims and last use order by their bytes, whatever
+		// a database's collation says ("Zeta" before "alpha", "b-c" before
+		// "bb").
+		tie := at(time.Hour)
+		for _, name := range []string{"apple", "Zeta", "bb", "b-c"} {
+			c := slots.Claim{ID: "claim_tie_" + name, Title: name, Domain: slots.DefaultDomain, Sources: []slots.Source{}, CreatedAt: tie, Protocol: name}
+			require.NoError(t, e.claims.CreateClaim(e.ctx, c))
+		}
+		tied := uses(slots.ProtocolUsesParams{Limit: 6})[2:] // after beta's and alpha's two claims
+		require.Equal(t, []slots.ProtocolUse{{Name: "Zeta", Claims: 1, LastUsedAt: tie}, {Name: "apple", Claims: 1, LastUsedAt: tie},
+			{Name: "b-c", Claims: 1, LastUsedAt: tie}, {Name: "bb", Claims: 1, LastUsedAt: tie}}, tied, "ties by bytes")
+
 		// A claim stored through the store counts as the service's do; one
 		// refused for its taken ID counts nothing.
 		e.clock.Advance(time.Millisecond)
