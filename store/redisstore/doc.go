@@ -32,8 +32,9 @@
 //	                                        authorId authorName jobv [hasDraft] [commentCount]
 //	                                        (jobv: the claim and its oldest slots.JobComments comments
 //	                                        as a take answers them, one field for the take to read;
-//	                                        claims stored before it gain it with their next comment or
-//	                                        domain write; commentCount: its comments, written by each)
+//	                                        claims stored before it, or before it was bounded, gain it
+//	                                        with their next comment, take or domain write;
+//	                                        commentCount: its comments, written by each)
 //	{p}:claims:domain:<domain>          zset, the domain's claim IDs, score 0
 //	{p}:claims:protocol:<protocol>      zset, the IDs of the claims created under it, score 0
 //	{p}:claims:protocols                zset, the names claims were created under, score 0

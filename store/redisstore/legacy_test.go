@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agorahq/agora/agentchat"
@@ -86,8 +87,8 @@ func TestClaimStoredWithoutSources(t *testing.T) {
 
 // TestClaimStoredWithoutJobText: a take of a seat on a claim stored before
 // claims kept their job text (no jobv field in the hash) answers the claim
-// and its comments from the hash and the comments list, and the claim's
-// next comment writes the field with every comment in it.
+// and its comments from the hash and the comments list, and writes the
+// field for the takes after it; the claim's next comment extends it.
 func TestClaimStoredWithoutJobText(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -114,11 +115,12 @@ func TestClaimStoredWithoutJobText(t *testing.T) {
 	want, err := svc.Comments(ctx, claim.ID, slots.CommentsParams{Sort: slots.CommentsOld, Limit: slots.MaxCommentsLimit})
 	require.NoError(t, err)
 	require.Equal(t, want, first.Comments)
+	require.NotEmpty(t, m.HGet(key, "jobv"), "the take writes the job text")
+	require.Empty(t, m.HGet(key, "job"), "and drops the older field")
 
 	added, err := svc.AddComment(drafter, slots.NewComment{ClaimID: claim.ID, Body: "second"})
 	require.NoError(t, err)
-	require.NotEmpty(t, m.HGet(key, "jobv"), "the next comment writes the job text")
-	require.False(t, m.Exists(key) && m.HGet(key, "job") != "", "and drops the older field")
+	require.NotEmpty(t, m.HGet(key, "jobv"), "the next comment extends it")
 	claim.CommentCount, claim.UpdatedAt = 2, added.CreatedAt
 	second, err := svc.TakeNext(identity.WithKey(ctx, identity.Key{ID: "key_b", Name: "bob"}), slots.JobQuery{})
 	require.NoError(t, err)
@@ -187,9 +189,56 @@ func TestClaimStoredWithUncountedJobText(t *testing.T) {
 // comment IDs and count were kept, its job text carrying every comment,
 // answers replies to any of its comments (its IDs gathered from its list
 // by its next comment), counts every comment in a job, and carries its
-// oldest slots.JobComments.
+// oldest slots.JobComments, its job text cut to them by its first take.
 func TestClaimCommentedBeforeCommentIDs(t *testing.T) {
 	t.Parallel()
+	ctx := context.Background()
+	m, st, posted, items := claimCommentedBefore(t)
+
+	// The first take writes the job text bounded, with the count; the
+	// next reads it as it is.
+	for _, agent := range []string{"key_a", "key_b"} {
+		job, err := st.TakeNextSlot(ctx, slots.TakeNextParams{Agent: slots.Agent{KeyID: agent, Name: agent}, Now: time.UnixMilli(100).UTC(), Next: slots.NextSlotParams{Random: -1}})
+		require.NoError(t, err)
+		require.Equal(t, posted[:slots.JobComments], job.Comments)
+		require.Equal(t, len(posted), job.Claim.CommentCount)
+		require.Equal(t, redisstore.JobTextOf(items[:len(items)-len(posted)+slots.JobComments]...), m.HGet("{legacy}:claim:claim_l", "jobv"))
+		require.Equal(t, fmt.Sprint(len(posted)), m.HGet("{legacy}:claim:claim_l", "commentCount"))
+	}
+
+	require.ErrorIs(t, st.AddComment(ctx, slots.Comment{ID: "comment_x", ClaimID: "claim_l", Body: "x", CommentType: slots.CommentAddition, ParentID: "comment_none"}), slots.ErrParentNotFound)
+	reply := slots.Comment{ID: "comment_r", ClaimID: "claim_l", Body: "re", CommentType: slots.CommentQuestion, ParentID: posted[0].ID, CreatedAt: time.UnixMilli(200).UTC()}
+	require.NoError(t, st.AddComment(ctx, reply))
+	got, err := st.ListComments(ctx, "claim_l", slots.ListCommentsParams{Limit: slots.MaxCommentsLimit})
+	require.NoError(t, err)
+	require.Equal(t, append(posted, reply), got)
+	claim, err := st.GetClaim(ctx, "claim_l")
+	require.NoError(t, err)
+	require.Equal(t, len(posted)+1, claim.CommentCount)
+}
+
+// TestClaimCommentedBeforeBoundCommentedFirst: such a claim commented on
+// again before any take has its job text cut by that comment, so the take
+// after it carries the oldest slots.JobComments too.
+func TestClaimCommentedBeforeBoundCommentedFirst(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, st, posted, items := claimCommentedBefore(t)
+	late := slots.Comment{ID: "comment_z", ClaimID: "claim_l", Body: "late", CommentType: slots.CommentAddition, CreatedAt: time.UnixMilli(200).UTC()}
+	require.NoError(t, st.AddComment(ctx, late))
+	require.Equal(t, redisstore.JobTextOf(items[:len(items)-len(posted)+slots.JobComments]...), m.HGet("{legacy}:claim:claim_l", "jobv"))
+	job, err := st.TakeNextSlot(ctx, slots.TakeNextParams{Agent: slots.Agent{KeyID: "key_a", Name: "a"}, Now: time.UnixMilli(300).UTC(), Next: slots.NextSlotParams{Random: -1}})
+	require.NoError(t, err)
+	require.Equal(t, posted[:slots.JobComments], job.Comments)
+	require.Equal(t, len(posted)+1, job.Claim.CommentCount)
+}
+
+// claimCommentedBefore stores claim_l as the release before bounded job
+// texts wrote it: slots.JobComments+5 comments, every one in its job text,
+// no count and no comment IDs; and two open slots. It returns the comments
+// and the job text's items.
+func claimCommentedBefore(t *testing.T) (*miniredis.Miniredis, *redisstore.Store, []slots.Comment, []string) {
+	t.Helper()
 	ctx := context.Background()
 	m, c := newMiniredisClient(t)
 	st := redisstore.New(c, redisstore.WithPrefix("legacy"))
@@ -208,24 +257,11 @@ func TestClaimCommentedBeforeCommentIDs(t *testing.T) {
 		require.NoError(t, err)
 		items = append(items, string(raw))
 	}
-	// As the release before wrote it: every comment in the job text.
 	m.HSet("{legacy}:claim:claim_l", "jobv", redisstore.JobTextOf(items...), "hasDraft", "1")
-	require.NoError(t, st.ReplaceOpenSlots(ctx, "claim_l", []slots.Slot{{ID: "slot_l", ClaimID: "claim_l", Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: time.UnixMilli(2).UTC()}}))
-
-	job, err := st.TakeNextSlot(ctx, slots.TakeNextParams{Agent: slots.Agent{KeyID: "key_a", Name: "a"}, Now: time.UnixMilli(100).UTC(), Next: slots.NextSlotParams{Random: -1}})
-	require.NoError(t, err)
-	require.Equal(t, posted[:slots.JobComments], job.Comments)
-	require.Equal(t, len(posted), job.Claim.CommentCount)
-
-	require.ErrorIs(t, st.AddComment(ctx, slots.Comment{ID: "comment_x", ClaimID: "claim_l", Body: "x", CommentType: slots.CommentAddition, ParentID: "comment_none"}), slots.ErrParentNotFound)
-	reply := slots.Comment{ID: "comment_r", ClaimID: "claim_l", Body: "re", CommentType: slots.CommentQuestion, ParentID: posted[0].ID, CreatedAt: time.UnixMilli(200).UTC()}
-	require.NoError(t, st.AddComment(ctx, reply))
-	got, err := st.ListComments(ctx, "claim_l", slots.ListCommentsParams{Limit: slots.MaxCommentsLimit})
-	require.NoError(t, err)
-	require.Equal(t, append(posted, reply), got)
-	claim, err := st.GetClaim(ctx, "claim_l")
-	require.NoError(t, err)
-	require.Equal(t, len(posted)+1, claim.CommentCount)
+	require.NoError(t, st.ReplaceOpenSlots(ctx, "claim_l", []slots.Slot{
+		{ID: "slot_l", ClaimID: "claim_l", Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: time.UnixMilli(2).UTC()},
+		{ID: "slot_m", ClaimID: "claim_l", Role: slots.RoleCritic, Status: slots.StatusOpen, CreatedAt: time.UnixMilli(3).UTC()}}))
+	return m, st, posted, items
 }
 
 // TestProtocolUsesOfOlderStores: claims stored by a release without the

@@ -139,6 +139,7 @@ func luaFields() string {
 	decl("CLAIM_FIELDS", "C", claimFields[:])
 	decl("DONE_FIELDS", "D", doneFields[:])
 	decl("QUEUED_FIELDS", "Q", queuedFields[:])
+	fmt.Fprintf(&b, "-- How many comments a job carries (slots.JobComments).\nlocal JOB_COMMENTS = %d\n\n", slots.JobComments)
 	return b.String()
 }
 
@@ -385,9 +386,7 @@ func (r *reply) job(take *slots.TakeNextParams) slots.Job {
 		r.err = err
 		return slots.Job{}
 	}
-	// A job text written before jobs carried slots.JobComments comments
-	// may carry more.
-	cs, err := decodeComments(comments[:min(len(comments), slots.JobComments)])
+	cs, err := decodeComments(comments)
 	r.err = err
 	c.CommentCount = n
 	return slots.Job{Slot: sl, Claim: c, Comments: cs}

@@ -166,7 +166,7 @@ func (s *Store) AddComment(ctx context.Context, c slots.Comment) error {
 	}
 	err = addCommentScript.Run(ctx, s.client,
 		[]string{s.claimKey(c.ClaimID), s.commentsKey(c.ClaimID), s.slotsKey(c.ClaimID), s.commentIDsKey(c.ClaimID)},
-		s.ns, b, draft, store.Millis(c.CreatedAt), c.ParentID, c.ID, slots.JobComments).Err()
+		s.ns, b, draft, store.Millis(c.CreatedAt), c.ParentID, c.ID).Err()
 	return interpretError(ctx, err, nil)
 }
 

@@ -1,12 +1,12 @@
 -- KEYS: claim hash, its comments list, its slots list, its comment IDs set.
 -- ARGV: namespace, comment JSON, "1" when the comment is a draft, its
--- createdAt, the ID of the comment it replies to ('' for none), its ID,
--- and how many comments a job carries (slots.JobComments).
+-- createdAt, the ID of the comment it replies to ('' for none), its ID.
 local ns = ARGV[1]
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return fail('claim_not_found')
 end
 local before = redis.call('LLEN', KEYS[2])
+local counted = redis.call('HEXISTS', KEYS[1], 'commentCount') == 1
 -- A claim commented on before its comment IDs were kept gets them now,
 -- once, from its list.
 if before > 0 and redis.call('EXISTS', KEYS[4]) == 0 then
@@ -22,13 +22,13 @@ redis.call('SADD', KEYS[4], ARGV[6])
 redis.call('HSET', KEYS[1], 'commentCount', before + 1)
 -- The claim's job text carries its oldest comments: this one too while
 -- they are fewer than a job carries, so that past them a comment costs
--- the same however many came before. A claim stored before it had one
--- gets it now, and loses the older fields.
-local limit = tonumber(ARGV[7])
-if redis.call('HEXISTS', KEYS[1], 'jobv') == 0 then
-  redis.call('HSET', KEYS[1], 'jobv', job_text(read_claim(KEYS[1]), redis.call('LRANGE', KEYS[2], 0, limit - 1)))
+-- the same however many came before. A claim stored before it had one, or
+-- before it was bounded (no count, more comments than a job carries), gets
+-- it now, and loses the older fields.
+if redis.call('HEXISTS', KEYS[1], 'jobv') == 0 or (not counted and before > JOB_COMMENTS) then
+  redis.call('HSET', KEYS[1], 'jobv', job_text(read_claim(KEYS[1]), redis.call('LRANGE', KEYS[2], 0, JOB_COMMENTS - 1)))
   redis.call('HDEL', KEYS[1], 'job', 'jobtext')
-elseif before < limit then
+elseif before < JOB_COMMENTS then
   redis.call('HSET', KEYS[1], 'jobv', redis.call('HGET', KEYS[1], 'jobv') .. job_item(ARGV[2]))
 end
 touch_claim(KEYS[1], ARGV[4])

@@ -464,16 +464,27 @@ local function claim_job_text(key, comments_key)
   -- The count add_comment keeps beside the list, read with the claim's
   -- other fields: an LLEN of its own cost a take about a tenth more of
   -- Redis's time. Strings, not numbers: a number costs Redis a printf.
-  local count = c[5] or tostring(redis.call('LLEN', comments_key))
-  if c[1] then
-    return c[1], c[2], updated, count
+  if c[1] and c[5] then
+    return c[1], c[2], updated, c[5]
   end
-  if c[3] then
-    return legacy_job(c[3]), c[2], updated, count
+  local n = redis.call('LLEN', comments_key)
+  local count = tostring(n)
+  if n <= JOB_COMMENTS then
+    if c[1] then
+      return c[1], c[2], updated, count
+    end
+    if c[3] then
+      return legacy_job(c[3]), c[2], updated, count
+    end
   end
-  -- Strings, not numbers, here too.
+  -- A claim stored before its job text (no jobv), or before the text was
+  -- bounded (more comments than a job carries, no count): its text is
+  -- written now, as add_comment keeps it, so later takes read it whole.
   local claim = read_claim(key)
-  return job_text(claim, redis.call('LRANGE', comments_key, '0', '-1')), claim[C_domain], updated, count
+  local text = job_text(claim, redis.call('LRANGE', comments_key, '0', tostring(JOB_COMMENTS - 1)))
+  redis.call('HSET', key, 'jobv', text, 'commentCount', count)
+  redis.call('HDEL', key, 'job', 'jobtext')
+  return text, claim[C_domain], updated, count
 end
 
 -- push_job appends a job to out as the scripts answer it, flat, so that a
