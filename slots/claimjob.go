@@ -61,7 +61,8 @@ type PickClaimParams struct {
 	// Random is ClaimRandom's draw, in [0,1): the pick is the candidate at
 	// index ⌊Random·n⌋ of the n candidates, newest first.
 	Random float64
-	// CommentLimit keeps the newest CommentLimit comments; 0 keeps all.
+	// CommentLimit is how many of the pick's newest comments come with it
+	// (none below 1).
 	CommentLimit int
 }
 

@@ -307,10 +307,9 @@ type ListCommentsParams struct {
 
 // Comments lists a claim's comments in p's order, at most p.Limit of them,
 // as the original's GET /claims/{id}/comments does; ErrClaimNotFound for
-// no claim. Like the original's, CommentsTop ranks the claim's oldest
-// MaxCommentsLimit comments by the replies among them, and CommentsOld
-// lists the oldest; CommentsNew lists the newest, where the original's
-// lists its oldest newest first.
+// no claim. It reads only the comments its order needs (CommentsTop's
+// window is the original's); CommentsNew lists the newest, where the
+// original's lists its oldest, newest first.
 func (s *Service) Comments(ctx context.Context, claimID string, p CommentsParams) (_ []Comment, err error) {
 	ctx, done := s.obs.Call(ctx, "slots.Comments")
 	defer func() { done(err) }()

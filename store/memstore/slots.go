@@ -261,10 +261,7 @@ func (s *Store) PickClaim(ctx context.Context, p slots.PickClaimParams) (slots.C
 	case slots.ClaimRandom:
 		pick = pool[max(min(int(p.Random*float64(len(pool))), len(pool)-1), 0)]
 	}
-	comments := pick.comments
-	if p.CommentLimit > 0 && len(comments) > p.CommentLimit {
-		comments = comments[len(comments)-p.CommentLimit:]
-	}
+	comments := pick.comments[len(pick.comments)-min(max(p.CommentLimit, 0), len(pick.comments)):]
 	return slots.ClaimJob{Claim: pick.view(), Comments: append([]slots.Comment{}, comments...)}, nil
 }
 

@@ -386,8 +386,7 @@ type commentRow struct {
 // pickClaimQuery is PickClaim in one statement: pool is the candidates,
 // newest first, numbered from 0 and, for top only, counted (from
 // agora_comments_claim's index); pick is the one chosen; the answer is its
-// row and its newest $5 comments (LIMIT NULL when $5 is 0: every one),
-// oldest first, as AddComment writes them.
+// row and its newest $5 comments, oldest first, as AddComment writes them.
 const pickClaimQuery = `
 	WITH pool AS (
 		SELECT c.id, row_number() OVER (ORDER BY c.id DESC) - 1 AS i,
@@ -398,7 +397,7 @@ const pickClaimQuery = `
 		WHERE $3 <> 'random' OR i = GREATEST(LEAST(floor($4::float8 * (SELECT count(*) FROM pool)), (SELECT count(*) FROM pool) - 1), 0)
 		ORDER BY n DESC, id DESC LIMIT 1)
 	SELECT ` + claimColumns + `, to_json(ARRAY(SELECT ` + commentFields + ` FROM (SELECT * FROM agora_comments
-		WHERE claim_id = c.id ORDER BY id DESC LIMIT NULLIF($5::int, 0)) m ORDER BY m.id)) AS comments
+		WHERE claim_id = c.id ORDER BY id DESC LIMIT GREATEST($5::int, 0)) m ORDER BY m.id)) AS comments
 	FROM agora_claims c WHERE c.id = (SELECT id FROM pick)`
 
 // PickClaim implements slots.ClaimStore in one statement (pickClaimQuery).

@@ -139,6 +139,12 @@ func runClaimJob(t *testing.T, newStores NewStores) {
 			j, err := e.store.PickClaim(e.ctx, slots.PickClaimParams{Strategy: slots.ClaimRandom, Random: c.random, Pool: c.pool, Domain: c.domain})
 			require.NoError(t, err)
 			require.Equal(t, c.want, name(j), "%+v", c)
+			require.Empty(t, j.Comments, "no comment asked for, %+v", c)
+		}
+		for limit, want := range map[int][]string{-1: {}, 1: {"a2"}, 2: {"a1", "a2"}, 9: {"a0", "a1", "a2"}} {
+			j, err := e.store.PickClaim(e.ctx, slots.PickClaimParams{Strategy: slots.ClaimTop, Pool: 100, Domain: "law", CommentLimit: limit})
+			require.NoError(t, err)
+			require.Equal(t, want, bodies(j), "the newest %d comments, oldest first", limit)
 		}
 
 		for code, q := range map[string]slots.ClaimJobQuery{

@@ -456,8 +456,8 @@ end
 -- claim_job_text is the jobv field (job_text) of the claim whose hash is
 -- key, the claim's domain, its updatedAt ('' for a claim stored before it
 -- had one) and how many comments it has; for a claim stored before the
--- jobv field, its jobtext field (legacy_job), or the text built from its
--- fields and comments list.
+-- jobv field, its jobtext field (legacy_job), or the field written now
+-- from its fields and oldest comments.
 local function claim_job_text(key, comments_key)
   local c = redis.call('HMGET', key, 'jobv', 'domain', 'jobtext', 'updatedAt', 'commentCount')
   local updated = c[4] or ''

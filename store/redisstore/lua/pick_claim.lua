@@ -1,6 +1,6 @@
 -- KEYS: claims index (every claim's, or one domain's).
 -- ARGV: namespace, strategy (latest, top, random), pool size, random draw
--- in [0,1), comment limit (0: every comment).
+-- in [0,1), how many of its newest comments (none below 1).
 -- slots.ClaimStore.PickClaim: the candidates are the pool's newest claims;
 -- returns the pick (counted_claim) and its newest comments, oldest first.
 local ns, strategy = ARGV[1], ARGV[2]
@@ -23,11 +23,8 @@ elseif strategy == 'random' then
   pick = ids[math.max(math.min(i, #ids - 1), 0) + 1]
 end
 local limit = tonumber(ARGV[5])
-local from = 0
+local comments = {}
 if limit > 0 then
-  from = -limit
+  comments = redis.call('LRANGE', ns .. 'comments:' .. pick, -limit, -1)
 end
-return {
-  counted_claim(ns .. 'claim:' .. pick, ns .. 'comments:' .. pick),
-  redis.call('LRANGE', ns .. 'comments:' .. pick, from, -1),
-}
+return {counted_claim(ns .. 'claim:' .. pick, ns .. 'comments:' .. pick), comments}
